@@ -1,0 +1,40 @@
+# benchsel: one entry point for set-up, tests and the book.
+#
+#   make test          create .venv, install benchsel with its [book,dev] extras, run the tests
+#   make book          ... fetch + verify the data, execute the notebooks, render the site
+#   make book QUICK=1  the same with the notebooks' quick parameters
+#
+# Only Python 3.10+ (with venv), npm and the package registries are needed.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+QUICK  ?= 0
+PYTEST_ARGS ?=
+
+.PHONY: install test data book bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[book,dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+data: install
+	$(BIN)/python -m benchsel_lib.data fetch
+
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+book: data
+	$(BIN)/python scripts/build_book.py $(if $(filter 1,$(QUICK)),--quick,)
+
+bench: install
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf _build build

@@ -1,0 +1,107 @@
+"""Input checks shared by the pipeline modules.
+
+Every check raises ``ValueError`` with a message that names the problem, so
+that bad input never surfaces as a traceback from deep inside NumPy.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["check_covariance", "check_data_matrix", "check_k", "resolve_indices"]
+
+
+def check_covariance(cov: object, *, name: str = "cov", sym_tol: float = 1e-8) -> np.ndarray:
+    """Return ``cov`` as a float (N, N) array; raise if not square, symmetric and finite."""
+    try:
+        arr = np.asarray(cov, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a numeric square matrix") from None
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"{name} must be a square (N, N) matrix, got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinite entries")
+    scale = max(1.0, float(np.abs(arr).max()))
+    asym = float(np.abs(arr - arr.T).max())
+    if asym > sym_tol * scale:
+        raise ValueError(f"{name} is not symmetric (max |C - C^T| = {asym:.3g})")
+    if (np.diag(arr) < 0).any():
+        raise ValueError(f"{name} has a negative diagonal entry (not a covariance)")
+    return (arr + arr.T) / 2.0
+
+
+def check_data_matrix(X: object, *, name: str = "X", min_rows: int = 2) -> np.ndarray:
+    """Return ``X`` as a float (M, N) array with NaN for missing entries.
+
+    Raises if ``X`` is not 2-D, holds infinities, has fewer than ``min_rows``
+    rows, or has a row or column with no observed value.
+    """
+    from .matrix import ScoreMatrix
+
+    if isinstance(X, ScoreMatrix):
+        X = X.scores
+    try:
+        arr = np.array(X, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a numeric (models x benchmarks) array") from None
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (models x benchmarks), got shape {arr.shape}")
+    if arr.shape[0] < min_rows:
+        raise ValueError(f"{name} needs at least {min_rows} models (rows), got {arr.shape[0]}")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} has no benchmark columns")
+    if np.isinf(arr).any():
+        raise ValueError(f"{name} contains infinite values")
+    obs = ~np.isnan(arr)
+    empty_cols = np.flatnonzero(~obs.any(axis=0))
+    if empty_cols.size:
+        raise ValueError(f"{name} has all-missing column(s) at index {empty_cols[:10].tolist()}")
+    empty_rows = np.flatnonzero(~obs.any(axis=1))
+    if empty_rows.size:
+        raise ValueError(f"{name} has all-missing row(s) at index {empty_rows[:10].tolist()}")
+    return arr
+
+
+def check_k(k: object, n: int, *, name: str = "k") -> int:
+    """Return ``k`` as an int in ``1..n``; raise otherwise."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise ValueError(f"{name} must be an integer, got {k!r}")
+    if not 1 <= int(k) <= n:
+        raise ValueError(f"{name}={k} is out of range: it must be between 1 and {n}")
+    return int(k)
+
+
+def resolve_indices(
+    items: Sequence[int | str] | None, n: int, names: Sequence[str] | None, *, what: str
+) -> list[int]:
+    """Map benchmark names or integer positions to positions in ``0..n-1``.
+
+    Names need ``names``; unknown names, out-of-range positions and repeats
+    raise ``ValueError``.
+    """
+    if items is None:
+        return []
+    if isinstance(items, (str, int, np.integer)):
+        items = [items]  # type: ignore[list-item]
+    lookup = {s: i for i, s in enumerate(names)} if names is not None else None
+    out: list[int] = []
+    for it in items:
+        if isinstance(it, str):
+            if lookup is None:
+                raise ValueError(f"{what} {it!r} is a name, but no benchmark names were given")
+            if it not in lookup:
+                raise ValueError(f"{what} {it!r} is not a benchmark name")
+            idx = lookup[it]
+        elif isinstance(it, (int, np.integer)) and not isinstance(it, bool):
+            idx = int(it)
+            if not 0 <= idx < n:
+                raise ValueError(f"{what} index {idx} is out of range 0..{n - 1}")
+        else:
+            raise ValueError(f"{what} must be benchmark names or integer indices, got {it!r}")
+        if idx in out:
+            raise ValueError(f"{what} lists {it!r} twice")
+        out.append(idx)
+    return out

@@ -1,0 +1,219 @@
+"""The one score-matrix type used everywhere in benchsel.
+
+A :class:`ScoreMatrix` holds an (M, N) float array of scores of M models on N
+benchmarks, with ``NaN`` for missing entries, the model and benchmark names,
+and a short description of where the numbers come from.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["ScoreMatrix"]
+
+
+def _as_names(names: Iterable[Any], what: str) -> tuple[str, ...]:
+    out = tuple(str(n) for n in names)
+    seen: set[str] = set()
+    dups = sorted({n for n in out if n in seen or seen.add(n)})  # type: ignore[func-returns-value]
+    if dups:
+        shown = ", ".join(repr(d) for d in dups[:5])
+        more = f" (and {len(dups) - 5} more)" if len(dups) > 5 else ""
+        raise ValueError(f"duplicate {what} names: {shown}{more}")
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreMatrix:
+    """Scores of ``M`` models on ``N`` benchmarks, ``NaN`` where missing.
+
+    Parameters
+    ----------
+    scores : array_like of shape (M, N)
+        Scores as floats; ``NaN`` marks a missing entry. Infinite values are
+        rejected.
+    models : sequence of str, length M
+        Unique model names (rows).
+    benchmarks : sequence of str, length N
+        Unique benchmark names (columns).
+    source : str, optional
+        A short description of where the numbers come from.
+    row_info : pandas.DataFrame, optional
+        Per-model metadata indexed like ``models`` (for example the source
+        file each MMLU row came from).
+
+    Notes
+    -----
+    The matrix is immutable: methods return new objects. Construction checks
+    the shape, the name counts, duplicate names and non-finite values; it
+    does *not* reject empty rows or columns (raw leaderboard tables may have
+    them) -- call :meth:`require_observed` where an analysis needs every row
+    and column to have an observation.
+    """
+
+    scores: np.ndarray
+    models: tuple[str, ...]
+    benchmarks: tuple[str, ...]
+    source: str = ""
+    row_info: pd.DataFrame | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        try:
+            arr = np.array(self.scores, dtype=float, copy=True)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"scores must be numeric: {exc}") from None
+        if arr.ndim != 2:
+            raise ValueError(f"scores must be a 2-D (models x benchmarks) array, got shape {arr.shape}")
+        if arr.shape[0] == 0 or arr.shape[1] == 0:
+            raise ValueError(f"score matrix is empty (shape {arr.shape})")
+        if np.isinf(arr).any():
+            i, j = np.argwhere(np.isinf(arr))[0]
+            raise ValueError(f"scores contain an infinite value (row {i}, column {j})")
+        models = _as_names(self.models, "model")
+        benchmarks = _as_names(self.benchmarks, "benchmark")
+        if len(models) != arr.shape[0]:
+            raise ValueError(f"{len(models)} model names for {arr.shape[0]} rows")
+        if len(benchmarks) != arr.shape[1]:
+            raise ValueError(f"{len(benchmarks)} benchmark names for {arr.shape[1]} columns")
+        arr.setflags(write=False)
+        object.__setattr__(self, "scores", arr)
+        object.__setattr__(self, "models", models)
+        object.__setattr__(self, "benchmarks", benchmarks)
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(M, N)``."""
+        return self.scores.shape  # type: ignore[return-value]
+
+    @property
+    def observed(self) -> np.ndarray:
+        """Boolean (M, N) mask, True where a score is present."""
+        return ~np.isnan(self.scores)
+
+    @property
+    def observed_fraction(self) -> float:
+        """Fraction of observed entries, in [0, 1]."""
+        return float(self.observed.mean())
+
+    def observed_counts(self, axis: int = 0) -> pd.Series:
+        """Observed entries per benchmark (``axis=0``) or per model (``axis=1``)."""
+        counts = self.observed.sum(axis=axis)
+        index = self.benchmarks if axis == 0 else self.models
+        return pd.Series(counts, index=list(index), name="n_observed")
+
+    def __repr__(self) -> str:
+        m, n = self.shape
+        src = f", source={self.source!r}" if self.source else ""
+        return f"ScoreMatrix({m} models x {n} benchmarks, {100 * self.observed_fraction:.1f}% observed{src})"
+
+    # ------------------------------------------------------------- name lookup
+    def benchmark_index(self, names: str | Sequence[str]) -> list[int]:
+        """Column indices of benchmark ``names``; unknown names raise ``ValueError``."""
+        return _lookup(self.benchmarks, names, "benchmark")
+
+    def model_index(self, names: str | Sequence[str]) -> list[int]:
+        """Row indices of model ``names``; unknown names raise ``ValueError``."""
+        return _lookup(self.models, names, "model")
+
+    # ---------------------------------------------------------------- subsets
+    def subset(
+        self,
+        *,
+        models: Sequence[str] | None = None,
+        benchmarks: Sequence[str] | None = None,
+    ) -> ScoreMatrix:
+        """Return the sub-matrix with the given model and/or benchmark names (in that order)."""
+        rows = self.model_index(models) if models is not None else list(range(self.shape[0]))
+        cols = self.benchmark_index(benchmarks) if benchmarks is not None else list(range(self.shape[1]))
+        return self.take(rows=rows, cols=cols)
+
+    def take(self, *, rows: Sequence[int] | None = None, cols: Sequence[int] | None = None) -> ScoreMatrix:
+        """Return the sub-matrix with the given row / column positions."""
+        r = np.arange(self.shape[0]) if rows is None else np.asarray(rows, dtype=int)
+        c = np.arange(self.shape[1]) if cols is None else np.asarray(cols, dtype=int)
+        info = None if self.row_info is None else self.row_info.iloc[r]
+        return ScoreMatrix(
+            self.scores[np.ix_(r, c)],
+            [self.models[i] for i in r],
+            [self.benchmarks[j] for j in c],
+            self.source,
+            info,
+        )
+
+    def drop_empty(self, *, min_per_row: int = 1, min_per_col: int = 1) -> ScoreMatrix:
+        """Drop rows with fewer than ``min_per_row`` and columns with fewer than ``min_per_col`` observations.
+
+        Repeats until both conditions hold (dropping a row can empty a column).
+        """
+        out = self
+        while True:
+            obs = out.observed
+            keep_r = obs.sum(axis=1) >= min_per_row
+            keep_c = obs.sum(axis=0) >= min_per_col
+            if keep_r.all() and keep_c.all():
+                return out
+            out = out.take(rows=np.flatnonzero(keep_r), cols=np.flatnonzero(keep_c))
+
+    def require_observed(self) -> ScoreMatrix:
+        """Raise ``ValueError`` naming any model or benchmark with no observed score; return ``self``."""
+        obs = self.observed
+        empty_cols = [self.benchmarks[j] for j in np.flatnonzero(~obs.any(axis=0))]
+        if empty_cols:
+            raise ValueError(f"benchmark column(s) with no observed score: {', '.join(map(repr, empty_cols[:10]))}")
+        empty_rows = [self.models[i] for i in np.flatnonzero(~obs.any(axis=1))]
+        if empty_rows:
+            raise ValueError(f"model row(s) with no observed score: {', '.join(map(repr, empty_rows[:10]))}")
+        return self
+
+    def transpose(self) -> ScoreMatrix:
+        """Benchmarks as rows and models as columns (the model-selection dual)."""
+        return ScoreMatrix(self.scores.T, self.benchmarks, self.models, f"{self.source} (transposed)".strip())
+
+    # ------------------------------------------------------------ conversion
+    def to_frame(self) -> pd.DataFrame:
+        """A DataFrame with models as the index and benchmarks as columns."""
+        df = pd.DataFrame(np.array(self.scores), index=list(self.models), columns=list(self.benchmarks))
+        df.index.name = "model"
+        return df
+
+    @classmethod
+    def from_frame(cls, df: pd.DataFrame, *, source: str = "DataFrame") -> ScoreMatrix:
+        """Build from a DataFrame with models as the index and benchmarks as columns.
+
+        Every cell must be numeric or missing (``NaN``/``None``); a non-numeric
+        cell raises ``ValueError`` naming its row and column.
+        """
+        if not isinstance(df, pd.DataFrame):
+            raise ValueError(f"expected a pandas DataFrame, got {type(df).__name__}")
+        if df.shape[0] == 0 or df.shape[1] == 0:
+            raise ValueError(f"score matrix is empty (shape {df.shape})")
+        values = np.empty(df.shape, dtype=float)
+        for j, col in enumerate(df.columns):
+            series = df.iloc[:, j]
+            converted = pd.to_numeric(series, errors="coerce")
+            bad = converted.isna() & series.notna()
+            if bad.any():
+                i = int(np.flatnonzero(bad.to_numpy())[0])
+                raise ValueError(
+                    f"non-numeric value {series.iloc[i]!r} in row {df.index[i]!r}, column {col!r}"
+                )
+            values[:, j] = converted.to_numpy(dtype=float)
+        return cls(values, [str(i) for i in df.index], [str(c) for c in df.columns], source)
+
+
+def _lookup(names: tuple[str, ...], wanted: str | Sequence[str], what: str) -> list[int]:
+    if isinstance(wanted, str):
+        wanted = [wanted]
+    pos: Mapping[str, int] = {n: i for i, n in enumerate(names)}
+    unknown = [w for w in wanted if w not in pos]
+    if unknown:
+        raise ValueError(
+            f"unknown {what} name(s): {', '.join(map(repr, unknown[:10]))}"
+            f" (the matrix has {len(names)} {what}s, e.g. {', '.join(map(repr, names[:3]))})"
+        )
+    return [pos[w] for w in wanted]
