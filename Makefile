@@ -12,7 +12,7 @@ BIN    := $(VENV)/bin
 QUICK  ?= 0
 PYTEST_ARGS ?=
 
-.PHONY: install test data book bench clean
+.PHONY: install test data book bench clean check-site
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,3 +38,6 @@ bench: install
 
 clean:
 	rm -rf _build build
+
+check-site:
+	$(BIN)/python scripts/check_site.py

@@ -1,0 +1,607 @@
+"""Figures of the paper, drawn with matplotlib for the book's notebooks.
+
+Every function builds a new :class:`matplotlib.figure.Figure` directly (no
+``pyplot`` state: nothing is registered with pyplot, so figures are never shown
+twice or leaked) and returns it.  In a notebook, make the figure the last
+expression of a cell (or ``display(fig)``, or ``myst_nb.glue("name", fig)``) and the
+inline backend renders it; ``fig.savefig(path)`` works everywhere.  The backend is
+never changed here.
+
+Inputs are the tables the library produces:
+
+* CV summaries: :func:`benchsel_lib.evaluation.summarize_cv` output (columns
+  ``method, holdout, k, r2_mean, r2_sd, residual_fraction_mean, ..., mi_sd``);
+* selection positions: :func:`benchsel_lib.diagnostics.selection_positions`
+  (``benchmark, fold, position``);
+* Shapiro-Wilk tables: :func:`benchsel_lib.diagnostics.shapiro_wilk_table`
+  (``W``, ``reject``);
+* the overlap network: :func:`benchsel_lib.canonical.overlap_network`;
+* calibration: :func:`benchsel_lib.evaluation.calibration_table`.
+
+Bad input (missing columns, empty tables) raises ``ValueError`` naming the problem.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+__all__ = [
+    "METHOD_COLORS",
+    "METHOD_LABELS",
+    "plot_eigenspectrum",
+    "plot_cv_curves",
+    "plot_entropy_vs_mi",
+    "plot_selection_stability",
+    "plot_normality",
+    "plot_overlap_network",
+    "plot_reliability",
+    "plot_imputer_comparison",
+]
+
+METHOD_COLORS = {"entropy": "#1f77b4", "mi": "#d62728", "random": "#7f7f7f"}
+METHOD_LABELS = {"entropy": "Entropy (greedy)", "mi": "MI (greedy)", "random": "Random"}
+_GREEDY = ("entropy", "mi")
+
+
+def _require_columns(df: Any, columns: Sequence[str], what: str) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError(f"{what} must be a pandas DataFrame, got {type(df).__name__}")
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what} lacks the column(s) {missing}; it has {list(df.columns)}")
+    if df.empty:
+        raise ValueError(f"{what} is empty")
+    return df
+
+
+def _values(df: pd.DataFrame, col: str) -> np.ndarray:
+    return df[col].to_numpy(dtype=float) if col in df.columns else np.full(len(df), np.nan)
+
+
+def _band(ax: Any, x: np.ndarray, mean: np.ndarray, sd: np.ndarray, color: str, *, log: bool = False) -> None:
+    if np.all(np.isnan(sd)):
+        return
+    lo, hi = mean - sd, mean + sd
+    if log:  # a +-sd band can cross zero; keep it positive on a log axis
+        lo = np.where(lo > 0, lo, np.nan)
+    ax.fill_between(x, lo, hi, color=color, alpha=0.15, linewidth=0)
+
+
+def _holdout_colors(holdouts: Sequence[float]) -> dict[float, Any]:
+    from matplotlib import colormaps
+
+    cmap = colormaps["viridis"]
+    n = max(len(holdouts), 1)
+    return {h: cmap(0.85 * i / max(n - 1, 1)) for i, h in enumerate(holdouts)}
+
+
+def _fmt_holdout(h: float) -> str:
+    return f"{100 * float(h):g}% holdout"
+
+
+# ---------------------------------------------------------------------------- Figure 1
+def plot_eigenspectrum(
+    spectra: Mapping[str, Any],
+    levels: Sequence[float] = (0.9, 0.95, 0.99),
+    *,
+    max_k: int | None = None,
+    title: str = "Residual variance fraction of the correlation matrix",
+) -> Figure:
+    """Figure 1: residual variance fraction ``1 - rho(k)`` on a log scale.
+
+    Parameters
+    ----------
+    spectra : mapping name -> Eigenspectrum or array_like
+        Per matrix either an :class:`~benchsel_lib.diagnostics.Eigenspectrum`
+        (its ``residual`` attribute, ``1 - rho(k)`` for k = 1..N, is used) or the
+        residual-fraction array itself.
+    levels : sequence of float, default (0.9, 0.95, 0.99)
+        Explained-variance levels; a dashed line is drawn at ``1 - level``
+        (10%, 5%, 1% residual).
+    max_k : int, optional
+        Truncate the x axis.
+    title : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes, one line per matrix plus one dashed line per level.
+
+    Notes
+    -----
+    ``rho(k) = sum_{j<=k} lambda_j / tr(R)`` (Section 5.2). Exact zeros (rank
+    deficiency) cannot be drawn on a log axis and are left out. O(sum N).
+    """
+    if not isinstance(spectra, Mapping) or not spectra:
+        raise ValueError("spectra must be a non-empty mapping name -> Eigenspectrum or residual array")
+    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    ax = fig.add_subplot()
+    for name, spec in spectra.items():
+        resid = np.asarray(getattr(spec, "residual", spec), dtype=float).ravel()
+        if resid.size == 0:
+            raise ValueError(f"spectrum {name!r} is empty")
+        k = np.arange(1, resid.size + 1)
+        if max_k is not None:
+            k, resid = k[:max_k], resid[:max_k]
+        y = np.where(resid > 0, resid, np.nan)
+        ax.plot(k, y, marker="o", markersize=3, label=str(name))
+    for level in levels:
+        if not 0 < level < 1:
+            raise ValueError(f"levels must lie in (0, 1), got {level!r}")
+        ax.axhline(1 - level, color="black", linestyle="--", linewidth=0.8, alpha=0.7)
+        ax.annotate(f"{100 * level:g}% explained", xy=(1.0, 1 - level), xycoords=("axes fraction", "data"),
+                    xytext=(-4, 3), textcoords="offset points", ha="right", va="bottom", fontsize=8)
+    ax.set_yscale("log")
+    ax.set_xlabel("number of components $k$")
+    ax.set_ylabel(r"residual variance fraction $1-\rho(k)$")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    return fig
+
+
+# ---------------------------------------------------------------------------- Figures 2-4
+def _variant_band(variants: pd.DataFrame) -> pd.DataFrame:
+    value = "r2_mean" if "r2_mean" in variants.columns else "r2"
+    _require_columns(variants, ["k", value], "variants")
+    keys = ["holdout", "k"] if "holdout" in variants.columns else ["k"]
+    return variants.groupby(keys)[value].agg(["min", "max"]).reset_index()
+
+
+def plot_cv_curves(
+    summary_df: pd.DataFrame,
+    *,
+    title: str = "",
+    methods: Sequence[str] = ("entropy", "random"),
+    holdouts: Sequence[float] | None = None,
+    variants: pd.DataFrame | None = None,
+    variant_label: str = "entropy: range over first picks",
+) -> Figure:
+    """Figures 2-4: R^2, residual variance fraction and entropy vs subset size.
+
+    Parameters
+    ----------
+    summary_df : DataFrame
+        ``summarize_cv`` output (``method, holdout, k, r2_mean, r2_sd,
+        residual_fraction_mean/_sd, logdet_mean/_sd``).
+    title : str
+        Figure title (e.g. ``"MTEB (263 x 56, 77.3% observed)"``).
+    methods : sequence of str, default ("entropy", "random")
+        Greedy methods are drawn solid, ``"random"`` dashed.
+    holdouts : sequence of float, optional
+        Holdout fractions to draw (default: all in ``summary_df``), one colour each.
+    variants : DataFrame, optional
+        Tie-break / first-pick variants of the greedy method (issue 7): a long
+        table with ``k`` and ``r2_mean`` (or ``r2``) and optionally ``holdout``,
+        one row per (variant, k); its min-max range is shaded (hatched) on the
+        R^2 panel.
+    variant_label : str
+        Legend label of that band.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three axes (R^2; residual variance, semilog; entropy = log det), solid
+        greedy and dashed random lines with +-1 sd bands across folds.
+
+    Notes
+    -----
+    O(rows of ``summary_df``).
+    """
+    df = _require_columns(summary_df, ["method", "holdout", "k", "r2_mean"], "summary_df")
+    holdouts = sorted(df["holdout"].unique()) if holdouts is None else list(holdouts)
+    colors = _holdout_colors(holdouts)
+    fig = Figure(figsize=(13, 4), layout="constrained")
+    axes = fig.subplots(1, 3)
+    panels = [("r2", "imputation $R^2$", False), ("residual_fraction", "residual variance fraction", True),
+              ("logdet", r"entropy $\log\det \Sigma_{AA}$", False)]
+    drawn = 0
+    for h in holdouts:
+        for m in methods:
+            sub = df[(df["method"] == m) & np.isclose(df["holdout"].astype(float), float(h))].sort_values("k")
+            if sub.empty:
+                continue
+            drawn += 1
+            ls = "--" if m == "random" else "-"
+            x = sub["k"].to_numpy(dtype=float)
+            for ax, (metric, _, log) in zip(axes, panels):
+                mean = _values(sub, f"{metric}_mean")
+                if np.all(np.isnan(mean)):
+                    continue
+                ax.plot(x, mean, linestyle=ls, color=colors[h], marker="o" if m != "random" else None,
+                        markersize=3, label=f"{METHOD_LABELS.get(m, m)}, {_fmt_holdout(h)}")
+                _band(ax, x, mean, _values(sub, f"{metric}_sd"), colors[h], log=log)
+    if drawn == 0:
+        raise ValueError(f"summary_df has no rows for methods {list(methods)} and holdouts {holdouts}")
+    if variants is not None:
+        band = _variant_band(variants)
+        for h in (holdouts if "holdout" in band.columns else [None]):
+            b = band if h is None else band[np.isclose(band["holdout"].astype(float), float(h))]
+            if b.empty:
+                continue
+            b = b.sort_values("k")
+            axes[0].fill_between(b["k"], b["min"], b["max"], facecolor="none", hatch="///",
+                                 edgecolor=colors.get(h, "black") if h is not None else "black",
+                                 linewidth=0.0, alpha=0.6, label=variant_label if h in (None, holdouts[0]) else None)
+    for ax, (metric, ylabel, log) in zip(axes, panels):
+        ax.set_xlabel("number of selected benchmarks $k$")
+        ax.set_ylabel(ylabel)
+        if log:
+            ax.set_yscale("log")
+        ax.grid(True, alpha=0.3)
+    axes[0].set_title("Imputation $R^2$ (held-out models)")
+    axes[1].set_title("Residual variance (semilog)")
+    axes[2].set_title("Entropy of the selected set")
+    axes[0].legend(fontsize=7, loc="lower right")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+# ---------------------------------------------------------------------------- Figures 5-7
+def plot_entropy_vs_mi(
+    summary_df: pd.DataFrame,
+    *,
+    title: str = "",
+    holdout: float = 0.1,
+    methods: Sequence[str] = ("entropy", "mi", "random"),
+) -> Figure:
+    """Figures 5-7: entropy vs MI vs random selection at one holdout.
+
+    Parameters
+    ----------
+    summary_df : DataFrame
+        ``summarize_cv`` output with ``r2, residual_fraction, mi`` means/sds.
+    title : str
+    holdout : float, default 0.1
+    methods : sequence of str, default ("entropy", "mi", "random")
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Three axes: R^2, residual variance fraction (log), mutual information
+        ``I(X_A; X_rest)`` vs k; one line per method (random gray dashed), +-1 sd bands.
+
+    Notes
+    -----
+    O(rows of ``summary_df``).
+    """
+    df = _require_columns(summary_df, ["method", "holdout", "k", "r2_mean"], "summary_df")
+    df = df[np.isclose(df["holdout"].astype(float), float(holdout))]
+    if df.empty:
+        raise ValueError(f"summary_df has no rows for holdout {holdout}")
+    fig = Figure(figsize=(13, 4), layout="constrained")
+    axes = fig.subplots(1, 3)
+    panels = [("r2", "imputation $R^2$", False), ("residual_fraction", "residual variance fraction", True),
+              ("mi", r"mutual information $I(X_A; X_{V\setminus A})$", False)]
+    drawn = 0
+    for m in methods:
+        sub = df[df["method"] == m].sort_values("k")
+        if sub.empty:
+            continue
+        drawn += 1
+        color = METHOD_COLORS.get(m, None) or f"C{drawn}"
+        ls = "--" if m == "random" else "-"
+        x = sub["k"].to_numpy(dtype=float)
+        for ax, (metric, _, log) in zip(axes, panels):
+            mean = _values(sub, f"{metric}_mean")
+            if np.all(np.isnan(mean)):
+                continue
+            ax.plot(x, mean, linestyle=ls, color=color, marker="o" if m != "random" else None, markersize=3,
+                    label=METHOD_LABELS.get(m, m))
+            _band(ax, x, mean, _values(sub, f"{metric}_sd"), color, log=log)
+    if drawn == 0:
+        raise ValueError(f"summary_df has no rows for methods {list(methods)}")
+    for ax, (metric, ylabel, log) in zip(axes, panels):
+        ax.set_xlabel("number of selected benchmarks $k$")
+        ax.set_ylabel(ylabel)
+        if log:
+            ax.set_yscale("log")
+        ax.grid(True, alpha=0.3)
+    axes[0].set_title("Imputation $R^2$")
+    axes[1].set_title("Residual variance (semilog)")
+    axes[2].set_title("Mutual information with the rest")
+    axes[0].legend(fontsize=8, loc="lower right")
+    fig.suptitle(f"{title} ({_fmt_holdout(holdout)})" if title else _fmt_holdout(holdout))
+    return fig
+
+
+# ---------------------------------------------------------------------------- Figures 9-11
+def plot_selection_stability(
+    positions_df: pd.DataFrame,
+    *,
+    title: str = "",
+    top: int = 15,
+    n_folds: int | None = None,
+    max_benchmarks: int | None = None,
+) -> Figure:
+    """Figures 9-11: selection position of each benchmark across CV folds.
+
+    Parameters
+    ----------
+    positions_df : DataFrame
+        ``selection_positions`` output: ``benchmark, fold, position`` (1-based).
+    title : str
+    top : int, default 15
+        The right margin counts the folds in which the benchmark is among the
+        first ``top`` picks.
+    n_folds : int, optional
+        Default ``positions_df.attrs["n_folds"]`` or the number of distinct folds.
+    max_benchmarks : int, optional
+        Rows shown (benchmarks sorted by mean position). Default: every
+        benchmark that is in the top ``top`` in at least one fold.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes: a dot per (benchmark, fold) at its position, the mean as a red
+        diamond, ``c/n`` (folds in the top ``top``) in the right margin; the most
+        often early benchmark is at the top.
+
+    Notes
+    -----
+    O(rows of ``positions_df`` + B log B) for B benchmarks.
+    """
+    df = _require_columns(positions_df, ["benchmark", "fold", "position"], "positions_df")
+    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
+        raise ValueError(f"top must be a positive integer, got {top!r}")
+    n_folds = n_folds or df.attrs.get("n_folds") or int(df["fold"].nunique())
+    stats = df.groupby("benchmark")["position"].agg(mean="mean", n_top=lambda p: int((p <= top).sum()))
+    stats = stats.sort_values(["mean", "n_top"], ascending=[True, False])
+    if max_benchmarks is None:
+        stats = stats[stats["n_top"] > 0]
+    else:
+        stats = stats.head(int(max_benchmarks))
+    if stats.empty:
+        raise ValueError(f"no benchmark is among the first {top} picks of any fold")
+    order = list(stats.index)
+    ypos = {b: i for i, b in enumerate(order)}
+    fig = Figure(figsize=(8, 0.28 * len(order) + 1.6), layout="constrained")
+    ax = fig.add_subplot()
+    shown = df[df["benchmark"].isin(ypos)]
+    ax.scatter(shown["position"], shown["benchmark"].map(ypos), s=18, color="#1f77b4", alpha=0.45,
+               label="position in a fold")
+    ax.scatter(stats["mean"], np.arange(len(order)), marker="D", s=36, color="red", zorder=3, label="mean position")
+    for b, row in stats.iterrows():
+        ax.annotate(f"{int(row['n_top'])}/{n_folds}", xy=(1.0, ypos[b]), xycoords=("axes fraction", "data"),
+                    xytext=(6, 0), textcoords="offset points", va="center", fontsize=8)
+    ax.set_yticks(np.arange(len(order)), labels=order, fontsize=8)
+    ax.set_ylim(len(order) - 0.5, -0.5)
+    ax.axvline(top + 0.5, color="black", linestyle=":", linewidth=0.8)
+    ax.set_xlabel(f"selection position (folds in top {top} at right)")
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title(title or "Selection order across folds")
+    return fig
+
+
+# ---------------------------------------------------------------------------- Figure 12
+def plot_normality(tables: Mapping[str, pd.DataFrame], *, bins: int = 20, alpha: float = 0.05) -> Figure:
+    """Figure 12: histogram of per-benchmark Shapiro-Wilk W statistics.
+
+    Parameters
+    ----------
+    tables : mapping name -> DataFrame
+        ``shapiro_wilk_table`` output per matrix (columns ``W`` and ``reject``;
+        untested columns have missing W and are left out).
+    bins : int, default 20
+    alpha : float, default 0.05
+        Only used in the panel titles ("BH at alpha").
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes per matrix; rejected and not-rejected benchmarks stacked,
+        title ``name: r of n reject``.
+
+    Notes
+    -----
+    O(total rows).
+    """
+    if not isinstance(tables, Mapping) or not tables:
+        raise ValueError("tables must be a non-empty mapping name -> shapiro_wilk_table DataFrame")
+    fig = Figure(figsize=(4.2 * len(tables), 3.6), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(tables)))
+    for ax, (name, t) in zip(axes, tables.items()):
+        _require_columns(t, ["W", "reject"], f"tables[{name!r}]")
+        tested = t[t["W"].notna()]
+        w = tested["W"].to_numpy(dtype=float)
+        rej = tested["reject"].astype(bool).to_numpy()
+        edges = np.linspace(min(w.min(), 0.99) if w.size else 0.0, 1.0, bins + 1)
+        ax.hist([w[rej], w[~rej]], bins=edges, stacked=True, color=["#d62728", "#1f77b4"],
+                label=["rejected", "not rejected"])
+        ax.set_title(f"{name}: {int(rej.sum())} of {len(w)} reject")
+        ax.set_xlabel("Shapiro-Wilk $W$")
+        ax.set_ylabel("benchmarks")
+        ax.grid(True, alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"Normality per benchmark (BH-corrected at alpha = {alpha:g})")
+    return fig
+
+
+# ---------------------------------------------------------------------------- Figure 8
+def plot_overlap_network(
+    nodes: pd.DataFrame,
+    edges: pd.DataFrame,
+    *,
+    min_label: int = 20,
+    title: str = "Benchmark overlap network",
+) -> Figure:
+    """Figure 8: collections on a circle, edges weighted by shared models.
+
+    Parameters
+    ----------
+    nodes : DataFrame
+        Indexed by collection, with ``n_models`` (and optionally ``label``,
+        ``category``), as returned by ``overlap_network``.
+    edges : DataFrame
+        ``source, target, shared`` (collections from ``nodes``' index).
+    min_label : int, default 20
+        Edges with at least this many shared models carry a count label.
+    title : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes (no networkx): node size grows with ``n_models`` (shown inside),
+        edge width proportional to ``shared``.
+
+    Notes
+    -----
+    O(nodes + edges).
+    """
+    _require_columns(nodes, ["n_models"], "nodes")
+    if not isinstance(edges, pd.DataFrame):
+        raise ValueError("edges must be a pandas DataFrame with columns source, target, shared")
+    missing = [c for c in ("source", "target", "shared") if c not in edges.columns]
+    if missing:
+        raise ValueError(f"edges lacks the column(s) {missing}")
+    names = list(nodes.index)
+    n = len(names)
+    angle = np.pi / 2 - 2 * np.pi * np.arange(n) / n
+    pos = {c: (np.cos(a), np.sin(a)) for c, a in zip(names, angle)}
+    fig = Figure(figsize=(7.5, 7.5), layout="constrained")
+    ax = fig.add_subplot()
+    wmax = float(edges["shared"].max()) if len(edges) else 1.0
+    for row in edges.itertuples(index=False):
+        if row.source not in pos or row.target not in pos:
+            raise ValueError(f"edge {row.source!r}-{row.target!r} names a collection not in nodes")
+        if row.shared <= 0:
+            continue
+        (x0, y0), (x1, y1) = pos[row.source], pos[row.target]
+        ax.plot([x0, x1], [y0, y1], color="#555555", alpha=0.55, linewidth=0.5 + 7 * row.shared / wmax, zorder=1)
+        if row.shared >= min_label:
+            ax.text((x0 + x1) / 2, (y0 + y1) / 2, str(int(row.shared)), fontsize=8, ha="center", va="center",
+                    bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8), zorder=2)
+    sizes = nodes["n_models"].to_numpy(dtype=float)
+    smax = max(sizes.max(), 1.0)
+    labels = nodes["label"] if "label" in nodes.columns else pd.Series(names, index=nodes.index)
+    for c, s in zip(names, sizes):
+        x, y = pos[c]
+        ax.scatter([x], [y], s=400 + 1600 * np.sqrt(s / smax), color="#aec7e8", edgecolor="#1f77b4", zorder=3)
+        ax.text(x, y, str(int(s)), ha="center", va="center", fontsize=9, fontweight="bold", zorder=4)
+        ax.text(1.22 * x, 1.22 * y, str(labels[c]), ha="center", va="center", fontsize=9, zorder=4)
+    ax.set_xlim(-1.5, 1.5)
+    ax.set_ylim(-1.5, 1.5)
+    ax.set_aspect("equal")
+    ax.set_axis_off()
+    ax.set_title(title)
+    return fig
+
+
+# ---------------------------------------------------------------------------- calibration
+def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of predictive intervals") -> Figure:
+    """Reliability plot: nominal vs empirical coverage of the predictive intervals.
+
+    Parameters
+    ----------
+    calib_df : DataFrame
+        ``calibration_table`` output (``method, k, nominal, coverage`` and
+        optionally ``coverage_sd``, ``coverage_cal``); with a ``dataset`` column
+        one panel is drawn per dataset.
+    title : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes per dataset (or one): the diagonal, one line per (method, k);
+        dotted lines for ``coverage_cal`` (after variance inflation) when present.
+
+    Notes
+    -----
+    O(rows).
+    """
+    df = _require_columns(calib_df, ["method", "k", "nominal", "coverage"], "calib_df")
+    groups = list(df.groupby("dataset", sort=False)) if "dataset" in df.columns else [("", df)]
+    fig = Figure(figsize=(4.2 * len(groups), 4.2), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(groups)))
+    for ax, (name, d) in zip(axes, groups):
+        ax.plot([0, 1], [0, 1], color="black", linewidth=0.8, linestyle=":", label="ideal")
+        ks = sorted(d["k"].unique())
+        markers = dict(zip(ks, "osD^v<>"))
+        for (m, k), g in d.groupby(["method", "k"], sort=True):
+            g = g.sort_values("nominal")
+            color = METHOD_COLORS.get(m, None)
+            ax.plot(g["nominal"], g["coverage"], marker=markers.get(k, "o"), color=color,
+                    label=f"{METHOD_LABELS.get(m, m)}, k={k}")
+            if "coverage_cal" in g.columns and g["coverage_cal"].notna().any():
+                ax.plot(g["nominal"], g["coverage_cal"], marker=markers.get(k, "o"), color=color,
+                        linestyle="--", alpha=0.7, label=f"{m}, k={k}, inflated")
+        ax.set_xlabel("nominal coverage")
+        ax.set_ylabel("empirical coverage")
+        lo = float(min(d["nominal"].min(), d["coverage"].min(), 0.4))
+        ax.set_xlim(lo, 1.0)
+        ax.set_ylim(lo, 1.0)
+        ax.grid(True, alpha=0.3)
+        ax.set_title(str(name) if name else title)
+        ax.legend(fontsize=7)
+    if len(groups) > 1:
+        fig.suptitle(title)
+    return fig
+
+
+# ---------------------------------------------------------------------------- Figure 15
+def plot_imputer_comparison(
+    summary_df: pd.DataFrame,
+    *,
+    title: str = "Imputation $R^2$ by imputer",
+    holdout: float | None = 0.1,
+    methods: Sequence[str] = ("entropy", "mi", "random"),
+) -> Figure:
+    """Figure 15: imputation R^2 vs k per imputer and selection method.
+
+    Parameters
+    ----------
+    summary_df : DataFrame
+        ``summarize_cv``-like table with an ``imputer`` column (``method, k,
+        r2_mean`` and optionally ``r2_sd``, ``holdout``); with a ``dataset``
+        column one panel is drawn per dataset.
+    title : str
+    holdout : float or None, default 0.1
+        Rows of this holdout only (ignored when there is no ``holdout`` column).
+    methods : sequence of str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes per dataset; colour = selection method, line style = imputer.
+
+    Notes
+    -----
+    O(rows).
+    """
+    df = _require_columns(summary_df, ["imputer", "method", "k", "r2_mean"], "summary_df")
+    if holdout is not None and "holdout" in df.columns:
+        df = df[np.isclose(df["holdout"].astype(float), float(holdout))]
+        if df.empty:
+            raise ValueError(f"summary_df has no rows for holdout {holdout}")
+    groups = list(df.groupby("dataset", sort=False)) if "dataset" in df.columns else [("", df)]
+    imputers = list(dict.fromkeys(df["imputer"]))
+    styles = dict(zip(imputers, ["-", "--", ":", "-.", (0, (5, 1)), (0, (1, 3))]))
+    fig = Figure(figsize=(4.5 * len(groups), 4), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(groups)))
+    for ax, (name, d) in zip(axes, groups):
+        for imp in imputers:
+            for m in methods:
+                sub = d[(d["imputer"] == imp) & (d["method"] == m)].sort_values("k")
+                if sub.empty:
+                    continue
+                x = sub["k"].to_numpy(dtype=float)
+                mean = sub["r2_mean"].to_numpy(dtype=float)
+                color = METHOD_COLORS.get(m, None)
+                ax.plot(x, mean, color=color, linestyle=styles.get(imp, "-"), marker="o", markersize=2.5,
+                        label=f"{imp}, {m}")
+                if "r2_sd" in sub.columns and len(imputers) == 1:
+                    _band(ax, x, mean, sub["r2_sd"].to_numpy(dtype=float), color)
+        ax.set_xlabel("number of selected benchmarks $k$")
+        ax.set_ylabel("imputation $R^2$")
+        ax.grid(True, alpha=0.3)
+        ax.set_title(str(name) if name else title)
+        ax.legend(fontsize=7)
+    if len(groups) > 1:
+        fig.suptitle(title)
+    return fig

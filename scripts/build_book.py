@@ -1,0 +1,369 @@
+#!/usr/bin/env python
+"""Build the benchsel book: execute the notebooks with papermill, then render them.
+
+Steps
+-----
+1. Vendor MathJax 3, require.js and the ipywidgets HTML manager from the npm
+   registry into ``book/_vendor/`` (``scripts/vendor_js.py``; skipped when present).
+2. Make sure a ``python3`` Jupyter kernel for this interpreter is registered
+   (``python -m ipykernel install --sys-prefix`` when missing).
+3. Execute every numbered notebook ``notebooks/NN_*.ipynb`` with papermill into
+   ``<build>/notebooks/`` (``notebooks/`` itself is never written), two at a time
+   by default.  A failing cell fails the build: the exit status is nonzero and the
+   failing notebook is named (its partially executed copy is kept for inspection).
+4. Assemble a book source in ``<build>/src/``: ``_config.yml`` (with the vendor
+   path made absolute), a ``_toc.yml`` filtered to the notebooks that exist (plus
+   any other numbered notebook under "Additional notebooks"), ``intro.md`` (links to
+   missing notebooks become plain text) and the *executed* notebooks.
+5. ``jupyter-book build <build>/src -W -n --keep-going --all`` with
+   ``execute_notebooks: "off"``; the site ends up in ``<build>/html/``.
+6. Write the timings (seconds per notebook, execution, rendering, total) to
+   ``<build>/timings.json`` and print them.
+
+Usage
+-----
+::
+
+    python scripts/build_book.py                      # paper parameters
+    python scripts/build_book.py --quick              # passes quick=True to every notebook
+    python scripts/build_book.py -p seed 1 -p k_max 10  # any papermill parameter (all notebooks)
+    python scripts/build_book.py --only 04 05         # a subset (by number or name prefix)
+    python scripts/build_book.py --jobs 1             # serial execution
+    python scripts/build_book.py --skip-execute       # re-render the last executed copies
+
+``-p NAME VALUE`` values are parsed as YAML, like papermill's own ``-p`` (``True``,
+``10``, ``0.5``, ``[0.1, 0.2]``, ``mteb``); a parameter a notebook does not declare
+is injected anyway (papermill warns).  Per-notebook overrides: run papermill
+directly, e.g. ``papermill notebooks/04_greedy_cv.ipynb out.ipynb -p k_max 10``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK_DIR = ROOT / "notebooks"
+NOTEBOOK_RE = re.compile(r"^(\d{2})_[A-Za-z0-9_\-]+\.ipynb$")
+KERNEL_NAME = "python3"
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import vendor_js  # noqa: E402
+
+
+class BuildError(RuntimeError):
+    """A step of the build failed (message says which)."""
+
+
+def discover_notebooks(notebook_dir: Path = NOTEBOOK_DIR, only: list[str] | None = None) -> list[Path]:
+    """Numbered notebooks ``NN_*.ipynb`` in reading order, optionally filtered.
+
+    ``only`` entries match a notebook whose stem starts with the entry
+    (``"04"``, ``"04_greedy"``) or equals it.
+    """
+    found = sorted(p for p in notebook_dir.glob("*.ipynb") if NOTEBOOK_RE.match(p.name))
+    if only:
+        found = [p for p in found if any(p.stem.startswith(o) or p.name == o for o in only)]
+    return found
+
+
+def ensure_kernel() -> None:
+    """Register an ipykernel ``python3`` spec for this interpreter if none exists."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        spec = KernelSpecManager().get_kernel_spec(KERNEL_NAME)
+        exe = spec.argv[0] if spec.argv else ""
+        # jupyter_client maps a bare "python" to sys.executable
+        if exe in {"python", "python3"} or Path(exe).resolve() == Path(sys.executable).resolve():
+            return
+        print(f"build_book: kernel {KERNEL_NAME!r} points to {exe}; registering this interpreter")
+    except NoSuchKernel:
+        print(f"build_book: no {KERNEL_NAME!r} kernel; registering this interpreter")
+    subprocess.run(
+        [sys.executable, "-m", "ipykernel", "install", "--sys-prefix", "--name", KERNEL_NAME],
+        check=True,
+    )
+
+
+def parse_parameters(pairs: list[list[str]] | None, *, quick: bool) -> dict[str, Any]:
+    """``-p name value`` pairs -> dict (values parsed as YAML); ``quick`` adds quick=True."""
+    params: dict[str, Any] = {}
+    if quick:
+        params["quick"] = True
+    for name, raw in pairs or []:
+        if not name.isidentifier():
+            raise ValueError(f"parameter name {name!r} is not a Python identifier")
+        try:
+            params[name] = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            params[name] = raw
+    return params
+
+
+def _kernel_env(root: Path) -> None:
+    """Environment inherited by the kernels (set in each worker process)."""
+    # inline figures need the inline backend: a global MPLBACKEND=Agg would drop them
+    os.environ.pop("MPLBACKEND", None)
+    pp = os.environ.get("PYTHONPATH", "")
+    if str(root) not in pp.split(os.pathsep):
+        os.environ["PYTHONPATH"] = str(root) + (os.pathsep + pp if pp else "")
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+
+
+def execute_one(src: str, dest: str, params: dict[str, Any], root: str, timeout: int | None) -> dict[str, Any]:
+    """Execute one notebook with papermill (run in a worker process)."""
+    import papermill as pm
+
+    _kernel_env(Path(root))
+    t0 = time.perf_counter()
+    error = None
+    try:
+        pm.execute_notebook(
+            src,
+            dest,
+            parameters=params,
+            kernel_name=KERNEL_NAME,
+            cwd=str(Path(dest).parent),
+            progress_bar=False,
+            log_output=False,
+            execution_timeout=timeout,
+        )
+    except pm.PapermillExecutionError as exc:
+        error = f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
+    except Exception as exc:  # kernel died, bad notebook, ...
+        error = f"{type(exc).__name__}: {exc}"
+    return {"notebook": Path(src).name, "seconds": time.perf_counter() - t0, "error": error}
+
+
+def execute_all(
+    notebooks: list[Path], out_dir: Path, params: dict[str, Any], *, jobs: int = 2, timeout: int | None = None
+) -> list[dict[str, Any]]:
+    """Execute ``notebooks`` into ``out_dir``; one dict (notebook, seconds, error) each, in order."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results: list[dict[str, Any]] = []
+    args = [(str(nb), str(out_dir / nb.name), params, str(ROOT), timeout) for nb in notebooks]
+    if jobs <= 1 or len(notebooks) <= 1:
+        for a in args:
+            print(f"build_book: executing {Path(a[0]).name} ...", flush=True)
+            results.append(execute_one(*a))
+            _report(results[-1])
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = {}
+            for a in args:
+                print(f"build_book: executing {Path(a[0]).name} ...", flush=True)
+                futures[pool.submit(execute_one, *a)] = a
+            for fut in as_completed(futures):
+                results.append(fut.result())
+                _report(results[-1])
+    order = {nb.name: i for i, nb in enumerate(notebooks)}
+    return sorted(results, key=lambda r: order[r["notebook"]])
+
+
+def execute_notebooks(
+    notebooks: list[Path], out_dir: Path, params: dict[str, Any], *, jobs: int = 2, timeout: int | None = None
+) -> dict[str, float]:
+    """Execute ``notebooks`` into ``out_dir``; raise BuildError naming any failure."""
+    results = execute_all(notebooks, out_dir, params, jobs=jobs, timeout=timeout)
+    failed = [r for r in results if r["error"]]
+    if failed:
+        lines = "\n".join(f"  {r['notebook']}: {r['error']}" for r in failed)
+        raise BuildError(
+            f"{len(failed)} notebook(s) failed to execute (executed copies in {out_dir}):\n{lines}"
+        )
+    return {r["notebook"]: round(r["seconds"], 2) for r in results}
+
+
+def _report(r: dict[str, Any]) -> None:
+    status = "FAILED " + r["error"] if r["error"] else "ok"
+    print(f"build_book:   {r['notebook']}: {r['seconds']:.1f} s {status}", flush=True)
+
+
+def make_toc(toc: dict[str, Any], present: set[str]) -> tuple[dict[str, Any], list[str], list[str]]:
+    """Filter ``toc`` to the notebook entries in ``present`` (paths without suffix).
+
+    Returns the new toc, the entries dropped and the present notebooks that the toc
+    does not list (appended under "Additional notebooks").
+    """
+    listed: set[str] = set()
+    dropped: list[str] = []
+    parts = []
+    for part in toc.get("parts", []):
+        chapters = []
+        for ch in part.get("chapters", []):
+            f = ch.get("file", "")
+            if f.startswith("notebooks/"):
+                listed.add(f)
+                if f not in present:
+                    dropped.append(f)
+                    continue
+            chapters.append(ch)
+        if chapters:
+            parts.append({**part, "chapters": chapters})
+    extra = sorted(present - listed)
+    if extra:
+        parts.append({"caption": "Additional notebooks", "chapters": [{"file": f} for f in extra]})
+    new = {k: v for k, v in toc.items() if k != "parts"}
+    if parts:
+        new["parts"] = parts
+    return new, dropped, extra
+
+
+def _unlink_missing(text: str, present: set[str]) -> str:
+    """Markdown links to notebooks that are not built become plain text."""
+
+    def repl(m: re.Match[str]) -> str:
+        target = m.group(2)
+        stem = target[: -len(".ipynb")]
+        return m.group(0) if stem in present else f"{m.group(1)} (not yet available)"
+
+    return re.sub(r"\[([^\]]+)\]\((notebooks/[^)\s]+\.ipynb)\)", repl, text)
+
+
+def assemble_source(executed: list[Path], src_dir: Path, vendor_dir: Path) -> None:
+    """Write the book source (config, toc, intro, executed notebooks) to ``src_dir``."""
+    if src_dir.exists():
+        shutil.rmtree(src_dir)
+    (src_dir / "notebooks").mkdir(parents=True)
+    for nb in executed:
+        shutil.copy2(nb, src_dir / "notebooks" / nb.name)
+    present = {f"notebooks/{nb.stem}" for nb in executed}
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    sconf = config.setdefault("sphinx", {}).setdefault("config", {})
+    sconf["html_extra_path"] = [str(vendor_dir.parent.resolve())]
+    (src_dir / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+    toc, dropped, extra = make_toc(yaml.safe_load((ROOT / "_toc.yml").read_text()), present)
+    if dropped:
+        print(f"build_book: note: {len(dropped)} notebook(s) in _toc.yml do not exist yet, "
+              f"left out: {', '.join(d.split('/')[-1] for d in dropped)}")
+    if extra:
+        print(f"build_book: note: not in _toc.yml, added under 'Additional notebooks': "
+              f"{', '.join(e.split('/')[-1] for e in extra)}")
+    (src_dir / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
+
+    root_doc = toc.get("root", "intro")
+    intro = ROOT / f"{root_doc}.md"
+    (src_dir / f"{root_doc}.md").write_text(_unlink_missing(intro.read_text(), present))
+
+
+def render(src_dir: Path, build_dir: Path, *, strict: bool = True) -> Path:
+    """Run jupyter-book on ``src_dir``; move the HTML to ``build_dir/html``."""
+    jb_out = build_dir / ".jupyter-book"
+    exe = Path(sys.executable).with_name("jupyter-book")
+    jb = str(exe) if exe.exists() else shutil.which("jupyter-book")
+    if jb is None:
+        raise BuildError("jupyter-book not found; install the book extra: pip install -e '.[book]'")
+    cmd = [jb, "build", str(src_dir), "--path-output", str(jb_out), "--all", "--keep-going"]
+    if strict:
+        cmd += ["-W", "-n"]
+    print("build_book: jupyter-book " + " ".join(cmd[1:]), flush=True)
+    res = subprocess.run(cmd, cwd=ROOT)
+    if res.returncode != 0:
+        raise BuildError(f"jupyter-book build failed (exit {res.returncode}); see the warnings above")
+    html = build_dir / "html"
+    if html.exists():
+        shutil.rmtree(html)
+    shutil.move(str(jb_out / "_build" / "html"), str(html))
+    return html
+
+
+def build(
+    *, build_dir: Path = ROOT / "_build", quick: bool = False, params: dict[str, Any] | None = None,
+    only: list[str] | None = None, jobs: int = 2, skip_execute: bool = False, strict: bool = True,
+    timeout: int | None = None,
+) -> dict[str, Any]:
+    """Run the whole build; return the timings dict (also written to timings.json)."""
+    t_start = time.perf_counter()
+    build_dir = build_dir.resolve()
+    build_dir.mkdir(parents=True, exist_ok=True)
+    params = dict(params or {})
+    if quick:
+        params.setdefault("quick", True)
+    vendor_dir = vendor_js.vendor()
+    executed_dir = build_dir / "notebooks"
+    notebooks = discover_notebooks(only=only)
+    if not notebooks:
+        print(f"build_book: note: no numbered notebooks (NN_*.ipynb) in {NOTEBOOK_DIR}; "
+              "building the landing page only")
+    t0 = time.perf_counter()
+    if skip_execute:
+        executed = [executed_dir / nb.name for nb in notebooks]
+        missing = [p.name for p in executed if not p.exists()]
+        if missing:
+            raise BuildError(f"--skip-execute: no executed copy of {', '.join(missing)} in {executed_dir}")
+        per_nb: dict[str, float] = {}
+    else:
+        if executed_dir.exists():
+            shutil.rmtree(executed_dir)
+        if notebooks:
+            ensure_kernel()
+        per_nb = execute_notebooks(notebooks, executed_dir, params, jobs=jobs, timeout=timeout)
+        executed = [executed_dir / nb.name for nb in notebooks]
+    t_exec = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    assemble_source(executed, build_dir / "src", vendor_dir)
+    html = render(build_dir / "src", build_dir, strict=strict)
+    t_render = time.perf_counter() - t0
+    timings = {
+        "quick": bool(params.get("quick", False)),
+        "parameters": params,
+        "jobs": jobs,
+        "notebooks_seconds": per_nb,
+        "execute_seconds": round(t_exec, 2),
+        "render_seconds": round(t_render, 2),
+        "total_seconds": round(time.perf_counter() - t_start, 2),
+        "html": str(html),
+    }
+    (build_dir / "timings.json").write_text(json.dumps(timings, indent=1, default=str))
+    print("build_book: timings (s)")
+    for name, sec in per_nb.items():
+        print(f"  {name:<40s} {sec:8.1f}")
+    print(f"  {'execute (wall)':<40s} {t_exec:8.1f}\n  {'render':<40s} {t_render:8.1f}\n"
+          f"  {'total':<40s} {timings['total_seconds']:8.1f}")
+    print(f"build_book: site in {html} (timings in {build_dir / 'timings.json'})")
+    return timings
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Execute the notebooks with papermill and render the book with Jupyter Book.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  python scripts/build_book.py --quick\n"
+               "  python scripts/build_book.py -p seed 1 -p k_max 10 --only 04 05",
+    )
+    parser.add_argument("--quick", action="store_true", help="pass quick=True to every notebook")
+    parser.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
+                        help="papermill parameter for every notebook (value parsed as YAML); repeatable")
+    parser.add_argument("--only", nargs="+", metavar="NN", help="only these notebooks (number or name prefix)")
+    parser.add_argument("--jobs", "-j", type=int, default=2, help="notebooks executed in parallel (default 2)")
+    parser.add_argument("--build-dir", type=Path, default=ROOT / "_build", help="output folder (default _build)")
+    parser.add_argument("--skip-execute", action="store_true", help="render the existing executed copies")
+    parser.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
+    parser.add_argument("--no-strict", action="store_true", help="do not turn Sphinx warnings into errors")
+    args = parser.parse_args(argv)
+    try:
+        params = parse_parameters(args.parameter, quick=args.quick)
+        build(build_dir=args.build_dir, quick=args.quick, params=params, only=args.only,
+              jobs=args.jobs, skip_execute=args.skip_execute, strict=not args.no_strict,
+              timeout=args.timeout)
+    except (BuildError, ValueError) as exc:
+        print(f"build_book: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

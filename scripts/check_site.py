@@ -1,0 +1,318 @@
+#!/usr/bin/env python
+"""Check the rendered book in a real headless browser (Debian ``chromium``).
+
+Serves the site (default ``_build/html``) with ``http.server`` on 127.0.0.1 (a free
+port), loads every page (the landing page and each notebook page) in headless
+Chromium with every non-loopback host made unresolvable (so the check proves the
+site works with no network), and asserts for each page:
+
+* it loads (the article body is in the DOM) and every request the page made to the
+  local server succeeded (a missing ``favicon.ico`` is tolerated);
+* pages with math: ``<mjx-container`` elements were produced by MathJax and no
+  unrendered ``\\(`` is left in the text;
+* pages with figures: the ``<img>`` elements are in the DOM and their files were
+  served;
+* pages with widget snapshots: the widget manager rendered them (``widget-*`` DOM);
+* no unexpected console errors (known harmless ones are listed in ``HARMLESS``);
+* no ``<script src>`` / ``<link href>`` pointing to ``http(s)://``, and no request
+  by the page to anything but the local server (from Chromium's NetLog;
+  the browser's own background traffic is not counted).
+
+A screenshot of each page goes to ``_build/screenshots/<page>.png`` and a JSON
+report to ``_build/screenshots/report.json``.
+
+Usage::
+
+    python scripts/check_site.py [--html _build/html] [--out _build/screenshots] [--pages intro notebooks/04_greedy_cv]
+
+Exit status 0 when every page passes, 1 otherwise, 2 when Chromium is missing
+(install it with ``apt-get install -y chromium``).
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import html as html_lib
+import http.server
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+# console messages known to be harmless (see shared/notes/offline-book-site.md)
+HARMLESS = (
+    "THEBE_JS_URL",  # sphinx-thebe declares it twice
+    "Got invalid theme mode",  # pydata theme, headless has no stored mode
+    "favicon.ico",
+)
+BUDGET_MS = 10000
+
+
+def find_chromium() -> str | None:
+    """Path of a Chromium/Chrome executable, or None."""
+    for name in CHROMIUM_NAMES:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    log: list[tuple[str, int]]
+
+    def log_request(self, code="-", size="-"):  # noqa: D401 - record instead of printing
+        try:
+            status = int(code)
+        except (TypeError, ValueError):
+            status = int(getattr(code, "value", 0) or 0)
+        self.server.request_log.append((unquote(urlsplit(self.path).path), status))  # type: ignore[attr-defined]
+
+    def log_message(self, *args):
+        pass
+
+
+class SiteServer:
+    """``http.server`` for ``root`` on 127.0.0.1 with a free port, in a thread."""
+
+    def __init__(self, root: Path):
+        handler = functools.partial(_Handler, directory=str(root))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.request_log = []  # type: ignore[attr-defined]
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def log(self) -> list[tuple[str, int]]:
+        return self.httpd.request_log  # type: ignore[attr-defined]
+
+    def __enter__(self) -> "SiteServer":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@dataclass
+class PageResult:
+    page: str
+    ok: bool = True
+    errors: list[str] = field(default_factory=list)
+    mjx_containers: int = 0
+    has_math: bool = False
+    images: int = 0
+    widget_states: int = 0
+    widgets_rendered: int = 0
+    console: list[str] = field(default_factory=list)
+    requests: int = 0
+    remote_requests: list[str] = field(default_factory=list)
+    screenshot: str = ""
+
+    def fail(self, msg: str) -> None:
+        self.ok = False
+        self.errors.append(msg)
+
+
+def _chromium_cmd(chromium: str, profile: str, budget_ms: int) -> list[str]:
+    return [
+        chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage", f"--user-data-dir={profile}", f"--virtual-time-budget={budget_ms}",
+        # offline: nothing but loopback resolves
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+        "--enable-logging=stderr", "--v=0",
+    ]
+
+
+_CONSOLE_RE = re.compile(r"CONSOLE\(\d+\)\]?\s*(.*)|:CONSOLE:\d+\]\s*(.*)|Uncaught .*")
+
+
+def _console_lines(stderr: str) -> list[str]:
+    out = []
+    for line in stderr.splitlines():
+        if "CONSOLE" in line or "Uncaught" in line:
+            out.append(line.strip()[:400])
+    return out
+
+
+def page_requests(netlog: Path, origin: str) -> list[str]:
+    """URLs the page requested (Chromium NetLog), without the browser's own background traffic.
+
+    A request belongs to the page when its initiator is the page's origin or it is
+    the page itself; Chromium's background requests (time sync, accounts) have no
+    such initiator.
+    """
+    try:
+        data = json.loads(netlog.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return []
+    types = {v: k for k, v in data.get("constants", {}).get("logEventTypes", {}).items()}
+    urls = []
+    for ev in data.get("events", []):
+        params = ev.get("params") or {}
+        if types.get(ev.get("type")) != "URL_REQUEST_START_JOB" or "url" not in params:
+            continue
+        if params.get("initiator") == origin or params["url"].startswith(origin + "/"):
+            urls.append(params["url"])
+    return urls
+
+
+def _visible_text(dom: str) -> str:
+    dom = re.sub(r"(?is)<(script|style|pre|code|mjx-container|textarea)\b.*?</\1>", " ", dom)
+    return html_lib.unescape(re.sub(r"(?s)<[^>]+>", " ", dom))
+
+
+def external_refs(html_text: str) -> list[str]:
+    """``<script src>`` / ``<link href>`` values that start with http(s)."""
+    refs = re.findall(r"<script\b[^>]*\bsrc=[\"'](https?:[^\"']*)", html_text, flags=re.I)
+    refs += re.findall(r"<link\b[^>]*\bhref=[\"'](https?:[^\"']*)", html_text, flags=re.I)
+    return refs
+
+
+def check_page(page: str, html_dir: Path, server: SiteServer, chromium: str, out_dir: Path,
+               *, budget_ms: int = BUDGET_MS, screenshot: bool = True) -> PageResult:
+    """Load one page (path relative to ``html_dir``) and check it; see module doc."""
+    res = PageResult(page=page)
+    source = (html_dir / page).read_text(encoding="utf-8")
+    url = f"http://127.0.0.1:{server.port}/{page}"
+    ext = external_refs(source)
+    if ext:
+        res.fail(f"remote <script>/<link>: {ext[:3]}")
+    res.has_math = bool(re.search(r'class="[^"]*\bmath\b', source))
+    res.widget_states = source.count("application/vnd.jupyter.widget-state+json")
+    src_imgs = [m for m in re.findall(r"<img\b[^>]*\bsrc=\"([^\"]+)\"", source) if "_static/" not in m]
+    res.images = len(src_imgs)
+    with tempfile.TemporaryDirectory(prefix="benchsel-chromium-") as profile:
+        netlog = Path(profile) / "netlog.json"
+        cmd = _chromium_cmd(chromium, profile, budget_ms) + [f"--log-net-log={netlog}", "--dump-dom", url]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            res.fail("chromium timed out")
+            return res
+        origin = f"http://127.0.0.1:{server.port}"
+        urls = page_requests(netlog, origin)
+        res.requests = len(urls)
+        res.remote_requests = sorted({u for u in urls if not u.startswith(origin + "/")})
+        if res.remote_requests:
+            res.fail(f"the page requested non-local URLs: {res.remote_requests[:5]}")
+    dom = proc.stdout
+    res.console = _console_lines(proc.stderr)
+    if proc.returncode != 0 or "bd-article" not in dom:
+        res.fail(f"page did not load (exit {proc.returncode}): {proc.stderr.strip()[-300:]}")
+        return res
+    res.mjx_containers = dom.count("<mjx-container")
+    text = _visible_text(dom)
+    if res.has_math:
+        if res.mjx_containers == 0:
+            res.fail("page has math but MathJax produced no <mjx-container>")
+        if "\\(" in text or "\\[" in text:
+            res.fail("unrendered \\( or \\[ left in the page text")
+    dom_imgs = [m for m in re.findall(r"<img\b[^>]*\bsrc=\"([^\"]+)\"", dom) if "_static/" not in m]
+    if len(dom_imgs) < res.images:
+        res.fail(f"{res.images} figure(s) in the HTML but {len(dom_imgs)} in the browser DOM")
+    if res.widget_states:
+        res.widgets_rendered = len(re.findall(r'class="[^"]*\bwidget-(?:slider|dropdown|toggle-buttons|'
+                                              r'inline-hbox|inline-vbox|hbox|vbox|output|label|text|'
+                                              r'html|checkbox|button|select|tab|box|play)\b', dom))
+        if res.widgets_rendered == 0:
+            res.fail("page has a widget snapshot but no widget was rendered")
+    bad_console = [c for c in res.console
+                   if ("error" in c.lower() or "uncaught" in c.lower()) and not any(h in c for h in HARMLESS)]
+    if bad_console:
+        res.fail(f"console errors: {bad_console[:3]}")
+    if screenshot:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        png = out_dir / (page.replace("/", "__").removesuffix(".html") + ".png")
+        with tempfile.TemporaryDirectory(prefix="benchsel-chromium-") as profile:
+            cmd = _chromium_cmd(chromium, profile, budget_ms) + [
+                f"--screenshot={png}", "--window-size=1280,1600", "--hide-scrollbars", url]
+            subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if png.exists():
+            res.screenshot = str(png)
+        else:
+            res.fail("no screenshot written")
+    return res
+
+
+def default_pages(html_dir: Path) -> list[str]:
+    """The landing page and every notebook page."""
+    pages = ["intro.html"] if (html_dir / "intro.html").exists() else []
+    pages += sorted(str(p.relative_to(html_dir)) for p in (html_dir / "notebooks").glob("*.html"))
+    return pages
+
+
+def check_site(html_dir: Path = ROOT / "_build" / "html", out_dir: Path = ROOT / "_build" / "screenshots",
+               *, pages: list[str] | None = None, chromium: str | None = None, jobs: int = 3,
+               budget_ms: int = BUDGET_MS, screenshot: bool = True) -> list[PageResult]:
+    """Check ``pages`` of the site in ``html_dir``; return one result per page.
+
+    Raises ``FileNotFoundError`` when the site or Chromium is missing.
+    """
+    html_dir = Path(html_dir)
+    if not (html_dir / "index.html").exists():
+        raise FileNotFoundError(f"no built site in {html_dir} (run scripts/build_book.py first)")
+    chromium = chromium or find_chromium()
+    if chromium is None:
+        raise FileNotFoundError("chromium not found (Debian: apt-get install -y chromium)")
+    pages = [p if p.endswith(".html") else p + ".html" for p in (pages or default_pages(html_dir))]
+    with SiteServer(html_dir) as server:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(
+                lambda p: check_page(p, html_dir, server, chromium, Path(out_dir),
+                                     budget_ms=budget_ms, screenshot=screenshot), pages))
+        failed_requests = sorted({f"{path} ({code})" for path, code in server.log
+                                  if code >= 400 and not path.endswith("favicon.ico")})
+    if failed_requests:
+        for r in results:
+            r.fail(f"failed requests to the local server: {failed_requests[:5]}")
+    # scan every built page for remote script/link (not only the checked ones)
+    for page in html_dir.rglob("*.html"):
+        ext = external_refs(page.read_text(encoding="utf-8", errors="replace"))
+        if ext and results:
+            results[0].fail(f"{page.relative_to(html_dir)} references remote resources: {ext[:3]}")
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    (Path(out_dir) / "report.json").write_text(json.dumps([asdict(r) for r in results], indent=1))
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Check the rendered book in headless Chromium.")
+    parser.add_argument("--html", type=Path, default=ROOT / "_build" / "html")
+    parser.add_argument("--out", type=Path, default=ROOT / "_build" / "screenshots")
+    parser.add_argument("--pages", nargs="+", help="pages relative to the site root (default: all)")
+    parser.add_argument("--no-screenshots", action="store_true")
+    parser.add_argument("--jobs", type=int, default=3)
+    args = parser.parse_args(argv)
+    try:
+        results = check_site(args.html, args.out, pages=args.pages, jobs=args.jobs,
+                             screenshot=not args.no_screenshots)
+    except FileNotFoundError as exc:
+        print(f"check_site: {exc}", file=sys.stderr)
+        return 2
+    for r in results:
+        status = "ok  " if r.ok else "FAIL"
+        print(f"{status} {r.page:<45s} mjx={r.mjx_containers:<4d} math={'y' if r.has_math else 'n'} "
+              f"img={r.images:<3d} widgets={r.widgets_rendered}/{r.widget_states} requests={r.requests} "
+              f"remote={len(r.remote_requests)} console={len(r.console)}")
+        for c in r.console:
+            print(f"       console: {c}")
+        for e in r.errors:
+            print(f"       error: {e}")
+    n_bad = sum(not r.ok for r in results)
+    print(f"check_site: {len(results) - n_bad}/{len(results)} pages ok; report in {args.out / 'report.json'}")
+    return 1 if n_bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

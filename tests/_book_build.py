@@ -1,0 +1,58 @@
+"""One quick build of the book per test session, shared by test_notebooks.py and test_book.py.
+
+Executes every numbered notebook with papermill (``quick=True``) through
+``scripts/build_book.py``'s own functions, keeps each notebook's result (a failing
+notebook does not hide the others), then renders the successful ones with
+jupyter-book into a temporary folder.  Cached per process.
+"""
+from __future__ import annotations
+
+import functools
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import build_book  # noqa: E402
+import vendor_js  # noqa: E402
+
+NOTEBOOKS = build_book.discover_notebooks()
+QUICK_BUDGET_S = 600  # all notebooks, quick parameters (issue 4: CI on 2 cores)
+
+
+@dataclass
+class QuickBuild:
+    build_dir: Path
+    html: Path | None
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    execute_seconds: float = 0.0
+    render_error: str | None = None
+    vendor_error: str | None = None
+
+
+@functools.lru_cache(maxsize=1)
+def quick_build() -> QuickBuild:
+    build_dir = Path(tempfile.mkdtemp(prefix="benchsel-book-test-")) / "_build"
+    build_dir.mkdir(parents=True)
+    try:
+        vendor_dir = vendor_js.vendor(quiet=True)
+    except (SystemExit, OSError) as exc:  # npm missing or registry unreachable
+        return QuickBuild(build_dir, None, vendor_error=str(exc))
+    executed_dir = build_dir / "notebooks"
+    t0 = time.perf_counter()
+    if NOTEBOOKS:
+        build_book.ensure_kernel()
+    results = build_book.execute_all(NOTEBOOKS, executed_dir, {"quick": True}, jobs=2)
+    qb = QuickBuild(build_dir, None, {r["notebook"]: r for r in results}, time.perf_counter() - t0)
+    ok = [executed_dir / r["notebook"] for r in results if not r["error"]]
+    try:
+        build_book.assemble_source(ok, build_dir / "src", vendor_dir)
+        qb.html = build_book.render(build_dir / "src", build_dir, strict=True)
+    except build_book.BuildError as exc:
+        qb.render_error = str(exc)
+    return qb

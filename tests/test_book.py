@@ -1,0 +1,148 @@
+"""The rendered book (quick build once per session): pages, figures, outputs, offline assets."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from _book_build import NOTEBOOKS, ROOT, quick_build
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import check_site  # noqa: E402
+
+NO_NOTEBOOKS = pytest.mark.skip(reason="no numbered notebooks (NN_*.ipynb) in notebooks/ yet")
+PARAMS = [pytest.param(nb, id=nb.stem) for nb in NOTEBOOKS] or [pytest.param(None, id="none", marks=NO_NOTEBOOKS)]
+
+
+@pytest.fixture(scope="module")
+def site() -> Path:
+    qb = quick_build()
+    if qb.vendor_error:
+        pytest.skip(f"cannot vendor the book's JavaScript (npm/registry unavailable): {qb.vendor_error}")
+    assert qb.render_error is None, qb.render_error
+    return qb.html
+
+
+def _page(site: Path, nb: Path) -> str:
+    qb = quick_build()
+    if qb.results[nb.name]["error"]:
+        pytest.fail(f"{nb.name} did not execute, so it has no page: {qb.results[nb.name]['error']}")
+    page = site / "notebooks" / f"{nb.stem}.html"
+    assert page.exists(), f"no page for {nb.name} in the built site"
+    return page.read_text(encoding="utf-8")
+
+
+@pytest.mark.book
+def test_landing_page_is_built(site):
+    text = (site / "intro.html").read_text(encoding="utf-8")
+    assert "Paper sections and notebooks" in text
+    assert (site / "index.html").exists()
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("nb", PARAMS)
+def test_every_notebook_has_a_page_with_figures(site, nb):
+    html = _page(site, nb)
+    imgs = [s for s in re.findall(r"<img\b[^>]*\bsrc=\"([^\"]+)\"", html) if "_static/" not in s]
+    embedded = html.count("data:image/png;base64") + html.count("<svg")
+    assert imgs or embedded, f"{nb.name}: the page has no figure"
+    for src in imgs:
+        if not src.startswith("data:"):
+            assert (site / "notebooks" / src).resolve().exists(), f"{nb.name}: missing image file {src}"
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("nb", PARAMS)
+def test_every_notebook_page_has_outputs(site, nb):
+    """With execute_notebooks: off an unexecuted notebook renders silently without outputs."""
+    html = _page(site, nb)
+    n_code = html.count('class="cell docutils container"') + html.count("cell_input")
+    n_out = len(re.findall(r'class="cell_output\b', html))
+    assert n_out > 0, f"{nb.name}: rendered without any output cell (was it executed?)"
+    assert n_code > 0
+
+
+@pytest.mark.book
+def test_no_page_loads_remote_scripts_or_styles(site):
+    offenders = {}
+    for page in site.rglob("*.html"):
+        ext = check_site.external_refs(page.read_text(encoding="utf-8", errors="replace"))
+        if ext:
+            offenders[str(page.relative_to(site))] = ext[:3]
+    assert not offenders, f"pages load remote resources: {offenders}"
+
+
+@pytest.mark.book
+def test_mathjax_require_and_widget_manager_are_served_locally(site):
+    for rel in ("vendor/mathjax/tex-mml-chtml.js", "vendor/requirejs/require.js",
+                "vendor/require-config.js", "vendor/html-manager/dist/embed-amd.js",
+                "vendor/mathjax/output/chtml/fonts/woff-v2"):
+        assert (site / rel).exists(), f"{rel} is not in the site"
+    intro = (site / "intro.html").read_text(encoding="utf-8")
+    assert re.search(r'<script[^>]+src="[^"]*vendor/mathjax/tex-mml-chtml\.js', intro)
+    for page in (site / "notebooks").glob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        if "application/vnd.jupyter.widget-state+json" in text:
+            assert re.search(r'<script[^>]+src="[^"]*vendor/requirejs/require\.js', text), page.name
+            assert re.search(r'<script[^>]+src="[^"]*vendor/html-manager/dist/embed-amd\.js', text), page.name
+
+
+@pytest.mark.book
+def test_site_renders_in_headless_chromium(site, tmp_path):
+    chromium = check_site.find_chromium()
+    if chromium is None:
+        pytest.skip("chromium is not installed (Debian: apt-get install -y chromium)")
+    results = check_site.check_site(site, tmp_path / "screenshots", chromium=chromium, jobs=2)
+    bad = {r.page: r.errors for r in results if not r.ok}
+    assert not bad, f"pages failing in Chromium: {bad}"
+    for r in results:
+        if r.has_math:
+            assert r.mjx_containers > 0
+
+
+# --------------------------------------------------------------------- build script units (fast)
+import build_book  # noqa: E402
+
+
+def test_toc_keeps_existing_notebooks_and_appends_unlisted_ones():
+    toc = {"format": "jb-book", "root": "intro", "parts": [
+        {"caption": "Paper", "chapters": [{"file": "notebooks/01_a"}, {"file": "notebooks/02_b"}]},
+        {"caption": "Own", "chapters": [{"file": "notebooks/11_c"}]}]}
+    new, dropped, extra = build_book.make_toc(toc, {"notebooks/02_b", "notebooks/00_x"})
+    assert [p["caption"] for p in new["parts"]] == ["Paper", "Additional notebooks"]
+    assert new["parts"][0]["chapters"] == [{"file": "notebooks/02_b"}]
+    assert dropped == ["notebooks/01_a", "notebooks/11_c"] and extra == ["notebooks/00_x"]
+    empty, _, _ = build_book.make_toc(toc, set())
+    assert "parts" not in empty
+
+
+def test_landing_page_links_to_missing_notebooks_become_text():
+    text = "see [04 Greedy CV](notebooks/04_greedy_cv.ipynb) and [03](notebooks/03_eig.ipynb)"
+    out = build_book._unlink_missing(text, {"notebooks/03_eig"})
+    assert out == "see 04 Greedy CV (not yet available) and [03](notebooks/03_eig.ipynb)"
+
+
+def test_parameters_are_parsed_like_papermill():
+    params = build_book.parse_parameters([["k_max", "10"], ["holdouts", "[0.1, 0.5]"], ["data", "mteb"]], quick=True)
+    assert params == {"quick": True, "k_max": 10, "holdouts": [0.1, 0.5], "data": "mteb"}
+    with pytest.raises(ValueError, match="identifier"):
+        build_book.parse_parameters([["not a name", "1"]], quick=False)
+
+
+def test_browser_check_flags_unrendered_math_and_remote_requests(tmp_path):
+    chromium = check_site.find_chromium()
+    if chromium is None:
+        pytest.skip("chromium is not installed (Debian: apt-get install -y chromium)")
+    site = tmp_path / "html"
+    site.mkdir()
+    (site / "index.html").write_text("<html><body>index</body></html>")
+    (site / "intro.html").write_text(
+        '<html><body><article class="bd-article"><span class="math notranslate">\\(x^2\\)</span>'
+        '<img src="https://example.invalid/fig.png"></article></body></html>')
+    (result,) = check_site.check_site(site, tmp_path / "shots", pages=["intro"], chromium=chromium,
+                                      screenshot=False, budget_ms=2000)
+    assert not result.ok
+    assert result.mjx_containers == 0 and any("MathJax" in e for e in result.errors)
+    assert result.remote_requests == ["https://example.invalid/fig.png"]

@@ -1,0 +1,142 @@
+"""Figure functions of benchsel_lib.plotting on small synthetic inputs."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+
+from benchsel_lib import plotting
+
+
+def _summary(methods=("entropy", "mi", "random"), holdouts=(0.1, 0.5), k_max=5) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = []
+    for m in methods:
+        for h in holdouts:
+            for k in range(1, k_max + 1):
+                rows.append(dict(method=m, holdout=h, k=k, r2_mean=1 - 1 / (k + 1), r2_sd=0.05,
+                                 residual_fraction_mean=0.5 ** k, residual_fraction_sd=0.01,
+                                 logdet_mean=-0.1 * k, logdet_sd=0.02, mi_mean=0.3 * k, mi_sd=rng.uniform(0, .1)))
+    return pd.DataFrame(rows)
+
+
+def _renders(fig: Figure) -> None:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    assert buf.getvalue()[:4] == b"\x89PNG"
+
+
+def test_eigenspectrum_draws_one_line_per_matrix_and_dashed_levels():
+    class Spec:  # Eigenspectrum-like
+        residual = np.array([0.3, 0.1, 0.02, 0.0])
+
+    fig = plotting.plot_eigenspectrum({"A": Spec(), "B": [0.5, 0.2, 0.05]})
+    (ax,) = fig.axes
+    assert ax.get_yscale() == "log"
+    dashed = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--"]
+    assert len(ax.get_lines()) == 2 + 3 and len(dashed) == 3
+    assert sorted(ln.get_ydata()[0] for ln in dashed) == pytest.approx([0.01, 0.05, 0.1])
+    _renders(fig)
+
+
+def test_eigenspectrum_rejects_empty_input():
+    with pytest.raises(ValueError, match="non-empty"):
+        plotting.plot_eigenspectrum({})
+
+
+def test_cv_curves_three_panels_solid_greedy_dashed_random():
+    df = _summary(methods=("entropy", "random"))
+    fig = plotting.plot_cv_curves(df, title="MTEB", methods=("entropy", "random"), holdouts=(0.1, 0.5))
+    assert len(fig.axes) == 3 and fig._suptitle.get_text() == "MTEB"
+    assert fig.axes[1].get_yscale() == "log"
+    for ax in fig.axes:
+        styles = [ln.get_linestyle() for ln in ax.get_lines()]
+        assert styles.count("-") == 2 and styles.count("--") == 2
+        assert len(ax.collections) == 4  # +-1 sd bands
+    _renders(fig)
+
+
+def test_cv_curves_variant_band_is_drawn_on_r2_panel():
+    df = _summary(methods=("entropy", "random"), holdouts=(0.1,))
+    variants = pd.DataFrame([dict(variant=v, holdout=0.1, k=k, r2_mean=0.5 + 0.1 * v) for v in range(3)
+                             for k in range(1, 6)])
+    plain = plotting.plot_cv_curves(df, holdouts=(0.1,))
+    fig = plotting.plot_cv_curves(df, holdouts=(0.1,), variants=variants)
+    assert len(fig.axes[0].collections) == len(plain.axes[0].collections) + 1
+
+
+def test_cv_curves_missing_column_is_named():
+    with pytest.raises(ValueError, match="r2_mean"):
+        plotting.plot_cv_curves(pd.DataFrame({"method": ["entropy"], "holdout": [0.1], "k": [1]}))
+
+
+def test_entropy_vs_mi_three_methods_three_panels():
+    fig = plotting.plot_entropy_vs_mi(_summary(), title="MMLU")
+    assert len(fig.axes) == 3
+    assert all(len(ax.get_lines()) == 3 for ax in fig.axes)
+    assert "MMLU" in fig._suptitle.get_text() and "10% holdout" in fig._suptitle.get_text()
+    random_lines = [ln for ln in fig.axes[0].get_lines() if ln.get_linestyle() == "--"]
+    assert len(random_lines) == 1
+    with pytest.raises(ValueError, match="holdout"):
+        plotting.plot_entropy_vs_mi(_summary(), holdout=0.9)
+
+
+def test_selection_stability_marks_mean_and_counts_top_folds():
+    rows = []
+    for fold in range(4):
+        order = ["a", "b", "c"] if fold < 3 else ["b", "a", "d"]
+        rows += [dict(benchmark=b, fold=fold, position=i + 1) for i, b in enumerate(order)]
+    pos = pd.DataFrame(rows)
+    fig = plotting.plot_selection_stability(pos, title="entropy", top=2)
+    (ax,) = fig.axes
+    assert ax.get_title() == "entropy"
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["a", "b"]  # only benchmarks in the top 2 of some fold, sorted by mean position
+    texts = sorted(t.get_text() for t in ax.texts)
+    assert texts == ["4/4", "4/4"]
+    _renders(fig)
+
+
+def test_normality_one_panel_per_matrix_with_reject_counts():
+    t1 = pd.DataFrame({"W": [0.8, 0.9, 0.97, np.nan], "reject": [True, True, False, False]})
+    t2 = pd.DataFrame({"W": [0.95, 0.99], "reject": [False, False]})
+    fig = plotting.plot_normality({"MTEB": t1, "Merged": t2})
+    assert len(fig.axes) == 2
+    assert fig.axes[0].get_title() == "MTEB: 2 of 3 reject"
+    assert fig.axes[1].get_title() == "Merged: 0 of 2 reject"
+
+
+def test_overlap_network_draws_edges_and_labels_large_ones():
+    nodes = pd.DataFrame({"label": ["Open LLM", "HELM", "Arena"], "n_models": [80, 40, 10]},
+                         index=["open_llm", "helm", "arena_hard"])
+    edges = pd.DataFrame({"source": ["open_llm", "open_llm", "helm"], "target": ["helm", "arena_hard", "arena_hard"],
+                          "shared": [25, 5, 0]})
+    fig = plotting.plot_overlap_network(nodes, edges, min_label=20)
+    (ax,) = fig.axes
+    assert len(ax.get_lines()) == 2  # zero-weight edge omitted
+    texts = [t.get_text() for t in ax.texts]
+    assert "25" in texts and "5" not in texts and "Open LLM" in texts and "80" in texts
+    with pytest.raises(ValueError, match="not in nodes"):
+        plotting.plot_overlap_network(nodes, pd.DataFrame({"source": ["x"], "target": ["helm"], "shared": [3]}))
+
+
+def test_reliability_panel_per_dataset_with_diagonal():
+    rows = [dict(dataset=d, method=m, k=k, nominal=q, coverage=q - 0.05, coverage_cal=q)
+            for d in ("MTEB", "Merged") for m in ("entropy", "mi") for k in (5, 10) for q in (0.5, 0.8, 0.9, 0.95)]
+    fig = plotting.plot_reliability(pd.DataFrame(rows))
+    assert len(fig.axes) == 2
+    assert len(fig.axes[0].get_lines()) == 1 + 4 + 4  # diagonal + 4 curves + 4 inflated curves
+
+
+def test_imputer_comparison_linestyle_per_imputer():
+    a = _summary(holdouts=(0.1,)).assign(imputer="gaussian")
+    b = _summary(holdouts=(0.1,)).assign(imputer="softimpute")
+    fig = plotting.plot_imputer_comparison(pd.concat([a, b]), title="MTEB")
+    (ax,) = fig.axes
+    assert len(ax.get_lines()) == 6
+    assert {ln.get_linestyle() for ln in ax.get_lines()} == {"-", "--"}
+    with pytest.raises(ValueError, match="imputer"):
+        plotting.plot_imputer_comparison(_summary())
