@@ -1,0 +1,692 @@
+"""Alternative imputers for the CV protocol (Appendix I BenchPress, Appendix J TabImpute; issue 6).
+
+Every imputer follows the ``Imputer`` protocol of :mod:`benchsel_lib.imputation`::
+
+    name: str
+    predict(train, query, *, cov=None) -> np.ndarray  # (v, N)
+
+``train`` (m, N) holds the training models' *standardized* scores (training
+means/stds, NaN for missing), ``query`` (v, N) the validation models with only
+their revealed (selected and observed) benchmarks, NaN elsewhere.  The return
+value holds a prediction for every entry in standardized space (observed query
+entries are passed through), so that :func:`benchsel_lib.cross_validate` scores
+every imputer with the same R^2 (Section 5.1).  Predicting 0 is predicting the
+training mean.
+
+Offline imputers (numpy only, deterministic, no weights):
+
+* :class:`SoftImpute` -- iterative (soft-thresholded) SVD completion of the
+  stacked ``[train; query]`` matrix (Mazumder, Hastie & Tibshirani 2010).
+* :class:`KNNImputer` -- nan-aware k-nearest-neighbour imputation among the
+  training models.
+* :class:`BenchPressBlend` -- the BenchPress recipe of Appendix I: ridge
+  regression on the most correlated observed benchmarks, blended 50/50 with a
+  rank-2 SVD completion.
+
+Optional backend: :class:`TabImputeV2Imputer` (Appendix J), which needs the
+``[tabimpute]`` extra (torch, tabimpute) and the ``tabimputev2.ckpt`` weights;
+it never downloads them.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "SoftImpute",
+    "KNNImputer",
+    "BenchPressBlend",
+    "TabImputeV2Imputer",
+    "MissingWeightsError",
+    "find_tabimpute_checkpoint",
+    "TABIMPUTE_REPO",
+    "TABIMPUTE_FILENAME",
+    "TABIMPUTE_ENV",
+]
+
+TABIMPUTE_REPO = "Tabimpute/TabImpute"
+TABIMPUTE_FILENAME = "tabimputev2.ckpt"
+TABIMPUTE_ENV = "BENCHSEL_TABIMPUTE_CKPT"
+
+
+# --------------------------------------------------------------------------- #
+# shared helpers
+# --------------------------------------------------------------------------- #
+def _check_train_query(train: Any, query: Any) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        tr = np.array(train, dtype=float)
+        qu = np.array(query, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("train and query must be numeric arrays") from None
+    if tr.ndim != 2:
+        raise ValueError(f"train must be 2-D (models x benchmarks), got shape {tr.shape}")
+    if qu.ndim == 1:
+        qu = qu[None, :]
+    if qu.ndim != 2:
+        raise ValueError(f"query must be 2-D (models x benchmarks), got shape {qu.shape}")
+    if tr.shape[0] < 1:
+        raise ValueError("train has no rows (training models)")
+    if tr.shape[1] == 0:
+        raise ValueError("train has no benchmark columns")
+    if qu.shape[1] != tr.shape[1]:
+        raise ValueError(f"query has {qu.shape[1]} columns but train has {tr.shape[1]}")
+    if np.isinf(tr).any() or np.isinf(qu).any():
+        raise ValueError("train/query contain infinite values (use NaN for missing)")
+    return tr, qu
+
+
+def _check_positive_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _pass_through(pred: np.ndarray, query: np.ndarray) -> np.ndarray:
+    obs = ~np.isnan(query)
+    pred = np.array(pred, dtype=float)
+    pred[obs] = query[obs]
+    return pred
+
+
+def _low_rank_fit(Y: np.ndarray, rank: int | None, shrinkage: float) -> np.ndarray:
+    """Rank-``rank`` SVD fit of ``Y`` with singular values soft-thresholded by ``shrinkage``.
+
+    Uses the eigendecomposition of the smaller Gram matrix (``Y^T Y`` or
+    ``Y Y^T``), O(R C min(R, C)), which is several times cheaper than a full SVD
+    for the tall, narrow score matrices used here.
+    """
+    tall = Y.shape[0] >= Y.shape[1]
+    G = Y.T @ Y if tall else Y @ Y.T
+    lam, vec = np.linalg.eigh(G)
+    lam, vec = lam[::-1], vec[:, ::-1]
+    sigma = np.sqrt(np.clip(lam, 0.0, None))
+    keep = sigma > 1e-12 * max(float(sigma[0]), 1e-300)
+    if rank is not None:
+        keep[rank:] = False
+    sigma, vec = sigma[keep], vec[:, keep]
+    factor = np.maximum(sigma - shrinkage, 0.0) / sigma if shrinkage > 0.0 else np.ones_like(sigma)
+    if tall:
+        return ((Y @ vec) * factor) @ vec.T
+    return vec @ ((vec.T @ Y) * factor[:, None])
+
+
+def _svd_complete(
+    Z: np.ndarray,
+    *,
+    rank: int | None,
+    shrinkage: float,
+    max_iter: int,
+    tol: float,
+    init: np.ndarray | None = None,
+) -> tuple[np.ndarray, int]:
+    """Iterative SVD completion of ``Z`` (NaN = missing); returns (low-rank fit, iterations).
+
+    Missing entries start at ``init`` (default 0, the training mean).
+    """
+    mask = ~np.isnan(Z)
+    filled = np.where(mask, Z, 0.0 if init is None else init)
+    fit = filled
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
+        new_fit = _low_rank_fit(filled, rank, shrinkage)
+        new_filled = np.where(mask, Z, new_fit)
+        delta = float(np.sum((new_filled - filled) ** 2))
+        denom = max(float(np.sum(filled**2)), 1e-300)
+        filled, fit = new_filled, new_fit
+        if delta / denom < tol:
+            break
+    return fit, n_iter
+
+
+_TRAIN_FIT_CACHE: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_TRAIN_FIT_CACHE_SIZE = 8
+
+# --------------------------------------------------------------------------- #
+# SoftImpute
+# --------------------------------------------------------------------------- #
+class SoftImpute:
+    """Rank-r iterative SVD / soft-impute completion (issue 6 offline imputer).
+
+    The training and query rows are stacked into one (m + v, N) matrix; missing
+    entries start at 0 (the training mean in standardized space) and are
+    replaced, until convergence, by the rank-``rank`` SVD fit of the current
+    filled matrix whose singular values are soft-thresholded by ``shrinkage``
+    (Mazumder, Hastie & Tibshirani 2010).  ``shrinkage=0`` is hard-impute
+    (iterative rank-r SVD); ``rank=None`` is pure nuclear-norm soft-impute.
+
+    Parameters
+    ----------
+    rank : int or None, default 3
+        Maximal rank of the fit.
+    shrinkage : float, default 1.0
+        Soft-threshold ``lambda`` subtracted from every singular value.  Some
+        shrinkage matters in CV: a query row reveals only k benchmarks, and a
+        pure rank-r fit with r >= k interpolates them and extrapolates wildly
+        (hard-impute, rank 3, gave R^2 ~ 0.2 on MMLU at k = 3-8 in a quick probe
+        on the mirrored matrices, rank 3 / shrinkage 1 gave 0.86-0.93).  The
+        defaults come from that small probe (random 5-subsets, 3 splits), not
+        from a tuned search; they are not fitted per fold.
+    max_iter : int, default 200
+        Maximal number of SVD iterations.
+    tol : float, default 1e-6
+        Stop when ``||Y_new - Y||_F^2 / ||Y||_F^2 < tol`` for the filled matrix.
+
+    Notes
+    -----
+    Deterministic (zero initialization; the SVD is taken through the
+    eigendecomposition of the smaller Gram matrix).  Complexity per iteration
+    O((m + v) N min(m + v, N)).
+    """
+
+    def __init__(self, rank: int | None = 3, *, shrinkage: float = 1.0, max_iter: int = 200, tol: float = 1e-6):
+        if rank is not None:
+            rank = _check_positive_int(rank, "rank")
+        shrinkage = float(shrinkage)
+        if not np.isfinite(shrinkage) or shrinkage < 0:
+            raise ValueError(f"shrinkage must be a non-negative number, got {shrinkage!r}")
+        if rank is None and shrinkage == 0.0:
+            raise ValueError("SoftImpute needs a rank or a positive shrinkage (otherwise it returns the data)")
+        self.rank = rank
+        self.shrinkage = shrinkage
+        self.max_iter = _check_positive_int(max_iter, "max_iter")
+        tol = float(tol)
+        if not tol > 0:
+            raise ValueError(f"tol must be positive, got {tol!r}")
+        self.tol = tol
+        self.name = f"softimpute(rank={rank}" + (f", shrinkage={shrinkage:g})" if shrinkage else ")")
+        self.n_iter_: int | None = None
+
+    def __repr__(self) -> str:
+        return f"SoftImpute(rank={self.rank}, shrinkage={self.shrinkage}, max_iter={self.max_iter}, tol={self.tol})"
+
+    def _train_fit(self, tr: np.ndarray) -> np.ndarray:
+        """Completion of the training rows alone (memoized on the exact training bytes)."""
+        key = (hashlib.sha1(np.ascontiguousarray(tr).tobytes()).hexdigest(), tr.shape,
+               self.rank, self.shrinkage, self.max_iter, self.tol)
+        hit = _TRAIN_FIT_CACHE.get(key)
+        if hit is not None:
+            _TRAIN_FIT_CACHE.move_to_end(key)
+            return hit
+        fit, _ = _svd_complete(tr, rank=self.rank, shrinkage=self.shrinkage, max_iter=self.max_iter, tol=self.tol)
+        fit.setflags(write=False)
+        _TRAIN_FIT_CACHE[key] = fit
+        while len(_TRAIN_FIT_CACHE) > _TRAIN_FIT_CACHE_SIZE:
+            _TRAIN_FIT_CACHE.popitem(last=False)
+        return fit
+
+    def predict(self, train: Any, query: Any, *, cov: Any = None) -> np.ndarray:
+        """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored.
+
+        Two stages, both deterministic functions of ``(train, query)``: the
+        training rows are completed alone (memoized, so the CV protocol pays
+        for it once per fold), then the stacked ``[train; query]`` iterations
+        start from that completion (query entries at 0) and run to ``tol``.
+        """
+        tr, qu = _check_train_query(train, query)
+        init = np.vstack([self._train_fit(tr), np.zeros_like(qu)])
+        Z = np.vstack([tr, qu])
+        fit, self.n_iter_ = _svd_complete(
+            Z, rank=self.rank, shrinkage=self.shrinkage, max_iter=self.max_iter, tol=self.tol, init=init
+        )
+        return _pass_through(fit[tr.shape[0]:], qu)
+
+
+# --------------------------------------------------------------------------- #
+# KNN
+# --------------------------------------------------------------------------- #
+class KNNImputer:
+    """Nan-aware k-nearest-neighbour imputation among the training models (issue 6).
+
+    For a query row with observed columns ``O``, the distance to a training row
+    uses the columns both have observed (nan-Euclidean distance, as in
+    scikit-learn): ``d = sqrt(|O| / c * sum_{common} (q_j - t_j)^2)`` with
+    ``c`` the number of common columns; rows with no common column are never
+    neighbours.  Each missing entry ``j`` is the (weighted) mean of column
+    ``j`` over the ``n_neighbors`` nearest training rows that observed ``j``.
+    When no neighbour exists (a query with nothing observed, or no donor), the
+    prediction is 0, i.e. the training mean.
+
+    Parameters
+    ----------
+    n_neighbors : int, default 10
+        Number of donors per entry.
+    weights : {"distance", "uniform"}, default "distance"
+        Weight donors by ``1 / max(d, 1e-6)`` or equally.
+
+    Notes
+    -----
+    Deterministic: ties in distance go to the lower training-row index (stable
+    sort).  Complexity O(v m N) for the distances plus O(N v m log m) for the
+    per-column neighbour search.
+    """
+
+    def __init__(self, n_neighbors: int = 10, *, weights: str = "distance"):
+        self.n_neighbors = _check_positive_int(n_neighbors, "n_neighbors")
+        if weights not in ("distance", "uniform"):
+            raise ValueError(f"unknown weights {weights!r}: use 'distance' or 'uniform'")
+        self.weights = weights
+        self.name = f"knn(k={self.n_neighbors})"
+
+    def __repr__(self) -> str:
+        return f"KNNImputer(n_neighbors={self.n_neighbors}, weights={self.weights!r})"
+
+    def predict(self, train: Any, query: Any, *, cov: Any = None) -> np.ndarray:
+        """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored."""
+        tr, qu = _check_train_query(train, query)
+        tm, qm = ~np.isnan(tr), ~np.isnan(qu)
+        tf, qf = np.where(tm, tr, 0.0), np.where(qm, qu, 0.0)
+        # squared differences over commonly observed columns, vectorized
+        sq = (qf**2) @ tm.T + qm.astype(float) @ (tf**2).T - 2.0 * qf @ tf.T
+        common = qm.astype(float) @ tm.T.astype(float)
+        n_obs = qm.sum(axis=1, keepdims=True).astype(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dist = np.sqrt(np.clip(sq, 0.0, None) * n_obs / common)
+        dist[common == 0] = np.inf
+        pred = np.zeros_like(qu)
+        k = self.n_neighbors
+        rows = np.arange(qu.shape[0])[:, None]
+        for j in range(qu.shape[1]):
+            dj = np.where(tm[:, j][None, :], dist, np.inf)
+            order = np.argsort(dj, axis=1, kind="stable")[:, :k]
+            dk = dj[rows, order]
+            valid = np.isfinite(dk)
+            if self.weights == "uniform":
+                w = valid.astype(float)
+            else:
+                w = np.where(valid, 1.0 / np.maximum(dk, 1e-6), 0.0)
+            vals = tf[order, j]
+            wsum = w.sum(axis=1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                pred[:, j] = np.where(wsum > 0, (w * vals).sum(axis=1) / wsum, 0.0)
+        return _pass_through(pred, qu)
+
+
+# --------------------------------------------------------------------------- #
+# BenchPress-style blend (Appendix I)
+# --------------------------------------------------------------------------- #
+def _pairwise_corr(X: np.ndarray, min_overlap: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pairwise correlation over co-observed rows (NaN where fewer than min_overlap)."""
+    mask = ~np.isnan(X)
+    Xf = np.where(mask, X, 0.0)
+    M = mask.astype(float)
+    cnt = M.T @ M
+    sx = Xf.T @ M  # sum of x_i over rows where j also observed
+    sxx = (Xf**2).T @ M
+    sxy = Xf.T @ Xf
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mx = sx / cnt
+        my = mx.T
+        cov = sxy / cnt - mx * my
+        vx = sxx / cnt - mx**2
+        vy = vx.T
+        corr = cov / np.sqrt(vx * vy)
+    corr[(cnt < max(min_overlap, 3)) | ~np.isfinite(corr)] = np.nan
+    return np.clip(corr, -1.0, 1.0), cnt
+
+
+class BenchPressBlend:
+    """BenchPress-style blend: ridge on the most correlated observed benchmarks + rank-2 SVD (Appendix I).
+
+    For each query row and each target benchmark ``j`` it is missing:
+
+    1. rank the query's observed benchmarks by ``|corr(j, .)|`` (the training
+       correlation ``cov`` when the CV protocol passes it, else pairwise
+       correlations over co-observed training models) and keep the top
+       ``n_predictors``;
+    2. fit a ridge regression (intercept, penalty ``ridge``) of column ``j``
+       on those predictors over the training models that observed all of them
+       and ``j``; while fewer than ``min_rows`` such models exist, drop the
+       weakest predictor;
+    3. predict 50/50 (``blend``) between the ridge prediction and a rank-2
+       iterative SVD completion (:class:`SoftImpute`) of ``[train; query]``;
+       where no ridge fit is possible, the SVD prediction alone is used.
+
+    **About logit space.**  BenchPress fits its ridge in logit space of raw
+    percentage scores.  The Imputer protocol hands over *standardized* scores,
+    whose bounds are unknown, so a logit cannot be taken honestly here: this
+    class fits the ridge in standardized space.  To reproduce BenchPress's
+    logit step, run the CV with the Appendix K transform
+    (``cross_validate(..., transform="logit", imputer=BenchPressBlend())``), so
+    that the standardized inputs already are logit scores.
+
+    Parameters
+    ----------
+    n_predictors : int, default 5
+        Most correlated observed benchmarks used per target.
+    ridge : float, default 1.0
+        Ridge penalty on the (standardized) coefficients.
+    rank : int, default 2
+        Rank of the SVD completion.
+    blend : float, default 0.5
+        Weight of the ridge prediction (1 - blend for the SVD).
+    min_rows : int, default 5
+        Least number of training models for a ridge fit.
+    min_overlap : int, default 5
+        Least number of co-observed training models for a pairwise correlation.
+
+    Notes
+    -----
+    Deterministic.  Fits are cached per (target, predictor set) within a call,
+    so rows sharing an observation pattern cost one fit.  Complexity
+    O(SVD completion + F m p^2) for F distinct fits with p <= n_predictors.
+    """
+
+    def __init__(
+        self,
+        *,
+        n_predictors: int = 5,
+        ridge: float = 1.0,
+        rank: int = 2,
+        blend: float = 0.5,
+        min_rows: int = 5,
+        min_overlap: int = 5,
+        max_iter: int = 200,
+        tol: float = 1e-6,
+    ):
+        self.n_predictors = _check_positive_int(n_predictors, "n_predictors")
+        ridge = float(ridge)
+        if not np.isfinite(ridge) or ridge < 0:
+            raise ValueError(f"ridge must be a non-negative number, got {ridge!r}")
+        self.ridge = ridge
+        blend = float(blend)
+        if not 0.0 <= blend <= 1.0:
+            raise ValueError(f"blend={blend} is out of range: it must be in [0, 1]")
+        self.blend = blend
+        self.min_rows = _check_positive_int(min_rows, "min_rows")
+        self.min_overlap = _check_positive_int(min_overlap, "min_overlap")
+        self._svd = SoftImpute(rank=rank, shrinkage=0.0, max_iter=max_iter, tol=tol)
+        self.rank = self._svd.rank
+        self.name = "benchpress-blend"
+
+    def __repr__(self) -> str:
+        return (
+            f"BenchPressBlend(n_predictors={self.n_predictors}, ridge={self.ridge}, rank={self.rank}, "
+            f"blend={self.blend}, min_rows={self.min_rows}, min_overlap={self.min_overlap})"
+        )
+
+    def _correlations(self, tr: np.ndarray, cov: Any) -> np.ndarray:
+        n = tr.shape[1]
+        if cov is not None:
+            c = np.asarray(cov, dtype=float)
+            if c.shape != (n, n) or not np.isfinite(c).all():
+                raise ValueError(f"cov must be a finite ({n}, {n}) matrix, got shape {c.shape}")
+            d = np.sqrt(np.clip(np.diag(c), 1e-300, None))
+            corr = c / d[:, None] / d[None, :]
+            _, cnt = _pairwise_corr(tr, self.min_overlap)
+            corr = np.where(cnt >= self.min_overlap, corr, np.nan)
+            return corr
+        corr, _ = _pairwise_corr(tr, self.min_overlap)
+        return corr
+
+    def _ridge_fit(self, tr: np.ndarray, tm: np.ndarray, j: int, preds: tuple[int, ...]):
+        cols = list(preds)
+        while cols:
+            rows = tm[:, j] & tm[:, cols].all(axis=1)
+            if rows.sum() >= self.min_rows:
+                A = tr[np.ix_(rows, cols)]
+                y = tr[rows, j]
+                a_mean, y_mean = A.mean(axis=0), y.mean()
+                Ac = A - a_mean
+                beta = np.linalg.solve(Ac.T @ Ac + self.ridge * np.eye(len(cols)), Ac.T @ (y - y_mean))
+                return cols, beta, a_mean, y_mean
+            cols = cols[:-1]
+        return None
+
+    def predict(self, train: Any, query: Any, *, cov: Any = None) -> np.ndarray:
+        """Predict every entry of ``query`` (v, N) in standardized space.
+
+        ``cov`` (optional): the training correlation used to rank predictors.
+        """
+        tr, qu = _check_train_query(train, query)
+        svd = self._svd.predict(tr, qu)
+        if self.blend == 0.0:
+            return svd
+        corr = self._correlations(tr, cov)
+        tm, qm = ~np.isnan(tr), ~np.isnan(qu)
+        pred = svd.copy()
+        cache: dict[tuple[int, tuple[int, ...]], Any] = {}
+        for i in range(qu.shape[0]):
+            obs = np.flatnonzero(qm[i])
+            if obs.size == 0:
+                continue
+            for j in np.flatnonzero(~qm[i]):
+                strength = np.abs(corr[j, obs])
+                ok = np.isfinite(strength)
+                if not ok.any():
+                    continue
+                cand, s = obs[ok], strength[ok]
+                top = cand[np.lexsort((cand, -s))][: self.n_predictors]
+                key = (int(j), tuple(int(t) for t in top))
+                if key not in cache:
+                    cache[key] = self._ridge_fit(tr, tm, int(j), key[1])
+                fit = cache[key]
+                if fit is None:
+                    continue
+                cols, beta, a_mean, y_mean = fit
+                ridge_pred = y_mean + (qu[i, cols] - a_mean) @ beta
+                pred[i, j] = self.blend * ridge_pred + (1.0 - self.blend) * svd[i, j]
+        return _pass_through(pred, qu)
+
+
+# --------------------------------------------------------------------------- #
+# TabImpute V2 (Appendix J), optional
+# --------------------------------------------------------------------------- #
+class MissingWeightsError(FileNotFoundError, ValueError):
+    """The TabImpute V2 checkpoint could not be found (it is never downloaded).
+
+    Subclasses both ``FileNotFoundError`` and ``ValueError``.
+    """
+
+
+def _hub_cache_dirs() -> list[Path]:
+    dirs: list[Path] = []
+    if os.environ.get("HF_HUB_CACHE"):
+        dirs.append(Path(os.environ["HF_HUB_CACHE"]))
+    if os.environ.get("HUGGINGFACE_HUB_CACHE"):
+        dirs.append(Path(os.environ["HUGGINGFACE_HUB_CACHE"]))
+    if os.environ.get("HF_HOME"):
+        dirs.append(Path(os.environ["HF_HOME"]) / "hub")
+    dirs.append(Path.home() / ".cache" / "huggingface" / "hub")
+    out: list[Path] = []
+    for d in dirs:
+        if d not in out:
+            out.append(d)
+    return out
+
+
+def _missing_weights_message(detail: str) -> str:
+    dirs = ", ".join(str(d / ("models--" + TABIMPUTE_REPO.replace("/", "--")) / "snapshots" / "*" / TABIMPUTE_FILENAME)
+                     for d in _hub_cache_dirs())
+    return (
+        f"TabImpute V2 weights not found: {detail}. The file needed is '{TABIMPUTE_FILENAME}' from the Hugging Face "
+        f"repository '{TABIMPUTE_REPO}' (benchsel never downloads it). Provide it in one of three ways: "
+        f"(1) TabImputeV2Imputer(checkpoint_path='/path/to/{TABIMPUTE_FILENAME}'); "
+        f"(2) export {TABIMPUTE_ENV}=/path/to/{TABIMPUTE_FILENAME}; "
+        f"(3) on a machine with network access run "
+        f"`huggingface-cli download {TABIMPUTE_REPO} {TABIMPUTE_FILENAME}` (or "
+        f"`python -c \"from huggingface_hub import hf_hub_download; hf_hub_download('{TABIMPUTE_REPO}', "
+        f"'{TABIMPUTE_FILENAME}')\"`) so that it lands in the hub cache (searched: {dirs})."
+    )
+
+
+def find_tabimpute_checkpoint(checkpoint_path: str | os.PathLike[str] | None = None) -> Path:
+    """Locate the TabImpute V2 checkpoint without downloading anything.
+
+    Search order: the explicit ``checkpoint_path``; the environment variable
+    ``BENCHSEL_TABIMPUTE_CKPT``; an existing Hugging Face hub cache entry
+    ``models--Tabimpute--TabImpute/snapshots/*/tabimputev2.ckpt`` under
+    ``$HF_HUB_CACHE``, ``$HF_HOME/hub`` or ``~/.cache/huggingface/hub`` (the
+    snapshot named by ``refs/main`` first, then the newest).
+
+    Returns
+    -------
+    pathlib.Path
+        Path to an existing file.
+
+    Raises
+    ------
+    MissingWeightsError
+        When the given path or variable points nowhere, or nothing is found;
+        the message names the file and how to provide it.
+    """
+    if checkpoint_path is not None:
+        p = Path(checkpoint_path).expanduser()
+        if not p.is_file():
+            raise MissingWeightsError(_missing_weights_message(f"checkpoint_path '{p}' is not a file"))
+        return p
+    env = os.environ.get(TABIMPUTE_ENV)
+    if env:
+        p = Path(env).expanduser()
+        if not p.is_file():
+            raise MissingWeightsError(_missing_weights_message(f"{TABIMPUTE_ENV}='{env}' is not a file"))
+        return p
+    repo_dir = "models--" + TABIMPUTE_REPO.replace("/", "--")
+    for cache in _hub_cache_dirs():
+        root = cache / repo_dir
+        if not root.is_dir():
+            continue
+        ref = root / "refs" / "main"
+        if ref.is_file():
+            p = root / "snapshots" / ref.read_text().strip() / TABIMPUTE_FILENAME
+            if p.is_file():
+                return p
+        found = sorted((root / "snapshots").glob(f"*/{TABIMPUTE_FILENAME}"), key=lambda q: (-q.stat().st_mtime, str(q)))
+        found = [q for q in found if q.is_file()]
+        if found:
+            return found[0]
+    raise MissingWeightsError(_missing_weights_message("no checkpoint path given, $" + TABIMPUTE_ENV
+                                                       + " unset, and no hub cache entry"))
+
+
+class TabImputeV2Imputer:
+    """Zero-shot TabImpute V2 as an imputation backend (Appendix J; optional ``[tabimpute]`` extra).
+
+    For each batch of query rows, the matrix ``[context; batch]`` is passed to
+    ``tabimpute.tabimpute_v2.TabImputeV2.impute`` and the batch rows' imputed
+    values are returned (standardized space in, standardized space out;
+    TabImpute re-normalizes columns internally and undoes it).  ``context`` is
+    the training rows with all observed entries, subsampled without
+    replacement to ``max_context_rows`` rows (seeded) when there are more --
+    Appendix J uses 3,800 context rows and batches of 200 test models for
+    MMLU; smaller matrices use every training row.
+
+    Parameters
+    ----------
+    checkpoint_path : str or PathLike, optional
+        Weights file; otherwise ``$BENCHSEL_TABIMPUTE_CKPT`` or the hub cache
+        (see :func:`find_tabimpute_checkpoint`).  Never downloaded.
+    device : str, optional
+        ``"cuda"`` when available, else ``"cpu"``.
+    max_context_rows : int, default 3800
+        Context subsample size.
+    batch_size : int, default 200
+        Query rows imputed together (rows of one batch see each other as context;
+        ``batch_size=1`` imputes each model alone).
+    seed : int, default 0
+        Seed of the context subsample.
+
+    Raises
+    ------
+    MissingWeightsError
+        At construction when no checkpoint can be found.
+    ImportError
+        At the first ``predict`` when torch / tabimpute are not installed.
+    ValueError
+        When the checkpoint does not contain the V2 weights (TabImpute loads
+        with ``strict=False``, which would silently leave random weights; this
+        adapter refuses that).
+
+    Notes
+    -----
+    Cost: one transformer pass per batch over a (context + batch) x N matrix,
+    attention O((R + N) R N) per layer for R rows.
+    """
+
+    def __init__(
+        self,
+        checkpoint_path: str | os.PathLike[str] | None = None,
+        *,
+        device: str | None = None,
+        max_context_rows: int = 3800,
+        batch_size: int = 200,
+        seed: int = 0,
+    ):
+        self.checkpoint_path = find_tabimpute_checkpoint(checkpoint_path)
+        self.device = device
+        self.max_context_rows = _check_positive_int(max_context_rows, "max_context_rows")
+        self.batch_size = _check_positive_int(batch_size, "batch_size")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise ValueError(f"seed must be an integer, got {seed!r}")
+        self.seed = int(seed)
+        self.name = "tabimpute-v2"
+        self._model: Any = None
+
+    def __repr__(self) -> str:
+        return (
+            f"TabImputeV2Imputer(checkpoint_path='{self.checkpoint_path}', device={self.device!r}, "
+            f"max_context_rows={self.max_context_rows}, batch_size={self.batch_size}, seed={self.seed})"
+        )
+
+    def _load(self) -> Any:
+        if self._model is not None:
+            return self._model
+        try:
+            import torch
+            from tabimpute.tabimpute_v2 import TabImputeV2
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "TabImputeV2Imputer needs the optional dependencies torch and tabimpute: "
+                "pip install 'benchsel[tabimpute]' (torch==2.13.0, tabimpute==0.0.4)"
+            ) from exc
+        device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+        try:
+            ckpt = torch.load(str(self.checkpoint_path), map_location="cpu", weights_only=True, mmap=True)
+        except Exception:  # older, non-zip checkpoint formats cannot be memory-mapped
+            ckpt = torch.load(str(self.checkpoint_path), map_location="cpu", weights_only=True)
+        if not isinstance(ckpt, dict) or not isinstance(ckpt.get("model"), dict):
+            raise ValueError(
+                f"{self.checkpoint_path} is not a TabImpute V2 checkpoint: expected a dict with a 'model' state dict"
+            )
+        model = TabImputeV2(device=device, checkpoint_path=str(self.checkpoint_path))
+        expected = model.model.state_dict()
+        missing = [k for k in expected if k not in ckpt["model"]]
+        bad_shape = [k for k in expected if k in ckpt["model"] and tuple(ckpt["model"][k].shape) != tuple(expected[k].shape)]
+        if missing or bad_shape:
+            raise ValueError(
+                f"{self.checkpoint_path} does not hold the TabImpute V2 weights: {len(missing)} of {len(expected)} "
+                f"parameters missing, {len(bad_shape)} with the wrong shape (e.g. {(missing + bad_shape)[:3]}); "
+                "refusing to run with random weights"
+            )
+        del ckpt
+        self.device = device
+        self._model = model
+        return model
+
+    def context_rows(self, n_train: int) -> np.ndarray:
+        """Indices of the training rows used as context (sorted; seeded subsample when too many)."""
+        if n_train <= self.max_context_rows:
+            return np.arange(n_train)
+        rng = np.random.default_rng(self.seed)
+        return np.sort(rng.choice(n_train, size=self.max_context_rows, replace=False))
+
+    def predict(self, train: Any, query: Any, *, cov: Any = None) -> np.ndarray:
+        """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored."""
+        tr, qu = _check_train_query(train, query)
+        model = self._load()
+        context = tr[self.context_rows(tr.shape[0])]
+        out = np.empty_like(qu)
+        c = context.shape[0]
+        for start in range(0, qu.shape[0], self.batch_size):
+            batch = qu[start:start + self.batch_size]
+            stacked = np.ascontiguousarray(np.vstack([context, batch]), dtype=np.float64)
+            imputed = np.asarray(model.impute(stacked.copy()), dtype=float)
+            out[start:start + batch.shape[0]] = imputed[c:]
+        if not np.isfinite(out).all():
+            raise ValueError("TabImpute returned non-finite predictions")
+        return _pass_through(out, qu)
+
