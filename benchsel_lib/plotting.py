@@ -605,3 +605,303 @@ def plot_imputer_comparison(
     if len(groups) > 1:
         fig.suptitle(title)
     return fig
+
+
+# ---------------------------------------------------------------------------- notebooks 02 and 03
+def plot_em_convergence(
+    results: Mapping[str, Any],
+    *,
+    tol: float | None = 1e-6,
+    title: str = "EM convergence (Appendix G)",
+) -> Figure:
+    """EM convergence traces: relative change and observed log-likelihood vs iteration.
+
+    Parameters
+    ----------
+    results : mapping name -> EMResult
+        Fits from :func:`benchsel_lib.estimation.em_covariance` (anything with
+        ``rel_change`` and ``loglik`` arrays, and optionally ``completed`` for
+        the number of models).
+    tol : float or None, default 1e-6
+        Convergence tolerance drawn as a dashed line on the left panel.
+    title : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two axes: ``||Sigma^{t+1} - Sigma^t||_F / ||Sigma^t||_F`` (log scale)
+        and the gap of the observed-data log-likelihood per model to its final
+        (largest) value, ``(max_t l_t - l_t) / M`` (log scale), one line per fit.
+
+    Notes
+    -----
+    O(total iterations).
+    """
+    if not isinstance(results, Mapping) or not results:
+        raise ValueError("results must be a non-empty mapping name -> EMResult")
+    fig = Figure(figsize=(11, 4), layout="constrained")
+    ax_c, ax_l = fig.subplots(1, 2)
+    for i, (name, res) in enumerate(results.items()):
+        rel = np.asarray(getattr(res, "rel_change", None) if res is not None else None, dtype=float).ravel()
+        ll = np.asarray(getattr(res, "loglik", None) if res is not None else None, dtype=float).ravel()
+        if rel.size == 0 or ll.size == 0:
+            raise ValueError(f"results[{name!r}] has no rel_change / loglik trace")
+        completed = getattr(res, "completed", None)
+        m = completed.shape[0] if completed is not None else 1
+        it = np.arange(1, rel.size + 1)
+        ax_c.plot(it, np.where(rel > 0, rel, np.nan), color=f"C{i}", label=f"{name} ({rel.size} it.)")
+        gap = (np.max(ll) - ll) / m
+        ax_l.plot(np.arange(1, ll.size + 1), np.where(gap > 0, gap, np.nan), color=f"C{i}", label=str(name))
+    if tol is not None:
+        ax_c.axhline(tol, color="black", linestyle="--", linewidth=0.8, label=f"tol = {tol:g}")
+    ax_c.set_yscale("log")
+    ax_c.set_xlabel("EM iteration")
+    ax_c.set_ylabel(r"$\|\Sigma^{(t+1)}-\Sigma^{(t)}\|_F / \|\Sigma^{(t)}\|_F$")
+    ax_c.set_title("Relative change of the covariance")
+    ax_l.set_yscale("log")
+    ax_l.set_xlabel("EM iteration")
+    ax_l.set_ylabel(r"$(\max_t \ell_t - \ell_t)\,/\,M$")
+    ax_l.set_title("Observed-data log-likelihood: gap to its final value")
+    for ax in (ax_c, ax_l):
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    return fig
+
+
+def plot_eigenvalues(
+    spectra: Mapping[str, Any],
+    *,
+    title: str = "Eigenvalues of the estimated covariance",
+    ylabel: str = r"eigenvalue $\lambda_j$",
+) -> Figure:
+    """Eigenvalues (descending, log scale) of several covariance estimates.
+
+    Parameters
+    ----------
+    spectra : mapping name -> array_like or Eigenspectrum
+        Eigenvalues per estimate (an object with ``eigenvalues`` is accepted).
+        Non-positive values cannot be drawn on a log axis and are left out.
+    title, ylabel : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes, one line per estimate.
+
+    Notes
+    -----
+    O(sum N log N) (sorting).
+    """
+    if not isinstance(spectra, Mapping) or not spectra:
+        raise ValueError("spectra must be a non-empty mapping name -> eigenvalues")
+    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    ax = fig.add_subplot()
+    for i, (name, lam) in enumerate(spectra.items()):
+        v = np.sort(np.asarray(getattr(lam, "eigenvalues", lam), dtype=float).ravel())[::-1]
+        if v.size == 0:
+            raise ValueError(f"spectra[{name!r}] is empty")
+        ax.plot(np.arange(1, v.size + 1), np.where(v > 0, v, np.nan), marker="o", markersize=2.5,
+                color=f"C{i}", label=str(name))
+    ax.set_yscale("log")
+    ax.set_xlabel("index $j$")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_em_recovery(
+    df: pd.DataFrame,
+    *,
+    title: str = "Synthetic recovery: EM vs pairwise",
+) -> Figure:
+    """Error of the correlation and mean estimates vs the missing fraction.
+
+    Parameters
+    ----------
+    df : DataFrame
+        :func:`benchsel_lib.estimation.em_recovery_study` output (columns
+        ``missing_fraction, estimator, corr_error, mean_error``); replicates are
+        averaged and their range shaded.
+    title : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two axes: relative Frobenius error of the correlation matrix and RMS
+        error of the mean, one line per estimator.
+
+    Notes
+    -----
+    O(rows).
+    """
+    df = _require_columns(df, ["missing_fraction", "estimator", "corr_error", "mean_error"], "df")
+    fig = Figure(figsize=(11, 4), layout="constrained")
+    axes = fig.subplots(1, 2)
+    panels = [("corr_error", r"$\|\hat R - R\|_F / \|R\|_F$", "Correlation error"),
+              ("mean_error", r"RMS error of $\hat\mu$", "Mean error")]
+    styles = {"em": ("#1f77b4", "-", "EM (Appendix G)"), "pairwise": ("#7f7f7f", "--", "pairwise / observed mean")}
+    for est, g in df.groupby("estimator", sort=True):
+        color, ls, label = styles.get(est, (None, "-", str(est)))
+        agg = g.groupby("missing_fraction")[["corr_error", "mean_error"]].agg(["mean", "min", "max"])
+        x = 100 * agg.index.to_numpy(dtype=float)
+        for ax, (col, ylabel, ttl) in zip(axes, panels):
+            ax.plot(x, agg[(col, "mean")], color=color, linestyle=ls, marker="o", markersize=3, label=label)
+            ax.fill_between(x, agg[(col, "min")], agg[(col, "max")], color=color, alpha=0.15, linewidth=0)
+            ax.set_xlabel("missing entries (%)")
+            ax.set_ylabel(ylabel)
+            ax.set_title(ttl)
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    return fig
+
+
+def plot_spectral_comparison(
+    tables: Mapping[str, pd.DataFrame],
+    *,
+    title: str = "Pivoted-Cholesky residual vs eigenvalue tail (Lemma 1)",
+) -> Figure:
+    """Greedy-entropy (pivoted-Cholesky) residual trace beside the eigenvalue tail.
+
+    Parameters
+    ----------
+    tables : mapping name -> DataFrame
+        :func:`benchsel_lib.diagnostics.spectral_comparison` output per matrix
+        (columns ``k, eigen_tail_fraction, cholesky_residual_fraction``).
+    title : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One axes per matrix (log scale): the residual variance fraction left by
+        the first ``k`` greedy-entropy picks (solid) and the eigenvalue tail
+        ``sum_{j>k} lambda_j / tr`` (dashed), which lower-bounds it.
+
+    Notes
+    -----
+    O(total rows).
+    """
+    if not isinstance(tables, Mapping) or not tables:
+        raise ValueError("tables must be a non-empty mapping name -> spectral_comparison DataFrame")
+    n = len(tables)
+    fig = Figure(figsize=(3.6 * n + 0.5, 3.8), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, n, sharey=True))
+    for ax, (name, t) in zip(axes, tables.items()):
+        _require_columns(t, ["k", "eigen_tail_fraction", "cholesky_residual_fraction"], f"tables[{name!r}]")
+        k = t["k"].to_numpy(dtype=float)
+        ch = t["cholesky_residual_fraction"].to_numpy(dtype=float)
+        tail = t["eigen_tail_fraction"].to_numpy(dtype=float)
+        ax.plot(k, np.where(ch > 0, ch, np.nan), color="#1f77b4", marker="o", markersize=2.5,
+                label="greedy entropy (pivoted Cholesky)")
+        ax.plot(k, np.where(tail > 0, tail, np.nan), color="black", linestyle="--", label="eigenvalue tail")
+        ax.set_yscale("log")
+        ax.set_xlabel("number of selected benchmarks $k$")
+        ax.set_title(str(name))
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("residual variance fraction")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(title)
+    return fig
+
+
+__all__ += ["plot_em_convergence", "plot_eigenvalues", "plot_em_recovery", "plot_spectral_comparison"]
+
+
+# ---------------------------------------------------------------------------- bands and per-fold views (issue 7)
+def add_variant_band(
+    fig: Figure,
+    variants: pd.DataFrame,
+    *,
+    holdout: float | None = 0.1,
+    label: str = "entropy: range over tie-break rules",
+    color: str = "#1f77b4",
+) -> Figure:
+    """Shade the min-max range of tie-break / first-pick variants on a figure's first (R^2) axes.
+
+    Parameters
+    ----------
+    fig : Figure
+        E.g. from :func:`plot_entropy_vs_mi`; the band goes on ``fig.axes[0]``.
+    variants : DataFrame
+        ``k`` and ``r2_mean`` (or ``r2``), optionally ``holdout`` (e.g.
+        :func:`benchsel_lib.evaluation.tie_break_band` output).
+    holdout : float or None
+        Rows of this holdout only (ignored when ``variants`` has no ``holdout``).
+    label, color : str
+
+    Returns
+    -------
+    Figure
+        The same figure (hatched band added). O(rows).
+    """
+    if not fig.axes:
+        raise ValueError("fig has no axes")
+    band = _variant_band(variants)
+    if holdout is not None and "holdout" in band.columns:
+        band = band[np.isclose(band["holdout"].astype(float), float(holdout))]
+    if band.empty:
+        raise ValueError(f"variants has no rows for holdout {holdout}")
+    band = band.sort_values("k")
+    ax = fig.axes[0]
+    ax.fill_between(band["k"], band["min"], band["max"], facecolor="none", hatch="///", edgecolor=color,
+                    linewidth=0.0, alpha=0.7, label=label)
+    ax.legend(fontsize=7, loc="lower right")
+    return fig
+
+
+def plot_fold_curves(
+    cv_df: pd.DataFrame,
+    *,
+    method: str = "mi",
+    holdout: float = 0.1,
+    metric: str = "r2",
+    title: str = "",
+    highlight: int | None = None,
+) -> Figure:
+    """Per-fold curves of a CV metric vs k (issue 7.2: a collapsing fold stays visible).
+
+    Parameters
+    ----------
+    cv_df : DataFrame
+        :func:`benchsel_lib.evaluation.cross_validate` output (one row per fold and k).
+    method : str
+    holdout : float
+    metric : str, default "r2"
+    title : str
+    highlight : int, optional
+        Fold drawn in red (default: the fold with the lowest ``metric`` at the largest ``k``).
+
+    Returns
+    -------
+    Figure
+        One thin line per fold, the across-fold mean in black. O(rows).
+    """
+    df = _require_columns(cv_df, ["method", "holdout", "fold", "k", metric], "cv_df")
+    df = df[(df["method"] == method) & np.isclose(df["holdout"].astype(float), float(holdout))]
+    if df.empty:
+        raise ValueError(f"cv_df has no rows for method={method!r}, holdout={holdout}")
+    if highlight is None:
+        last = df[df["k"] == df["k"].max()]
+        highlight = int(last.loc[last[metric].idxmin(), "fold"])
+    fig = Figure(figsize=(7, 4), layout="constrained")
+    ax = fig.add_subplot()
+    for f, g in df.groupby("fold", sort=True):
+        g = g.sort_values("k")
+        hi = int(f) == int(highlight)
+        ax.plot(g["k"], g[metric], color="red" if hi else "gray", linewidth=2.0 if hi else 0.8,
+                alpha=1.0 if hi else 0.6, label=f"fold {int(f)}" if hi else None)
+    mean = df.groupby("k")[metric].mean()
+    ax.plot(mean.index, mean.to_numpy(), color="black", linewidth=2.0, label="mean over folds")
+    ax.set_xlabel("number of selected benchmarks $k$")
+    ax.set_ylabel("imputation $R^2$" if metric == "r2" else metric)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(title or f"{METHOD_LABELS.get(method, method)}: per-fold {metric} ({_fmt_holdout(holdout)})")
+    return fig
+
+
+__all__ += ["add_variant_band", "plot_fold_curves"]

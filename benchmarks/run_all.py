@@ -1,0 +1,48 @@
+"""Run every speed benchmark in sequence and print its output.
+
+Runs ``bench_em.py`` (EM speed vs a plain reference EM), ``bench_select.py``
+(greedy selection speed) and ``bench_cv.py`` (the paper's full CV grid), each
+in its own Python process, streaming their output. Extra arguments after
+``--`` are passed to ``bench_cv.py``. Exit status is non-zero if any
+benchmark failed (the others still run).
+
+Usage::
+
+    python benchmarks/run_all.py [-- --n-jobs 2]
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = ("bench_em.py", "bench_select.py", "bench_cv.py")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cv_args = argv[argv.index("--") + 1:] if "--" in argv else []
+    failed = []
+    for script in SCRIPTS:
+        path = os.path.join(HERE, script)
+        print(f"===== {script} =====", flush=True)
+        if not os.path.exists(path):
+            print(f"(missing: {path})", flush=True)
+            failed.append(script)
+            continue
+        t0 = time.perf_counter()
+        cmd = [sys.executable, path] + (cv_args if script == "bench_cv.py" else [])
+        rc = subprocess.call(cmd, cwd=os.path.dirname(HERE))
+        print(f"===== {script}: exit {rc}, {time.perf_counter() - t0:.1f} s =====\n", flush=True)
+        if rc != 0:
+            failed.append(script)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

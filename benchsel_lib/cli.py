@@ -1,0 +1,705 @@
+"""The ``benchsel`` command: select benchmarks, predict a new model's scores, cross-validate.
+
+Subcommands (``benchsel <command> --help`` shows examples for each):
+
+* ``benchsel datasets`` -- the built-in matrices with shape and observed fraction;
+* ``benchsel select`` -- greedy entropy / MI / random selection (Algorithms 1-2)
+  with mandatory benchmarks (Section 6, "Safety and fairness coverage"), a
+  cost budget (Krause-Guestrin modified greedy, Appendix B) and the
+  model-selection dual ``--axis models`` (Section 6, "Future work");
+* ``benchsel predict`` -- Gaussian conditional prediction of the benchmarks a
+  new model has not run (Eqs. cond-mean / cond-var) with central intervals in
+  the original units (:mod:`benchsel_lib.predict`);
+* ``benchsel cv`` -- the paper's cross-validation protocol (Section 5.1).
+
+Every subcommand accepts ``--format table|csv|json``. Bad input (unknown
+dataset or benchmark, malformed values, missing files, out-of-range options)
+ends with exit status 2 and one line ``benchsel: error: ...`` on stderr, never a
+traceback. Long work (``cv``) shows a progress bar on stderr only when stderr
+is a terminal.
+
+``main(argv)`` returns the exit status, so the command can be driven from
+Python and tests; ``python -m benchsel_lib.cli`` works like the console script.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+import numpy as np
+
+__all__ = ["main", "build_parser", "DEFAULT_MIN_OBSERVED"]
+
+#: ``benchsel select`` ignores candidates observed for fewer models than this
+#: (capped at the number of models) unless ``--min-observed`` says otherwise
+#: (issue 7, section 2: a benchmark run by 2 models has a noise correlation).
+DEFAULT_MIN_OBSERVED: int = 5
+
+_OBJECTIVES = ("entropy", "mi", "random")
+_FORMATS = ("table", "csv", "json")
+
+
+class UsageError(ValueError):
+    """Bad command-line input (reported as one line, exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """ArgumentParser whose errors become :class:`UsageError` (one line, no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:  # noqa: D102
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+# ----------------------------------------------------------------- parsing
+_MAIN_EPILOG = """\
+examples:
+  benchsel datasets
+  benchsel select --data mteb -k 5 --objective mi
+  benchsel predict --data mteb --scores "ArguAna=0.552,SciFact=0.701"
+  benchsel cv --data mteb --methods entropy,mi,random --k-max 15 --folds 10
+
+Each command takes --format table|csv|json; see 'benchsel <command> --help'.
+Data: the built-in matrices (mteb, merged, mmlu, benchpress) or your own CSV
+(first column model names, header row benchmark names, empty/NA for missing).
+"""
+
+_DATASETS_EPILOG = """\
+examples:
+  benchsel datasets
+  benchsel datasets --format json
+"""
+
+_SELECT_EPILOG = """\
+examples:
+  benchsel select --data mteb -k 5
+  benchsel select --data merged -k 8 --objective mi --min-observed 10
+  benchsel select --data mteb -k 5 --require SciFact --require "STS12"
+  benchsel select --data mteb --costs costs.csv --budget 10
+  benchsel select --data my_scores.csv -k 3 --format csv
+  benchsel select --data mteb -k 5 --axis models      # reference models
+
+Columns: gain = the objective's marginal gain of the step (entropy: 1/2 log of
+the residual variance; MI: Eq. mi-gain), residual_fraction = tr(residual
+covariance) / tr(covariance) after the step, logdet = log det of the selected
+block, mi = I(X_A; X_rest). The correlation is estimated on the whole matrix
+(--estimator auto: pairwise when fully observed, else EM, Appendix G).
+
+--costs is a CSV with columns benchmark,cost (header row); benchmarks missing
+from it take --default-cost (an error when that is not given). With --budget
+the Krause-Guestrin modified greedy runs (cost-effective greedy vs best single
+benchmark, Appendix B) and the output says which strategy won; -k then caps the
+number of picks (default: no cap).
+"""
+
+_PREDICT_EPILOG = """\
+examples:
+  benchsel predict --data mteb --scores "ArguAna=0.552,SciFact=0.701"
+  benchsel predict --data mteb --scores "ArguAna=0.552" --level 0.8 --format csv
+  benchsel predict --data benchpress --scores "GPQA Diamond=71" --transform logit
+  benchsel predict --data mteb --scores-file new_model.csv
+
+--scores-file takes either a two-column CSV "benchmark,score" (one new model)
+or a CSV like the data (first column model name, header = benchmark names,
+one row per new model, empty cells = not run).
+
+The prediction is the Gaussian conditional mean given the scores you supply,
+in the benchmark's original units; [lower, upper] is the central --level
+interval of the conditional distribution (Eq. cond-var, ridge 1e-2), mapped
+through the inverse logit with --transform logit. Given values must be finite
+and within the training range widened by 10 (floored) standard deviations.
+"""
+
+_CV_EPILOG = """\
+examples:
+  benchsel cv --data mteb --methods entropy,mi,random --k-max 15 --folds 10 --seed 42
+  benchsel cv --data merged --holdouts 0.1,0.5 --k-max 10 --out results.csv
+  benchsel cv --data my_scores.csv --folds 5 --k-max 5 --format json
+
+Prints mean and sd of R^2 (standardized space, Section 5.1) per method,
+holdout and k; --out writes the full per-fold table (one row per method,
+holdout, fold and k; .json for JSON, anything else CSV).
+"""
+
+
+def _int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
+    return value
+
+
+def _float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
+    return value
+
+
+def _common(fmt: bool = True) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    if fmt:
+        p.add_argument("--format", choices=_FORMATS, default="table", help="output format (default: table)")
+    p.add_argument("--data-dir", default=None, help="directory with the data files (default: BENCHSEL_DATA_DIR, data/, ../shared/data)")
+    return p
+
+
+def _data_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--data", required=True, metavar="NAME|PATH.csv", help="built-in matrix (mteb, merged, mmlu, benchpress) or a CSV file")
+    p.add_argument("--estimator", choices=("auto", "pairwise", "em"), default="auto", help="correlation estimator (default: auto)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``benchsel`` argument parser (subcommands datasets, select, predict, cv)."""
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(
+        prog="benchsel",
+        description="Pick the few benchmarks worth running, and predict the rest (submodular benchmark selection).",
+        epilog=_MAIN_EPILOG,
+        formatter_class=fmt,
+    )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"benchsel {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="command", parser_class=_Parser)
+
+    p = sub.add_parser("datasets", parents=[_common()], help="list the built-in score matrices",
+                       description="List the built-in score matrices with their shape and observed fraction.",
+                       epilog=_DATASETS_EPILOG, formatter_class=fmt)
+    p.set_defaults(func=_cmd_datasets)
+
+    p = sub.add_parser("select", parents=[_common()], help="select benchmarks (or reference models) greedily",
+                       description="Greedy benchmark selection: entropy (pivoted Cholesky, Algorithm 1), "
+                       "mutual information (Algorithm 2) or random, with mandatory benchmarks and cost budgets.",
+                       epilog=_SELECT_EPILOG, formatter_class=fmt)
+    _data_args(p)
+    p.add_argument("-k", type=_int, default=None, help="number of benchmarks to select (required unless --budget)")
+    p.add_argument("--objective", choices=_OBJECTIVES, default="entropy", help="selection objective (default: entropy)")
+    p.add_argument("--require", action="extend", nargs="+", default=[], metavar="NAME",
+                   help="mandatory benchmark(s), selected first (repeatable)")
+    p.add_argument("--costs", default=None, metavar="COSTS.csv", help="per-benchmark costs (CSV: benchmark,cost)")
+    p.add_argument("--default-cost", type=_float, default=None, metavar="C", help="cost of benchmarks missing from --costs")
+    p.add_argument("--budget", type=_float, default=None, metavar="B", help="total cost budget (modified greedy)")
+    p.add_argument("--seed", type=int, default=0, help="seed for --objective random (default: 0)")
+    p.add_argument("--min-observed", type=int, default=None, metavar="N",
+                   help=f"skip candidates observed for fewer than N models (default: min({DEFAULT_MIN_OBSERVED}, #models); 0 = keep all)")
+    p.add_argument("--axis", choices=("benchmarks", "models"), default="benchmarks",
+                   help="'models' selects reference models instead (the transposed matrix)")
+    p.set_defaults(func=_cmd_select)
+
+    p = sub.add_parser("predict", parents=[_common()], help="predict a new model's other scores with intervals",
+                       description="Predict the benchmarks a new model has not run from the ones it has, with "
+                       "central intervals from the Gaussian conditional distribution, in the original units.",
+                       epilog=_PREDICT_EPILOG, formatter_class=fmt)
+    _data_args(p)
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--scores", action="append", metavar='"BENCH=VALUE,..."', help="the new model's scores")
+    g.add_argument("--scores-file", metavar="FILE.csv", help="CSV with the new model's scores (see below)")
+    p.add_argument("--level", type=_float, default=0.9, help="interval coverage in (0, 1) (default: 0.9)")
+    p.add_argument("--transform", choices=("none", "logit"), default="none", help="fit in logit space (Appendix K)")
+    p.add_argument("--axis", choices=("benchmarks", "models"), default="benchmarks",
+                   help="'models': give a new benchmark's scores on some models, predict the other models")
+    p.set_defaults(func=_cmd_predict)
+
+    p = sub.add_parser("cv", parents=[_common()], help="cross-validate selection + imputation (Section 5.1)",
+                       description="The paper's 10-fold cross-validation protocol: R^2 of Gaussian imputation "
+                       "from the selected benchmarks, per method, holdout fraction and k.",
+                       epilog=_CV_EPILOG, formatter_class=fmt)
+    _data_args(p)
+    p.add_argument("--methods", default="entropy,mi,random", help="comma-separated objectives (default: entropy,mi,random)")
+    p.add_argument("--holdouts", default="0.1", help="comma-separated holdout fractions in (0, 1) (default: 0.1)")
+    p.add_argument("--k-max", type=_int, default=15, help="largest subset size (default: 15)")
+    p.add_argument("--folds", type=_int, default=10, help="number of folds (default: 10)")
+    p.add_argument("--seed", type=int, default=42, help="seed (default: 42)")
+    p.add_argument("--transform", choices=("none", "logit"), default="none", help="logit-space pipeline (Appendix K)")
+    p.add_argument("--min-observed", type=int, default=0, metavar="N",
+                   help="skip candidates observed for fewer than N training models (default: 0, the paper's protocol)")
+    p.add_argument("--out", default=None, metavar="FILE", help="write the full per-fold table here (.csv or .json)")
+    p.set_defaults(func=_cmd_cv)
+    return parser
+
+
+# ------------------------------------------------------------------ inputs
+def _load(data: str, *, data_dir: str | None, axis: str = "benchmarks"):
+    """A built-in matrix by name or a user CSV by path (transposed for --axis models)."""
+    from .data import DATASETS, load_csv, load_matrix
+
+    if data in DATASETS:
+        matrix = load_matrix(data, data_dir=data_dir)
+    else:
+        path = Path(data)
+        looks_like_path = path.suffix.lower() in {".csv", ".tsv", ".txt"} or os.sep in data or path.exists()
+        if not looks_like_path:
+            from .predict import suggest_names
+
+            close = suggest_names(data, list(DATASETS))
+            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+            raise UsageError(
+                f"unknown dataset {data!r}{hint} (built-in: {', '.join(DATASETS)}; or give a path to a CSV file)"
+            )
+        if not path.is_file():
+            raise UsageError(f"data file not found: {data}")
+        matrix = load_csv(path, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+    if axis == "models":
+        matrix = matrix.transpose().drop_empty()
+    return matrix
+
+
+def _what(axis: str) -> str:
+    return "model" if axis == "models" else "benchmark"
+
+
+def _read_costs(path: str, names: Sequence[str], default: float | None, what: str) -> np.ndarray:
+    """Per-candidate costs from a ``benchmark,cost`` CSV (header row required)."""
+    from .predict import _unknown_name_error
+
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"costs file not found: {path}")
+    with open(p, newline="", encoding="utf-8-sig") as fh:
+        rows = [r for r in csv.reader(fh) if any(c.strip() for c in r)]
+    if len(rows) < 2:
+        raise UsageError(f"costs file {path}: expected a header row and one '{what},cost' row per {what}")
+    pos = {n: j for j, n in enumerate(names)}
+    costs = np.full(len(names), np.nan)
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) != 2:
+            raise UsageError(f"costs file {path}, line {line}: expected 2 fields ({what},cost), got {len(row)}")
+        name, raw = row[0].strip(), row[1].strip()
+        if name not in pos:
+            err = _unknown_name_error(name, names, what)
+            raise UsageError(f"costs file {path}, line {line}: {err}")
+        try:
+            value = float(raw)
+        except ValueError:
+            raise UsageError(f"costs file {path}, line {line}: cost {raw!r} for {name!r} is not a number") from None
+        if not (math.isfinite(value) and value > 0):
+            raise UsageError(f"costs file {path}, line {line}: cost of {name!r} must be a positive finite number, got {raw}")
+        if not np.isnan(costs[pos[name]]):
+            raise UsageError(f"costs file {path}, line {line}: {what} {name!r} is listed twice")
+        costs[pos[name]] = value
+    missing = [names[j] for j in np.flatnonzero(np.isnan(costs))]
+    if missing:
+        if default is None:
+            shown = ", ".join(map(repr, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+            raise UsageError(f"costs file {path} has no cost for {len(missing)} {what}(s): {shown}; add them or pass --default-cost")
+        costs[np.isnan(costs)] = default
+    return costs
+
+
+def _read_scores_file(path: str) -> tuple[list[tuple[str, float]] | None, Any]:
+    """Read ``--scores-file``: (pairs, None) for a benchmark,score file, else (None, DataFrame)."""
+    from .data import load_csv
+
+    p = Path(path)
+    if not p.is_file():
+        raise UsageError(f"scores file not found: {path}")
+    with open(p, newline="", encoding="utf-8-sig") as fh:
+        rows = [r for r in csv.reader(fh) if any(c.strip() for c in r)]
+    if not rows:
+        raise UsageError(f"scores file {path} is empty")
+    head = [h.strip().lower() for h in rows[0]]
+    if len(head) == 2 and head[0] in {"benchmark", "name", "model"} and head[1] in {"score", "value"}:
+        pairs: list[tuple[str, float]] = []
+        for line, row in enumerate(rows[1:], start=2):
+            if len(row) != 2:
+                raise UsageError(f"scores file {path}, line {line}: expected 2 fields, got {len(row)}")
+            raw = row[1].strip()
+            try:
+                value = float(raw) if raw.lower() not in {"", "na", "nan"} else float("nan")
+            except ValueError:
+                raise UsageError(f"scores file {path}, line {line}: value {raw!r} for {row[0].strip()!r} is not a number") from None
+            pairs.append((row[0].strip(), value))
+        if not pairs:
+            raise UsageError(f"scores file {path} lists no scores")
+        return pairs, None
+    m = load_csv(p, allow_empty=True)
+    return None, m.to_frame()
+
+
+def _check_frame(frame: Any, matrix: Any) -> None:
+    """Validate a many-model scores table (names, duplicates, values) without fitting."""
+    from .predict import check_given
+
+    for i in range(frame.shape[0]):
+        row = [(str(c), v) for c, v in zip(frame.columns, frame.iloc[i].to_numpy(dtype=float))]
+        try:
+            check_given(row, matrix, skip_missing=True)
+        except ValueError as exc:
+            raise ValueError(f"model {str(frame.index[i])!r}: {exc}") from None
+
+
+def _parse_list(text: str, what: str) -> list[str]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise UsageError(f"--{what} is empty")
+    dup = sorted({t for t in items if items.count(t) > 1})
+    if dup:
+        raise UsageError(f"--{what} lists {', '.join(dup)} twice")
+    return items
+
+
+# ----------------------------------------------------------------- outputs
+def _fmt_num(x: Any) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else ""
+    if isinstance(x, (int, np.integer)):
+        return str(int(x))
+    if isinstance(x, (float, np.floating)):
+        x = float(x)
+        if x != 0 and (abs(x) >= 1e6 or abs(x) < 1e-4):
+            return f"{x:.3e}"
+        return f"{x:.4f}"
+    return str(x)
+
+
+def _table(df) -> str:
+    """Plain fixed-width text table (numbers right-aligned, text left-aligned)."""
+    cols = list(df.columns)
+    cells = [[_fmt_num(v) for v in df[c].tolist()] for c in cols]
+    numeric = [df[c].dtype.kind in "fiu" for c in cols]
+    widths = [max([len(str(c))] + [len(v) for v in col]) for c, col in zip(cols, cells)]
+    def line(vals: Sequence[str]) -> str:
+        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(vals, widths, numeric)).rstrip()
+    out = [line([str(c) for c in cols]), line(["-" * w for w in widths])]
+    out += [line([col[i] for col in cells]) for i in range(len(df))]
+    return "\n".join(out)
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return [_jsonable(v) for v in x.tolist()]
+    if isinstance(x, (np.bool_, bool)):
+        return bool(x)
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return None if not math.isfinite(float(x)) else float(x)
+    return x
+
+
+def _records(df) -> list[dict[str, Any]]:
+    return [_jsonable(r) for r in df.to_dict(orient="records")]
+
+
+def _emit(df, fmt: str, *, meta: dict[str, Any], header: Sequence[str] = (), footer: Sequence[str] = (),
+          key: str = "rows", stdout: TextIO | None = None) -> None:
+    """Write ``df`` as a table (with header/footer lines), CSV (rows only) or JSON (meta + rows)."""
+    out = stdout or sys.stdout
+    if fmt == "csv":
+        df.to_csv(out, index=False, lineterminator="\n")
+    elif fmt == "json":
+        out.write(json.dumps({**_jsonable(meta), key: _records(df)}, indent=2) + "\n")
+    else:
+        text = [*header, _table(df), *footer]
+        out.write("\n".join(text) + "\n")
+
+
+def _describe(matrix, data: str, axis: str = "benchmarks") -> str:
+    m, n = matrix.shape
+    what = "models" if axis == "benchmarks" else "benchmarks"
+    cols = "benchmarks" if axis == "benchmarks" else "models"
+    return f"{data}: {m} {what} x {n} {cols}, {100 * matrix.observed_fraction:.1f}% observed"
+
+
+def _note(text: str) -> None:
+    print(f"benchsel: {text}", file=sys.stderr)
+
+
+# ---------------------------------------------------------------- commands
+def _cmd_datasets(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from .data import DATASETS, load_matrix
+
+    rows = []
+    for name in DATASETS:
+        m = load_matrix(name, data_dir=args.data_dir)
+        rows.append({"name": name, "models": m.shape[0], "benchmarks": m.shape[1],
+                     "observed_fraction": round(m.observed_fraction, 4), "source": m.source})
+    df = pd.DataFrame(rows)
+    _emit(df, args.format, meta={}, key="datasets",
+          footer=["", "Use any of these with --data NAME, or pass --data PATH.csv for your own matrix."])
+    return 0
+
+
+def _cmd_select(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from .estimation import estimate_correlation
+    from .predict import _unknown_name_error
+    from .selection import select
+
+    matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
+    what = _what(args.axis)
+    names = list(matrix.benchmarks)
+    n_cand = len(names)
+    # --- options
+    if args.budget is None and args.costs is not None:
+        raise UsageError("--costs needs --budget")
+    if args.default_cost is not None and args.costs is None:
+        raise UsageError("--default-cost needs --costs")
+    if args.default_cost is not None and not (math.isfinite(args.default_cost) and args.default_cost > 0):
+        raise UsageError(f"--default-cost must be a positive number, got {args.default_cost:g}")
+    if args.budget is not None and not (math.isfinite(args.budget) and args.budget > 0):
+        raise UsageError(f"--budget must be a positive number, got {args.budget:g}")
+    if args.k is None:
+        if args.budget is None:
+            raise UsageError("-k is required (or give --budget)")
+        k = n_cand
+    else:
+        k = args.k
+        if not 1 <= k <= n_cand:
+            raise UsageError(f"-k {k} is out of range: {args.data} has {n_cand} {what}s, choose 1..{n_cand}")
+    require: list[int] = []
+    for name in args.require:
+        if name not in names:
+            raise _unknown_name_error(name, names, what)
+        j = names.index(name)
+        if j in require:
+            raise UsageError(f"--require lists {what} {name!r} twice")
+        require.append(j)
+    if len(require) > k:
+        raise UsageError(f"--require names {len(require)} {what}s but -k is {k}")
+    costs = None
+    if args.costs is not None:
+        costs = _read_costs(args.costs, names, args.default_cost, what)
+    elif args.budget is not None:
+        costs = np.ones(n_cand)
+    if costs is not None and require and costs[require].sum() > args.budget:
+        raise UsageError(f"the required {what}s cost {costs[require].sum():g}, more than --budget {args.budget:g}")
+    # --- thinly observed candidates (issue 7, section 2)
+    counts = matrix.observed.sum(axis=0)
+    if args.min_observed is None:
+        min_obs = min(DEFAULT_MIN_OBSERVED, matrix.shape[0])
+    else:
+        if args.min_observed < 0:
+            raise UsageError(f"--min-observed must be >= 0, got {args.min_observed}")
+        min_obs = args.min_observed
+    thin = [j for j in range(n_cand) if counts[j] < min_obs and j not in require]
+    if thin:
+        shown = ", ".join(f"{names[j]} ({counts[j]})" for j in thin[:8]) + (f" and {len(thin) - 8} more" if len(thin) > 8 else "")
+        _note(f"excluding {len(thin)} candidate {what}(s) observed for fewer than {min_obs} "
+              f"{'models' if what == 'benchmark' else 'benchmarks'} (--min-observed): {shown}")
+    available = n_cand - len(thin)
+    if args.k is not None and k > available:
+        raise UsageError(f"-k {k} is larger than the {available} {what}s left after --min-observed {min_obs}; "
+                         "lower -k or --min-observed")
+    k = min(k, available)
+    # --- estimate and select
+    if args.estimator == "auto" and n_cand > 150 and not matrix.observed.all():
+        _note(f"EM on {n_cand} {what}s with missing entries can take minutes; --estimator pairwise is much faster")
+    est = estimate_correlation(np.asarray(matrix.scores, dtype=float), method=args.estimator)
+    sel = select(
+        est.corr, k if args.k is not None or costs is None else None, method=args.objective, initial=require, costs=costs, budget=args.budget,
+        seed=args.seed, names=names, min_observed=min_obs if min_obs > 0 else None,
+        observed_counts=counts,
+    )
+    order = list(sel.order)
+    steps = len(order)
+    df = pd.DataFrame({
+        "step": np.arange(1, steps + 1),
+        what: [names[j] for j in order],
+        "required": [j in require for j in order],
+    })
+    if costs is not None:
+        df["cost"] = costs[order]
+    df["gain"] = np.asarray(sel.gains, dtype=float)[:steps]
+    df["residual_fraction"] = np.asarray(sel.residual_fraction, dtype=float)[:steps]
+    df["logdet"] = np.asarray(sel.logdet, dtype=float)[:steps]
+    if sel.mi is not None:
+        df["mi"] = np.asarray(sel.mi, dtype=float)[:steps]
+    df["n_observed"] = counts[order].astype(int)
+    if not require:
+        df = df.drop(columns="required")
+    meta: dict[str, Any] = {
+        "data": args.data, "axis": args.axis, "shape": list(matrix.shape),
+        "observed_fraction": matrix.observed_fraction, "objective": args.objective,
+        "estimator": est.method, "k": args.k, "min_observed": min_obs, "seed": args.seed,
+        "required": [names[j] for j in require], "excluded": [names[j] for j in thin],
+    }
+    header = [
+        _describe(matrix, args.data, args.axis),
+        f"objective: {args.objective}   correlation: {est.method}   "
+        f"{'reference models' if what == 'model' else 'benchmarks'} selected: {steps}",
+        "",
+    ]
+    footer = []
+    if steps:
+        footer.append("")
+        footer.append(f"residual variance after {steps} pick(s): {100 * df['residual_fraction'].iloc[-1]:.1f}% of the total")
+    if args.budget is not None:
+        total = float(costs[order].sum())
+        strategy = {"cost-effective": "cost-effective greedy", "singleton": "best single " + what}.get(sel.strategy, sel.strategy)
+        meta.update(budget=args.budget, total_cost=total, strategy=sel.strategy)
+        footer.append(f"budget {args.budget:g}: {strategy} won (modified greedy, Appendix B); total cost {total:g}")
+        if args.objective != "entropy":
+            footer.append("note: the 1/2(1-1/e) budget guarantee holds for shifted entropy; for mi/random this is a heuristic")
+    _emit(df, args.format, meta=meta, header=header, footer=footer, key="selection")
+    return 0
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    from .predict import Predictor, check_given, parse_scores
+
+    if not (0.0 < args.level < 1.0):
+        raise UsageError(f"--level must be strictly between 0 and 1, got {args.level:g}")
+    matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
+    what = _what(args.axis)
+    pairs, frame = (parse_scores(args.scores), None) if args.scores else _read_scores_file(args.scores_file)
+    transform = None if args.transform == "none" else args.transform
+    if frame is not None and frame.shape[0] == 1:  # a one-model file: same output as --scores
+        pairs = [(str(c), float(v)) for c, v in frame.iloc[0].items()]
+        frame = None
+    # validate the input before the (possibly slow) correlation estimate
+    if frame is None:
+        check_given(pairs, matrix, skip_missing=args.scores_file is not None)
+    else:
+        _check_frame(frame, matrix)
+    predictor = Predictor.fit(matrix, transform=transform, estimator=args.estimator)
+    lo_pct, hi_pct = 50 * (1 - args.level), 50 * (1 + args.level)
+    header = [_describe(matrix, args.data, args.axis)]
+    if frame is None:
+        df = predictor.predict(pairs, level=args.level, skip_missing=args.scores_file is not None)
+        used = df.attrs["used"]
+        ignored = df.attrs["ignored"]
+        meta = {"data": args.data, "axis": args.axis, "level": args.level, "transform": transform,
+                "estimator": predictor.method, "used": used, "ignored": ignored}
+        given_line = f"conditioned on {len(used)} given score(s): " + ", ".join(f"{k}={v:g}" for k, v in used.items())
+    else:
+        df = predictor.predict_frame(frame, level=args.level)
+        used = df.attrs["used"]
+        meta = {"data": args.data, "axis": args.axis, "level": args.level, "transform": transform,
+                "estimator": predictor.method, "used": used}
+        given_line = "conditioned on: " + "; ".join(f"{m}: {len(u)} score(s) ({', '.join(u)})" for m, u in used.items())
+        ignored = []
+    df = df.rename(columns={"benchmark": what}) if what != "benchmark" else df
+    header += [given_line, f"interval: central {100 * args.level:g}% ({lo_pct:g}%..{hi_pct:g}%) of the Gaussian "
+               f"conditional distribution; correlation: {predictor.method}"
+               + ("; logit space" if transform else ""), ""]
+    footer = [f"(ignored empty entries: {', '.join(ignored)})"] if ignored else []
+    if args.format == "csv":  # keep stdout a clean table; say what was used on stderr
+        _note(given_line)
+    _emit(df, args.format, meta=meta, header=header, footer=footer, key="predictions")
+    return 0
+
+
+def _cmd_cv(args: argparse.Namespace) -> int:
+    from .evaluation import cross_validate, summarize_cv
+
+    matrix = _load(args.data, data_dir=args.data_dir)
+    methods = _parse_list(args.methods, "methods")
+    for m in methods:
+        if m not in _OBJECTIVES:
+            raise UsageError(f"unknown method {m!r} in --methods; choose from {', '.join(_OBJECTIVES)}")
+    holdouts: list[float] = []
+    for h in _parse_list(args.holdouts, "holdouts"):
+        try:
+            value = float(h)
+        except ValueError:
+            raise UsageError(f"holdout {h!r} is not a number") from None
+        if not 0.0 < value < 1.0:
+            raise UsageError(f"holdout {h} is out of range: it must be strictly between 0 and 1 (0.1 = 10%)")
+        holdouts.append(value)
+    m, n = matrix.shape
+    if not 1 <= args.k_max <= n:
+        raise UsageError(f"--k-max {args.k_max} is out of range: {args.data} has {n} benchmarks, choose 1..{n}")
+    if not 2 <= args.folds <= m:
+        raise UsageError(f"--folds {args.folds} is out of range: choose 2..{m} ({args.data} has {m} models)")
+    if args.min_observed < 0:
+        raise UsageError(f"--min-observed must be >= 0, got {args.min_observed}")
+    if args.out is not None and not Path(args.out).resolve().parent.is_dir():
+        raise UsageError(f"cannot write --out {args.out}: the folder does not exist")
+    transform = None if args.transform == "none" else args.transform
+    df = cross_validate(
+        matrix, methods=tuple(methods), holdouts=tuple(holdouts), k_max=args.k_max, n_folds=args.folds,
+        seed=args.seed, estimator=args.estimator, transform=transform,
+        min_observed=args.min_observed or None, progress=None,
+    )
+    if args.out is not None:
+        full = df.copy()
+        if "selected" in full.columns:
+            full["selected"] = [";".join(map(str, s)) if isinstance(s, (tuple, list)) else s for s in full["selected"]]
+        if args.out.lower().endswith(".json"):
+            Path(args.out).write_text(json.dumps(_records(full), indent=1) + "\n")
+        else:
+            full.to_csv(args.out, index=False, lineterminator="\n")
+        _note(f"wrote {len(full)} rows (method, holdout, fold, k) to {args.out}")
+    summary = summarize_cv(df)
+    meta = {"data": args.data, "shape": [m, n], "methods": methods, "holdouts": holdouts, "k_max": args.k_max,
+            "folds": args.folds, "seed": args.seed, "transform": transform, "min_observed": args.min_observed}
+    if args.format == "table":
+        wide = _cv_wide(summary, holdouts)
+        header = [_describe(matrix, args.data), f"R^2 (mean +- sd over {args.folds} folds), seed {args.seed}", ""]
+        sys.stdout.write("\n".join([*header, _table(wide)]) + "\n")
+    else:
+        _emit(summary, args.format, meta=meta, key="summary")
+    return 0
+
+
+def _cv_wide(summary, holdouts: Sequence[float]):
+    """Rows k, one ``mean +- sd`` column per (method, holdout) for the table format."""
+    import pandas as pd
+
+    wide = pd.DataFrame({"k": sorted(summary["k"].unique())})
+    for (method, holdout), part in summary.groupby(["method", "holdout"], sort=False):
+        label = method if len(holdouts) == 1 else f"{method} ({100 * holdout:g}%)"
+        cell = {int(r.k): f"{r.r2_mean:.3f} +- {r.r2_sd:.3f}" if np.isfinite(r.r2_sd) else f"{r.r2_mean:.3f}"
+                for r in part.itertuples()}
+        wide[label] = [cell.get(int(k), "-") for k in wide["k"]]
+    return wide
+
+
+# -------------------------------------------------------------------- main
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, FileNotFoundError) and exc.filename:
+        return f"file not found: {exc.filename}"
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``benchsel`` command with ``argv`` (default ``sys.argv[1:]``); return the exit status.
+
+    0 on success, 2 on bad input (one line ``benchsel: error: ...`` on
+    stderr), 130 when interrupted.
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(None if argv is None else list(argv))
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return 2
+        return int(args.func(args))
+    except SystemExit as exc:  # --help / --version
+        return exc.code if isinstance(exc.code, int) else 0
+    except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
+        print(f"benchsel: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # e.g. `benchsel ... | head`
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        except OSError:
+            pass
+        return 0
+    except KeyboardInterrupt:
+        print("benchsel: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover - python -m benchsel_lib.cli
+    sys.exit(main())

@@ -1,0 +1,998 @@
+"""The paper's cross-validation protocol (Section 5.1) and prediction diagnostics.
+
+Protocol (Section 5.1, with the settings of issue 7), implemented by
+:func:`cross_validate`:
+
+1. The ``M`` models are randomly permuted and split into ``K`` balanced folds
+   (sizes differ by at most one; :func:`fold_assignments`). Each fold is the
+   validation set once, so the validation set is always ~M/K models; the
+   holdout fraction only shrinks the training set.
+2. From the pool (the other folds) a training set of ``round((1 - p) M)``
+   models is drawn by a second permutation (capped at the pool size, so at
+   ``p = 10%`` with ``K = 10`` it *is* the pool). One permutation of the pool
+   per fold is used for every holdout, so training sets are nested across
+   holdouts (less noise when comparing holdouts).
+3. Scores are standardized with the training means and standard deviations
+   (``fit_standardizer(std_floor="relative")``: std floored at
+   ``0.01 (|mean| + 1)``). Benchmarks with fewer than ``min_train_observed``
+   (default 1) observed training scores cannot be standardized; they are left
+   out of that split (neither selectable nor evaluated) and counted in
+   ``n_dropped``.
+4. The correlation is estimated from the training rows only
+   (:func:`~benchsel_lib.estimation.estimate_correlation` with ``method=estimator``
+   and ``config=config``); one estimate per (holdout, fold) is shared by all
+   selection methods.
+5. Each method selects on the training correlation (one greedy run of length
+   ``k_max``; greedy selections are nested, so its prefixes give every
+   ``k``). The random baseline draws a fresh permutation per fold.
+   ``residual_fraction``, ``logdet`` and ``mi`` are those of the selection on
+   the training correlation.
+6. Standardized validation scores are clipped to ``[-clip, clip]``. Each
+   validation model is conditioned only on the selected benchmarks it has
+   observed (Eq. cond-mean with mean 0, ridge ``1e-2`` on the observed block),
+   and only its observed unselected entries are evaluated.
+7. ``r2 = 1 - SS_res / SS_tot`` over all evaluated entries of the fold, with
+   ``SS_tot = sum z^2`` (predicting 0 = predicting the training mean);
+   ``rmse = sqrt(SS_res / n_eval)``.
+
+With ``transform="logit"`` (Appendix K) the correlation, selection and
+imputation run on logit scores (``smax`` fitted on the training rows), the
+predictions are mapped back to raw units and ``r2`` is computed in raw-score
+space standardized with the training statistics.
+
+Random streams are derived from ``seed`` with :class:`numpy.random.SeedSequence`
+and fixed spawn keys: ``(0,)`` fold permutation, ``(1, fold)`` training
+subsample, ``(2, fold)`` random selection, ``(3, fold)`` inner folds of the
+variance inflation. The same seed always gives the same DataFrame.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import ndtri
+
+from ._progress import progress as _progress
+from .imputation import GaussianImputer, Imputer, _regression_weights
+from .matrix import ScoreMatrix
+from .transforms import inverse_logit_transform, logit_transform
+
+__all__ = [
+    "fold_assignments",
+    "cv_splits",
+    "cross_validate",
+    "summarize_cv",
+    "calibration_table",
+    "top_residuals",
+    "extrapolation_check",
+    "correlation_cache",
+    "tie_break_band",
+]
+
+_METHODS = ("entropy", "mi", "random")
+_N_TOP = 3
+
+
+# --------------------------------------------------------------------------- seeds
+def _check_seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    return int(seed)
+
+
+def _rng(seed: int, *key: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=tuple(int(k) for k in key)))
+
+
+def _int_seed(seed: int, *key: int) -> int:
+    return int(np.random.SeedSequence(seed, spawn_key=tuple(int(k) for k in key)).generate_state(1)[0])
+
+
+def fold_assignments(n_models: int, n_folds: int, seed: int) -> np.ndarray:
+    """Assign models to ``n_folds`` balanced folds after a random permutation (Section 5.1).
+
+    Parameters
+    ----------
+    n_models : int
+        Number of models ``M`` (>= 2).
+    n_folds : int
+        Number of folds ``K``, ``2 <= K <= M``.
+    seed : int
+        Non-negative seed; the permutation uses the stream
+        ``SeedSequence(seed, spawn_key=(0,))``.
+
+    Returns
+    -------
+    ndarray of shape (M,)
+        Fold label in ``0..K-1`` of each model. Fold sizes differ by at most 1
+        (the permuted models are cut into ``K`` contiguous chunks with
+        :func:`numpy.array_split`). Cost O(M).
+    """
+    if isinstance(n_models, bool) or not isinstance(n_models, (int, np.integer)) or n_models < 2:
+        raise ValueError(f"n_models must be an integer >= 2, got {n_models!r}")
+    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or not 2 <= n_folds <= n_models:
+        raise ValueError(f"n_folds must be an integer between 2 and n_models={n_models}, got {n_folds!r}")
+    perm = _rng(_check_seed(seed), 0).permutation(int(n_models))
+    labels = np.empty(int(n_models), dtype=int)
+    for f, chunk in enumerate(np.array_split(perm, int(n_folds))):
+        labels[chunk] = f
+    return labels
+
+
+def _n_train(holdout: float, n_models: int) -> int:
+    """``round((1 - p) M)`` with halves rounded up (the paper's nearest-integer bracket)."""
+    return int(np.floor((1.0 - holdout) * n_models + 0.5 + 1e-9))
+
+
+def _run_task(X, models, benchmarks, h, f, train, val, kw):
+    tm: dict[str, float] = {}
+    r, t = _split_rows(X, models, benchmarks, train, val, fold=f, meta={"holdout": h}, timings=tm, **kw)
+    return r, t, tm
+
+
+def cv_splits(
+    n_models: int, *, n_folds: int = 10, holdout: float = 0.1, seed: int = 0
+) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """The (fold, training indices, validation indices) triples used by :func:`cross_validate`.
+
+    Validation set: fold ``f`` of :func:`fold_assignments`. Training set:
+    ``min(round((1 - holdout) M), pool size)`` models of the pool (the other
+    folds), taken as a prefix of one permutation of the pool per fold (stream
+    ``SeedSequence(seed, spawn_key=(1, f))``), so training sets are nested
+    across holdouts. Both index arrays are sorted. Cost O(K M).
+
+    Raises
+    ------
+    ValueError
+        If ``holdout`` is outside ``[0, 1)`` or fewer than 2 training models remain.
+    """
+    seed = _check_seed(seed)
+    h = float(holdout)
+    if not 0.0 <= h < 1.0:
+        raise ValueError(f"holdout fractions must be in [0, 1), got {holdout!r}")
+    labels = fold_assignments(n_models, n_folds, seed)
+    out = []
+    for f in range(int(n_folds)):
+        pool = np.flatnonzero(labels != f)
+        n_tr = min(_n_train(h, int(n_models)), pool.size)
+        if n_tr < 2:
+            raise ValueError(f"holdout {h} leaves {n_tr} training model(s); at least 2 are needed")
+        perm = _rng(seed, 1, f).permutation(pool.size)
+        out.append((f, np.sort(pool[perm[:n_tr]]), np.flatnonzero(labels == f)))
+    return out
+
+
+# --------------------------------------------------------------------------- per-split core
+@dataclass
+class _Space:
+    """Model-space data of one split and the map back to the evaluation space."""
+
+    fit_train: np.ndarray  # training rows in model space (raw or logit), NaN missing
+    z_train: np.ndarray  # training rows standardized in model space (clipped)
+    z_val: np.ndarray  # validation rows standardized in model space (clipped), conditioning inputs
+    truth: np.ndarray  # validation truth standardized in evaluation space (clipped)
+    to_eval: Callable[[np.ndarray, np.ndarray], np.ndarray]  # (values, cols) model-std -> eval-std
+
+
+def _standardize(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    from .estimation import fit_standardizer
+
+    st = fit_standardizer(X, std_floor="relative")
+    return np.asarray(st.mean, dtype=float), np.asarray(st.std, dtype=float)
+
+
+def _make_space(Xtr: np.ndarray, Xva: np.ndarray, transform: str | None, clip: float) -> _Space:
+    m_raw, s_raw = _standardize(Xtr)
+    truth = np.clip((Xva - m_raw) / s_raw, -clip, clip)
+    if transform is None:
+        ztr = np.clip((Xtr - m_raw) / s_raw, -clip, clip)
+        return _Space(Xtr, ztr, truth, truth, lambda v, cols: v)
+    Ftr, smax = logit_transform(Xtr)
+    Fva, _ = logit_transform(Xva, smax=smax)
+    m_f, s_f = _standardize(Ftr)
+
+    def to_eval(v: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        raw = inverse_logit_transform(v * s_f[cols] + m_f[cols], smax[cols])
+        return (raw - m_raw[cols]) / s_raw[cols]
+
+    return _Space(
+        Ftr,
+        np.clip((Ftr - m_f) / s_f, -clip, clip),
+        np.clip((Fva - m_f) / s_f, -clip, clip),
+        truth,
+        to_eval,
+    )
+
+
+def _correlation(X: np.ndarray, estimator: str, config: str) -> np.ndarray:
+    from .estimation import estimate_correlation
+
+    est = estimate_correlation(X, method=estimator, config=config, std_floor="relative")
+    R = np.asarray(est.corr, dtype=float)
+    return (R + R.T) / 2.0
+
+
+def _pattern_groups(pat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unique rows of a boolean (v, k) pattern matrix and the inverse map (bit-packed when k <= 62)."""
+    v, k = pat.shape
+    if k <= 62:
+        codes = pat.astype(np.int64) @ (np.int64(1) << np.arange(k, dtype=np.int64))
+        uc, first, inv = np.unique(codes, return_index=True, return_inverse=True)
+        return pat[first], inv.reshape(-1)
+    keys, inv = np.unique(pat, axis=0, return_inverse=True)
+    return keys, inv.reshape(-1)
+
+
+def _gauss_predict(
+    R: np.ndarray, Zv: np.ndarray, Ov: np.ndarray, sel: np.ndarray, T: np.ndarray, ridge: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Conditional means/variances of columns ``T`` for every validation row.
+
+    Rows are grouped by which selected benchmarks they observe (pattern
+    ``A_g``); each group needs ``(R_{A_g A_g} + ridge I)^{-1} R_{A_g T}`` (Eqs.
+    cond-mean, cond-var, mean 0). All groups are solved in one batched call:
+    for group ``g`` the system is embedded in ``|sel| x |sel|`` by putting the
+    identity on the unobserved selected positions and zero right-hand sides
+    there, which leaves the weights of the observed positions unchanged and
+    makes the others exactly 0. Cost O(G k^3 + G k^2 |T| + v k |T|) for ``G``
+    distinct patterns.
+    """
+    v = Zv.shape[0]
+    k = sel.size
+    dR = np.diag(R)[T]
+    if v == 0:
+        return np.zeros((0, T.size)), np.zeros((0, T.size))
+    pat = Ov[:, sel]
+    keys, inv = _pattern_groups(pat)
+    Rss = R[np.ix_(sel, sel)] + ridge * np.eye(k)
+    RsT = R[np.ix_(sel, T)]
+    km = keys.astype(float)  # (G, k)
+    S = Rss[None, :, :] * km[:, :, None] * km[:, None, :]
+    S += np.eye(k)[None, :, :] * (1.0 - km)[:, :, None]
+    B = RsT[None, :, :] * km[:, :, None]  # (G, k, T)
+    W = np.linalg.solve(S, B)
+    xs = np.where(pat, Zv[:, sel], 0.0)  # (v, k)
+    pred = np.einsum("rk,rkt->rt", xs, W[inv])
+    red = np.einsum("gkt,gkt->gt", B, W)  # explained variance per group
+    var = dR[None, :] - red[inv]
+    return pred, np.maximum(var, 1e-12)
+
+
+def _imputer_predict(
+    imputer: Any, R: np.ndarray, Ztr: np.ndarray, Zv: np.ndarray, Ov: np.ndarray, sel: np.ndarray, T: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None]:
+    query = np.full_like(Zv, np.nan)
+    query[:, sel] = np.where(Ov[:, sel], Zv[:, sel], np.nan)
+    if hasattr(imputer, "predict_distribution"):
+        mean, var = imputer.predict_distribution(Ztr, query, cov=R)
+        mean, var = np.asarray(mean, dtype=float), np.asarray(var, dtype=float)
+    else:
+        mean, var = np.asarray(imputer.predict(Ztr, query, cov=R), dtype=float), None
+    if mean.shape != Zv.shape:
+        raise ValueError(f"imputer {getattr(imputer, 'name', imputer)!r} returned shape {mean.shape}, expected {Zv.shape}")
+    return mean[:, T], (None if var is None else np.maximum(var[:, T], 1e-12))
+
+
+def _interval_hits(
+    space: _Space, pred: np.ndarray, sd: np.ndarray, T: np.ndarray, truth: np.ndarray, levels: Sequence[float]
+) -> list[np.ndarray]:
+    """For each level, a bool array: is the truth inside the central Gaussian interval?
+
+    The interval ``pred +- q sd`` is built in the model's standardized space
+    and mapped to the evaluation space (monotone per column, so for the logit
+    transform this is the interval mapped through the inverse transform).
+    """
+    out = []
+    for lev in levels:
+        q = float(ndtri(0.5 + lev / 2.0))
+        lo = space.to_eval(pred - q * sd, T)
+        hi = space.to_eval(pred + q * sd, T)
+        out.append((truth >= lo) & (truth <= hi))
+    return out
+
+
+def _select(R: np.ndarray, k: int, method: str, *, seed: int, names: list[str], tie_break: Any,
+            min_observed: int | None, counts: np.ndarray) -> Any:
+    from .selection import select
+
+    kwargs: dict[str, Any] = dict(method=method, names=names, observed_counts=counts)
+    if method == "random":
+        kwargs["seed"] = seed
+    if tie_break is not None:
+        kwargs["tie_break"] = tie_break
+    if min_observed is not None:
+        kwargs["min_observed"] = min_observed
+    return select(R, k, **kwargs)
+
+
+def _split_rows(
+    X: np.ndarray,
+    models: Sequence[str],
+    benchmarks: Sequence[str],
+    train: np.ndarray,
+    val: np.ndarray,
+    *,
+    methods: Sequence[str],
+    k_max: int,
+    estimator: str,
+    config: str,
+    transform: str | None,
+    imputer: Any,
+    tie_break: Any,
+    min_observed: int | None,
+    ridge: float,
+    clip: float,
+    levels: Sequence[float],
+    variance_inflation: str | None,
+    inner_folds: int,
+    seed: int,
+    fold: int,
+    meta: dict[str, Any],
+    min_train_observed: int = 1,
+    timings: dict[str, float] | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Run every method on one (train, validation) split; return result rows and top-residual records."""
+    tm = timings if timings is not None else {}
+    t0 = time.perf_counter()
+    Xtr_full = X[train]
+    cnt_full = (~np.isnan(Xtr_full)).sum(axis=0)
+    cols = np.flatnonzero(cnt_full >= max(min_train_observed, 1))
+    n_dropped = X.shape[1] - cols.size
+    Xtr = Xtr_full[:, cols]
+    keep_tr = (~np.isnan(Xtr)).any(axis=1)
+    Xtr = Xtr[keep_tr]
+    Xva = X[np.ix_(val, cols)]
+    names = [benchmarks[j] for j in cols]
+    vnames = [models[i] for i in val]
+    N = cols.size
+    counts = (~np.isnan(Xtr)).sum(axis=0)
+    space = _make_space(Xtr, Xva, transform, clip)
+    t1 = time.perf_counter()
+    R = _correlation(space.fit_train, estimator, config)
+    t2 = time.perf_counter()
+    tm["standardize"] = tm.get("standardize", 0.0) + (t1 - t0)
+    tm["correlation"] = tm.get("correlation", 0.0) + (t2 - t1)
+    Ov = ~np.isnan(Xva)
+    Zv = space.z_val
+    gaussian = isinstance(imputer, GaussianImputer)
+    g_ridge = imputer.ridge if gaussian else ridge
+
+    n_cand = N if min_observed is None else int((counts >= min_observed).sum())
+    k_eff = min(k_max, N, max(n_cand, 0))
+    rows: list[dict[str, Any]] = []
+    tops: list[dict[str, Any]] = []
+    if k_eff < 1:
+        return rows, tops
+    sels = {
+        m: _select(R, k_eff, m, seed=_int_seed(seed, 2, fold), names=names, tie_break=tie_break,
+                   min_observed=min_observed, counts=counts)
+        for m in methods
+    }
+    t3 = time.perf_counter()
+    tm["selection"] = tm.get("selection", 0.0) + (t3 - t2)
+    infl: dict[str, np.ndarray] = {}
+    if levels and variance_inflation:
+        infl = _inflation(space, R, sels, k_eff, estimator=estimator, config=config, ridge=g_ridge,
+                          imputer=imputer, gaussian=gaussian, inner_folds=inner_folds,
+                          rng=_rng(seed, 3, fold))
+    t4 = time.perf_counter()
+    tm["inflation"] = tm.get("inflation", 0.0) + (t4 - t3)
+    for m, S in sels.items():
+        order = np.asarray(S.order, dtype=int)
+        mi_arr = getattr(S, "mi", None)
+        for k in range(1, min(k_eff, order.size) + 1):
+            sel = order[:k]
+            mask = np.ones(N, dtype=bool)
+            mask[sel] = False
+            T = np.flatnonzero(mask)
+            if gaussian:
+                pred, var = _gauss_predict(R, Zv, Ov, sel, T, g_ridge)
+            else:
+                pred, var = _imputer_predict(imputer, R, space.z_train, Zv, Ov, sel, T)
+            E = Ov[:, T]
+            truth = space.truth[:, T]
+            pe = space.to_eval(pred, T)
+            res2 = np.where(E, (truth - pe) ** 2, 0.0)
+            ss_res = float(res2.sum())
+            ss_tot = float(np.where(E, truth**2, 0.0).sum())
+            n_eval = int(E.sum())
+            row: dict[str, Any] = dict(meta)
+            row.update(
+                method=m,
+                fold=fold,
+                k=k,
+                r2=(1.0 - ss_res / ss_tot) if n_eval and ss_tot > 0 else np.nan,
+                rmse=float(np.sqrt(ss_res / n_eval)) if n_eval else np.nan,
+                residual_fraction=float(S.residual_fraction[k - 1]),
+                logdet=float(S.logdet[k - 1]),
+                mi=float(mi_arr[k - 1]) if mi_arr is not None and len(mi_arr) >= k else np.nan,
+                selected=tuple(names[j] for j in sel),
+                n_eval=n_eval,
+                n_train=int(Xtr.shape[0]),
+                n_val=int(len(val)),
+                n_dropped=int(n_dropped),
+                ss_res=ss_res,
+                ss_tot=ss_tot,
+            )
+            if levels:
+                if var is None:
+                    for lev in levels:
+                        row[_cov_col(lev)] = np.nan
+                    row["mean_sq_z"] = np.nan
+                else:
+                    sd = np.sqrt(var)
+                    hits = _interval_hits(space, pred, sd, T, truth, levels)
+                    for lev, h in zip(levels, hits):
+                        row[_cov_col(lev)] = float(h[E].mean()) if n_eval else np.nan
+                    # standardized residual in the model's space (logit space for transform="logit")
+                    zres = (space.z_val[:, T] - pred) / sd
+                    row["mean_sq_z"] = float(np.mean(zres[E] ** 2)) if n_eval else np.nan
+                    if m in infl:
+                        s = float(infl[m][k - 1])
+                        row["inflation"] = s
+                        hits = _interval_hits(space, pred, sd * np.sqrt(s), T, truth, levels)
+                        for lev, h in zip(levels, hits):
+                            row[_cov_col(lev) + "_cal"] = float(h[E].mean()) if n_eval else np.nan
+            rows.append(row)
+            if n_eval:
+                flat = res2.ravel()
+                nt = min(_N_TOP, flat.size)
+                top = np.argpartition(flat, flat.size - nt)[flat.size - nt:]
+                top = top[np.argsort(flat[top])[::-1]]
+                for rank, t in enumerate(top):
+                    if flat[t] <= 0 and rank > 0:
+                        break
+                    i, jj = divmod(int(t), T.size)
+                    tops.append(dict(meta, method=m, fold=fold, k=k, rank=rank + 1, model=vnames[i],
+                                     benchmark=names[int(T[jj])], sq_residual=float(flat[t]),
+                                     share=float(flat[t] / ss_res) if ss_res > 0 else np.nan))
+    tm["imputation+metrics"] = tm.get("imputation+metrics", 0.0) + (time.perf_counter() - t4)
+    return rows, tops
+
+
+def _cov_col(level: float) -> str:
+    pct = 100.0 * level
+    return f"cov_{int(round(pct))}" if abs(pct - round(pct)) < 1e-9 else f"cov_{pct:g}".replace(".", "_")
+
+
+def _inflation(
+    space: _Space, R_outer: np.ndarray, sels: dict[str, Any], k_eff: int, *, estimator: str, config: str,
+    ridge: float, imputer: Any, gaussian: bool, inner_folds: int, rng: np.random.Generator,
+) -> dict[str, np.ndarray]:
+    """Variance-inflation factors fitted on the training rows only (inner cross-validation).
+
+    The training rows are split into ``inner_folds`` folds; for each, the
+    correlation is re-estimated on the other inner folds (same estimator;
+    benchmarks with < 2 inner-training scores get an identity row/column),
+    and, for the *outer* selection prefix of each ``k``, the squared
+    standardized residuals ``r^2 / var`` of the inner validation rows are
+    collected. The factor is their mean, so that after scaling the
+    conditional variances by it the mean squared standardized residual is 1.
+    Cost: ``inner_folds`` extra correlation estimates per split.
+    """
+    m_tr = space.fit_train.shape[0]
+    labels = np.empty(m_tr, dtype=int)
+    for f, chunk in enumerate(np.array_split(rng.permutation(m_tr), inner_folds)):
+        labels[chunk] = f
+    N = R_outer.shape[0]
+    sums = {m: np.zeros(k_eff) for m in sels}
+    cnts = {m: np.zeros(k_eff) for m in sels}
+    for f in range(inner_folds):
+        tr = labels != f
+        va = labels == f
+        Xin = space.fit_train[tr]
+        c = (~np.isnan(Xin)).sum(axis=0)
+        ok = np.flatnonzero(c >= 2)
+        Xin = Xin[:, ok]
+        Xin = Xin[(~np.isnan(Xin)).any(axis=1)]
+        if Xin.shape[0] < 2 or ok.size == 0:
+            continue
+        Rin = np.eye(N)
+        Rin[np.ix_(ok, ok)] = _correlation(Xin, estimator, config)
+        Zv = space.z_train[va]
+        Ov = ~np.isnan(Zv)
+        for m, S in sels.items():
+            order = np.asarray(S.order, dtype=int)
+            for k in range(1, min(k_eff, order.size) + 1):
+                sel = order[:k]
+                mask = np.ones(N, dtype=bool)
+                mask[sel] = False
+                T = np.flatnonzero(mask)
+                if gaussian:
+                    pred, var = _gauss_predict(Rin, Zv, Ov, sel, T, ridge)
+                else:
+                    pred, var = _imputer_predict(imputer, Rin, space.z_train[tr], Zv, Ov, sel, T)
+                    if var is None:
+                        continue
+                E = Ov[:, T]
+                z2 = ((Zv[:, T] - pred) ** 2 / var)[E]
+                sums[m][k - 1] += z2.sum()
+                cnts[m][k - 1] += z2.size
+    return {m: np.where(cnts[m] > 0, sums[m] / np.maximum(cnts[m], 1), 1.0) for m in sels}
+
+
+# --------------------------------------------------------------------------- public API
+def _check_common(
+    matrix: object, methods: Sequence[str], k_max: int, ridge: float, clip: float, transform: str | None,
+    levels: Sequence[float], imputer: Any, min_observed: int | None, variance_inflation: str | None,
+) -> tuple[ScoreMatrix, tuple[str, ...], tuple[float, ...], Any]:
+    if not isinstance(matrix, ScoreMatrix):
+        raise ValueError(f"matrix must be a ScoreMatrix, got {type(matrix).__name__}")
+    matrix.require_observed()
+    if isinstance(methods, str):
+        methods = (methods,)
+    methods = tuple(methods)
+    if not methods:
+        raise ValueError("methods is empty")
+    for m in methods:
+        if m not in _METHODS:
+            raise ValueError(f"unknown selection method {m!r}; expected one of {_METHODS}")
+    if len(set(methods)) != len(methods):
+        raise ValueError(f"methods lists a method twice: {methods}")
+    if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
+        raise ValueError(f"k_max must be a positive integer, got {k_max!r}")
+    if not np.isfinite(ridge) or ridge < 0:
+        raise ValueError(f"ridge must be a non-negative number, got {ridge!r}")
+    if not np.isfinite(clip) or clip <= 0:
+        raise ValueError(f"clip must be a positive number, got {clip!r}")
+    if transform not in (None, "logit"):
+        raise ValueError(f"unknown transform {transform!r}; expected None or 'logit'")
+    levels = tuple(float(lv) for lv in levels)
+    for lv in levels:
+        if not 0.0 < lv < 1.0:
+            raise ValueError(f"coverage levels must be in (0, 1), got {lv!r}")
+    if imputer is None:
+        imputer = GaussianImputer(ridge=ridge)
+    elif not isinstance(imputer, Imputer):
+        raise ValueError(f"imputer must implement the Imputer protocol (name, predict), got {type(imputer).__name__}")
+    if min_observed is not None and (
+        isinstance(min_observed, bool) or not isinstance(min_observed, (int, np.integer)) or min_observed < 0
+    ):
+        raise ValueError(f"min_observed must be a non-negative integer or None, got {min_observed!r}")
+    if variance_inflation not in (None, False, "inner"):
+        raise ValueError(f"unknown variance_inflation {variance_inflation!r}; expected None or 'inner'")
+    return matrix, methods, levels, imputer
+
+
+def cross_validate(
+    matrix: ScoreMatrix,
+    *,
+    methods: Sequence[str] = ("entropy", "random"),
+    holdouts: Sequence[float] = (0.1,),
+    k_max: int = 15,
+    n_folds: int = 10,
+    seed: int = 0,
+    estimator: str = "auto",
+    config: str = "released",
+    transform: str | None = None,
+    imputer: Imputer | None = None,
+    tie_break: Any = "auto",
+    min_observed: int | None = None,
+    ridge: float = 1e-2,
+    clip: float = 10.0,
+    levels: Sequence[float] = (),
+    variance_inflation: str | None = None,
+    inner_folds: int = 3,
+    min_train_observed: int = 1,
+    n_jobs: int = 1,
+    progress: bool | None = None,
+    return_details: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+    """K-fold cross-validation of selection + imputation, exactly as Section 5.1.
+
+    See the module docstring for the protocol rules. One correlation estimate
+    per (holdout, fold) is shared by all methods, and one selection run of
+    length ``k_max`` per method and fold serves every ``k`` (greedy
+    selections are nested; the random baseline is a permutation prefix).
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+        Models x benchmarks; every row and column needs an observation. For
+        the model-selection dual pass ``matrix.transpose()``.
+    methods : sequence of {"entropy", "mi", "random"}
+    holdouts : sequence of float
+        Holdout fractions ``p`` in ``[0, 1)``; training size ``round((1-p) M)``
+        capped at the pool size.
+    k_max : int
+        Largest subset size; capped at the number of usable benchmarks (and of
+        candidates when ``min_observed`` filters).
+    n_folds : int
+        ``K`` (10 in the paper).
+    seed : int
+        Non-negative; all random streams derive from it (module docstring).
+    estimator : {"auto", "pairwise", "em"}
+        Passed to ``estimate_correlation(method=...)``.
+    config : {"released", "early"}
+        EM settings passed to ``estimate_correlation`` (issue 7).
+    transform : None or "logit"
+        Appendix K pipeline (r2 in raw-score standardized space).
+    imputer : Imputer, optional
+        Default :class:`~benchsel_lib.imputation.GaussianImputer` with
+        ``ridge`` (vectorized fast path). Any object with ``name`` and
+        ``predict(train, query, *, cov)`` is accepted.
+    tie_break, min_observed
+        Passed to :func:`~benchsel_lib.selection.select`; ``min_observed``
+        counts training models with the benchmark observed (None = no
+        filter, the paper).
+    ridge : float
+        Ridge on the conditioning block (``1e-2``).
+    clip : float
+        Standardized validation scores are clipped to ``[-clip, clip]``
+        (both the conditioning inputs and the evaluated truth).
+    levels : sequence of float
+        Nominal levels for interval coverage, e.g. ``(0.5, 0.8, 0.9, 0.95)``.
+        For each, column ``cov_50`` etc. holds the fraction of evaluated
+        entries inside the central Gaussian interval
+        ``pred +- z_{(1+L)/2} sqrt(var)`` with ``var`` the conditional
+        variance (Eq. cond-var, ridge included) in standardized space (for
+        ``transform="logit"`` the interval is built in logit space and mapped
+        back). ``mean_sq_z`` is the mean of ``r^2 / var`` (1 when calibrated).
+        Imputers without ``predict_distribution`` give NaN coverage.
+    variance_inflation : None or "inner"
+        A documented calibration fix: ``"inner"`` fits, per split and using
+        training rows only, a factor ``s`` (``inner_folds``-fold inner CV,
+        mean of ``r^2 / var`` = 1 after scaling) per method and ``k``;
+        adds ``inflation`` and ``cov_50_cal`` etc. columns.
+    inner_folds : int
+        Inner folds for ``variance_inflation="inner"``.
+    min_train_observed : int
+        Benchmarks with fewer observed training scores are left out of a
+        split (default 1: only benchmarks no training model has; the paper
+        states no such rule).
+    n_jobs : int
+        Worker processes over the (holdout, fold) splits (fork start method).
+        Results do not depend on it: every random stream is keyed by fold.
+    progress : bool or None
+        Progress bar (None: only in a terminal or notebook; False: silent).
+    return_details : bool
+        Also return the top-residual frame (see below).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (method, holdout, fold, k): ``method, holdout, fold, k,
+        r2, rmse, residual_fraction, logdet, mi, selected, n_eval, n_train,
+        n_val, n_dropped, ss_res, ss_tot`` (+ coverage columns).
+        ``df.attrs["top_residuals"]`` is a list of records (one per
+        (method, holdout, fold, k, rank), rank 1..3) with ``model,
+        benchmark, sq_residual, share`` -- the largest squared standardized
+        residual contributors, so a collapsing fold is visible; see
+        :func:`top_residuals`. ``df.attrs["timings"]`` holds the seconds
+        spent per stage (standardize, correlation, selection, inflation,
+        imputation+metrics; summed over splits and workers). With
+        ``return_details=True`` a tuple ``(df, top_residuals_frame)``.
+
+    Notes
+    -----
+    Cost per (holdout, fold): one correlation estimate (EM: O(iter M N^3)
+    worst case), one selection per method (O(k N^2) entropy), and per ``k``
+    one Cholesky + solve per distinct observed-selected pattern
+    (O(k^3 + k^2 N)) plus O(v N) evaluation.
+    """
+    matrix, methods, levels, imputer = _check_common(
+        matrix, methods, k_max, ridge, clip, transform, levels, imputer, min_observed, variance_inflation
+    )
+    seed = _check_seed(seed)
+    hs = tuple(float(h) for h in ([holdouts] if np.isscalar(holdouts) else holdouts))
+    if not hs:
+        raise ValueError("holdouts is empty")
+    for h in hs:
+        if not 0.0 <= h < 1.0:
+            raise ValueError(f"holdout fractions must be in [0, 1), got {h!r}")
+    if len(set(hs)) != len(hs):
+        raise ValueError(f"holdouts lists a fraction twice: {hs}")
+    if isinstance(inner_folds, bool) or not isinstance(inner_folds, (int, np.integer)) or inner_folds < 2:
+        raise ValueError(f"inner_folds must be an integer >= 2, got {inner_folds!r}")
+    X = np.asarray(matrix.scores, dtype=float)
+    M = X.shape[0]
+    splits = {h: cv_splits(M, n_folds=n_folds, holdout=h, seed=seed) for h in hs}
+    tasks = [(h, f, tr, va) for h in hs for (f, tr, va) in splits[h]]
+    rows: list[dict[str, Any]] = []
+    tops: list[dict[str, Any]] = []
+    timings: dict[str, float] = {}
+    kw = dict(methods=methods, k_max=int(k_max), estimator=estimator, config=config, transform=transform,
+              imputer=imputer, tie_break=tie_break, min_observed=min_observed, ridge=ridge, clip=clip,
+              levels=levels, variance_inflation=variance_inflation or None, inner_folds=int(inner_folds),
+              seed=seed, min_train_observed=int(min_train_observed))
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+        raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
+    if n_jobs == 1 or len(tasks) == 1:
+        results = (
+            _run_task(X, matrix.models, matrix.benchmarks, h, f, train, val, kw)
+            for h, f, train, val in tasks
+        )
+        results = _progress(results, total=len(tasks), desc="cv", enabled=progress)
+        collected = list(results)
+    else:
+        import concurrent.futures as cf
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+        with cf.ProcessPoolExecutor(max_workers=int(n_jobs), mp_context=ctx) as ex:
+            futs = [ex.submit(_run_task, X, matrix.models, matrix.benchmarks, h, f, train, val, kw)
+                    for h, f, train, val in tasks]
+            collected = list(_progress((fu.result() for fu in futs), total=len(futs), desc="cv",
+                                       enabled=progress))
+    for r, t, tm in collected:
+        rows.extend(r)
+        tops.extend(t)
+        for key, val_ in tm.items():
+            timings[key] = timings.get(key, 0.0) + val_
+    attrs = dict(source=matrix.source, shape=matrix.shape, seed=seed, n_folds=int(n_folds), estimator=estimator,
+                 config=config, transform=transform, imputer=getattr(imputer, "name", type(imputer).__name__),
+                 ridge=ridge, clip=clip, levels=levels, min_observed=min_observed, timings=timings)
+    df = pd.DataFrame(rows)
+    if len(df):
+        order = ["method", "holdout", "fold", "k"]
+        df = df[order + [c for c in df.columns if c not in order]]
+        df = df.sort_values(["method", "holdout", "fold", "k"], kind="stable").reset_index(drop=True)
+    df.attrs.update(attrs)
+    df.attrs["top_residuals"] = tops
+    if return_details:
+        return df, top_residuals(df)
+    return df
+
+
+def top_residuals(df: pd.DataFrame, *, n: int | None = None) -> pd.DataFrame:
+    """The per-fold largest squared-residual contributors of a :func:`cross_validate` result.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A result of :func:`cross_validate` (reads ``df.attrs["top_residuals"]``).
+    n : int, optional
+        Keep only ranks ``1..n``.
+
+    Returns
+    -------
+    DataFrame with columns ``method, holdout, fold, k, rank, model, benchmark,
+    sq_residual, share`` (``share`` = fraction of the fold's ``SS_res``).
+    """
+    recs = df.attrs.get("top_residuals")
+    if recs is None:
+        raise ValueError("df has no 'top_residuals' attribute (was it produced by cross_validate?)")
+    out = pd.DataFrame(list(recs))
+    if n is not None and len(out):
+        out = out[out["rank"] <= n].reset_index(drop=True)
+    return out
+
+
+def summarize_cv(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean and standard deviation across folds per (method, holdout, k).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Output of :func:`cross_validate`.
+
+    Returns
+    -------
+    DataFrame with one row per (method, holdout, k) and columns
+    ``r2_mean, r2_sd, rmse_mean, rmse_sd, residual_fraction_mean, ...``
+    for every numeric metric present, plus ``n_folds`` (sd uses ``ddof=1``,
+    as the paper's bands). Cost O(rows).
+    """
+    if not isinstance(df, pd.DataFrame) or not {"method", "holdout", "k"} <= set(df.columns):
+        raise ValueError("summarize_cv needs a cross_validate DataFrame (columns method, holdout, k)")
+    keys = ["method", "holdout", "k"]
+    metrics = [c for c in ("r2", "rmse", "residual_fraction", "logdet", "mi", "n_eval", "mean_sq_z", "inflation")
+               if c in df.columns]
+    metrics += [c for c in df.columns if c.startswith("cov_")]
+    g = df.groupby(keys, sort=True)
+    parts = {}
+    for c in metrics:
+        parts[f"{c}_mean"] = g[c].mean()
+        parts[f"{c}_sd"] = g[c].std(ddof=1)
+    out = pd.DataFrame(parts)
+    out["n_folds"] = g.size()
+    out = out.reset_index()
+    out.attrs = {k: v for k, v in df.attrs.items() if k != "top_residuals"}
+    return out
+
+
+def calibration_table(df: pd.DataFrame, *, ks: Sequence[int] | None = None) -> pd.DataFrame:
+    """Empirical vs nominal interval coverage from a :func:`cross_validate` result with ``levels``.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Output of ``cross_validate(..., levels=(...))``.
+    ks : sequence of int, optional
+        Keep only these subset sizes (e.g. ``(5, 10)``).
+
+    Returns
+    -------
+    DataFrame in long form: ``method, holdout, k, nominal, coverage,
+    coverage_sd, gap`` (= coverage - nominal), and when the result was run
+    with ``variance_inflation`` also ``coverage_cal, gap_cal``. Coverage is
+    the mean over folds of the per-fold fraction of evaluated entries inside
+    the interval.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError("calibration_table needs a cross_validate DataFrame")
+    cols = [c for c in df.columns if c.startswith("cov_") and not c.endswith("_cal")]
+    if not cols:
+        raise ValueError("df has no coverage columns: run cross_validate with levels=(0.5, 0.8, 0.9, 0.95)")
+    d = df if ks is None else df[df["k"].isin(list(ks))]
+    out = []
+    for (m, h, k), g in d.groupby(["method", "holdout", "k"], sort=True):
+        for c in cols:
+            nominal = float(c[4:].replace("_", ".")) / 100.0
+            rec = dict(method=m, holdout=h, k=k, nominal=nominal, coverage=g[c].mean(), coverage_sd=g[c].std(ddof=1))
+            rec["gap"] = rec["coverage"] - nominal
+            if c + "_cal" in g.columns:
+                rec["coverage_cal"] = g[c + "_cal"].mean()
+                rec["gap_cal"] = rec["coverage_cal"] - nominal
+            out.append(rec)
+    return pd.DataFrame(out)
+
+
+def extrapolation_check(
+    matrix: ScoreMatrix,
+    *,
+    method: str | Sequence[str] = "entropy",
+    k: int = 5,
+    quantile: float = 0.8,
+    estimator: str = "auto",
+    config: str = "released",
+    transform: str | None = None,
+    imputer: Imputer | None = None,
+    tie_break: Any = "auto",
+    min_observed: int | None = None,
+    ridge: float = 1e-2,
+    clip: float = 10.0,
+    levels: Sequence[float] = (0.5, 0.8, 0.9, 0.95),
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Train on the weaker models, predict the strongest ones (extrapolation check, issue 5).
+
+    Models are ranked by their mean standardized score (columns standardized
+    with all models, ``std_floor="relative"``; mean over observed entries).
+    Models below the ``quantile`` of that ranking form the training set and
+    those at or above it are predicted, with the same steps as one CV split
+    (training-only standardization, correlation, selection; conditioning on
+    observed selected benchmarks; evaluation on observed unselected ones).
+    As a control, a random split with the same sizes is evaluated the same
+    way (``split="random"``), so the drop caused by extrapolation is visible.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+    method : str or sequence of str
+        Selection method(s).
+    k : int
+        Largest subset size; rows for ``1..k``.
+    quantile : float
+        In (0, 1): the training set holds the models below this quantile.
+    seed : int
+        Seed of the random control split and the random selection.
+    Other parameters as :func:`cross_validate`.
+
+    Returns
+    -------
+    DataFrame with the :func:`cross_validate` columns plus ``split``
+    (``"top"`` or ``"random"``) and ``quantile``; coverage columns for
+    ``levels``. Cost: two correlation estimates.
+    """
+    methods = (method,) if isinstance(method, str) else tuple(method)
+    matrix, methods, levels, imputer = _check_common(
+        matrix, methods, k, ridge, clip, transform, levels, imputer, min_observed, None
+    )
+    seed = _check_seed(seed)
+    if not 0.0 < float(quantile) < 1.0:
+        raise ValueError(f"quantile must be in (0, 1), got {quantile!r}")
+    X = np.asarray(matrix.scores, dtype=float)
+    m_all, s_all = _standardize(X)
+    strength = np.nanmean((X - m_all) / s_all, axis=1)
+    thr = float(np.quantile(strength, quantile))
+    top = np.flatnonzero(strength >= thr)
+    train = np.flatnonzero(strength < thr)
+    if train.size < 2 or top.size < 1:
+        raise ValueError(f"quantile {quantile} leaves {train.size} training and {top.size} test models")
+    perm = _rng(seed, 4).permutation(X.shape[0])
+    r_val = np.sort(perm[: top.size])
+    r_train = np.sort(perm[top.size:])
+    rows: list[dict[str, Any]] = []
+    tops: list[dict[str, Any]] = []
+    common = dict(methods=methods, k_max=int(k), estimator=estimator, config=config, transform=transform,
+                  imputer=imputer, tie_break=tie_break, min_observed=min_observed, ridge=ridge, clip=clip,
+                  levels=levels, variance_inflation=None, inner_folds=3, seed=seed, fold=0)
+    for split, tr, va in (("top", train, top), ("random", r_train, r_val)):
+        r, t = _split_rows(X, matrix.models, matrix.benchmarks, tr, va,
+                           meta={"split": split, "quantile": float(quantile), "holdout": np.nan}, **common)
+        rows.extend(r)
+        tops.extend(t)
+    df = pd.DataFrame(rows)
+    df.attrs["top_residuals"] = tops
+    return df
+
+
+# --------------------------------------------------------------------------- shared correlation estimates
+@contextmanager
+def correlation_cache() -> Iterator[dict]:
+    """Reuse the per-split training correlation across :func:`cross_validate` calls.
+
+    Inside the ``with`` block every training correlation (step 4 of the
+    protocol) is memoized by the bytes of the training matrix, the estimator
+    and the EM configuration, so several CV runs on the same splits (other
+    methods, tie-break rules, ``min_observed``) pay for EM once. Results are
+    identical to uncached runs. Re-entrant (an inner block uses the outer
+    cache). Only the calling process is cached (use ``n_jobs=1``).
+
+    Yields
+    ------
+    dict
+        The cache (key -> correlation matrix); memory O(splits * N^2).
+    """
+    global _correlation
+    if getattr(_correlation, "_cache", None) is not None:
+        yield _correlation._cache
+        return
+    plain = _correlation
+    cache: dict = {}
+
+    def cached(X: np.ndarray, estimator: str, config: str) -> np.ndarray:
+        Xc = np.ascontiguousarray(X, dtype=float)
+        key = (Xc.shape, Xc.tobytes(), estimator, config)
+        if key not in cache:
+            cache[key] = plain(Xc, estimator, config)
+        return cache[key].copy()
+
+    cached._cache = cache  # type: ignore[attr-defined]
+    _correlation = cached
+    try:
+        yield cache
+    finally:
+        _correlation = plain
+
+
+def tie_break_band(
+    matrix: ScoreMatrix,
+    *,
+    tie_breaks: Sequence[str] = ("auto", "argmax", "index", "mi"),
+    method: str = "entropy",
+    **cv_kwargs: Any,
+) -> pd.DataFrame:
+    """Greedy CV under several tie-break rules (issue 7.1): the band drawn around entropy's R^2.
+
+    On a correlation matrix every first entropy gain equals ``0.5 log(2 pi e)``,
+    so the first pick (and with it the sequence) is decided by the tie rule.
+    This runs :func:`cross_validate` once per rule in ``tie_breaks`` (sharing
+    the training correlations through :func:`correlation_cache`) and returns
+    the per-rule summary.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+    tie_breaks : sequence of {"auto", "argmax", "index", "mi"}
+    method : str, default "entropy"
+    **cv_kwargs
+        Passed to :func:`cross_validate` (``holdouts, k_max, n_folds, seed,
+        config, min_observed, ...``; ``methods``, ``tie_break`` and ``n_jobs``
+        are set here).
+
+    Returns
+    -------
+    DataFrame
+        :func:`summarize_cv` rows with an extra ``variant`` column (the rule),
+        usable as ``variants=`` of :func:`benchsel_lib.plotting.plot_cv_curves`.
+        Cost: one CV run per rule, with EM paid once per split.
+    """
+    if not tie_breaks:
+        raise ValueError("tie_breaks is empty")
+    for bad in ("methods", "tie_break", "n_jobs"):
+        if bad in cv_kwargs:
+            raise ValueError(f"tie_break_band sets {bad!r} itself; do not pass it")
+    parts = []
+    with correlation_cache():
+        for rule in tie_breaks:
+            s = summarize_cv(cross_validate(matrix, methods=(method,), tie_break=rule, n_jobs=1, **cv_kwargs))
+            s.insert(0, "variant", rule)
+            parts.append(s)
+    return pd.concat(parts, ignore_index=True)

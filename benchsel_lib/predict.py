@@ -1,0 +1,515 @@
+"""Predict a new model's missing benchmark scores, with intervals, in the original units.
+
+This is the practitioner's side of the paper: "I ran these benchmarks, predict
+the rest". A :class:`Predictor` is fitted once on a score matrix (standardize
+with the column means and standard deviations, estimate the correlation with
+:func:`benchsel_lib.estimation.estimate_correlation`, optionally in logit
+space) and then predicts any number of new models from whatever scores they
+have. Each prediction is the Gaussian conditional distribution of the
+unobserved benchmarks given the observed ones (Eqs. cond-mean and cond-var of
+Section 3), computed in standardized space by
+:func:`benchsel_lib.imputation.conditional_impute` with the CV protocol's
+ridge (Section 5.1), and mapped back to the original units:
+
+* mean: ``mu_j + s_j * m_j`` and standard deviation ``s_j * sqrt(C_jj)``,
+  where ``(mu_j, s_j)`` are the training mean / std of benchmark ``j`` and
+  ``(m, C)`` the standardized conditional mean / covariance;
+* interval: the central ``level`` interval ``mean +- z * sd`` with
+  ``z = Phi^{-1}((1 + level) / 2)``;
+* with ``transform="logit"`` (Appendix K) the same is done in logit space and
+  the prediction and both interval endpoints are mapped through the inverse
+  transform ``sigmoid(f) * s_max`` (monotone, so the interval keeps its
+  coverage); the reported ``sd`` is then the delta-method approximation
+  ``s_max * sigmoid'(f) * sd_f``.
+
+The mean is zero in standardized space (the training mean), exactly as in the
+CV protocol, so the calibration measured by ``cross_validate(levels=...)``
+applies to these intervals.
+
+Input rules for given scores (``ValueError`` otherwise): every name must be a
+benchmark of the matrix (close matches are suggested); each benchmark at most
+once; every value finite and inside the plausible range
+``[min_j - 10 s_j, max_j + 10 s_j]`` where ``min_j, max_j`` are the smallest /
+largest observed training score of benchmark ``j`` and
+``s_j = max(std_j, 0.01 (|mean_j| + 1))`` its (floored) standard deviation in
+the original units. The range rule catches unit mistakes (a percentage given
+for a [0, 1] benchmark) without rejecting genuinely strong new models.
+"""
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+from scipy.stats import norm
+
+from .matrix import ScoreMatrix
+
+__all__ = ["Predictor", "predict_scores", "check_given", "parse_scores", "suggest_names", "RANGE_SDS"]
+
+#: Given scores must lie within this many (floored) standard deviations of the
+#: observed training range of their benchmark.
+RANGE_SDS: float = 10.0
+
+_TRANSFORMS = (None, "logit")
+
+
+def suggest_names(name: str, names: Sequence[str], *, n: int = 3) -> list[str]:
+    """Close matches of ``name`` among ``names`` (case-insensitive difflib ratio >= 0.6).
+
+    O(len(names) * len(name)^2) in the worst case (difflib), negligible here.
+    """
+    lowered = {s.lower(): s for s in names}
+    hits = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.6)
+    # a substring match ("arc" -> "ARC-Challenge") helps when difflib finds nothing
+    if not hits:
+        hits = [k for k in lowered if name.lower() in k][:n]
+    return [lowered[h] for h in hits]
+
+
+def _unknown_name_error(name: str, names: Sequence[str], what: str = "benchmark") -> ValueError:
+    close = suggest_names(name, names)
+    hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else f" ({len(names)} {what}s in the matrix)"
+    return ValueError(f"unknown {what} {name!r}{hint}")
+
+
+def parse_scores(text: str | Iterable[str]) -> list[tuple[str, float]]:
+    """Parse ``"BENCH=VALUE,BENCH=VALUE"`` into ``[(name, value), ...]`` (order kept, duplicates kept).
+
+    Names may contain spaces, ``=`` (the value is after the *last* ``=``) and
+    commas (a comma-separated piece without ``=`` is joined to the next one).
+    Several strings (a repeated ``--scores`` option) are concatenated.
+    Values must parse as floats; a non-numeric value raises ``ValueError``.
+    Duplicates are checked by :func:`check_given`, not here. O(len(text)).
+    """
+    texts = [text] if isinstance(text, str) else list(text)
+    items: list[tuple[str, float]] = []
+    for t in texts:
+        pending = ""
+        for piece in t.split(","):
+            if "=" not in piece:
+                if piece.strip():
+                    pending += piece + ","
+                continue
+            piece = pending + piece
+            pending = ""
+            name, _, raw = piece.rpartition("=")
+            name, raw = name.strip(), raw.strip()
+            if not name:
+                raise ValueError(f"missing benchmark name before '=' in {piece.strip()!r}")
+            try:
+                value = float(raw)
+            except ValueError:
+                raise ValueError(f"value {raw!r} for benchmark {name!r} is not a number") from None
+            items.append((name, value))
+        if pending.strip():
+            raise ValueError(f"expected BENCH=VALUE, got {pending.rstrip(',').strip()!r}")
+    if not items:
+        raise ValueError("no scores given (expected \"BENCH=VALUE,BENCH=VALUE,...\")")
+    return items
+
+
+def _column_ranges(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Allowed [low, high] per column: observed range widened by RANGE_SDS floored stds."""
+    with np.errstate(all="ignore"):
+        mean = np.nanmean(X, axis=0)
+        n = (~np.isnan(X)).sum(axis=0)
+        std = np.where(n > 1, np.nanstd(X, axis=0, ddof=1) if X.shape[0] > 1 else 0.0, 0.0)
+    std = np.maximum(np.nan_to_num(std), 0.01 * (np.abs(mean) + 1.0))
+    return np.nanmin(X, axis=0) - RANGE_SDS * std, np.nanmax(X, axis=0) + RANGE_SDS * std
+
+
+def check_given(
+    given: Mapping[str, float] | Iterable[tuple[str, float]],
+    matrix: ScoreMatrix,
+    *,
+    skip_missing: bool = False,
+    ranges: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict[str, float]:
+    """Validate given scores against ``matrix`` and return them as an ordered dict.
+
+    Parameters
+    ----------
+    given : mapping or iterable of (name, value)
+        The new model's scores, in original units. Pairs allow the duplicate
+        check (a mapping cannot hold duplicates).
+    matrix : ScoreMatrix
+        The training matrix the scores refer to.
+    skip_missing : bool
+        Drop NaN values (an empty cell in a scores file means "not run")
+        instead of rejecting them.
+    ranges : (low, high), optional
+        Precomputed allowed ranges per benchmark (saves the O(M N) pass).
+
+    Raises
+    ------
+    ValueError
+        Unknown benchmark (with close matches), a benchmark given twice, a
+        non-finite value, or a value outside the plausible range (module
+        docstring). O(|given| N).
+    """
+    pairs = [(str(n), v) for n, v in (given.items() if isinstance(given, Mapping) else given)]
+    names = matrix.benchmarks
+    pos = {b: j for j, b in enumerate(names)}
+    seen: set[str] = set()
+    for name, _ in pairs:  # names first: unknown and duplicate names before any value problem
+        if name not in pos:
+            raise _unknown_name_error(name, names)
+        if name in seen:
+            raise ValueError(f"benchmark {name!r} is given more than once")
+        seen.add(name)
+    low, high = ranges if ranges is not None else _column_ranges(np.asarray(matrix.scores, dtype=float))
+    out: dict[str, float] = {}
+    for name, value in pairs:
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"value {value!r} for benchmark {name!r} is not a number") from None
+        if math.isnan(value) and skip_missing:
+            continue
+        if not math.isfinite(value):
+            raise ValueError(f"value {value!r} for benchmark {name!r} is not finite")
+        j = pos[name]
+        if not low[j] <= value <= high[j]:
+            raise ValueError(
+                f"value {value:g} for benchmark {name!r} is out of range: the training scores span "
+                f"{np.nanmin(matrix.scores[:, j]):.4g}..{np.nanmax(matrix.scores[:, j]):.4g}, "
+                f"allowed [{low[j]:.4g}, {high[j]:.4g}] (observed range +- {RANGE_SDS:g} sd); wrong units?"
+            )
+        out[name] = value
+    return out
+
+
+def _check_level(level: float) -> float:
+    try:
+        level = float(level)
+    except (TypeError, ValueError):
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}") from None
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level={level} is out of range: it must be strictly between 0 and 1 (e.g. 0.9)")
+    return level
+
+
+@dataclass(frozen=True, eq=False)
+class Predictor:
+    """A fitted Gaussian score model that predicts new models' missing scores.
+
+    Build it with :meth:`Predictor.fit`; the correlation is estimated once
+    (O(M N^2) pairwise, or the EM cost of Appendix G) and each prediction then
+    costs one conditional solve, O(|A|^3 + |A| T + T^2 |A|) for ``|A|`` given
+    and ``T`` predicted benchmarks.
+
+    Attributes
+    ----------
+    matrix : ScoreMatrix
+        The training matrix (original units).
+    corr : ndarray (N, N)
+        Training correlation of the (transformed) standardized scores.
+    mean, std : ndarray (N,)
+        Training means / standard deviations (of the transformed scores when a
+        transform is used) that map standardized values back.
+    transform : {None, "logit"}
+    smax : ndarray (N,) or None
+        Per-benchmark training maxima of the logit transform (Appendix K).
+    method : str
+        Covariance estimator actually used ("pairwise" or "em").
+    ridge : float
+        Ridge added to the conditioning block (the CV protocol's 1e-2).
+    """
+
+    matrix: ScoreMatrix
+    corr: np.ndarray
+    mean: np.ndarray
+    std: np.ndarray
+    transform: str | None = None
+    smax: np.ndarray | None = None
+    method: str = ""
+    ridge: float = 1e-2
+    _low: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    _high: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+
+    # ------------------------------------------------------------------ fit
+    @classmethod
+    def fit(
+        cls,
+        matrix: ScoreMatrix,
+        *,
+        transform: str | None = None,
+        estimator: str = "auto",
+        config: str = "released",
+        ridge: float = 1e-2,
+    ) -> Predictor:
+        """Standardize ``matrix`` and estimate its correlation once.
+
+        Parameters
+        ----------
+        matrix : ScoreMatrix
+            Training scores (models x benchmarks, NaN where missing); every
+            benchmark needs an observed score.
+        transform : {None, "logit"}
+            Work in logit space (Appendix K): scores are divided by the
+            training maximum of their benchmark, clipped to [1e-3, 1 - 1e-3]
+            and logit-transformed before standardization.
+        estimator : {"auto", "pairwise", "em"}
+            Passed to :func:`~benchsel_lib.estimation.estimate_correlation`
+            (Section 5.1's rule for "auto").
+        config : {"released", "early"}
+            EM settings (Appendix G / issue 7).
+        ridge : float
+            Ridge for the conditional solves (Section 5.1 uses 1e-2).
+        """
+        from .estimation import estimate_correlation
+
+        if not isinstance(matrix, ScoreMatrix):
+            raise ValueError(f"matrix must be a ScoreMatrix, got {type(matrix).__name__}")
+        if transform not in _TRANSFORMS:
+            raise ValueError(f"unknown transform {transform!r}; choose None or 'logit'")
+        if not (isinstance(ridge, (int, float)) and math.isfinite(ridge) and ridge >= 0):
+            raise ValueError(f"ridge must be a finite number >= 0, got {ridge!r}")
+        matrix.require_observed()
+        X = np.array(matrix.scores, dtype=float)
+        smax = None
+        if transform == "logit":
+            from .transforms import logit_transform
+
+            X, smax = logit_transform(X)
+            smax = np.asarray(smax, dtype=float)
+        est = estimate_correlation(X, method=estimator, config=config)
+        low, high = _column_ranges(np.asarray(matrix.scores, dtype=float))
+        return cls(
+            matrix=matrix,
+            corr=np.asarray(est.corr, dtype=float),
+            mean=np.asarray(est.mean, dtype=float),
+            std=np.asarray(est.std, dtype=float),
+            transform=transform,
+            smax=smax,
+            method=str(getattr(est, "method", estimator)),
+            ridge=float(ridge),
+            _low=low,
+            _high=high,
+        )
+
+    # -------------------------------------------------------------- helpers
+    @property
+    def _ranges(self) -> tuple[np.ndarray, np.ndarray] | None:
+        return None if self._low is None else (self._low, self._high)
+
+    @property
+    def benchmarks(self) -> tuple[str, ...]:
+        """Benchmark names (columns of the training matrix)."""
+        return self.matrix.benchmarks
+
+    def _to_standard(self, values: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """Original units -> standardized (transformed) space for columns ``cols``."""
+        v = np.asarray(values, dtype=float)
+        if self.transform == "logit":
+            from .transforms import logit_transform
+
+            v, _ = logit_transform(v.reshape(-1, len(cols)), smax=self.smax[cols])
+        return (v - self.mean[cols]) / self.std[cols]
+
+    def _conditional(self, z_obs: np.ndarray, obs: np.ndarray, tgt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Standardized conditional mean (n, T) and marginal sds (T,) of targets ``tgt``.
+
+        With nothing given (``obs`` empty) this is the marginal N(0, corr).
+        """
+        from .imputation import conditional_impute
+
+        res = conditional_impute(
+            self.corr, np.zeros(len(self.benchmarks)), z_obs, obs, ridge=self.ridge, target_idx=tgt
+        )
+        mean = np.asarray(res.mean, dtype=float).reshape(z_obs.shape[0], tgt.size)
+        var = np.clip(np.diag(np.asarray(res.cov, dtype=float)), 0.0, None)
+        return mean, np.sqrt(var)
+
+    def _to_original(
+        self, m: np.ndarray, sd: np.ndarray, tgt: np.ndarray, q: float
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Map standardized mean / sd of ``tgt`` to (predicted, lower, upper, sd) in original units."""
+        mu, s = self.mean[tgt], self.std[tgt]
+        f = mu + s * m
+        f_sd = s * sd
+        lo, hi = f - q * f_sd, f + q * f_sd
+        if self.transform == "logit":
+            smax = self.smax[tgt]
+            p = expit(f)
+            return p * smax, expit(lo) * smax, expit(hi) * smax, smax * p * (1.0 - p) * f_sd
+        return f, lo, hi, np.broadcast_to(f_sd, f.shape).copy()
+
+    # -------------------------------------------------------------- predict
+    def predict(
+        self,
+        given: Mapping[str, float] | Iterable[tuple[str, float]],
+        *,
+        level: float = 0.9,
+        skip_missing: bool = False,
+    ) -> pd.DataFrame:
+        """Predict every benchmark not in ``given`` for one new model.
+
+        Parameters
+        ----------
+        given : mapping or iterable of (name, value)
+            Observed scores of the new model in original units (checked by
+            :func:`check_given`).
+        level : float in (0, 1)
+            Nominal coverage of the central interval.
+        skip_missing : bool
+            Ignore NaN values in ``given`` (reported in ``attrs["ignored"]``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per predicted benchmark (matrix order): ``benchmark,
+            predicted, lower, upper, sd, n_train`` (``n_train``: training
+            models with that benchmark observed). ``attrs`` holds ``used``
+            (the given scores conditioned on, a dict), ``ignored`` (names
+            skipped as missing), ``level``, ``transform`` and ``method``.
+        """
+        level = _check_level(level)
+        pairs = list(given.items()) if isinstance(given, Mapping) else list(given)
+        used = check_given(pairs, self.matrix, skip_missing=skip_missing, ranges=self._ranges)
+        ignored = [str(n) for n, _ in pairs if str(n) not in used]
+        obs = np.asarray(self.matrix.benchmark_index(list(used)), dtype=int)
+        tgt = np.setdiff1d(np.arange(len(self.benchmarks)), obs)
+        if tgt.size == 0:
+            raise ValueError("nothing to predict: every benchmark of the matrix was given")
+        z = self._to_standard(np.array(list(used.values()), dtype=float)[None, :], obs)
+        m, sd = self._conditional(z, obs, tgt)
+        pred, lo, hi, s = self._to_original(m[0], sd, tgt, float(norm.ppf(0.5 + level / 2)))
+        counts = self.matrix.observed.sum(axis=0)
+        df = pd.DataFrame(
+            {
+                "benchmark": [self.benchmarks[j] for j in tgt],
+                "predicted": pred,
+                "lower": lo,
+                "upper": hi,
+                "sd": s,
+                "n_train": counts[tgt].astype(int),
+            }
+        )
+        df.attrs.update(
+            used=dict(used), ignored=ignored, level=level, transform=self.transform, method=self.method
+        )
+        return df
+
+    def predict_frame(self, scores: pd.DataFrame | ScoreMatrix, *, level: float = 0.9) -> pd.DataFrame:
+        """Predict many new models at once (rows of ``scores``; NaN = not given).
+
+        Rows with the same set of given benchmarks share one conditional solve
+        (the conditional covariance does not depend on the values, Eq.
+        cond-var), so k patterns cost k solves, not one per model.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Long format ``model, benchmark, predicted, lower, upper, sd,
+            n_train`` with the rows of :meth:`predict` for each model;
+            ``attrs["used"]`` maps model -> dict of the scores conditioned on.
+        """
+        level = _check_level(level)
+        frame = scores.to_frame() if isinstance(scores, ScoreMatrix) else scores
+        if not isinstance(frame, pd.DataFrame) or frame.shape[0] == 0:
+            raise ValueError("scores must be a non-empty DataFrame (models x benchmarks) or ScoreMatrix")
+        cols = [str(c) for c in frame.columns]
+        for dup in {c for c in cols if cols.count(c) > 1}:
+            raise ValueError(f"benchmark {dup!r} is given more than once")
+        for c in cols:
+            if c not in self.benchmarks:
+                raise _unknown_name_error(c, self.benchmarks)
+        used_all: dict[str, dict[str, float]] = {}
+        values = frame.apply(pd.to_numeric, errors="coerce")
+        bad = values.isna() & frame.notna()
+        if bad.to_numpy().any():
+            i, j = np.argwhere(bad.to_numpy())[0]
+            raise ValueError(f"value {frame.iat[i, j]!r} for benchmark {cols[j]!r} (model {frame.index[i]!r}) is not a number")
+        # validate every row, then group rows by their pattern of given benchmarks
+        groups: dict[tuple[str, ...], list[int]] = {}
+        for i, model in enumerate(frame.index):
+            row = list(zip(cols, values.iloc[i].to_numpy(dtype=float)))
+            used_all[str(model)] = check_given(row, self.matrix, skip_missing=True, ranges=self._ranges)
+            groups.setdefault(tuple(used_all[str(model)]), []).append(i)
+        q = float(norm.ppf(0.5 + level / 2))
+        counts = self.matrix.observed.sum(axis=0)
+        parts = [None] * frame.shape[0]
+        for names, rows in groups.items():
+            obs = np.asarray(self.matrix.benchmark_index(list(names)) if names else [], dtype=int)
+            tgt = np.setdiff1d(np.arange(len(self.benchmarks)), obs)
+            if tgt.size == 0:
+                raise ValueError(f"nothing to predict for model {str(frame.index[rows[0]])!r}: every benchmark was given")
+            raw = np.array([[used_all[str(frame.index[i])][n] for n in names] for i in rows], dtype=float)
+            z = self._to_standard(raw, obs) if names else np.zeros((len(rows), 0))
+            m, sd = self._conditional(z.reshape(len(rows), obs.size), obs, tgt)
+            for r, i in enumerate(rows):
+                pred, lo, hi, s = self._to_original(m[r], sd, tgt, q)
+                parts[i] = pd.DataFrame(
+                    {
+                        "model": str(frame.index[i]),
+                        "benchmark": [self.benchmarks[j] for j in tgt],
+                        "predicted": pred,
+                        "lower": lo,
+                        "upper": hi,
+                        "sd": s,
+                        "n_train": counts[tgt].astype(int),
+                    }
+                )
+        out = pd.concat(parts, ignore_index=True)
+        out.attrs.update(used=used_all, level=level, transform=self.transform, method=self.method)
+        return out
+
+
+def predict_scores(
+    matrix: ScoreMatrix,
+    given: Mapping[str, float] | Iterable[tuple[str, float]],
+    *,
+    level: float = 0.9,
+    transform: str | None = None,
+    estimator: str = "auto",
+    config: str = "released",
+    ridge: float = 1e-2,
+) -> pd.DataFrame:
+    """Predict a new model's unobserved scores from the ones it has (Eqs. cond-mean, cond-var).
+
+    One-shot convenience for ``Predictor.fit(matrix, ...).predict(given,
+    level=level)``; fit a :class:`Predictor` once to predict many models.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+        Training scores in original units.
+    given : mapping or iterable of (name, value)
+        The new model's observed scores (names must be benchmarks of
+        ``matrix``; see the module docstring for the range rule).
+    level : float in (0, 1)
+        Nominal coverage of the central interval (0.9 = 5%..95%).
+    transform : {None, "logit"}
+        Fit and predict in logit space (Appendix K).
+    estimator : {"auto", "pairwise", "em"}
+        Covariance estimator (Section 5.1 / Appendix G).
+    config : {"released", "early"}
+        EM settings.
+    ridge : float
+        Conditioning ridge (1e-2 as in the CV protocol).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``benchmark, predicted, lower, upper, sd, n_train`` for every
+        benchmark not given, in original units; ``attrs["used"]`` lists the
+        given scores conditioned on.
+
+    Examples
+    --------
+    >>> from benchsel_lib import load_matrix, predict_scores    # doctest: +SKIP
+    >>> predict_scores(load_matrix("mteb"), {"ArguAna": 0.55, "SciFact": 0.70})  # doctest: +SKIP
+    """
+    pairs = list(given.items()) if isinstance(given, Mapping) else list(given)
+    _check_level(level)
+    if isinstance(matrix, ScoreMatrix):
+        check_given(pairs, matrix)  # fail fast, before the correlation estimate
+    return Predictor.fit(matrix, transform=transform, estimator=estimator, config=config, ridge=ridge).predict(
+        pairs, level=level
+    )

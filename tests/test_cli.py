@@ -1,0 +1,320 @@
+"""Tests of the ``benchsel`` command (benchsel_lib.cli)."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchsel_lib.cli import main
+
+BENCH = [f"b{j}" for j in range(6)]
+
+
+@pytest.fixture(scope="module")
+def small_csv(tmp_path_factory) -> Path:
+    """A 36 x 6 low-rank score matrix with ~12% missing and one thinly observed column."""
+    rng = np.random.default_rng(0)
+    M = 36
+    X = rng.normal(size=(M, 2)) @ rng.normal(size=(2, 6)) + 0.3 * rng.normal(size=(M, 6))
+    X = 0.5 + 0.1 * X
+    X[rng.random(X.shape) < 0.12] = np.nan
+    X[:, 5] = np.nan
+    X[:3, 5] = [0.4, 0.5, 0.6]  # b5: observed for 3 models only
+    df = pd.DataFrame(X, index=[f"model-{i}" for i in range(M)], columns=BENCH)
+    df.index.name = "model"
+    path = tmp_path_factory.mktemp("cli") / "scores.csv"
+    df.to_csv(path)
+    return path
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    """Call ``main``; the pairwise estimator keeps tests fast (EM is tested in the library's own tests)."""
+    argv = [str(a) for a in argv]
+    if argv and argv[0] in {"select", "predict", "cv"} and "--estimator" not in argv and "--help" not in argv:
+        argv += ["--estimator", "pairwise"]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code: int, err: str, *needles: str) -> None:
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("benchsel: error: ")
+    assert "Traceback" not in err
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+# ------------------------------------------------------------------ datasets
+def test_datasets_lists_every_builtin_matrix_with_shape(capsys, shared_data_dir):
+    code, out, _ = run(capsys, "datasets", "--format", "json")
+    assert code == 0
+    rows = {r["name"]: r for r in json.loads(out)["datasets"]}
+    assert set(rows) == {"mteb", "merged", "mmlu", "benchpress"}
+    assert (rows["mteb"]["models"], rows["mteb"]["benchmarks"]) == (263, 56)
+    assert 0.77 < rows["mteb"]["observed_fraction"] < 0.78
+    code, out, _ = run(capsys, "datasets")
+    assert code == 0 and "merged" in out and "118" in out
+
+
+# -------------------------------------------------------------------- select
+def test_select_on_a_builtin_matrix_prints_the_ordered_selection(capsys, shared_data_dir):
+    code, out, _ = run(capsys, "select", "--data", "mmlu", "-k", "3", "--objective", "mi", "--format", "csv")
+    df = pd.read_csv(io.StringIO(out))
+    assert list(df["step"]) == [1, 2, 3]
+    assert df["residual_fraction"].is_monotonic_decreasing
+    assert df["mi"].notna().all()
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_select_on_a_user_csv_in_every_format(capsys, small_csv, fmt):
+    code, out, _ = run(capsys, "select", "--data", small_csv, "-k", "3", "--format", fmt)
+    assert code == 0
+    if fmt == "csv":
+        df = pd.read_csv(io.StringIO(out))
+        assert len(df) == 3 and set(df["benchmark"]) <= set(BENCH)
+        assert {"gain", "residual_fraction", "logdet", "mi"} <= set(df.columns)
+    elif fmt == "json":
+        doc = json.loads(out)
+        assert len(doc["selection"]) == 3 and doc["objective"] == "entropy"
+    else:
+        assert "objective: entropy" in out and "b" in out
+
+
+def test_select_excludes_thin_candidates_with_a_message_on_stderr(capsys, small_csv):
+    code, out, err = run(capsys, "select", "--data", small_csv, "-k", "5", "--format", "csv")
+    assert code == 0
+    assert "b5 (3)" in err and "--min-observed" in err
+    assert "b5" not in set(pd.read_csv(io.StringIO(out))["benchmark"])
+    code, out, err = run(capsys, "select", "--data", small_csv, "-k", "6", "--min-observed", "0", "--format", "csv")
+    assert code == 0 and err == ""
+    assert "b5" in set(pd.read_csv(io.StringIO(out))["benchmark"])
+
+
+def test_select_require_puts_mandatory_benchmarks_first(capsys, small_csv):
+    code, out, _ = run(capsys, "select", "--data", small_csv, "-k", "3", "--require", "b4", "b2", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    names = [r["benchmark"] for r in doc["selection"]]
+    assert names[:2] == ["b4", "b2"] and len(names) == 3
+    assert [r["required"] for r in doc["selection"]] == [True, True, False]
+
+
+def test_select_with_costs_and_budget_reports_the_winning_strategy(capsys, small_csv, tmp_path):
+    costs = tmp_path / "costs.csv"
+    costs.write_text("benchmark,cost\nb0,1\nb1,2\nb2,3\nb3,1\nb4,4\n")
+    code, out, _ = run(capsys, "select", "--data", small_csv, "--costs", costs, "--default-cost", "2",
+                       "--budget", "5", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["strategy"] in {"cost-effective", "singleton"}
+    assert doc["total_cost"] <= 5
+    assert sum(r["cost"] for r in doc["selection"]) == doc["total_cost"]
+    code, out, _ = run(capsys, "select", "--data", small_csv, "--costs", costs, "--default-cost", "2", "--budget", "5")
+    assert code == 0 and "won (modified greedy" in out
+
+
+def test_select_budget_alone_uses_unit_costs(capsys, small_csv):
+    code, out, _ = run(capsys, "select", "--data", small_csv, "--budget", "2", "--format", "csv")
+    assert code == 0
+    assert len(pd.read_csv(io.StringIO(out))) == 2
+
+
+def test_select_axis_models_selects_reference_models(capsys, small_csv):
+    code, out, _ = run(capsys, "select", "--data", small_csv, "-k", "2", "--axis", "models", "--format", "csv")
+    assert code == 0
+    df = pd.read_csv(io.StringIO(out))
+    assert "model" in df.columns and df["model"].str.startswith("model-").all()
+
+
+# ------------------------------------------------------------------- predict
+def test_predict_on_a_builtin_matrix_reports_used_scores_and_intervals(capsys, shared_data_dir):
+    code, out, _ = run(capsys, "predict", "--data", "mmlu", "--scores", "astronomy=0.6,virology=0.5", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["used"] == {"astronomy": 0.6, "virology": 0.5}
+    preds = pd.DataFrame(doc["predictions"])
+    assert len(preds) == 55 and "astronomy" not in set(preds["benchmark"])
+    assert (preds["lower"] <= preds["predicted"]).all() and (preds["predicted"] <= preds["upper"]).all()
+    assert preds["predicted"].between(0, 1).all()  # original units (accuracies)
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_predict_on_a_user_csv_in_every_format(capsys, small_csv, fmt):
+    code, out, err = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55, b1=0.45", "--format", fmt)
+    assert code == 0
+    if fmt == "csv":
+        df = pd.read_csv(io.StringIO(out))
+        assert list(df.columns[:5]) == ["benchmark", "predicted", "lower", "upper", "sd"]
+        assert set(df["benchmark"]) == set(BENCH) - {"b0", "b1"}
+        assert "b0=0.55" in err  # what was used goes to stderr, stdout stays CSV
+    elif fmt == "json":
+        assert json.loads(out)["used"] == {"b0": 0.55, "b1": 0.45}
+    else:
+        assert "conditioned on 2 given score(s): b0=0.55, b1=0.45" in out and "central 90%" in out
+
+
+def test_predict_higher_level_gives_wider_intervals(capsys, small_csv):
+    widths = []
+    for level in ("0.5", "0.95"):
+        code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.5", "--level", level, "--format", "csv")
+        assert code == 0
+        df = pd.read_csv(io.StringIO(out))
+        widths.append((df["upper"] - df["lower"]).to_numpy())
+    assert (widths[1] > widths[0]).all()
+
+
+def test_predict_scores_file_two_column_and_wide_formats(capsys, small_csv, tmp_path):
+    long = tmp_path / "new_model.csv"
+    long.write_text("benchmark,score\nb0,0.55\nb2,\n")  # an empty value is "not run"
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores-file", long, "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["used"] == {"b0": 0.55} and doc["ignored"] == ["b2"]
+    assert "b2" in {r["benchmark"] for r in doc["predictions"]}
+    wide = tmp_path / "new_models.csv"
+    wide.write_text("model,b0,b3\nnew-a,0.5,0.6\nnew-b,0.4,\n")
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores-file", wide, "--format", "csv")
+    assert code == 0
+    df = pd.read_csv(io.StringIO(out))
+    assert set(df["model"]) == {"new-a", "new-b"}
+    assert len(df[df["model"] == "new-a"]) == 4 and len(df[df["model"] == "new-b"]) == 5
+
+
+def test_predict_logit_transform_keeps_predictions_below_the_training_maximum(capsys, small_csv):
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.6", "--transform", "logit", "--format", "csv")
+    assert code == 0
+    df = pd.read_csv(io.StringIO(out))
+    top = pd.read_csv(small_csv, index_col=0).max()
+    assert (df["upper"].to_numpy() <= top[df["benchmark"]].to_numpy() + 1e-12).all()
+
+
+# ------------------------------------------------------------------------ cv
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_cv_on_a_small_matrix_in_every_format(capsys, small_csv, fmt):
+    code, out, err = run(capsys, "cv", "--data", small_csv, "--methods", "entropy,random", "--folds", "3",
+                         "--k-max", "3", "--seed", "1", "--format", fmt)
+    assert code == 0
+    assert err == ""  # no progress bar when stderr is not a terminal
+    if fmt == "csv":
+        df = pd.read_csv(io.StringIO(out))
+        assert len(df) == 2 * 3 and {"r2_mean", "r2_sd"} <= set(df.columns)
+        assert (df["n_folds"] == 3).all()
+    elif fmt == "json":
+        doc = json.loads(out)
+        assert len(doc["summary"]) == 6 and doc["folds"] == 3
+    else:
+        assert "entropy" in out and "random" in out and "+-" in out
+
+
+def test_cv_out_writes_the_full_per_fold_table(capsys, small_csv, tmp_path):
+    target = tmp_path / "results.csv"
+    code, _, err = run(capsys, "cv", "--data", small_csv, "--methods", "entropy", "--folds", "3", "--k-max", "2",
+                       "--out", target)
+    assert code == 0 and "wrote 6 rows" in err
+    df = pd.read_csv(target)
+    assert len(df) == 3 * 2 and {"method", "holdout", "fold", "k", "r2", "selected"} <= set(df.columns)
+
+
+def test_cv_is_reproducible_with_the_same_seed(capsys, small_csv):
+    args = ("cv", "--data", small_csv, "--methods", "random", "--folds", "3", "--k-max", "2", "--format", "csv")
+    assert run(capsys, *args)[1] == run(capsys, *args)[1]
+
+
+# -------------------------------------------------------------- error paths
+@pytest.fixture
+def bad_costs(tmp_path) -> Path:
+    p = tmp_path / "bad_costs.csv"
+    p.write_text("benchmark,cost\nb0,-1\n")
+    return p
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [
+        (["select", "--data", "mtebb", "-k", "3"], ["unknown dataset 'mtebb'", "did you mean 'mteb'"]),
+        (["select", "--data", "{csv}", "-k", "99"], ["-k 99 is out of range", "choose 1..6"]),
+        (["select", "--data", "{csv}", "-k", "0"], ["out of range"]),
+        (["select", "--data", "{csv}", "-k", "three"], ["invalid integer 'three'"]),
+        (["select", "--data", "{csv}", "-k", "2", "--require", "bX"], ["unknown benchmark 'bX'"]),
+        (["select", "--data", "{csv}", "-k", "2", "--costs", "{bad_costs}", "--budget", "3"], ["positive"]),
+        (["select", "--data", "{csv}", "-k", "2", "--costs", "nowhere.csv", "--budget", "3"], ["costs file not found"]),
+        (["select", "--data", "{csv}", "-k", "2", "--costs", "{csv}", "--budget", "3"], ["costs file"]),
+        (["select", "--data", "{csv}", "-k", "2", "--objective", "variance"], ["invalid choice"]),
+        (["select", "--data", "missing_file.csv", "-k", "2"], ["not found", "missing_file.csv"]),
+        (["predict", "--data", "{csv}", "--scores", "bq=0.5"], ["unknown benchmark 'bq'"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5,b0=0.6"], ["'b0' is given more than once"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=high"], ["'high'", "not a number"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=55"], ["out of range"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=nan"], ["not finite"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--level", "90"], ["--level"]),
+        (["predict", "--data", "{csv}", "--scores-file", "nope.csv"], ["scores file not found"]),
+        (["predict", "--data", "{csv}"], ["one of the arguments --scores --scores-file is required"]),
+        (["cv", "--data", "{csv}", "--methods", "entropy,magic"], ["unknown method 'magic'"]),
+        (["cv", "--data", "{csv}", "--k-max", "50"], ["--k-max 50 is out of range"]),
+        (["cv", "--data", "{csv}", "--holdouts", "10"], ["holdout 10 is out of range"]),
+        (["cv", "--data", "{csv}", "--folds", "1", "--k-max", "2"], ["--folds 1 is out of range"]),
+        (["frobnicate"], ["invalid choice"]),
+    ],
+)
+def test_bad_input_exits_2_with_a_one_line_message(capsys, small_csv, bad_costs, argv, needles):
+    argv = [a.format(csv=small_csv, bad_costs=bad_costs) for a in argv]
+    code, _, err = run(capsys, *argv)
+    assert_one_line_error(code, err, *needles)
+
+
+def test_costs_file_missing_a_benchmark_needs_default_cost(capsys, small_csv, tmp_path):
+    costs = tmp_path / "costs.csv"
+    costs.write_text("benchmark,cost\nb0,1\n")
+    code, _, err = run(capsys, "select", "--data", small_csv, "--costs", costs, "--budget", "2")
+    assert_one_line_error(code, err, "no cost for 5 benchmark(s)", "--default-cost")
+
+
+def test_ragged_user_csv_is_a_one_line_error(capsys, tmp_path):
+    bad = tmp_path / "ragged.csv"
+    bad.write_text("model,a,b\nx,1,2\ny,3\n")
+    code, _, err = run(capsys, "select", "--data", bad, "-k", "1")
+    assert_one_line_error(code, err, "ragged")
+
+
+# ---------------------------------------------------------------------- help
+@pytest.mark.parametrize("command", [[], ["datasets"], ["select"], ["predict"], ["cv"]])
+def test_help_shows_examples(capsys, command):
+    code, out, _ = run(capsys, *command, "--help")
+    assert code == 0
+    assert "examples:" in out and "benchsel" in out
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    code, _, err = run(capsys)
+    assert code == 2 and "usage:" in err
+
+
+# --------------------------------------------------------- installed script
+def test_installed_console_script_runs_and_fails_cleanly(small_csv):
+    exe = shutil.which("benchsel", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    cmd = [exe] if exe else [sys.executable, "-m", "benchsel_lib.cli"]
+    ok = subprocess.run([*cmd, "select", "--data", str(small_csv), "-k", "2", "--format", "json",
+                         "--estimator", "pairwise"], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    assert len(json.loads(ok.stdout)["selection"]) == 2
+    bad = subprocess.run([*cmd, "predict", "--data", str(small_csv), "--scores", "nosuch=1"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2
+    assert bad.stderr.strip().startswith("benchsel: error: unknown benchmark 'nosuch'")
+    assert "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_python_dash_m_entry_point(small_csv):
+    res = subprocess.run([sys.executable, "-m", "benchsel_lib.cli", "--version"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0 and res.stdout.startswith("benchsel ")

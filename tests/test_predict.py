@@ -1,0 +1,190 @@
+"""Tests of benchsel_lib.predict: conditional predictions with intervals in original units."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+from scipy.stats import norm
+
+from benchsel_lib.matrix import ScoreMatrix
+from benchsel_lib.predict import Predictor, check_given, parse_scores, predict_scores, suggest_names
+
+RIDGE = 1e-2
+
+
+def _gaussian_matrix(m: int = 300, seed: int = 0, *, scale=(100.0, 2.0, 0.05), offset=(50.0, -3.0, 0.6)) -> ScoreMatrix:
+    """Fully observed 3-benchmark matrix with known structure and very different units per column."""
+    rng = np.random.default_rng(seed)
+    C = np.array([[1.0, 0.8, 0.5], [0.8, 1.0, 0.3], [0.5, 0.3, 1.0]])
+    Z = rng.multivariate_normal(np.zeros(3), C, size=m)
+    X = Z * np.asarray(scale) + np.asarray(offset)
+    return ScoreMatrix(X, [f"m{i}" for i in range(m)], ["alpha", "beta", "gamma"], "synthetic")
+
+
+def _hand_conditional(X: np.ndarray, given_col: int, value: float, level: float):
+    """Eqs. cond-mean / cond-var with mean 0 and ridge in standardized space, mapped back by hand."""
+    mu, s = X.mean(axis=0), X.std(axis=0)  # training mean / std (ddof 0)
+    R = np.corrcoef(X.T)
+    z = (value - mu[given_col]) / s[given_col]
+    tgt = [j for j in range(X.shape[1]) if j != given_col]
+    r = R[tgt, given_col]
+    m = r / (R[given_col, given_col] + RIDGE) * z
+    var = 1.0 - r**2 / (R[given_col, given_col] + RIDGE)
+    pred = mu[tgt] + s[tgt] * m
+    sd = s[tgt] * np.sqrt(var)
+    q = norm.ppf(0.5 + level / 2)
+    return tgt, pred, pred - q * sd, pred + q * sd, sd
+
+
+def test_prediction_equals_hand_computed_conditional_mean_in_original_units():
+    mat = _gaussian_matrix()
+    value = 180.0  # 1.3 sd above the mean of "alpha" (units of 100)
+    df = predict_scores(mat, {"alpha": value}, level=0.9, estimator="pairwise")
+    tgt, pred, lo, hi, sd = _hand_conditional(np.asarray(mat.scores), 0, value, 0.9)
+    assert list(df["benchmark"]) == [mat.benchmarks[j] for j in tgt]
+    np.testing.assert_allclose(df["predicted"], pred, rtol=1e-9)
+    np.testing.assert_allclose(df["lower"], lo, rtol=1e-9)
+    np.testing.assert_allclose(df["upper"], hi, rtol=1e-9)
+    np.testing.assert_allclose(df["sd"], sd, rtol=1e-9)
+    # original units: "gamma" lives around 0.6 with spread 0.05, "beta" around -3 with spread 2
+    assert abs(df.set_index("benchmark").loc["gamma", "predicted"] - 0.6) < 0.2
+    assert abs(df.set_index("benchmark").loc["beta", "predicted"] + 3.0) < 6.0
+    assert df.attrs["used"] == {"alpha": value}
+    assert list(df["n_train"]) == [300, 300]
+
+
+def test_interval_contains_prediction_and_widens_with_level():
+    pred = Predictor.fit(_gaussian_matrix(), estimator="pairwise")
+    given = {"beta": -1.0}
+    widths = []
+    for level in (0.5, 0.8, 0.9, 0.95):
+        df = pred.predict(given, level=level)
+        assert (df["lower"] < df["predicted"]).all() and (df["predicted"] < df["upper"]).all()
+        widths.append((df["upper"] - df["lower"]).to_numpy())
+        # the half-width is z * sd
+        np.testing.assert_allclose((df["upper"] - df["lower"]) / 2, norm.ppf(0.5 + level / 2) * df["sd"], rtol=1e-9)
+    assert all((b > a).all() for a, b in zip(widths, widths[1:]))
+
+
+def test_more_given_scores_shrink_the_interval():
+    pred = Predictor.fit(_gaussian_matrix(), estimator="pairwise")
+    one = pred.predict({"alpha": 60.0}).set_index("benchmark")
+    two = pred.predict({"alpha": 60.0, "beta": -2.5}).set_index("benchmark")
+    assert two.loc["gamma", "sd"] < one.loc["gamma", "sd"]
+
+
+def test_nothing_given_predicts_the_training_mean_with_the_marginal_sd():
+    mat = _gaussian_matrix()
+    X = np.asarray(mat.scores)
+    df = Predictor.fit(mat, estimator="pairwise").predict({})
+    np.testing.assert_allclose(df["predicted"], X.mean(axis=0), rtol=1e-9)
+    np.testing.assert_allclose(df["sd"], X.std(axis=0), rtol=1e-9)
+
+
+def test_logit_transform_maps_prediction_and_interval_endpoints_through_the_inverse():
+    rng = np.random.default_rng(1)
+    Z = rng.multivariate_normal([0, 0], [[1, 0.7], [0.7, 1]], size=200)
+    X = expit(Z) * np.array([0.9, 80.0])  # an accuracy in [0, 0.9] and a score out of 80
+    mat = ScoreMatrix(X, [f"m{i}" for i in range(200)], ["acc", "score"])
+    df = predict_scores(mat, {"acc": 0.7}, level=0.9, transform="logit", estimator="pairwise")
+    row = df.iloc[0]
+    assert row["benchmark"] == "score"
+    assert 0 < row["lower"] < row["predicted"] < row["upper"] <= X[:, 1].max() + 1e-9
+    # by hand in logit space
+    smax = X.max(axis=0)
+    F = np.log(np.clip(X / smax, 1e-3, 1 - 1e-3)) - np.log1p(-np.clip(X / smax, 1e-3, 1 - 1e-3))
+    mu, s, r = F.mean(axis=0), F.std(axis=0), np.corrcoef(F.T)[0, 1]
+    p = 0.7 / smax[0]
+    z = (np.log(p / (1 - p)) - mu[0]) / s[0]
+    f = mu[1] + s[1] * r / (1 + RIDGE) * z
+    f_sd = s[1] * np.sqrt(1 - r**2 / (1 + RIDGE))
+    q = norm.ppf(0.95)
+    np.testing.assert_allclose(row["predicted"], expit(f) * smax[1], rtol=1e-8)
+    np.testing.assert_allclose(row["lower"], expit(f - q * f_sd) * smax[1], rtol=1e-8)
+    np.testing.assert_allclose(row["upper"], expit(f + q * f_sd) * smax[1], rtol=1e-8)
+
+
+def test_missing_entries_use_the_em_estimate_and_give_finite_predictions():
+    mat = _gaussian_matrix(m=120, seed=3)
+    X = np.array(mat.scores)
+    X[np.random.default_rng(0).random(X.shape) < 0.3] = np.nan
+    X[0] = [50.0, -3.0, 0.6]  # every column keeps observations
+    sparse = ScoreMatrix(X, mat.models, mat.benchmarks)
+    p = Predictor.fit(sparse)
+    assert p.method == "em"
+    df = p.predict({"alpha": 120.0})
+    assert np.isfinite(df[["predicted", "lower", "upper", "sd"]].to_numpy()).all()
+
+
+def test_predict_frame_matches_one_model_at_a_time_and_groups_patterns():
+    p = Predictor.fit(_gaussian_matrix(), estimator="pairwise")
+    frame = pd.DataFrame(
+        {"alpha": [10.0, 90.0, np.nan], "beta": [np.nan, np.nan, 1.0]}, index=["new1", "new2", "new3"]
+    )
+    out = p.predict_frame(frame, level=0.8)
+    assert list(out["model"].unique()) == ["new1", "new2", "new3"]
+    for model, given in [("new1", {"alpha": 10.0}), ("new2", {"alpha": 90.0}), ("new3", {"beta": 1.0})]:
+        single = p.predict(given, level=0.8)
+        part = out[out["model"] == model].drop(columns="model").reset_index(drop=True)
+        pd.testing.assert_frame_equal(part, single, check_dtype=False)
+    assert out.attrs["used"]["new3"] == {"beta": 1.0}
+
+
+def test_unknown_benchmark_error_suggests_close_matches():
+    mat = _gaussian_matrix(m=20)
+    with pytest.raises(ValueError, match=r"unknown benchmark 'alpa'.*did you mean 'alpha'"):
+        check_given({"alpa": 1.0}, mat)
+    assert suggest_names("GAMMA", mat.benchmarks) == ["gamma"]
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ([("alpha", 1.0), ("alpha", 2.0)], "given more than once"),
+        ([("alpha", float("nan"))], "not finite"),
+        ([("alpha", float("inf"))], "not finite"),
+        ([("alpha", "abc")], "not a number"),
+        ([("gamma", 60.0)], "out of range"),  # a percentage for a [0, 1]-ish column
+    ],
+)
+def test_bad_given_scores_raise_value_errors(given, message):
+    with pytest.raises(ValueError, match=message):
+        check_given(given, _gaussian_matrix(m=50))
+
+
+def test_range_rule_accepts_strong_but_plausible_new_models():
+    mat = _gaussian_matrix(m=50)
+    top = float(np.nanmax(mat.scores[:, 0]))
+    assert check_given({"alpha": top + 300.0}, mat) == {"alpha": top + 300.0}  # 3 sd above the best
+
+
+@pytest.mark.parametrize("level", [0.0, 1.0, -0.5, 1.5])
+def test_level_outside_open_unit_interval_is_rejected(level):
+    with pytest.raises(ValueError, match="level"):
+        predict_scores(_gaussian_matrix(m=20), {"alpha": 50.0}, level=level)
+
+
+def test_giving_every_benchmark_leaves_nothing_to_predict():
+    p = Predictor.fit(_gaussian_matrix(m=20), estimator="pairwise")
+    with pytest.raises(ValueError, match="nothing to predict"):
+        p.predict({"alpha": 50.0, "beta": -3.0, "gamma": 0.6})
+
+
+def test_unknown_transform_is_rejected():
+    with pytest.raises(ValueError, match="transform"):
+        Predictor.fit(_gaussian_matrix(m=20), transform="probit")
+
+
+def test_parse_scores_handles_spaces_commas_and_equals_in_names():
+    assert parse_scores("GPQA Diamond=71, HLE (x)=5.5") == [("GPQA Diamond", 71.0), ("HLE (x)", 5.5)]
+    assert parse_scores("a,b=1,c=2") == [("a,b", 1.0), ("c", 2.0)]
+    assert parse_scores("x=y=3") == [("x=y", 3.0)]
+    assert parse_scores(["a=1", "b=2"]) == [("a", 1.0), ("b", 2.0)]
+    assert parse_scores("a=1,a=2") == [("a", 1.0), ("a", 2.0)]  # duplicates are check_given's job
+
+
+@pytest.mark.parametrize("text", ["a=abc", "a", "=3", ""])
+def test_parse_scores_rejects_malformed_text(text):
+    with pytest.raises(ValueError):
+        parse_scores(text)
