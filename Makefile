@@ -10,6 +10,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 QUICK  ?= 0
+# one BLAS thread per process: the matrices are small and work runs in 2 processes
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
 PYTEST_ARGS ?=
 
 .PHONY: install test data book bench clean check-site

@@ -56,6 +56,8 @@ _EXPORTS: dict[str, str] = {
     "em_settings": "estimation",
     "estimate_correlation": "estimation",
     "cov_to_corr": "estimation",
+    "EMResult": "estimation",
+    "CorrelationEstimate": "estimation",
     # selection
     "select": "selection",
     "Selection": "selection",

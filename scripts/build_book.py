@@ -119,6 +119,10 @@ def _kernel_env(root: Path) -> None:
     if str(root) not in pp.split(os.pathsep):
         os.environ["PYTHONPATH"] = str(root) + (os.pathsep + pp if pp else "")
     os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    # Notebooks run two at a time on small matrices: one BLAS thread per kernel
+    # avoids oversubscription (measured 20-70x slowdowns of eigh/EM otherwise).
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
 
 
 def execute_one(src: str, dest: str, params: dict[str, Any], root: str, timeout: int | None) -> dict[str, Any]:
