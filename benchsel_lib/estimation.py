@@ -32,14 +32,19 @@ factorization), and each pattern uses the cheaper of two exact formulas:
   conditional mean is ``mu_m - inv(P_mm) P_mo (x_o - mu_o)`` (block inverse /
   Schur-complement identity), so only the small ``P_mm`` is factorized.
 
-Patterns of similar block size are padded with identity blocks and factorized
-in one batched call; the correction sum ``sum_i C_i`` is formed as
-``Sigma * K - V_o V_o^T + V_m V_m^T`` with two matrix products (``K`` counts,
-for each pair of benchmarks, the rows of observed-block patterns that miss
-both), so no per-model N x N matrix is ever built. The observed-data
-log-likelihood reuses the same factorizations. The per-iteration cost is
-``O(M N s + N^3 + sum_p s_p^3)`` with ``s`` the smaller block size, instead of
-``O(M N^3)`` for the textbook loop.
+Patterns of both kinds are bucketed by block size (the buckets are chosen by
+a small dynamic program trading padding flops against per-bucket overhead),
+padded with identity blocks, gathered in one indexing operation and inverted
+with one LAPACK ``potrf`` + ``potri`` pair per pattern. The correction sum
+``sum_i C_i`` needs no per-model N x N matrix: for an observed-block row the
+zero-padded conditional covariance is exactly ``Sigma - Sigma K_i Sigma``
+(``K_i``: ``inv(Sigma_oo)`` scattered into an N x N zero matrix), so those
+rows contribute ``n Sigma - Sigma (sum_i K_i) Sigma`` (one scatter-add, two
+products), and the conditional means are ``mu + Sigma K_i (x_i - mu)``, one
+``M x N`` by ``N x N`` product; precision-form rows scatter ``inv(P_mm)``
+directly. The observed-data log-likelihood reuses the same factorizations.
+The per-iteration cost is ``O(M N^2 + N^3 + sum_p s_p^3)`` with ``s`` the
+smaller block size, instead of ``O(M N^3)`` for the textbook loop.
 """
 from __future__ import annotations
 
@@ -47,6 +52,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+import scipy.linalg as _sla
 from scipy.linalg import lapack as _lapack
 
 from ._validation import check_data_matrix
@@ -251,12 +257,19 @@ def _psd_floor(S: np.ndarray, eps: float) -> np.ndarray:
     _, info = _lapack.dpotrf(S - eps * np.eye(N), lower=1, clean=0)
     if info == 0:
         return S
-    w, V = np.linalg.eigh(S)
+    w, V = _sla.eigh(S, driver="evd", check_finite=False)
     low = w < eps
-    if not low.any():
+    n_low = int(low.sum())
+    if n_low == 0:
         return S
-    Vl = V[:, low]
-    out = S + (Vl * (eps - w[low])) @ Vl.T
+    if 2 * n_low <= N:
+        Vl = V[:, low]
+        out = S + (Vl * (eps - w[low])) @ Vl.T
+    else:  # most eigenvalues on the floor: eps I + V_high diag(w_high - eps) V_high^T
+        hi = ~low
+        Vh = V[:, hi]
+        out = (Vh * (w[hi] - eps)) @ Vh.T
+        out[np.diag_indices(N)] += eps
     return (out + out.T) / 2.0
 
 
@@ -272,40 +285,82 @@ def _shrink(S: np.ndarray, alpha: float) -> np.ndarray:
 # EM
 # ---------------------------------------------------------------------------
 
-_LADDER = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
-
-
-def _pad_size(s: int) -> int:
-    for v in _LADDER:
-        if v >= s:
-            return v
-    return int(s)
+# modelled per-bucket overhead of the E-step, in units of one s^3 (potrf + potri)
+# flop block (about 2e-4 us each here); a bucket costs about 30-40 us of numpy calls
+_BUCKET_COST = 1.5e5
 
 
 @dataclass
 class _Group:
-    """Patterns of one kind padded to one block size ``s`` (precomputed gathers)."""
+    """Patterns padded to one block size ``s`` (both kinds; precomputed gathers).
 
-    kind: str  # "obs": factorize Sigma_oo; "mis": factorize P_mm
+    Blocks are gathered from the stacked flat array ``[Sigma_a, P_a]`` (each
+    ``Na x Na``, padded with an identity): observed-block patterns factorize
+    ``Sigma_oo``, precision-form patterns ``P_mm`` (offset ``Na * Na``).
+    """
+
     idx: np.ndarray  # (G, s) block indices; pads point to distinct dummy indices >= N
-    sqrt_n: np.ndarray  # (G,) sqrt(number of rows per pattern)
     n: np.ndarray  # (G,) number of rows per pattern
-    miss: np.ndarray  # (G, N) float missing mask per pattern
     rows: np.ndarray  # (R,) rows in these patterns
     rpos: np.ndarray  # (R,) position of each row's pattern within the group
     flat_rows: np.ndarray  # (R, s) flat indices rows*Na + idx[rpos] into an (M, Na) array
-    flat_block: np.ndarray  # (G, s, s) flat indices idx_j*Na + idx_k into an (Na, Na) array
+    flat_src: np.ndarray  # (R, s) flat_rows, offset by M*Na for precision-form rows ([D, DP] stacked)
+    flat_block: np.ndarray  # (G, s, s) flat indices into [Sigma_a, P_a] stacked
+    lower: np.ndarray  # (s, s) bool, lower triangle incl. diagonal
 
 
 @dataclass
 class _Plan:
     groups: list[_Group]
     full_rows: np.ndarray  # rows with nothing missing
-    count_obs: np.ndarray  # (N, N) rows of "obs"-kind patterns missing both j and k
     n_pad: int  # number of dummy indices
     n_obs_per_row: np.ndarray  # (M,)
     need_P: bool
     n_patterns: int
+    obs_rows: np.ndarray  # rows of observed-block patterns
+    mis_rows: np.ndarray  # rows of precision-form patterns
+    uses_P: np.ndarray  # (M,) float: 1 for precision-form and complete rows, else 0
+    sign: np.ndarray  # (M,) +1 observed-block, -1 precision form, 0 complete rows
+    p_rows: np.ndarray  # rows that need P d_i (precision-form and complete rows)
+    all_blocks: np.ndarray  # concatenated flat_block of all groups (one bincount per E-step)
+
+
+def _bucket_sizes(size_of: dict[int, int]) -> list[tuple[int, list[int]]]:
+    """Partition patterns (block size ``size_of[p]``) into padded buckets.
+
+    Consecutive runs of the sorted sizes form a bucket padded to its largest
+    size; the partition minimizes the modelled cost
+    ``sum_b (patterns in b) * s_b^3 + _BUCKET_COST`` (the small factorizations
+    plus a fixed per-bucket overhead) by dynamic programming over the ``K``
+    distinct sizes, O(K^2).
+    """
+    if not size_of:
+        return []
+    sizes = sorted(set(size_of.values()))
+    cnt = {s: 0 for s in sizes}
+    for s in size_of.values():
+        cnt[s] += 1
+    K = len(sizes)
+    best = [0.0] + [np.inf] * K
+    cut = [0] * (K + 1)
+    for j in range(1, K + 1):
+        smax = sizes[j - 1]
+        n_in = 0
+        for i in range(j, 0, -1):
+            n_in += cnt[sizes[i - 1]]
+            c = best[i - 1] + n_in * float(smax) ** 3 + _BUCKET_COST
+            if c < best[j]:
+                best[j], cut[j] = c, i - 1
+    bounds = []
+    j = K
+    while j > 0:
+        bounds.append((sizes[cut[j]], sizes[j - 1]))
+        j = cut[j]
+    out = []
+    for lo, hi in sorted(bounds):
+        pats = sorted(p for p, s in size_of.items() if lo <= s <= hi)
+        out.append((hi, pats))
+    return out
 
 
 def _make_plan(obs: np.ndarray) -> _Plan:
@@ -313,14 +368,15 @@ def _make_plan(obs: np.ndarray) -> _Plan:
 
     A pattern with ``|o| < |m|`` observed entries uses the observed-block form
     (factorize ``Sigma_oo``), otherwise the precision form (factorize
-    ``P_mm``); patterns are bucketed by padded block size so that each bucket
-    is one batched factorization. O(M N + P N) once per fit.
+    ``P_mm``); patterns of both kinds are bucketed by padded block size so
+    that each bucket is one gather and one loop of small factorizations.
+    O(M N + P N) once per fit.
     """
     M, N = obs.shape
     keys, inverse, counts = np.unique(obs, axis=0, return_inverse=True, return_counts=True)
     inverse = np.asarray(inverse).reshape(-1)
-    buckets: dict[tuple[str, int], list[int]] = {}
-    count_obs = np.zeros((N, N))
+    kind_of: dict[int, str] = {}
+    size_of: dict[int, int] = {}
     full_pats = []
     for p in range(keys.shape[0]):
         n_o = int(keys[p].sum())
@@ -329,46 +385,61 @@ def _make_plan(obs: np.ndarray) -> _Plan:
             full_pats.append(p)
             continue
         if n_o < n_m:
-            kind, s = "obs", n_o
-            mm = (~keys[p]).astype(float)
-            count_obs += counts[p] * np.outer(mm, mm)
+            kind_of[p], size_of[p] = "obs", n_o
         else:
-            kind, s = "mis", n_m
-        buckets.setdefault((kind, _pad_size(s)), []).append(p)
+            kind_of[p], size_of[p] = "mis", n_m
+    buckets = _bucket_sizes(size_of)
     specs = []
     n_pad = 0
-    for (kind, s), pats in sorted(buckets.items()):
+    for s, pats in buckets:
         G = len(pats)
         idx = np.empty((G, s), dtype=np.intp)
         for g, p in enumerate(pats):
-            real = np.flatnonzero(keys[p] if kind == "obs" else ~keys[p])
+            real = np.flatnonzero(keys[p] if kind_of[p] == "obs" else ~keys[p])
             idx[g, : real.size] = real
             idx[g, real.size :] = N + np.arange(s - real.size)
             n_pad = max(n_pad, s - real.size)
-        specs.append((kind, pats, idx))
+        specs.append((pats, idx))
     Na = N + n_pad
     groups: list[_Group] = []
-    for kind, pats, idx in specs:
+    pat_is_mis = np.zeros(keys.shape[0], dtype=bool)
+    for p, k in kind_of.items():
+        pat_is_mis[p] = k == "mis"
+    for pats, idx in specs:
         pos = {p: g for g, p in enumerate(pats)}
         rows = np.flatnonzero(np.isin(inverse, pats))
         rpos = np.array([pos[int(q)] for q in inverse[rows]], dtype=np.intp)
         n = counts[pats].astype(float)
+        flat_rows = rows[:, None] * Na + idx[rpos]
+        row_mis = pat_is_mis[inverse[rows]]
+        blk_mis = pat_is_mis[pats]
+        s = idx.shape[1]
         groups.append(
             _Group(
-                kind=kind,
                 idx=idx,
-                sqrt_n=np.sqrt(n),
                 n=n,
-                miss=(~keys[pats]).astype(float),
                 rows=rows,
                 rpos=rpos,
-                flat_rows=rows[:, None] * Na + idx[rpos],
-                flat_block=idx[:, :, None] * Na + idx[:, None, :],
+                flat_rows=flat_rows,
+                flat_src=flat_rows + (row_mis * (M * Na))[:, None],
+                flat_block=idx[:, :, None] * Na + idx[:, None, :] + (blk_mis * (Na * Na))[:, None, None],
+                lower=np.tril(np.ones((s, s), dtype=bool)),
             )
         )
     full_rows = np.flatnonzero(np.isin(inverse, full_pats))
-    need_P = full_rows.size > 0 or any(g.kind == "mis" for g in groups)
-    return _Plan(groups, full_rows, count_obs, n_pad, obs.sum(axis=1), need_P, int(keys.shape[0]))
+    row_mis = pat_is_mis[inverse]
+    row_full = np.isin(inverse, full_pats)
+    obs_rows = np.flatnonzero(~row_mis & ~row_full)
+    mis_rows = np.flatnonzero(row_mis)
+    need_P = full_rows.size > 0 or mis_rows.size > 0
+    uses_P = (row_mis | row_full).astype(float)
+    sign = np.where(row_full, 0.0, np.where(row_mis, -1.0, 1.0))
+    p_rows = np.flatnonzero(row_mis | row_full)
+    all_blocks = np.concatenate([g.flat_block.reshape(-1) for g in groups] or [np.zeros(0, dtype=np.intp)])
+    return _Plan(
+        groups, full_rows, n_pad, obs.sum(axis=1), need_P, int(keys.shape[0]), obs_rows, mis_rows, uses_P, sign,
+        p_rows, all_blocks,
+    )
 
 
 class _NotPD(Exception):
@@ -382,21 +453,31 @@ def _chol_logdet(S: np.ndarray) -> tuple[np.ndarray, float]:
     return L, 2.0 * float(np.log(np.diag(L)).sum())
 
 
-def _batched_chol_inv(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Inverse Cholesky factors ``L^{-1}`` of a stack of SPD blocks and their log-determinants."""
-    try:
-        Lb = np.linalg.cholesky(A)
-    except np.linalg.LinAlgError:
-        raise _NotPD from None
-    diag = np.diagonal(Lb, axis1=1, axis2=2)
-    if not (np.isfinite(diag).all() and (diag > 0).all()):
-        raise _NotPD
-    Li = np.empty_like(Lb)
-    for g in range(Lb.shape[0]):
-        Li[g], info = _lapack.dtrtri(Lb[g], lower=1)
+def _batched_inv_logdet(A: np.ndarray, lower: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Inverses of a stack of SPD blocks and their log-determinants.
+
+    One LAPACK ``potrf`` + ``potri`` pair per block (about ``s^3`` flops,
+    several times cheaper than a batched LU inverse); only the lower triangle
+    (``lower``: its mask) is computed and then mirrored, batched.
+    """
+    G, s, _ = A.shape
+    Q = np.empty_like(A)
+    diag = np.empty((G, s))
+    potrf, potri = _lapack.dpotrf, _lapack.dpotri
+    for g in range(G):
+        c, info = potrf(A[g], lower=1, clean=0)
         if info != 0:
             raise _NotPD
-    return Li, 2.0 * np.log(diag).sum(axis=1)
+        diag[g] = c.diagonal()
+        Q[g], info = potri(c, lower=1)
+        if info != 0:
+            raise _NotPD
+    if not (np.isfinite(diag).all() and (diag > 0).all()):
+        raise _NotPD
+    Q = np.where(lower, Q, Q.transpose(0, 2, 1))
+    if not np.isfinite(Q).all():
+        raise _NotPD
+    return Q, 2.0 * np.log(diag).sum(axis=1)
 
 
 def _e_step(
@@ -412,80 +493,82 @@ def _e_step(
     the correction ``sum_i C_i`` (Eq. em-ecov, scattered to the missing
     blocks) and the observed-data log-likelihood of ``(mu, S)``.
     Raises ``_NotPD`` when a factorization fails.
+
+    Every pattern needs one small SPD inverse ``Q``:
+
+    * observed-block form, ``Q = inv(Sigma_oo)``. With ``K_i`` this ``Q``
+      scattered into an N x N zero matrix, the conditional mean is
+      ``mu + Sigma K_i d_i`` (``d_i = x_i - mu``, zero where missing) and the
+      zero-padded conditional covariance is exactly ``Sigma - Sigma K_i
+      Sigma``, so the sum over these rows is ``n Sigma - Sigma (sum_i K_i)
+      Sigma``: one scatter-add and two products, no per-row N x N work;
+      ``d_o^T inv(Sigma_oo) d_o = d_i^T K_i d_i``.
+    * precision form, ``P = Sigma^{-1}``, ``Q = inv(P_mm) = Cov(x_m | x_o)``
+      (scattered as is); ``E[x_m | x_o] = mu_m - Q (P d)_m``,
+      ``log det Sigma_oo = log det Sigma + log det P_mm`` and
+      ``d_o^T inv(Sigma_oo) d_o = d^T P d - (P d)_m^T Q (P d)_m``.
     """
     M, N = X0.shape
     Na = N + plan.n_pad
-    D = np.zeros((M, Na))
+    NN = Na * Na
+    # stacked [D, DP]: D = x - mu (0 where missing), DP row i = P d_i
+    DD = np.zeros((2, M, Na))
+    D = DD[0]
     D[:, :N] = np.where(obs, X0 - mu, 0.0)
-    Dflat = D.reshape(-1)
-    Xc = np.zeros((M, Na))
-    Xc[:, :N] = np.where(obs, X0, 0.0)
-    Xflat = Xc.reshape(-1)
-    mu_a = np.concatenate([mu, np.zeros(plan.n_pad)])
-    logdet = np.zeros(M)
-    quad = np.zeros(M)
-    corr = S * plan.count_obs
-    scatter = np.zeros(Na * Na)
-
-    Sa = np.zeros((Na, Na))
-    Sa[:N, :N] = S
-    Sa[N:, N:] = np.eye(plan.n_pad)
+    SP = np.zeros((2, Na, Na))  # stacked [Sigma_a, P_a]
+    SP[0, :N, :N] = S
+    if plan.n_pad:
+        pad = np.arange(N, Na)
+        SP[:, pad, pad] = 1.0
+    logdet_S = 0.0
+    dPd = None
     if plan.need_P:
         L, logdet_S = _chol_logdet(S)
         Pl, info = _lapack.dpotri(L, lower=1)
         if info != 0:
             raise _NotPD
         P = np.tril(Pl) + np.tril(Pl, -1).T
-        Pa = np.zeros((Na, Na))
-        Pa[:N, :N] = P
-        Pa[N:, N:] = np.eye(plan.n_pad)
-        DP = np.zeros((M, Na))
-        DP[:, :N] = D[:, :N] @ P  # row i: P d_i (d_i zero where missing)
-        DPflat = DP.reshape(-1)
-        dPd = np.einsum("ij,ij->i", DP, D)
-        if plan.full_rows.size:
-            r = plan.full_rows
-            logdet[r] = logdet_S
-            quad[r] = dPd[r]
+        SP[1, :N, :N] = P
+        pr = plan.p_rows
+        DPr = D[pr, :N] @ P
+        DD[1, pr, :N] = DPr
+        dPd = np.zeros(M)
+        dPd[pr] = np.einsum("ij,ij->i", DPr, D[pr, :N])
+    SPflat = SP.reshape(-1)
+    DDflat = DD.reshape(-1)
 
-    V_obs: list[np.ndarray] = []
+    V = np.zeros(M * Na)  # row i: Q g_i scattered (K_i d_i, resp. inv(P_mm) (P d_i)_m)
+    qv = np.zeros(M)
+    ld_row = np.zeros(M)
+    weights = []
     for g in plan.groups:
-        idx, rows, rpos = g.idx, g.rows, g.rpos
-        G, s = idx.shape
-        if g.kind == "obs":
-            # observed-block form: Sigma_oo = L L^T; Ut = L^{-1} Sigma_{o.};
-            # E[x | x_o] = mu + Ut^T L^{-1} d_o and Cov(x_m | x_o) =
-            # Sigma_mm - Ut_m^T Ut_m (Eqs. em-emean, em-ecov).
-            Li, ld = _batched_chol_inv(Sa[idx[:, :, None], idx[:, None, :]])
-            Ut = Li @ Sa[idx, :N]  # (G, s, N)
-            y = np.einsum("rst,rt->rs", Li[rpos], Dflat[g.flat_rows])
-            quad[rows] = np.einsum("rs,rs->r", y, y)
-            logdet[rows] = ld[rpos]
-            xhat = mu + np.einsum("rsn,rs->rn", Ut[rpos], y)
-            Xc[rows, :N] = np.where(obs[rows], X0[rows], xhat)
-            V_obs.append((Ut * (g.miss[:, None, :] * g.sqrt_n[:, None, None])).reshape(G * s, N))
-        else:
-            # precision form: P = Sigma^{-1}, P_mm = L L^T;
-            # Cov(x_m | x_o) = inv(P_mm) and E[x_m | x_o] = mu_m - inv(P_mm) (P d)_m;
-            # log det Sigma_oo = log det Sigma + log det P_mm and
-            # d_o^T inv(Sigma_oo) d_o = d^T P d - |L^{-1} (P d)_m|^2.
-            Li, ld = _batched_chol_inv(Pa[idx[:, :, None], idx[:, None, :]])
-            Lir = Li[rpos]
-            y = np.einsum("rst,rt->rs", Lir, DPflat[g.flat_rows])
-            quad[rows] = dPd[rows] - np.einsum("rs,rs->r", y, y)
-            logdet[rows] = logdet_S + ld[rpos]
-            Xflat[g.flat_rows] = mu_a[idx[rpos]] - np.einsum("rts,rt->rs", Lir, y)
-            C = Li.transpose(0, 2, 1) @ Li  # inv(P_mm), padded with identity
-            scatter += np.bincount(
-                g.flat_block.reshape(-1), weights=(C * g.n[:, None, None]).reshape(-1), minlength=Na * Na
-            )
-    if V_obs:
-        Vo = np.concatenate(V_obs, axis=0)
-        corr -= Vo.T @ Vo
-    corr += scatter.reshape(Na, Na)[:N, :N]
+        Q, ld = _batched_inv_logdet(SPflat[g.flat_block], g.lower)
+        rpos = g.rpos
+        gv = DDflat[g.flat_src]
+        v = np.einsum("rst,rt->rs", Q[rpos], gv)
+        qv[g.rows] = np.einsum("rs,rs->r", v, gv)
+        ld_row[g.rows] = ld[rpos]
+        V[g.flat_rows] = v
+        weights.append((Q * g.n[:, None, None]).reshape(-1))
+    scatter = np.bincount(plan.all_blocks, weights=np.concatenate(weights), minlength=2 * NN) if weights else None
+    V = V.reshape(M, Na)[:, :N]
+    Xc = X0.copy()
+    corr = np.zeros((N, N))
+    orow, mrow = plan.obs_rows, plan.mis_rows
+    if orow.size:
+        Xc[orow] = np.where(obs[orow], X0[orow], mu + V[orow] @ S)
+        K = scatter[:NN].reshape(Na, Na)[:N, :N]
+        corr += float(orow.size) * S - S @ K @ S
+    if mrow.size:
+        Xc[mrow] = np.where(obs[mrow], X0[mrow], mu - V[mrow])
+        corr += scatter[NN:].reshape(Na, Na)[:N, :N]
     corr = (corr + corr.T) / 2.0
+    quad = plan.sign * qv
+    if dPd is not None:
+        quad += plan.uses_P * dPd
+    logdet = ld_row + plan.uses_P * logdet_S
     ll = -0.5 * float((plan.n_obs_per_row * _LOG_2PI + logdet + quad).sum())
-    return Xc[:, :N], corr, ll
+    return Xc, corr, ll
 
 
 def _em_map(X0, obs, plan, mu, S, ridge):
