@@ -62,6 +62,16 @@ def _values(df: pd.DataFrame, col: str) -> np.ndarray:
     return df[col].to_numpy(dtype=float) if col in df.columns else np.full(len(df), np.nan)
 
 
+def _style_k_panels(axes: Any, panels: Sequence[tuple[str, str, bool]]) -> None:
+    """Label the x axis with k, set each panel's y label and log scale, add a grid."""
+    for ax, (_metric, ylabel, log) in zip(axes, panels):
+        ax.set_xlabel("number of selected benchmarks $k$")
+        ax.set_ylabel(ylabel)
+        if log:
+            ax.set_yscale("log")
+        ax.grid(True, alpha=0.3)
+
+
 def _band(ax: Any, x: np.ndarray, mean: np.ndarray, sd: np.ndarray, color: str, *, log: bool = False) -> None:
     if np.all(np.isnan(sd)):
         return
@@ -227,12 +237,7 @@ def plot_cv_curves(
             axes[0].fill_between(b["k"], b["min"], b["max"], facecolor="none", hatch="///",
                                  edgecolor=colors.get(h, "black") if h is not None else "black",
                                  linewidth=0.0, alpha=0.6, label=variant_label if h in (None, holdouts[0]) else None)
-    for ax, (metric, ylabel, log) in zip(axes, panels):
-        ax.set_xlabel("number of selected benchmarks $k$")
-        ax.set_ylabel(ylabel)
-        if log:
-            ax.set_yscale("log")
-        ax.grid(True, alpha=0.3)
+    _style_k_panels(axes, panels)
     axes[0].set_title("Imputation $R^2$ (held-out models)")
     axes[1].set_title("Residual variance (semilog)")
     axes[2].set_title("Entropy of the selected set")
@@ -296,12 +301,7 @@ def plot_entropy_vs_mi(
             _band(ax, x, mean, _values(sub, f"{metric}_sd"), color, log=log)
     if drawn == 0:
         raise ValueError(f"summary_df has no rows for methods {list(methods)}")
-    for ax, (metric, ylabel, log) in zip(axes, panels):
-        ax.set_xlabel("number of selected benchmarks $k$")
-        ax.set_ylabel(ylabel)
-        if log:
-            ax.set_yscale("log")
-        ax.grid(True, alpha=0.3)
+    _style_k_panels(axes, panels)
     axes[0].set_title("Imputation $R^2$")
     axes[1].set_title("Residual variance (semilog)")
     axes[2].set_title("Mutual information with the rest")
