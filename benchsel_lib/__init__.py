@@ -71,6 +71,10 @@ _EXPORTS: dict[str, str] = {
     "cross_validate": "evaluation",
     "fold_assignments": "evaluation",
     "summarize_cv": "evaluation",
+    "correlation_cache": "evaluation",
+    "tie_break_band": "evaluation",
+    "first_pick_band": "evaluation",
+    "variant_range": "evaluation",
     # diagnostics and transforms
     "eigenspectrum": "diagnostics",
     "shapiro_wilk_table": "diagnostics",

@@ -47,10 +47,15 @@ variance inflation. The same seed always gives the same DataFrame.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
+import os
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -72,6 +77,8 @@ __all__ = [
     "extrapolation_check",
     "correlation_cache",
     "tie_break_band",
+    "first_pick_band",
+    "variant_range",
 ]
 
 _METHODS = ("entropy", "mi", "random")
@@ -209,12 +216,122 @@ def _make_space(Xtr: np.ndarray, Xva: np.ndarray, transform: str | None, clip: f
     )
 
 
+CACHE_ENV = "BENCHSEL_CACHE_DIR"
+
+
+@functools.lru_cache(maxsize=1)
+def _code_fingerprint() -> str:
+    """Digest of the estimator's source: a change of the code invalidates the disk cache."""
+    from . import __version__, estimation
+
+    h = hashlib.sha256(__version__.encode())
+    h.update(Path(estimation.__file__).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _disk_cache_path(X: np.ndarray, estimator: str, config: str) -> Path | None:
+    """Cache file of one training correlation, or None when the disk cache is off.
+
+    The key is a SHA-256 of the training matrix (shape and bytes, NaN
+    pattern included), the estimator, the EM configuration and the
+    fingerprint of the estimation code.
+    """
+    root = os.environ.get(CACHE_ENV)
+    if not root:
+        return None
+    h = hashlib.sha256()
+    h.update(repr((X.shape, str(X.dtype), estimator, config, _code_fingerprint())).encode())
+    h.update(X.tobytes())
+    return Path(root) / f"corr-{h.hexdigest()[:32]}.npy"
+
+
 def _correlation(X: np.ndarray, estimator: str, config: str) -> np.ndarray:
+    """Training correlation of one split (protocol step 4), optionally cached on disk.
+
+    When the environment variable ``BENCHSEL_CACHE_DIR`` names a directory,
+    each estimate is stored there (``.npy``, loaded with
+    ``allow_pickle=False``) and reused by later runs and other processes
+    (the book build sets it, so notebooks that repeat a split pay for EM
+    once). Results are bit-identical to an uncached run; delete the
+    directory to recompute.
+    """
     from .estimation import estimate_correlation
 
-    est = estimate_correlation(X, method=estimator, config=config, std_floor="relative")
-    R = np.asarray(est.corr, dtype=float)
-    return (R + R.T) / 2.0
+    X = np.ascontiguousarray(X, dtype=float)
+    path = _disk_cache_path(X, estimator, config)
+    lock = None
+    if path is not None:
+        R = _cache_load(path, X.shape[1])
+        if R is not None:
+            return R
+        lock = _cache_lock(path)
+        if lock is None:  # another process computed it meanwhile
+            R = _cache_load(path, X.shape[1])
+            if R is not None:
+                return R
+    try:
+        est = estimate_correlation(X, method=estimator, config=config, std_floor="relative")
+        R = np.asarray(est.corr, dtype=float)
+        R = (R + R.T) / 2.0
+        if path is not None:
+            try:
+                fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+                with os.fdopen(fd, "wb") as fh:
+                    np.save(fh, R, allow_pickle=False)
+                os.replace(tmp, path)  # atomic: readers see a complete file or none
+            except OSError:
+                pass  # a read-only or full cache directory only costs the recomputation
+    finally:
+        if lock is not None:
+            lock.unlink(missing_ok=True)
+    return R
+
+
+_LOCK_WAIT_S = 900.0  # longest wait for another process's estimate (then compute it here)
+
+
+def _cache_load(path: Path, n: int) -> np.ndarray | None:
+    """The cached (n, n) correlation at ``path``, or None (absent or unreadable)."""
+    try:
+        R = np.load(path, allow_pickle=False)
+    except (OSError, ValueError):
+        return None
+    return R if R.shape == (n, n) and np.isfinite(R).all() else None
+
+
+def _cache_lock(path: Path) -> Path | None:
+    """Claim the computation of ``path`` across processes.
+
+    Returns the lock file when this process should compute the estimate, or
+    None after waiting for another process that held the lock (the caller
+    then reads the file, or computes it if that process failed). Locks are
+    held only while computing, so two processes cannot wait on each other.
+    """
+    lock = path.with_suffix(".lock")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    deadline = time.monotonic() + _LOCK_WAIT_S
+    while True:
+        try:
+            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            if path.exists():  # written by the process that held the lock before
+                lock.unlink(missing_ok=True)
+                return None
+            return lock
+        except FileExistsError:
+            try:  # a lock left behind by a killed process
+                if time.time() - lock.stat().st_mtime > _LOCK_WAIT_S:
+                    lock.unlink(missing_ok=True)
+                    continue
+            except OSError:
+                pass
+        except OSError:
+            return None
+        if path.exists() or time.monotonic() > deadline:
+            return None
+        time.sleep(0.05)
 
 
 def _pattern_groups(pat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -297,10 +414,10 @@ def _interval_hits(
 
 
 def _select(R: np.ndarray, k: int, method: str, *, seed: int, names: list[str], tie_break: Any,
-            min_observed: int | None, counts: np.ndarray) -> Any:
+            min_observed: int | None, counts: np.ndarray, initial: Sequence[int] = ()) -> Any:
     from .selection import select
 
-    kwargs: dict[str, Any] = dict(method=method, names=names, observed_counts=counts)
+    kwargs: dict[str, Any] = dict(method=method, names=names, observed_counts=counts, initial=list(initial))
     if method == "random":
         kwargs["seed"] = seed
     if tie_break is not None:
@@ -335,8 +452,14 @@ def _split_rows(
     meta: dict[str, Any],
     min_train_observed: int = 1,
     timings: dict[str, float] | None = None,
+    initial: Sequence[str] = (),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Run every method on one (train, validation) split; return result rows and top-residual records."""
+    """Run every method on one (train, validation) split; return result rows and top-residual records.
+
+    ``initial`` (benchmark names) are forced first picks; those left out of
+    this split (too few training scores) are skipped, and rows then carry
+    ``n_forced`` = how many were applied.
+    """
     tm = timings if timings is not None else {}
     t0 = time.perf_counter()
     Xtr_full = X[train]
@@ -362,7 +485,11 @@ def _split_rows(
     gaussian = isinstance(imputer, GaussianImputer)
     g_ridge = imputer.ridge if gaussian else ridge
 
-    n_cand = N if min_observed is None else int((counts >= min_observed).sum())
+    col_of = {b: i for i, b in enumerate(names)}
+    init = [col_of[b] for b in initial if b in col_of]  # forced picks present in this split
+    forced = np.zeros(N, dtype=bool)
+    forced[init] = True
+    n_cand = N if min_observed is None else int(((counts >= min_observed) | forced).sum())
     k_eff = min(k_max, N, max(n_cand, 0))
     rows: list[dict[str, Any]] = []
     tops: list[dict[str, Any]] = []
@@ -370,7 +497,7 @@ def _split_rows(
         return rows, tops
     sels = {
         m: _select(R, k_eff, m, seed=_int_seed(seed, 2, fold), names=names, tie_break=tie_break,
-                   min_observed=min_observed, counts=counts)
+                   min_observed=min_observed, counts=counts, initial=init)
         for m in methods
     }
     t3 = time.perf_counter()
@@ -419,6 +546,8 @@ def _split_rows(
                 ss_res=ss_res,
                 ss_tot=ss_tot,
             )
+            if len(initial):
+                row["n_forced"] = len(init)
             if levels:
                 if var is None:
                     for lev in levels:
@@ -573,6 +702,7 @@ def cross_validate(
     imputer: Imputer | None = None,
     tie_break: Any = "auto",
     min_observed: int | None = None,
+    initial: Sequence[int | str] = (),
     ridge: float = 1e-2,
     clip: float = 10.0,
     levels: Sequence[float] = (),
@@ -620,6 +750,16 @@ def cross_validate(
         Passed to :func:`~benchsel_lib.selection.select`; ``min_observed``
         counts training models with the benchmark observed (None = no
         filter, the paper).
+    initial : sequence of str or int
+        Mandatory benchmarks (names or column indices of ``matrix``), forced
+        as the first picks of every method in the given order (passed to
+        ``select(initial=...)``, paper Section 6; issue 7.1 uses one forced
+        first pick per run, see :func:`first_pick_band`). A forced benchmark
+        that a split leaves out (fewer than ``min_train_observed`` training
+        scores, so it cannot be standardized or correlated) is skipped in
+        that split and greedy runs without it; the rows then get a column
+        ``n_forced`` (forced picks applied in that split). Forced picks are
+        never removed by ``min_observed``. At most ``k_max`` entries.
     ridge : float
         Ridge on the conditioning block (``1e-2``).
     clip : float
@@ -689,6 +829,12 @@ def cross_validate(
         raise ValueError(f"holdouts lists a fraction twice: {hs}")
     if isinstance(inner_folds, bool) or not isinstance(inner_folds, (int, np.integer)) or inner_folds < 2:
         raise ValueError(f"inner_folds must be an integer >= 2, got {inner_folds!r}")
+    from ._validation import resolve_indices
+
+    init_names = tuple(matrix.benchmarks[j] for j in
+                       resolve_indices(initial, len(matrix.benchmarks), matrix.benchmarks, what="initial benchmark"))
+    if len(init_names) > k_max:
+        raise ValueError(f"initial lists {len(init_names)} benchmarks, more than k_max={k_max}")
     X = np.asarray(matrix.scores, dtype=float)
     M = X.shape[0]
     splits = {h: cv_splits(M, n_folds=n_folds, holdout=h, seed=seed) for h in hs}
@@ -699,7 +845,7 @@ def cross_validate(
     kw = dict(methods=methods, k_max=int(k_max), estimator=estimator, config=config, transform=transform,
               imputer=imputer, tie_break=tie_break, min_observed=min_observed, ridge=ridge, clip=clip,
               levels=levels, variance_inflation=variance_inflation or None, inner_folds=int(inner_folds),
-              seed=seed, min_train_observed=int(min_train_observed))
+              seed=seed, min_train_observed=int(min_train_observed), initial=init_names)
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
         raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
     if n_jobs == 1 or len(tasks) == 1:
@@ -726,7 +872,8 @@ def cross_validate(
             timings[key] = timings.get(key, 0.0) + val_
     attrs = dict(source=matrix.source, shape=matrix.shape, seed=seed, n_folds=int(n_folds), estimator=estimator,
                  config=config, transform=transform, imputer=getattr(imputer, "name", type(imputer).__name__),
-                 ridge=ridge, clip=clip, levels=levels, min_observed=min_observed, timings=timings)
+                 ridge=ridge, clip=clip, levels=levels, min_observed=min_observed, initial=init_names,
+                 timings=timings)
     df = pd.DataFrame(rows)
     if len(df):
         order = ["method", "holdout", "fold", "k"]
@@ -996,3 +1143,190 @@ def tie_break_band(
             s.insert(0, "variant", rule)
             parts.append(s)
     return pd.concat(parts, ignore_index=True)
+
+
+_FIRST_PICK_STREAM = 5  # spawn key of the seeded sample of first picks (keys 0-4 belong to the CV protocol)
+
+
+def first_pick_band(
+    matrix: ScoreMatrix,
+    *,
+    picks: Sequence[int | str] | None = None,
+    n_picks: int | None = None,
+    seed: int = 0,
+    method: str = "entropy",
+    return_folds: bool = False,
+    **cv_kwargs: Any,
+) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+    """Greedy CV with each candidate benchmark forced as the first pick (issue 7.1).
+
+    On a correlation matrix every first entropy gain equals ``0.5 log(2 pi e)``
+    (Algorithm 1, Section 4), so the first pick is a tie and the greedy
+    sequence that follows depends on how it is broken. Rather than a handful
+    of tie-break rules (:func:`tie_break_band`), this runs the Section 5.1
+    protocol once per candidate first benchmark ``b``, with ``b`` mandatory
+    (``cross_validate(initial=(b,))``, i.e. ``select(initial=...)``, paper
+    Section 6) and greedy continuing from it. The training correlations are
+    estimated once per split and shared by all runs through
+    :func:`correlation_cache`.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+    picks : sequence of str or int, optional
+        Candidate first benchmarks (names or column indices). Default: every
+        benchmark of ``matrix``.
+    n_picks : int, optional
+        Use a seeded sample of this many candidates (without replacement,
+        kept in matrix order), drawn from ``picks`` (or all benchmarks) with
+        the stream ``SeedSequence(seed, spawn_key=(5,))``. Default: all.
+    seed : int
+        Seed of the sample and of the CV protocol (passed to
+        :func:`cross_validate`, so the folds match a default run with the same
+        seed).
+    method : {"entropy", "mi", "random"}, default "entropy"
+        Selection method continuing after the forced pick.
+    return_folds : bool
+        Also return the per-fold rows (the concatenated :func:`cross_validate`
+        frames with a ``variant`` column), e.g. for the per-fold R^2 range with
+        :func:`variant_range` or for
+        :func:`benchsel_lib.plotting.plot_fold_curves`.
+    **cv_kwargs
+        Passed to :func:`cross_validate` (``holdouts, k_max, n_folds, config,
+        tie_break, min_observed, ...``). ``methods``, ``initial`` and
+        ``n_jobs`` are set here (``n_jobs=1``: the cache lives in this
+        process); ``progress`` shows one bar over the candidates.
+
+    Returns
+    -------
+    DataFrame or (DataFrame, DataFrame)
+        :func:`summarize_cv` rows with two extra columns: ``variant`` (the
+        forced benchmark's name) and ``n_forced_folds`` (folds in which it was
+        applied; a forced benchmark without training scores in a split is
+        skipped there, see :func:`cross_validate`). Usable as ``variants=`` of
+        :func:`benchsel_lib.plotting.plot_cv_curves` and by
+        :func:`benchsel_lib.plotting.add_variant_band`. With
+        ``return_folds=True`` also the per-fold frame.
+
+    Raises
+    ------
+    ValueError
+        ``matrix`` is not a ScoreMatrix; ``picks`` is empty, names an unknown
+        benchmark, an index out of range or a benchmark twice; ``n_picks`` is
+        not an integer in ``1..len(picks)``; ``cv_kwargs`` sets ``methods``,
+        ``initial`` or ``n_jobs``; or :func:`cross_validate` rejects an option.
+
+    Notes
+    -----
+    Cost: one CV run per candidate, with the correlation estimate (EM) paid
+    once per split: ``P`` candidates on ``N`` benchmarks add ``P`` selections
+    (O(k N^2) for entropy) and ``P k_max`` conditional predictions per split.
+    """
+    if not isinstance(matrix, ScoreMatrix):
+        raise ValueError(f"matrix must be a ScoreMatrix, got {type(matrix).__name__}")
+    for bad in ("methods", "initial", "n_jobs"):
+        if bad in cv_kwargs:
+            raise ValueError(f"first_pick_band sets {bad!r} itself; do not pass it")
+    seed = _check_seed(seed)
+    from ._validation import resolve_indices
+
+    names = list(matrix.benchmarks)
+    if picks is None:
+        pool = list(range(len(names)))
+    else:
+        if isinstance(picks, (str, int, np.integer)):
+            picks = [picks]
+        pool = resolve_indices(list(picks), len(names), names, what="first pick")
+        if not pool:
+            raise ValueError("picks is empty: give at least one benchmark name or index (or None for all)")
+    if n_picks is not None:
+        if isinstance(n_picks, bool) or not isinstance(n_picks, (int, np.integer)) or not 1 <= n_picks <= len(pool):
+            raise ValueError(f"n_picks must be an integer between 1 and {len(pool)} (the candidates), got {n_picks!r}")
+        chosen = _rng(seed, _FIRST_PICK_STREAM).choice(len(pool), size=int(n_picks), replace=False)
+        pool = [pool[i] for i in sorted(chosen.tolist())]
+    show = cv_kwargs.pop("progress", None)
+    summaries, folds = [], []
+    with correlation_cache():
+        for j in _progress(pool, total=len(pool), desc="first picks", enabled=show):
+            df = cross_validate(matrix, methods=(method,), initial=(names[j],), seed=seed, n_jobs=1,
+                                progress=False, **cv_kwargs)
+            s = summarize_cv(df)
+            if len(df):
+                applied = df.groupby(["method", "holdout", "k"])["n_forced"].sum().rename("n_forced_folds")
+                s = s.merge(applied.reset_index(), on=["method", "holdout", "k"], how="left")
+            else:
+                s["n_forced_folds"] = pd.Series(dtype=int)
+            s.insert(0, "variant", names[j])
+            summaries.append(s)
+            if return_folds:
+                folds.append(df.assign(variant=names[j])[["variant"] + list(df.columns)])
+    out = pd.concat(summaries, ignore_index=True)
+    out.attrs = dict(summaries[0].attrs, initial=None, picks=tuple(names[j] for j in pool))
+    if not return_folds:
+        return out
+    fold_df = pd.concat(folds, ignore_index=True)
+    fold_df.attrs = dict(out.attrs)
+    return out, fold_df
+
+
+def variant_range(band: pd.DataFrame, *, k: int, metric: str | None = None) -> pd.DataFrame:
+    """Spread of a metric across the variants of a band at one subset size ``k`` (issue 7.1).
+
+    Parameters
+    ----------
+    band : DataFrame
+        Rows with ``variant`` and ``k``: the summary of :func:`first_pick_band`
+        or :func:`tie_break_band` (range of the per-variant mean R^2), or the
+        per-fold frame of ``first_pick_band(..., return_folds=True)`` (range of
+        the per-fold R^2 over every variant and fold).
+    k : int
+        Subset size.
+    metric : str, optional
+        Column to range over; default ``"r2_mean"`` when present, else ``"r2"``.
+
+    Returns
+    -------
+    DataFrame
+        One row per (method, holdout) (those present): ``k, metric, min, max,
+        spread`` (= max - min), ``lo_variant``, ``hi_variant`` (the variants
+        at the extremes; ``lo_fold``/``hi_fold`` too for per-fold input),
+        ``n_variants``. NaN values are ignored. Cost O(rows).
+
+    Raises
+    ------
+    ValueError
+        Missing columns, unknown ``metric`` or no rows at ``k``.
+    """
+    if not isinstance(band, pd.DataFrame):
+        raise ValueError(f"band must be a DataFrame, got {type(band).__name__}")
+    if metric is None:
+        metric = "r2_mean" if "r2_mean" in band.columns else "r2"
+    missing = [c for c in ("variant", "k", metric) if c not in band.columns]
+    if missing:
+        raise ValueError(f"band lacks column(s) {missing} (pass first_pick_band or tie_break_band output)")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise ValueError(f"k must be an integer, got {k!r}")
+    at = band[band["k"] == int(k)]
+    if at.empty:
+        ks = sorted(band["k"].unique().tolist())
+        raise ValueError(f"band has no rows at k={k}; it has k in {ks[0]}..{ks[-1]}" if ks else "band is empty")
+    keys = [c for c in ("method", "holdout") if c in at.columns]
+    groups = at.groupby(keys, sort=True) if keys else [((), at)]
+    rows = []
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        vals = g[metric].astype(float)
+        rec: dict[str, Any] = dict(zip(keys, key))
+        rec.update(k=int(k), metric=metric, min=float(vals.min()), max=float(vals.max()))
+        rec["spread"] = rec["max"] - rec["min"]
+        ok = vals.notna()
+        lo = g.loc[vals[ok].idxmin()] if ok.any() else None
+        hi = g.loc[vals[ok].idxmax()] if ok.any() else None
+        rec["lo_variant"] = None if lo is None else lo["variant"]
+        rec["hi_variant"] = None if hi is None else hi["variant"]
+        if "fold" in g.columns:
+            rec["lo_fold"] = None if lo is None else int(lo["fold"])
+            rec["hi_fold"] = None if hi is None else int(hi["fold"])
+        rec["n_variants"] = int(g["variant"].nunique())
+        rows.append(rec)
+    return pd.DataFrame(rows)

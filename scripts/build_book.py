@@ -30,6 +30,7 @@ Usage
     python scripts/build_book.py --only 04 05         # a subset (by number or name prefix)
     python scripts/build_book.py --jobs 1             # serial execution
     python scripts/build_book.py --skip-execute       # re-render the last executed copies
+    python scripts/build_book.py --no-cache           # recompute every correlation estimate
 
 ``-p NAME VALUE`` values are parsed as YAML, like papermill's own ``-p`` (``True``,
 ``10``, ``0.5``, ``[0.1, 0.2]``, ``mteb``); a parameter a notebook does not declare
@@ -287,12 +288,23 @@ def render(src_dir: Path, build_dir: Path, *, strict: bool = True) -> Path:
 def build(
     *, build_dir: Path = ROOT / "_build", quick: bool = False, params: dict[str, Any] | None = None,
     only: list[str] | None = None, jobs: int = 2, skip_execute: bool = False, strict: bool = True,
-    timeout: int | None = None,
+    timeout: int | None = None, cache: bool = True,
 ) -> dict[str, Any]:
-    """Run the whole build; return the timings dict (also written to timings.json)."""
+    """Run the whole build; return the timings dict (also written to timings.json).
+
+    With ``cache`` (default) the kernels get ``BENCHSEL_CACHE_DIR=<build>/cache``
+    (unless the variable is already set), so a training-split correlation that
+    several notebooks need is estimated once per build and reused by later
+    builds with the same data and estimator code (results are identical;
+    delete the folder, or pass ``--no-cache``, to recompute).
+    """
     t_start = time.perf_counter()
     build_dir = build_dir.resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
+    if cache:
+        os.environ.setdefault("BENCHSEL_CACHE_DIR", str(build_dir / "cache"))
+    else:
+        os.environ.pop("BENCHSEL_CACHE_DIR", None)
     params = dict(params or {})
     if quick:
         params.setdefault("quick", True)
@@ -325,6 +337,7 @@ def build(
         "quick": bool(params.get("quick", False)),
         "parameters": params,
         "jobs": jobs,
+        "cache_dir": os.environ.get("BENCHSEL_CACHE_DIR"),
         "notebooks_seconds": per_nb,
         "execute_seconds": round(t_exec, 2),
         "render_seconds": round(t_render, 2),
@@ -357,12 +370,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-execute", action="store_true", help="render the existing executed copies")
     parser.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
     parser.add_argument("--no-strict", action="store_true", help="do not turn Sphinx warnings into errors")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="do not share training-split correlation estimates on disk (<build>/cache)")
     args = parser.parse_args(argv)
     try:
         params = parse_parameters(args.parameter, quick=args.quick)
         build(build_dir=args.build_dir, quick=args.quick, params=params, only=args.only,
               jobs=args.jobs, skip_execute=args.skip_execute, strict=not args.no_strict,
-              timeout=args.timeout)
+              timeout=args.timeout, cache=not args.no_cache)
     except (BuildError, ValueError) as exc:
         print(f"build_book: error: {exc}", file=sys.stderr)
         return 1

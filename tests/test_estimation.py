@@ -334,3 +334,39 @@ def test_bad_options_raise_value_error():
         em_covariance(X, shrinkage=1.5)
     with pytest.raises(ValueError, match="accelerate"):
         em_covariance(X, accelerate="aitken")
+
+
+@pytest.mark.parametrize(
+    "M,N,frac,config,expected",
+    [
+        (100, 50, 0.9, "released", "squarem"),  # light regime: EM converges, SQUAREM is sound
+        (100, 50, 0.3, "released", None),  # heavy regime: the capped plain iterate defines the estimate
+        (40, 50, 0.9, "released", None),
+        (100, 50, 0.3, "early", "squarem"),
+    ],
+)
+def test_em_settings_accelerates_only_in_the_light_regime(M, N, frac, config, expected):
+    assert em_settings(M, N, frac, config=config)["accelerate"] == expected
+    assert em_settings(M, N, frac, config=config, accelerate=None)["accelerate"] is None
+    assert em_settings(M, N, frac, config=config, accelerate="squarem")["accelerate"] == "squarem"
+
+
+def test_em_settings_rejects_unknown_acceleration():
+    with pytest.raises(ValueError, match="accelerate"):
+        em_settings(100, 50, 0.9, accelerate="anderson")
+
+
+def test_default_settings_reach_the_plain_fixpoint_on_a_light_regime_matrix():
+    rng = np.random.default_rng(3)
+    C = np.array([[1.0, 0.6, 0.3, 0.1], [0.6, 1.0, 0.5, 0.2], [0.3, 0.5, 1.0, 0.4], [0.1, 0.2, 0.4, 1.0]])
+    X = rng.multivariate_normal(np.zeros(4), C, size=300)
+    miss = rng.random(X.shape) < 0.2
+    miss[:, 0] = False  # no all-missing rows
+    X[miss] = np.nan
+    opts = em_settings(*X.shape, float(np.isfinite(X).mean()))
+    assert opts["accelerate"] == "squarem"
+    fast = em_covariance(X, **{**opts, "tol": 1e-10})
+    plain = em_covariance(X, **{**opts, "tol": 1e-10, "accelerate": None})
+    assert fast.converged and plain.converged
+    assert fast.n_iter < plain.n_iter
+    np.testing.assert_allclose(fast.cov, plain.cov, atol=1e-7)
