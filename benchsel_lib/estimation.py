@@ -243,20 +243,23 @@ def cov_to_corr(cov: np.ndarray) -> np.ndarray:
     return R
 
 
-def _psd_floor(S: np.ndarray, eps: float) -> np.ndarray:
+def _psd_floor(S: np.ndarray, eps: float, *, certify: bool = True) -> np.ndarray:
     """Clamp the eigenvalues of symmetric ``S`` below ``eps`` up to ``eps``.
 
     Equivalent to ``V diag(max(w, eps)) V^T`` with the full eigendecomposition
     ``S = V diag(w) V^T``, but cheaper: a Cholesky factorization of
     ``S - eps I`` certifies that nothing needs clamping (then ``S`` is returned unchanged),
     otherwise ``S + V_low diag(eps - w_low) V_low^T`` is returned with the
-    eigenpairs ``w < eps``.
+    eigenpairs ``w < eps``. ``certify=False`` skips the Cholesky test (EM
+    does so while the floor was active in the previous iteration, where the
+    test almost always fails). Returns ``S`` itself when nothing was clamped.
     O(N^3) with a small constant.
     """
     N = S.shape[0]
-    _, info = _lapack.dpotrf(S - eps * np.eye(N), lower=1, clean=0)
-    if info == 0:
-        return S
+    if certify:
+        _, info = _lapack.dpotrf(S - eps * np.eye(N), lower=1, clean=0)
+        if info == 0:
+            return S
     w, V = _sla.eigh(S, driver="evd", check_finite=False)
     low = w < eps
     n_low = int(low.sum())
@@ -531,7 +534,8 @@ def _e_step(
         Pl, info = _lapack.dpotri(L, lower=1)
         if info != 0:
             raise _NotPD
-        P = np.tril(Pl) + np.tril(Pl, -1).T
+        P = Pl + Pl.T  # L was factorized with clean=1: Pl's strict upper triangle is zero
+        P[np.diag_indices(N)] = np.diagonal(Pl)
         SP[1, :N, :N] = P
         pr = plan.p_rows
         DPr = D[pr, :N] @ P
@@ -578,13 +582,15 @@ def _e_step(
 def _em_map(X0, obs, plan, mu, S, ridge):
     """E-step + M-step (Eqs. em-mstep-mu, em-mstep-sigma), with a ridge fallback."""
     M, N = X0.shape
-    scale = max(float(np.trace(S)) / N, np.finfo(float).tiny)
+    scale = None
     r = 0.0
     while True:
         try:
             Xc, corr, ll = _e_step(X0, obs, plan, mu, S if r == 0.0 else S + r * np.eye(N))
             break
         except _NotPD:
+            if scale is None:
+                scale = max(float(np.trace(S)) / N, np.finfo(float).tiny)
             r = ridge * scale if r == 0.0 else r * 10.0
             if r > scale:
                 raise np.linalg.LinAlgError("covariance is numerically singular; EM cannot proceed") from None
@@ -746,11 +752,15 @@ def em_covariance(
     lls: list[float] = []
     changes: list[float] = []
 
+    floor_active = [False]  # was the PSD floor binding in the previous update?
+
     def step(mu_in: np.ndarray, S_in: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, bool]:
         """One EM update F(theta); records the trace; returns converged flag."""
         mu_out, S_out, ll, _ = _em_map(X0, obs, plan, mu_in, S_in, ridge)
         if eps_psd is not None:
-            S_out = _psd_floor(S_out, eps_psd)
+            S_floor = _psd_floor(S_out, eps_psd, certify=not floor_active[0])
+            floor_active[0] = S_floor is not S_out
+            S_out = S_floor
         norm = float(np.linalg.norm(S_in))
         rel = float(np.linalg.norm(S_out - S_in)) / (norm if norm > 0 else 1.0)
         lls.append(ll)
