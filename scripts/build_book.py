@@ -148,7 +148,39 @@ def execute_one(src: str, dest: str, params: dict[str, Any], root: str, timeout:
         error = f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
     except Exception as exc:  # kernel died, bad notebook, ...
         error = f"{type(exc).__name__}: {exc}"
+    if error is None:
+        strip_blank_outputs(Path(dest))
     return {"notebook": Path(src).name, "seconds": time.perf_counter() - t0, "error": error}
+
+
+def _is_blank(output: dict[str, Any]) -> bool:
+    """A display output whose only content is empty text (a finished progress bar)."""
+    if output.get("output_type") not in ("display_data", "update_display_data"):
+        return False
+    data = output.get("data", {})
+    return set(data) <= {"text/plain"} and not str(data.get("text/plain", "")).strip()
+
+
+def strip_blank_outputs(path: Path) -> int:
+    """Remove blank display outputs from an executed notebook; return how many.
+
+    The library's progress bar (``benchsel_lib._progress``) blanks its line
+    when a loop ends; nbclient keeps that empty display, which Jupyter Book
+    would render as an empty output box.
+    """
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    n = 0
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        keep = [o for o in cell.get("outputs", []) if not _is_blank(o)]
+        n += len(cell["outputs"]) - len(keep)
+        cell["outputs"] = keep
+    if n:
+        nbformat.write(nb, path)
+    return n
 
 
 def execute_all(

@@ -8,15 +8,22 @@ site works with no network), and asserts for each page:
 
 * it loads (the article body is in the DOM) and every request the page made to the
   local server succeeded (a missing ``favicon.ico`` is tolerated);
-* pages with math: ``<mjx-container`` elements were produced by MathJax and no
-  unrendered ``\\(`` is left in the text;
-* pages with figures: the ``<img>`` elements are in the DOM and their files were
-  served;
+* pages with math: ``<mjx-container`` elements were produced by MathJax, none of
+  them is a MathJax error (``<mjx-merror>``, e.g. an undefined TeX macro), and no
+  unrendered ``\\(`` / ``\\[`` / ``$$`` / ``$\\macro`` is left in the text;
+* pages with figures: the ``<img>`` elements are in the DOM, the page requested
+  each figure file and the local server answered it without error;
+* every request the page made to the local server succeeded (attributed per page
+  through Chromium's NetLog);
 * pages with widget snapshots: the widget manager rendered them (``widget-*`` DOM);
 * no unexpected console errors (known harmless ones are listed in ``HARMLESS``);
 * no ``<script src>`` / ``<link href>`` pointing to ``http(s)://``, and no request
   by the page to anything but the local server (from Chromium's NetLog;
   the browser's own background traffic is not counted).
+
+Reported as warnings (they do not fail a page): empty output boxes (a cell output
+whose only content is blank text, e.g. a progress display blanked at the end) and
+a glued value (``{glue:text}``) in the prose that reads ``nan``, ``None`` or nothing.
 
 A screenshot of each page goes to ``_build/screenshots/<page>.png`` and a JSON
 report to ``_build/screenshots/report.json``.
@@ -116,6 +123,11 @@ class PageResult:
     console: list[str] = field(default_factory=list)
     requests: int = 0
     remote_requests: list[str] = field(default_factory=list)
+    local_paths: list[str] = field(default_factory=list)  # site paths the page requested
+    figure_paths: list[str] = field(default_factory=list)  # site paths of its <img> figures
+    figures_loaded: int = 0  # figures the page requested and the server answered without error
+    empty_outputs: int = 0
+    warnings: list[str] = field(default_factory=list)
     screenshot: str = ""
 
     def fail(self, msg: str) -> None:
@@ -179,6 +191,28 @@ def external_refs(html_text: str) -> list[str]:
     return refs
 
 
+_EMPTY_OUTPUT_RE = re.compile(
+    r'<div class="output (?:text_plain|stream)[^"]*">\s*<div class="highlight"><pre><span></span>\s*</pre></div>')
+_PASTED_RE = re.compile(r'<span class="pasted-text">(.*?)</span>', re.S)
+# TeX the browser shows verbatim: display/inline dollar math with a macro that MyST did not turn into math
+_RAW_TEX_RE = re.compile(r"\$\$|\$[^$\n]{0,80}\\[A-Za-z]+|\\(?:begin|end)\{")
+
+
+def _site_path(page: str, src: str) -> str | None:
+    """Path below the site root of ``src`` referenced from ``page`` (None for data:/remote URLs)."""
+    if src.startswith(("data:", "http:", "https:", "//")):
+        return None
+    base = Path("/" + page).parent
+    parts: list[str] = []
+    for part in (base / unquote(urlsplit(src).path)).parts[1:]:
+        if part == "..":
+            if parts:
+                parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/" + "/".join(parts)
+
+
 def check_page(page: str, html_dir: Path, server: SiteServer, chromium: str, out_dir: Path,
                *, budget_ms: int = BUDGET_MS, screenshot: bool = True) -> PageResult:
     """Load one page (path relative to ``html_dir``) and check it; see module doc."""
@@ -192,6 +226,11 @@ def check_page(page: str, html_dir: Path, server: SiteServer, chromium: str, out
     res.widget_states = source.count("application/vnd.jupyter.widget-state+json")
     src_imgs = [m for m in re.findall(r"<img\b[^>]*\bsrc=\"([^\"]+)\"", source) if "_static/" not in m]
     res.images = len(src_imgs)
+    res.figure_paths = sorted({p for p in (_site_path(page, m) for m in src_imgs) if p})
+    res.empty_outputs = len(_EMPTY_OUTPUT_RE.findall(source))
+    if res.empty_outputs:
+        res.warnings.append(f"{res.empty_outputs} empty output box(es) (blank text output, e.g. a cleared "
+                            "progress display)")
     with tempfile.TemporaryDirectory(prefix="benchsel-chromium-") as profile:
         netlog = Path(profile) / "netlog.json"
         cmd = _chromium_cmd(chromium, profile, budget_ms) + [f"--log-net-log={netlog}", "--dump-dom", url]
@@ -204,6 +243,7 @@ def check_page(page: str, html_dir: Path, server: SiteServer, chromium: str, out
         urls = page_requests(netlog, origin)
         res.requests = len(urls)
         res.remote_requests = sorted({u for u in urls if not u.startswith(origin + "/")})
+        res.local_paths = sorted({unquote(urlsplit(u).path) for u in urls if u.startswith(origin + "/")})
         if res.remote_requests:
             res.fail(f"the page requested non-local URLs: {res.remote_requests[:5]}")
     dom = proc.stdout
@@ -218,6 +258,19 @@ def check_page(page: str, html_dir: Path, server: SiteServer, chromium: str, out
             res.fail("page has math but MathJax produced no <mjx-container>")
         if "\\(" in text or "\\[" in text:
             res.fail("unrendered \\( or \\[ left in the page text")
+    n_merror = dom.count("<mjx-merror")
+    if n_merror:
+        res.fail(f"MathJax could not typeset {n_merror} formula(s) (<mjx-merror>)")
+    raw_tex = _RAW_TEX_RE.findall(text)
+    if raw_tex:
+        res.fail(f"raw TeX in the page text: {raw_tex[:3]}")
+    blank_glue = [v for v in (html_lib.unescape(re.sub(r"<[^>]+>", "", g)).strip() for g in _PASTED_RE.findall(dom))
+                  if v.lower() in ("", "nan", "none", "<na>")]
+    if blank_glue:
+        res.warnings.append(f"{len(blank_glue)} glued value(s) in the prose read {sorted(set(blank_glue))}")
+    missing_figs = [p for p in res.figure_paths if p not in res.local_paths]
+    if missing_figs:
+        res.fail(f"{len(missing_figs)} figure(s) never requested by the browser: {missing_figs[:3]}")
     dom_imgs = [m for m in re.findall(r"<img\b[^>]*\bsrc=\"([^\"]+)\"", dom) if "_static/" not in m]
     if len(dom_imgs) < res.images:
         res.fail(f"{res.images} figure(s) in the HTML but {len(dom_imgs)} in the browser DOM")
@@ -271,11 +324,22 @@ def check_site(html_dir: Path = ROOT / "_build" / "html", out_dir: Path = ROOT /
             results = list(pool.map(
                 lambda p: check_page(p, html_dir, server, chromium, Path(out_dir),
                                      budget_ms=budget_ms, screenshot=screenshot), pages))
-        failed_requests = sorted({f"{path} ({code})" for path, code in server.log
-                                  if code >= 400 and not path.endswith("favicon.ico")})
-    if failed_requests:
+        failed = {path: code for path, code in server.log if code >= 400 and not path.endswith("favicon.ico")}
+    # attribute each failed local request to the page(s) that made it (NetLog); any the NetLogs
+    # do not explain go to every page, as before
+    unexplained = set(failed)
+    for r in results:
+        mine = sorted(p for p in r.local_paths if p in failed)
+        unexplained -= set(mine)
+        bad_figs = [p for p in mine if p in r.figure_paths]
+        r.figures_loaded = sum(p in r.local_paths and p not in failed for p in r.figure_paths)
+        if bad_figs:
+            r.fail(f"figure file(s) failed to load: {[f'{p} ({failed[p]})' for p in bad_figs[:5]]}")
+        if len(mine) > len(bad_figs):
+            r.fail(f"failed requests to the local server: {[f'{p} ({failed[p]})' for p in mine[:5]]}")
+    if unexplained:
         for r in results:
-            r.fail(f"failed requests to the local server: {failed_requests[:5]}")
+            r.fail(f"failed requests to the local server: {sorted(unexplained)[:5]}")
     # scan every built page for remote script/link (not only the checked ones)
     for page in html_dir.rglob("*.html"):
         ext = external_refs(page.read_text(encoding="utf-8", errors="replace"))
@@ -293,6 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pages", nargs="+", help="pages relative to the site root (default: all)")
     parser.add_argument("--no-screenshots", action="store_true")
     parser.add_argument("--jobs", type=int, default=3)
+    parser.add_argument("-v", "--verbose", action="store_true", help="print every console line")
     args = parser.parse_args(argv)
     try:
         results = check_site(args.html, args.out, pages=args.pages, jobs=args.jobs,
@@ -302,11 +367,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for r in results:
         status = "ok  " if r.ok else "FAIL"
+        figs_loaded = r.figures_loaded
         print(f"{status} {r.page:<45s} mjx={r.mjx_containers:<4d} math={'y' if r.has_math else 'n'} "
-              f"img={r.images:<3d} widgets={r.widgets_rendered}/{r.widget_states} requests={r.requests} "
+              f"img={r.images:<3d} loaded={figs_loaded}/{len(r.figure_paths):<3d} "
+              f"widgets={r.widgets_rendered}/{r.widget_states} requests={r.requests} "
               f"remote={len(r.remote_requests)} console={len(r.console)}")
-        for c in r.console:
-            print(f"       console: {c}")
+        if args.verbose:
+            for c in r.console:
+                print(f"       console: {c}")
+        for w in r.warnings:
+            print(f"       warning: {w}")
         for e in r.errors:
             print(f"       error: {e}")
     n_bad = sum(not r.ok for r in results)

@@ -146,3 +146,38 @@ def test_browser_check_flags_unrendered_math_and_remote_requests(tmp_path):
     assert not result.ok
     assert result.mjx_containers == 0 and any("MathJax" in e for e in result.errors)
     assert result.remote_requests == ["https://example.invalid/fig.png"]
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("nb", PARAMS)
+def test_executed_notebooks_keep_no_blank_progress_output(site, nb):
+    """A finished progress bar must not leave an empty output box on the page."""
+    import nbformat
+
+    import build_book
+
+    executed = site.parent / "notebooks" / nb.name
+    if not executed.exists():
+        executed = next(site.parent.rglob(nb.name))
+    cells = nbformat.read(executed, as_version=4).cells
+    blank = [i for i, c in enumerate(cells) if c.cell_type == "code" and any(build_book._is_blank(o) for o in c.outputs)]
+    assert blank == [], f"{nb.name}: blank outputs in cells {blank}"
+
+
+def test_strip_blank_outputs_removes_only_empty_displays(tmp_path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+    import build_book
+
+    cell = new_code_cell("x", outputs=[
+        new_output("display_data", data={"text/plain": ""}),
+        new_output("stream", name="stdout", text="kept\n"),
+        new_output("display_data", data={"text/plain": "kept"}),
+        new_output("display_data", data={"text/plain": "", "image/png": "iVBORw0KGgo="}),
+    ])
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(new_notebook(cells=[cell]), path)
+    assert build_book.strip_blank_outputs(path) == 1
+    outs = nbformat.read(path, as_version=4).cells[0].outputs
+    assert [o.output_type for o in outs] == ["stream", "display_data", "display_data"]
