@@ -9,8 +9,15 @@ Subcommands (``benchsel <command> --help`` shows examples for each):
   model-selection dual ``--axis models`` (Section 6, "Future work");
 * ``benchsel predict`` -- Gaussian conditional prediction of the benchmarks a
   new model has not run (Eqs. cond-mean / cond-var) with central intervals in
-  the original units (:mod:`benchsel_lib.predict`);
-* ``benchsel cv`` -- the paper's cross-validation protocol (Section 5.1).
+  the original units (:mod:`benchsel_lib.predict`), optionally rescaled by a
+  variance-inflation factor, given or fitted by inner cross-validation
+  (``--inflate none|auto|F``);
+* ``benchsel cv`` -- the paper's cross-validation protocol (Section 5.1), with
+  interval coverage (``--levels``) and the inner-fold variance inflation of
+  ``cross_validate(variance_inflation="inner")`` (``--variance-inflation inner``).
+
+The command uses one BLAS thread unless ``OPENBLAS_NUM_THREADS`` /
+``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` are set (see ``BLAS_THREAD_VARS``).
 
 Every subcommand accepts ``--format table|csv|json``. Bad input (unknown
 dataset or benchmark, malformed values, missing files, out-of-range options)
@@ -29,6 +36,16 @@ import json
 import math
 import os
 import sys
+
+#: BLAS thread variables the command sets to 1 unless the user set them.
+BLAS_THREAD_VARS: tuple[str, ...] = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+if "numpy" not in sys.modules:  # the console script / python -m: numpy (BLAS) is not loaded yet
+    # One BLAS thread: every matrix here is small (a few hundred columns at most), and a
+    # multi-threaded OpenBLAS on a busy machine made EM 10-100x slower (select --axis
+    # models on MTEB: 13 s with one thread, 197 s with two; issue 5). Set the variables
+    # yourself to use more threads. Imported after numpy (tests, notebooks) this does nothing.
+    for _var in BLAS_THREAD_VARS:
+        os.environ.setdefault(_var, "1")
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -43,6 +60,8 @@ __all__ = ["main", "build_parser", "DEFAULT_MIN_OBSERVED"]
 DEFAULT_MIN_OBSERVED: int = 5
 
 _OBJECTIVES = ("entropy", "mi", "random")
+#: ``--inflate auto`` on fewer training rows than this says the factor is noisy.
+_FEW_ROWS = 30
 _FORMATS = ("table", "csv", "json")
 
 
@@ -68,6 +87,9 @@ examples:
 Each command takes --format table|csv|json; see 'benchsel <command> --help'.
 Data: the built-in matrices (mteb, merged, mmlu, benchpress) or your own CSV
 (first column model names, header row benchmark names, empty/NA for missing).
+The command runs BLAS on one thread (the matrices are small, and several BLAS
+threads on a busy machine made EM many times slower); set OPENBLAS_NUM_THREADS
+or OMP_NUM_THREADS to change that.
 """
 
 _DATASETS_EPILOG = """\
@@ -104,6 +126,8 @@ examples:
   benchsel predict --data mteb --scores "ArguAna=0.552" --level 0.8 --format csv
   benchsel predict --data benchpress --scores "GPQA Diamond=71" --transform logit
   benchsel predict --data mteb --scores-file new_model.csv
+  benchsel predict --data mteb --scores "ArguAna=0.552" --inflate auto
+  benchsel predict --data mteb --scores "ArguAna=0.552" --inflate 1.3
 
 --scores-file takes either a two-column CSV "benchmark,score" (one new model)
 or a CSV like the data (first column model name, header = benchmark names,
@@ -114,6 +138,17 @@ in the benchmark's original units; [lower, upper] is the central --level
 interval of the conditional distribution (Eq. cond-var, ridge 1e-2), mapped
 through the inverse logit with --transform logit. Given values must be finite
 and within the training range widened by 10 (floored) standard deviations.
+
+--inflate rescales the intervals: the conditional variance is multiplied by a
+factor F (half-widths and sd by sqrt(F); F > 1 widens, F < 1 narrows). A number is used as given (e.g. the
+inflation_mean that 'benchsel cv --variance-inflation inner' reports); 'auto'
+fits F for the benchmarks you gave, on the data, by the library's inner
+cross-validation (cross_validate(variance_inflation="inner")): --inner-folds
+folds of the training models (seed --seed), correlation re-estimated without
+each fold, held-out models predicted from the given benchmarks, F = mean of
+r^2 / var (so it can come out below 1 where the plain intervals are too
+wide; with few models it is noisy). The output says which factor was used.
+Default: none (F = 1).
 """
 
 _CV_EPILOG = """\
@@ -121,10 +156,19 @@ examples:
   benchsel cv --data mteb --methods entropy,mi,random --k-max 15 --folds 10 --seed 42
   benchsel cv --data merged --holdouts 0.1,0.5 --k-max 10 --out results.csv
   benchsel cv --data my_scores.csv --folds 5 --k-max 5 --format json
+  benchsel cv --data mmlu --k-max 5 --levels 0.5,0.9
+  benchsel cv --data mteb --k-max 5 --variance-inflation inner
 
 Prints mean and sd of R^2 (standardized space, Section 5.1) per method,
 holdout and k; --out writes the full per-fold table (one row per method,
 holdout, fold and k; .json for JSON, anything else CSV).
+
+--levels adds interval coverage: the fraction of held-out scores inside the
+central Gaussian interval at each nominal level (columns cov_50 etc.).
+--variance-inflation inner also fits, on each fold's training models only, a
+variance factor per method and k (--inner-folds inner folds) and reports the
+coverage after it (cov_50_cal etc.) and the factor (inflation); it implies
+--levels 0.5,0.8,0.9,0.95 unless --levels is given.
 """
 
 
@@ -141,6 +185,20 @@ def _float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
+    return value
+
+
+def _inflate(text: str) -> str | float:
+    """``--inflate``: 'none', 'auto' or a finite variance factor > 0."""
+    t = text.strip().lower()
+    if t in ("none", "auto"):
+        return t
+    try:
+        value = float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected none, auto or a number > 0") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: the factor must be a finite number > 0")
     return value
 
 
@@ -188,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--costs", default=None, metavar="COSTS.csv", help="per-benchmark costs (CSV: benchmark,cost)")
     p.add_argument("--default-cost", type=_float, default=None, metavar="C", help="cost of benchmarks missing from --costs")
     p.add_argument("--budget", type=_float, default=None, metavar="B", help="total cost budget (modified greedy)")
-    p.add_argument("--seed", type=int, default=0, help="seed for --objective random (default: 0)")
+    p.add_argument("--seed", type=_int, default=0, help="seed for --objective random (default: 0)")
     p.add_argument("--min-observed", type=int, default=None, metavar="N",
                    help=f"skip candidates observed for fewer than N models (default: min({DEFAULT_MIN_OBSERVED}, #models); 0 = keep all)")
     p.add_argument("--axis", choices=("benchmarks", "models"), default="benchmarks",
@@ -207,6 +265,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transform", choices=("none", "logit"), default="none", help="fit in logit space (Appendix K)")
     p.add_argument("--axis", choices=("benchmarks", "models"), default="benchmarks",
                    help="'models': give a new benchmark's scores on some models, predict the other models")
+    p.add_argument("--inflate", type=_inflate, default="none", metavar="none|auto|F",
+                   help="multiply the conditional variance by F > 0, or fit F ('auto'); default: none")
+    p.add_argument("--inner-folds", type=_int, default=None, metavar="N",
+                   help="inner folds for --inflate auto (default: 3)")
+    p.add_argument("--seed", type=_int, default=None, help="seed for --inflate auto (default: 0)")
     p.set_defaults(func=_cmd_predict)
 
     p = sub.add_parser("cv", parents=[_common()], help="cross-validate selection + imputation (Section 5.1)",
@@ -216,12 +279,19 @@ def build_parser() -> argparse.ArgumentParser:
     _data_args(p)
     p.add_argument("--methods", default="entropy,mi,random", help="comma-separated objectives (default: entropy,mi,random)")
     p.add_argument("--holdouts", default="0.1", help="comma-separated holdout fractions in (0, 1) (default: 0.1)")
-    p.add_argument("--k-max", type=_int, default=15, help="largest subset size (default: 15)")
-    p.add_argument("--folds", type=_int, default=10, help="number of folds (default: 10)")
-    p.add_argument("--seed", type=int, default=42, help="seed (default: 42)")
+    p.add_argument("--k-max", type=_int, default=None,
+                   help="largest subset size (default: 15, at most #benchmarks - 1)")
+    p.add_argument("--folds", type=_int, default=None, help="number of folds (default: 10, at most #models)")
+    p.add_argument("--seed", type=_int, default=42, help="seed (default: 42)")
     p.add_argument("--transform", choices=("none", "logit"), default="none", help="logit-space pipeline (Appendix K)")
     p.add_argument("--min-observed", type=int, default=0, metavar="N",
                    help="skip candidates observed for fewer than N training models (default: 0, the paper's protocol)")
+    p.add_argument("--levels", default=None, metavar="L1,L2,...",
+                   help="nominal interval levels in (0, 1) for coverage columns (e.g. 0.5,0.8,0.9,0.95)")
+    p.add_argument("--variance-inflation", choices=("none", "inner"), default="none",
+                   help="'inner': fit a variance factor on each fold's training models and report calibrated coverage")
+    p.add_argument("--inner-folds", type=_int, default=None, metavar="N",
+                   help="inner folds for --variance-inflation inner (default: 3)")
     p.add_argument("--out", default=None, metavar="FILE", help="write the full per-fold table here (.csv or .json)")
     p.set_defaults(func=_cmd_cv)
     return parser
@@ -245,6 +315,8 @@ def _load(data: str, *, data_dir: str | None, axis: str = "benchmarks"):
             raise UsageError(
                 f"unknown dataset {data!r}{hint} (built-in: {', '.join(DATASETS)}; or give a path to a CSV file)"
             )
+        if path.is_dir():
+            raise UsageError(f"--data {data} is a folder; give a CSV file")
         if not path.is_file():
             raise UsageError(f"data file not found: {data}")
         matrix = load_csv(path, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
@@ -420,6 +492,13 @@ def _note(text: str) -> None:
     print(f"benchsel: {text}", file=sys.stderr)
 
 
+def _slow_em_note(matrix, estimator: str, what: str) -> None:
+    """Say on stderr when the correlation estimate is an EM over many columns (the slow case)."""
+    n = matrix.shape[1]
+    if estimator in ("auto", "em") and n > 150 and not matrix.observed.all():
+        _note(f"EM on {n} {what}s with missing entries can take tens of seconds; --estimator pairwise is much faster")
+
+
 # ---------------------------------------------------------------- commands
 def _cmd_datasets(args: argparse.Namespace) -> int:
     import pandas as pd
@@ -455,6 +534,8 @@ def _cmd_select(args: argparse.Namespace) -> int:
         raise UsageError("--default-cost needs --costs")
     if args.default_cost is not None and not (math.isfinite(args.default_cost) and args.default_cost > 0):
         raise UsageError(f"--default-cost must be a positive number, got {args.default_cost:g}")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be >= 0, got {args.seed}")
     if args.budget is not None and not (math.isfinite(args.budget) and args.budget > 0):
         raise UsageError(f"--budget must be a positive number, got {args.budget:g}")
     if args.k is None:
@@ -501,8 +582,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
                          "lower -k or --min-observed")
     k = min(k, available)
     # --- estimate and select
-    if args.estimator == "auto" and n_cand > 150 and not matrix.observed.all():
-        _note(f"EM on {n_cand} {what}s with missing entries can take minutes; --estimator pairwise is much faster")
+    _slow_em_note(matrix, args.estimator, what)
     est = estimate_correlation(np.asarray(matrix.scores, dtype=float), method=args.estimator)
     sel = select(
         est.corr, k if args.k is not None or costs is None else None, method=args.objective, initial=require, costs=costs, budget=args.budget,
@@ -558,8 +638,20 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
     if not (0.0 < args.level < 1.0):
         raise UsageError(f"--level must be strictly between 0 and 1, got {args.level:g}")
+    auto = args.inflate == "auto"
+    if not auto and (args.inner_folds is not None or args.seed is not None):
+        raise UsageError("--inner-folds and --seed are for --inflate auto")
+    inner_folds = 3 if args.inner_folds is None else args.inner_folds
+    seed = 0 if args.seed is None else args.seed
+    if seed < 0:
+        raise UsageError(f"--seed must be >= 0, got {seed}")
+    inflation: str | float = 1.0 if args.inflate == "none" else args.inflate
     matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
     what = _what(args.axis)
+    rows_what = "models" if what == "benchmark" else "benchmarks"
+    if auto and not 2 <= inner_folds <= matrix.shape[0]:
+        raise UsageError(f"--inner-folds {inner_folds} is out of range: choose 2..{matrix.shape[0]} "
+                         f"({args.data} has {matrix.shape[0]} {rows_what})")
     pairs, frame = (parse_scores(args.scores), None) if args.scores else _read_scores_file(args.scores_file)
     transform = None if args.transform == "none" else args.transform
     if frame is not None and frame.shape[0] == 1:  # a one-model file: same output as --scores
@@ -570,36 +662,62 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         check_given(pairs, matrix, skip_missing=args.scores_file is not None)
     else:
         _check_frame(frame, matrix)
+    _slow_em_note(matrix, args.estimator, what)
     predictor = Predictor.fit(matrix, transform=transform, estimator=args.estimator)
     lo_pct, hi_pct = 50 * (1 - args.level), 50 * (1 + args.level)
     header = [_describe(matrix, args.data, args.axis)]
+    infl_kw = dict(inflation=inflation, inner_folds=inner_folds, seed=seed)
     if frame is None:
-        df = predictor.predict(pairs, level=args.level, skip_missing=args.scores_file is not None)
+        df = predictor.predict(pairs, level=args.level, skip_missing=args.scores_file is not None, **infl_kw)
         used = df.attrs["used"]
         ignored = df.attrs["ignored"]
         meta = {"data": args.data, "axis": args.axis, "level": args.level, "transform": transform,
                 "estimator": predictor.method, "used": used, "ignored": ignored}
         given_line = f"conditioned on {len(used)} given score(s): " + ", ".join(f"{k}={v:g}" for k, v in used.items())
+        factors: dict[str, float] = {"": df.attrs["inflation"]}
+        meta["inflation"] = df.attrs["inflation"]
     else:
-        df = predictor.predict_frame(frame, level=args.level)
+        df = predictor.predict_frame(frame, level=args.level, **infl_kw)
         used = df.attrs["used"]
         meta = {"data": args.data, "axis": args.axis, "level": args.level, "transform": transform,
                 "estimator": predictor.method, "used": used}
         given_line = "conditioned on: " + "; ".join(f"{m}: {len(u)} score(s) ({', '.join(u)})" for m, u in used.items())
         ignored = []
+        factors = df.attrs["inflation"]
+        meta["inflation"] = factors
+    meta["inflation_mode"] = {"none": "none", "auto": "auto"}.get(str(args.inflate), "given")
+    if auto:
+        meta.update(inner_folds=inner_folds, seed=seed)
+    infl_line = None
+    if args.inflate != "none":
+        how = (f"auto: inner {inner_folds}-fold CV on the {matrix.shape[0]} training {rows_what}, seed {seed}"
+               + (f"; noisy with so few {rows_what}" if matrix.shape[0] < _FEW_ROWS else "")
+               if auto else "given")
+        values = sorted(set(factors.values()))
+        if len(values) == 1:
+            f = values[0]
+            infl_line = f"variance inflation: {f:.4g} ({how}); interval half-widths x {math.sqrt(f):.4g}"
+        else:
+            infl_line = (f"variance inflation ({how}, one per set of given scores): "
+                         + ", ".join(f"{m} {f:.4g}" for m, f in factors.items()))
     df = df.rename(columns={"benchmark": what}) if what != "benchmark" else df
     header += [given_line, f"interval: central {100 * args.level:g}% ({lo_pct:g}%..{hi_pct:g}%) of the Gaussian "
                f"conditional distribution; correlation: {predictor.method}"
-               + ("; logit space" if transform else ""), ""]
+               + ("; logit space" if transform else "")]
+    if infl_line:
+        header.append(infl_line)
+    header.append("")
     footer = [f"(ignored empty entries: {', '.join(ignored)})"] if ignored else []
     if args.format == "csv":  # keep stdout a clean table; say what was used on stderr
         _note(given_line)
+        if infl_line:
+            _note(infl_line)
     _emit(df, args.format, meta=meta, header=header, footer=footer, key="predictions")
     return 0
 
 
 def _cmd_cv(args: argparse.Namespace) -> int:
-    from .evaluation import cross_validate, summarize_cv
+    from .evaluation import cross_validate, cv_splits, summarize_cv
 
     matrix = _load(args.data, data_dir=args.data_dir)
     methods = _parse_list(args.methods, "methods")
@@ -616,19 +734,60 @@ def _cmd_cv(args: argparse.Namespace) -> int:
             raise UsageError(f"holdout {h} is out of range: it must be strictly between 0 and 1 (0.1 = 10%)")
         holdouts.append(value)
     m, n = matrix.shape
-    if not 1 <= args.k_max <= n:
-        raise UsageError(f"--k-max {args.k_max} is out of range: {args.data} has {n} benchmarks, choose 1..{n}")
-    if not 2 <= args.folds <= m:
+    if n < 2 or m < 2:
+        raise UsageError(f"{args.data} has {m} model(s) x {n} benchmark(s); cross-validation needs at least 2 of each")
+    # k = #benchmarks would leave nothing to predict
+    if args.k_max is None:  # the paper's 15, capped for small matrices
+        args.k_max = min(15, n - 1)
+    elif not 1 <= args.k_max <= n - 1:
+        raise UsageError(f"--k-max {args.k_max} is out of range: {args.data} has {n} benchmarks, choose 1..{n - 1}")
+    loo_note = None
+    if args.folds is None:  # the paper's 10, capped (leave-one-out) for small matrices
+        args.folds = min(10, m)
+        if args.folds < 10:
+            loo_note = f"{args.data} has only {m} models: using --folds {m} (leave-one-out)"
+    elif not 2 <= args.folds <= m:
         raise UsageError(f"--folds {args.folds} is out of range: choose 2..{m} ({args.data} has {m} models)")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be >= 0, got {args.seed}")
     if args.min_observed < 0:
         raise UsageError(f"--min-observed must be >= 0, got {args.min_observed}")
+    levels: list[float] = []
+    if args.levels is not None:
+        for lv in _parse_list(args.levels, "levels"):
+            try:
+                value = float(lv)
+            except ValueError:
+                raise UsageError(f"level {lv!r} in --levels is not a number") from None
+            if not 0.0 < value < 1.0:
+                raise UsageError(f"level {lv} in --levels is out of range: "
+                                 "it must be strictly between 0 and 1 (0.9 = 90%)")
+            if value in levels:
+                raise UsageError(f"--levels lists {value:g} twice")
+            levels.append(value)
+    inflate = args.variance_inflation == "inner"
+    if not inflate and args.inner_folds is not None:
+        raise UsageError("--inner-folds is for --variance-inflation inner")
+    if args.inner_folds is None:
+        args.inner_folds = 3
+    if inflate and not levels:
+        levels = [0.5, 0.8, 0.9, 0.95]
+    if inflate:
+        n_train_min = min(min(len(tr) for _, tr, _ in cv_splits(m, n_folds=args.folds, holdout=h, seed=args.seed))
+                          for h in holdouts)
+        if not 2 <= args.inner_folds <= n_train_min:
+            raise UsageError(f"--inner-folds {args.inner_folds} is out of range: choose 2..{n_train_min} "
+                             f"(the smallest training set has {n_train_min} models)")
     if args.out is not None and not Path(args.out).resolve().parent.is_dir():
         raise UsageError(f"cannot write --out {args.out}: the folder does not exist")
     transform = None if args.transform == "none" else args.transform
+    if loo_note:  # after every check, so that an error stays one line
+        _note(loo_note)
     df = cross_validate(
         matrix, methods=tuple(methods), holdouts=tuple(holdouts), k_max=args.k_max, n_folds=args.folds,
         seed=args.seed, estimator=args.estimator, transform=transform,
-        min_observed=args.min_observed or None, progress=None,
+        min_observed=args.min_observed or None, progress=None, levels=tuple(levels),
+        variance_inflation="inner" if inflate else None, inner_folds=args.inner_folds,
     )
     if args.out is not None:
         full = df.copy()
@@ -641,14 +800,38 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         _note(f"wrote {len(full)} rows (method, holdout, fold, k) to {args.out}")
     summary = summarize_cv(df)
     meta = {"data": args.data, "shape": [m, n], "methods": methods, "holdouts": holdouts, "k_max": args.k_max,
-            "folds": args.folds, "seed": args.seed, "transform": transform, "min_observed": args.min_observed}
+            "folds": args.folds, "seed": args.seed, "transform": transform, "min_observed": args.min_observed,
+            "levels": levels, "variance_inflation": "inner" if inflate else None}
+    if inflate:
+        meta["inner_folds"] = args.inner_folds
     if args.format == "table":
         wide = _cv_wide(summary, holdouts)
         header = [_describe(matrix, args.data), f"R^2 (mean +- sd over {args.folds} folds), seed {args.seed}", ""]
-        sys.stdout.write("\n".join([*header, _table(wide)]) + "\n")
+        text = [*header, _table(wide)]
+        if levels:
+            text += ["", "interval coverage (mean over folds; nominal level in the column name"
+                     + ("; _cal: after the variance inflation fitted on inner folds of each training set)"
+                        if inflate else ")"), "", _table(_cv_coverage(summary, levels, holdouts))]
+        sys.stdout.write("\n".join(text) + "\n")
     else:
         _emit(summary, args.format, meta=meta, key="summary")
     return 0
+
+
+def _cv_coverage(summary, levels: Sequence[float], holdouts: Sequence[float]):
+    """One row per (method, [holdout,] k): mean coverage per level (and calibrated, inflation factor)."""
+    from .evaluation import _cov_col
+
+    cols = ["method"] + (["holdout"] if len(holdouts) > 1 else []) + ["k"]
+    out = summary[cols].copy()
+    if "inflation_mean" in summary.columns:
+        out["inflation"] = summary["inflation_mean"]
+    for lv in levels:
+        c = _cov_col(lv)
+        out[c] = summary[f"{c}_mean"]
+        if f"{c}_cal_mean" in summary.columns:
+            out[c + "_cal"] = summary[f"{c}_cal_mean"]
+    return out
 
 
 def _cv_wide(summary, holdouts: Sequence[float]):
@@ -684,6 +867,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             parser.print_help(sys.stderr)
             return 2
+        if getattr(args, "data_dir", None) is not None and not Path(args.data_dir).is_dir():
+            raise UsageError(f"--data-dir {args.data_dir} is not an existing folder")
         return int(args.func(args))
     except SystemExit as exc:  # --help / --version
         return exc.code if isinstance(exc.code, int) else 0

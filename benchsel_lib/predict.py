@@ -26,6 +26,17 @@ The mean is zero in standardized space (the training mean), exactly as in the
 CV protocol, so the calibration measured by ``cross_validate(levels=...)``
 applies to these intervals.
 
+Variance inflation (``inflation=``): the conditional variance can be multiplied
+by a factor ``s`` (interval half-widths and ``sd`` by ``sqrt(s)``), either given
+or, with ``inflation="auto"``, fitted on the training matrix by the inner
+cross-validation of ``cross_validate(variance_inflation="inner")``: the models
+are split into ``inner_folds`` folds, the correlation is re-estimated without
+each fold, the fold's models are predicted from *the benchmarks given to the
+new model* (each inner model from those it has observed), and ``s`` is the
+mean squared standardized residual ``r^2 / var`` of its observed other
+benchmarks, so that ``mean(r^2 / (s var)) = 1`` on held-out models. Cost:
+``inner_folds`` extra correlation estimates (:meth:`Predictor.inflation_factors`).
+
 Input rules for given scores (``ValueError`` otherwise): every name must be a
 benchmark of the matrix (close matches are suggested); each benchmark at most
 once; every value finite and inside the plausible range
@@ -49,7 +60,9 @@ from scipy.stats import norm
 
 from .matrix import ScoreMatrix
 
-__all__ = ["Predictor", "predict_scores", "check_given", "parse_scores", "suggest_names", "RANGE_SDS"]
+__all__ = [
+    "Predictor", "predict_scores", "check_given", "parse_scores", "suggest_names", "RANGE_SDS", "check_inflation",
+]
 
 #: Given scores must lie within this many (floored) standard deviations of the
 #: observed training range of their benchmark.
@@ -184,6 +197,29 @@ def check_given(
     return out
 
 
+def check_inflation(inflation: float | str) -> float | str:
+    """Validate a variance-inflation argument: ``"auto"`` or a finite number > 0 (returned as float).
+
+    Raises
+    ------
+    ValueError
+        Anything else (a string other than "auto", zero, a negative or non-finite number).
+    """
+    if isinstance(inflation, str):
+        if inflation == "auto":
+            return inflation
+        raise ValueError(f"unknown inflation {inflation!r}; expected 'auto' or a number > 0")
+    if isinstance(inflation, bool):
+        raise ValueError(f"inflation must be 'auto' or a number > 0, got {inflation!r}")
+    try:
+        value = float(inflation)
+    except (TypeError, ValueError):
+        raise ValueError(f"inflation must be 'auto' or a number > 0, got {inflation!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"inflation must be a finite number > 0 (a variance factor), got {inflation!r}")
+    return value
+
+
 def _check_level(level: float) -> float:
     try:
         level = float(level)
@@ -219,6 +255,9 @@ class Predictor:
         Covariance estimator actually used ("pairwise" or "em").
     ridge : float
         Ridge added to the conditioning block (the CV protocol's 1e-2).
+    estimator, config : str
+        The ``estimator`` / ``config`` arguments of :meth:`fit` (reused by the
+        inner fits of :meth:`inflation_factors`).
     """
 
     matrix: ScoreMatrix
@@ -229,6 +268,8 @@ class Predictor:
     smax: np.ndarray | None = None
     method: str = ""
     ridge: float = 1e-2
+    estimator: str = "auto"
+    config: str = "released"
     _low: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
     _high: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
 
@@ -289,6 +330,8 @@ class Predictor:
             smax=smax,
             method=str(getattr(est, "method", estimator)),
             ridge=float(ridge),
+            estimator=str(estimator),
+            config=str(config),
             _low=low,
             _high=high,
         )
@@ -340,6 +383,78 @@ class Predictor:
             return p * smax, expit(lo) * smax, expit(hi) * smax, smax * p * (1.0 - p) * f_sd
         return f, lo, hi, np.broadcast_to(f_sd, f.shape).copy()
 
+    # ---------------------------------------------------------- inflation
+    def inflation_factors(
+        self,
+        patterns: Sequence[Sequence[str]],
+        *,
+        inner_folds: int = 3,
+        seed: int = 0,
+    ) -> list[float]:
+        """Variance-inflation factors for conditioning on each set of given benchmarks.
+
+        The inner cross-validation of ``cross_validate(variance_inflation="inner")``
+        (:func:`benchsel_lib.evaluation._inflation`) run on the whole training
+        matrix, with each pattern in place of a selection: the training models
+        are split into ``inner_folds`` random folds (seeded); per fold the
+        correlation is re-estimated on the other folds (same estimator, config
+        and transform as :meth:`fit`), each held-out model is predicted from the
+        pattern's benchmarks it has observed (ridge ``self.ridge``), and the
+        factor is the mean of ``r^2 / var`` over its observed other benchmarks.
+
+        Parameters
+        ----------
+        patterns : sequence of sequences of str
+            Sets of given benchmark names (matrix names; order is irrelevant).
+            An empty set gets factor 1 (nothing is conditioned on).
+        inner_folds : int
+            Number of inner folds, ``2 <= inner_folds <= #models``.
+        seed : int
+            Non-negative seed of the fold assignment.
+
+        Returns
+        -------
+        list of float
+            One factor per pattern (1.0 where no held-out entry could be
+            evaluated). Cost: ``inner_folds`` correlation estimates plus
+            ``O(inner_folds * sum_p |p| * M N |p|^2)`` conditional solves.
+        """
+        from types import SimpleNamespace
+
+        from .evaluation import _inflation, _make_space
+
+        M = self.matrix.shape[0]
+        if isinstance(inner_folds, bool) or not isinstance(inner_folds, (int, np.integer)) or not 2 <= inner_folds <= M:
+            raise ValueError(
+                f"inner_folds must be an integer between 2 and the number of models ({M}), got {inner_folds!r}"
+            )
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        idx: list[np.ndarray] = []
+        for names in patterns:
+            names = [str(n) for n in names]
+            for n in names:
+                if n not in self.benchmarks:
+                    raise _unknown_name_error(n, self.benchmarks)
+            idx.append(np.asarray(sorted(set(self.matrix.benchmark_index(names))), dtype=int))
+        sels = {p: SimpleNamespace(order=o) for p, o in enumerate(idx) if o.size}
+        if not sels:
+            return [1.0] * len(idx)
+        X = np.asarray(self.matrix.scores, dtype=float)
+        space = _make_space(X, X[:0], self.transform, 10.0)
+        k_max = max(o.size for o in idx)
+        fac = _inflation(
+            space, self.corr, sels, k_max, estimator=self.estimator, config=self.config, ridge=self.ridge, imputer=None,
+            gaussian=True, inner_folds=int(inner_folds), rng=np.random.default_rng(int(seed)),
+        )
+        return [float(fac[p][o.size - 1]) if p in fac else 1.0 for p, o in enumerate(idx)]
+
+    def _resolve_inflation(self, inflation: float | str, names: Sequence[str], inner_folds: int, seed: int) -> float:
+        inflation = check_inflation(inflation)
+        if inflation == "auto":
+            return self.inflation_factors([names], inner_folds=inner_folds, seed=seed)[0]
+        return float(inflation)
+
     # -------------------------------------------------------------- predict
     def predict(
         self,
@@ -347,6 +462,9 @@ class Predictor:
         *,
         level: float = 0.9,
         skip_missing: bool = False,
+        inflation: float | str = 1.0,
+        inner_folds: int = 3,
+        seed: int = 0,
     ) -> pd.DataFrame:
         """Predict every benchmark not in ``given`` for one new model.
 
@@ -359,6 +477,14 @@ class Predictor:
             Nominal coverage of the central interval.
         skip_missing : bool
             Ignore NaN values in ``given`` (reported in ``attrs["ignored"]``).
+        inflation : float > 0 or "auto"
+            Variance-inflation factor ``s``: the conditional variance is
+            multiplied by ``s`` (``sd`` and the interval half-width by
+            ``sqrt(s)``). ``"auto"`` fits it for the given benchmarks with
+            :meth:`inflation_factors` (``inner_folds``, ``seed``). Default 1
+            (the plain Gaussian interval).
+        inner_folds, seed : int
+            Used only with ``inflation="auto"``.
 
         Returns
         -------
@@ -367,9 +493,11 @@ class Predictor:
             predicted, lower, upper, sd, n_train`` (``n_train``: training
             models with that benchmark observed). ``attrs`` holds ``used``
             (the given scores conditioned on, a dict), ``ignored`` (names
-            skipped as missing), ``level``, ``transform`` and ``method``.
+            skipped as missing), ``level``, ``transform``, ``method`` and
+            ``inflation`` (the factor used).
         """
         level = _check_level(level)
+        check_inflation(inflation)
         pairs = list(given.items()) if isinstance(given, Mapping) else list(given)
         used = check_given(pairs, self.matrix, skip_missing=skip_missing, ranges=self._ranges)
         ignored = [str(n) for n, _ in pairs if str(n) not in used]
@@ -377,9 +505,10 @@ class Predictor:
         tgt = np.setdiff1d(np.arange(len(self.benchmarks)), obs)
         if tgt.size == 0:
             raise ValueError("nothing to predict: every benchmark of the matrix was given")
+        factor = self._resolve_inflation(inflation, list(used), inner_folds, seed)
         z = self._to_standard(np.array(list(used.values()), dtype=float)[None, :], obs)
         m, sd = self._conditional(z, obs, tgt)
-        pred, lo, hi, s = self._to_original(m[0], sd, tgt, float(norm.ppf(0.5 + level / 2)))
+        pred, lo, hi, s = self._to_original(m[0], sd * math.sqrt(factor), tgt, float(norm.ppf(0.5 + level / 2)))
         counts = self.matrix.observed.sum(axis=0)
         df = pd.DataFrame(
             {
@@ -392,25 +521,39 @@ class Predictor:
             }
         )
         df.attrs.update(
-            used=dict(used), ignored=ignored, level=level, transform=self.transform, method=self.method
+            used=dict(used), ignored=ignored, level=level, transform=self.transform, method=self.method,
+            inflation=factor,
         )
         return df
 
-    def predict_frame(self, scores: pd.DataFrame | ScoreMatrix, *, level: float = 0.9) -> pd.DataFrame:
+    def predict_frame(
+        self,
+        scores: pd.DataFrame | ScoreMatrix,
+        *,
+        level: float = 0.9,
+        inflation: float | str = 1.0,
+        inner_folds: int = 3,
+        seed: int = 0,
+    ) -> pd.DataFrame:
         """Predict many new models at once (rows of ``scores``; NaN = not given).
 
         Rows with the same set of given benchmarks share one conditional solve
         (the conditional covariance does not depend on the values, Eq.
         cond-var), so k patterns cost k solves, not one per model.
+        ``inflation``, ``inner_folds`` and ``seed`` are as in :meth:`predict`;
+        with ``"auto"`` one factor is fitted per pattern (one set of inner
+        correlation estimates serves all patterns).
 
         Returns
         -------
         pandas.DataFrame
             Long format ``model, benchmark, predicted, lower, upper, sd,
             n_train`` with the rows of :meth:`predict` for each model;
-            ``attrs["used"]`` maps model -> dict of the scores conditioned on.
+            ``attrs["used"]`` maps model -> dict of the scores conditioned on,
+            ``attrs["inflation"]`` model -> factor used.
         """
         level = _check_level(level)
+        check_inflation(inflation)
         frame = scores.to_frame() if isinstance(scores, ScoreMatrix) else scores
         if not isinstance(frame, pd.DataFrame) or frame.shape[0] == 0:
             raise ValueError("scores must be a non-empty DataFrame (models x benchmarks) or ScoreMatrix")
@@ -435,6 +578,12 @@ class Predictor:
         q = float(norm.ppf(0.5 + level / 2))
         counts = self.matrix.observed.sum(axis=0)
         parts = [None] * frame.shape[0]
+        if inflation == "auto":
+            fitted = self.inflation_factors(list(groups), inner_folds=inner_folds, seed=seed)
+            factors = dict(zip(groups, fitted))
+        else:
+            factors = {names: float(inflation) for names in groups}
+        infl_used: dict[str, float] = {}
         for names, rows in groups.items():
             obs = np.asarray(self.matrix.benchmark_index(list(names)) if names else [], dtype=int)
             tgt = np.setdiff1d(np.arange(len(self.benchmarks)), obs)
@@ -443,7 +592,9 @@ class Predictor:
             raw = np.array([[used_all[str(frame.index[i])][n] for n in names] for i in rows], dtype=float)
             z = self._to_standard(raw, obs) if names else np.zeros((len(rows), 0))
             m, sd = self._conditional(z.reshape(len(rows), obs.size), obs, tgt)
+            sd = sd * math.sqrt(factors[names])
             for r, i in enumerate(rows):
+                infl_used[str(frame.index[i])] = factors[names]
                 pred, lo, hi, s = self._to_original(m[r], sd, tgt, q)
                 parts[i] = pd.DataFrame(
                     {
@@ -457,7 +608,8 @@ class Predictor:
                     }
                 )
         out = pd.concat(parts, ignore_index=True)
-        out.attrs.update(used=used_all, level=level, transform=self.transform, method=self.method)
+        out.attrs.update(used=used_all, level=level, transform=self.transform, method=self.method,
+                         inflation=infl_used)
         return out
 
 
@@ -470,6 +622,9 @@ def predict_scores(
     estimator: str = "auto",
     config: str = "released",
     ridge: float = 1e-2,
+    inflation: float | str = 1.0,
+    inner_folds: int = 3,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Predict a new model's unobserved scores from the ones it has (Eqs. cond-mean, cond-var).
 
@@ -493,6 +648,9 @@ def predict_scores(
         EM settings.
     ridge : float
         Conditioning ridge (1e-2 as in the CV protocol).
+    inflation : float > 0 or "auto"
+        Variance-inflation factor (see :meth:`Predictor.predict`); ``"auto"``
+        fits it by inner cross-validation (``inner_folds``, ``seed``).
 
     Returns
     -------
@@ -508,8 +666,9 @@ def predict_scores(
     """
     pairs = list(given.items()) if isinstance(given, Mapping) else list(given)
     _check_level(level)
+    check_inflation(inflation)
     if isinstance(matrix, ScoreMatrix):
         check_given(pairs, matrix)  # fail fast, before the correlation estimate
     return Predictor.fit(matrix, transform=transform, estimator=estimator, config=config, ridge=ridge).predict(
-        pairs, level=level
+        pairs, level=level, inflation=inflation, inner_folds=inner_folds, seed=seed
     )

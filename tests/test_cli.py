@@ -231,6 +231,104 @@ def test_cv_is_reproducible_with_the_same_seed(capsys, small_csv):
     assert run(capsys, *args)[1] == run(capsys, *args)[1]
 
 
+def test_cv_defaults_are_capped_for_a_small_matrix(capsys, small_csv, tmp_path):
+    # 6 benchmarks: the default --k-max 15 becomes 5 (k = 6 would leave nothing to predict)
+    code, out, _ = run(capsys, "cv", "--data", small_csv, "--methods", "entropy", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["k_max"] == 5 and doc["folds"] == 10
+    assert [r["k"] for r in doc["summary"]] == [1, 2, 3, 4, 5]
+    # 5 models: the default 10 folds becomes leave-one-out, said on stderr
+    tiny = tmp_path / "tiny.csv"
+    tiny.write_text("model,a,b,c\nm1,1,2,3\nm2,2,3,5\nm3,3,5,6\nm4,4,4,8\nm5,5,7,9\n")
+    code, out, err = run(capsys, "cv", "--data", tiny, "--methods", "entropy", "--format", "json")
+    assert code == 0 and json.loads(out)["folds"] == 5
+    assert "using --folds 5 (leave-one-out)" in err
+
+
+def test_cv_levels_add_coverage_columns(capsys, small_csv):
+    args = ("cv", "--data", small_csv, "--methods", "entropy", "--folds", "3", "--k-max", "2", "--levels", "0.5,0.9")
+    code, out, _ = run(capsys, *args, "--format", "csv")
+    assert code == 0
+    df = pd.read_csv(io.StringIO(out))
+    assert {"cov_50_mean", "cov_90_mean", "mean_sq_z_mean"} <= set(df.columns)
+    assert "inflation_mean" not in df.columns and not any(c.endswith("_cal_mean") for c in df.columns)
+    assert df["cov_50_mean"].between(0, 1).all() and (df["cov_90_mean"] >= df["cov_50_mean"]).all()
+    code, out, _ = run(capsys, *args)
+    assert code == 0 and "interval coverage" in out and "cov_90" in out
+
+
+def test_cv_variance_inflation_inner_reports_factor_and_calibrated_coverage(capsys, small_csv):
+    from benchsel_lib.evaluation import cross_validate, summarize_cv
+    from benchsel_lib.data import load_csv
+
+    args = ("cv", "--data", small_csv, "--methods", "entropy,random", "--folds", "3", "--k-max", "2", "--seed", "5",
+            "--variance-inflation", "inner")
+    code, out, _ = run(capsys, *args, "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["variance_inflation"] == "inner" and doc["levels"] == [0.5, 0.8, 0.9, 0.95] and doc["inner_folds"] == 3
+    got = pd.DataFrame(doc["summary"])
+    # the same numbers as the library call
+    lib = summarize_cv(cross_validate(load_csv(small_csv), methods=("entropy", "random"), k_max=2, n_folds=3, seed=5,
+                                      estimator="pairwise", levels=(0.5, 0.8, 0.9, 0.95), variance_inflation="inner",
+                                      progress=False))
+    for col in ("inflation_mean", "cov_90_mean", "cov_90_cal_mean", "r2_mean"):
+        np.testing.assert_allclose(got[col].to_numpy(), lib[col].to_numpy(), rtol=1e-12)
+    code, out, _ = run(capsys, *args)
+    assert code == 0 and "inflation" in out and "cov_95_cal" in out and "_cal: after the variance inflation" in out
+
+
+def test_predict_inflate_factor_widens_intervals_by_its_square_root(capsys, small_csv):
+    base = ("predict", "--data", small_csv, "--scores", "b0=0.55", "--format", "csv")
+    code, out, _ = run(capsys, *base)
+    plain = pd.read_csv(io.StringIO(out))
+    code, out, err = run(capsys, *base, "--inflate", "4")
+    assert code == 0
+    wide = pd.read_csv(io.StringIO(out))
+    np.testing.assert_allclose(wide["predicted"], plain["predicted"], rtol=1e-9)
+    np.testing.assert_allclose(wide["upper"] - wide["lower"], 2 * (plain["upper"] - plain["lower"]), rtol=1e-6)
+    assert "variance inflation: 4 (given)" in err  # csv keeps stdout a clean table
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55", "--inflate", "4")
+    assert code == 0 and "variance inflation: 4 (given); interval half-widths x 2" in out
+
+
+def test_predict_inflate_auto_uses_the_library_factor_and_says_so(capsys, small_csv):
+    from benchsel_lib.data import load_csv
+    from benchsel_lib.predict import Predictor
+
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55,b3=0.5", "--inflate", "auto",
+                       "--seed", "4", "--inner-folds", "4", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["inflation_mode"] == "auto" and doc["inner_folds"] == 4 and doc["seed"] == 4
+    lib = Predictor.fit(load_csv(small_csv), estimator="pairwise").predict(
+        {"b0": 0.55, "b3": 0.5}, inflation="auto", inner_folds=4, seed=4)
+    assert doc["inflation"] == pytest.approx(lib.attrs["inflation"], rel=1e-12)
+    np.testing.assert_allclose(pd.DataFrame(doc["predictions"])["upper"], lib["upper"], rtol=1e-12)
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55,b3=0.5", "--inflate", "auto")
+    assert code == 0 and "(auto: inner 3-fold CV on the 36 training models, seed 0)" in out
+
+
+def test_predict_inflate_auto_with_a_many_model_scores_file_fits_one_factor_per_pattern(capsys, small_csv, tmp_path):
+    wide = tmp_path / "new_models.csv"
+    wide.write_text("model,b0,b3\nnew-a,0.5,0.6\nnew-b,0.4,\n")
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores-file", wide, "--inflate", "auto", "--format", "json")
+    assert code == 0
+    factors = json.loads(out)["inflation"]
+    assert set(factors) == {"new-a", "new-b"} and all(f > 0 for f in factors.values())
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores-file", wide, "--inflate", "auto")
+    assert code == 0 and "one per set of given scores" in out and "new-a" in out.splitlines()[3]
+
+
+def test_predict_without_inflate_says_nothing_about_inflation(capsys, small_csv):
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55", "--format", "json")
+    doc = json.loads(out)
+    assert doc["inflation"] == 1.0 and doc["inflation_mode"] == "none"
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55")
+    assert "inflation" not in out
+
+
 # -------------------------------------------------------------- error paths
 @pytest.fixture
 def bad_costs(tmp_path) -> Path:
@@ -265,10 +363,36 @@ def bad_costs(tmp_path) -> Path:
         (["cv", "--data", "{csv}", "--holdouts", "10"], ["holdout 10 is out of range"]),
         (["cv", "--data", "{csv}", "--folds", "1", "--k-max", "2"], ["--folds 1 is out of range"]),
         (["frobnicate"], ["invalid choice"]),
+        (["select", "--data", "{csv}", "-k", "2", "--objective", "random", "--seed", "-1"], ["--seed must be >= 0"]),
+        (["select", "--data", "{folder}", "-k", "2"], ["is a folder"]),
+        (["select", "--data", "{csv}", "-k", "2", "--data-dir", "{folder}/missing"], ["--data-dir", "not an existing folder"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "0"], ["--inflate", "finite number > 0"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "-2"], ["--inflate", "finite number > 0"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "nan"], ["--inflate", "finite number > 0"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "wide"], ["--inflate", "none, auto or a number"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "auto", "--inner-folds", "1"],
+         ["--inner-folds 1 is out of range", "choose 2..36"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "auto", "--inner-folds", "37"],
+         ["--inner-folds 37 is out of range"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "auto", "--seed", "-1"], ["--seed must be >= 0"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--seed", "3"], ["are for --inflate auto"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "2", "--inner-folds", "3"], ["are for --inflate auto"]),
+        (["cv", "--data", "{csv}", "--k-max", "6"], ["--k-max 6 is out of range", "choose 1..5"]),
+        (["cv", "--data", "{csv}", "--seed", "-1"], ["--seed must be >= 0"]),
+        (["cv", "--data", "{csv}", "--levels", "1.5"], ["level 1.5 in --levels is out of range"]),
+        (["cv", "--data", "{csv}", "--levels", "0.5,high"], ["level 'high' in --levels is not a number"]),
+        (["cv", "--data", "{csv}", "--levels", "0.5,0.5"], ["--levels lists 0.5 twice"]),
+        (["cv", "--data", "{csv}", "--levels", ","], ["--levels is empty"]),
+        (["cv", "--data", "{csv}", "--variance-inflation", "outer"], ["invalid choice: 'outer'"]),
+        (["cv", "--data", "{csv}", "--inner-folds", "2"], ["--inner-folds is for --variance-inflation inner"]),
+        (["cv", "--data", "{csv}", "--variance-inflation", "inner", "--inner-folds", "1"], ["--inner-folds 1 is out of range"]),
+        (["cv", "--data", "{csv}", "--variance-inflation", "inner", "--inner-folds", "40"],
+         ["--inner-folds 40 is out of range", "smallest training set"]),
+        (["cv", "--data", "{csv}", "--out", "{folder}/missing/results.csv"], ["cannot write --out"]),
     ],
 )
-def test_bad_input_exits_2_with_a_one_line_message(capsys, small_csv, bad_costs, argv, needles):
-    argv = [a.format(csv=small_csv, bad_costs=bad_costs) for a in argv]
+def test_bad_input_exits_2_with_a_one_line_message(capsys, small_csv, bad_costs, tmp_path, argv, needles):
+    argv = [a.format(csv=small_csv, bad_costs=bad_costs, folder=tmp_path) for a in argv]
     code, _, err = run(capsys, *argv)
     assert_one_line_error(code, err, *needles)
 
@@ -318,3 +442,13 @@ def test_installed_console_script_runs_and_fails_cleanly(small_csv):
 def test_python_dash_m_entry_point(small_csv):
     res = subprocess.run([sys.executable, "-m", "benchsel_lib.cli", "--version"], capture_output=True, text=True, timeout=60)
     assert res.returncode == 0 and res.stdout.startswith("benchsel ")
+
+
+def test_command_uses_one_blas_thread_unless_the_user_sets_it():
+    code = "import benchsel_lib.cli, os; print(os.environ['OPENBLAS_NUM_THREADS'], os.environ['OMP_NUM_THREADS'])"
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert res.returncode == 0 and res.stdout.split() == ["1", "1"]
+    env["OPENBLAS_NUM_THREADS"] = "2"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert res.stdout.split() == ["2", "1"]

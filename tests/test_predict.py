@@ -188,3 +188,106 @@ def test_parse_scores_handles_spaces_commas_and_equals_in_names():
 def test_parse_scores_rejects_malformed_text(text):
     with pytest.raises(ValueError):
         parse_scores(text)
+
+
+# ------------------------------------------------------------ variance inflation
+def _hand_inflation(X: np.ndarray, given: list[int], *, inner_folds: int, seed: int) -> float:
+    """The inner-CV factor by hand for a fully observed matrix (pairwise correlation, ridge 1e-2).
+
+    Folds: ``np.array_split`` of ``default_rng(seed).permutation(M)``. Held-out rows are
+    standardized with the full-matrix mean / std (ddof 0), the correlation is that of the
+    other folds, and the factor is the mean of ``(z_T - m_T)^2 / v_T`` over every held-out
+    row and non-given column.
+    """
+    M, N = X.shape
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    labels = np.empty(M, dtype=int)
+    for f, chunk in enumerate(np.array_split(np.random.default_rng(seed).permutation(M), inner_folds)):
+        labels[chunk] = f
+    T = [j for j in range(N) if j not in given]
+    ratios = []
+    for f in range(inner_folds):
+        R = np.corrcoef(X[labels != f].T)
+        W = np.linalg.solve(R[np.ix_(given, given)] + RIDGE * np.eye(len(given)), R[np.ix_(given, T)])
+        var = 1.0 - np.einsum("at,at->t", R[np.ix_(given, T)], W)
+        zv = Z[labels == f]
+        ratios.append(((zv[:, T] - zv[:, given] @ W) ** 2 / var).ravel())
+    return float(np.concatenate(ratios).mean())
+
+
+def test_given_inflation_scales_sd_and_interval_by_its_square_root():
+    p = Predictor.fit(_gaussian_matrix(), estimator="pairwise")
+    plain = p.predict({"alpha": 120.0}, level=0.8)
+    wide = p.predict({"alpha": 120.0}, level=0.8, inflation=2.25)
+    np.testing.assert_allclose(wide["predicted"], plain["predicted"], rtol=1e-12)
+    np.testing.assert_allclose(wide["sd"], 1.5 * plain["sd"], rtol=1e-12)
+    np.testing.assert_allclose(wide["upper"] - wide["lower"], 1.5 * (plain["upper"] - plain["lower"]), rtol=1e-12)
+    assert plain.attrs["inflation"] == 1.0 and wide.attrs["inflation"] == 2.25
+
+
+def test_auto_inflation_equals_the_hand_computed_inner_cv_factor():
+    mat = _gaussian_matrix(m=90, seed=5)
+    p = Predictor.fit(mat, estimator="pairwise")
+    X = np.asarray(mat.scores, dtype=float)
+    for given, idx in [(["alpha"], [0]), (["beta", "gamma"], [1, 2])]:
+        expected = _hand_inflation(X, idx, inner_folds=3, seed=7)
+        assert p.inflation_factors([given], inner_folds=3, seed=7) == pytest.approx([expected], rel=1e-9)
+    df = p.predict({"alpha": 60.0}, inflation="auto", inner_folds=3, seed=7)
+    assert df.attrs["inflation"] == pytest.approx(_hand_inflation(X, [0], inner_folds=3, seed=7), rel=1e-9)
+
+
+def test_auto_inflation_is_near_one_for_data_from_the_model_and_reproducible():
+    p = Predictor.fit(_gaussian_matrix(m=600, seed=2), estimator="pairwise")
+    a = p.inflation_factors([["alpha"], ["alpha", "gamma"]], seed=3)
+    assert a == p.inflation_factors([["alpha"], ["alpha", "gamma"]], seed=3)
+    assert all(0.85 < f < 1.15 for f in a)
+
+
+def test_inflation_with_nothing_given_is_one():
+    p = Predictor.fit(_gaussian_matrix(m=60), estimator="pairwise")
+    assert p.inflation_factors([[], ["beta"]])[0] == 1.0
+    assert p.predict({}, inflation="auto").attrs["inflation"] == 1.0
+
+
+def test_predict_frame_auto_inflation_matches_one_model_at_a_time():
+    p = Predictor.fit(_gaussian_matrix(m=120, seed=4), estimator="pairwise")
+    frame = pd.DataFrame({"alpha": [10.0, 90.0, np.nan], "beta": [np.nan, 0.5, 1.0]}, index=["n1", "n2", "n3"])
+    out = p.predict_frame(frame, inflation="auto", seed=1)
+    for model, given in [("n1", {"alpha": 10.0}), ("n2", {"alpha": 90.0, "beta": 0.5}), ("n3", {"beta": 1.0})]:
+        single = p.predict(given, inflation="auto", seed=1)
+        assert out.attrs["inflation"][model] == pytest.approx(single.attrs["inflation"], rel=1e-12)
+        part = out[out["model"] == model].drop(columns="model").reset_index(drop=True)
+        pd.testing.assert_frame_equal(part, single, check_dtype=False)
+    assert p.predict_frame(frame, inflation=3.0).attrs["inflation"] == {"n1": 3.0, "n2": 3.0, "n3": 3.0}
+
+
+def test_logit_predictions_widen_with_inflation_and_keep_their_center():
+    rng = np.random.default_rng(1)
+    Z = rng.multivariate_normal([0, 0], [[1, 0.7], [0.7, 1]], size=200)
+    X = expit(Z) * np.array([0.9, 80.0])
+    mat = ScoreMatrix(X, [f"m{i}" for i in range(200)], ["acc", "score"])
+    plain = predict_scores(mat, {"acc": 0.7}, transform="logit", estimator="pairwise").iloc[0]
+    wide = predict_scores(mat, {"acc": 0.7}, transform="logit", estimator="pairwise", inflation=4.0).iloc[0]
+    assert wide["predicted"] == pytest.approx(plain["predicted"], rel=1e-12)
+    assert wide["lower"] < plain["lower"] and wide["upper"] > plain["upper"]
+
+
+@pytest.mark.parametrize("inflation", [0, -1.0, float("nan"), float("inf"), "big", True])
+def test_bad_inflation_is_rejected(inflation):
+    p = Predictor.fit(_gaussian_matrix(m=30), estimator="pairwise")
+    with pytest.raises(ValueError, match="inflation"):
+        p.predict({"alpha": 50.0}, inflation=inflation)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [({"inner_folds": 1}, "inner_folds"), ({"inner_folds": 31}, "inner_folds"),
+                                                 ({"seed": -1}, "seed")])
+def test_bad_inner_folds_or_seed_is_rejected(kwargs, message):
+    p = Predictor.fit(_gaussian_matrix(m=30), estimator="pairwise")
+    with pytest.raises(ValueError, match=message):
+        p.predict({"alpha": 50.0}, inflation="auto", **kwargs)
+
+
+def test_inflation_factors_reject_unknown_benchmarks():
+    p = Predictor.fit(_gaussian_matrix(m=30), estimator="pairwise")
+    with pytest.raises(ValueError, match="unknown benchmark 'alfa'"):
+        p.inflation_factors([["alfa"]])
