@@ -96,11 +96,12 @@ def _pass_through(pred: np.ndarray, query: np.ndarray) -> np.ndarray:
 def _top_eigh(G: np.ndarray, rank: int | None) -> tuple[np.ndarray, np.ndarray]:
     """Eigenpairs of the symmetric ``G``, largest first: the top ``rank`` only when ``rank < len(G)``, else all.
 
-    Only the top ``rank`` pairs are ever used by the rank-``rank`` fit, and
-    computing just those (LAPACK ``dsyevr``, index range) skips most of the
-    eigenvector work of a full ``eigh``: about 2-2.5x cheaper for the 50-115
-    benchmark Gram matrices here.  The pairs agree with ``numpy.linalg.eigh``
-    to rounding (eigenvector signs may differ; the fit uses ``vec vec^T``).
+    Only the top ``rank`` pairs are ever used by the rank-``rank`` fit of
+    :func:`_svd_complete`, and computing just those (LAPACK ``dsyevr``, index
+    range) skips most of the eigenvector work of a full ``eigh``: about
+    2-2.5x cheaper for the 50-115 benchmark Gram matrices here.  The pairs
+    agree with ``numpy.linalg.eigh`` to rounding (eigenvector signs may
+    differ; the fit uses ``vec vec^T``).
     """
     n = G.shape[0]
     if rank is None or rank >= n:
@@ -131,19 +132,6 @@ def _fit_factors(G: np.ndarray, rank: int | None, shrinkage: float) -> tuple[np.
     return vec, factor
 
 
-def _low_rank_fit(Y: np.ndarray, rank: int | None, shrinkage: float) -> np.ndarray:
-    """Rank-``rank`` SVD fit of ``Y`` with singular values soft-thresholded by ``shrinkage``.
-
-    Uses the eigendecomposition of the smaller Gram matrix (``Y^T Y`` or
-    ``Y Y^T``), O(R C min(R, C)), which is several times cheaper than a full SVD
-    for the tall, narrow score matrices used here.
-    """
-    if Y.shape[0] < Y.shape[1]:
-        return _low_rank_fit(Y.T, rank, shrinkage).T
-    vec, factor = _fit_factors(Y.T @ Y, rank, shrinkage)
-    return ((Y @ vec) * factor) @ vec.T
-
-
 def _svd_complete(
     Z: np.ndarray,
     *,
@@ -156,15 +144,20 @@ def _svd_complete(
     """Iterative SVD completion of ``Z`` (NaN = missing); returns (low-rank fit, iterations).
 
     Missing entries start at ``init`` (default 0, the training mean).  Each
-    iteration replaces them by the low-rank fit (:func:`_low_rank_fit`) of the
-    current filled matrix, until the relative change ``||Y_new - Y||_F^2 /
-    ||Y||_F^2`` drops below ``tol``; the fit of the last iteration is returned.
+    iteration replaces them by the rank-``rank`` SVD fit of the current filled
+    matrix ``Y`` with singular values soft-thresholded by ``shrinkage``
+    (singular values below ``1e-12`` of the largest dropped), until the
+    relative change ``||Y_new - Y||_F^2 / ||Y||_F^2`` drops below ``tol``; the
+    fit of the last iteration is returned.
 
-    Only the rows (of the taller orientation) with a missing entry change, so
-    the Gram matrix is kept as the fixed part of the fully observed rows plus
-    the changing rows' part, and the fit is evaluated on the changing rows only
-    (the full fit once, at the end).  Equal to the plain iteration up to
-    rounding.
+    The SVD is taken through the eigendecomposition of the smaller Gram matrix
+    (``Y^T Y`` of the taller orientation; only the top ``rank`` eigenpairs, see
+    :func:`_top_eigh`), several times cheaper than a full SVD for the tall,
+    narrow score matrices used here.  Only the rows with a missing entry
+    change, so the Gram matrix is kept as the fixed part of the fully observed
+    rows plus that of the changing rows, and the fit is evaluated on the
+    changing rows only (on all rows once, at the end).  Equal to the plain
+    iteration up to rounding.
     """
     if Z.shape[0] < Z.shape[1]:  # work on the tall orientation: the Gram matrix is the smaller one
         fit, n_iter = _svd_complete(Z.T, rank=rank, shrinkage=shrinkage, max_iter=max_iter, tol=tol,
@@ -230,8 +223,11 @@ class SoftImpute:
     Notes
     -----
     Deterministic (zero initialization; the SVD is taken through the
-    eigendecomposition of the smaller Gram matrix).  Complexity per iteration
-    O((m + v) N min(m + v, N)).
+    eigendecomposition of the smaller Gram matrix, of which only the top
+    ``rank`` eigenpairs are computed).  Complexity per iteration
+    O((m + v) N min(m + v, N)) at most: the Gram matrix is updated only for the
+    rows (of the taller orientation) with a missing entry, O(r D^2) for r such
+    rows and D = min(m + v, N), plus an O(D^3) eigendecomposition.
     """
 
     def __init__(self, rank: int | None = 3, *, shrinkage: float = 1.0, max_iter: int = 200, tol: float = 1e-6):
@@ -432,9 +428,15 @@ class BenchPressBlend:
 
     Notes
     -----
-    Deterministic.  Fits are cached per (target, predictor set) within a call,
-    so rows sharing an observation pattern cost one fit.  Complexity
-    O(SVD completion + F m p^2) for F distinct fits with p <= n_predictors.
+    Deterministic.  Query rows are grouped by observation pattern: predictors
+    are ranked once per (pattern, target), and the rows of a pattern are
+    predicted together (each row's numbers are those of predicting it alone).
+    Ridge fits are cached per (target, predictor set) and kept for later calls
+    with the same training matrix (memoized on its exact bytes, like the SVD
+    completion's training fit), so the CV protocol, which calls ``predict``
+    for every method and k on one fold, fits each one once per fold.
+    Complexity O(SVD completion + P N^2 log N + F m p^2) for P distinct
+    observation patterns and F distinct fits with p <= n_predictors.
     """
 
     def __init__(

@@ -97,6 +97,139 @@ def test_benchpress_blend_uses_given_correlation_and_blend_weights():
     assert not np.allclose(ridge_only, svd_only)
 
 
+def pattern_problem(seed: int = 0, m: int = 40, n: int = 8, train_missing: float = 0.25):
+    """Random rank-2 instance whose query rows share a few observation patterns (as in the CV protocol).
+
+    The query has 4 patterns, each on several rows, plus a row with nothing
+    observed and a row with everything observed; one training row is empty.
+    """
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m + 14, 2)) @ rng.normal(size=(2, n)) + 0.5 * rng.normal(size=(m + 14, n))
+    X = (X - X[:m].mean(axis=0)) / X[:m].std(axis=0)
+    train, query = X[:m].copy(), X[m:].copy()
+    train[rng.random(train.shape) < train_missing] = np.nan
+    train[3] = np.nan
+    patterns = [rng.permutation(n)[:size] for size in (1, 3, 4, 6)]
+    for i in range(12):
+        hide = np.ones(n, dtype=bool)
+        hide[patterns[i % 4]] = False
+        query[i, hide] = np.nan
+    query[12] = np.nan  # nothing observed: the SVD completion alone
+    return train, query  # query[13]: everything observed, passed through
+
+
+def reference_pairwise_corr(train: np.ndarray, min_overlap: int) -> np.ndarray:
+    n = train.shape[1]
+    corr = np.full((n, n), np.nan)
+    for a in range(n):
+        for b in range(n):
+            both = ~np.isnan(train[:, a]) & ~np.isnan(train[:, b])
+            if both.sum() >= max(min_overlap, 3):
+                x, y = train[both, a], train[both, b]
+                if x.std() > 0 and y.std() > 0:
+                    corr[a, b] = np.clip(np.corrcoef(x, y)[0, 1], -1.0, 1.0)
+    return corr
+
+
+def reference_benchpress(train, query, svd, *, cov=None, n_predictors=5, ridge=1.0, blend=0.5, min_rows=5,
+                         min_overlap=5):
+    """BenchPressBlend's documented recipe, one (query row, missing target) pair at a time."""
+    if cov is None:
+        corr = reference_pairwise_corr(train, min_overlap)
+    else:
+        d = np.sqrt(np.diag(cov))
+        corr = cov / np.outer(d, d)
+        observed = ~np.isnan(train)
+        counts = observed.T.astype(int) @ observed.astype(int)
+        corr = np.where(counts >= min_overlap, corr, np.nan)
+    pred = svd.copy()
+    for i in range(query.shape[0]):
+        obs = [c for c in range(query.shape[1]) if not np.isnan(query[i, c])]
+        for j in range(query.shape[1]):
+            if not np.isnan(query[i, j]) or not obs:
+                continue
+            ranked = sorted((c for c in obs if np.isfinite(corr[j, c])), key=lambda c: (-abs(corr[j, c]), c))
+            cols = ranked[:n_predictors]
+            while cols:  # drop the weakest predictor while too few training models observe all of them and j
+                rows = [r for r in range(train.shape[0]) if not np.isnan(train[r, [j, *cols]]).any()]
+                if len(rows) >= min_rows:
+                    break
+                cols = cols[:-1]
+            if not cols:
+                continue
+            A, y = train[np.ix_(rows, cols)], train[rows, j]
+            # ridge with an unpenalized intercept: least squares on the centred data, augmented by sqrt(ridge) I
+            Ac = A - A.mean(axis=0)
+            aug_A = np.vstack([Ac, np.sqrt(ridge) * np.eye(len(cols))])
+            aug_y = np.concatenate([y - y.mean(), np.zeros(len(cols))])
+            beta = np.linalg.lstsq(aug_A, aug_y, rcond=None)[0]
+            ridge_pred = y.mean() + (query[i, cols] - A.mean(axis=0)) @ beta
+            pred[i, j] = blend * ridge_pred + (1.0 - blend) * svd[i, j]
+    return pred
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"n_predictors": 2, "min_rows": 18, "blend": 0.3}, {"ridge": 0.1, "min_overlap": 25}],
+    ids=["default", "few-rows", "high-overlap"],
+)
+@pytest.mark.parametrize("with_cov", [False, True], ids=["pairwise", "cov"])
+def test_benchpress_grouped_prediction_matches_per_pair_reference(seed, params, with_cov):
+    train, query = pattern_problem(seed, train_missing=0.35 if params.get("min_rows") else 0.25)
+    cov = np.corrcoef(np.nan_to_num(train[[r for r in range(len(train)) if r != 3]]).T) * 2.0 if with_cov else None
+    imp = BenchPressBlend(**params)
+    pred = imp.predict(train, query, cov=cov)
+    svd = SoftImpute(rank=2, shrinkage=0.0).predict(train, query)  # its own test: against a plain SVD loop
+    expected = reference_benchpress(train, query, svd, cov=cov, **params)
+    np.testing.assert_allclose(pred, expected, rtol=0, atol=1e-10)
+    assert not np.allclose(pred[:12], svd[:12])  # the ridge part is used
+    np.testing.assert_array_equal(pred[12], svd[12])
+    np.testing.assert_array_equal(pred[13], query[13])
+    # a second call on the same training rows (reusing its cached fits) and a reordered query agree too
+    order = np.random.default_rng(seed).permutation(query.shape[0])
+    again = imp.predict(train, query[order], cov=cov)
+    svd_again = SoftImpute(rank=2, shrinkage=0.0).predict(train, query[order])
+    np.testing.assert_allclose(again, reference_benchpress(train, query[order], svd_again, cov=cov, **params),
+                               rtol=0, atol=1e-10)
+
+
+def reference_svd_complete(Z, *, rank, shrinkage, max_iter, tol, init=None):
+    """Plain iterative SVD completion with numpy's full SVD (the documented iteration)."""
+    mask = ~np.isnan(Z)
+    filled = np.where(mask, Z, 0.0 if init is None else init)
+    for n_iter in range(1, max_iter + 1):
+        U, s, Vt = np.linalg.svd(filled, full_matrices=False)
+        keep = s > 1e-12 * max(s[0], 1e-300)
+        if rank is not None:
+            keep[rank:] = False
+        fit = (U[:, keep] * np.maximum(s[keep] - shrinkage, 0.0)) @ Vt[keep]
+        new = np.where(mask, Z, fit)
+        delta, denom = np.sum((new - filled) ** 2), max(np.sum(filled**2), 1e-300)
+        filled = new
+        if delta / denom < tol:
+            break
+    return fit, n_iter
+
+
+@pytest.mark.parametrize(
+    "rank, shrinkage", [(3, 1.0), (2, 0.0), (None, 2.0), (5, 0.5)], ids=["default", "hard2", "nuclear", "rank5"]
+)
+@pytest.mark.parametrize("shape", [(40, 8), (10, 16)], ids=["tall", "wide"])
+def test_softimpute_matches_plain_svd_iteration(rank, shrinkage, shape):
+    train, query = pattern_problem(4, m=shape[0], n=shape[1])
+    train[:, 0] = np.nan if shape[0] < shape[1] else train[:, 0]  # wide: a column with nothing observed
+    imp = SoftImpute(rank=rank, shrinkage=shrinkage, tol=1e-9, max_iter=500)
+    pred = imp.predict(train, query)
+    kw = dict(rank=rank, shrinkage=shrinkage, max_iter=500, tol=1e-9)
+    train_fit, _ = reference_svd_complete(train, **kw)
+    fit, n_iter = reference_svd_complete(np.vstack([train, query]), init=np.vstack([train_fit, np.zeros_like(query)]),
+                                         **kw)
+    expected = np.where(np.isnan(query), fit[train.shape[0]:], query)
+    np.testing.assert_allclose(pred, expected, rtol=0, atol=1e-9)
+    assert imp.n_iter_ == n_iter
+
+
 def test_knn_falls_back_to_training_mean_without_observations():
     train, query, _, _ = low_rank_problem(7)
     query[0] = np.nan
