@@ -18,7 +18,8 @@ Steps
 5. ``jupyter-book build <build>/src -W -n --keep-going --all`` with
    ``execute_notebooks: "off"``; the site ends up in ``<build>/html/``.
 6. Write the timings (seconds per notebook, execution, rendering, total) to
-   ``<build>/timings.json`` and print them.
+   ``<build>/timings.json`` and print them. The next build with the same
+   parameters starts the longest notebooks first (two workers stay busy).
 
 Usage
 -----
@@ -183,13 +184,32 @@ def strip_blank_outputs(path: Path) -> int:
     return n
 
 
+def schedule(notebooks: list[Path], seconds: dict[str, float] | None) -> list[Path]:
+    """Order in which to start the notebooks: longest first when earlier timings are known.
+
+    With two workers, starting the longest notebooks first keeps both busy
+    until the end (instead of one long notebook running alone at the tail).
+    Notebooks without a timing keep reading order, ahead of the timed ones.
+    """
+    if not seconds:
+        return list(notebooks)
+    pos = {nb.name: i for i, nb in enumerate(notebooks)}
+    return sorted(notebooks, key=lambda nb: (nb.name in seconds, -seconds.get(nb.name, 0.0), pos[nb.name]))
+
+
 def execute_all(
-    notebooks: list[Path], out_dir: Path, params: dict[str, Any], *, jobs: int = 2, timeout: int | None = None
+    notebooks: list[Path], out_dir: Path, params: dict[str, Any], *, jobs: int = 2, timeout: int | None = None,
+    seconds_hint: dict[str, float] | None = None,
 ) -> list[dict[str, Any]]:
-    """Execute ``notebooks`` into ``out_dir``; one dict (notebook, seconds, error) each, in order."""
+    """Execute ``notebooks`` into ``out_dir``; one dict (notebook, seconds, error) each, in reading order.
+
+    ``seconds_hint`` (per-notebook seconds of an earlier build) sets the start
+    order, see :func:`schedule`.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     results: list[dict[str, Any]] = []
-    args = [(str(nb), str(out_dir / nb.name), params, str(ROOT), timeout) for nb in notebooks]
+    order = schedule(notebooks, seconds_hint) if jobs > 1 else list(notebooks)
+    args = [(str(nb), str(out_dir / nb.name), params, str(ROOT), timeout) for nb in order]
     if jobs <= 1 or len(notebooks) <= 1:
         for a in args:
             print(f"build_book: executing {Path(a[0]).name} ...", flush=True)
@@ -209,10 +229,11 @@ def execute_all(
 
 
 def execute_notebooks(
-    notebooks: list[Path], out_dir: Path, params: dict[str, Any], *, jobs: int = 2, timeout: int | None = None
+    notebooks: list[Path], out_dir: Path, params: dict[str, Any], *, jobs: int = 2, timeout: int | None = None,
+    seconds_hint: dict[str, float] | None = None,
 ) -> dict[str, float]:
     """Execute ``notebooks`` into ``out_dir``; raise BuildError naming any failure."""
-    results = execute_all(notebooks, out_dir, params, jobs=jobs, timeout=timeout)
+    results = execute_all(notebooks, out_dir, params, jobs=jobs, timeout=timeout, seconds_hint=seconds_hint)
     failed = [r for r in results if r["error"]]
     if failed:
         lines = "\n".join(f"  {r['notebook']}: {r['error']}" for r in failed)
@@ -220,6 +241,18 @@ def execute_notebooks(
             f"{len(failed)} notebook(s) failed to execute (executed copies in {out_dir}):\n{lines}"
         )
     return {r["notebook"]: round(r["seconds"], 2) for r in results}
+
+
+def _previous_seconds(build_dir: Path, params: dict[str, Any]) -> dict[str, float] | None:
+    """Per-notebook seconds of the last build in ``build_dir`` with the same parameters, if any."""
+    try:
+        last = json.loads((build_dir / "timings.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if last.get("parameters") != json.loads(json.dumps(params, default=str)):
+        return None
+    secs = last.get("notebooks_seconds")
+    return {str(k): float(v) for k, v in secs.items()} if isinstance(secs, dict) else None
 
 
 def _report(r: dict[str, Any]) -> None:
@@ -358,7 +391,8 @@ def build(
             shutil.rmtree(executed_dir)
         if notebooks:
             ensure_kernel()
-        per_nb = execute_notebooks(notebooks, executed_dir, params, jobs=jobs, timeout=timeout)
+        per_nb = execute_notebooks(notebooks, executed_dir, params, jobs=jobs, timeout=timeout,
+                                   seconds_hint=_previous_seconds(build_dir, params))
         executed = [executed_dir / nb.name for nb in notebooks]
     t_exec = time.perf_counter() - t0
     t0 = time.perf_counter()

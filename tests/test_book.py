@@ -181,3 +181,25 @@ def test_strip_blank_outputs_removes_only_empty_displays(tmp_path):
     assert build_book.strip_blank_outputs(path) == 1
     outs = nbformat.read(path, as_version=4).cells[0].outputs
     assert [o.output_type for o in outs] == ["stream", "display_data", "display_data"]
+
+
+def test_schedule_starts_the_longest_notebooks_first_and_untimed_ones_before_them():
+    import build_book
+
+    nbs = [Path(f"{i:02d}_x.ipynb") for i in range(1, 6)]
+    secs = {"01_x.ipynb": 3.0, "02_x.ipynb": 100.0, "04_x.ipynb": 50.0, "05_x.ipynb": 120.0}
+    order = [p.name for p in build_book.schedule(nbs, secs)]
+    assert order == ["03_x.ipynb", "05_x.ipynb", "02_x.ipynb", "04_x.ipynb", "01_x.ipynb"]
+    assert build_book.schedule(nbs, None) == nbs
+
+
+def test_previous_timings_are_used_only_for_the_same_parameters(tmp_path):
+    import json
+
+    import build_book
+
+    (tmp_path / "timings.json").write_text(json.dumps({"parameters": {"quick": True},
+                                                       "notebooks_seconds": {"04_x.ipynb": 9.5}}))
+    assert build_book._previous_seconds(tmp_path, {"quick": True}) == {"04_x.ipynb": 9.5}
+    assert build_book._previous_seconds(tmp_path, {}) is None
+    assert build_book._previous_seconds(tmp_path / "missing", {}) is None
