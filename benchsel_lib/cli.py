@@ -419,6 +419,22 @@ def _parse_list(text: str, what: str) -> list[str]:
     return items
 
 
+def _parse_fractions(text: str, what: str, item: str, example: str) -> list[float]:
+    """``--what`` as distinct numbers strictly between 0 and 1."""
+    values: list[float] = []
+    for t in _parse_list(text, what):
+        try:
+            value = float(t)
+        except ValueError:
+            raise UsageError(f"{item} {t!r} (--{what}) is not a number") from None
+        if not 0.0 < value < 1.0:
+            raise UsageError(f"{item} {t} is out of range (--{what}): it must be strictly between 0 and 1 ({example})")
+        if value in values:
+            raise UsageError(f"--{what} lists {value:g} twice")
+        values.append(value)
+    return values
+
+
 # ----------------------------------------------------------------- outputs
 def _fmt_num(x: Any) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
@@ -724,15 +740,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
     for m in methods:
         if m not in _OBJECTIVES:
             raise UsageError(f"unknown method {m!r} in --methods; choose from {', '.join(_OBJECTIVES)}")
-    holdouts: list[float] = []
-    for h in _parse_list(args.holdouts, "holdouts"):
-        try:
-            value = float(h)
-        except ValueError:
-            raise UsageError(f"holdout {h!r} is not a number") from None
-        if not 0.0 < value < 1.0:
-            raise UsageError(f"holdout {h} is out of range: it must be strictly between 0 and 1 (0.1 = 10%)")
-        holdouts.append(value)
+    holdouts = _parse_fractions(args.holdouts, "holdouts", "holdout", "0.1 = 10%")
     m, n = matrix.shape
     if n < 2 or m < 2:
         raise UsageError(f"{args.data} has {m} model(s) x {n} benchmark(s); cross-validation needs at least 2 of each")
@@ -752,19 +760,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
     if args.min_observed < 0:
         raise UsageError(f"--min-observed must be >= 0, got {args.min_observed}")
-    levels: list[float] = []
-    if args.levels is not None:
-        for lv in _parse_list(args.levels, "levels"):
-            try:
-                value = float(lv)
-            except ValueError:
-                raise UsageError(f"level {lv!r} in --levels is not a number") from None
-            if not 0.0 < value < 1.0:
-                raise UsageError(f"level {lv} in --levels is out of range: "
-                                 "it must be strictly between 0 and 1 (0.9 = 90%)")
-            if value in levels:
-                raise UsageError(f"--levels lists {value:g} twice")
-            levels.append(value)
+    levels = [] if args.levels is None else _parse_fractions(args.levels, "levels", "level", "0.9 = 90%")
     inflate = args.variance_inflation == "inner"
     if not inflate and args.inner_folds is not None:
         raise UsageError("--inner-folds is for --variance-inflation inner")
