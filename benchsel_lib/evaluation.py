@@ -395,6 +395,31 @@ def _imputer_predict(
     return mean[:, T], (None if var is None else np.maximum(var[:, T], 1e-12))
 
 
+def _predict(
+    imputer: Any, gaussian: bool, R: np.ndarray, Ztr: np.ndarray, Zv: np.ndarray, Ov: np.ndarray,
+    sel: np.ndarray, T: np.ndarray, ridge: float,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Predictions (and variances, None if the imputer gives none) of targets ``T`` from ``sel``."""
+    if gaussian:
+        return _gauss_predict(R, Zv, Ov, sel, T, ridge)
+    return _imputer_predict(imputer, R, Ztr, Zv, Ov, sel, T)
+
+
+def _prefixes(sels: dict[str, Any], k_eff: int, N: int) -> Iterator[tuple[str, Any, int, np.ndarray, np.ndarray]]:
+    """``(method, selection, k, selected, targets)`` for every greedy prefix ``k = 1..k_eff``.
+
+    Greedy selections are nested, so the first ``k`` of one run of length
+    ``k_eff`` is the selection of size ``k``; the targets are the rest.
+    """
+    for m, S in sels.items():
+        order = np.asarray(S.order, dtype=int)
+        for k in range(1, min(k_eff, order.size) + 1):
+            sel = order[:k]
+            mask = np.ones(N, dtype=bool)
+            mask[sel] = False
+            yield m, S, k, sel, np.flatnonzero(mask)
+
+
 def _interval_hits(
     space: _Space, pred: np.ndarray, sd: np.ndarray, T: np.ndarray, truth: np.ndarray, levels: Sequence[float]
 ) -> list[np.ndarray]:
@@ -509,77 +534,68 @@ def _split_rows(
                           rng=_rng(seed, 3, fold))
     t4 = time.perf_counter()
     tm["inflation"] = tm.get("inflation", 0.0) + (t4 - t3)
-    for m, S in sels.items():
-        order = np.asarray(S.order, dtype=int)
+    for m, S, k, sel, T in _prefixes(sels, k_eff, N):
         mi_arr = getattr(S, "mi", None)
-        for k in range(1, min(k_eff, order.size) + 1):
-            sel = order[:k]
-            mask = np.ones(N, dtype=bool)
-            mask[sel] = False
-            T = np.flatnonzero(mask)
-            if gaussian:
-                pred, var = _gauss_predict(R, Zv, Ov, sel, T, g_ridge)
+        pred, var = _predict(imputer, gaussian, R, space.z_train, Zv, Ov, sel, T, g_ridge)
+        E = Ov[:, T]
+        truth = space.truth[:, T]
+        pe = space.to_eval(pred, T)
+        res2 = np.where(E, (truth - pe) ** 2, 0.0)
+        ss_res = float(res2.sum())
+        ss_tot = float(np.where(E, truth**2, 0.0).sum())
+        n_eval = int(E.sum())
+        row: dict[str, Any] = dict(meta)
+        row.update(
+            method=m,
+            fold=fold,
+            k=k,
+            r2=(1.0 - ss_res / ss_tot) if n_eval and ss_tot > 0 else np.nan,
+            rmse=float(np.sqrt(ss_res / n_eval)) if n_eval else np.nan,
+            residual_fraction=float(S.residual_fraction[k - 1]),
+            logdet=float(S.logdet[k - 1]),
+            mi=float(mi_arr[k - 1]) if mi_arr is not None and len(mi_arr) >= k else np.nan,
+            selected=tuple(names[j] for j in sel),
+            n_eval=n_eval,
+            n_train=int(Xtr.shape[0]),
+            n_val=int(len(val)),
+            n_dropped=int(n_dropped),
+            ss_res=ss_res,
+            ss_tot=ss_tot,
+        )
+        if len(initial):
+            row["n_forced"] = len(init)
+        if levels:
+            if var is None:
+                for lev in levels:
+                    row[_cov_col(lev)] = np.nan
+                row["mean_sq_z"] = np.nan
             else:
-                pred, var = _imputer_predict(imputer, R, space.z_train, Zv, Ov, sel, T)
-            E = Ov[:, T]
-            truth = space.truth[:, T]
-            pe = space.to_eval(pred, T)
-            res2 = np.where(E, (truth - pe) ** 2, 0.0)
-            ss_res = float(res2.sum())
-            ss_tot = float(np.where(E, truth**2, 0.0).sum())
-            n_eval = int(E.sum())
-            row: dict[str, Any] = dict(meta)
-            row.update(
-                method=m,
-                fold=fold,
-                k=k,
-                r2=(1.0 - ss_res / ss_tot) if n_eval and ss_tot > 0 else np.nan,
-                rmse=float(np.sqrt(ss_res / n_eval)) if n_eval else np.nan,
-                residual_fraction=float(S.residual_fraction[k - 1]),
-                logdet=float(S.logdet[k - 1]),
-                mi=float(mi_arr[k - 1]) if mi_arr is not None and len(mi_arr) >= k else np.nan,
-                selected=tuple(names[j] for j in sel),
-                n_eval=n_eval,
-                n_train=int(Xtr.shape[0]),
-                n_val=int(len(val)),
-                n_dropped=int(n_dropped),
-                ss_res=ss_res,
-                ss_tot=ss_tot,
-            )
-            if len(initial):
-                row["n_forced"] = len(init)
-            if levels:
-                if var is None:
-                    for lev in levels:
-                        row[_cov_col(lev)] = np.nan
-                    row["mean_sq_z"] = np.nan
-                else:
-                    sd = np.sqrt(var)
-                    hits = _interval_hits(space, pred, sd, T, truth, levels)
+                sd = np.sqrt(var)
+                hits = _interval_hits(space, pred, sd, T, truth, levels)
+                for lev, h in zip(levels, hits):
+                    row[_cov_col(lev)] = float(h[E].mean()) if n_eval else np.nan
+                # standardized residual in the model's space (logit space for transform="logit")
+                zres = (space.z_val[:, T] - pred) / sd
+                row["mean_sq_z"] = float(np.mean(zres[E] ** 2)) if n_eval else np.nan
+                if m in infl:
+                    s = float(infl[m][k - 1])
+                    row["inflation"] = s
+                    hits = _interval_hits(space, pred, sd * np.sqrt(s), T, truth, levels)
                     for lev, h in zip(levels, hits):
-                        row[_cov_col(lev)] = float(h[E].mean()) if n_eval else np.nan
-                    # standardized residual in the model's space (logit space for transform="logit")
-                    zres = (space.z_val[:, T] - pred) / sd
-                    row["mean_sq_z"] = float(np.mean(zres[E] ** 2)) if n_eval else np.nan
-                    if m in infl:
-                        s = float(infl[m][k - 1])
-                        row["inflation"] = s
-                        hits = _interval_hits(space, pred, sd * np.sqrt(s), T, truth, levels)
-                        for lev, h in zip(levels, hits):
-                            row[_cov_col(lev) + "_cal"] = float(h[E].mean()) if n_eval else np.nan
-            rows.append(row)
-            if n_eval:
-                flat = res2.ravel()
-                nt = min(_N_TOP, flat.size)
-                top = np.argpartition(flat, flat.size - nt)[flat.size - nt:]
-                top = top[np.argsort(flat[top])[::-1]]
-                for rank, t in enumerate(top):
-                    if flat[t] <= 0 and rank > 0:
-                        break
-                    i, jj = divmod(int(t), T.size)
-                    tops.append(dict(meta, method=m, fold=fold, k=k, rank=rank + 1, model=vnames[i],
-                                     benchmark=names[int(T[jj])], sq_residual=float(flat[t]),
-                                     share=float(flat[t] / ss_res) if ss_res > 0 else np.nan))
+                        row[_cov_col(lev) + "_cal"] = float(h[E].mean()) if n_eval else np.nan
+        rows.append(row)
+        if n_eval:
+            flat = res2.ravel()
+            nt = min(_N_TOP, flat.size)
+            top = np.argpartition(flat, flat.size - nt)[flat.size - nt:]
+            top = top[np.argsort(flat[top])[::-1]]
+            for rank, t in enumerate(top):
+                if flat[t] <= 0 and rank > 0:
+                    break
+                i, jj = divmod(int(t), T.size)
+                tops.append(dict(meta, method=m, fold=fold, k=k, rank=rank + 1, model=vnames[i],
+                                 benchmark=names[int(T[jj])], sq_residual=float(flat[t]),
+                                 share=float(flat[t] / ss_res) if ss_res > 0 else np.nan))
     tm["imputation+metrics"] = tm.get("imputation+metrics", 0.0) + (time.perf_counter() - t4)
     return rows, tops
 
@@ -625,23 +641,14 @@ def _inflation(
         Rin[np.ix_(ok, ok)] = _correlation(Xin, estimator, config)
         Zv = space.z_train[va]
         Ov = ~np.isnan(Zv)
-        for m, S in sels.items():
-            order = np.asarray(S.order, dtype=int)
-            for k in range(1, min(k_eff, order.size) + 1):
-                sel = order[:k]
-                mask = np.ones(N, dtype=bool)
-                mask[sel] = False
-                T = np.flatnonzero(mask)
-                if gaussian:
-                    pred, var = _gauss_predict(Rin, Zv, Ov, sel, T, ridge)
-                else:
-                    pred, var = _imputer_predict(imputer, Rin, space.z_train[tr], Zv, Ov, sel, T)
-                    if var is None:
-                        continue
-                E = Ov[:, T]
-                z2 = ((Zv[:, T] - pred) ** 2 / var)[E]
-                sums[m][k - 1] += z2.sum()
-                cnts[m][k - 1] += z2.size
+        for m, _, k, sel, T in _prefixes(sels, k_eff, N):
+            pred, var = _predict(imputer, gaussian, Rin, space.z_train[tr], Zv, Ov, sel, T, ridge)
+            if var is None:
+                continue
+            E = Ov[:, T]
+            z2 = ((Zv[:, T] - pred) ** 2 / var)[E]
+            sums[m][k - 1] += z2.sum()
+            cnts[m][k - 1] += z2.size
     return {m: np.where(cnts[m] > 0, sums[m] / np.maximum(cnts[m], 1), 1.0) for m in sels}
 
 

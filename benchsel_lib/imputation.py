@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import scipy.linalg as sla
@@ -105,6 +105,19 @@ def _regression_weights(cov: np.ndarray, obs: np.ndarray, tgt: np.ndarray, ridge
             return np.linalg.lstsq(saa, sat, rcond=None)[0]
 
 
+def _check_mean(mean: Any, N: int) -> np.ndarray:
+    """``mean`` as a finite length-``N`` vector (a scalar is broadcast)."""
+    mu = np.asarray(mean, dtype=float)
+    if mu.ndim == 0:
+        mu = np.full(N, float(mu))
+    mu = mu.reshape(-1)
+    if mu.shape[0] != N:
+        raise ValueError(f"mean has length {mu.shape[0]} but cov is {N} x {N}")
+    if not np.isfinite(mu).all():
+        raise ValueError("mean contains NaN or infinite entries")
+    return mu
+
+
 def conditional_impute(
     cov: object,
     mean: object,
@@ -157,14 +170,7 @@ def conditional_impute(
     """
     C = check_covariance(cov)
     N = C.shape[0]
-    mu = np.asarray(mean, dtype=float)
-    if mu.ndim == 0:
-        mu = np.full(N, float(mu))
-    mu = mu.reshape(-1)
-    if mu.shape[0] != N:
-        raise ValueError(f"mean has length {mu.shape[0]} but cov is {N} x {N}")
-    if not np.isfinite(mu).all():
-        raise ValueError("mean contains NaN or infinite entries")
+    mu = _check_mean(mean, N)
     if not np.isfinite(ridge) or ridge < 0:
         raise ValueError(f"ridge must be a non-negative number, got {ridge!r}")
     obs = _as_index(observed_idx, N, "observed_idx")
@@ -240,12 +246,7 @@ def impute_missing(
         raise ValueError(f"X has {arr.shape[1]} columns but cov is {N} x {N}")
     if np.isinf(arr).any():
         raise ValueError("X contains infinite values")
-    mu = np.asarray(mean, dtype=float)
-    if mu.ndim == 0:
-        mu = np.full(N, float(mu))
-    mu = mu.reshape(-1)
-    if mu.shape[0] != N:
-        raise ValueError(f"mean has length {mu.shape[0]} but cov is {N} x {N}")
+    mu = _check_mean(mean, N)
     filled = arr.copy()
     var = np.zeros_like(arr)
     if arr.shape[0] == 0:

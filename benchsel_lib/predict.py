@@ -508,23 +508,26 @@ class Predictor:
         factor = self._resolve_inflation(inflation, list(used), inner_folds, seed)
         z = self._to_standard(np.array(list(used.values()), dtype=float)[None, :], obs)
         m, sd = self._conditional(z, obs, tgt)
-        pred, lo, hi, s = self._to_original(m[0], sd * math.sqrt(factor), tgt, float(norm.ppf(0.5 + level / 2)))
-        counts = self.matrix.observed.sum(axis=0)
-        df = pd.DataFrame(
+        df = self._table(m[0], sd * math.sqrt(factor), tgt, float(norm.ppf(0.5 + level / 2)))
+        df.attrs.update(
+            used=dict(used), ignored=ignored, level=level, transform=self.transform, method=self.method,
+            inflation=factor,
+        )
+        return df
+
+    def _table(self, m: np.ndarray, sd: np.ndarray, tgt: np.ndarray, q: float) -> pd.DataFrame:
+        """Prediction rows of targets ``tgt`` in original units (central interval ``+- q sd``)."""
+        pred, lo, hi, s = self._to_original(m, sd, tgt, q)
+        return pd.DataFrame(
             {
                 "benchmark": [self.benchmarks[j] for j in tgt],
                 "predicted": pred,
                 "lower": lo,
                 "upper": hi,
                 "sd": s,
-                "n_train": counts[tgt].astype(int),
+                "n_train": self.matrix.observed.sum(axis=0)[tgt].astype(int),
             }
         )
-        df.attrs.update(
-            used=dict(used), ignored=ignored, level=level, transform=self.transform, method=self.method,
-            inflation=factor,
-        )
-        return df
 
     def predict_frame(
         self,
@@ -576,7 +579,6 @@ class Predictor:
             used_all[str(model)] = check_given(row, self.matrix, skip_missing=True, ranges=self._ranges)
             groups.setdefault(tuple(used_all[str(model)]), []).append(i)
         q = float(norm.ppf(0.5 + level / 2))
-        counts = self.matrix.observed.sum(axis=0)
         parts = [None] * frame.shape[0]
         if inflation == "auto":
             fitted = self.inflation_factors(list(groups), inner_folds=inner_folds, seed=seed)
@@ -595,18 +597,8 @@ class Predictor:
             sd = sd * math.sqrt(factors[names])
             for r, i in enumerate(rows):
                 infl_used[str(frame.index[i])] = factors[names]
-                pred, lo, hi, s = self._to_original(m[r], sd, tgt, q)
-                parts[i] = pd.DataFrame(
-                    {
-                        "model": str(frame.index[i]),
-                        "benchmark": [self.benchmarks[j] for j in tgt],
-                        "predicted": pred,
-                        "lower": lo,
-                        "upper": hi,
-                        "sd": s,
-                        "n_train": counts[tgt].astype(int),
-                    }
-                )
+                parts[i] = self._table(m[r], sd, tgt, q)
+                parts[i].insert(0, "model", str(frame.index[i]))
         out = pd.concat(parts, ignore_index=True)
         out.attrs.update(used=used_all, level=level, transform=self.transform, method=self.method,
                          inflation=infl_used)
