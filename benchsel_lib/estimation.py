@@ -49,7 +49,7 @@ smaller block size, instead of ``O(M N^3)`` for the textbook loop.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import scipy.linalg as _sla
@@ -243,7 +243,9 @@ def cov_to_corr(cov: np.ndarray) -> np.ndarray:
     return R
 
 
-def _psd_floor(S: np.ndarray, eps: float, *, certify: bool = True) -> np.ndarray:
+def _psd_floor(
+    S: np.ndarray, eps: float, *, certify: bool = True, spectrum: bool = False
+) -> np.ndarray | tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
     """Clamp the eigenvalues of symmetric ``S`` below ``eps`` up to ``eps``.
 
     Equivalent to ``V diag(max(w, eps)) V^T`` with the full eigendecomposition
@@ -253,27 +255,32 @@ def _psd_floor(S: np.ndarray, eps: float, *, certify: bool = True) -> np.ndarray
     eigenpairs ``w < eps``. ``certify=False`` skips the Cholesky test (EM
     does so while the floor was active in the previous iteration, where the
     test almost always fails). Returns ``S`` itself when nothing was clamped.
-    O(N^3) with a small constant.
+    With ``spectrum=True`` a pair ``(out, (max(w, eps), V))`` is returned, the
+    second item None when the Cholesky test made the eigendecomposition
+    unnecessary; EM reuses it for ``Sigma^{-1}`` and ``log det Sigma`` in the
+    next E-step. O(N^3) with a small constant.
     """
     N = S.shape[0]
     if certify:
         _, info = _lapack.dpotrf(S - eps * np.eye(N), lower=1, clean=0)
         if info == 0:
-            return S
+            return (S, None) if spectrum else S
     w, V = _sla.eigh(S, driver="evd", check_finite=False)
     low = w < eps
     n_low = int(low.sum())
     if n_low == 0:
-        return S
-    if 2 * n_low <= N:
+        out = S
+    elif 2 * n_low <= N:
         Vl = V[:, low]
         out = S + (Vl * (eps - w[low])) @ Vl.T
+        out = (out + out.T) / 2.0
     else:  # most eigenvalues on the floor: eps I + V_high diag(w_high - eps) V_high^T
         hi = ~low
         Vh = V[:, hi]
         out = (Vh * (w[hi] - eps)) @ Vh.T
         out[np.diag_indices(N)] += eps
-    return (out + out.T) / 2.0
+        out = (out + out.T) / 2.0
+    return (out, (np.maximum(w, eps), V)) if spectrum else out
 
 
 def _shrink(S: np.ndarray, alpha: float) -> np.ndarray:
@@ -493,13 +500,16 @@ def _e_step(
     plan: _Plan,
     mu: np.ndarray,
     S: np.ndarray,
+    spec: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """One E-step at ``(mu, S)``.
 
     Returns the completed matrix (missing entries replaced by Eq. em-emean),
     the correction ``sum_i C_i`` (Eq. em-ecov, scattered to the missing
     blocks) and the observed-data log-likelihood of ``(mu, S)``.
-    Raises ``_NotPD`` when a factorization fails.
+    Raises ``_NotPD`` when a factorization fails. ``spec = (w, V)``, the
+    eigendecomposition of ``S`` left by the PSD floor, gives ``P = Sigma^{-1}``
+    and ``log det Sigma`` without another factorization.
 
     Every pattern needs one small SPD inverse ``Q``:
 
@@ -530,12 +540,18 @@ def _e_step(
     logdet_S = 0.0
     dPd = None
     if plan.need_P:
-        L, logdet_S = _chol_logdet(S)
-        Pl, info = _lapack.dpotri(L, lower=1)
-        if info != 0:
-            raise _NotPD
-        P = Pl + Pl.T  # L was factorized with clean=1: Pl's strict upper triangle is zero
-        P[np.diag_indices(N)] = np.diagonal(Pl)
+        if spec is not None:  # S = V diag(w) V^T from the PSD floor (all w >= eps > 0)
+            w, V = spec
+            P = (V / w) @ V.T
+            P = (P + P.T) / 2.0
+            logdet_S = float(np.log(w).sum())
+        else:
+            L, logdet_S = _chol_logdet(S)
+            Pl, info = _lapack.dpotri(L, lower=1)
+            if info != 0:
+                raise _NotPD
+            P = Pl + Pl.T  # L was factorized with clean=1: Pl's strict upper triangle is zero
+            P[np.diag_indices(N)] = np.diagonal(Pl)
         SP[1, :N, :N] = P
         pr = plan.p_rows
         DPr = D[pr, :N] @ P
@@ -579,14 +595,17 @@ def _e_step(
     return Xc, corr, ll
 
 
-def _em_map(X0, obs, plan, mu, S, ridge):
+def _em_map(X0, obs, plan, mu, S, ridge, spec=None):
     """E-step + M-step (Eqs. em-mstep-mu, em-mstep-sigma), with a ridge fallback."""
     M, N = X0.shape
     scale = None
     r = 0.0
     while True:
         try:
-            Xc, corr, ll = _e_step(X0, obs, plan, mu, S if r == 0.0 else S + r * np.eye(N))
+            if r == 0.0:
+                Xc, corr, ll = _e_step(X0, obs, plan, mu, S, spec)
+            else:
+                Xc, corr, ll = _e_step(X0, obs, plan, mu, S + r * np.eye(N))
             break
         except _NotPD:
             if scale is None:
@@ -753,24 +772,26 @@ def em_covariance(
     changes: list[float] = []
 
     floor_active = [False]  # was the PSD floor binding in the previous update?
+    spec = None  # eigendecomposition of the current S when the floor computed it
 
-    def step(mu_in: np.ndarray, S_in: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, bool]:
-        """One EM update F(theta); records the trace; returns converged flag."""
-        mu_out, S_out, ll, _ = _em_map(X0, obs, plan, mu_in, S_in, ridge)
+    def step(mu_in: np.ndarray, S_in: np.ndarray, spec_in) -> tuple[np.ndarray, np.ndarray, float, bool, Any]:
+        """One EM update F(theta); records the trace; returns converged flag and S's spectrum."""
+        mu_out, S_out, ll, _ = _em_map(X0, obs, plan, mu_in, S_in, ridge, spec_in)
+        spec_out = None
         if eps_psd is not None:
-            S_floor = _psd_floor(S_out, eps_psd, certify=not floor_active[0])
+            S_floor, spec_out = _psd_floor(S_out, eps_psd, certify=not floor_active[0], spectrum=True)
             floor_active[0] = S_floor is not S_out
             S_out = S_floor
         norm = float(np.linalg.norm(S_in))
         rel = float(np.linalg.norm(S_out - S_in)) / (norm if norm > 0 else 1.0)
         lls.append(ll)
         changes.append(rel)
-        return mu_out, S_out, ll, rel < tol
+        return mu_out, S_out, ll, rel < tol, spec_out
 
     converged = False
     if accelerate is None:
         while len(lls) < max_iter and not converged:
-            mu, S, _, converged = step(mu, S)
+            mu, S, _, converged, spec = step(mu, S, spec)
     elif accelerate == "squarem":
         # SQUAREM (Varadhan & Roland 2008, scheme S3) on theta = (mu, Sigma)
         # with the step-length adaptation of the reference implementation and
@@ -780,13 +801,13 @@ def em_covariance(
         # plain iteration above.
         step_max, m_step = 1.0, 4.0
         while len(lls) < max_iter and not converged:
-            mu1, S1, ll0, converged = step(mu, S)
+            mu1, S1, ll0, converged, spec1 = step(mu, S, spec)
             if converged or len(lls) >= max_iter:
-                mu, S = mu1, S1
+                mu, S, spec = mu1, S1, spec1
                 break
-            mu2, S2, _, converged = step(mu1, S1)
+            mu2, S2, _, converged, spec2 = step(mu1, S1, spec1)
             if converged or len(lls) >= max_iter:
-                mu, S = mu2, S2
+                mu, S, spec = mu2, S2, spec2
                 break
             rm, rS = mu1 - mu, S1 - S
             vm, vS = (mu2 - mu1) - rm, (S2 - S1) - rS
@@ -795,25 +816,25 @@ def em_covariance(
             a = sr / sv if sv > 0 else 1.0
             a = max(1.0, min(step_max, a))
             if a == 1.0:  # plain double step; allow longer steps next time
-                mu, S = mu2, S2
+                mu, S, spec = mu2, S2, spec2
                 if a == step_max:
                     step_max *= m_step
                 continue
             mu_x = mu + 2.0 * a * rm + a * a * vm
             S_x = S + 2.0 * a * rS + a * a * vS
-            S_x = _psd_floor((S_x + S_x.T) / 2.0, floor)
+            S_x, spec_x = _psd_floor((S_x + S_x.T) / 2.0, floor, spectrum=True)
             try:
-                mu_n, S_n, ll_x, converged = step(mu_x, S_x)
+                mu_n, S_n, ll_x, converged, spec_n = step(mu_x, S_x, spec_x)
                 ok = np.isfinite(ll_x) and ll_x >= ll0 - 1e-8 * abs(ll0)
             except np.linalg.LinAlgError:
                 ok = False
             if ok:
-                mu, S = mu_n, S_n
+                mu, S, spec = mu_n, S_n, spec_n
                 if a == step_max:
                     step_max *= m_step
             else:
                 converged = False
-                mu, S = mu2, S2
+                mu, S, spec = mu2, S2, spec2
                 if a == step_max:
                     step_max = max(1.0, step_max / m_step)
     else:

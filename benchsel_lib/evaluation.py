@@ -85,6 +85,26 @@ _METHODS = ("entropy", "mi", "random")
 _N_TOP = 3
 
 
+class _Records(tuple):
+    """Read-only sequence of records (dicts) kept in ``DataFrame.attrs``.
+
+    pandas deep-copies ``attrs`` in nearly every operation on a frame
+    (indexing, sorting, groupby, merge, concat); a deep copy of thousands of
+    small dicts made pandas calls on CV frames take milliseconds each, and
+    :func:`first_pick_band` spent most of its time there. Deep-copying this
+    sequence returns the sequence itself, so the records are shared, not
+    copied: treat them as read-only. ``a + b`` concatenates.
+    """
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict) -> _Records:
+        return self
+
+    def __add__(self, other: Sequence[dict]) -> _Records:  # type: ignore[override]
+        return _Records(tuple(self) + tuple(other))
+
+
 # --------------------------------------------------------------------------- seeds
 def _check_seed(seed: object) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
@@ -806,7 +826,7 @@ def cross_validate(
         One row per (method, holdout, fold, k): ``method, holdout, fold, k,
         r2, rmse, residual_fraction, logdet, mi, selected, n_eval, n_train,
         n_val, n_dropped, ss_res, ss_tot`` (+ coverage columns).
-        ``df.attrs["top_residuals"]`` is a list of records (one per
+        ``df.attrs["top_residuals"]`` is a read-only sequence of records (one per
         (method, holdout, fold, k, rank), rank 1..3) with ``model,
         benchmark, sq_residual, share`` -- the largest squared standardized
         residual contributors, so a collapsing fold is visible; see
@@ -887,7 +907,7 @@ def cross_validate(
         df = df[order + [c for c in df.columns if c not in order]]
         df = df.sort_values(["method", "holdout", "fold", "k"], kind="stable").reset_index(drop=True)
     df.attrs.update(attrs)
-    df.attrs["top_residuals"] = tops
+    df.attrs["top_residuals"] = _Records(tops)
     if return_details:
         return df, top_residuals(df)
     return df
@@ -1063,7 +1083,7 @@ def extrapolation_check(
         rows.extend(r)
         tops.extend(t)
     df = pd.DataFrame(rows)
-    df.attrs["top_residuals"] = tops
+    df.attrs["top_residuals"] = _Records(tops)
     return df
 
 

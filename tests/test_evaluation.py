@@ -252,6 +252,22 @@ def test_same_seed_same_dataframe_all_methods():
         assert col in a.columns
 
 
+def test_pandas_operations_share_the_top_residual_records_instead_of_deep_copying_them():
+    # pandas deep-copies DataFrame.attrs in nearly every operation; the records must not be copied each time
+    import copy
+
+    m = _toy(30, 6, seed=13, missing=0.2)
+    a = cross_validate(m, methods=("entropy", "random"), holdouts=(0.1,), k_max=3, estimator="pairwise")
+    recs = a.attrs["top_residuals"]
+    assert len(recs) > 0 and all(isinstance(r, dict) for r in recs)
+    assert copy.deepcopy(a.attrs)["top_residuals"] is recs
+    derived = a.sort_values("r2")[list(a.columns[:6])].reset_index(drop=True)
+    assert derived.attrs["top_residuals"] is recs
+    both = recs + a.attrs["top_residuals"]
+    assert len(both) == 2 * len(recs) and copy.deepcopy(both) is both
+    pd.testing.assert_frame_equal(top_residuals(a), pd.DataFrame(list(recs)))
+
+
 def test_min_observed_filters_with_training_counts():
     m0 = _toy(30, 6, seed=14)
     X = np.array(m0.scores)
