@@ -9,7 +9,7 @@ entropy and random in a second call, so no estimate is computed twice.
 Usage::
 
     python benchmarks/bench_cv.py [--datasets mteb merged mmlu] [--n-jobs 2]
-                                  [--estimator auto|pairwise|em] [--folds 10]
+                                  [--estimator auto|pairwise|em] [--folds 10] [--threads 1]
 
 Target (issue 3): <= 60 s wall on 2 cores for the whole grid. Prints the
 wall time per dataset and in total, the seconds spent per stage (summed
@@ -23,6 +23,24 @@ import os
 import resource
 import sys
 import time
+
+
+def _threads_from_argv(argv: list[str]) -> str:
+    """The ``--threads`` value, read before NumPy is imported (BLAS reads it at load time)."""
+    for i, a in enumerate(argv):
+        if a == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--threads="):
+            return a.split("=", 1)[1]
+    return "1"
+
+
+if __name__ == "__main__":
+    # One BLAS thread per worker process: with n_jobs workers each running a
+    # multi-threaded BLAS the 2 cores are oversubscribed, and OpenBLAS's
+    # spinning threads then make the grid many times slower.
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = _threads_from_argv(sys.argv[1:])
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -72,10 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--folds", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1, help="BLAS threads per process (default 1)")
     args = ap.parse_args(argv)
 
     print(f"CV grid benchmark: datasets={args.datasets} estimator={args.estimator} n_jobs={args.n_jobs} "
-          f"folds={args.folds} cores={os.cpu_count()}")
+          f"folds={args.folds} cores={os.cpu_count()} BLAS threads={os.environ.get('OPENBLAS_NUM_THREADS')}")
     total = 0.0
     total_cpu = 0.0
     stages: dict[str, float] = {}

@@ -815,6 +815,11 @@ def cross_validate(
     n_jobs : int
         Worker processes over the (holdout, fold) splits (fork start method).
         Results do not depend on it: every random stream is keyed by fold.
+        With ``n_jobs > 1`` give each process one BLAS thread
+        (``OPENBLAS_NUM_THREADS=1`` before NumPy is imported; the CLI, the
+        book build and ``benchmarks/bench_cv.py`` do): workers that each run
+        a multi-threaded BLAS oversubscribe the cores, and the full CV grid
+        then took over ten minutes instead of under one on 2 cores.
     progress : bool or None
         Progress bar (None: only in a terminal or notebook; False: silent).
     return_details : bool
