@@ -127,11 +127,47 @@ def _kernel_env(root: Path) -> None:
         os.environ.setdefault(var, "1")
 
 
+_POLL_SLICE_S = 1.0
+
+
+def _sliced_zmq_polling() -> None:
+    """Make the kernel client's message waits poll in 1 s slices (in this process).
+
+    nbclient sometimes waits forever for a reply that has already arrived when
+    a cell displays ipywidgets (jupyter/nbclient#312): the asyncio poll of the
+    ZMQ socket misses its wake-up and, with no timeout, never looks again.
+    This happened to the explorer cells here in roughly one quick build in
+    three. Re-polling every second finds the waiting message; the overall
+    timeout is unchanged.
+    """
+    from queue import Empty
+
+    from jupyter_client.channels import AsyncZMQSocketChannel
+
+    if getattr(AsyncZMQSocketChannel, "_benchsel_sliced", False):
+        return
+    original = AsyncZMQSocketChannel.get_msg
+
+    async def get_msg(self, timeout: float | None = None) -> dict[str, Any]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = _POLL_SLICE_S if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                return await original(self, timeout=min(_POLL_SLICE_S, left))
+            except Empty:
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise
+
+    AsyncZMQSocketChannel.get_msg = get_msg
+    AsyncZMQSocketChannel._benchsel_sliced = True
+
+
 def execute_one(src: str, dest: str, params: dict[str, Any], root: str, timeout: int | None) -> dict[str, Any]:
     """Execute one notebook with papermill (run in a worker process)."""
     import papermill as pm
 
     _kernel_env(Path(root))
+    _sliced_zmq_polling()
     t0 = time.perf_counter()
     error = None
     try:

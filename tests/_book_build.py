@@ -47,7 +47,8 @@ def quick_build() -> QuickBuild:
     t0 = time.perf_counter()
     if NOTEBOOKS:
         build_book.ensure_kernel()
-    results = build_book.execute_all(NOTEBOOKS, executed_dir, {"quick": True}, jobs=2)
+    # a per-cell timeout turns a hung kernel conversation into a failure instead of a stalled CI job
+    results = build_book.execute_all(NOTEBOOKS, executed_dir, {"quick": True}, jobs=2, timeout=QUICK_BUDGET_S)
     qb = QuickBuild(build_dir, None, {r["notebook"]: r for r in results}, time.perf_counter() - t0)
     ok = [executed_dir / r["notebook"] for r in results if not r["error"]]
     try:
