@@ -25,22 +25,23 @@ import sys
 import time
 
 
-def _threads_from_argv(argv: list[str]) -> str:
-    """The ``--threads`` value, read before NumPy is imported (BLAS reads it at load time)."""
-    for i, a in enumerate(argv):
-        if a == "--threads" and i + 1 < len(argv):
-            return argv[i + 1]
-        if a.startswith("--threads="):
-            return a.split("=", 1)[1]
-    return "1"
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--datasets", nargs="+", default=["mteb", "merged", "mmlu"])
+    ap.add_argument("--estimator", default="auto", choices=["auto", "pairwise", "em"])
+    ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--folds", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1, help="BLAS threads per process (default 1)")
+    return ap
 
 
 if __name__ == "__main__":
-    # One BLAS thread per worker process: with n_jobs workers each running a
-    # multi-threaded BLAS the 2 cores are oversubscribed, and OpenBLAS's
-    # spinning threads then make the grid many times slower.
+    # One BLAS thread per worker process, set before NumPy is imported (BLAS reads it at load
+    # time): with n_jobs workers each running a multi-threaded BLAS the 2 cores are
+    # oversubscribed, and OpenBLAS's spinning threads then make the grid many times slower.
     for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[_var] = _threads_from_argv(sys.argv[1:])
+        os.environ[_var] = str(_parser().parse_args().threads)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -84,14 +85,7 @@ def run_grid(name: str, *, estimator: str, n_jobs: int, folds: int, seed: int):
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--datasets", nargs="+", default=["mteb", "merged", "mmlu"])
-    ap.add_argument("--estimator", default="auto", choices=["auto", "pairwise", "em"])
-    ap.add_argument("--n-jobs", type=int, default=2)
-    ap.add_argument("--folds", type=int, default=10)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--threads", type=int, default=1, help="BLAS threads per process (default 1)")
-    args = ap.parse_args(argv)
+    args = _parser().parse_args(argv)
 
     print(f"CV grid benchmark: datasets={args.datasets} estimator={args.estimator} n_jobs={args.n_jobs} "
           f"folds={args.folds} cores={os.cpu_count()} BLAS threads={os.environ.get('OPENBLAS_NUM_THREADS')}")

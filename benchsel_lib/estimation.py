@@ -268,17 +268,16 @@ def _psd_floor(
     w, V = _sla.eigh(S, driver="evd", check_finite=False)
     low = w < eps
     n_low = int(low.sum())
-    if n_low == 0:
-        out = S
-    elif 2 * n_low <= N:
+    out = S
+    if 0 < 2 * n_low <= N:
         Vl = V[:, low]
         out = S + (Vl * (eps - w[low])) @ Vl.T
-        out = (out + out.T) / 2.0
-    else:  # most eigenvalues on the floor: eps I + V_high diag(w_high - eps) V_high^T
+    elif n_low:  # most eigenvalues on the floor: eps I + V_high diag(w_high - eps) V_high^T
         hi = ~low
         Vh = V[:, hi]
         out = (Vh * (w[hi] - eps)) @ Vh.T
         out[np.diag_indices(N)] += eps
+    if out is not S:
         out = (out + out.T) / 2.0
     return (out, (np.maximum(w, eps), V)) if spectrum else out
 
@@ -602,10 +601,8 @@ def _em_map(X0, obs, plan, mu, S, ridge, spec=None):
     r = 0.0
     while True:
         try:
-            if r == 0.0:
-                Xc, corr, ll = _e_step(X0, obs, plan, mu, S, spec)
-            else:
-                Xc, corr, ll = _e_step(X0, obs, plan, mu, S + r * np.eye(N))
+            # the floor's spectrum describes S itself, not the ridged S + r I
+            Xc, corr, ll = _e_step(X0, obs, plan, mu, *((S, spec) if r == 0.0 else (S + r * np.eye(N), None)))
             break
         except _NotPD:
             if scale is None:

@@ -6,7 +6,10 @@
  * 1. embed-amd.js resolves its own assets (fonts) as the AMD module path
  *    `@jupyter-widgets/html-manager/dist/...`, i.e. relative to the *page*.
  *    Map that module path to the vendored copy next to this script, so it
- *    works from every page depth and with no network.
+ *    works from every page depth and with no network.  The bundled widget
+ *    modules (`@jupyter-widgets/controls`, ...) take their asset path from
+ *    their own module id, i.e. `<page dir>/@jupyter-widgets/<font>`; map the
+ *    bare `@jupyter-widgets` prefix to the same folder, where those fonts are.
  * 2. html-manager 1.0.x typesets widget labels with the MathJax 2 API
  *    `MathJax.Hub.Queue(["Typeset", MathJax.Hub, el])`, which does not exist
  *    in MathJax 3 (the page's MathJax) and throws.  Provide a small stand-in
@@ -21,7 +24,8 @@
   if (window.requirejs && base) {
     window.requirejs.config({
       paths: {
-        "@jupyter-widgets/html-manager/dist": base + "html-manager/dist"
+        "@jupyter-widgets/html-manager/dist": base + "html-manager/dist",
+        "@jupyter-widgets": base + "html-manager/dist"
       }
     });
   }

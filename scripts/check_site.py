@@ -325,13 +325,6 @@ def check_site(html_dir: Path = ROOT / "_build" / "html", out_dir: Path = ROOT /
                 lambda p: check_page(p, html_dir, server, chromium, Path(out_dir),
                                      budget_ms=budget_ms, screenshot=screenshot), pages))
         failed = {path: code for path, code in server.log if code >= 400 and not path.endswith("favicon.ico")}
-    # The widget manager's CSS sometimes asks for its icon fonts at <page dir>/@jupyter-widgets/
-    # (seen once, on a first build in a clean clone, with no page in the NetLogs to blame). The
-    # fonts are icons only; such misses are printed, not counted as page failures.
-    icon_fonts = sorted(p for p in failed if "/@jupyter-widgets/" in p and p.endswith((".woff", ".woff2", ".ttf", ".eot")))
-    if icon_fonts:
-        print(f"check_site: note: widget icon fonts not found: {icon_fonts[:5]}")
-        failed = {p: c for p, c in failed.items() if p not in icon_fonts}
     # attribute each failed local request to the page(s) that made it (NetLog); any the NetLogs
     # do not explain go to every page, as before
     unexplained = set(failed)
