@@ -1,4 +1,4 @@
-"""Time the paper's full cross-validation grid (issue 3) and print its headline numbers.
+"""Time the paper's full cross-validation grid and print its headline numbers.
 
 Grid: MTEB + Merged + MMLU; entropy and random at holdouts 10/20/50/90 %;
 entropy, MI and random at 10 %; k = 1..15; 10 folds (seed 0). One
@@ -11,7 +11,7 @@ Usage::
     python benchmarks/bench_cv.py [--datasets mteb merged mmlu] [--n-jobs 2]
                                   [--estimator auto|pairwise|em] [--folds 10] [--threads 1]
 
-Target (issue 3): <= 60 s wall on 2 cores for the whole grid. Prints the
+Target: <= 60 s wall on 2 cores for the whole grid. Prints the
 wall time per dataset and in total, the seconds spent per stage (summed
 over splits and workers), and the mean R^2 at k = 5 and 15 (10 % holdout)
 next to the paper's reported values.

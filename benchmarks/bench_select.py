@@ -1,4 +1,4 @@
-"""Speed of greedy selection (issue 3: "Greedy MI for k = 15 on N = 114 in under 10 ms").
+"""Speed of greedy selection (target: greedy MI for k = 15 on N = 114 in under 10 ms).
 
 Times ``benchsel_lib.select`` (entropy = pivoted Cholesky, MI = Algorithm 2 with a
 fresh complement factorization per step) against a plain straightforward

@@ -42,7 +42,7 @@ BLAS_THREAD_VARS: tuple[str, ...] = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", 
 if "numpy" not in sys.modules:  # the console script / python -m: numpy (BLAS) is not loaded yet
     # One BLAS thread: every matrix here is small (a few hundred columns at most), and a
     # multi-threaded OpenBLAS on a busy machine made EM 10-100x slower (select --axis
-    # models on MTEB: 13 s with one thread, 197 s with two; issue 5). Set the variables
+    # models on MTEB: 13 s with one thread, 197 s with two). Set the variables
     # yourself to use more threads. Imported after numpy (tests, notebooks) this does nothing.
     for _var in BLAS_THREAD_VARS:
         os.environ.setdefault(_var, "1")
@@ -56,7 +56,7 @@ __all__ = ["main", "build_parser", "DEFAULT_MIN_OBSERVED"]
 
 #: ``benchsel select`` ignores candidates observed for fewer models than this
 #: (capped at the number of models) unless ``--min-observed`` says otherwise
-#: (issue 7, section 2: a benchmark run by 2 models has a noise correlation).
+#: (a benchmark run by only 2 or 3 models gets a noise correlation).
 DEFAULT_MIN_OBSERVED: int = 5
 
 _OBJECTIVES = ("entropy", "mi", "random")
@@ -579,7 +579,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
         costs = np.ones(n_cand)
     if costs is not None and require and costs[require].sum() > args.budget:
         raise UsageError(f"the required {what}s cost {costs[require].sum():g}, more than --budget {args.budget:g}")
-    # --- thinly observed candidates (issue 7, section 2)
+    # --- thinly observed candidates (their correlations are noise)
     counts = matrix.observed.sum(axis=0)
     if args.min_observed is None:
         min_obs = min(DEFAULT_MIN_OBSERVED, matrix.shape[0])

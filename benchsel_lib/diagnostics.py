@@ -13,7 +13,7 @@ This module implements the paper's diagnostics:
 * Appendix H (app:selection-order): selection position of each benchmark
   across CV folds (Figures 9-11).
 
-Issue 7 rule applied here: Shapiro-Wilk on a column with very few observed
+Rule applied here: Shapiro-Wilk on a column with very few observed
 models is meaningless, so columns with fewer than ``min_observed`` observations
 are reported but not tested and excluded from the multiple-testing correction.
 """
@@ -427,7 +427,7 @@ def shapiro_wilk_table(
     alpha : float, default 0.05
         Level for ``reject``.
     min_observed : int, default 8
-        Issue 7: a column with fewer observed models is *not tested* (W, p and
+        A column with fewer observed models is *not tested* (W, p and
         reject are left missing, ``tested`` is False, ``reason`` says why) and
         does not enter the correction.  Constant columns are also not tested.
         Values below 3 are raised to 3 (Shapiro-Wilk's minimum).

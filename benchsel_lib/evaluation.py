@@ -1,6 +1,6 @@
 """The paper's cross-validation protocol (Section 5.1) and prediction diagnostics.
 
-Protocol (Section 5.1, with the settings of issue 7), implemented by
+Protocol (Section 5.1, with the settings of the paper's code release), implemented by
 :func:`cross_validate`:
 
 1. The ``M`` models are randomly permuted and split into ``K`` balanced folds
@@ -13,15 +13,16 @@ Protocol (Section 5.1, with the settings of issue 7), implemented by
    per fold is used for every holdout, so training sets are nested across
    holdouts (less noise when comparing holdouts).
 3. Scores are standardized with the training means and standard deviations
-   (``fit_standardizer(std_floor="relative")``: std floored at
-   ``0.01 (|mean| + 1)``). Benchmarks with fewer than ``min_train_observed``
+   (``fit_standardizer(std_floor="relative")``: ``n - 1`` denominator, std
+   floored at ``0.01 (|mean| + 1)``). Benchmarks with fewer than ``min_train_observed``
    (default 1) observed training scores cannot be standardized; they are left
    out of that split (neither selectable nor evaluated) and counted in
    ``n_dropped``.
 4. The correlation is estimated from the training rows only
-   (:func:`~benchsel_lib.estimation.estimate_correlation` with ``method=estimator``
-   and ``config=config``); one estimate per (holdout, fold) is shared by all
-   selection methods.
+   (:func:`~benchsel_lib.estimation.estimate_correlation` with ``method=estimator``,
+   ``config=config`` and ``context="cv"``: EM stops when the relative change
+   of Sigma falls below ``5e-4``); one estimate per (holdout, fold) is shared
+   by all selection methods.
 5. Each method selects on the training correlation (one greedy run of length
    ``k_max``; greedy selections are nested, so its prefixes give every
    ``k``). The random baseline draws a fresh permutation per fold.
@@ -30,7 +31,10 @@ Protocol (Section 5.1, with the settings of issue 7), implemented by
 6. Standardized validation scores are clipped to ``[-clip, clip]``. Each
    validation model is conditioned only on the selected benchmarks it has
    observed (Eq. cond-mean with mean 0, ridge ``1e-2`` on the observed block),
-   and only its observed unselected entries are evaluated.
+   and only its observed unselected entries are evaluated. A model that
+   observes none of the selected benchmarks is not scored at that ``k``
+   (``unconditioned="skip"``, as in the paper's numbers; ``"mean"`` scores
+   it with the training mean instead).
 7. ``r2 = 1 - SS_res / SS_tot`` over all evaluated entries of the fold, with
    ``SS_tot = sum z^2`` (predicting 0 = predicting the training mean);
    ``rmse = sqrt(SS_res / n_eval)``.
@@ -43,7 +47,9 @@ space standardized with the training statistics.
 Random streams are derived from ``seed`` with :class:`numpy.random.SeedSequence`
 and fixed spawn keys: ``(0,)`` fold permutation, ``(1, fold)`` training
 subsample, ``(2, fold)`` random selection, ``(3, fold)`` inner folds of the
-variance inflation. The same seed always gives the same DataFrame.
+variance inflation. ``scheme="paper"`` replaces the first three by the
+streams of the paper's code release (:func:`cv_splits`), so seed 42 gives
+the paper's own folds. The same seed always gives the same DataFrame.
 """
 from __future__ import annotations
 
@@ -162,36 +168,76 @@ def _run_task(X, models, benchmarks, h, f, train, val, kw):
     return r, t, tm
 
 
+SCHEMES = ("nested", "paper")
+
+
 def cv_splits(
-    n_models: int, *, n_folds: int = 10, holdout: float = 0.1, seed: int = 0
+    n_models: int, *, n_folds: int = 10, holdout: float = 0.1, seed: int = 0, scheme: str = "nested"
 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """The (fold, training indices, validation indices) triples used by :func:`cross_validate`.
 
-    Validation set: fold ``f`` of :func:`fold_assignments`. Training set:
-    ``min(round((1 - holdout) M), pool size)`` models of the pool (the other
-    folds), taken as a prefix of one permutation of the pool per fold (stream
-    ``SeedSequence(seed, spawn_key=(1, f))``), so training sets are nested
-    across holdouts. Both index arrays are sorted. Cost O(K M).
+    Both schemes follow Section 5.1 (a random permutation cut into ``K``
+    balanced folds; from the pool of the other folds a training set of
+    ``min(round((1 - holdout) M), pool size)`` models drawn by a second
+    permutation); they differ only in the random streams:
+
+    * ``"nested"`` (default) -- validation set: fold ``f`` of
+      :func:`fold_assignments`; training set: a prefix of one permutation of
+      the pool per fold (stream ``SeedSequence(seed, spawn_key=(1, f))``), so
+      training sets are nested across holdouts (less noise when holdouts are
+      compared).
+    * ``"paper"`` -- the layout of the paper's code release, so that a seed
+      gives the paper's own folds (its experiments use seed 42): the folds
+      are ``numpy.array_split(default_rng(seed).permutation(M), K)``, and the
+      training set is ``default_rng((seed, f, int(holdout * 10000)))``'s
+      permutation of the pool (the other folds in fold order), truncated,
+      or the whole pool when it is not larger than the target size.
+
+    Both index arrays are returned sorted. Cost O(K M).
 
     Raises
     ------
     ValueError
-        If ``holdout`` is outside ``[0, 1)`` or fewer than 2 training models remain.
+        If ``holdout`` is outside ``[0, 1)``, ``scheme`` is unknown, or fewer
+        than 2 training models remain.
     """
     seed = _check_seed(seed)
     h = float(holdout)
     if not 0.0 <= h < 1.0:
         raise ValueError(f"holdout fractions must be in [0, 1), got {holdout!r}")
-    labels = fold_assignments(n_models, n_folds, seed)
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown scheme {scheme!r}: use one of {SCHEMES}")
+    if scheme == "paper":
+        fold_assignments(n_models, n_folds, seed)  # validates n_models and n_folds
+        chunks = np.array_split(np.random.default_rng(seed).permutation(int(n_models)), int(n_folds))
+        labels = np.empty(int(n_models), dtype=int)
+        for f, chunk in enumerate(chunks):
+            labels[chunk] = f
+    else:
+        labels = fold_assignments(n_models, n_folds, seed)
     out = []
     for f in range(int(n_folds)):
-        pool = np.flatnonzero(labels != f)
-        n_tr = min(_n_train(h, int(n_models)), pool.size)
+        # the paper's code rounds with Python's round() (halves to even)
+        target = round((1.0 - h) * int(n_models)) if scheme == "paper" else _n_train(h, int(n_models))
+        n_tr = min(target, int((labels != f).sum()))
         if n_tr < 2:
             raise ValueError(f"holdout {h} leaves {n_tr} training model(s); at least 2 are needed")
-        perm = _rng(seed, 1, f).permutation(pool.size)
-        out.append((f, np.sort(pool[perm[:n_tr]]), np.flatnonzero(labels == f)))
+        if scheme == "paper":
+            pool = np.concatenate([chunks[j] for j in range(int(n_folds)) if j != f])
+            train = pool if n_tr >= pool.size else np.random.default_rng((seed, f, int(h * 10000))).permutation(pool)[:n_tr]
+        else:
+            pool = np.flatnonzero(labels != f)
+            train = pool[_rng(seed, 1, f).permutation(pool.size)[:n_tr]]
+        out.append((f, np.sort(train), np.flatnonzero(labels == f)))
     return out
+
+
+def _random_stream(seed: int, fold: int, holdout: float, scheme: str) -> int | np.random.Generator:
+    """Seed of the random-selection baseline of one split (module docstring; ``scheme="paper"``:
+    ``default_rng((seed + 7, fold, int(holdout * 10000)))`` as in the paper's code release)."""
+    if scheme == "paper":
+        return np.random.default_rng((seed + 7, fold, int(holdout * 10000)))
+    return _int_seed(seed, 2, fold)
 
 
 # --------------------------------------------------------------------------- per-split core
@@ -290,7 +336,7 @@ def _correlation(X: np.ndarray, estimator: str, config: str) -> np.ndarray:
             if R is not None:
                 return R
     try:
-        est = estimate_correlation(X, method=estimator, config=config, std_floor="relative")
+        est = estimate_correlation(X, method=estimator, config=config, context="cv", std_floor="relative")
         R = np.asarray(est.corr, dtype=float)
         R = (R + R.T) / 2.0
         if path is not None:
@@ -440,6 +486,23 @@ def _prefixes(sels: dict[str, Any], k_eff: int, N: int) -> Iterator[tuple[str, A
             yield m, S, k, sel, np.flatnonzero(mask)
 
 
+UNCONDITIONED = ("skip", "mean")
+
+
+def _evaluated(Ov: np.ndarray, sel: np.ndarray, T: np.ndarray, unconditioned: str) -> np.ndarray:
+    """Which (validation row, target) entries are scored (protocol step 6).
+
+    Observed unselected entries are scored. Under ``unconditioned="skip"``
+    (the paper's numbers) a row that observes none of the selected
+    benchmarks ``sel`` is not scored at all; under ``"mean"`` it is scored
+    with its prediction, the training mean. O(v |T|).
+    """
+    E = Ov[:, T]
+    if unconditioned == "skip":
+        E = E & Ov[:, sel].any(axis=1)[:, None]
+    return E
+
+
 def _interval_hits(
     space: _Space, pred: np.ndarray, sd: np.ndarray, T: np.ndarray, truth: np.ndarray, levels: Sequence[float]
 ) -> list[np.ndarray]:
@@ -498,12 +561,16 @@ def _split_rows(
     min_train_observed: int = 1,
     timings: dict[str, float] | None = None,
     initial: Sequence[str] = (),
+    scheme: str = "nested",
+    unconditioned: str = "skip",
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Run every method on one (train, validation) split; return result rows and top-residual records.
 
     ``initial`` (benchmark names) are forced first picks; those left out of
     this split (too few training scores) are skipped, and rows then carry
-    ``n_forced`` = how many were applied.
+    ``n_forced`` = how many were applied. ``unconditioned`` is the rule for
+    validation models that observe none of the selected benchmarks (see
+    :func:`cross_validate`).
     """
     tm = timings if timings is not None else {}
     t0 = time.perf_counter()
@@ -541,7 +608,8 @@ def _split_rows(
     if k_eff < 1:
         return rows, tops
     sels = {
-        m: _select(R, k_eff, m, seed=_int_seed(seed, 2, fold), names=names, tie_break=tie_break,
+        m: _select(R, k_eff, m, seed=_random_stream(seed, fold, meta["holdout"], scheme), names=names,
+                   tie_break=tie_break,
                    min_observed=min_observed, counts=counts, initial=init)
         for m in methods
     }
@@ -551,13 +619,13 @@ def _split_rows(
     if levels and variance_inflation:
         infl = _inflation(space, R, sels, k_eff, estimator=estimator, config=config, ridge=g_ridge,
                           imputer=imputer, gaussian=gaussian, inner_folds=inner_folds,
-                          rng=_rng(seed, 3, fold))
+                          rng=_rng(seed, 3, fold), unconditioned=unconditioned)
     t4 = time.perf_counter()
     tm["inflation"] = tm.get("inflation", 0.0) + (t4 - t3)
     for m, S, k, sel, T in _prefixes(sels, k_eff, N):
         mi_arr = getattr(S, "mi", None)
         pred, var = _predict(imputer, gaussian, R, space.z_train, Zv, Ov, sel, T, g_ridge)
-        E = Ov[:, T]
+        E = _evaluated(Ov, sel, T, unconditioned)
         truth = space.truth[:, T]
         pe = space.to_eval(pred, T)
         res2 = np.where(E, (truth - pe) ** 2, 0.0)
@@ -628,6 +696,7 @@ def _cov_col(level: float) -> str:
 def _inflation(
     space: _Space, R_outer: np.ndarray, sels: dict[str, Any], k_eff: int, *, estimator: str, config: str,
     ridge: float, imputer: Any, gaussian: bool, inner_folds: int, rng: np.random.Generator,
+    unconditioned: str = "skip",
 ) -> dict[str, np.ndarray]:
     """Variance-inflation factors fitted on the training rows only (inner cross-validation).
 
@@ -665,7 +734,7 @@ def _inflation(
             pred, var = _predict(imputer, gaussian, Rin, space.z_train[tr], Zv, Ov, sel, T, ridge)
             if var is None:
                 continue
-            E = Ov[:, T]
+            E = _evaluated(Ov, sel, T, unconditioned)
             z2 = ((Zv[:, T] - pred) ** 2 / var)[E]
             sums[m][k - 1] += z2.sum()
             cnts[m][k - 1] += z2.size
@@ -736,6 +805,8 @@ def cross_validate(
     variance_inflation: str | None = None,
     inner_folds: int = 3,
     min_train_observed: int = 1,
+    scheme: str = "nested",
+    unconditioned: str = "skip",
     n_jobs: int = 1,
     progress: bool | None = None,
     return_details: bool = False,
@@ -766,7 +837,7 @@ def cross_validate(
     estimator : {"auto", "pairwise", "em"}
         Passed to ``estimate_correlation(method=...)``.
     config : {"released", "early"}
-        EM settings passed to ``estimate_correlation`` (issue 7).
+        EM settings passed to ``estimate_correlation``.
     transform : None or "logit"
         Appendix K pipeline (r2 in raw-score standardized space).
     imputer : Imputer, optional
@@ -780,8 +851,8 @@ def cross_validate(
     initial : sequence of str or int
         Mandatory benchmarks (names or column indices of ``matrix``), forced
         as the first picks of every method in the given order (passed to
-        ``select(initial=...)``, paper Section 6; issue 7.1 uses one forced
-        first pick per run, see :func:`first_pick_band`). A forced benchmark
+        ``select(initial=...)``, paper Section 6; :func:`first_pick_band`
+        forces one first pick per run). A forced benchmark
         that a split leaves out (fewer than ``min_train_observed`` training
         scores, so it cannot be standardized or correlated) is skipped in
         that split and greedy runs without it; the rows then get a column
@@ -812,6 +883,21 @@ def cross_validate(
         Benchmarks with fewer observed training scores are left out of a
         split (default 1: only benchmarks no training model has; the paper
         states no such rule).
+    scheme : {"nested", "paper"}
+        Random layout of folds and training sets, see :func:`cv_splits`.
+        ``"paper"`` gives the paper's own folds for its seed (42) and draws
+        the random baseline from ``default_rng((seed + 7, fold,
+        int(holdout * 10000)))`` as its code does.
+    unconditioned : {"skip", "mean"}
+        What happens to a validation model that observes none of the
+        selected benchmarks. Section 5.1 says each model is conditioned "only
+        on selected benchmarks observed for that validation model"; for a
+        model with none there is nothing to condition on, and the text admits
+        two readings. ``"skip"`` (default): the model is not scored at that
+        ``k``, which is how the paper's numbers are computed (its code skips
+        such models). ``"mean"``: it is predicted by the training mean (0 in
+        standardized space) and scored, which lowers R^2 on sparse matrices
+        (Merged, BenchPress), where small selections often miss a model.
     n_jobs : int
         Worker processes over the (holdout, fold) splits (fork start method).
         Results do not depend on it: every random stream is keyed by fold.
@@ -851,6 +937,10 @@ def cross_validate(
         matrix, methods, k_max, ridge, clip, transform, levels, imputer, min_observed, variance_inflation
     )
     seed = _check_seed(seed)
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown scheme {scheme!r}: use one of {SCHEMES}")
+    if unconditioned not in UNCONDITIONED:
+        raise ValueError(f"unknown unconditioned rule {unconditioned!r}: use one of {UNCONDITIONED}")
     hs = tuple(float(h) for h in ([holdouts] if np.isscalar(holdouts) else holdouts))
     if not hs:
         raise ValueError("holdouts is empty")
@@ -869,7 +959,7 @@ def cross_validate(
         raise ValueError(f"initial lists {len(init_names)} benchmarks, more than k_max={k_max}")
     X = np.asarray(matrix.scores, dtype=float)
     M = X.shape[0]
-    splits = {h: cv_splits(M, n_folds=n_folds, holdout=h, seed=seed) for h in hs}
+    splits = {h: cv_splits(M, n_folds=n_folds, holdout=h, seed=seed, scheme=scheme) for h in hs}
     tasks = [(h, f, tr, va) for h in hs for (f, tr, va) in splits[h]]
     rows: list[dict[str, Any]] = []
     tops: list[dict[str, Any]] = []
@@ -877,7 +967,8 @@ def cross_validate(
     kw = dict(methods=methods, k_max=int(k_max), estimator=estimator, config=config, transform=transform,
               imputer=imputer, tie_break=tie_break, min_observed=min_observed, ridge=ridge, clip=clip,
               levels=levels, variance_inflation=variance_inflation or None, inner_folds=int(inner_folds),
-              seed=seed, min_train_observed=int(min_train_observed), initial=init_names)
+              seed=seed, min_train_observed=int(min_train_observed), initial=init_names, scheme=scheme,
+              unconditioned=unconditioned)
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
         raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
     if n_jobs == 1 or len(tasks) == 1:
@@ -905,7 +996,7 @@ def cross_validate(
     attrs = dict(source=matrix.source, shape=matrix.shape, seed=seed, n_folds=int(n_folds), estimator=estimator,
                  config=config, transform=transform, imputer=getattr(imputer, "name", type(imputer).__name__),
                  ridge=ridge, clip=clip, levels=levels, min_observed=min_observed, initial=init_names,
-                 timings=timings)
+                 scheme=scheme, unconditioned=unconditioned, timings=timings)
     df = pd.DataFrame(rows)
     if len(df):
         order = ["method", "holdout", "fold", "k"]
@@ -1029,7 +1120,7 @@ def extrapolation_check(
     levels: Sequence[float] = (0.5, 0.8, 0.9, 0.95),
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Train on the weaker models, predict the strongest ones (extrapolation check, issue 5).
+    """Train on the weaker models, predict the strongest ones (extrapolation check).
 
     Models are ranked by their mean standardized score (columns standardized
     with all models, ``std_floor="relative"``; mean over observed entries).
@@ -1138,7 +1229,7 @@ def tie_break_band(
     method: str = "entropy",
     **cv_kwargs: Any,
 ) -> pd.DataFrame:
-    """Greedy CV under several tie-break rules (issue 7.1): the band drawn around entropy's R^2.
+    """Greedy CV under several tie-break rules: the band drawn around entropy's R^2.
 
     On a correlation matrix every first entropy gain equals ``0.5 log(2 pi e)``,
     so the first pick (and with it the sequence) is decided by the tie rule.
@@ -1190,7 +1281,7 @@ def first_pick_band(
     return_folds: bool = False,
     **cv_kwargs: Any,
 ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
-    """Greedy CV with each candidate benchmark forced as the first pick (issue 7.1).
+    """Greedy CV with each candidate benchmark forced as the first pick.
 
     On a correlation matrix every first entropy gain equals ``0.5 log(2 pi e)``
     (Algorithm 1, Section 4), so the first pick is a tie and the greedy
@@ -1302,7 +1393,7 @@ def first_pick_band(
 
 
 def variant_range(band: pd.DataFrame, *, k: int, metric: str | None = None) -> pd.DataFrame:
-    """Spread of a metric across the variants of a band at one subset size ``k`` (issue 7.1).
+    """Spread of a metric across the variants of a band at one subset size ``k``.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Alternative imputers for the CV protocol (Appendix I BenchPress, Appendix J TabImpute; issue 6).
+"""Alternative imputers for the CV protocol (Appendix I BenchPress, Appendix J TabImpute).
 
 Every imputer follows the ``Imputer`` protocol of :mod:`benchsel_lib.imputation`::
 
@@ -194,7 +194,7 @@ _TRAIN_FIT_CACHE_SIZE = 8
 # SoftImpute
 # --------------------------------------------------------------------------- #
 class SoftImpute:
-    """Rank-r iterative SVD / soft-impute completion (issue 6 offline imputer).
+    """Rank-r iterative SVD / soft-impute completion (an offline imputer).
 
     The training and query rows are stacked into one (m + v, N) matrix; missing
     entries start at 0 (the training mean in standardized space) and are
@@ -287,7 +287,7 @@ class SoftImpute:
 # KNN
 # --------------------------------------------------------------------------- #
 class KNNImputer:
-    """Nan-aware k-nearest-neighbour imputation among the training models (issue 6).
+    """Nan-aware k-nearest-neighbour imputation among the training models.
 
     For a query row with observed columns ``O``, the distance to a training row
     uses the columns both have observed (nan-Euclidean distance, as in

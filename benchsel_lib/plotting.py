@@ -185,7 +185,7 @@ def plot_cv_curves(
     holdouts : sequence of float, optional
         Holdout fractions to draw (default: all in ``summary_df``), one colour each.
     variants : DataFrame, optional
-        Tie-break / first-pick variants of the greedy method (issue 7): a long
+        Tie-break / first-pick variants of the greedy method: a long
         table with ``k`` and ``r2_mean`` (or ``r2``) and optionally ``holdout``,
         one row per (variant, k); its min-max range is shaded (hatched) on the
         R^2 panel.
@@ -611,7 +611,7 @@ def plot_imputer_comparison(
 def plot_em_convergence(
     results: Mapping[str, Any],
     *,
-    tol: float | None = 1e-6,
+    tol: float | Mapping[str, float] | None = 1e-6,
     title: str = "EM convergence (Appendix G)",
 ) -> Figure:
     """EM convergence traces: relative change and observed log-likelihood vs iteration.
@@ -622,8 +622,11 @@ def plot_em_convergence(
         Fits from :func:`benchsel_lib.estimation.em_covariance` (anything with
         ``rel_change`` and ``loglik`` arrays, and optionally ``completed`` for
         the number of models).
-    tol : float or None, default 1e-6
-        Convergence tolerance drawn as a dashed line on the left panel.
+    tol : float, mapping name -> float, or None, default 1e-6
+        Convergence tolerance drawn as a dashed line on the left panel; a
+        mapping draws one line per fit, in the fit's colour (the paper's
+        settings stop the heavy and the light regime at different
+        tolerances, see :func:`benchsel_lib.estimation.em_settings`).
     title : str
 
     Returns
@@ -652,7 +655,15 @@ def plot_em_convergence(
         ax_c.plot(it, np.where(rel > 0, rel, np.nan), color=f"C{i}", label=f"{name} ({rel.size} it.)")
         gap = (np.max(ll) - ll) / m
         ax_l.plot(np.arange(1, ll.size + 1), np.where(gap > 0, gap, np.nan), color=f"C{i}", label=str(name))
-    if tol is not None:
+    if isinstance(tol, Mapping):
+        unknown = sorted(set(tol) - set(results))
+        if unknown:
+            raise ValueError(f"tol names fits that are not in results: {unknown}")
+        for i, name in enumerate(results):
+            if tol.get(name) is not None:
+                ax_c.axhline(float(tol[name]), color=f"C{i}", linestyle="--", linewidth=0.8,
+                             label=f"tol = {float(tol[name]):g} ({name})")
+    elif tol is not None:
         ax_c.axhline(tol, color="black", linestyle="--", linewidth=0.8, label=f"tol = {tol:g}")
     ax_c.set_yscale("log")
     ax_c.set_xlabel("EM iteration")
@@ -811,7 +822,7 @@ def plot_spectral_comparison(
 __all__ += ["plot_em_convergence", "plot_eigenvalues", "plot_em_recovery", "plot_spectral_comparison"]
 
 
-# ---------------------------------------------------------------------------- bands and per-fold views (issue 7)
+# ---------------------------------------------------------------------------- bands and per-fold views
 def add_variant_band(
     fig: Figure,
     variants: pd.DataFrame,
@@ -862,7 +873,7 @@ def plot_fold_curves(
     title: str = "",
     highlight: int | None = None,
 ) -> Figure:
-    """Per-fold curves of a CV metric vs k (issue 7.2: a collapsing fold stays visible).
+    """Per-fold curves of a CV metric vs k (a collapsing fold stays visible).
 
     Parameters
     ----------

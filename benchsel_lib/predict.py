@@ -299,7 +299,7 @@ class Predictor:
             Passed to :func:`~benchsel_lib.estimation.estimate_correlation`
             (Section 5.1's rule for "auto").
         config : {"released", "early"}
-            EM settings (Appendix G / issue 7).
+            EM settings (Appendix G).
         ridge : float
             Ridge for the conditional solves (Section 5.1 uses 1e-2).
         """

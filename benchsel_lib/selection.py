@@ -16,8 +16,9 @@ Three selection rules are offered by :func:`select`:
 Extras for practitioners (paper Section 6, Appendix B): mandatory benchmarks
 (``initial``), knapsack budgets with the Krause-Guestrin modified greedy
 (``costs`` + ``budget``), lazy (Minoux) evaluation, explicit deterministic tie
-breaking (issue 7, section 1) and a minimum-observation filter on candidates
-(issue 7, section 2).
+breaking (every first entropy gain on a correlation matrix ties) and a
+minimum-observation filter on candidates (a benchmark run by two or three
+models has a noise correlation).
 
 Numerical conventions
 ---------------------
@@ -614,7 +615,7 @@ def select(
     names : sequence of str, optional
         Benchmark names (length N); enables names in ``initial`` and ``.names``.
     tie_break : {"auto", "argmax", "index", "mi"}
-        How equal gains are resolved (issue 7: on a correlation matrix every
+        How equal gains are resolved (on a correlation matrix every
         first entropy gain is identical).  Candidates whose selection key is
         within ``tie_tol * max(1, |best|)`` of the best are tied.
         ``"auto"`` (default): the tied candidate with the largest total squared
@@ -628,7 +629,7 @@ def select(
         Relative tolerance defining ties (default ``1e-10``).
     min_observed : int, optional
         Exclude candidates observed for fewer than ``min_observed`` training
-        models (issue 7, section 2); needs ``observed_counts``.  ``None`` (the
+        models (their correlations are noise); needs ``observed_counts``.  ``None`` (the
         default, the paper's behaviour) filters nothing.  Excluded benchmarks
         are still part of the predicted rest (residual, MI).
     observed_counts : array_like of shape (N,), optional

@@ -22,7 +22,7 @@ import build_book  # noqa: E402
 import vendor_js  # noqa: E402
 
 NOTEBOOKS = build_book.discover_notebooks()
-QUICK_BUDGET_S = 600  # all notebooks, quick parameters (issue 4: CI on 2 cores)
+QUICK_BUDGET_S = 600  # all notebooks, quick parameters (CI runs on 2 cores)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Bands over greedy variants (issue 7.1): shared correlations, tie-break rules, forced first picks, figures.
+"""Bands over greedy variants: shared correlations, tie-break rules, forced first picks, figures.
 
 All CV runs use ``estimator="pairwise"`` on small synthetic matrices, so the
 tests do not depend on EM and take well under a second each.
@@ -160,7 +160,13 @@ def test_forced_pick_without_training_scores_is_skipped_in_that_split():
     assert not any("c2" in sel for sel in inside["selected"])
     others = df[df["fold"] != lone]
     assert (others["n_forced"] == 1).all() and all(sel[0] == "c2" for sel in others["selected"])
-    assert np.isfinite(df["r2"]).all()
+    # where c2 is the only pick, no validation model observes it: nobody is scored (the paper's rule)
+    unscored = (df["fold"] != lone) & (df["k"] == 1)
+    assert (df.loc[unscored, "n_eval"] == 0).all() and df.loc[unscored, "r2"].isna().all()
+    assert np.isfinite(df.loc[~unscored, "r2"]).all()
+    # predicting those models by the training mean instead scores them
+    mean = cross_validate(m, methods=("entropy",), initial=("c2",), unconditioned="mean", **CV)
+    assert np.isfinite(mean["r2"]).all() and (mean.loc[unscored, "n_eval"] > 0).all()
 
 
 # --------------------------------------------------------------------------- first_pick_band

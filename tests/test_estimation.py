@@ -64,7 +64,7 @@ def test_standardizer_uses_observed_entries_and_relative_floor():
     X = np.array([[1.0, 5.0, 100.0], [3.0, np.nan, 100.0], [np.nan, 5.0, 100.0], [2.0, 5.0, 100.001]])
     st = fit_standardizer(X, std_floor="relative")
     assert st.mean[0] == pytest.approx(2.0)
-    assert st.std[0] == pytest.approx(np.std([1.0, 3.0, 2.0]))
+    assert st.std[0] == pytest.approx(np.std([1.0, 3.0, 2.0], ddof=1))  # n - 1 denominator, as the paper
     # constant column: floored at 0.01 * (|mean| + 1)
     assert st.std[1] == pytest.approx(0.01 * 6.0)
     # tiny spread relative to level: the relative floor is active

@@ -33,11 +33,16 @@ def _toy(M: int = 30, N: int = 6, *, seed: int = 0, missing: float = 0.0, rank: 
     return ScoreMatrix(X, [f"m{i}" for i in range(M)], [f"b{j}" for j in range(N)], "toy")
 
 
-def _hand_fold(X, train, val, sel, *, ridge=1e-2, clip=10.0):
-    """Independent computation of one fold at one k (Section 5.1)."""
+def _hand_fold(X, train, val, sel, *, ridge=1e-2, clip=10.0, unconditioned="skip"):
+    """Independent computation of one fold at one k (Section 5.1).
+
+    Training standard deviations use the n - 1 denominator; a validation model
+    that observes none of the selected benchmarks is skipped (``"skip"``, the
+    paper's numbers) or predicted by the training mean (``"mean"``).
+    """
     Xtr = X[train]
     mu = np.nanmean(Xtr, axis=0)
-    sd = np.maximum(np.nanstd(Xtr, axis=0), 0.01 * (np.abs(mu) + 1))
+    sd = np.maximum(np.nanstd(Xtr, axis=0, ddof=1), 0.01 * (np.abs(mu) + 1))
     R = estimate_correlation(Xtr, method="pairwise").corr
     N = X.shape[1]
     unsel = [j for j in range(N) if j not in sel]
@@ -46,6 +51,8 @@ def _hand_fold(X, train, val, sel, *, ridge=1e-2, clip=10.0):
     for i in val:
         z = np.clip((X[i] - mu) / sd, -clip, clip)
         A = [j for j in sel if not np.isnan(X[i, j])]  # observed selected only
+        if not A and unconditioned == "skip":
+            continue
         for t in unsel:
             if np.isnan(X[i, t]):
                 continue  # evaluate observed unselected entries only
@@ -57,7 +64,7 @@ def _hand_fold(X, train, val, sel, *, ridge=1e-2, clip=10.0):
             ss_res += (z[t] - pred) ** 2
             ss_tot += z[t] ** 2
             n_eval += 1
-    return 1 - ss_res / ss_tot, ss_res, ss_tot, n_eval
+    return (1 - ss_res / ss_tot if n_eval else np.nan), ss_res, ss_tot, n_eval
 
 
 def _name_idx(sel_names):
@@ -122,6 +129,31 @@ def test_hand_computed_fold_with_missing_entries():
     assert checked == len(df) == 2 * 10 * 4
 
 
+def test_model_without_selected_scores_is_skipped_or_predicted_by_the_mean():
+    """The two readings of "condition only on selected benchmarks observed" (Section 5.1)."""
+    m = _toy(30, 6, seed=2, missing=0.5)
+    X = np.array(m.scores)
+    X[:, 0] = np.nan
+    X[::2, 0] = 50.0  # keep every row non-empty through the other columns
+    X[np.isnan(X).all(axis=1), 1] = 50.0
+    m = ScoreMatrix(X, m.models, m.benchmarks, "toy")
+    splits = cv_splits(30, n_folds=10, holdout=0.1, seed=4)
+    seen = {"skip": 0, "mean": 0}
+    for rule in ("skip", "mean"):
+        df = cross_validate(m, methods=("entropy", "random"), k_max=3, estimator="pairwise", seed=4,
+                            unconditioned=rule)
+        assert df.attrs["unconditioned"] == rule
+        for _, row in df.iterrows():
+            f, tr, va = splits[int(row.fold)]
+            sel = _name_idx(row.selected)
+            r2, ss_res, ss_tot, n_eval = _hand_fold(X, tr, va, sel, unconditioned=rule)
+            assert row.n_eval == n_eval and row.ss_res == pytest.approx(ss_res, rel=1e-8)
+            seen[rule] += int(any(np.isnan(X[i, sel]).all() for i in va))
+    assert seen["skip"] > 0 and seen["mean"] > 0  # the rule was exercised
+    with pytest.raises(ValueError, match="unconditioned"):
+        cross_validate(m, methods=("entropy",), k_max=2, estimator="pairwise", unconditioned="zero")
+
+
 def test_n_eval_counted_by_hand():
     X = np.array(
         [[1.0, 2.0, 3.0, 4.0], [2.0, np.nan, 1.0, 3.0], [3.0, 1.0, np.nan, np.nan], [4.0, 5.0, 2.0, 1.0],
@@ -133,7 +165,8 @@ def test_n_eval_counted_by_hand():
         _, tr, va = cv_splits(8, n_folds=4, seed=0)[int(row.fold)]
         sel = _name_idx(row.selected)
         unsel = [j for j in range(4) if j not in sel]
-        assert row.n_eval == int((~np.isnan(X[np.ix_(va, unsel)])).sum())
+        scored = [i for i in va if not np.isnan(X[i, sel]).all()]  # models observing a selected benchmark
+        assert row.n_eval == int((~np.isnan(X[np.ix_(scored, unsel)])).sum())
 
 
 def test_ridge_value_is_used():

@@ -140,3 +140,18 @@ def test_imputer_comparison_linestyle_per_imputer():
     assert {ln.get_linestyle() for ln in ax.get_lines()} == {"-", "--"}
     with pytest.raises(ValueError, match="imputer"):
         plotting.plot_imputer_comparison(_summary())
+
+
+def test_em_convergence_draws_one_tolerance_line_per_fit_when_given_a_mapping():
+    from types import SimpleNamespace
+
+    from benchsel_lib.plotting import plot_em_convergence
+
+    fits = {name: SimpleNamespace(rel_change=np.array([1e-1, 1e-3, 1e-5]), loglik=np.array([-3.0, -2.0, -1.5]))
+            for name in ("a", "b")}
+    fig = plot_em_convergence(fits, tol={"a": 5e-4, "b": 1e-6})
+    ax = fig.axes[0]
+    levels = sorted(line.get_ydata()[0] for line in ax.get_lines() if line.get_linestyle() == "--")
+    assert levels == [1e-6, 5e-4]
+    with pytest.raises(ValueError, match="not in results"):
+        plot_em_convergence(fits, tol={"c": 1e-3})

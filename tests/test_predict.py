@@ -24,7 +24,7 @@ def _gaussian_matrix(m: int = 300, seed: int = 0, *, scale=(100.0, 2.0, 0.05), o
 
 def _hand_conditional(X: np.ndarray, given_col: int, value: float, level: float):
     """Eqs. cond-mean / cond-var with mean 0 and ridge in standardized space, mapped back by hand."""
-    mu, s = X.mean(axis=0), X.std(axis=0)  # training mean / std (ddof 0)
+    mu, s = X.mean(axis=0), X.std(axis=0, ddof=1)  # training mean / std (n - 1, as the paper)
     R = np.corrcoef(X.T)
     z = (value - mu[given_col]) / s[given_col]
     tgt = [j for j in range(X.shape[1]) if j != given_col]
@@ -79,7 +79,7 @@ def test_nothing_given_predicts_the_training_mean_with_the_marginal_sd():
     X = np.asarray(mat.scores)
     df = Predictor.fit(mat, estimator="pairwise").predict({})
     np.testing.assert_allclose(df["predicted"], X.mean(axis=0), rtol=1e-9)
-    np.testing.assert_allclose(df["sd"], X.std(axis=0), rtol=1e-9)
+    np.testing.assert_allclose(df["sd"], X.std(axis=0, ddof=1), rtol=1e-9)
 
 
 def test_logit_transform_maps_prediction_and_interval_endpoints_through_the_inverse():
@@ -94,7 +94,7 @@ def test_logit_transform_maps_prediction_and_interval_endpoints_through_the_inve
     # by hand in logit space
     smax = X.max(axis=0)
     F = np.log(np.clip(X / smax, 1e-3, 1 - 1e-3)) - np.log1p(-np.clip(X / smax, 1e-3, 1 - 1e-3))
-    mu, s, r = F.mean(axis=0), F.std(axis=0), np.corrcoef(F.T)[0, 1]
+    mu, s, r = F.mean(axis=0), F.std(axis=0, ddof=1), np.corrcoef(F.T)[0, 1]
     p = 0.7 / smax[0]
     z = (np.log(p / (1 - p)) - mu[0]) / s[0]
     f = mu[1] + s[1] * r / (1 + RIDGE) * z
@@ -195,12 +195,12 @@ def _hand_inflation(X: np.ndarray, given: list[int], *, inner_folds: int, seed: 
     """The inner-CV factor by hand for a fully observed matrix (pairwise correlation, ridge 1e-2).
 
     Folds: ``np.array_split`` of ``default_rng(seed).permutation(M)``. Held-out rows are
-    standardized with the full-matrix mean / std (ddof 0), the correlation is that of the
+    standardized with the full-matrix mean / std (n - 1), the correlation is that of the
     other folds, and the factor is the mean of ``(z_T - m_T)^2 / v_T`` over every held-out
     row and non-given column.
     """
     M, N = X.shape
-    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    Z = (X - X.mean(axis=0)) / X.std(axis=0, ddof=1)
     labels = np.empty(M, dtype=int)
     for f, chunk in enumerate(np.array_split(np.random.default_rng(seed).permutation(M), inner_folds)):
         labels[chunk] = f
