@@ -1,0 +1,196 @@
+"""Helpers for the book's notebooks: parameter checks and text that follows the parameters.
+
+Every notebook is re-run by readers through papermill with parameters of
+their own (another subset of matrices, another seed, fewer folds, a larger
+``k_max``). Its first code cell after the parameters calls
+:func:`check_parameters`, so that a bad value stops the run at once with a
+message that names the parameter, instead of a traceback from deep inside a
+cross-validation loop twenty minutes later.
+
+:func:`quick` gives the cheaper parameter set of a notebook's ``quick`` mode
+(continuous-integration smoke runs) by capping the parameters that were
+passed rather than replacing them, so ``quick=True`` combined with other
+parameters still runs those parameters, only smaller.
+
+:func:`and_join` and :func:`dataset_label` build the small pieces of prose
+that a notebook glues into its text when the text depends on the
+parameters (which matrices were run, how many folds, ...).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["LABELS", "and_join", "check_parameters", "dataset_label", "quick"]
+
+#: Display names of the experiment matrices (``benchsel_lib.data.DATASETS``).
+LABELS: dict[str, str] = {"mmlu": "MMLU", "mteb": "MTEB", "merged": "Merged", "benchpress": "BenchPress"}
+
+
+def dataset_label(name: str) -> str:
+    """Display name of a matrix (``"merged"`` -> ``"Merged"``); unknown names are returned as given."""
+    return LABELS.get(name, name)
+
+
+def and_join(items: Iterable[Any]) -> str:
+    """``["a"]`` -> ``"a"``, ``["a", "b"]`` -> ``"a and b"``, ``["a", "b", "c"]`` -> ``"a, b and c"``."""
+    words = [str(i) for i in items]
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _is_int(x: object) -> bool:
+    import numpy as np
+
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _shape(name: str) -> tuple[int, int]:
+    from .data import load_matrix
+
+    return load_matrix(name).shape
+
+
+def _as_list(value: Any, what: str) -> list[Any]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ValueError(f"{what} must be a list, got {value!r}")
+    return list(value)
+
+
+def check_parameters(
+    *,
+    datasets: Sequence[str] | None = None,
+    dataset: str | Mapping[str, str] | None = None,
+    k_max: int | Mapping[str, int] | None = None,
+    n_folds: int | None = None,
+    holdouts: Sequence[float] | None = None,
+    holdout: float | None = None,
+    seed: int | None = None,
+    methods: Sequence[str] | None = None,
+    levels: Sequence[float] | None = None,
+    choices: Mapping[str, tuple[Any, Sequence[Any]]] | None = None,
+) -> None:
+    """Check a notebook's parameters; raise ``ValueError`` naming the first bad one.
+
+    Parameters
+    ----------
+    datasets : list of str, optional
+        Matrices the notebook runs; each must be one of
+        ``benchsel_lib.data.DATASETS`` (``mmlu``, ``mteb``, ``merged``,
+        ``benchpress``), none twice, at least one.
+    dataset : str or mapping, optional
+        Single-matrix parameters: one name, or ``{parameter name: value}``
+        for several (``{"perfold_dataset": "merged"}``); same rule.
+    k_max : int or mapping, optional
+        Largest subset size, ``1 <= k_max <= N - 1`` for the smallest
+        number of benchmarks ``N`` among ``datasets`` (one benchmark must be
+        left to predict). A mapping ``{parameter name: value}`` checks
+        several (``{"k_max": 15, "k_table": 5}``).
+    n_folds : int, optional
+        Cross-validation folds, ``2 <= n_folds <= M`` for the smallest number
+        of models ``M`` among ``datasets``.
+    holdouts : list of float, optional
+        Holdout fractions, each in ``(0, 1)``; ``holdout`` checks a single one.
+    seed : int, optional
+        Non-negative integer.
+    methods : list of str, optional
+        Selection methods, each of ``"entropy"``, ``"mi"``, ``"random"``.
+    levels : list of float, optional
+        Nominal interval levels, each in ``(0, 1)``.
+    choices : mapping, optional
+        ``{parameter name: (value, allowed values)}`` for any other
+        enumerated parameter (``{"config": (config, ["early", "released"])}``).
+
+    Raises
+    ------
+    ValueError
+        With the parameter's name, its value and the allowed range.
+
+    Notes
+    -----
+    Matrix shapes come from :func:`benchsel_lib.data.load_matrix` (the
+    files are small; cost well under a second per matrix).
+    """
+    from .data import DATASETS
+
+    known = list(DATASETS)
+
+    def check_name(param: str, value: Any) -> None:
+        if value not in DATASETS:
+            raise ValueError(f"{param}={value!r} is not a known matrix; choose from {known}")
+
+    shapes: list[tuple[int, int]] = []
+    if datasets is not None:
+        names = _as_list(datasets, "datasets")
+        if not names:
+            raise ValueError(f"datasets is empty; choose one or more of {known}")
+        for name in names:
+            check_name("datasets entry", name)
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"datasets lists {dup} more than once")
+        shapes = [_shape(n) for n in names]
+    if dataset is not None:
+        for param, value in (dataset.items() if isinstance(dataset, Mapping) else [("dataset", dataset)]):
+            check_name(param, value)
+    if k_max is not None:
+        n_min = min((s[1] for s in shapes), default=None)
+        for param, value in (k_max.items() if isinstance(k_max, Mapping) else [("k_max", k_max)]):
+            if not _is_int(value) or value < 1:
+                raise ValueError(f"{param} must be a positive integer, got {value!r}")
+            if n_min is not None and value > n_min - 1:
+                raise ValueError(
+                    f"{param}={value} is out of range: the smallest matrix run here has {n_min} benchmarks, "
+                    f"so {param} can be at most {n_min - 1} (one benchmark must be left to predict)"
+                )
+    if n_folds is not None:
+        m_min = min((s[0] for s in shapes), default=None)
+        if not _is_int(n_folds) or n_folds < 2:
+            raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
+        if m_min is not None and n_folds > m_min:
+            raise ValueError(f"n_folds={n_folds} is out of range: the smallest matrix run here has {m_min} models")
+    fractions = []
+    if holdouts is not None:
+        fractions = [("holdouts entry", h) for h in _as_list(holdouts, "holdouts")]
+        if not fractions:
+            raise ValueError("holdouts is empty; give one or more fractions in (0, 1), e.g. [0.1]")
+    if holdout is not None:
+        fractions.append(("holdout", holdout))
+    for param, h in fractions:
+        if isinstance(h, bool) or not isinstance(h, (int, float)) or not 0.0 < float(h) < 1.0:
+            raise ValueError(f"{param} {h!r} is out of range: a holdout fraction must be in (0, 1)")
+    if seed is not None and (not _is_int(seed) or seed < 0):
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if methods is not None:
+        allowed = ["entropy", "mi", "random"]
+        ms = _as_list(methods, "methods")
+        if not ms:
+            raise ValueError(f"methods is empty; choose one or more of {allowed}")
+        for m in ms:
+            if m not in allowed:
+                raise ValueError(f"methods entry {m!r} is not a selection method; choose from {allowed}")
+    if levels is not None:
+        for lv in _as_list(levels, "levels"):
+            if isinstance(lv, bool) or not isinstance(lv, (int, float)) or not 0.0 < float(lv) < 1.0:
+                raise ValueError(f"levels entry {lv!r} is out of range: a nominal level must be in (0, 1)")
+    for param, (value, allowed_values) in (choices or {}).items():
+        values = value if isinstance(value, list) else [value]
+        for v in values:
+            if v not in allowed_values:
+                raise ValueError(f"{param}={v!r} is not allowed; choose from {list(allowed_values)}")
+
+
+def quick(value: Any, cap: Any) -> Any:
+    """The cheaper value of a parameter in a notebook's ``quick`` mode.
+
+    Integers are capped (``quick(15, 5) == 5``, ``quick(3, 5) == 3``);
+    lists are cut to their first ``cap`` entries (``quick(["mmlu", "mteb"],
+    1) == ["mmlu"]``), so a reader's own choice survives ``quick=True``,
+    only smaller.
+    """
+    if isinstance(value, list):
+        return value[: int(cap)]
+    if _is_int(value):
+        return min(value, cap)
+    raise ValueError(f"quick() caps integers and lists, got {value!r}")
