@@ -4,6 +4,10 @@
 #                      (plus the TabImpute adapter tests in .venv-tabimpute)
 #   make book          ... fetch + verify the data, execute the notebooks, render the site
 #   make book QUICK=1  the same with the notebooks' quick parameters
+#   make bench-book    the book built as a fresh clone builds it (empty correlation cache), with
+#                      per-notebook, execution, rendering and total seconds and the load average
+#                      (also in _build/timings.json); BENCHSEL_REPOSITORY_URL=... adds the
+#                      repository and launch buttons to any build
 #
 # Only Python 3.10+ (with venv), npm and the package registries are needed.
 
@@ -16,7 +20,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 PYTEST_ARGS ?=
 
-.PHONY: install test test-core test-tabimpute data book bench clean check-site
+.PHONY: install test test-core test-tabimpute data book bench bench-book clean check-site
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +53,9 @@ test-tabimpute:
 
 book: data
 	$(BIN)/python scripts/build_book.py $(if $(filter 1,$(QUICK)),--quick,)
+
+bench-book: data
+	$(BIN)/python scripts/build_book.py --fresh
 
 bench: install
 	$(BIN)/python benchmarks/run_all.py

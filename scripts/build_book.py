@@ -17,9 +17,16 @@ Steps
    missing notebooks become plain text) and the *executed* notebooks.
 5. ``jupyter-book build <build>/src -W -n --keep-going --all`` with
    ``execute_notebooks: "off"``; the site ends up in ``<build>/html/``.
-6. Write the timings (seconds per notebook, execution, rendering, total) to
-   ``<build>/timings.json`` and print them. The next build with the same
-   parameters starts the longest notebooks first (two workers stay busy).
+   Before rendering, every ``{glue}`` reference in a notebook's markdown is
+   checked against the keys its run glued: a key that a parameter choice did
+   not produce fails the build with the notebook and key named.
+6. Write the timings (seconds per notebook, execution, rendering, total, the
+   load average before and after) to ``<build>/timings.json`` and print them.
+
+Notebooks start longest first, by the static cost estimate in each notebook's
+metadata (``"benchsel": {"cost_s": ...}``, seconds at the paper's parameters
+on one core), so that the two workers stay busy to the end; the order never
+depends on an earlier build.
 
 Usage
 -----
@@ -32,6 +39,7 @@ Usage
     python scripts/build_book.py --jobs 1             # serial execution
     python scripts/build_book.py --skip-execute       # re-render the last executed copies
     python scripts/build_book.py --no-cache           # recompute every correlation estimate
+    python scripts/build_book.py --fresh              # empty the shared cache first (a fresh clone's build)
 
 ``-p NAME VALUE`` values are parsed as YAML, like papermill's own ``-p`` (``True``,
 ``10``, ``0.5``, ``[0.1, 0.2]``, ``mteb``); a parameter a notebook does not declare
@@ -220,31 +228,87 @@ def strip_blank_outputs(path: Path) -> int:
     return n
 
 
-def schedule(notebooks: list[Path], seconds: dict[str, float] | None) -> list[Path]:
-    """Order in which to start the notebooks: longest first when earlier timings are known.
+def notebook_cost(path: Path) -> float:
+    """Static cost estimate of a notebook: ``metadata["benchsel"]["cost_s"]`` (0 when absent)."""
+    meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+    try:
+        return float(meta.get("benchsel", {}).get("cost_s", 0.0))
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def schedule(notebooks: list[Path], costs: dict[str, float] | None = None) -> list[Path]:
+    """Order in which to start the notebooks: the costliest first.
 
     With two workers, starting the longest notebooks first keeps both busy
     until the end (instead of one long notebook running alone at the tail).
-    Notebooks without a timing keep reading order, ahead of the timed ones.
+    ``costs`` maps notebook names to estimated seconds (default: each
+    notebook's :func:`notebook_cost`); ties keep reading order.
     """
-    if not seconds:
-        return list(notebooks)
+    if costs is None:
+        costs = {nb.name: notebook_cost(nb) for nb in notebooks}
     pos = {nb.name: i for i, nb in enumerate(notebooks)}
-    return sorted(notebooks, key=lambda nb: (nb.name in seconds, -seconds.get(nb.name, 0.0), pos[nb.name]))
+    return sorted(notebooks, key=lambda nb: (-costs.get(nb.name, 0.0), pos[nb.name]))
+
+
+_GLUE_ROLE = re.compile(r"\{glue(?::\w*)?\}`([^`]+)`")
+_GLUE_DIRECTIVE = re.compile(r"^\s*(?:`{3,}|:{3,})\{glue(?::\w*)?\}\s+(\S+)", flags=re.M)
+
+
+def glue_references(nb: dict[str, Any]) -> set[str]:
+    """Keys that the markdown cells of notebook ``nb`` (parsed JSON) read with ``{glue}`` roles or directives.
+
+    Formats (``{glue:text}`key:.3f```) are stripped; references into other
+    notebooks (``other.ipynb::key``) are not included.
+    """
+    keys: set[str] = set()
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "markdown":
+            continue
+        src = cell.get("source", "")
+        src = "".join(src) if isinstance(src, list) else src
+        for ref in _GLUE_ROLE.findall(src) + _GLUE_DIRECTIVE.findall(src):
+            if "::" in ref:
+                continue
+            keys.add(ref.split(":", 1)[0].strip())
+    return keys
+
+
+def glued_keys(nb: dict[str, Any]) -> set[str]:
+    """Keys that an executed notebook ``nb`` (parsed JSON) glued (``myst_nb.glue`` outputs)."""
+    keys: set[str] = set()
+    for cell in nb.get("cells", []):
+        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name:
+                keys.add(name)
+    return keys
+
+
+def missing_glue(path: Path) -> list[str]:
+    """Glue keys that the text of executed notebook ``path`` reads but its run did not produce (sorted)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return sorted(glue_references(nb) - glued_keys(nb))
+
+
+def check_glue(executed: list[Path]) -> None:
+    """Raise BuildError naming every executed notebook whose text reads a key its run did not glue."""
+    bad = {p.name: m for p in executed if (m := missing_glue(p))}
+    if bad:
+        lines = "\n".join(f"  {name}: {', '.join(keys)}" for name, keys in bad.items())
+        raise BuildError(f"text reads glue keys that the run did not produce (a parameter-dependent key?):\n{lines}")
 
 
 def execute_all(
     notebooks: list[Path], out_dir: Path, params: dict[str, Any], *, jobs: int = 2, timeout: int | None = None,
-    seconds_hint: dict[str, float] | None = None,
 ) -> list[dict[str, Any]]:
     """Execute ``notebooks`` into ``out_dir``; one dict (notebook, seconds, error) each, in reading order.
 
-    ``seconds_hint`` (per-notebook seconds of an earlier build) sets the start
-    order, see :func:`schedule`.
+    With ``jobs > 1`` the costliest notebooks start first, see :func:`schedule`.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     results: list[dict[str, Any]] = []
-    order = schedule(notebooks, seconds_hint) if jobs > 1 else list(notebooks)
+    order = schedule(notebooks) if jobs > 1 else list(notebooks)
     args = [(str(nb), str(out_dir / nb.name), params, str(ROOT), timeout) for nb in order]
     if jobs <= 1 or len(notebooks) <= 1:
         for a in args:
@@ -266,10 +330,9 @@ def execute_all(
 
 def execute_notebooks(
     notebooks: list[Path], out_dir: Path, params: dict[str, Any], *, jobs: int = 2, timeout: int | None = None,
-    seconds_hint: dict[str, float] | None = None,
 ) -> dict[str, float]:
     """Execute ``notebooks`` into ``out_dir``; raise BuildError naming any failure."""
-    results = execute_all(notebooks, out_dir, params, jobs=jobs, timeout=timeout, seconds_hint=seconds_hint)
+    results = execute_all(notebooks, out_dir, params, jobs=jobs, timeout=timeout)
     failed = [r for r in results if r["error"]]
     if failed:
         lines = "\n".join(f"  {r['notebook']}: {r['error']}" for r in failed)
@@ -277,18 +340,6 @@ def execute_notebooks(
             f"{len(failed)} notebook(s) failed to execute (executed copies in {out_dir}):\n{lines}"
         )
     return {r["notebook"]: round(r["seconds"], 2) for r in results}
-
-
-def _previous_seconds(build_dir: Path, params: dict[str, Any]) -> dict[str, float] | None:
-    """Per-notebook seconds of the last build in ``build_dir`` with the same parameters, if any."""
-    try:
-        last = json.loads((build_dir / "timings.json").read_text())
-    except (OSError, ValueError):
-        return None
-    if last.get("parameters") != json.loads(json.dumps(params, default=str)):
-        return None
-    secs = last.get("notebooks_seconds")
-    return {str(k): float(v) for k, v in secs.items()} if isinstance(secs, dict) else None
 
 
 def _report(r: dict[str, Any]) -> None:
@@ -337,6 +388,44 @@ def _unlink_missing(text: str, present: set[str]) -> str:
     return re.sub(r"\[([^\]]+)\]\((notebooks/[^)\s]+\.ipynb)\)", repl, text)
 
 
+REPOSITORY_ENV = "BENCHSEL_REPOSITORY_URL"
+BRANCH_ENV = "BENCHSEL_REPOSITORY_BRANCH"
+
+
+def configure_buttons(config: dict[str, Any], url: str | None, branch: str | None = None) -> dict[str, Any]:
+    """Return ``config`` (parsed ``_config.yml``) with the repository and launch buttons set from ``url``.
+
+    With a repository URL (``https://github.com/<owner>/<name>``) the
+    repository button and the Binder launch button point to it (Colab only
+    for a GitHub URL, the only kind it opens). Without one, the repository
+    URL, the repository button and every launch button are removed, so that
+    no button leads to a page that does not exist; the download button is
+    untouched.
+    """
+    config = json.loads(json.dumps(config))
+    repo = config.setdefault("repository", {})
+    html = config.setdefault("html", {})
+    launch = config.setdefault("launch_buttons", {})
+    url = (url or "").strip().rstrip("/")
+    if url:
+        if not re.match(r"^https?://[^/\s]+/\S+$", url):
+            raise ValueError(f"{REPOSITORY_ENV}={url!r} is not a repository URL (https://host/owner/name)")
+        repo["url"] = url
+        if branch:
+            repo["branch"] = branch
+        html["use_repository_button"] = True
+        if "github.com/" not in url:
+            launch.pop("colab_url", None)
+    else:
+        repo.pop("url", None)
+        html["use_repository_button"] = False
+        html["use_issues_button"] = False
+        html["use_edit_page_button"] = False
+        for key in ("binderhub_url", "colab_url", "jupyterhub_url", "thebe"):
+            launch.pop(key, None)
+    return config
+
+
 def assemble_source(executed: list[Path], src_dir: Path, vendor_dir: Path) -> None:
     """Write the book source (config, toc, intro, executed notebooks) to ``src_dir``."""
     if src_dir.exists():
@@ -346,7 +435,8 @@ def assemble_source(executed: list[Path], src_dir: Path, vendor_dir: Path) -> No
         shutil.copy2(nb, src_dir / "notebooks" / nb.name)
     present = {f"notebooks/{nb.stem}" for nb in executed}
 
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    config = configure_buttons(yaml.safe_load((ROOT / "_config.yml").read_text()),
+                               os.environ.get(REPOSITORY_ENV), os.environ.get(BRANCH_ENV))
     sconf = config.setdefault("sphinx", {}).setdefault("config", {})
     sconf["html_extra_path"] = [str(vendor_dir.parent.resolve())]
     (src_dir / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
@@ -389,9 +479,12 @@ def render(src_dir: Path, build_dir: Path, *, strict: bool = True) -> Path:
 def build(
     *, build_dir: Path = ROOT / "_build", quick: bool = False, params: dict[str, Any] | None = None,
     only: list[str] | None = None, jobs: int = 2, skip_execute: bool = False, strict: bool = True,
-    timeout: int | None = None, cache: bool = True,
+    timeout: int | None = None, cache: bool = True, fresh: bool = False,
 ) -> dict[str, Any]:
     """Run the whole build; return the timings dict (also written to timings.json).
+
+    ``fresh`` empties ``<build>/cache`` first, so the timings are those of a
+    fresh clone's first build.
 
     With ``cache`` (default) the kernels get ``BENCHSEL_CACHE_DIR=<build>/cache``
     (unless the variable is already set), so a training-split correlation that
@@ -400,8 +493,11 @@ def build(
     delete the folder, or pass ``--no-cache``, to recompute).
     """
     t_start = time.perf_counter()
+    load_start = os.getloadavg()
     build_dir = build_dir.resolve()
     build_dir.mkdir(parents=True, exist_ok=True)
+    if fresh:
+        shutil.rmtree(build_dir / "cache", ignore_errors=True)
     if cache:
         os.environ.setdefault("BENCHSEL_CACHE_DIR", str(build_dir / "cache"))
     else:
@@ -427,9 +523,9 @@ def build(
             shutil.rmtree(executed_dir)
         if notebooks:
             ensure_kernel()
-        per_nb = execute_notebooks(notebooks, executed_dir, params, jobs=jobs, timeout=timeout,
-                                   seconds_hint=_previous_seconds(build_dir, params))
+        per_nb = execute_notebooks(notebooks, executed_dir, params, jobs=jobs, timeout=timeout)
         executed = [executed_dir / nb.name for nb in notebooks]
+    check_glue(executed)
     t_exec = time.perf_counter() - t0
     t0 = time.perf_counter()
     assemble_source(executed, build_dir / "src", vendor_dir)
@@ -444,6 +540,10 @@ def build(
         "execute_seconds": round(t_exec, 2),
         "render_seconds": round(t_render, 2),
         "total_seconds": round(time.perf_counter() - t_start, 2),
+        "fresh": fresh,
+        "cpu_count": os.cpu_count(),
+        "load_average_start": [round(x, 2) for x in load_start],
+        "load_average_end": [round(x, 2) for x in os.getloadavg()],
         "html": str(html),
     }
     (build_dir / "timings.json").write_text(json.dumps(timings, indent=1, default=str))
@@ -452,6 +552,9 @@ def build(
         print(f"  {name:<40s} {sec:8.1f}")
     print(f"  {'execute (wall)':<40s} {t_exec:8.1f}\n  {'render':<40s} {t_render:8.1f}\n"
           f"  {'total':<40s} {timings['total_seconds']:8.1f}")
+    print("build_book: load average (1, 5, 15 min) at start {} and end {}, {} CPUs".format(
+        *(", ".join(f"{x:.2f}" for x in timings[k]) for k in ("load_average_start", "load_average_end")),
+        timings["cpu_count"]))
     print(f"build_book: site in {html} (timings in {build_dir / 'timings.json'})")
     return timings
 
@@ -474,12 +577,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-strict", action="store_true", help="do not turn Sphinx warnings into errors")
     parser.add_argument("--no-cache", action="store_true",
                         help="do not share training-split correlation estimates on disk (<build>/cache)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="empty <build>/cache first: the timings of a fresh clone's first build")
     args = parser.parse_args(argv)
     try:
         params = parse_parameters(args.parameter, quick=args.quick)
         build(build_dir=args.build_dir, quick=args.quick, params=params, only=args.only,
               jobs=args.jobs, skip_execute=args.skip_execute, strict=not args.no_strict,
-              timeout=args.timeout, cache=not args.no_cache)
+              timeout=args.timeout, cache=not args.no_cache, fresh=args.fresh)
     except (BuildError, ValueError) as exc:
         print(f"build_book: error: {exc}", file=sys.stderr)
         return 1

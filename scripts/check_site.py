@@ -17,6 +17,9 @@ site works with no network), and asserts for each page:
   through Chromium's NetLog);
 * pages with widget snapshots: the widget manager rendered them (``widget-*`` DOM);
 * no unexpected console errors (known harmless ones are listed in ``HARMLESS``);
+* every link (``<a href>``) to another file of the site leads to a file that
+  exists (buttons and the table of contents included); links out of the site
+  (``http(s)://``) are listed in the report, as they cannot be followed offline;
 * no ``<script src>`` / ``<link href>`` pointing to ``http(s)://``, and no request
   by the page to anything but the local server (from Chromium's NetLog;
   the browser's own background traffic is not counted).
@@ -127,6 +130,8 @@ class PageResult:
     figure_paths: list[str] = field(default_factory=list)  # site paths of its <img> figures
     figures_loaded: int = 0  # figures the page requested and the server answered without error
     empty_outputs: int = 0
+    broken_links: list[str] = field(default_factory=list)
+    remote_links: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     screenshot: str = ""
 
@@ -213,6 +218,36 @@ def _site_path(page: str, src: str) -> str | None:
     return "/" + "/".join(parts)
 
 
+_HREF_RE = re.compile(r"<a\b[^>]*\bhref=[\"']([^\"']*)[\"']", flags=re.I)
+
+
+def page_links(page: str, html_text: str, html_dir: Path) -> tuple[list[str], list[str]]:
+    """Links of ``page`` (path below the site root): (broken local links, remote links), each sorted.
+
+    A local link is broken when the file it names (``dir/`` meaning
+    ``dir/index.html``) is not in ``html_dir``; fragments and queries are
+    ignored, as are ``mailto:`` / ``javascript:`` / ``data:`` links and bare
+    fragments. Remote links are ``http(s)://`` or protocol-relative ones.
+    """
+    broken, remote = set(), set()
+    for raw in _HREF_RE.findall(html_text):
+        href = html_lib.unescape(raw).strip()
+        if not href or href.startswith(("#", "mailto:", "javascript:", "data:", "tel:")):
+            continue
+        if href.startswith(("http:", "https:", "//")):
+            remote.add(href)
+            continue
+        target = _site_path(page, href)
+        if target is None:
+            continue
+        path = html_dir / target.lstrip("/")
+        if urlsplit(href).path.endswith("/") or path.is_dir():
+            path = path / "index.html"
+        if not path.is_file():
+            broken.add(href)
+    return sorted(broken), sorted(remote)
+
+
 def check_page(page: str, html_dir: Path, server: SiteServer, chromium: str, out_dir: Path,
                *, budget_ms: int = BUDGET_MS, screenshot: bool = True) -> PageResult:
     """Load one page (path relative to ``html_dir``) and check it; see module doc."""
@@ -227,6 +262,9 @@ def check_page(page: str, html_dir: Path, server: SiteServer, chromium: str, out
     src_imgs = [m for m in re.findall(r"<img\b[^>]*\bsrc=\"([^\"]+)\"", source) if "_static/" not in m]
     res.images = len(src_imgs)
     res.figure_paths = sorted({p for p in (_site_path(page, m) for m in src_imgs) if p})
+    res.broken_links, res.remote_links = page_links(page, source, html_dir)
+    if res.broken_links:
+        res.fail(f"link(s) to pages that do not exist: {res.broken_links[:5]}")
     res.empty_outputs = len(_EMPTY_OUTPUT_RE.findall(source))
     if res.empty_outputs:
         res.warnings.append(f"{res.empty_outputs} empty output box(es) (blank text output, e.g. a cleared "
@@ -371,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{status} {r.page:<45s} mjx={r.mjx_containers:<4d} math={'y' if r.has_math else 'n'} "
               f"img={r.images:<3d} loaded={figs_loaded}/{len(r.figure_paths):<3d} "
               f"widgets={r.widgets_rendered}/{r.widget_states} requests={r.requests} "
-              f"remote={len(r.remote_requests)} console={len(r.console)}")
+              f"remote={len(r.remote_requests)} console={len(r.console)} links-out={len(r.remote_links)}")
         if args.verbose:
             for c in r.console:
                 print(f"       console: {c}")

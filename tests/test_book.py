@@ -183,23 +183,83 @@ def test_strip_blank_outputs_removes_only_empty_displays(tmp_path):
     assert [o.output_type for o in outs] == ["stream", "display_data", "display_data"]
 
 
-def test_schedule_starts_the_longest_notebooks_first_and_untimed_ones_before_them():
-    import build_book
-
-    nbs = [Path(f"{i:02d}_x.ipynb") for i in range(1, 6)]
-    secs = {"01_x.ipynb": 3.0, "02_x.ipynb": 100.0, "04_x.ipynb": 50.0, "05_x.ipynb": 120.0}
-    order = [p.name for p in build_book.schedule(nbs, secs)]
-    assert order == ["03_x.ipynb", "05_x.ipynb", "02_x.ipynb", "04_x.ipynb", "01_x.ipynb"]
-    assert build_book.schedule(nbs, None) == nbs
-
-
-def test_previous_timings_are_used_only_for_the_same_parameters(tmp_path):
+def test_schedule_starts_the_costliest_notebooks_first_from_static_estimates(tmp_path):
     import json
 
     import build_book
 
-    (tmp_path / "timings.json").write_text(json.dumps({"parameters": {"quick": True},
-                                                       "notebooks_seconds": {"04_x.ipynb": 9.5}}))
-    assert build_book._previous_seconds(tmp_path, {"quick": True}) == {"04_x.ipynb": 9.5}
-    assert build_book._previous_seconds(tmp_path, {}) is None
-    assert build_book._previous_seconds(tmp_path / "missing", {}) is None
+    nbs = [Path(f"{i:02d}_x.ipynb") for i in range(1, 6)]
+    costs = {"01_x.ipynb": 3.0, "02_x.ipynb": 100.0, "04_x.ipynb": 50.0, "05_x.ipynb": 120.0}
+    order = [p.name for p in build_book.schedule(nbs, costs)]
+    assert order == ["05_x.ipynb", "02_x.ipynb", "04_x.ipynb", "01_x.ipynb", "03_x.ipynb"]
+    files = []
+    for name, cost in (("01_a.ipynb", 5), ("02_b.ipynb", 40), ("03_c.ipynb", None)):
+        meta = {} if cost is None else {"benchsel": {"cost_s": cost}}
+        (tmp_path / name).write_text(json.dumps({"cells": [], "metadata": meta}))
+        files.append(tmp_path / name)
+    assert [p.name for p in build_book.schedule(files)] == ["02_b.ipynb", "01_a.ipynb", "03_c.ipynb"]
+    assert build_book.notebook_cost(files[2]) == 0.0
+
+
+def test_every_notebook_carries_a_static_cost_estimate():
+    import build_book
+
+    missing = [nb.name for nb in NOTEBOOKS if build_book.notebook_cost(nb) <= 0]
+    assert not missing, f"no metadata.benchsel.cost_s in {missing} (the build order uses it)"
+
+
+def test_glue_check_finds_keys_the_text_reads_but_the_run_did_not_glue(tmp_path):
+    import json
+
+    import build_book
+
+    md = ("Score {glue:text}`r2_mmlu_k5_entropy:.3f` and {glue:}`table` and {glue:md}`other.ipynb::x`\n\n"
+          "```{glue:figure} fig_a\n:name: f\n```\n")
+    glued = {"output_type": "display_data", "data": {"text/plain": "0.9"},
+             "metadata": {"scrapbook": {"name": "table", "mime_prefix": ""}}}
+    nb = {"cells": [{"cell_type": "markdown", "source": md, "metadata": {}},
+                    {"cell_type": "code", "source": "", "metadata": {}, "outputs": [glued]}], "metadata": {}}
+    assert build_book.glue_references(nb) == {"r2_mmlu_k5_entropy", "table", "fig_a"}
+    assert build_book.glued_keys(nb) == {"table"}
+    path = tmp_path / "04_x.ipynb"
+    path.write_text(json.dumps(nb))
+    assert build_book.missing_glue(path) == ["fig_a", "r2_mmlu_k5_entropy"]
+    with pytest.raises(build_book.BuildError, match=r"04_x.ipynb: fig_a, r2_mmlu_k5_entropy"):
+        build_book.check_glue([path])
+
+
+def test_buttons_come_from_one_repository_setting_and_vanish_without_it():
+    import yaml
+
+    import build_book
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert "url" not in config.get("repository", {}), "_config.yml must not name a repository itself"
+    off = build_book.configure_buttons(config, None)
+    assert "url" not in off["repository"] and off["html"]["use_repository_button"] is False
+    assert not {"binderhub_url", "colab_url", "jupyterhub_url"} & set(off["launch_buttons"])
+    on = build_book.configure_buttons(config, "https://github.com/someone/benchsel/", "dev")
+    assert on["repository"]["url"] == "https://github.com/someone/benchsel"
+    assert on["repository"]["branch"] == "dev" and on["html"]["use_repository_button"] is True
+    assert on["launch_buttons"]["binderhub_url"] and on["launch_buttons"]["colab_url"]
+    gitlab = build_book.configure_buttons(config, "https://gitlab.com/someone/benchsel")
+    assert "colab_url" not in gitlab["launch_buttons"]
+    with pytest.raises(ValueError, match="BENCHSEL_REPOSITORY_URL"):
+        build_book.configure_buttons(config, "benchsel")
+    assert "url" not in config.get("repository", {})  # the input is not modified
+
+
+def test_link_check_flags_links_to_missing_pages(tmp_path):
+    site = tmp_path / "html"
+    (site / "notebooks").mkdir(parents=True)
+    (site / "intro.html").write_text("x")
+    (site / "notebooks" / "04_x.html").write_text("x")
+    (site / "_sources").mkdir()
+    (site / "_sources" / "04_x.ipynb").write_text("{}")
+    html = ('<a href="../intro.html#top">intro</a> <a href="04_x.html">self</a> <a href="#sec">frag</a>'
+            '<a href="../_sources/04_x.ipynb">download</a> <a href="05_y.html">missing</a>'
+            '<a class="btn" href="https://mybinder.org/v2/gh/x/y/main">binder</a> <a href="mailto:a@b">m</a>'
+            '<a href="../genindex.html">index</a>')
+    broken, remote = check_site.page_links("notebooks/04_x.html", html, site)
+    assert broken == ["../genindex.html", "05_y.html"]
+    assert remote == ["https://mybinder.org/v2/gh/x/y/main"]
