@@ -22,11 +22,13 @@ Bad input (missing columns, empty tables) raises ``ValueError`` naming the probl
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+from matplotlib import rc_context
 from matplotlib.figure import Figure
 
 __all__ = [
@@ -41,6 +43,34 @@ __all__ = [
     "plot_reliability",
     "plot_imputer_comparison",
 ]
+
+#: Font sizes (points) of every figure. The book shows a figure at most about 800 px wide, i.e. a 9-inch
+#: figure at about 90% of its 100-dpi size, so these stay at 9-12 px on screen.
+FONTS = {"font.size": 11, "axes.titlesize": 11, "axes.labelsize": 11, "xtick.labelsize": 10,
+         "ytick.labelsize": 10, "legend.fontsize": 10, "figure.titlesize": 12}
+#: Width (inches) of a full-width figure.
+WIDTH = 9.0
+
+_F = TypeVar("_F", bound=Callable[..., Figure])
+
+
+def _readable(func: _F) -> _F:
+    """Draw the figure under :data:`FONTS` (artists keep the sizes they were created with)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Figure:
+        with rc_context(FONTS):
+            return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _legend_below(fig: Figure, handles: list[Any], labels: list[str], *, ncol: int | None = None) -> None:
+    """One legend for the whole figure, under the panels (outside every data area)."""
+    if not handles:
+        return
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol or min(len(labels), 3), frameon=False)
+
 
 METHOD_COLORS = {"entropy": "#1f77b4", "mi": "#d62728", "random": "#7f7f7f"}
 METHOD_LABELS = {"entropy": "Entropy (greedy)", "mi": "MI (greedy)", "random": "Random"}
@@ -94,6 +124,7 @@ def _fmt_holdout(h: float) -> str:
 
 
 # ---------------------------------------------------------------------------- Figure 1
+@_readable
 def plot_eigenspectrum(
     spectra: Mapping[str, Any],
     levels: Sequence[float] = (0.9, 0.95, 0.99),
@@ -162,6 +193,7 @@ def _variant_band(variants: pd.DataFrame) -> pd.DataFrame:
     return variants.groupby(keys)[value].agg(["min", "max"]).reset_index()
 
 
+@_readable
 def plot_cv_curves(
     summary_df: pd.DataFrame,
     *,
@@ -171,7 +203,7 @@ def plot_cv_curves(
     variants: pd.DataFrame | None = None,
     variant_label: str = "entropy: range over first picks",
 ) -> Figure:
-    """Figures 2-4: R^2, residual variance fraction and entropy vs subset size.
+    """Figures 2-4: R^2, residual variance fraction and entropy vs subset size, one row per holdout.
 
     Parameters
     ----------
@@ -181,22 +213,25 @@ def plot_cv_curves(
     title : str
         Figure title (e.g. ``"MTEB (263 x 56, 77.3% observed)"``).
     methods : sequence of str, default ("entropy", "random")
-        Greedy methods are drawn solid, ``"random"`` dashed.
+        Greedy methods are drawn solid with markers, ``"random"`` dashed; one
+        colour per method.
     holdouts : sequence of float, optional
-        Holdout fractions to draw (default: all in ``summary_df``), one colour each.
+        Holdout fractions to draw (default: all in ``summary_df``), one row of
+        panels each, so that every panel compares the methods at one holdout.
     variants : DataFrame, optional
         Tie-break / first-pick variants of the greedy method: a long
         table with ``k`` and ``r2_mean`` (or ``r2``) and optionally ``holdout``,
         one row per (variant, k); its min-max range is shaded (hatched) on the
-        R^2 panel.
+        R^2 panel of each holdout it has.
     variant_label : str
         Legend label of that band.
 
     Returns
     -------
     matplotlib.figure.Figure
-        Three axes (R^2; residual variance, semilog; entropy = log det), solid
-        greedy and dashed random lines with +-1 sd bands across folds.
+        ``len(holdouts)`` rows x 3 columns (R^2; residual variance, semilog;
+        entropy = log det), +-1 sd bands across folds; y axes shared within a
+        column, so rows compare at a glance; one legend under the panels.
 
     Notes
     -----
@@ -204,50 +239,58 @@ def plot_cv_curves(
     """
     df = _require_columns(summary_df, ["method", "holdout", "k", "r2_mean"], "summary_df")
     holdouts = sorted(df["holdout"].unique()) if holdouts is None else list(holdouts)
-    colors = _holdout_colors(holdouts)
-    fig = Figure(figsize=(13, 4), layout="constrained")
-    axes = fig.subplots(1, 3)
-    panels = [("r2", "imputation $R^2$", False), ("residual_fraction", "residual variance fraction", True),
-              ("logdet", r"entropy $\log\det \Sigma_{AA}$", False)]
+    if not holdouts:
+        raise ValueError("holdouts is empty")
+    panels = [("r2", "$R^2$", False), ("residual_fraction", "residual variance", True),
+              ("logdet", r"$\log\det \Sigma_{AA}$", False)]
+    fig = Figure(figsize=(WIDTH, 2.5 * len(holdouts) + 0.9), layout="constrained")
+    grid = np.atleast_2d(fig.subplots(len(holdouts), 3, sharex=True, sharey="col", squeeze=False))
+    band = _variant_band(variants) if variants is not None else None
+    legend: dict[str, Any] = {}
     drawn = 0
-    for h in holdouts:
+    for row, h in zip(grid, holdouts):
         for m in methods:
             sub = df[(df["method"] == m) & np.isclose(df["holdout"].astype(float), float(h))].sort_values("k")
             if sub.empty:
                 continue
             drawn += 1
-            ls = "--" if m == "random" else "-"
+            color = METHOD_COLORS.get(m)
             x = sub["k"].to_numpy(dtype=float)
-            for ax, (metric, _, log) in zip(axes, panels):
+            for ax, (metric, _, log) in zip(row, panels):
                 mean = _values(sub, f"{metric}_mean")
                 if np.all(np.isnan(mean)):
                     continue
-                ax.plot(x, mean, linestyle=ls, color=colors[h], marker="o" if m != "random" else None,
-                        markersize=3, label=f"{METHOD_LABELS.get(m, m)}, {_fmt_holdout(h)}")
-                _band(ax, x, mean, _values(sub, f"{metric}_sd"), colors[h], log=log)
+                (line,) = ax.plot(x, mean, linestyle="--" if m == "random" else "-", color=color,
+                                  marker="o" if m != "random" else None, markersize=3)
+                legend.setdefault(METHOD_LABELS.get(m, m), line)
+                _band(ax, x, mean, _values(sub, f"{metric}_sd"), color or "black", log=log)
+        if band is not None:
+            b = band if "holdout" not in band.columns else band[np.isclose(band["holdout"].astype(float), float(h))]
+            if not b.empty:
+                b = b.sort_values("k")
+                patch = row[0].fill_between(b["k"], b["min"], b["max"], facecolor="none", hatch="///",
+                                            edgecolor=METHOD_COLORS["entropy"], linewidth=0.0, alpha=0.6)
+                legend.setdefault(variant_label, patch)
+        for ax, (_, ylabel, log) in zip(row, panels):
+            ax.set_ylabel(ylabel)
+            if log:
+                ax.set_yscale("log")
+            ax.grid(True, alpha=0.3)
+        row[0].set_title(_fmt_holdout(h), loc="left", fontsize=FONTS["axes.titlesize"])
     if drawn == 0:
         raise ValueError(f"summary_df has no rows for methods {list(methods)} and holdouts {holdouts}")
-    if variants is not None:
-        band = _variant_band(variants)
-        for h in (holdouts if "holdout" in band.columns else [None]):
-            b = band if h is None else band[np.isclose(band["holdout"].astype(float), float(h))]
-            if b.empty:
-                continue
-            b = b.sort_values("k")
-            axes[0].fill_between(b["k"], b["min"], b["max"], facecolor="none", hatch="///",
-                                 edgecolor=colors.get(h, "black") if h is not None else "black",
-                                 linewidth=0.0, alpha=0.6, label=variant_label if h in (None, holdouts[0]) else None)
-    _style_k_panels(axes, panels)
-    axes[0].set_title("Imputation $R^2$ (held-out models)")
-    axes[1].set_title("Residual variance (semilog)")
-    axes[2].set_title("Entropy of the selected set")
-    axes[0].legend(fontsize=7, loc="lower right")
+    for ax in grid[-1]:
+        ax.set_xlabel("selected benchmarks $k$")
+    for ax, name in zip(grid[0], ("imputation $R^2$", "residual variance (log)", "entropy of the set")):
+        ax.set_title(name, loc="right")
+    _legend_below(fig, list(legend.values()), list(legend.keys()))
     if title:
         fig.suptitle(title)
     return fig
 
 
 # ---------------------------------------------------------------------------- Figures 5-7
+@_readable
 def plot_entropy_vs_mi(
     summary_df: pd.DataFrame,
     *,
@@ -311,6 +354,7 @@ def plot_entropy_vs_mi(
 
 
 # ---------------------------------------------------------------------------- Figures 9-11
+@_readable
 def plot_selection_stability(
     positions_df: pd.DataFrame,
     *,
@@ -380,6 +424,7 @@ def plot_selection_stability(
 
 
 # ---------------------------------------------------------------------------- Figure 12
+@_readable
 def plot_normality(tables: Mapping[str, pd.DataFrame], *, bins: int = 20, alpha: float = 0.05) -> Figure:
     """Figure 12: histogram of per-benchmark Shapiro-Wilk W statistics.
 
@@ -424,6 +469,7 @@ def plot_normality(tables: Mapping[str, pd.DataFrame], *, bins: int = 20, alpha:
 
 
 # ---------------------------------------------------------------------------- Figure 8
+@_readable
 def plot_overlap_network(
     nodes: pd.DataFrame,
     edges: pd.DataFrame,
@@ -494,6 +540,7 @@ def plot_overlap_network(
 
 
 # ---------------------------------------------------------------------------- calibration
+@_readable
 def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of predictive intervals") -> Figure:
     """Reliability plot: nominal vs empirical coverage of the predictive intervals.
 
@@ -538,13 +585,17 @@ def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of pre
         ax.set_ylim(lo, 1.0)
         ax.grid(True, alpha=0.3)
         ax.set_title(str(name) if name else title)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=9)
     if len(groups) > 1:
         fig.suptitle(title)
     return fig
 
 
 # ---------------------------------------------------------------------------- Figure 15
+IMPUTER_COLORS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#a6761d")
+
+
+@_readable
 def plot_imputer_comparison(
     summary_df: pd.DataFrame,
     *,
@@ -552,23 +603,28 @@ def plot_imputer_comparison(
     holdout: float | None = 0.1,
     methods: Sequence[str] = ("entropy", "mi", "random"),
 ) -> Figure:
-    """Figure 15: imputation R^2 vs k per imputer and selection method.
+    """Figure 15: imputation R^2 vs k per imputer, one panel per (dataset, selection method).
 
     Parameters
     ----------
     summary_df : DataFrame
         ``summarize_cv``-like table with an ``imputer`` column (``method, k,
         r2_mean`` and optionally ``r2_sd``, ``holdout``); with a ``dataset``
-        column one panel is drawn per dataset.
+        column one row of panels is drawn per dataset.
     title : str
     holdout : float or None, default 0.1
         Rows of this holdout only (ignored when there is no ``holdout`` column).
     methods : sequence of str
+        One column of panels per selection method (those present).
 
     Returns
     -------
     matplotlib.figure.Figure
-        One axes per dataset; colour = selection method, line style = imputer.
+        Rows = datasets, columns = selection methods; in each panel one line
+        per imputer (colour = imputer, the first imputer solid with a +-1 sd
+        band, the others dashed), so a panel answers one question: which
+        imputer predicts best on this matrix with these selected benchmarks.
+        y axes are shared within a row; one legend under the panels.
 
     Notes
     -----
@@ -580,34 +636,41 @@ def plot_imputer_comparison(
         if df.empty:
             raise ValueError(f"summary_df has no rows for holdout {holdout}")
     groups = list(df.groupby("dataset", sort=False)) if "dataset" in df.columns else [("", df)]
+    cols = [m for m in methods if (df["method"] == m).any()]
+    if not cols:
+        raise ValueError(f"summary_df has no rows for methods {list(methods)}")
     imputers = list(dict.fromkeys(df["imputer"]))
-    styles = dict(zip(imputers, ["-", "--", ":", "-.", (0, (5, 1)), (0, (1, 3))]))
-    fig = Figure(figsize=(4.5 * len(groups), 4), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(1, len(groups)))
-    for ax, (name, d) in zip(axes, groups):
-        for imp in imputers:
-            for m in methods:
+    colors = {imp: IMPUTER_COLORS[i % len(IMPUTER_COLORS)] for i, imp in enumerate(imputers)}
+    fig = Figure(figsize=(WIDTH, 2.4 * len(groups) + 1.0), layout="constrained")
+    grid = np.atleast_2d(fig.subplots(len(groups), len(cols), sharex=True, sharey="row", squeeze=False))
+    legend: dict[str, Any] = {}
+    for row, (name, d) in zip(grid, groups):
+        for ax, m in zip(row, cols):
+            for i, imp in enumerate(imputers):
                 sub = d[(d["imputer"] == imp) & (d["method"] == m)].sort_values("k")
                 if sub.empty:
                     continue
                 x = sub["k"].to_numpy(dtype=float)
                 mean = sub["r2_mean"].to_numpy(dtype=float)
-                color = METHOD_COLORS.get(m, None)
-                ax.plot(x, mean, color=color, linestyle=styles.get(imp, "-"), marker="o", markersize=2.5,
-                        label=f"{imp}, {m}")
-                if "r2_sd" in sub.columns and len(imputers) == 1:
-                    _band(ax, x, mean, sub["r2_sd"].to_numpy(dtype=float), color)
-        ax.set_xlabel("number of selected benchmarks $k$")
-        ax.set_ylabel("imputation $R^2$")
-        ax.grid(True, alpha=0.3)
-        ax.set_title(str(name) if name else title)
-        ax.legend(fontsize=7)
-    if len(groups) > 1:
+                (line,) = ax.plot(x, mean, color=colors[imp], linestyle="-" if i == 0 else "--", marker="o",
+                                  markersize=3)
+                legend.setdefault(str(imp), line)
+                if i == 0 and "r2_sd" in sub.columns:
+                    _band(ax, x, mean, sub["r2_sd"].to_numpy(dtype=float), colors[imp])
+            ax.grid(True, alpha=0.3)
+        row[0].set_ylabel(f"{name}\n$R^2$" if name else "$R^2$")
+    for ax, m in zip(grid[0], cols):
+        ax.set_title(f"selected by {METHOD_LABELS.get(m, m)}")
+    for ax in grid[-1]:
+        ax.set_xlabel("selected benchmarks $k$")
+    _legend_below(fig, list(legend.values()), list(legend.keys()), ncol=min(len(legend), 5))
+    if title:
         fig.suptitle(title)
     return fig
 
 
 # ---------------------------------------------------------------------------- notebooks 02 and 03
+@_readable
 def plot_em_convergence(
     results: Mapping[str, Any],
     *,
@@ -680,6 +743,7 @@ def plot_em_convergence(
     return fig
 
 
+@_readable
 def plot_eigenvalues(
     spectra: Mapping[str, Any],
     *,
@@ -723,6 +787,7 @@ def plot_eigenvalues(
     return fig
 
 
+@_readable
 def plot_em_recovery(
     df: pd.DataFrame,
     *,
@@ -771,6 +836,7 @@ def plot_em_recovery(
     return fig
 
 
+@_readable
 def plot_spectral_comparison(
     tables: Mapping[str, pd.DataFrame],
     *,
@@ -860,10 +926,11 @@ def add_variant_band(
     ax = fig.axes[0]
     ax.fill_between(band["k"], band["min"], band["max"], facecolor="none", hatch="///", edgecolor=color,
                     linewidth=0.0, alpha=0.7, label=label)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=9, loc="lower right")
     return fig
 
 
+@_readable
 def plot_fold_curves(
     cv_df: pd.DataFrame,
     *,

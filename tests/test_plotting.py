@@ -47,25 +47,45 @@ def test_eigenspectrum_rejects_empty_input():
         plotting.plot_eigenspectrum({})
 
 
-def test_cv_curves_three_panels_solid_greedy_dashed_random():
+def _legend_is_outside_the_panels(fig: Figure) -> None:
+    assert all(ax.get_legend() is None for ax in fig.axes), "a legend sits inside a panel"
+    assert len(fig.legends) == 1
+    fig.canvas.draw()
+    box = fig.legends[0].get_window_extent()
+    for ax in fig.axes:
+        assert not box.overlaps(ax.get_window_extent()), "the legend overlaps a panel"
+
+
+def test_cv_curves_one_row_per_holdout_solid_greedy_dashed_random():
     df = _summary(methods=("entropy", "random"))
     fig = plotting.plot_cv_curves(df, title="MTEB", methods=("entropy", "random"), holdouts=(0.1, 0.5))
-    assert len(fig.axes) == 3 and fig._suptitle.get_text() == "MTEB"
-    assert fig.axes[1].get_yscale() == "log"
+    assert len(fig.axes) == 6 and fig._suptitle.get_text() == "MTEB"
+    assert [ax.get_yscale() for ax in fig.axes] == ["linear", "log", "linear"] * 2
+    assert [fig.axes[i].get_title(loc="left") for i in (0, 3)] == ["10% holdout", "50% holdout"]
     for ax in fig.axes:
         styles = [ln.get_linestyle() for ln in ax.get_lines()]
-        assert styles.count("-") == 2 and styles.count("--") == 2
-        assert len(ax.collections) == 4  # +-1 sd bands
+        assert styles.count("-") == 1 and styles.count("--") == 1  # one holdout, two methods per panel
+        assert len(ax.collections) == 2  # +-1 sd bands
+    _legend_is_outside_the_panels(fig)
     _renders(fig)
 
 
-def test_cv_curves_variant_band_is_drawn_on_r2_panel():
-    df = _summary(methods=("entropy", "random"), holdouts=(0.1,))
+def test_figures_use_the_readable_font_sizes():
+    fig = plotting.plot_cv_curves(_summary(methods=("entropy", "random")), title="MTEB")
+    sizes = [t.get_fontsize() for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels()]
+    sizes += [t.get_fontsize() for t in fig.legends[0].get_texts()]
+    assert min(sizes) >= 9
+
+
+def test_cv_curves_variant_band_is_drawn_on_r2_panel_of_its_holdout():
+    df = _summary(methods=("entropy", "random"), holdouts=(0.1, 0.5))
     variants = pd.DataFrame([dict(variant=v, holdout=0.1, k=k, r2_mean=0.5 + 0.1 * v) for v in range(3)
                              for k in range(1, 6)])
-    plain = plotting.plot_cv_curves(df, holdouts=(0.1,))
-    fig = plotting.plot_cv_curves(df, holdouts=(0.1,), variants=variants)
+    plain = plotting.plot_cv_curves(df)
+    fig = plotting.plot_cv_curves(df, variants=variants, variant_label="band")
     assert len(fig.axes[0].collections) == len(plain.axes[0].collections) + 1
+    assert len(fig.axes[3].collections) == len(plain.axes[3].collections)  # no band at 50%
+    assert "band" in [t.get_text() for t in fig.legends[0].get_texts()]
 
 
 def test_cv_curves_missing_column_is_named():
@@ -131,15 +151,25 @@ def test_reliability_panel_per_dataset_with_diagonal():
     assert len(fig.axes[0].get_lines()) == 1 + 4 + 4  # diagonal + 4 curves + 4 inflated curves
 
 
-def test_imputer_comparison_linestyle_per_imputer():
-    a = _summary(holdouts=(0.1,)).assign(imputer="gaussian")
-    b = _summary(holdouts=(0.1,)).assign(imputer="softimpute")
-    fig = plotting.plot_imputer_comparison(pd.concat([a, b]), title="MTEB")
-    (ax,) = fig.axes
-    assert len(ax.get_lines()) == 6
-    assert {ln.get_linestyle() for ln in ax.get_lines()} == {"-", "--"}
+def test_imputer_comparison_one_panel_per_dataset_and_method_with_one_line_per_imputer():
+    parts = [_summary(holdouts=(0.1,)).assign(imputer=imp, dataset=ds)
+             for ds in ("MMLU", "MTEB") for imp in ("Gaussian", "SoftImpute", "KNN")]
+    fig = plotting.plot_imputer_comparison(pd.concat(parts), title="Figure 15")
+    assert len(fig.axes) == 2 * 3
+    assert [ax.get_title() for ax in fig.axes[:3]] == [f"selected by {plotting.METHOD_LABELS[m]}"
+                                                        for m in ("entropy", "mi", "random")]
+    for ax in fig.axes:
+        assert len(ax.get_lines()) == 3
+        assert len({ln.get_color() for ln in ax.get_lines()}) == 3
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["Gaussian", "SoftImpute", "KNN"]
+    _legend_is_outside_the_panels(fig)
+    _renders(fig)
+    one = plotting.plot_imputer_comparison(parts[0], methods=("mi",))
+    assert len(one.axes) == 1
     with pytest.raises(ValueError, match="imputer"):
         plotting.plot_imputer_comparison(_summary())
+    with pytest.raises(ValueError, match="no rows for methods"):
+        plotting.plot_imputer_comparison(parts[0], methods=("greedy",))
 
 
 def test_em_convergence_draws_one_tolerance_line_per_fit_when_given_a_mapping():
