@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["LABELS", "and_join", "check_parameters", "dataset_label", "quick"]
+__all__ = ["LABELS", "and_join", "check_parameters", "dataset_label", "glue_not_run", "quick", "run_note"]
 
 #: Display names of the experiment matrices (``benchsel_lib.data.DATASETS``).
 LABELS: dict[str, str] = {"mmlu": "MMLU", "mteb": "MTEB", "merged": "Merged", "benchpress": "BenchPress"}
@@ -194,3 +194,32 @@ def quick(value: Any, cap: Any) -> Any:
     if _is_int(value):
         return min(value, cap)
     raise ValueError(f"quick() caps integers and lists, got {value!r}")
+
+
+def glue_not_run(keys: Iterable[str]) -> list[str]:
+    """Glue NaN under every key in ``keys`` (a value the text quotes for a matrix this run skipped).
+
+    The page then still renders (a glue key its text reads always exists) and
+    shows ``nan`` where a number of a matrix that was not run would be,
+    instead of a number from another run. Returns the keys. Needs
+    ``myst_nb`` (the book extra).
+    """
+    from myst_nb import glue
+
+    out = list(keys)
+    for key in out:
+        glue(key, float("nan"), display=False)
+    return out
+
+
+def run_note(ran: Sequence[str], described: Sequence[str]) -> str:
+    """One sentence for the top of a page: which of the matrices its text describes this run computed.
+
+    ``run_note(["mmlu"], ["mmlu", "mteb"])`` -> ``"This run computed MMLU only; values quoted below for
+    MTEB read nan (re-run with datasets including them)."``; empty when every described matrix ran.
+    """
+    skipped = [d for d in described if d not in ran]
+    if not skipped:
+        return ""
+    return (f"This run computed {and_join(dataset_label(d) for d in ran)} only; values quoted below for "
+            f"{and_join(dataset_label(d) for d in skipped)} read nan (re-run with `datasets` including them).")
