@@ -44,12 +44,12 @@ __all__ = [
     "plot_imputer_comparison",
 ]
 
-#: Font sizes (points) of every figure. The book shows a figure at most about 800 px wide, i.e. a 9-inch
-#: figure at about 90% of its 100-dpi size, so these stay at 9-12 px on screen.
+#: Font sizes (points) of every figure. The book's text column shows a figure about 540 px wide (a
+#: 1280 px window), i.e. a 7-inch, 100-dpi figure at 77% of its size: 10-11 pt stay at 11-12 px on screen.
 FONTS = {"font.size": 11, "axes.titlesize": 11, "axes.labelsize": 11, "xtick.labelsize": 10,
          "ytick.labelsize": 10, "legend.fontsize": 10, "figure.titlesize": 12}
 #: Width (inches) of a full-width figure.
-WIDTH = 9.0
+WIDTH = 7.0
 
 _F = TypeVar("_F", bound=Callable[..., Figure])
 
@@ -63,6 +63,17 @@ def _readable(func: _F) -> _F:
             return func(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _panel_grid(n: int, *, row_height: float, ncols: int = 2, sharey: bool = False) -> tuple[Figure, list[Any]]:
+    """A full-width figure with ``n`` panels, at most ``ncols`` per row (unused cells removed)."""
+    ncols = max(1, min(ncols, n))
+    nrows = -(-n // ncols)
+    fig = Figure(figsize=(WIDTH, row_height * nrows + 0.8), layout="constrained")
+    grid = fig.subplots(nrows, ncols, sharey=sharey, squeeze=False).ravel()
+    for ax in grid[n:]:
+        fig.delaxes(ax)
+    return fig, list(grid[:n])
 
 
 def _legend_below(fig: Figure, handles: list[Any], labels: list[str], *, ncol: int | None = None) -> None:
@@ -175,7 +186,7 @@ def plot_eigenspectrum(
             raise ValueError(f"levels must lie in (0, 1), got {level!r}")
         ax.axhline(1 - level, color="black", linestyle="--", linewidth=0.8, alpha=0.7)
         ax.annotate(f"{100 * level:g}% explained", xy=(1.0, 1 - level), xycoords=("axes fraction", "data"),
-                    xytext=(-4, 3), textcoords="offset points", ha="right", va="bottom", fontsize=8)
+                    xytext=(-4, 3), textcoords="offset points", ha="right", va="bottom", fontsize=9)
     ax.set_yscale("log")
     ax.set_xlabel("number of components $k$")
     ax.set_ylabel(r"residual variance fraction $1-\rho(k)$")
@@ -243,7 +254,7 @@ def plot_cv_curves(
         raise ValueError("holdouts is empty")
     panels = [("r2", "$R^2$", False), ("residual_fraction", "residual variance", True),
               ("logdet", r"$\log\det \Sigma_{AA}$", False)]
-    fig = Figure(figsize=(WIDTH, 2.5 * len(holdouts) + 0.9), layout="constrained")
+    fig = Figure(figsize=(WIDTH, 2.1 * len(holdouts) + 0.9), layout="constrained")
     grid = np.atleast_2d(fig.subplots(len(holdouts), 3, sharex=True, sharey="col", squeeze=False))
     band = _variant_band(variants) if variants is not None else None
     legend: dict[str, Any] = {}
@@ -272,17 +283,16 @@ def plot_cv_curves(
                                             edgecolor=METHOD_COLORS["entropy"], linewidth=0.0, alpha=0.6)
                 legend.setdefault(variant_label, patch)
         for ax, (_, ylabel, log) in zip(row, panels):
-            ax.set_ylabel(ylabel)
             if log:
                 ax.set_yscale("log")
             ax.grid(True, alpha=0.3)
-        row[0].set_title(_fmt_holdout(h), loc="left", fontsize=FONTS["axes.titlesize"])
+        row[0].set_ylabel(f"{_fmt_holdout(h)}\n$R^2$")
     if drawn == 0:
         raise ValueError(f"summary_df has no rows for methods {list(methods)} and holdouts {holdouts}")
     for ax in grid[-1]:
         ax.set_xlabel("selected benchmarks $k$")
-    for ax, name in zip(grid[0], ("imputation $R^2$", "residual variance (log)", "entropy of the set")):
-        ax.set_title(name, loc="right")
+    for ax, name in zip(grid[0], ("imputation $R^2$", "residual variance", r"entropy $\log\det\Sigma_{AA}$")):
+        ax.set_title(name)
     _legend_below(fig, list(legend.values()), list(legend.keys()))
     if title:
         fig.suptitle(title)
@@ -322,10 +332,10 @@ def plot_entropy_vs_mi(
     df = df[np.isclose(df["holdout"].astype(float), float(holdout))]
     if df.empty:
         raise ValueError(f"summary_df has no rows for holdout {holdout}")
-    fig = Figure(figsize=(13, 4), layout="constrained")
+    fig = Figure(figsize=(WIDTH, 3.3), layout="constrained")
     axes = fig.subplots(1, 3)
     panels = [("r2", "imputation $R^2$", False), ("residual_fraction", "residual variance fraction", True),
-              ("mi", r"mutual information $I(X_A; X_{V\setminus A})$", False)]
+              ("mi", r"$I(X_A; X_{V\setminus A})$", False)]
     drawn = 0
     for m in methods:
         sub = df[df["method"] == m].sort_values("k")
@@ -345,10 +355,13 @@ def plot_entropy_vs_mi(
     if drawn == 0:
         raise ValueError(f"summary_df has no rows for methods {list(methods)}")
     _style_k_panels(axes, panels)
-    axes[0].set_title("Imputation $R^2$")
-    axes[1].set_title("Residual variance (semilog)")
-    axes[2].set_title("Mutual information with the rest")
-    axes[0].legend(fontsize=8, loc="lower right")
+    for ax in axes:
+        ax.set_xlabel("$k$")
+    axes[0].set_title("imputation $R^2$")
+    axes[1].set_title("residual variance")
+    axes[2].set_title("MI with the rest")
+    handles, labels = axes[0].get_legend_handles_labels()
+    _legend_below(fig, handles, labels)
     fig.suptitle(f"{title} ({_fmt_holdout(holdout)})" if title else _fmt_holdout(holdout))
     return fig
 
@@ -404,7 +417,7 @@ def plot_selection_stability(
         raise ValueError(f"no benchmark is among the first {top} picks of any fold")
     order = list(stats.index)
     ypos = {b: i for i, b in enumerate(order)}
-    fig = Figure(figsize=(8, 0.28 * len(order) + 1.6), layout="constrained")
+    fig = Figure(figsize=(WIDTH, 0.28 * len(order) + 1.6), layout="constrained")
     ax = fig.add_subplot()
     shown = df[df["benchmark"].isin(ypos)]
     ax.scatter(shown["position"], shown["benchmark"].map(ypos), s=18, color="#1f77b4", alpha=0.45,
@@ -412,13 +425,13 @@ def plot_selection_stability(
     ax.scatter(stats["mean"], np.arange(len(order)), marker="D", s=36, color="red", zorder=3, label="mean position")
     for b, row in stats.iterrows():
         ax.annotate(f"{int(row['n_top'])}/{n_folds}", xy=(1.0, ypos[b]), xycoords=("axes fraction", "data"),
-                    xytext=(6, 0), textcoords="offset points", va="center", fontsize=8)
-    ax.set_yticks(np.arange(len(order)), labels=order, fontsize=8)
+                    xytext=(6, 0), textcoords="offset points", va="center", fontsize=9)
+    ax.set_yticks(np.arange(len(order)), labels=order, fontsize=9)
     ax.set_ylim(len(order) - 0.5, -0.5)
     ax.axvline(top + 0.5, color="black", linestyle=":", linewidth=0.8)
     ax.set_xlabel(f"selection position (folds in top {top} at right)")
     ax.grid(True, axis="x", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=9, loc="lower right")
     ax.set_title(title or "Selection order across folds")
     return fig
 
@@ -449,8 +462,7 @@ def plot_normality(tables: Mapping[str, pd.DataFrame], *, bins: int = 20, alpha:
     """
     if not isinstance(tables, Mapping) or not tables:
         raise ValueError("tables must be a non-empty mapping name -> shapiro_wilk_table DataFrame")
-    fig = Figure(figsize=(4.2 * len(tables), 3.6), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(1, len(tables)))
+    fig, axes = _panel_grid(len(tables), row_height=2.8)
     for ax, (name, t) in zip(axes, tables.items()):
         _require_columns(t, ["W", "reject"], f"tables[{name!r}]")
         tested = t[t["W"].notna()]
@@ -463,7 +475,8 @@ def plot_normality(tables: Mapping[str, pd.DataFrame], *, bins: int = 20, alpha:
         ax.set_xlabel("Shapiro-Wilk $W$")
         ax.set_ylabel("benchmarks")
         ax.grid(True, alpha=0.3)
-    axes[0].legend(fontsize=8)
+    handles, labels = axes[0].get_legend_handles_labels()
+    _legend_below(fig, handles, labels)
     fig.suptitle(f"Normality per benchmark (BH-corrected at alpha = {alpha:g})")
     return fig
 
@@ -510,7 +523,7 @@ def plot_overlap_network(
     n = len(names)
     angle = np.pi / 2 - 2 * np.pi * np.arange(n) / n
     pos = {c: (np.cos(a), np.sin(a)) for c, a in zip(names, angle)}
-    fig = Figure(figsize=(7.5, 7.5), layout="constrained")
+    fig = Figure(figsize=(WIDTH, WIDTH), layout="constrained")
     ax = fig.add_subplot()
     wmax = float(edges["shared"].max()) if len(edges) else 1.0
     for row in edges.itertuples(index=False):
@@ -521,7 +534,7 @@ def plot_overlap_network(
         (x0, y0), (x1, y1) = pos[row.source], pos[row.target]
         ax.plot([x0, x1], [y0, y1], color="#555555", alpha=0.55, linewidth=0.5 + 7 * row.shared / wmax, zorder=1)
         if row.shared >= min_label:
-            ax.text((x0 + x1) / 2, (y0 + y1) / 2, str(int(row.shared)), fontsize=8, ha="center", va="center",
+            ax.text((x0 + x1) / 2, (y0 + y1) / 2, str(int(row.shared)), fontsize=9, ha="center", va="center",
                     bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8), zorder=2)
     sizes = nodes["n_models"].to_numpy(dtype=float)
     smax = max(sizes.max(), 1.0)
@@ -564,8 +577,8 @@ def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of pre
     """
     df = _require_columns(calib_df, ["method", "k", "nominal", "coverage"], "calib_df")
     groups = list(df.groupby("dataset", sort=False)) if "dataset" in df.columns else [("", df)]
-    fig = Figure(figsize=(4.2 * len(groups), 4.2), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(1, len(groups)))
+    fig, axes = _panel_grid(len(groups), row_height=3.2)
+    legend: dict[str, Any] = {}
     for ax, (name, d) in zip(axes, groups):
         ax.plot([0, 1], [0, 1], color="black", linewidth=0.8, linestyle=":", label="ideal")
         ks = sorted(d["k"].unique())
@@ -577,7 +590,7 @@ def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of pre
                     label=f"{METHOD_LABELS.get(m, m)}, k={k}")
             if "coverage_cal" in g.columns and g["coverage_cal"].notna().any():
                 ax.plot(g["nominal"], g["coverage_cal"], marker=markers.get(k, "o"), color=color,
-                        linestyle="--", alpha=0.7, label=f"{m}, k={k}, inflated")
+                        linestyle="--", alpha=0.7, label=f"{METHOD_LABELS.get(m, m)}, k={k}, inflated")
         ax.set_xlabel("nominal coverage")
         ax.set_ylabel("empirical coverage")
         lo = float(min(d["nominal"].min(), d["coverage"].min(), 0.4))
@@ -585,13 +598,16 @@ def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of pre
         ax.set_ylim(lo, 1.0)
         ax.grid(True, alpha=0.3)
         ax.set_title(str(name) if name else title)
-        ax.legend(fontsize=9)
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    _legend_below(fig, list(legend.values()), list(legend.keys()), ncol=2)
     if len(groups) > 1:
         fig.suptitle(title)
     return fig
 
 
 # ---------------------------------------------------------------------------- Figure 15
+_SHORT_METHOD = {"entropy": "entropy", "mi": "MI", "random": "random"}
 IMPUTER_COLORS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#a6761d")
 
 
@@ -660,7 +676,7 @@ def plot_imputer_comparison(
             ax.grid(True, alpha=0.3)
         row[0].set_ylabel(f"{name}\n$R^2$" if name else "$R^2$")
     for ax, m in zip(grid[0], cols):
-        ax.set_title(f"selected by {METHOD_LABELS.get(m, m)}")
+        ax.set_title(f"{_SHORT_METHOD.get(m, m)} picks")
     for ax in grid[-1]:
         ax.set_xlabel("selected benchmarks $k$")
     _legend_below(fig, list(legend.values()), list(legend.keys()), ncol=min(len(legend), 5))
@@ -705,7 +721,7 @@ def plot_em_convergence(
     """
     if not isinstance(results, Mapping) or not results:
         raise ValueError("results must be a non-empty mapping name -> EMResult")
-    fig = Figure(figsize=(11, 4), layout="constrained")
+    fig = Figure(figsize=(WIDTH, 3.4), layout="constrained")
     ax_c, ax_l = fig.subplots(1, 2)
     for i, (name, res) in enumerate(results.items()):
         rel = np.asarray(getattr(res, "rel_change", None) if res is not None else None, dtype=float).ravel()
@@ -738,7 +754,7 @@ def plot_em_convergence(
     ax_l.set_title("Observed-data log-likelihood: gap to its final value")
     for ax in (ax_c, ax_l):
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=9)
     fig.suptitle(title)
     return fig
 
@@ -783,7 +799,7 @@ def plot_eigenvalues(
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     return fig
 
 
@@ -814,7 +830,7 @@ def plot_em_recovery(
     O(rows).
     """
     df = _require_columns(df, ["missing_fraction", "estimator", "corr_error", "mean_error"], "df")
-    fig = Figure(figsize=(11, 4), layout="constrained")
+    fig = Figure(figsize=(WIDTH, 3.4), layout="constrained")
     axes = fig.subplots(1, 2)
     panels = [("corr_error", r"$\|\hat R - R\|_F / \|R\|_F$", "Correlation error"),
               ("mean_error", r"RMS error of $\hat\mu$", "Mean error")]
@@ -831,7 +847,7 @@ def plot_em_recovery(
             ax.set_title(ttl)
     for ax in axes:
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=9)
     fig.suptitle(title)
     return fig
 
@@ -865,8 +881,7 @@ def plot_spectral_comparison(
     if not isinstance(tables, Mapping) or not tables:
         raise ValueError("tables must be a non-empty mapping name -> spectral_comparison DataFrame")
     n = len(tables)
-    fig = Figure(figsize=(3.6 * n + 0.5, 3.8), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(1, n, sharey=True))
+    fig, axes = _panel_grid(n, row_height=2.8, sharey=True)
     for ax, (name, t) in zip(axes, tables.items()):
         _require_columns(t, ["k", "eigen_tail_fraction", "cholesky_residual_fraction"], f"tables[{name!r}]")
         k = t["k"].to_numpy(dtype=float)
@@ -876,11 +891,13 @@ def plot_spectral_comparison(
                 label="greedy entropy (pivoted Cholesky)")
         ax.plot(k, np.where(tail > 0, tail, np.nan), color="black", linestyle="--", label="eigenvalue tail")
         ax.set_yscale("log")
-        ax.set_xlabel("number of selected benchmarks $k$")
+        ax.set_xlabel("selected benchmarks $k$")
         ax.set_title(str(name))
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].set_ylabel("residual variance fraction")
-    axes[0].legend(fontsize=8)
+    for ax in axes[::2]:
+        ax.set_ylabel("residual variance fraction")
+    handles, labels = axes[0].get_legend_handles_labels()
+    _legend_below(fig, handles, labels)
     fig.suptitle(title)
     return fig
 
@@ -924,9 +941,18 @@ def add_variant_band(
         raise ValueError(f"variants has no rows for holdout {holdout}")
     band = band.sort_values("k")
     ax = fig.axes[0]
-    ax.fill_between(band["k"], band["min"], band["max"], facecolor="none", hatch="///", edgecolor=color,
-                    linewidth=0.0, alpha=0.7, label=label)
-    ax.legend(fontsize=9, loc="lower right")
+    with rc_context(FONTS):
+        ax.fill_between(band["k"], band["min"], band["max"], facecolor="none", hatch="///", edgecolor=color,
+                        linewidth=0.0, alpha=0.7, label=label)
+        legend: dict[str, Any] = {}
+        for a in fig.axes:
+            for handle, text in zip(*a.get_legend_handles_labels()):
+                legend.setdefault(text, handle)
+        for old in list(fig.legends):
+            old.remove()
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+        _legend_below(fig, list(legend.values()), list(legend.keys()), ncol=2)
     return fig
 
 
@@ -977,7 +1003,7 @@ def plot_fold_curves(
     ax.set_xlabel("number of selected benchmarks $k$")
     ax.set_ylabel("imputation $R^2$" if metric == "r2" else metric)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     ax.set_title(title or f"{METHOD_LABELS.get(method, method)}: per-fold {metric} ({_fmt_holdout(holdout)})")
     return fig
 

@@ -50,7 +50,7 @@ def test_eigenspectrum_rejects_empty_input():
 def _legend_is_outside_the_panels(fig: Figure) -> None:
     assert all(ax.get_legend() is None for ax in fig.axes), "a legend sits inside a panel"
     assert len(fig.legends) == 1
-    fig.canvas.draw()
+    fig.savefig(io.BytesIO(), format="png")  # lays the figure out (a bare Figure's canvas.draw does not)
     box = fig.legends[0].get_window_extent()
     for ax in fig.axes:
         assert not box.overlaps(ax.get_window_extent()), "the legend overlaps a panel"
@@ -61,7 +61,7 @@ def test_cv_curves_one_row_per_holdout_solid_greedy_dashed_random():
     fig = plotting.plot_cv_curves(df, title="MTEB", methods=("entropy", "random"), holdouts=(0.1, 0.5))
     assert len(fig.axes) == 6 and fig._suptitle.get_text() == "MTEB"
     assert [ax.get_yscale() for ax in fig.axes] == ["linear", "log", "linear"] * 2
-    assert [fig.axes[i].get_title(loc="left") for i in (0, 3)] == ["10% holdout", "50% holdout"]
+    assert [fig.axes[i].get_ylabel() for i in (0, 3)] == ["10% holdout\n$R^2$", "50% holdout\n$R^2$"]
     for ax in fig.axes:
         styles = [ln.get_linestyle() for ln in ax.get_lines()]
         assert styles.count("-") == 1 and styles.count("--") == 1  # one holdout, two methods per panel
@@ -156,8 +156,7 @@ def test_imputer_comparison_one_panel_per_dataset_and_method_with_one_line_per_i
              for ds in ("MMLU", "MTEB") for imp in ("Gaussian", "SoftImpute", "KNN")]
     fig = plotting.plot_imputer_comparison(pd.concat(parts), title="Figure 15")
     assert len(fig.axes) == 2 * 3
-    assert [ax.get_title() for ax in fig.axes[:3]] == [f"selected by {plotting.METHOD_LABELS[m]}"
-                                                        for m in ("entropy", "mi", "random")]
+    assert [ax.get_title() for ax in fig.axes[:3]] == ["entropy picks", "MI picks", "random picks"]
     for ax in fig.axes:
         assert len(ax.get_lines()) == 3
         assert len({ln.get_color() for ln in ax.get_lines()}) == 3
@@ -185,3 +184,13 @@ def test_em_convergence_draws_one_tolerance_line_per_fit_when_given_a_mapping():
     assert levels == [1e-6, 5e-4]
     with pytest.raises(ValueError, match="not in results"):
         plot_em_convergence(fits, tol={"c": 1e-3})
+
+
+def test_variant_band_joins_the_single_legend_under_the_panels():
+    fig = plotting.plot_entropy_vs_mi(_summary(holdouts=(0.1,)), title="MMLU")
+    variants = pd.DataFrame([dict(variant=v, holdout=0.1, k=k, r2_mean=0.5 + 0.1 * v) for v in range(3)
+                             for k in range(1, 6)])
+    plotting.add_variant_band(fig, variants, holdout=0.1, label="range over first picks")
+    assert [t.get_text() for t in fig.legends[0].get_texts()][-1] == "range over first picks"
+    _legend_is_outside_the_panels(fig)
+    _renders(fig)
