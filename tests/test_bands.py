@@ -295,7 +295,7 @@ def test_add_variant_band_adds_one_hatched_band_to_the_first_axes():
     assert out is fig
     (poly,) = [c for c in fig.axes[0].collections if isinstance(c, PolyCollection)]
     assert poly.get_hatch() == "///" and poly.get_label() == "range"
-    assert "range" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert "range" in [t.get_text() for t in fig.legends[0].get_texts()]  # the legend under the panels
 
 
 def test_add_variant_band_accepts_a_first_pick_band():
