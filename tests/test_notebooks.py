@@ -72,3 +72,17 @@ def test_quick_execution_fits_the_ci_budget():
     per = {k: round(v["seconds"], 1) for k, v in qb.results.items()}
     assert qb.execute_seconds <= QUICK_BUDGET_S, \
         f"quick execution took {qb.execute_seconds:.0f} s > {QUICK_BUDGET_S} s: {per}"
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("nb", PARAMS)
+def test_notebook_text_reads_only_keys_its_quick_run_glued(nb):
+    qb = quick_build()
+    if qb.vendor_error:
+        pytest.skip(f"cannot vendor the book's JavaScript: {qb.vendor_error}")
+    if qb.results[nb.name]["error"]:
+        pytest.fail(f"{nb.name} did not execute: {qb.results[nb.name]['error']}")
+    from _book_build import build_book
+
+    missing = build_book.missing_glue(qb.build_dir / "notebooks" / nb.name)
+    assert not missing, f"{nb.name}: the text reads glue keys the quick run did not produce: {missing}"
