@@ -109,8 +109,16 @@ def _style_k_panels(axes: Any, panels: Sequence[tuple[str, str, bool]]) -> None:
         ax.set_xlabel("number of selected benchmarks $k$")
         ax.set_ylabel(ylabel)
         if log:
-            ax.set_yscale("log")
+            _log_y(ax)
         ax.grid(True, alpha=0.3)
+
+
+def _log_y(ax: Any) -> None:
+    """Log-scaled y axis with labels at the decades only (minor labels crowd a narrow panel)."""
+    from matplotlib.ticker import NullFormatter
+
+    ax.set_yscale("log")
+    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
 def _band(ax: Any, x: np.ndarray, mean: np.ndarray, sd: np.ndarray, color: str, *, log: bool = False) -> None:
@@ -284,7 +292,7 @@ def plot_cv_curves(
                 legend.setdefault(variant_label, patch)
         for ax, (_, ylabel, log) in zip(row, panels):
             if log:
-                ax.set_yscale("log")
+                _log_y(ax)
             ax.grid(True, alpha=0.3)
         row[0].set_ylabel(f"{_fmt_holdout(h)}\n$R^2$")
     if drawn == 0:
@@ -431,7 +439,7 @@ def plot_selection_stability(
     ax.axvline(top + 0.5, color="black", linestyle=":", linewidth=0.8)
     ax.set_xlabel(f"selection position (folds in top {top} at right)")
     ax.grid(True, axis="x", alpha=0.3)
-    ax.legend(fontsize=9, loc="lower right")
+    _legend_below(fig, *ax.get_legend_handles_labels())
     ax.set_title(title or "Selection order across folds")
     return fig
 
@@ -747,14 +755,17 @@ def plot_em_convergence(
     ax_c.set_yscale("log")
     ax_c.set_xlabel("EM iteration")
     ax_c.set_ylabel(r"$\|\Sigma^{(t+1)}-\Sigma^{(t)}\|_F / \|\Sigma^{(t)}\|_F$")
-    ax_c.set_title("Relative change of the covariance")
     ax_l.set_yscale("log")
     ax_l.set_xlabel("EM iteration")
     ax_l.set_ylabel(r"$(\max_t \ell_t - \ell_t)\,/\,M$")
-    ax_l.set_title("Observed-data log-likelihood: gap to its final value")
+    ax_l.set_title("log-likelihood gap to its final value")
+    ax_c.set_title("relative change of the covariance")
+    legend: dict[str, Any] = {}
     for ax in (ax_c, ax_l):
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=9)
+        for handle, text in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(text, handle)
+    _legend_below(fig, list(legend.values()), list(legend.keys()), ncol=2)
     fig.suptitle(title)
     return fig
 
@@ -799,7 +810,7 @@ def plot_eigenvalues(
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=9)
+    _legend_below(fig, *ax.get_legend_handles_labels())
     return fig
 
 
@@ -847,7 +858,7 @@ def plot_em_recovery(
             ax.set_title(ttl)
     for ax in axes:
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=9)
+    _legend_below(fig, *axes[0].get_legend_handles_labels())
     fig.suptitle(title)
     return fig
 

@@ -117,6 +117,7 @@ def test_selection_stability_marks_mean_and_counts_top_folds():
     assert labels == ["a", "b"]  # only benchmarks in the top 2 of some fold, sorted by mean position
     texts = sorted(t.get_text() for t in ax.texts)
     assert texts == ["4/4", "4/4"]
+    _legend_is_outside_the_panels(fig)
     _renders(fig)
 
 
@@ -182,6 +183,7 @@ def test_em_convergence_draws_one_tolerance_line_per_fit_when_given_a_mapping():
     ax = fig.axes[0]
     levels = sorted(line.get_ydata()[0] for line in ax.get_lines() if line.get_linestyle() == "--")
     assert levels == [1e-6, 5e-4]
+    _legend_is_outside_the_panels(fig)
     with pytest.raises(ValueError, match="not in results"):
         plot_em_convergence(fits, tol={"c": 1e-3})
 
