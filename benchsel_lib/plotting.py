@@ -551,9 +551,13 @@ def plot_overlap_network(
         x, y = pos[c]
         ax.scatter([x], [y], s=400 + 1600 * np.sqrt(s / smax), color="#aec7e8", edgecolor="#1f77b4", zorder=3)
         ax.text(x, y, str(int(s)), ha="center", va="center", fontsize=9, fontweight="bold", zorder=4)
-        ax.text(1.22 * x, 1.22 * y, str(labels[c]), ha="center", va="center", fontsize=9, zorder=4)
-    ax.set_xlim(-1.5, 1.5)
-    ax.set_ylim(-1.5, 1.5)
+        # outside the largest circle, aligned away from the centre so that no label covers a node
+        ha = "left" if x > 0.3 else "right" if x < -0.3 else "center"
+        va = "bottom" if y > 0.3 else "top" if y < -0.3 else "center"
+        ax.text(1.2 * x, 1.2 * y, str(labels[c]), ha=ha, va=va, fontsize=10, zorder=4,
+                bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor="none", alpha=0.8))
+    ax.set_xlim(-1.75, 1.75)
+    ax.set_ylim(-1.45, 1.45)
     ax.set_aspect("equal")
     ax.set_axis_off()
     ax.set_title(title)
