@@ -19,6 +19,7 @@ are reported but not tested and excluded from the multiple-testing correction.
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -811,6 +812,24 @@ def positions_from_cv(cv: pd.DataFrame, *, method: str, holdout: float = 0.1) ->
     return selection_positions(orders)
 
 
+def _tolerance_fit(X: np.ndarray, t: float | None, *, config: str, method: str, k: int,
+                   tie_break: str) -> tuple[float, tuple[int, ...], int]:
+    """One (fold, tolerance) fit of :func:`selections_by_tolerance`: (tolerance used, picks, EM iterations)."""
+    from .estimation import em_settings, estimate_correlation
+    from .selection import select
+
+    default = em_settings(X.shape[0], X.shape[1], float(np.isfinite(X).mean()), config=config, context="cv")
+    est = estimate_correlation(X, config=config, context="cv", std_floor="relative", tol=t)
+    R = (est.corr + est.corr.T) / 2.0
+    sel = select(R, k, method=method, tie_break=tie_break)
+    n_iter = int(est.em.n_iter) if getattr(est, "em", None) is not None else 0
+    return float(default["tol"] if t is None else t), tuple(int(j) for j in sel.order), n_iter
+
+
+def _tolerance_fit_task(item: tuple[np.ndarray, float | None], *, args: dict[str, Any]) -> tuple[float, tuple[int, ...], int]:
+    return _tolerance_fit(item[0], item[1], **args)
+
+
 def selections_by_tolerance(
     matrix: Any,
     *,
@@ -823,6 +842,7 @@ def selections_by_tolerance(
     scheme: str = "nested",
     config: str = "released",
     tie_break: str = "auto",
+    n_jobs: int = 1,
 ) -> pd.DataFrame:
     """The greedy selection of every CV training split under several EM tolerances.
 
@@ -845,8 +865,10 @@ def selections_by_tolerance(
     method : {"entropy", "mi"}
     k : int
         Number of picks reported per fold.
-    holdout, n_folds, seed, scheme, config, tie_break
-        As in :func:`benchsel_lib.cross_validate`.
+    holdout, n_folds, seed, scheme, config, tie_break, n_jobs
+        As in :func:`benchsel_lib.cross_validate` (``n_jobs`` worker
+        processes over the (fold, tolerance) fits; the result does not depend
+        on it).
 
     Returns
     -------
@@ -859,9 +881,7 @@ def selections_by_tolerance(
     One EM fit per (tolerance, fold): ``O(len(tols) K T M N^2)`` for ``T``
     EM iterations (up to 1000 at a tight tolerance in the heavy regime).
     """
-    from .estimation import em_settings, estimate_correlation
     from .evaluation import cv_splits
-    from .selection import select
 
     if method not in ("entropy", "mi"):
         raise ValueError(f"method must be 'entropy' or 'mi', got {method!r}")
@@ -874,19 +894,27 @@ def selections_by_tolerance(
     names = list(matrix.benchmarks)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
-    rows = []
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
+        raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
+    tasks = []
     for fold, train, _ in cv_splits(scores.shape[0], n_folds=n_folds, holdout=holdout, seed=seed, scheme=scheme):
         X = scores[train]
         cols = np.flatnonzero(np.isfinite(X).sum(axis=0) >= 1)
         if k > cols.size:
             raise ValueError(f"k = {k} exceeds the {cols.size} benchmarks observed in fold {fold}'s training split")
-        X = X[:, cols]
-        default = em_settings(X.shape[0], X.shape[1], float(np.isfinite(X).mean()), config=config, context="cv")
-        for t in tols:
-            est = estimate_correlation(X, config=config, context="cv", std_floor="relative", tol=t)
-            R = (est.corr + est.corr.T) / 2.0
-            sel = select(R, int(k), method=method, tie_break=tie_break)
-            rows.append({"tol": float(default["tol"] if t is None else t), "fold": int(fold),
-                         "selected": tuple(names[cols[j]] for j in sel.order),
-                         "em_iterations": int(est.em.n_iter) if getattr(est, "em", None) is not None else 0})
+        tasks += [(int(fold), X[:, cols], cols, t) for t in tols]
+    args = dict(config=config, method=method, k=int(k), tie_break=tie_break)
+    if n_jobs == 1 or len(tasks) == 1:
+        fits = [_tolerance_fit(X, t, **args) for _, X, _, t in tasks]
+    else:
+        import concurrent.futures as cf
+        import multiprocessing as mp
+
+        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
+        with cf.ProcessPoolExecutor(max_workers=int(n_jobs), mp_context=ctx) as ex:
+            fits = list(ex.map(functools.partial(_tolerance_fit_task, args=args), [(X, t) for _, X, _, t in tasks]))
+    rows = []
+    for (fold, _, cols, _), (tol, order, n_iter) in zip(tasks, fits):
+        rows.append({"tol": tol, "fold": fold, "selected": tuple(names[cols[j]] for j in order),
+                     "em_iterations": n_iter})
     return pd.DataFrame(rows)

@@ -16,6 +16,7 @@ Facts pinned here:
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from benchsel_lib import ScoreMatrix, cross_validate, eigenspectrum, estimate_correlation, fit_standardizer, load_matrix
@@ -194,6 +195,10 @@ def test_selections_by_tolerance_reproduces_cross_validate_at_the_protocol_toler
     assert sorted(tab["tol"].unique()) == [1e-6, CV_TOL]
     assert tab[tab["tol"] == CV_TOL].sort_values("fold")["selected"].tolist() == ref
     assert (tab[tab["tol"] == 1e-6]["em_iterations"].to_numpy() >= tab[tab["tol"] == CV_TOL]["em_iterations"].to_numpy()).all()
+    two = selections_by_tolerance(m, tols=(None, 1e-6), k=3, n_folds=5, seed=4, n_jobs=2)
+    pd.testing.assert_frame_equal(two, tab)  # worker processes do not change the result
+    with pytest.raises(ValueError, match="n_jobs"):
+        selections_by_tolerance(m, n_jobs=0)
     with pytest.raises(ValueError, match="tolerance"):
         selections_by_tolerance(m, tols=(0.0,))
     with pytest.raises(ValueError, match="method"):
