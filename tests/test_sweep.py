@@ -151,3 +151,63 @@ def test_an_unreachable_scheduler_gives_a_clear_error():
     with pytest.raises(ConnectionError, match=r"no Dask scheduler answered at 'tcp://127.0.0.1:9'"):
         with dask_backend("tcp://127.0.0.1:9", timeout=2):
             pass
+
+
+# ------------------------------------------------------------------------ benchsel cv --jobs / --scheduler
+@pytest.fixture(scope="module")
+def toy_csv(tmp_path_factory):
+    m = _toy(seed=7)
+    path = tmp_path_factory.mktemp("sweep") / "toy.csv"
+    pd.DataFrame(m.scores, index=m.models, columns=m.benchmarks).rename_axis("model").to_csv(path)
+    return str(path)
+
+
+def _cli(capsys, *argv):
+    from benchsel_lib.cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+CLI_GRID = ("cv", "--methods", "entropy,random", "--holdouts", "0.1,0.5", "--folds", "3", "--k-max", "2",
+            "--estimator", "em", "--format", "csv")
+
+
+def test_cli_jobs_gives_the_serial_table(capsys, toy_csv):
+    code1, serial, _ = _cli(capsys, *CLI_GRID, "--data", toy_csv)
+    code2, parallel, _ = _cli(capsys, *CLI_GRID, "--data", toy_csv, "--jobs", "2")
+    assert code1 == code2 == 0
+    assert serial == parallel
+
+
+def test_cli_scheduler_runs_on_a_dask_cluster_with_the_serial_table(capsys, toy_csv):
+    distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (the [cluster] extra)")
+    _, serial, _ = _cli(capsys, *CLI_GRID, "--data", toy_csv)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        code, out, err = _cli(capsys, *CLI_GRID, "--data", toy_csv, "--scheduler", cluster.scheduler_address)
+    assert code == 0, err
+    assert "2 workers" in err
+    assert out == serial
+
+
+@pytest.mark.parametrize("argv, match", [
+    (("--jobs", "0"), "--jobs must be >= 1"),
+    (("--jobs", "2", "--scheduler", "tcp://127.0.0.1:9"), "--jobs is for local processes"),
+])
+def test_cli_rejects_bad_jobs(capsys, toy_csv, argv, match):
+    code, _, err = _cli(capsys, *CLI_GRID, "--data", toy_csv, *argv)
+    assert code == 2 and match in err and err.count("\n") == 1
+
+
+def test_cli_unreachable_scheduler_is_one_line_exit_2(capsys, toy_csv, monkeypatch):
+    pytest.importorskip("distributed", reason="dask.distributed is not installed (the [cluster] extra)")
+    import functools
+
+    from benchsel_lib import sweep
+
+    monkeypatch.setattr(sweep, "dask_backend", functools.partial(sweep.dask_backend, timeout=1))
+    code, _, err = _cli(capsys, *CLI_GRID, "--data", toy_csv, "--scheduler", "tcp://127.0.0.1:9")
+    assert code == 2
+    assert "no Dask scheduler answered at 'tcp://127.0.0.1:9'" in err and err.count("\n") == 1
