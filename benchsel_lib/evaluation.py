@@ -56,6 +56,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -295,6 +296,21 @@ def _code_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
+#: the cache folder of the process that laid out a sweep, set in its workers while they run its cells
+#: (empty: read ``BENCHSEL_CACHE_DIR``), so that workers started earlier or on other machines use it too
+_CACHE_ROOT: list[str | None] = []
+
+
+@contextmanager
+def _cache_root(root: str | None) -> Iterator[None]:
+    """Use ``root`` (None: no disk cache) as the cache folder inside the block."""
+    _CACHE_ROOT.append(root)
+    try:
+        yield
+    finally:
+        _CACHE_ROOT.pop()
+
+
 def _disk_cache_path(X: np.ndarray, estimator: str, config: str) -> Path | None:
     """Cache file of one training correlation, or None when the disk cache is off.
 
@@ -302,7 +318,7 @@ def _disk_cache_path(X: np.ndarray, estimator: str, config: str) -> Path | None:
     pattern included), the estimator, the EM configuration and the
     fingerprint of the estimation code.
     """
-    root = os.environ.get(CACHE_ENV)
+    root = _CACHE_ROOT[-1] if _CACHE_ROOT else os.environ.get(CACHE_ENV)
     if not root:
         return None
     h = hashlib.sha256()
@@ -336,7 +352,8 @@ def _correlation(X: np.ndarray, estimator: str, config: str) -> np.ndarray:
             if R is not None:
                 return R
     try:
-        est = estimate_correlation(X, method=estimator, config=config, context="cv", std_floor="relative")
+        with _lock_heartbeat(lock):
+            est = estimate_correlation(X, method=estimator, config=config, context="cv", std_floor="relative")
         R = np.asarray(est.corr, dtype=float)
         R = (R + R.T) / 2.0
         if path is not None:
@@ -365,13 +382,45 @@ def _cache_load(path: Path, n: int) -> np.ndarray | None:
     return R if R.shape == (n, n) and np.isfinite(R).all() else None
 
 
+_LOCK_BEAT_S = 30.0  # a computing process touches its lock this often (other machines see it alive)
+
+
+def _lock_owner() -> str:
+    return f"{socket.gethostname()} {os.getpid()}"
+
+
+def _lock_is_stale(lock: Path) -> bool:
+    """A lock whose owner is a dead process on this machine, or not touched for ``_LOCK_WAIT_S``."""
+    try:
+        age = time.time() - lock.stat().st_mtime
+        owner = lock.read_text().split()
+    except OSError:
+        return False
+    if age > _LOCK_WAIT_S:
+        return True
+    if len(owner) == 2 and owner[0] == socket.gethostname() and owner[1].isdigit():
+        try:
+            os.kill(int(owner[1]), 0)
+        except ProcessLookupError:
+            return True
+        except OSError:  # alive under another user
+            return False
+    return False
+
+
 def _cache_lock(path: Path) -> Path | None:
-    """Claim the computation of ``path`` across processes.
+    """Claim the computation of ``path`` across processes and machines sharing the cache folder.
 
     Returns the lock file when this process should compute the estimate, or
     None after waiting for another process that held the lock (the caller
-    then reads the file, or computes it if that process failed). Locks are
-    held only while computing, so two processes cannot wait on each other.
+    then reads the file, or computes it if that process failed). The lock
+    (created with ``O_EXCL``) names its owner (host and process id) and is
+    touched every ``_LOCK_BEAT_S`` seconds while the estimate is computed
+    (:func:`_lock_heartbeat`); a lock whose owner died on this machine, or
+    that nobody touched for ``_LOCK_WAIT_S``, is stale and removed. Locks are
+    held only while computing, so two processes cannot wait on each other;
+    the estimate itself is written to a temporary file and renamed
+    (``os.replace``), so a reader sees a complete file or none.
     """
     lock = path.with_suffix(".lock")
     try:
@@ -381,23 +430,48 @@ def _cache_lock(path: Path) -> Path | None:
     deadline = time.monotonic() + _LOCK_WAIT_S
     while True:
         try:
-            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(_lock_owner())
             if path.exists():  # written by the process that held the lock before
                 lock.unlink(missing_ok=True)
                 return None
             return lock
         except FileExistsError:
-            try:  # a lock left behind by a killed process
-                if time.time() - lock.stat().st_mtime > _LOCK_WAIT_S:
-                    lock.unlink(missing_ok=True)
-                    continue
-            except OSError:
-                pass
+            if _lock_is_stale(lock):  # a lock left behind by a killed process
+                lock.unlink(missing_ok=True)
+                continue
         except OSError:
             return None
         if path.exists() or time.monotonic() > deadline:
             return None
         time.sleep(0.05)
+
+
+@contextmanager
+def _lock_heartbeat(lock: Path | None) -> Iterator[None]:
+    """Touch ``lock`` every ``_LOCK_BEAT_S`` seconds inside the block (a long EM stays visibly alive)."""
+    if lock is None:
+        yield
+        return
+    import threading
+
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(_LOCK_BEAT_S):
+            try:
+                os.utime(lock)
+            except OSError:
+                return
+
+    t = threading.Thread(target=beat, name="benchsel-cache-lock", daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join()
 
 
 def _pattern_groups(pat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -800,10 +874,14 @@ class _CVPlan:
 
 def _run_split_group(
     X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str],
-    members: Sequence[tuple[float, int, np.ndarray, np.ndarray, dict[str, Any]]],
+    members: Sequence[tuple[float, int, np.ndarray, np.ndarray, dict[str, Any]]], cache_root: str | None = None,
 ) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, float]]]:
-    """One sweep cell: every run on one (train, validation) split, sharing its correlation estimate."""
-    with correlation_cache():
+    """One sweep cell: every run on one (train, validation) split, sharing its correlation estimate.
+
+    ``cache_root`` is the disk-cache folder of the process that laid out the
+    sweep (None: no disk cache), used here whatever this worker's environment.
+    """
+    with _cache_root(cache_root), correlation_cache():
         return [_run_task(X, models, benchmarks, h, f, tr, va, kw) for h, f, tr, va, kw in members]
 
 
@@ -827,6 +905,7 @@ def _split_cells(plans: Sequence[_CVPlan]) -> tuple[list[Any], list[list[tuple[i
             g = (digests[key], tr.tobytes(), va.tobytes())
             groups.setdefault(g, []).append((p, t))
     cells, index = [], []
+    root = _CACHE_ROOT[-1] if _CACHE_ROOT else (os.environ.get(CACHE_ENV) or None)
     for members in groups.values():
         p0, t0 = members[0]
         plan = plans[p0]
@@ -836,7 +915,7 @@ def _split_cells(plans: Sequence[_CVPlan]) -> tuple[list[Any], list[list[tuple[i
         runs = [(plans[p].tasks[t][0], plans[p].tasks[t][1], plans[p].tasks[t][2], plans[p].tasks[t][3],
                  plans[p].kw) for p, t in members]
         label = f"{plan.label} holdout={h:g} fold={f}" + (f" ({len(members)} runs)" if len(members) > 1 else "")
-        cells.append(Cell(label, _run_split_group, (plan.X, plan.models, plan.benchmarks, runs), cost=cost))
+        cells.append(Cell(label, _run_split_group, (plan.X, plan.models, plan.benchmarks, runs, root), cost=cost))
         index.append(members)
     return cells, index
 
