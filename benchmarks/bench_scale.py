@@ -146,7 +146,7 @@ def local_cluster():
     from distributed import LocalCluster
 
     return LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                        dashboard_address=None)
+                        dashboard_address="127.0.0.1:0")
 
 
 def cluster_grid(matrix: ScoreMatrix, *, holdouts, folds) -> tuple[float, str, object]:

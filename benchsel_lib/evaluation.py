@@ -1433,7 +1433,10 @@ def correlation_cache() -> Iterator[dict]:
     and the EM configuration, so several CV runs on the same splits (other
     methods, tie-break rules, ``min_observed``) pay for EM once. Results are
     identical to uncached runs. Re-entrant (an inner block uses the outer
-    cache). Only the calling process is cached (use ``n_jobs=1``).
+    cache). Only the calling process is cached, so it helps runs with
+    ``n_jobs=1``; across processes and machines, :func:`cv_grid` puts the
+    runs of one split in one cell and the disk cache (``BENCHSEL_CACHE_DIR``)
+    shares estimates between cells.
 
     Yields
     ------

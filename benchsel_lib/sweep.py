@@ -74,6 +74,15 @@ def _run_cell(cell: Cell) -> Any:
         raise SweepError(f"cell {cell.label!r} failed: {type(exc).__name__}: {exc}") from exc
 
 
+def _run_cell_args(label: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """:func:`_run_cell` with the cell's arguments at top level, so that joblib's Dask backend
+    scatters large ones (the score matrix) to the workers once per sweep, not once per cell."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 -- re-raised with the cell's name, chained
+        raise SweepError(f"cell {label!r} failed: {type(exc).__name__}: {exc}") from exc
+
+
 def _check_n_jobs(n_jobs: object) -> int | None:
     if n_jobs is None:
         return None
@@ -135,8 +144,8 @@ def run_sweep(
         run in other processes, and deterministic given its arguments.
     n_jobs : int or None
         ``1``: serially in this process. ``N > 1``: ``N`` workers of the
-        active joblib backend (loky processes with one BLAS thread each unless
-        a ``joblib.parallel_config`` says otherwise). ``None``: as the active
+        active joblib backend (with the default loky backend: processes with
+        one BLAS thread each; other backends as configured). ``None``: as the active
         ``joblib.parallel_config`` says (its ``n_jobs``; 1 when nothing is
         configured; a Dask backend uses every worker of the cluster).
     progress : bool or None
@@ -194,7 +203,8 @@ def run_sweep(
 
     def gen() -> Iterator[Any]:
         par = joblib.Parallel(n_jobs=n, return_as="generator")
-        return par(joblib.delayed(_run_cell)(cells[i]) for i in order)
+        return par(joblib.delayed(_run_cell_args)(cells[i].label, cells[i].fn, *cells[i].args, **cells[i].kwargs)
+                   for i in order)
 
     done: list[Any] = []
     deaths = _worker_death_types()

@@ -53,7 +53,7 @@ def test_a_dask_local_cluster_gives_the_serial_frame_bit_for_bit(serial):
         "distributed", reason="dask.distributed is not installed (the [cluster] extra: pip install 'benchsel[cluster]')"
     )
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address="127.0.0.1:0") as cluster:
         with distributed.Client(cluster) as client:
             assert len(client.scheduler_info()["workers"]) == 2
             with joblib.parallel_config(backend="dask"):
@@ -185,7 +185,7 @@ def test_cli_scheduler_runs_on_a_dask_cluster_with_the_serial_table(capsys, toy_
     distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (the [cluster] extra)")
     _, serial, _ = _cli(capsys, *CLI_GRID, "--data", toy_csv)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address="127.0.0.1:0") as cluster:
         code, out, err = _cli(capsys, *CLI_GRID, "--data", toy_csv, "--scheduler", cluster.scheduler_address)
     assert code == 0, err
     assert "2 workers" in err
