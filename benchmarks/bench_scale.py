@@ -15,7 +15,8 @@ Parts:
 1. The paper's CV grid (entropy, MI, random; holdouts 10/20/50/90%; k = 1..15;
    10 folds; seed 0) on each matrix with ``n_jobs`` local worker processes
    (joblib/loky): wall time and peak resident memory of this process and its
-   workers (this process included). The 10000 x 300 grid runs at the holdouts of ``--big-holdouts``
+   workers (this process included), after the workers have started and
+   imported the library. The 10000 x 300 grid runs at the holdouts of ``--big-holdouts``
    (default 10% only) on a 2-worker Dask ``LocalCluster``.
 2. Growth: the 10%-holdout grid's wall time against M (N fixed) and N (M
    fixed) on the sparse model, and one EM E-step's time and peak memory
@@ -133,7 +134,21 @@ class PeakRSS:
         return "n/a (psutil missing)" if self.proc is None else f"{self.peak:.0f} MB"
 
 
+def _warm() -> None:
+    """Import what a cell needs (run in each worker before timing, so start-up is not timed)."""
+    import benchsel_lib.evaluation  # noqa: F401
+    import benchsel_lib.selection  # noqa: F401
+
+
+def warm_local(n_jobs: int) -> None:
+    from benchsel_lib.sweep import Cell, run_sweep
+
+    if n_jobs > 1:
+        run_sweep([Cell(f"warm {i}", _warm) for i in range(2 * n_jobs)], n_jobs=n_jobs)
+
+
 def grid(matrix: ScoreMatrix, *, holdouts, n_jobs, folds) -> tuple[float, str, object]:
+    warm_local(n_jobs)
     with PeakRSS() as mem:
         t0 = time.perf_counter()
         df = cross_validate(matrix, methods=METHODS, holdouts=holdouts, k_max=15, n_folds=folds, seed=0,
@@ -143,17 +158,17 @@ def grid(matrix: ScoreMatrix, *, holdouts, n_jobs, folds) -> tuple[float, str, o
 
 
 def local_cluster():
-    from distributed import LocalCluster
+    from benchsel_lib.sweep import local_cluster as make
 
-    return LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                        dashboard_address="127.0.0.1:0")
+    return make(2)
 
 
 def cluster_grid(matrix: ScoreMatrix, *, holdouts, folds) -> tuple[float, str, object]:
     import joblib
     from distributed import Client
 
-    with PeakRSS() as mem, local_cluster() as cluster, Client(cluster):
+    with PeakRSS() as mem, local_cluster() as cluster, Client(cluster) as client:
+        client.run(_warm)  # worker start-up and imports are not timed (as for the warm loky pool)
         with joblib.parallel_config(backend="dask"):
             t0 = time.perf_counter()
             df = cross_validate(matrix, methods=METHODS, holdouts=holdouts, k_max=15, n_folds=folds, seed=0,

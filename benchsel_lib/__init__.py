@@ -104,6 +104,7 @@ _EXPORTS: dict[str, str] = {
     "SweepError": "sweep",
     "run_sweep": "sweep",
     "dask_backend": "sweep",
+    "local_cluster": "sweep",
     "predict_scores": "predict",
     "Predictor": "predict",
     "parse_scores": "predict",

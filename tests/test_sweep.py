@@ -11,7 +11,7 @@ import pytest
 
 from benchsel_lib.evaluation import cross_validate, cv_grid, first_pick_band, tie_break_band
 from benchsel_lib.matrix import ScoreMatrix
-from benchsel_lib.sweep import Cell, SweepError, dask_backend, run_sweep
+from benchsel_lib.sweep import Cell, SweepError, dask_backend, local_cluster, run_sweep
 
 
 def _toy(M: int = 40, N: int = 6, *, seed: int = 0, missing: float = 0.25) -> ScoreMatrix:
@@ -52,16 +52,19 @@ def test_a_dask_local_cluster_gives_the_serial_frame_bit_for_bit(serial):
     distributed = pytest.importorskip(
         "distributed", reason="dask.distributed is not installed (the [cluster] extra: pip install 'benchsel[cluster]')"
     )
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address="127.0.0.1:0") as cluster:
+    with local_cluster(2) as cluster:
         with distributed.Client(cluster) as client:
             assert len(client.scheduler_info()["workers"]) == 2
+            assert all(env is None for env in client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_").values())
             with joblib.parallel_config(backend="dask"):
                 on_cluster = cross_validate(_toy(), **GRID)
+                big = [np.full(20000, float(i)) for i in range(2)]  # broadcast to every worker
+                sums = run_sweep([Cell(f"sum {i}", np.sum, (big[i % 2],)) for i in range(4)])
         with dask_backend(cluster.scheduler_address):
             by_address = cross_validate(_toy(), **GRID)
     _assert_identical(serial, on_cluster)
     _assert_identical(serial, by_address)
+    assert sums == [0.0, 20000.0, 0.0, 20000.0]
 
 
 def test_cv_grid_equals_separate_runs_across_matrices_and_settings():
@@ -184,8 +187,7 @@ def test_cli_jobs_gives_the_serial_table(capsys, toy_csv):
 def test_cli_scheduler_runs_on_a_dask_cluster_with_the_serial_table(capsys, toy_csv):
     distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (the [cluster] extra)")
     _, serial, _ = _cli(capsys, *CLI_GRID, "--data", toy_csv)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address="127.0.0.1:0") as cluster:
+    with local_cluster(2) as cluster:
         code, out, err = _cli(capsys, *CLI_GRID, "--data", toy_csv, "--scheduler", cluster.scheduler_address)
     assert code == 0, err
     assert "2 workers" in err
