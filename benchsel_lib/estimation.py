@@ -306,23 +306,34 @@ def _shrink(S: np.ndarray, alpha: float) -> np.ndarray:
 _BUCKET_COST = 1.5e5
 
 
+#: most elements (8 bytes each) of one chunk's stack of s x s blocks in the E-step; a chunk may be
+#: larger only to hold one pattern, and is never larger than ``_CHUNK_N2`` N^2 when that is bigger
+_CHUNK_ELEMS = 1 << 20
+_CHUNK_N2 = 4
+
+
 @dataclass
 class _Group:
-    """Patterns padded to one block size ``s`` (both kinds; precomputed gathers).
+    """Patterns padded to one block size ``s`` (both kinds), processed in chunks.
 
     Blocks are gathered from the stacked flat array ``[Sigma_a, P_a]`` (each
     ``Na x Na``, padded with an identity): observed-block patterns factorize
-    ``Sigma_oo``, precision-form patterns ``P_mm`` (offset ``Na * Na``).
+    ``Sigma_oo``, precision-form patterns ``P_mm`` (offset ``Na * Na``). Rows
+    are sorted by pattern, so the patterns ``p0:p1`` of a chunk own the
+    contiguous rows ``r0:r1``. Memory O(R s + G s): no ``G x s x s`` array
+    is kept; the E-step builds one chunk of blocks at a time.
     """
 
     idx: np.ndarray  # (G, s) block indices; pads point to distinct dummy indices >= N
     n: np.ndarray  # (G,) number of rows per pattern
-    rows: np.ndarray  # (R,) rows in these patterns
-    rpos: np.ndarray  # (R,) position of each row's pattern within the group
+    offset: np.ndarray  # (G,) 0 for observed-block patterns, Na*Na for precision-form ones
+    rows: np.ndarray  # (R,) rows in these patterns, sorted by pattern
+    rpos: np.ndarray  # (R,) position of each row's pattern within the group (non-decreasing)
     flat_rows: np.ndarray  # (R, s) flat indices rows*Na + idx[rpos] into an (M, Na) array
     flat_src: np.ndarray  # (R, s) flat_rows, offset by M*Na for precision-form rows ([D, DP] stacked)
-    flat_block: np.ndarray  # (G, s, s) flat indices into [Sigma_a, P_a] stacked
     upper: np.ndarray  # (s, s) bool, upper triangle incl. diagonal
+    chunks: list[tuple[int, int, int, int]]  # (p0, p1, r0, r1): patterns and rows of each chunk
+    one_row: bool  # every pattern has exactly one row (rpos is the identity)
 
 
 @dataclass
@@ -338,7 +349,20 @@ class _Plan:
     uses_P: np.ndarray  # (M,) float: 1 for precision-form and complete rows, else 0
     sign: np.ndarray  # (M,) +1 observed-block, -1 precision form, 0 complete rows
     p_rows: np.ndarray  # rows that need P d_i (precision-form and complete rows)
-    all_blocks: np.ndarray  # concatenated flat_block of all groups (one bincount per E-step)
+    chunk_elems: int  # the block budget of one chunk (elements)
+
+
+def _chunks(n: np.ndarray, s: int, budget: int) -> list[tuple[int, int, int, int]]:
+    """Cut a group's patterns (row counts ``n``) into chunks of at most ``budget`` block elements.
+
+    A chunk holds consecutive patterns with ``patterns * s^2 <= budget``
+    (at least one); the rows of a chunk are split further in the E-step when
+    their gathered blocks would exceed the budget. O(G).
+    """
+    per = max(1, budget // max(s * s, 1))
+    G = n.size
+    starts = np.concatenate([[0], np.cumsum(n.astype(np.int64))])
+    return [(p0, min(p0 + per, G), int(starts[p0]), int(starts[min(p0 + per, G)])) for p0 in range(0, G, per)]
 
 
 def _bucket_sizes(size_of: dict[int, int]) -> list[tuple[int, list[int]]]:
@@ -379,82 +403,72 @@ def _bucket_sizes(size_of: dict[int, int]) -> list[tuple[int, list[int]]]:
     return out
 
 
-def _make_plan(obs: np.ndarray) -> _Plan:
+def _make_plan(obs: np.ndarray, *, chunk_elems: int | None = None) -> _Plan:
     """Group the rows by missingness pattern and choose a formula per pattern.
 
     A pattern with ``|o| < |m|`` observed entries uses the observed-block form
     (factorize ``Sigma_oo``), otherwise the precision form (factorize
     ``P_mm``); patterns of both kinds are bucketed by padded block size so
-    that each bucket is one gather and one loop of small factorizations.
-    O(M N + P N) once per fit.
+    that each bucket is one gather and one loop of small factorizations, cut
+    into chunks of at most ``chunk_elems`` block elements (default
+    ``max(_CHUNK_ELEMS, _CHUNK_N2 N^2)``). O(M N log M) once per fit; memory
+    O(M N).
     """
     M, N = obs.shape
+    if chunk_elems is None:
+        chunk_elems = max(_CHUNK_ELEMS, _CHUNK_N2 * N * N)
     keys, inverse, counts = np.unique(obs, axis=0, return_inverse=True, return_counts=True)
     inverse = np.asarray(inverse).reshape(-1)
-    kind_of: dict[int, str] = {}
-    size_of: dict[int, int] = {}
-    full_pats = []
-    for p in range(keys.shape[0]):
-        n_o = int(keys[p].sum())
-        n_m = N - n_o
-        if n_m == 0:
-            full_pats.append(p)
-            continue
-        if n_o < n_m:
-            kind_of[p], size_of[p] = "obs", n_o
-        else:
-            kind_of[p], size_of[p] = "mis", n_m
+    n_obs_pat = keys.sum(axis=1)
+    pat_full = n_obs_pat == N
+    pat_is_mis = (~pat_full) & (n_obs_pat >= N - n_obs_pat)
+    size_of = {p: int(n_obs_pat[p] if not pat_is_mis[p] else N - n_obs_pat[p])
+               for p in np.flatnonzero(~pat_full).tolist()}
     buckets = _bucket_sizes(size_of)
-    specs = []
-    n_pad = 0
+    n_pad = max((s - size_of[p] for s, pats in buckets for p in pats), default=0)
+    Na = N + n_pad
+    order = np.argsort(inverse, kind="stable")  # rows sorted by pattern
+    row_start = np.concatenate([[0], np.cumsum(counts)])
+    groups: list[_Group] = []
     for s, pats in buckets:
-        G = len(pats)
+        pats_a = np.asarray(pats, dtype=np.intp)
+        G = pats_a.size
         idx = np.empty((G, s), dtype=np.intp)
         for g, p in enumerate(pats):
-            real = np.flatnonzero(keys[p] if kind_of[p] == "obs" else ~keys[p])
+            real = np.flatnonzero(~keys[p] if pat_is_mis[p] else keys[p])
             idx[g, : real.size] = real
             idx[g, real.size :] = N + np.arange(s - real.size)
-            n_pad = max(n_pad, s - real.size)
-        specs.append((pats, idx))
-    Na = N + n_pad
-    groups: list[_Group] = []
-    pat_is_mis = np.zeros(keys.shape[0], dtype=bool)
-    for p, k in kind_of.items():
-        pat_is_mis[p] = k == "mis"
-    for pats, idx in specs:
-        pos = {p: g for g, p in enumerate(pats)}
-        rows = np.flatnonzero(np.isin(inverse, pats))
-        rpos = np.array([pos[int(q)] for q in inverse[rows]], dtype=np.intp)
-        n = counts[pats].astype(float)
+        n = counts[pats_a]
+        rows = np.concatenate([order[row_start[p]:row_start[p + 1]] for p in pats])
+        rpos = np.repeat(np.arange(G, dtype=np.intp), n)
         flat_rows = rows[:, None] * Na + idx[rpos]
         row_mis = pat_is_mis[inverse[rows]]
-        blk_mis = pat_is_mis[pats]
-        s = idx.shape[1]
         groups.append(
             _Group(
                 idx=idx,
-                n=n,
+                n=n.astype(float),
+                offset=np.where(pat_is_mis[pats_a], Na * Na, 0).astype(np.intp),
                 rows=rows,
                 rpos=rpos,
                 flat_rows=flat_rows,
                 flat_src=flat_rows + (row_mis * (M * Na))[:, None],
-                flat_block=idx[:, :, None] * Na + idx[:, None, :] + (blk_mis * (Na * Na))[:, None, None],
                 upper=np.triu(np.ones((s, s), dtype=bool)),
+                chunks=_chunks(n, s, chunk_elems),
+                one_row=bool((n == 1).all()),
             )
         )
-    full_rows = np.flatnonzero(np.isin(inverse, full_pats))
     row_mis = pat_is_mis[inverse]
-    row_full = np.isin(inverse, full_pats)
+    row_full = pat_full[inverse]
+    full_rows = np.flatnonzero(row_full)
     obs_rows = np.flatnonzero(~row_mis & ~row_full)
     mis_rows = np.flatnonzero(row_mis)
     need_P = full_rows.size > 0 or mis_rows.size > 0
     uses_P = (row_mis | row_full).astype(float)
     sign = np.where(row_full, 0.0, np.where(row_mis, -1.0, 1.0))
     p_rows = np.flatnonzero(row_mis | row_full)
-    all_blocks = np.concatenate([g.flat_block.reshape(-1) for g in groups] or [np.zeros(0, dtype=np.intp)])
     return _Plan(
         groups, full_rows, n_pad, obs.sum(axis=1), need_P, int(keys.shape[0]), obs_rows, mis_rows, uses_P, sign,
-        p_rows, all_blocks,
+        p_rows, int(chunk_elems),
     )
 
 
@@ -570,17 +584,25 @@ def _e_step(
     V = np.zeros(M * Na)  # row i: Q g_i scattered (K_i d_i, resp. inv(P_mm) (P d_i)_m)
     qv = np.zeros(M)
     ld_row = np.zeros(M)
-    weights = []
+    scatter = np.zeros(2 * NN) if plan.groups else None
     for g in plan.groups:
-        Q, ld = _batched_inv_logdet(SPflat[g.flat_block], g.upper)
-        rpos = g.rpos
-        gv = DDflat[g.flat_src]
-        v = np.einsum("rst,rt->rs", Q[rpos], gv)
-        qv[g.rows] = np.einsum("rs,rs->r", v, gv)
-        ld_row[g.rows] = ld[rpos]
-        V[g.flat_rows] = v
-        weights.append((Q * g.n[:, None, None]).reshape(-1))
-    scatter = np.bincount(plan.all_blocks, weights=np.concatenate(weights), minlength=2 * NN) if weights else None
+        s = g.idx.shape[1]
+        for p0, p1, r0, r1 in g.chunks:
+            ix = g.idx[p0:p1]
+            blocks = ix[:, :, None] * Na + ix[:, None, :] + g.offset[p0:p1, None, None]  # (c, s, s)
+            Q, ld = _batched_inv_logdet(SPflat[blocks], g.upper)
+            scatter += np.bincount(blocks.reshape(-1), weights=(Q * g.n[p0:p1, None, None]).reshape(-1),
+                                   minlength=2 * NN)
+            step = r1 - r0 if g.one_row else max(1, plan.chunk_elems // (s * s))
+            for a in range(r0, r1, step):  # rows in sub-chunks: the gathered Q stays within the budget
+                b = min(a + step, r1)
+                gv = DDflat[g.flat_src[a:b]]
+                Qr = Q if g.one_row else Q[g.rpos[a:b] - p0]
+                v = np.matmul(Qr, gv[:, :, None])[:, :, 0]
+                rows = g.rows[a:b]
+                qv[rows] = np.einsum("rs,rs->r", v, gv)
+                ld_row[rows] = ld if g.one_row else ld[g.rpos[a:b] - p0]
+                V[g.flat_rows[a:b]] = v
     V = V.reshape(M, Na)[:, :N]
     Xc = X0.copy()
     corr = np.zeros((N, N))

@@ -56,6 +56,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -68,7 +69,6 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
-from ._progress import progress as _progress
 from .imputation import GaussianImputer, Imputer, _regression_weights
 from .matrix import ScoreMatrix
 from .transforms import inverse_logit_transform, logit_transform
@@ -77,6 +77,7 @@ __all__ = [
     "fold_assignments",
     "cv_splits",
     "cross_validate",
+    "cv_grid",
     "summarize_cv",
     "calibration_table",
     "top_residuals",
@@ -295,6 +296,21 @@ def _code_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
+#: the cache folder of the process that laid out a sweep, set in its workers while they run its cells
+#: (empty: read ``BENCHSEL_CACHE_DIR``), so that workers started earlier or on other machines use it too
+_CACHE_ROOT: list[str | None] = []
+
+
+@contextmanager
+def _cache_root(root: str | None) -> Iterator[None]:
+    """Use ``root`` (None: no disk cache) as the cache folder inside the block."""
+    _CACHE_ROOT.append(root)
+    try:
+        yield
+    finally:
+        _CACHE_ROOT.pop()
+
+
 def _disk_cache_path(X: np.ndarray, estimator: str, config: str) -> Path | None:
     """Cache file of one training correlation, or None when the disk cache is off.
 
@@ -302,7 +318,7 @@ def _disk_cache_path(X: np.ndarray, estimator: str, config: str) -> Path | None:
     pattern included), the estimator, the EM configuration and the
     fingerprint of the estimation code.
     """
-    root = os.environ.get(CACHE_ENV)
+    root = _CACHE_ROOT[-1] if _CACHE_ROOT else os.environ.get(CACHE_ENV)
     if not root:
         return None
     h = hashlib.sha256()
@@ -336,7 +352,8 @@ def _correlation(X: np.ndarray, estimator: str, config: str) -> np.ndarray:
             if R is not None:
                 return R
     try:
-        est = estimate_correlation(X, method=estimator, config=config, context="cv", std_floor="relative")
+        with _lock_heartbeat(lock):
+            est = estimate_correlation(X, method=estimator, config=config, context="cv", std_floor="relative")
         R = np.asarray(est.corr, dtype=float)
         R = (R + R.T) / 2.0
         if path is not None:
@@ -365,13 +382,45 @@ def _cache_load(path: Path, n: int) -> np.ndarray | None:
     return R if R.shape == (n, n) and np.isfinite(R).all() else None
 
 
+_LOCK_BEAT_S = 30.0  # a computing process touches its lock this often (other machines see it alive)
+
+
+def _lock_owner() -> str:
+    return f"{socket.gethostname()} {os.getpid()}"
+
+
+def _lock_is_stale(lock: Path) -> bool:
+    """A lock whose owner is a dead process on this machine, or not touched for ``_LOCK_WAIT_S``."""
+    try:
+        age = time.time() - lock.stat().st_mtime
+        owner = lock.read_text().split()
+    except OSError:
+        return False
+    if age > _LOCK_WAIT_S:
+        return True
+    if len(owner) == 2 and owner[0] == socket.gethostname() and owner[1].isdigit():
+        try:
+            os.kill(int(owner[1]), 0)
+        except ProcessLookupError:
+            return True
+        except OSError:  # alive under another user
+            return False
+    return False
+
+
 def _cache_lock(path: Path) -> Path | None:
-    """Claim the computation of ``path`` across processes.
+    """Claim the computation of ``path`` across processes and machines sharing the cache folder.
 
     Returns the lock file when this process should compute the estimate, or
     None after waiting for another process that held the lock (the caller
-    then reads the file, or computes it if that process failed). Locks are
-    held only while computing, so two processes cannot wait on each other.
+    then reads the file, or computes it if that process failed). The lock
+    (created with ``O_EXCL``) names its owner (host and process id) and is
+    touched every ``_LOCK_BEAT_S`` seconds while the estimate is computed
+    (:func:`_lock_heartbeat`); a lock whose owner died on this machine, or
+    that nobody touched for ``_LOCK_WAIT_S``, is stale and removed. Locks are
+    held only while computing, so two processes cannot wait on each other;
+    the estimate itself is written to a temporary file and renamed
+    (``os.replace``), so a reader sees a complete file or none.
     """
     lock = path.with_suffix(".lock")
     try:
@@ -381,23 +430,48 @@ def _cache_lock(path: Path) -> Path | None:
     deadline = time.monotonic() + _LOCK_WAIT_S
     while True:
         try:
-            os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(_lock_owner())
             if path.exists():  # written by the process that held the lock before
                 lock.unlink(missing_ok=True)
                 return None
             return lock
         except FileExistsError:
-            try:  # a lock left behind by a killed process
-                if time.time() - lock.stat().st_mtime > _LOCK_WAIT_S:
-                    lock.unlink(missing_ok=True)
-                    continue
-            except OSError:
-                pass
+            if _lock_is_stale(lock):  # a lock left behind by a killed process
+                lock.unlink(missing_ok=True)
+                continue
         except OSError:
             return None
         if path.exists() or time.monotonic() > deadline:
             return None
         time.sleep(0.05)
+
+
+@contextmanager
+def _lock_heartbeat(lock: Path | None) -> Iterator[None]:
+    """Touch ``lock`` every ``_LOCK_BEAT_S`` seconds inside the block (a long EM stays visibly alive)."""
+    if lock is None:
+        yield
+        return
+    import threading
+
+    stop = threading.Event()
+
+    def beat() -> None:
+        while not stop.wait(_LOCK_BEAT_S):
+            try:
+                os.utime(lock)
+            except OSError:
+                return
+
+    t = threading.Thread(target=beat, name="benchsel-cache-lock", daemon=True)
+    t.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        t.join()
 
 
 def _pattern_groups(pat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -784,6 +858,231 @@ def _check_common(
     return matrix, methods, levels, imputer
 
 
+# --------------------------------------------------------------------------- cells and grids
+@dataclass
+class _CVPlan:
+    """A validated :func:`cross_validate` call: its splits (``tasks``) and per-split options (``kw``)."""
+
+    X: np.ndarray
+    models: list[str]
+    benchmarks: list[str]
+    tasks: list[tuple[float, int, np.ndarray, np.ndarray]]  # (holdout, fold, train, val)
+    kw: dict[str, Any]
+    attrs: dict[str, Any]
+    label: str
+
+
+def _run_split_group(
+    X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str],
+    members: Sequence[tuple[float, int, np.ndarray, np.ndarray, dict[str, Any]]], cache_root: str | None = None,
+) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, float]]]:
+    """One sweep cell: every run on one (train, validation) split, sharing its correlation estimate.
+
+    ``cache_root`` is the disk-cache folder of the process that laid out the
+    sweep (None: no disk cache), used here whatever this worker's environment.
+    """
+    with _cache_root(cache_root), correlation_cache():
+        return [_run_task(X, models, benchmarks, h, f, tr, va, kw) for h, f, tr, va, kw in members]
+
+
+def _split_cells(plans: Sequence[_CVPlan]) -> tuple[list[Any], list[list[tuple[int, int]]]]:
+    """Sweep cells for the splits of ``plans``; runs on the same matrix and rows share one cell.
+
+    Returns the cells and, per cell, the ``(plan, task)`` index of each of its
+    members. The cost estimate (training rows x N^2, ten times more where EM
+    runs on missing entries, times the runs in the cell) only orders the
+    submission.
+    """
+    from .sweep import Cell
+
+    groups: dict[tuple, list[tuple[int, int]]] = {}
+    digests: dict[int, str] = {}
+    for p, plan in enumerate(plans):
+        key = id(plan.X)
+        if key not in digests:
+            digests[key] = hashlib.sha256(repr(plan.X.shape).encode() + plan.X.tobytes()).hexdigest()
+        for t, (h, f, tr, va) in enumerate(plan.tasks):
+            g = (digests[key], tr.tobytes(), va.tobytes())
+            groups.setdefault(g, []).append((p, t))
+    cells, index = [], []
+    root = _CACHE_ROOT[-1] if _CACHE_ROOT else (os.environ.get(CACHE_ENV) or None)
+    for members in groups.values():
+        p0, t0 = members[0]
+        plan = plans[p0]
+        h, f, tr, va = plan.tasks[t0]
+        sparse = bool(np.isnan(plan.X[tr]).any())
+        cost = float(tr.size) * plan.X.shape[1] ** 2 * (10.0 if sparse else 1.0) * (1.0 + 0.2 * (len(members) - 1))
+        runs = [(plans[p].tasks[t][0], plans[p].tasks[t][1], plans[p].tasks[t][2], plans[p].tasks[t][3],
+                 plans[p].kw) for p, t in members]
+        label = f"{plan.label} holdout={h:g} fold={f}" + (f" ({len(members)} runs)" if len(members) > 1 else "")
+        cells.append(Cell(label, _run_split_group, (plan.X, plan.models, plan.benchmarks, runs, root), cost=cost))
+        index.append(members)
+    return cells, index
+
+
+def _cv_frame(plan: _CVPlan, collected: Sequence[tuple[list, list, dict]]) -> pd.DataFrame:
+    """The :func:`cross_validate` frame of one plan from its per-split results (in task order)."""
+    rows: list[dict[str, Any]] = []
+    tops: list[dict[str, Any]] = []
+    timings: dict[str, float] = {}
+    for r, t, tm in collected:
+        rows.extend(r)
+        tops.extend(t)
+        for key, val_ in tm.items():
+            timings[key] = timings.get(key, 0.0) + val_
+    df = pd.DataFrame(rows)
+    if len(df):
+        order = ["method", "holdout", "fold", "k"]
+        df = df[order + [c for c in df.columns if c not in order]]
+        df = df.sort_values(["method", "holdout", "fold", "k"], kind="stable").reset_index(drop=True)
+    df.attrs.update(plan.attrs)
+    df.attrs["timings"] = timings
+    df.attrs["top_residuals"] = _Records(tops)
+    return df
+
+
+def _run_plans(plans: Sequence[_CVPlan], *, n_jobs: int | None, progress: bool | None) -> list[pd.DataFrame]:
+    """Run the splits of every plan as one sweep (:func:`~benchsel_lib.sweep.run_sweep`); one frame per plan."""
+    from .sweep import run_sweep
+
+    cells, index = _split_cells(plans)
+    results = run_sweep(cells, n_jobs=n_jobs, progress=progress, desc="cv")
+    per_plan: list[list[Any]] = [[None] * len(p.tasks) for p in plans]
+    for members, res in zip(index, results):
+        for (p, t), r in zip(members, res):
+            per_plan[p][t] = r
+    return [_cv_frame(plan, coll) for plan, coll in zip(plans, per_plan)]
+
+
+def _check_n_jobs(n_jobs: object) -> None:
+    from .sweep import _check_n_jobs as check
+
+    check(n_jobs)
+
+
+_GRID_EXCLUDED = ("n_jobs", "progress", "return_details")
+
+
+def cv_grid(
+    runs: Sequence[dict[str, Any]], *, n_jobs: int | None = None, progress: bool | None = None
+) -> list[pd.DataFrame]:
+    """Run several :func:`cross_validate` calls as one sweep: the grid entry point.
+
+    Every (run, holdout, fold) split becomes a cell of one
+    :func:`~benchsel_lib.sweep.run_sweep`, so the splits of several matrices,
+    holdouts, methods and settings are interleaved over the workers, largest
+    first. Runs on the same matrix with the same training and validation rows
+    (e.g. other methods or tie-break rules with the same seed) share one cell
+    and pay for the correlation estimate once.
+
+    Parameters
+    ----------
+    runs : sequence of dict
+        Each ``dict(matrix=..., **options)`` with the keyword options of
+        :func:`cross_validate` (all but ``n_jobs``, ``progress`` and
+        ``return_details``).
+    n_jobs : int or None
+        Workers, as in :func:`~benchsel_lib.sweep.run_sweep` (None: as
+        ``joblib.parallel_config`` says; 1 = serially in this process).
+    progress : bool or None
+        One progress bar over all cells.
+
+    Returns
+    -------
+    list of DataFrame
+        ``[cross_validate(**run) for run in runs]``, bit for bit.
+
+    Raises
+    ------
+    ValueError
+        A run lacks ``matrix``, has an option :func:`cross_validate` does not
+        take, or an option it rejects; bad ``n_jobs``.
+    benchsel_lib.sweep.SweepError
+        A cell failed (named in the message).
+    """
+    import inspect
+
+    _check_n_jobs(n_jobs)
+    allowed = set(inspect.signature(_cv_plan).parameters) - {"matrix"}
+    plans = []
+    for i, run in enumerate(runs):
+        if not isinstance(run, dict) or "matrix" not in run:
+            raise ValueError(f"run {i} must be a dict with a 'matrix' and cross_validate options")
+        opts = {k: v for k, v in run.items() if k != "matrix"}
+        bad = sorted(set(opts) - allowed)
+        if bad:
+            where = "is set by cv_grid itself" if set(bad) & set(_GRID_EXCLUDED) else "is not an option of cross_validate"
+            raise ValueError(f"run {i}: {bad[0]!r} {where}")
+        plans.append(_cv_plan(run["matrix"], **opts))
+    return _run_plans(plans, n_jobs=n_jobs, progress=progress)
+
+
+def _cv_plan(
+    matrix: ScoreMatrix,
+    *,
+    methods: Sequence[str] = ("entropy", "random"),
+    holdouts: Sequence[float] = (0.1,),
+    k_max: int = 15,
+    n_folds: int = 10,
+    seed: int = 0,
+    estimator: str = "auto",
+    config: str = "released",
+    transform: str | None = None,
+    imputer: Imputer | None = None,
+    tie_break: Any = "auto",
+    min_observed: int | None = None,
+    initial: Sequence[int | str] = (),
+    ridge: float = 1e-2,
+    clip: float = 10.0,
+    levels: Sequence[float] = (),
+    variance_inflation: str | None = None,
+    inner_folds: int = 3,
+    min_train_observed: int = 1,
+    scheme: str = "nested",
+    unconditioned: str = "skip",
+) -> _CVPlan:
+    """Validate the options of :func:`cross_validate` and lay out its (holdout, fold) splits."""
+    matrix, methods, levels, imputer = _check_common(
+        matrix, methods, k_max, ridge, clip, transform, levels, imputer, min_observed, variance_inflation
+    )
+    seed = _check_seed(seed)
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown scheme {scheme!r}: use one of {SCHEMES}")
+    if unconditioned not in UNCONDITIONED:
+        raise ValueError(f"unknown unconditioned rule {unconditioned!r}: use one of {UNCONDITIONED}")
+    hs = tuple(float(h) for h in ([holdouts] if np.isscalar(holdouts) else holdouts))
+    if not hs:
+        raise ValueError("holdouts is empty")
+    for h in hs:
+        if not 0.0 <= h < 1.0:
+            raise ValueError(f"holdout fractions must be in [0, 1), got {h!r}")
+    if len(set(hs)) != len(hs):
+        raise ValueError(f"holdouts lists a fraction twice: {hs}")
+    if isinstance(inner_folds, bool) or not isinstance(inner_folds, (int, np.integer)) or inner_folds < 2:
+        raise ValueError(f"inner_folds must be an integer >= 2, got {inner_folds!r}")
+    from ._validation import resolve_indices
+
+    init_names = tuple(matrix.benchmarks[j] for j in
+                       resolve_indices(initial, len(matrix.benchmarks), matrix.benchmarks, what="initial benchmark"))
+    if len(init_names) > k_max:
+        raise ValueError(f"initial lists {len(init_names)} benchmarks, more than k_max={k_max}")
+    X = np.asarray(matrix.scores, dtype=float)
+    M = X.shape[0]
+    splits = {h: cv_splits(M, n_folds=n_folds, holdout=h, seed=seed, scheme=scheme) for h in hs}
+    tasks = [(h, f, tr, va) for h in hs for (f, tr, va) in splits[h]]
+    kw = dict(methods=methods, k_max=int(k_max), estimator=estimator, config=config, transform=transform,
+              imputer=imputer, tie_break=tie_break, min_observed=min_observed, ridge=ridge, clip=clip,
+              levels=levels, variance_inflation=variance_inflation or None, inner_folds=int(inner_folds),
+              seed=seed, min_train_observed=int(min_train_observed), initial=init_names, scheme=scheme,
+              unconditioned=unconditioned)
+    attrs = dict(source=matrix.source, shape=matrix.shape, seed=seed, n_folds=int(n_folds), estimator=estimator,
+                 config=config, transform=transform, imputer=getattr(imputer, "name", type(imputer).__name__),
+                 ridge=ridge, clip=clip, levels=levels, min_observed=min_observed, initial=init_names,
+                 scheme=scheme, unconditioned=unconditioned)
+    return _CVPlan(X=X, models=list(matrix.models), benchmarks=list(matrix.benchmarks), tasks=tasks, kw=kw,
+                   attrs=attrs, label=str(matrix.source or "matrix"))
+
+
 def cross_validate(
     matrix: ScoreMatrix,
     *,
@@ -807,7 +1106,7 @@ def cross_validate(
     min_train_observed: int = 1,
     scheme: str = "nested",
     unconditioned: str = "skip",
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
     progress: bool | None = None,
     return_details: bool = False,
 ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
@@ -898,14 +1197,18 @@ def cross_validate(
         such models). ``"mean"``: it is predicted by the training mean (0 in
         standardized space) and scored, which lowers R^2 on sparse matrices
         (Merged, BenchPress), where small selections often miss a model.
-    n_jobs : int
-        Worker processes over the (holdout, fold) splits (fork start method).
-        Results do not depend on it: every random stream is keyed by fold.
-        With ``n_jobs > 1`` give each process one BLAS thread
-        (``OPENBLAS_NUM_THREADS=1`` before NumPy is imported; the CLI, the
-        book build and ``benchmarks/bench_cv.py`` do): workers that each run
-        a multi-threaded BLAS oversubscribe the cores, and the full CV grid
-        then took over ten minutes instead of under one on 2 cores.
+    n_jobs : int or None
+        Workers over the (holdout, fold) splits, through
+        :func:`~benchsel_lib.sweep.run_sweep` (joblib): ``1`` runs serially in
+        this process, ``N > 1`` in ``N`` loky processes with one BLAS thread
+        each, ``None`` (default) as the active ``joblib.parallel_config``
+        says (serial when none is set; inside
+        ``joblib.parallel_config(backend="dask")`` or
+        :func:`~benchsel_lib.sweep.dask_backend` on every worker of the Dask
+        cluster). Results do not depend on the backend or the number of
+        workers, bit for bit: every random stream is keyed by seed, holdout
+        and fold. A failing split raises
+        :class:`~benchsel_lib.sweep.SweepError` naming it.
     progress : bool or None
         Progress bar (None: only in a terminal or notebook; False: silent).
     return_details : bool
@@ -933,77 +1236,14 @@ def cross_validate(
     one Cholesky + solve per distinct observed-selected pattern
     (O(k^3 + k^2 N)) plus O(v N) evaluation.
     """
-    matrix, methods, levels, imputer = _check_common(
-        matrix, methods, k_max, ridge, clip, transform, levels, imputer, min_observed, variance_inflation
+    _check_n_jobs(n_jobs)
+    plan = _cv_plan(
+        matrix, methods=methods, holdouts=holdouts, k_max=k_max, n_folds=n_folds, seed=seed, estimator=estimator,
+        config=config, transform=transform, imputer=imputer, tie_break=tie_break, min_observed=min_observed,
+        initial=initial, ridge=ridge, clip=clip, levels=levels, variance_inflation=variance_inflation,
+        inner_folds=inner_folds, min_train_observed=min_train_observed, scheme=scheme, unconditioned=unconditioned,
     )
-    seed = _check_seed(seed)
-    if scheme not in SCHEMES:
-        raise ValueError(f"unknown scheme {scheme!r}: use one of {SCHEMES}")
-    if unconditioned not in UNCONDITIONED:
-        raise ValueError(f"unknown unconditioned rule {unconditioned!r}: use one of {UNCONDITIONED}")
-    hs = tuple(float(h) for h in ([holdouts] if np.isscalar(holdouts) else holdouts))
-    if not hs:
-        raise ValueError("holdouts is empty")
-    for h in hs:
-        if not 0.0 <= h < 1.0:
-            raise ValueError(f"holdout fractions must be in [0, 1), got {h!r}")
-    if len(set(hs)) != len(hs):
-        raise ValueError(f"holdouts lists a fraction twice: {hs}")
-    if isinstance(inner_folds, bool) or not isinstance(inner_folds, (int, np.integer)) or inner_folds < 2:
-        raise ValueError(f"inner_folds must be an integer >= 2, got {inner_folds!r}")
-    from ._validation import resolve_indices
-
-    init_names = tuple(matrix.benchmarks[j] for j in
-                       resolve_indices(initial, len(matrix.benchmarks), matrix.benchmarks, what="initial benchmark"))
-    if len(init_names) > k_max:
-        raise ValueError(f"initial lists {len(init_names)} benchmarks, more than k_max={k_max}")
-    X = np.asarray(matrix.scores, dtype=float)
-    M = X.shape[0]
-    splits = {h: cv_splits(M, n_folds=n_folds, holdout=h, seed=seed, scheme=scheme) for h in hs}
-    tasks = [(h, f, tr, va) for h in hs for (f, tr, va) in splits[h]]
-    rows: list[dict[str, Any]] = []
-    tops: list[dict[str, Any]] = []
-    timings: dict[str, float] = {}
-    kw = dict(methods=methods, k_max=int(k_max), estimator=estimator, config=config, transform=transform,
-              imputer=imputer, tie_break=tie_break, min_observed=min_observed, ridge=ridge, clip=clip,
-              levels=levels, variance_inflation=variance_inflation or None, inner_folds=int(inner_folds),
-              seed=seed, min_train_observed=int(min_train_observed), initial=init_names, scheme=scheme,
-              unconditioned=unconditioned)
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
-        raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
-    if n_jobs == 1 or len(tasks) == 1:
-        results = (
-            _run_task(X, matrix.models, matrix.benchmarks, h, f, train, val, kw)
-            for h, f, train, val in tasks
-        )
-        results = _progress(results, total=len(tasks), desc="cv", enabled=progress)
-        collected = list(results)
-    else:
-        import concurrent.futures as cf
-        import multiprocessing as mp
-
-        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-        with cf.ProcessPoolExecutor(max_workers=int(n_jobs), mp_context=ctx) as ex:
-            futs = [ex.submit(_run_task, X, matrix.models, matrix.benchmarks, h, f, train, val, kw)
-                    for h, f, train, val in tasks]
-            collected = list(_progress((fu.result() for fu in futs), total=len(futs), desc="cv",
-                                       enabled=progress))
-    for r, t, tm in collected:
-        rows.extend(r)
-        tops.extend(t)
-        for key, val_ in tm.items():
-            timings[key] = timings.get(key, 0.0) + val_
-    attrs = dict(source=matrix.source, shape=matrix.shape, seed=seed, n_folds=int(n_folds), estimator=estimator,
-                 config=config, transform=transform, imputer=getattr(imputer, "name", type(imputer).__name__),
-                 ridge=ridge, clip=clip, levels=levels, min_observed=min_observed, initial=init_names,
-                 scheme=scheme, unconditioned=unconditioned, timings=timings)
-    df = pd.DataFrame(rows)
-    if len(df):
-        order = ["method", "holdout", "fold", "k"]
-        df = df[order + [c for c in df.columns if c not in order]]
-        df = df.sort_values(["method", "holdout", "fold", "k"], kind="stable").reset_index(drop=True)
-    df.attrs.update(attrs)
-    df.attrs["top_residuals"] = _Records(tops)
+    df = _run_plans([plan], n_jobs=n_jobs, progress=progress)[0]
     if return_details:
         return df, top_residuals(df)
     return df
@@ -1193,7 +1433,10 @@ def correlation_cache() -> Iterator[dict]:
     and the EM configuration, so several CV runs on the same splits (other
     methods, tie-break rules, ``min_observed``) pay for EM once. Results are
     identical to uncached runs. Re-entrant (an inner block uses the outer
-    cache). Only the calling process is cached (use ``n_jobs=1``).
+    cache). Only the calling process is cached, so it helps runs with
+    ``n_jobs=1``; across processes and machines, :func:`cv_grid` puts the
+    runs of one split in one cell and the disk cache (``BENCHSEL_CACHE_DIR``)
+    shares estimates between cells.
 
     Yields
     ------
@@ -1227,25 +1470,28 @@ def tie_break_band(
     *,
     tie_breaks: Sequence[str] = ("auto", "argmax", "index", "mi"),
     method: str = "entropy",
+    n_jobs: int | None = None,
     **cv_kwargs: Any,
 ) -> pd.DataFrame:
     """Greedy CV under several tie-break rules: the band drawn around entropy's R^2.
 
     On a correlation matrix every first entropy gain equals ``0.5 log(2 pi e)``,
     so the first pick (and with it the sequence) is decided by the tie rule.
-    This runs :func:`cross_validate` once per rule in ``tie_breaks`` (sharing
-    the training correlations through :func:`correlation_cache`) and returns
-    the per-rule summary.
+    This runs :func:`cross_validate` once per rule in ``tie_breaks``, all in
+    one sweep (:func:`cv_grid`: the rules of one split share a cell and its
+    training correlation), and returns the per-rule summary.
 
     Parameters
     ----------
     matrix : ScoreMatrix
     tie_breaks : sequence of {"auto", "argmax", "index", "mi"}
     method : str, default "entropy"
+    n_jobs : int or None
+        Workers over the splits, as in :func:`cross_validate`.
     **cv_kwargs
         Passed to :func:`cross_validate` (``holdouts, k_max, n_folds, seed,
-        config, min_observed, ...``; ``methods``, ``tie_break`` and ``n_jobs``
-        are set here).
+        config, min_observed, ...``; ``methods`` and ``tie_break`` are set
+        here).
 
     Returns
     -------
@@ -1256,15 +1502,17 @@ def tie_break_band(
     """
     if not tie_breaks:
         raise ValueError("tie_breaks is empty")
-    for bad in ("methods", "tie_break", "n_jobs"):
+    for bad in ("methods", "tie_break", "return_details"):
         if bad in cv_kwargs:
             raise ValueError(f"tie_break_band sets {bad!r} itself; do not pass it")
+    progress = cv_kwargs.pop("progress", None)
+    frames = cv_grid([dict(matrix=matrix, methods=(method,), tie_break=rule, **cv_kwargs) for rule in tie_breaks],
+                     n_jobs=n_jobs, progress=progress)
     parts = []
-    with correlation_cache():
-        for rule in tie_breaks:
-            s = summarize_cv(cross_validate(matrix, methods=(method,), tie_break=rule, n_jobs=1, **cv_kwargs))
-            s.insert(0, "variant", rule)
-            parts.append(s)
+    for rule, df in zip(tie_breaks, frames):
+        s = summarize_cv(df)
+        s.insert(0, "variant", rule)
+        parts.append(s)
     return pd.concat(parts, ignore_index=True)
 
 
@@ -1279,6 +1527,7 @@ def first_pick_band(
     seed: int = 0,
     method: str = "entropy",
     return_folds: bool = False,
+    n_jobs: int | None = None,
     **cv_kwargs: Any,
 ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """Greedy CV with each candidate benchmark forced as the first pick.
@@ -1289,9 +1538,9 @@ def first_pick_band(
     of tie-break rules (:func:`tie_break_band`), this runs the Section 5.1
     protocol once per candidate first benchmark ``b``, with ``b`` mandatory
     (``cross_validate(initial=(b,))``, i.e. ``select(initial=...)``, paper
-    Section 6) and greedy continuing from it. The training correlations are
-    estimated once per split and shared by all runs through
-    :func:`correlation_cache`.
+    Section 6) and greedy continuing from it. All runs form one sweep
+    (:func:`cv_grid`): the candidates of one split share a cell, so the
+    training correlation is estimated once per split.
 
     Parameters
     ----------
@@ -1314,11 +1563,12 @@ def first_pick_band(
         frames with a ``variant`` column), e.g. for the per-fold R^2 range with
         :func:`variant_range` or for
         :func:`benchsel_lib.plotting.plot_fold_curves`.
+    n_jobs : int or None
+        Workers over the splits, as in :func:`cross_validate`.
     **cv_kwargs
         Passed to :func:`cross_validate` (``holdouts, k_max, n_folds, config,
-        tie_break, min_observed, ...``). ``methods``, ``initial`` and
-        ``n_jobs`` are set here (``n_jobs=1``: the cache lives in this
-        process); ``progress`` shows one bar over the candidates.
+        tie_break, min_observed, ...``). ``methods`` and ``initial`` are set
+        here; ``progress`` shows one bar over the splits.
 
     Returns
     -------
@@ -1336,8 +1586,8 @@ def first_pick_band(
     ValueError
         ``matrix`` is not a ScoreMatrix; ``picks`` is empty, names an unknown
         benchmark, an index out of range or a benchmark twice; ``n_picks`` is
-        not an integer in ``1..len(picks)``; ``cv_kwargs`` sets ``methods``,
-        ``initial`` or ``n_jobs``; or :func:`cross_validate` rejects an option.
+        not an integer in ``1..len(picks)``; ``cv_kwargs`` sets ``methods``
+        or ``initial``; or :func:`cross_validate` rejects an option.
 
     Notes
     -----
@@ -1347,7 +1597,7 @@ def first_pick_band(
     """
     if not isinstance(matrix, ScoreMatrix):
         raise ValueError(f"matrix must be a ScoreMatrix, got {type(matrix).__name__}")
-    for bad in ("methods", "initial", "n_jobs"):
+    for bad in ("methods", "initial", "return_details"):
         if bad in cv_kwargs:
             raise ValueError(f"first_pick_band sets {bad!r} itself; do not pass it")
     seed = _check_seed(seed)
@@ -1369,20 +1619,19 @@ def first_pick_band(
         pool = [pool[i] for i in sorted(chosen.tolist())]
     show = cv_kwargs.pop("progress", None)
     summaries, folds = [], []
-    with correlation_cache():
-        for j in _progress(pool, total=len(pool), desc="first picks", enabled=show):
-            df = cross_validate(matrix, methods=(method,), initial=(names[j],), seed=seed, n_jobs=1,
-                                progress=False, **cv_kwargs)
-            s = summarize_cv(df)
-            if len(df):
-                applied = df.groupby(["method", "holdout", "k"])["n_forced"].sum().rename("n_forced_folds")
-                s = s.merge(applied.reset_index(), on=["method", "holdout", "k"], how="left")
-            else:
-                s["n_forced_folds"] = pd.Series(dtype=int)
-            s.insert(0, "variant", names[j])
-            summaries.append(s)
-            if return_folds:
-                folds.append(df.assign(variant=names[j])[["variant"] + list(df.columns)])
+    frames = cv_grid([dict(matrix=matrix, methods=(method,), initial=(names[j],), seed=seed, **cv_kwargs)
+                      for j in pool], n_jobs=n_jobs, progress=show)
+    for j, df in zip(pool, frames):
+        s = summarize_cv(df)
+        if len(df):
+            applied = df.groupby(["method", "holdout", "k"])["n_forced"].sum().rename("n_forced_folds")
+            s = s.merge(applied.reset_index(), on=["method", "holdout", "k"], how="left")
+        else:
+            s["n_forced_folds"] = pd.Series(dtype=int)
+        s.insert(0, "variant", names[j])
+        summaries.append(s)
+        if return_folds:
+            folds.append(df.assign(variant=names[j])[["variant"] + list(df.columns)])
     out = pd.concat(summaries, ignore_index=True)
     out.attrs = dict(summaries[0].attrs, initial=None, picks=tuple(names[j] for j in pool))
     if not return_folds:

@@ -128,3 +128,74 @@ def test_a_stale_lock_does_not_block(tmp_path, monkeypatch, counted):
     R = evaluation._correlation(X, "em", "released")
     assert len(counted) == 1 and np.isfinite(R).all()
     assert not lock.exists()
+
+
+def test_worker_processes_share_the_cache_folder(tmp_path, monkeypatch):
+    m = _sparse_toy()
+    monkeypatch.delenv(CACHE_ENV, raising=False)
+    plain = _cv(m)
+    # workers started before the variable was set still use the folder of the process that runs the sweep
+    cross_validate(m, methods=("entropy",), holdouts=(0.1,), k_max=1, n_folds=4, estimator="pairwise", n_jobs=2,
+                   progress=False)
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    kw = dict(methods=("entropy", "mi"), holdouts=(0.1, 0.5), k_max=3, n_folds=4, seed=1, estimator="em",
+              progress=False)
+    first = cross_validate(m, n_jobs=2, **kw)
+    assert len(list(tmp_path.glob("corr-*.npy"))) == 8
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".npy"] * 8  # no lock or temporary file left
+    second = cross_validate(m, n_jobs=2, **kw)
+    pd.testing.assert_frame_equal(plain, first, check_exact=True)
+    pd.testing.assert_frame_equal(plain, second, check_exact=True)
+
+
+def test_two_workers_computing_the_same_estimate_leave_one_complete_file(tmp_path):
+    from benchsel_lib import evaluation
+    from benchsel_lib.sweep import Cell, run_sweep
+
+    m = _sparse_toy(M=300, N=8)
+    plan = evaluation._cv_plan(m, methods=("entropy",), k_max=2, n_folds=4, seed=3, estimator="em")
+    h, f, tr, va = plan.tasks[0]
+    args = (plan.X, plan.models, plan.benchmarks, [(h, f, tr, va, plan.kw)], str(tmp_path))
+    a, b = run_sweep([Cell("a", evaluation._run_split_group, args), Cell("b", evaluation._run_split_group, args)],
+                     n_jobs=2)
+    assert a[0][:2] == b[0][:2]  # rows and top residuals (not the timings)
+    files = list(tmp_path.iterdir())
+    assert len(files) == 1 and files[0].suffix == ".npy"
+    R = np.load(files[0], allow_pickle=False)
+    assert R.shape == (8, 8) and np.isfinite(R).all()
+
+
+def test_a_lock_left_by_a_dead_process_on_this_machine_is_removed_at_once(tmp_path, monkeypatch, counted):
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from benchsel_lib import evaluation
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    X = np.ascontiguousarray(_sparse_toy().scores, dtype=float)
+    lock = evaluation._disk_cache_path(X, "em", "released").with_suffix(".lock")
+    lock.write_text(f"{socket.gethostname()} {dead.pid}")  # fresh, but its owner is gone
+    t0 = time.monotonic()
+    R = evaluation._correlation(X, "em", "released")
+    assert time.monotonic() - t0 < 30 and len(counted) == 1 and np.isfinite(R).all()
+    assert not lock.exists()
+
+
+def test_a_computing_process_keeps_its_lock_fresh(tmp_path, monkeypatch):
+    import os
+    import time
+
+    from benchsel_lib import evaluation
+
+    monkeypatch.setattr(evaluation, "_LOCK_BEAT_S", 0.05)
+    lock = tmp_path / "x.lock"
+    lock.write_text("host 1")
+    old = time.time() - 1000
+    os.utime(lock, (old, old))
+    with evaluation._lock_heartbeat(lock):
+        time.sleep(0.3)
+    assert time.time() - lock.stat().st_mtime < 5
