@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .predictors import RidgePredictor, inner_correlation, ridge_loo
+from .predictors import RidgePredictor, inner_correlation, ridge_loo_batch
 
 __all__ = ["STRATEGIES", "select_benchmarks", "predictive_greedy", "lasso_path_order", "min_observed_for"]
 
@@ -99,23 +99,15 @@ def predictive_greedy(
         Sarr = np.asarray(S)
         any_s = tm[:, Sarr].any(axis=1)
         all_s = tm[:, Sarr].all(axis=1)
-        res = tot = 0.0
-        for j in range(N):
-            if j in S:
-                continue
-            rows = tm[:, j] & any_s
-            t = float(z2[rows, j].sum())
-            if t <= 0:
-                continue
-            tot += t
-            full = tm[:, j] & all_s
-            n = int(full.sum())
-            if n >= max(pr.min_rows, len(S) + 2):
-                _, _, _, mse = ridge_loo(tr[np.ix_(full, Sarr)], tr[full, j], pr.alphas)
-                res += n * mse + float(z2[rows & ~all_s, j].sum())
-            else:
-                res += t
-        return 1.0 - res / tot if tot > 0 else -np.inf
+        targets = np.setdiff1d(np.arange(N), Sarr)
+        fit = ridge_loo_batch(tr, Sarr, targets, pr.alphas, observed=tm)
+        rows = tm[:, targets] & any_s[:, None]
+        tot_j = (z2[:, targets] * rows).sum(axis=0)
+        miss_j = (z2[:, targets] * (rows & ~all_s[:, None])).sum(axis=0)
+        ok = (fit["n"] >= max(pr.min_rows, len(S) + 2)) & np.isfinite(fit["mse"])
+        res_j = np.where(ok, fit["n"] * np.nan_to_num(fit["mse"]) + miss_j, tot_j)
+        tot = float(tot_j.sum())
+        return 1.0 - float(res_j.sum()) / tot if tot > 0 else -np.inf
 
     pool: np.ndarray | None = None
     while len(chosen) < k:
