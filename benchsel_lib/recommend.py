@@ -36,6 +36,7 @@ from .strategies import STRATEGIES, select_benchmarks
 __all__ = [
     "Recommendation",
     "recommend",
+    "recommend_predictor",
     "pipeline_path",
     "parse_pipeline",
     "DEFAULT_STRATEGIES",
@@ -168,6 +169,10 @@ def _check_train(train: Any) -> np.ndarray:
         raise ValueError(f"train must be 2-D with at least one model and two benchmarks, got shape {tr.shape}")
     if np.isinf(tr).any():
         raise ValueError("train contains infinite values (use NaN for missing)")
+    empty = np.flatnonzero(np.isnan(tr).all(axis=0))
+    if empty.size:
+        raise ValueError(f"no training model observed benchmark column(s) {empty.tolist()[:10]}: nothing to learn a "
+                         "prediction from; drop them")
     return tr
 
 
@@ -184,6 +189,7 @@ def pipeline_path(
     initial: Sequence[int] = (),
     min_observed: int | None = None,
     levels: Sequence[float] = (0.5, 0.8, 0.9),
+    fixed: Sequence[int] | None = None,
 ) -> list[Recommendation]:
     """The recommended pipeline for every ``k = 1..k_max`` from one inner cross-validation.
 
@@ -211,10 +217,14 @@ def pipeline_path(
         Mandatory columns and candidate filter, passed to every strategy.
     levels : sequence of float
         Interval levels.
+    fixed : sequence of int, optional
+        A given revealed set (what a practitioner ran): no selection, only
+        the predictor is chosen (strategy ``"given"``); ``k_max`` is ignored
+        and one Recommendation with ``k = len(fixed)`` is returned.
 
     Returns
     -------
-    list of Recommendation, index ``k - 1``.
+    list of Recommendation, index ``k - 1`` (one item with ``fixed``).
 
     Notes
     -----
@@ -233,6 +243,11 @@ def pipeline_path(
             raise ValueError(f"unknown predictor {p!r}: use one of {sorted(PREDICTORS)}")
     if not strategies or not predictors:
         raise ValueError("strategies and predictors must not be empty")
+    if fixed is not None:
+        fixed = [int(j) for j in fixed]
+        if not fixed or len(set(fixed)) != len(fixed) or not all(0 <= j < N for j in fixed):
+            raise ValueError(f"fixed must list distinct columns in 0..{N - 1}, got {fixed!r}")
+        k_max, strategies = len(fixed), ("given",)
     if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
         raise ValueError(f"k must be a positive integer, got {k_max!r}")
     if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
@@ -252,8 +267,13 @@ def pipeline_path(
         else:
             note += "; no intervals"
     # final selections on all training rows (these also check k against the filters)
-    finals = {s: select_benchmarks(tr, k_max, strategy=s, cov=R, seed=seed, initial=initial,
-                                   min_observed=min_observed) for s in strategies}
+    def choose(x: np.ndarray, s: str, c: np.ndarray, mo: int | None) -> list[int]:
+        if s == "given":
+            return list(fixed)  # type: ignore[arg-type]
+        return select_benchmarks(x, k_max, strategy=s, cov=c, seed=seed, initial=initial, min_observed=mo)
+
+    ks = [k_max] if fixed is not None else list(range(1, k_max + 1))
+    finals = {s: choose(tr, s, R, min_observed) for s in strategies}
     oof: dict[tuple[str, str, int], np.ndarray] = {}
     masks: dict[tuple[str, int], np.ndarray] = {}
     folds = _inner_folds(m, n_folds, seed) if (search or levels) and note is None else []
@@ -269,12 +289,13 @@ def pipeline_path(
         Ri = inner_correlation(itr)
         for s in strategies:
             try:
-                order = select_benchmarks(itr, k_max, strategy=s, cov=Ri, seed=seed, initial=initial,
-                                          min_observed=None if min_observed is None else
-                                          max(1, int(round(min_observed * len(others) / m))))
+                order = choose(itr, s, Ri, None if min_observed is None else
+                               max(1, int(round(min_observed * len(others) / m))))
             except ValueError:
                 order = finals[s]
-            for k in range(1, len(order) + 1):
+            for k in ks:
+                if k > len(order):
+                    continue
                 sel = np.asarray(order[:k])
                 rev = np.zeros(N, dtype=bool)
                 rev[sel] = True
@@ -312,7 +333,7 @@ def pipeline_path(
     scores = pd.DataFrame(score_rows, columns=["strategy", "predictor", "k", "r2", "n_eval"])
     rank_s = {s: i for i, s in enumerate(strategies)}
     rank_p = {p: i for i, p in enumerate(tuple(predictors) + ("stack",))}
-    for k in range(1, k_max + 1):
+    for k in ks:
         at = scores[scores["k"] == k].dropna(subset=["r2"])
         if len(at):
             at = at.assign(_s=at["strategy"].map(rank_s), _p=at["predictor"].map(rank_p))
@@ -350,6 +371,16 @@ def recommend(
         Bad shapes, unknown names, ``k`` larger than the candidates a filter leaves.
     """
     return pipeline_path(train, k, **kwargs)[int(k) - 1]
+
+
+def recommend_predictor(train: Any, revealed: Sequence[int], **kwargs: Any) -> Recommendation:
+    """The best predictor (by inner CV on the training models) for a given revealed set of columns.
+
+    What ``benchsel predict`` uses: the new model ran ``revealed``; every
+    predictor (and their stack) is scored on the training models revealing
+    the same columns.  Same keyword options as :func:`pipeline_path`.
+    """
+    return pipeline_path(train, len(revealed), fixed=revealed, **kwargs)[0]
 
 
 def split_rows(

@@ -119,3 +119,79 @@ def test_cross_validate_scores_fixed_pipelines_like_the_gaussian_path():
     pipe = cross_validate(M, methods=("mi+gaussian",), **kw)
     np.testing.assert_allclose(pipe["r2"].to_numpy(), paper["r2"].to_numpy(), atol=1e-8)
     assert list(pipe["selected"]) == list(paper["selected"])
+
+
+def test_a_benchmark_no_training_model_observed_is_named():
+    X = _data(8)
+    X[:, 4] = np.nan
+    with pytest.raises(ValueError, match=r"no training model observed benchmark column\(s\) \[4\]"):
+        recommend(X, 2)
+
+
+# ------------------------------------------------------------------ command line
+def _cli(capsys, *argv):
+    from benchsel_lib.cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def small_csv(tmp_path):
+    import pandas as pd
+
+    X = _data(9, m=40, n=6, missing=0.1) * 0.1 + 0.5
+    df = pd.DataFrame(X, index=[f"model-{i}" for i in range(40)], columns=[f"b{j}" for j in range(6)])
+    df.index.name = "model"
+    path = tmp_path / "scores.csv"
+    df.to_csv(path)
+    return path
+
+
+def test_cli_predict_defaults_to_the_recommended_pipeline(capsys, small_csv):
+    import json
+
+    code, out, _ = _cli(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55,b1=0.5", "--format", "json",
+                        "--estimator", "pairwise")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["method"] == "auto" and doc["pipeline"].startswith("given+")
+    assert {r["predictor"] for r in doc["scores"]} >= {"gaussian", "ridge", "stack"}
+    preds = doc["predictions"]
+    assert len(preds) == 4 and all(r["lower"] <= r["predicted"] <= r["upper"] for r in preds)
+    code, out, _ = _cli(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55,b1=0.5", "--estimator", "pairwise")
+    assert "pipeline: given+" in out and "inner-CV R^2 at k=2" in out
+
+
+def test_cli_select_auto_and_paper_path(capsys, small_csv):
+    import json
+
+    code, out, _ = _cli(capsys, "select", "--data", small_csv, "-k", "2", "--format", "json", "--estimator", "pairwise")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["method"] == "auto" and len(doc["selection"]) == 2 and doc["scores"]
+    code, out, _ = _cli(capsys, "select", "--data", small_csv, "-k", "2", "--method", "gaussian", "--objective", "mi",
+                        "--format", "json", "--estimator", "pairwise")
+    assert code == 0 and json.loads(out)["objective"] == "mi"
+
+
+def test_cli_cv_compares_pipelines_in_json(capsys, small_csv):
+    import json
+
+    code, out, _ = _cli(capsys, "cv", "--data", small_csv, "--methods", "auto,lasso+ridge,mi", "--k-max", "2",
+                        "--folds", "4", "--format", "json", "--estimator", "pairwise")
+    assert code == 0
+    rows = json.loads(out)["summary"]
+    assert {(r["method"], r["k"]) for r in rows} == {(m, k) for m in ("auto", "lasso+ridge", "mi") for k in (1, 2)}
+    assert all(np.isfinite(r["r2_mean"]) for r in rows)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["cv", "--methods", "mi+nope"], "unknown predictor 'nope'"),
+    (["predict", "--scores", "b0=0.5", "--method", "auto", "--transform", "logit"], "options of --method gaussian"),
+    (["select", "-k", "2", "--method", "auto", "--objective", "mi"], "options of --method gaussian"),
+])
+def test_cli_pipeline_errors_exit_2_with_one_line(capsys, small_csv, argv, needle):
+    code, _, err = _cli(capsys, argv[0], "--data", small_csv, *argv[1:])
+    assert code == 2 and needle in err and "Traceback" not in err
