@@ -27,7 +27,9 @@ cost-aware form and raises when costs are given.
 """
 from __future__ import annotations
 
+import hashlib
 import math
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -227,9 +229,44 @@ def select_benchmarks(
     ------
     ValueError
         Unknown strategy, ``k`` out of range, costs with ``"lasso"``.
+
+    Notes
+    -----
+    Results are memoized on the exact bytes of ``train`` and ``cov`` and the
+    options (cross-validation asks for the same selection once per pipeline).
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown selection strategy {strategy!r}: use one of {STRATEGIES}")
+    key = None
+    if costs is None and budget is None:
+        key = (_digest(train), None if cov is None else _digest(cov), strategy, k, int(seed), tuple(initial),
+               min_observed, float(obs_fraction))
+        hit = _MEMO.get(key)
+        if hit is not None:
+            _MEMO.move_to_end(key)
+            return list(hit)
+    out = _select_benchmarks(train, k, strategy=strategy, cov=cov, seed=seed, initial=initial,
+                             min_observed=min_observed, costs=costs, budget=budget, obs_fraction=obs_fraction)
+    if key is not None:
+        _MEMO[key] = tuple(out)
+        while len(_MEMO) > 256:
+            _MEMO.popitem(last=False)
+    return out
+
+
+_MEMO: OrderedDict[tuple, tuple[int, ...]] = OrderedDict()
+
+
+def _digest(a: Any) -> tuple:
+    arr = np.ascontiguousarray(np.asarray(a, dtype=float))
+    return (arr.shape, hashlib.sha1(arr.tobytes()).hexdigest())
+
+
+def _select_benchmarks(
+    train: np.ndarray, k: int, *, strategy: str, cov: np.ndarray | None, seed: int, initial: Sequence[int],
+    min_observed: int | None, costs: Sequence[float] | None, budget: float | None, obs_fraction: float,
+) -> list[int]:
+    """:func:`select_benchmarks` without the memo (same arguments)."""
     tr = np.asarray(train, dtype=float)
     if tr.ndim != 2:
         raise ValueError(f"train must be 2-D (models x benchmarks), got shape {tr.shape}")
