@@ -40,7 +40,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from benchsel_lib.data import load_matrix  # noqa: E402
-from benchsel_lib.evaluation import correlation_cache, cross_validate  # noqa: E402
+from benchsel_lib.evaluation import cross_validate  # noqa: E402
+from benchsel_lib.recommend import compare_pipelines, fixed_pairs, paired_summary, pooled_coverage  # noqa: E402
 
 CONFIG = {"benchpress": "early"}
 TARGETS = {  # minimum mean R^2 of the recommended pipeline at k = 5 and 10
@@ -65,46 +66,34 @@ def _verdict(ok: bool, text: str) -> str:
 
 def grid(datasets, seeds, n_jobs: int, greedy: bool) -> list[str]:
     verdicts = []
-    strategies = STRATS + (("greedy",) if greedy else ())
-    fixed = [f"{s}+{p}" for s in strategies for p in PREDS]
+    fixed = fixed_pairs(STRATS + (("greedy",) if greedy else ()), PREDS)
     for name in datasets:
         M = load_matrix(name)
         t0 = time.perf_counter()
-        parts = []
-        with correlation_cache():
-            for seed in seeds:
-                a = _cv(M, name, ("auto", "mi"), seed, LEVELS, n_jobs)
-                f = _cv(M, name, fixed, seed, (), n_jobs)
-                parts += [a.assign(seed=seed), f.assign(seed=seed)]
-        df = pd.concat(parts, ignore_index=True)
-        wide = df.pivot_table(index=["seed", "fold", "k"], columns="method", values="r2")
+        df = compare_pipelines(M, fixed=fixed, seeds=seeds, config=CONFIG.get(name, "released"), levels=LEVELS,
+                               n_jobs=n_jobs)
+        summ = paired_summary(df, ks=(5, 10))
         print(f"\n== {name} {M.shape}  ({time.perf_counter() - t0:.0f} s, {len(seeds)} seeds x 10 folds)")
         print(f"{'k':>3} {'auto':>7} {'mi(paper)':>9} {'best fixed pair':>28} {'auto-best':>10} {'SE':>6}")
-        for k in (5, 10):
-            w = wide.xs(k, level="k")
-            means = w.mean()
-            fixed_means = means[[c for c in fixed if c in means]]
-            best = str(fixed_means.idxmax())
-            d = (w["auto"] - w[best]).dropna()
-            se = float(d.std(ddof=1) / np.sqrt(len(d)))
-            print(f"{k:>3} {means['auto']:7.3f} {means['mi']:9.3f} {best:>20} {fixed_means[best]:7.3f} "
-                  f"{d.mean():+10.3f} {se:6.3f}")
-            verdicts.append(_verdict(d.mean() >= -0.01, f"{name} k={k}: auto {means['auto']:.3f} vs best fixed pair "
-                                     f"{best} {fixed_means[best]:.3f} (paired diff {d.mean():+.3f} +- {se:.3f}; "
-                                     "target >= -0.01)"))
-            verdicts.append(_verdict(means["auto"] >= means["mi"] - 1e-12,
-                                     f"{name} k={k}: auto {means['auto']:.3f} >= Gaussian+MI {means['mi']:.3f}"))
+        for r in summ.itertuples():
+            print(f"{r.k:>3} {r.reference:7.3f} {r.baseline:9.3f} {r.best_fixed:>20} {r.best_fixed_r2:7.3f} "
+                  f"{r.diff:+10.3f} {r.diff_se:6.3f}")
+            verdicts.append(_verdict(r.diff >= -0.01, f"{name} k={r.k}: auto {r.reference:.3f} vs best fixed pair "
+                                     f"{r.best_fixed} {r.best_fixed_r2:.3f} (paired diff {r.diff:+.3f} +- "
+                                     f"{r.diff_se:.3f}; target >= -0.01)"))
+            verdicts.append(_verdict(r.reference >= r.baseline, f"{name} k={r.k}: auto {r.reference:.3f} >= "
+                                     f"Gaussian+MI {r.baseline:.3f} (paired diff {r.diff_baseline:+.3f} +- "
+                                     f"{r.diff_baseline_se:.3f})"))
             if name in TARGETS:
-                tgt = TARGETS[name][k]
-                verdicts.append(_verdict(means["auto"] >= tgt, f"{name} k={k}: auto {means['auto']:.3f} >= {tgt}"))
-        top = fixed_means.sort_values(ascending=False).head(5)
-        print("top fixed pairs at k=10:", ", ".join(f"{i} {v:.3f}" for i, v in top.items()))
+                tgt = TARGETS[name][r.k]
+                verdicts.append(_verdict(r.reference >= tgt, f"{name} k={r.k}: auto {r.reference:.3f} >= {tgt}"))
+        means = df[df["k"] == 10].groupby("method")["r2"].mean().drop(["auto", "mi"])
+        print("top fixed pairs at k=10:", ", ".join(f"{i} {v:.3f}" for i, v in
+                                                      means.sort_values(ascending=False).head(5).items()))
+        for r in pooled_coverage(df, levels=LEVELS).itertuples():
+            verdicts.append(_verdict(abs(r.gap) <= 0.03, f"{name}: coverage at {r.nominal:.0%} = {r.coverage:.3f} "
+                                     "(pooled over folds and k; target +-0.03)"))
         au = df[df["method"] == "auto"]
-        for lev in LEVELS:
-            c = f"cov_{int(round(100 * lev))}"
-            pooled = float(np.average(au[c], weights=au["n_eval"]))
-            verdicts.append(_verdict(abs(pooled - lev) <= 0.03,
-                                     f"{name}: coverage at {lev:.0%} = {pooled:.3f} (pooled over folds, k; target +-0.03)"))
         choice = au[au["k"].isin([5, 10])].groupby("k")["choice"].agg(lambda x: x.value_counts().head(3).to_dict())
         print("auto's choices (top 3):", choice.to_dict())
     return verdicts

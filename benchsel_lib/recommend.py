@@ -42,12 +42,16 @@ __all__ = [
     "DEFAULT_STRATEGIES",
     "DEFAULT_PREDICTORS",
     "FALLBACK",
+    "fixed_pairs",
+    "compare_pipelines",
+    "paired_summary",
+    "pooled_coverage",
 ]
 
 #: candidates of the recommended pipeline (predictive greedy and the BenchPress blend are
 #: left out of the default search for speed; name them to include them)
-DEFAULT_STRATEGIES = ("mi", "entropy-obs", "mi-obs", "lasso", "random")
-DEFAULT_PREDICTORS = ("gaussian", "ridge", "lowrank")
+DEFAULT_STRATEGIES = ("mi", "entropy-obs", "lasso", "random")
+DEFAULT_PREDICTORS = ("gaussian", "ridge", "blend")
 #: the named default used when there are too few training models for the inner CV
 FALLBACK = ("mi", "gaussian")
 _SHRINK = 10.0  # pseudo-count of the pooled residual variance in each benchmark's scale
@@ -399,12 +403,16 @@ def split_rows(
     ``choice`` (the pipeline used at that ``k``) and ``inner_r2``.
     """
     pair = parse_pipeline(name)
-    kw: dict[str, Any] = dict(cov=R, seed=seed, initial=initial, min_observed=min_observed, levels=levels)
+    # A fixed pair uses the protocol's correlation ``R`` (so "mi+gaussian" is the paper's pipeline); "auto"
+    # is refit the way its inner cross-validation scored it (pairwise correlation of the training rows).
+    cov = R if pair is not None else None
+    kw: dict[str, Any] = dict(cov=cov, seed=seed, initial=initial, min_observed=min_observed, levels=levels)
     if pair is not None:
         kw.update(strategies=(pair[0],), predictors=(pair[1],), stack=False)
         if not levels:
             kw["n_folds"] = 2  # no search and no intervals: the inner CV is skipped
     recs = pipeline_path(z_train, k_max, **kw)
+    R_auto = inner_correlation(z_train) if cov is None else None
     Ov = ~np.isnan(z_val)
     rows = []
     for rec in recs:
@@ -415,7 +423,7 @@ def split_rows(
         T = np.setdiff1d(np.arange(N), sel)
         query = np.full_like(z_val, np.nan)
         query[:, sel] = np.where(Ov[:, sel], z_val[:, sel], np.nan)
-        pred_all = rec.predict(z_train, query, cov=R)
+        pred_all = rec.predict(z_train, query, cov=cov if cov is not None else R_auto)
         pred = pred_all[:, T]
         E = Ov[:, T]
         if unconditioned == "skip":
@@ -446,3 +454,91 @@ def _cov_name(level: float) -> str:
     from .evaluation import _cov_col
 
     return _cov_col(level)
+
+
+# --------------------------------------------------------------------------- comparisons under the CV protocol
+def fixed_pairs(strategies: Sequence[str] = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso"),
+                predictors: Sequence[str] = ("gaussian", "ridge", "lowrank", "knn", "blend")) -> list[str]:
+    """Every ``"strategy+predictor"`` name of the given strategies and predictors."""
+    names = [f"{s}+{p}" for s in strategies for p in predictors]
+    for n in names:
+        parse_pipeline(n)
+    return names
+
+
+def compare_pipelines(
+    matrix: Any,
+    *,
+    fixed: Sequence[str],
+    seeds: Sequence[int] = (0, 42),
+    n_folds: int = 10,
+    k_max: int = 10,
+    holdout: float = 0.1,
+    config: str = "released",
+    levels: Sequence[float] = (0.5, 0.8, 0.9),
+    n_jobs: int = 1,
+) -> pd.DataFrame:
+    """Per-fold R^2 of ``auto``, the paper's Gaussian + MI (``"mi"``) and the ``fixed`` pipelines.
+
+    Runs :func:`benchsel_lib.cross_validate` with ``scheme="paper"`` for each
+    seed: once for ``auto`` and ``mi`` with interval ``levels``, once for the
+    fixed pairs without intervals (sharing the training correlations through
+    :func:`~benchsel_lib.evaluation.correlation_cache`).  All methods see the
+    same folds.  Returns the concatenated rows with a ``seed`` column.
+    Cost: ``len(seeds) x n_folds`` splits, each running the inner search of
+    ``auto`` once per split plus one selection and ``k_max`` predictions per fixed pair.
+    """
+    from .evaluation import correlation_cache, cross_validate
+
+    parts = []
+    kw = dict(holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", config=config, progress=False,
+              n_jobs=n_jobs)
+    with correlation_cache():
+        for seed in seeds:
+            parts.append(cross_validate(matrix, methods=("auto", "mi"), seed=seed, levels=tuple(levels), **kw)
+                         .assign(seed=seed))
+            if fixed:
+                parts.append(cross_validate(matrix, methods=tuple(fixed), seed=seed, levels=(), **kw)
+                             .assign(seed=seed))
+    return pd.concat(parts, ignore_index=True)
+
+
+def paired_summary(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10), reference: str = "auto",
+                   baseline: str = "mi") -> pd.DataFrame:
+    """Mean R^2 of ``reference``, ``baseline`` and the best other method per ``k``, with paired differences.
+
+    The difference ``reference - best`` is taken per (seed, fold) cell (same
+    folds), and its mean and standard error (``sd / sqrt(cells)``) are
+    reported.  ``best`` is the method (other than ``reference`` and
+    ``baseline``) with the highest mean R^2 at that ``k``.
+    """
+    wide = df.pivot_table(index=["seed", "fold", "k"], columns="method", values="r2")
+    rows = []
+    for k in ks:
+        w = wide.xs(k, level="k")
+        means = w.mean()
+        others = means.drop([c for c in (reference, baseline) if c in means.index])
+        best = str(others.idxmax()) if len(others) else baseline
+        d = (w[reference] - w[best]).dropna()
+        db = (w[reference] - w[baseline]).dropna()
+        rows.append(dict(k=int(k), reference=float(means[reference]), baseline=float(means[baseline]),
+                         best_fixed=best, best_fixed_r2=float(means[best]), diff=float(d.mean()),
+                         diff_se=float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan"),
+                         diff_baseline=float(db.mean()),
+                         diff_baseline_se=float(db.std(ddof=1) / np.sqrt(len(db))) if len(db) > 1 else float("nan"),
+                         n_cells=int(len(d))))
+    return pd.DataFrame(rows)
+
+
+def pooled_coverage(df: pd.DataFrame, *, method: str = "auto", levels: Sequence[float] = (0.5, 0.8, 0.9)) -> pd.DataFrame:
+    """Interval coverage of ``method`` pooled over folds and ``k`` (weighted by evaluated entries), per level."""
+    from .evaluation import _cov_col
+
+    d = df[df["method"] == method]
+    out = []
+    for lev in levels:
+        c = _cov_col(lev)
+        ok = d[c].notna() & (d["n_eval"] > 0)
+        cov = float(np.average(d.loc[ok, c], weights=d.loc[ok, "n_eval"])) if ok.any() else float("nan")
+        out.append(dict(nominal=float(lev), coverage=cov, gap=cov - float(lev)))
+    return pd.DataFrame(out)
