@@ -475,6 +475,7 @@ def compare_pipelines(
     k_max: int = 10,
     holdout: float = 0.1,
     config: str = "released",
+    estimator: str = "auto",
     levels: Sequence[float] = (0.5, 0.8, 0.9),
     n_jobs: int = 1,
 ) -> pd.DataFrame:
@@ -491,8 +492,8 @@ def compare_pipelines(
     from .evaluation import correlation_cache, cross_validate
 
     parts = []
-    kw = dict(holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", config=config, progress=False,
-              n_jobs=n_jobs)
+    kw = dict(holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", config=config, estimator=estimator,
+              progress=False, n_jobs=n_jobs)
     with correlation_cache():
         for seed in seeds:
             parts.append(cross_validate(matrix, methods=("auto", "mi"), seed=seed, levels=tuple(levels), **kw)
