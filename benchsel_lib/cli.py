@@ -791,7 +791,6 @@ def _predict_auto(args: argparse.Namespace, pairs) -> int:
     """``benchsel predict`` with the recommended predictor and conformal intervals."""
     import pandas as pd
 
-    from .estimation import estimate_correlation
     from .predict import check_given
     from .recommend import recommend_predictor
 
@@ -808,12 +807,10 @@ def _predict_auto(args: argparse.Namespace, pairs) -> int:
     names = list(matrix.benchmarks)
     cols = [names.index(b) for b in given]
     Z, mu, sd = _standardized(matrix)
-    _slow_em_note(matrix, args.estimator, "benchmark")
-    est = estimate_correlation(np.asarray(matrix.scores, dtype=float), method=args.estimator)
-    rec = recommend_predictor(Z, cols, cov=est.corr, n_folds=inner, seed=seed, levels=(args.level,))
+    rec = recommend_predictor(Z, cols, n_folds=inner, seed=seed, levels=(args.level,))
     query = np.full((1, len(names)), np.nan)
     query[0, cols] = [(v - mu[j]) / sd[j] for j, v in zip(cols, given.values())]
-    pred = rec.predict(Z, query, cov=est.corr)
+    pred = rec.predict(Z, query)
     tgt = [j for j in range(len(names)) if j not in cols]
     out = pd.DataFrame({"benchmark": [names[j] for j in tgt], "predicted": pred[0, tgt] * sd[tgt] + mu[tgt]})
     if np.isfinite(rec.quantiles.get(float(args.level), np.nan)):
@@ -829,7 +826,7 @@ def _predict_auto(args: argparse.Namespace, pairs) -> int:
               f"interval: {100 * args.level:g}% split-conformal from the inner-CV residuals of the chosen predictor", ""]
     meta = {"data": args.data, "method": "auto", "pipeline": rec.name, "inner_r2": rec.inner_r2,
             "scores": _records(rec.scores[rec.scores["k"] == rec.k]), "weights": rec.weights, "note": rec.note,
-            "level": args.level, "used": given, "inner_folds": inner, "seed": seed, "estimator": est.method}
+            "level": args.level, "used": given, "inner_folds": inner, "seed": seed}
     if args.format == "csv":
         for line in [given_line, *lines]:
             _note(line)
@@ -846,7 +843,7 @@ def _select_auto(args: argparse.Namespace, matrix, est, k: int, require: list[in
 
     names = list(matrix.benchmarks)
     Z, _, _ = _standardized(matrix)
-    rec = recommend(Z, k, cov=est.corr, seed=args.seed, initial=require,
+    rec = recommend(Z, k, seed=args.seed, initial=require,
                     min_observed=min_obs if min_obs > 0 else None)
     order = rec.selection
     counts = matrix.observed.sum(axis=0)

@@ -6,9 +6,10 @@ subset size ``k``.  Every candidate pipeline -- a selection strategy of
 :mod:`benchsel_lib.strategies` with a predictor of
 :mod:`benchsel_lib.predictors`, or a stack of the predictors -- is scored by
 ``n_folds``-fold cross-validation *of the training models* (each inner fold's
-selection and fits use only the other inner folds; the Gaussian predictor
-gets their pairwise correlation), with the paper's R^2 (Section 5.1).  The
-best one is refit on all training models.  Held-out models are never seen.
+selection and fits use only the other inner folds, with the correlation
+:func:`~benchsel_lib.predictors.inner_correlation` of those rows), with the
+paper's R^2 (Section 5.1).  The best one is refit on all training models with
+the same correlation estimator.  Held-out models are never seen.
 
 Intervals are split-conformal (CV+ style) from the same inner-CV residuals of
 the chosen pipeline: residuals are scaled per benchmark (``s_j``, the RMS
@@ -277,7 +278,20 @@ def pipeline_path(
         return select_benchmarks(x, k_max, strategy=s, cov=c, seed=seed, initial=initial, min_observed=mo)
 
     ks = [k_max] if fixed is not None else list(range(1, k_max + 1))
-    finals = {s: choose(tr, s, R, min_observed) for s in strategies}
+    finals: dict[str, list[int]] = {}
+    errors: list[str] = []
+    for s in strategies:
+        try:
+            finals[s] = choose(tr, s, R, min_observed)
+        except ValueError as exc:  # e.g. k larger than what this strategy's filter leaves
+            if len(strategies) == 1:
+                raise
+            errors.append(f"{s} left out: {exc}")
+    if not finals:
+        raise ValueError("no candidate strategy can select k benchmarks here: " + "; ".join(errors))
+    if errors:
+        strategies = tuple(s for s in strategies if s in finals)
+        note = "; ".join(([note] if note else []) + errors)
     oof: dict[tuple[str, str, int], np.ndarray] = {}
     masks: dict[tuple[str, int], np.ndarray] = {}
     folds = _inner_folds(m, n_folds, seed) if (search or levels) and note is None else []
@@ -405,14 +419,13 @@ def split_rows(
     pair = parse_pipeline(name)
     # A fixed pair uses the protocol's correlation ``R`` (so "mi+gaussian" is the paper's pipeline); "auto"
     # is refit the way its inner cross-validation scored it (pairwise correlation of the training rows).
-    cov = R if pair is not None else None
+    cov = R if pair is not None else inner_correlation(z_train)
     kw: dict[str, Any] = dict(cov=cov, seed=seed, initial=initial, min_observed=min_observed, levels=levels)
     if pair is not None:
         kw.update(strategies=(pair[0],), predictors=(pair[1],), stack=False)
         if not levels:
             kw["n_folds"] = 2  # no search and no intervals: the inner CV is skipped
     recs = pipeline_path(z_train, k_max, **kw)
-    R_auto = inner_correlation(z_train) if cov is None else None
     Ov = ~np.isnan(z_val)
     rows = []
     for rec in recs:
@@ -423,7 +436,7 @@ def split_rows(
         T = np.setdiff1d(np.arange(N), sel)
         query = np.full_like(z_val, np.nan)
         query[:, sel] = np.where(Ov[:, sel], z_val[:, sel], np.nan)
-        pred_all = rec.predict(z_train, query, cov=cov if cov is not None else R_auto)
+        pred_all = rec.predict(z_train, query, cov=cov)
         pred = pred_all[:, T]
         E = Ov[:, T]
         if unconditioned == "skip":

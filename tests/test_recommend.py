@@ -195,3 +195,12 @@ def test_cli_cv_compares_pipelines_in_json(capsys, small_csv):
 def test_cli_pipeline_errors_exit_2_with_one_line(capsys, small_csv, argv, needle):
     code, _, err = _cli(capsys, argv[0], "--data", small_csv, *argv[1:])
     assert code == 2 and needle in err and "Traceback" not in err
+
+
+def test_a_strategy_whose_filter_leaves_too_few_candidates_is_left_out_and_named():
+    X = _data(10, m=60, n=10, missing=0.0)
+    X[6:, 3:] = np.nan  # only columns 0-2 are observed by >= 30% of the models
+    rec = recommend(X, 4, strategies=("mi-obs", "mi"), predictors=("ridge",), stack=False)
+    assert rec.strategy == "mi" and "mi-obs left out" in rec.note
+    with pytest.raises(ValueError, match="candidate benchmarks"):
+        recommend(X, 4, strategies=("mi-obs",), predictors=("ridge",), stack=False)
