@@ -87,6 +87,7 @@ _EXPORTS: dict[str, str] = {
     "selection_positions": "diagnostics",
     "selection_summary": "diagnostics",
     "positions_from_cv": "diagnostics",
+    "selections_by_tolerance": "diagnostics",
     "SoftImpute": "imputers",
     "KNNImputer": "imputers",
     "BenchPressBlend": "imputers",

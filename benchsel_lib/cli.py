@@ -158,6 +158,8 @@ examples:
   benchsel cv --data my_scores.csv --folds 5 --k-max 5 --format json
   benchsel cv --data mmlu --k-max 5 --levels 0.5,0.9
   benchsel cv --data mteb --k-max 5 --variance-inflation inner
+  benchsel cv --data merged --k-max 5 --seed 42 --scheme paper      # the paper's own folds
+  benchsel cv --data benchpress --k-max 5 --seed 42 --scheme paper --em-config early
 
 Prints mean and sd of R^2 (standardized space, Section 5.1) per method,
 holdout and k; --out writes the full per-fold table (one row per method,
@@ -294,6 +296,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="largest subset size (default: 15, at most #benchmarks - 1)")
     p.add_argument("--folds", type=_int, default=None, help="number of folds (default: 10, at most #models)")
     p.add_argument("--seed", type=_int, default=42, help="seed (default: 42)")
+    p.add_argument("--scheme", choices=("nested", "paper"), default="nested",
+                   help="fold streams: 'paper' = the paper's code release (with --seed 42 its own folds); "
+                   "'nested' = training sets nested across holdouts (default)")
+    p.add_argument("--em-config", choices=("released", "early"), default="released",
+                   help="EM configuration (default: released; the paper's BenchPress numbers come from 'early')")
     p.add_argument("--transform", choices=("none", "logit"), default="none", help="logit-space pipeline (Appendix K)")
     p.add_argument("--min-observed", type=int, default=0, metavar="N",
                    help="skip candidates observed for fewer than N training models (default: 0, the paper's protocol)")
@@ -907,7 +914,8 @@ def _cmd_cv(args: argparse.Namespace) -> int:
     if inflate and not levels:
         levels = [0.5, 0.8, 0.9, 0.95]
     if inflate:
-        n_train_min = min(min(len(tr) for _, tr, _ in cv_splits(m, n_folds=args.folds, holdout=h, seed=args.seed))
+        n_train_min = min(min(len(tr) for _, tr, _ in cv_splits(m, n_folds=args.folds, holdout=h, seed=args.seed,
+                                                                 scheme=args.scheme))
                           for h in holdouts)
         if not 2 <= args.inner_folds <= n_train_min:
             raise UsageError(f"--inner-folds {args.inner_folds} is out of range: choose 2..{n_train_min} "
@@ -919,7 +927,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         _note(loo_note)
     df = cross_validate(
         matrix, methods=tuple(methods), holdouts=tuple(holdouts), k_max=args.k_max, n_folds=args.folds,
-        seed=args.seed, estimator=args.estimator, transform=transform,
+        seed=args.seed, estimator=args.estimator, transform=transform, scheme=args.scheme, config=args.em_config,
         min_observed=args.min_observed or None, progress=None, levels=tuple(levels),
         variance_inflation="inner" if inflate else None, inner_folds=args.inner_folds,
     )
@@ -934,7 +942,8 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         _note(f"wrote {len(full)} rows (method, holdout, fold, k) to {args.out}")
     summary = summarize_cv(df)
     meta = {"data": args.data, "shape": [m, n], "methods": methods, "holdouts": holdouts, "k_max": args.k_max,
-            "folds": args.folds, "seed": args.seed, "transform": transform, "min_observed": args.min_observed,
+            "folds": args.folds, "seed": args.seed, "scheme": args.scheme, "em_config": args.em_config,
+            "transform": transform, "min_observed": args.min_observed,
             "levels": levels, "variance_inflation": "inner" if inflate else None}
     if inflate:
         meta["inner_folds"] = args.inner_folds

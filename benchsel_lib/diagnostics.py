@@ -42,6 +42,7 @@ __all__ = [
     "selection_positions",
     "selection_summary",
     "positions_from_cv",
+    "selections_by_tolerance",
 ]
 
 DEFAULT_LEVELS: tuple[float, ...] = (0.90, 0.95, 0.99)
@@ -808,3 +809,84 @@ def positions_from_cv(cv: pd.DataFrame, *, method: str, holdout: float = 0.1) ->
         row = grp.loc[grp["k"].idxmax()]
         orders[fold] = list(row["selected"])
     return selection_positions(orders)
+
+
+def selections_by_tolerance(
+    matrix: Any,
+    *,
+    tols: Sequence[float | None] = (None, 1e-6),
+    method: str = "mi",
+    k: int = 1,
+    holdout: float = 0.1,
+    n_folds: int = 10,
+    seed: int = 0,
+    scheme: str = "nested",
+    config: str = "released",
+    tie_break: str = "auto",
+) -> pd.DataFrame:
+    """The greedy selection of every CV training split under several EM tolerances.
+
+    Appendix G names EM's convergence test (relative Frobenius change of
+    ``Sigma``) but not its threshold. On a sparse matrix the threshold decides
+    where EM stops along flat directions of the likelihood, and with it the
+    correlations of thinly observed columns and the benchmarks greedy
+    selection picks. This re-runs steps 1-4 of the protocol of
+    :func:`benchsel_lib.evaluation.cross_validate` (the same splits,
+    standardization and candidate columns) with the EM tolerance replaced, and
+    reports the first ``k`` picks per fold.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+        Models x benchmarks, as for :func:`benchsel_lib.cross_validate`.
+    tols : sequence of float or None
+        EM tolerances; None is the protocol's own (``em_settings(...,
+        context="cv")``, ``5e-4``), so that row reproduces ``cross_validate``.
+    method : {"entropy", "mi"}
+    k : int
+        Number of picks reported per fold.
+    holdout, n_folds, seed, scheme, config, tie_break
+        As in :func:`benchsel_lib.cross_validate`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (tolerance, fold): ``tol`` (the value used), ``fold``,
+        ``selected`` (tuple of benchmark names), ``em_iterations``.
+
+    Notes
+    -----
+    One EM fit per (tolerance, fold): ``O(len(tols) K T M N^2)`` for ``T``
+    EM iterations (up to 1000 at a tight tolerance in the heavy regime).
+    """
+    from .estimation import em_settings, estimate_correlation
+    from .evaluation import cv_splits
+    from .selection import select
+
+    if method not in ("entropy", "mi"):
+        raise ValueError(f"method must be 'entropy' or 'mi', got {method!r}")
+    if not tols:
+        raise ValueError("tols must name at least one tolerance")
+    for t in tols:
+        if t is not None and not (np.isfinite(t) and t > 0):
+            raise ValueError(f"every tolerance must be positive (or None), got {t!r}")
+    scores = np.asarray(matrix.scores, dtype=float)
+    names = list(matrix.benchmarks)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    rows = []
+    for fold, train, _ in cv_splits(scores.shape[0], n_folds=n_folds, holdout=holdout, seed=seed, scheme=scheme):
+        X = scores[train]
+        cols = np.flatnonzero(np.isfinite(X).sum(axis=0) >= 1)
+        if k > cols.size:
+            raise ValueError(f"k = {k} exceeds the {cols.size} benchmarks observed in fold {fold}'s training split")
+        X = X[:, cols]
+        default = em_settings(X.shape[0], X.shape[1], float(np.isfinite(X).mean()), config=config, context="cv")
+        for t in tols:
+            est = estimate_correlation(X, config=config, context="cv", std_floor="relative", tol=t)
+            R = (est.corr + est.corr.T) / 2.0
+            sel = select(R, int(k), method=method, tie_break=tie_break)
+            rows.append({"tol": float(default["tol"] if t is None else t), "fold": int(fold),
+                         "selected": tuple(names[cols[j]] for j in sel.order),
+                         "em_iterations": int(est.em.n_iter) if getattr(est, "em", None) is not None else 0})
+    return pd.DataFrame(rows)

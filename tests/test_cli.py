@@ -454,3 +454,21 @@ def test_command_uses_one_blas_thread_unless_the_user_sets_it():
     env["OPENBLAS_NUM_THREADS"] = "2"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
     assert res.stdout.split() == ["2", "1"]
+
+
+def test_cv_scheme_and_em_config_reach_the_protocol(capsys, small_csv):
+    from benchsel_lib import cross_validate, summarize_cv
+    from benchsel_lib.cli import _load
+
+    code, out, _ = run(capsys, "cv", "--data", small_csv, "--methods", "entropy,random", "--folds", "3", "--k-max", "2",
+                       "--seed", "42", "--scheme", "paper", "--em-config", "early", "--estimator", "em",
+                       "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["scheme"] == "paper" and doc["em_config"] == "early"
+    ref = summarize_cv(cross_validate(_load(small_csv, data_dir=None), methods=("entropy", "random"), k_max=2,
+                                      n_folds=3, seed=42, scheme="paper", config="early", estimator="em"))
+    got = pd.DataFrame(doc["summary"])
+    assert np.allclose(got.sort_values(["method", "k"])["r2_mean"], ref.sort_values(["method", "k"])["r2_mean"])
+    code, _, err = run(capsys, "cv", "--data", small_csv, "--scheme", "shuffled")
+    assert code == 2 and "--scheme" in err

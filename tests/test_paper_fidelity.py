@@ -178,3 +178,23 @@ def test_benchpress_early_configuration_reproduces_mi_and_random_on_the_papers_f
     mean, se = at5.mean(), at5.std(ddof=1) / np.sqrt(at5.count())
     for method, paper in (("mi", -0.11), ("random", 0.24)):
         assert abs(mean[method] - paper) <= min(se[method], 0.02)
+
+
+def test_selections_by_tolerance_reproduces_cross_validate_at_the_protocol_tolerance():
+    from benchsel_lib import selections_by_tolerance
+
+    rng = np.random.default_rng(11)
+    X = 50 + 5 * (rng.normal(size=(40, 3)) @ rng.normal(size=(3, 9))) + rng.normal(size=(40, 9))
+    X[rng.random(X.shape) < 0.4] = np.nan
+    X[:, 0] = 50 + rng.normal(size=40)
+    m = ScoreMatrix(X, models=[f"m{i}" for i in range(40)], benchmarks=[f"b{j}" for j in range(9)])
+    cv = cross_validate(m, methods=("mi",), holdouts=(0.1,), k_max=3, n_folds=5, seed=4)
+    ref = cv[cv["k"] == 3].sort_values("fold")["selected"].map(tuple).tolist()
+    tab = selections_by_tolerance(m, tols=(None, 1e-6), k=3, n_folds=5, seed=4)
+    assert sorted(tab["tol"].unique()) == [1e-6, CV_TOL]
+    assert tab[tab["tol"] == CV_TOL].sort_values("fold")["selected"].tolist() == ref
+    assert (tab[tab["tol"] == 1e-6]["em_iterations"].to_numpy() >= tab[tab["tol"] == CV_TOL]["em_iterations"].to_numpy()).all()
+    with pytest.raises(ValueError, match="tolerance"):
+        selections_by_tolerance(m, tols=(0.0,))
+    with pytest.raises(ValueError, match="method"):
+        selections_by_tolerance(m, method="random")
