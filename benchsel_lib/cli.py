@@ -249,7 +249,12 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=_SELECT_EPILOG, formatter_class=fmt)
     _data_args(p)
     p.add_argument("-k", type=_int, default=None, help="number of benchmarks to select (required unless --budget)")
-    p.add_argument("--objective", choices=_OBJECTIVES, default="entropy", help="selection objective (default: entropy)")
+    p.add_argument("--method", choices=("auto", "gaussian"), default=None,
+                   help="'auto' (default): the pipeline chosen by inner cross-validation on the matrix's models; "
+                   "'gaussian': the paper's greedy on the Gaussian model (default when --objective, --costs, "
+                   "--budget or --axis models is given)")
+    p.add_argument("--objective", choices=_OBJECTIVES, default=None,
+                   help="selection objective of --method gaussian (default: entropy)")
     p.add_argument("--require", action="extend", nargs="+", default=[], metavar="NAME",
                    help="mandatory benchmark(s), selected first (repeatable)")
     p.add_argument("--costs", default=None, metavar="COSTS.csv", help="per-benchmark costs (CSV: benchmark,cost)")
@@ -270,6 +275,10 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--scores", action="append", metavar='"BENCH=VALUE,..."', help="the new model's scores")
     g.add_argument("--scores-file", metavar="FILE.csv", help="CSV with the new model's scores (see below)")
+    p.add_argument("--method", choices=("auto", "gaussian"), default=None,
+                   help="'auto' (default): the predictor chosen by inner cross-validation for the given benchmarks, "
+                   "with conformal intervals; 'gaussian': the paper's conditional mean (default with --transform, "
+                   "--inflate, --axis models or a several-model --scores-file)")
     p.add_argument("--level", type=_float, default=0.9, help="interval coverage in (0, 1) (default: 0.9)")
     p.add_argument("--transform", choices=("none", "logit"), default="none", help="fit in logit space (Appendix K)")
     p.add_argument("--axis", choices=("benchmarks", "models"), default="benchmarks",
@@ -286,7 +295,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "from the selected benchmarks, per method, holdout fraction and k.",
                        epilog=_CV_EPILOG, formatter_class=fmt)
     _data_args(p)
-    p.add_argument("--methods", default="entropy,mi,random", help="comma-separated objectives (default: entropy,mi,random)")
+    p.add_argument("--methods", default="entropy,mi,random",
+                   help="comma-separated objectives (entropy, mi, random: Gaussian imputation), 'auto' (the recommended "
+                   "pipeline) or STRATEGY+PREDICTOR pipelines, e.g. lasso+ridge (default: entropy,mi,random)")
     p.add_argument("--holdouts", default="0.1", help="comma-separated holdout fractions in (0, 1) (default: 0.1)")
     p.add_argument("--k-max", type=_int, default=None,
                    help="largest subset size (default: 15, at most #benchmarks - 1)")
@@ -557,6 +568,13 @@ def _cmd_select(args: argparse.Namespace) -> int:
     from .predict import _unknown_name_error
     from .selection import select
 
+    paper_only = args.objective is not None or args.costs is not None or args.budget is not None or args.axis == "models"
+    if args.method is None:
+        args.method = "gaussian" if paper_only else "auto"
+    if args.method == "auto" and paper_only:
+        raise UsageError("--objective, --costs, --budget and --axis models are options of --method gaussian")
+    if args.objective is None:
+        args.objective = "entropy"
     matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
     what = _what(args.axis)
     names = list(matrix.benchmarks)
@@ -618,6 +636,8 @@ def _cmd_select(args: argparse.Namespace) -> int:
     # --- estimate and select
     _slow_em_note(matrix, args.estimator, what)
     est = estimate_correlation(np.asarray(matrix.scores, dtype=float), method=args.estimator)
+    if args.method == "auto":
+        return _select_auto(args, matrix, est, k, require, min_obs, thin)
     sel = select(
         est.corr, k if args.k is not None or costs is None else None, method=args.objective, initial=require, costs=costs, budget=args.budget,
         seed=args.seed, names=names, min_observed=min_obs if min_obs > 0 else None,
@@ -672,6 +692,18 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
     if not (0.0 < args.level < 1.0):
         raise UsageError(f"--level must be strictly between 0 and 1, got {args.level:g}")
+    paper_only = args.transform != "none" or args.inflate != "none" or args.axis == "models"
+    if args.method == "auto" and paper_only:
+        raise UsageError("--transform, --inflate and --axis models are options of --method gaussian")
+    if args.method != "gaussian" and not paper_only:
+        pairs0, frame0 = (parse_scores(args.scores), None) if args.scores else _read_scores_file(args.scores_file)
+        if frame0 is not None and frame0.shape[0] == 1:
+            pairs0, frame0 = [(str(c), float(v)) for c, v in frame0.iloc[0].items()], None
+        if frame0 is None:
+            return _predict_auto(args, pairs0)
+        if args.method == "auto":
+            raise UsageError("--method auto predicts one model at a time: give one model's scores "
+                             "(or use --method gaussian for a several-model file)")
     auto = args.inflate == "auto"
     if not auto and (args.inner_folds is not None or args.seed is not None):
         raise UsageError("--inner-folds and --seed are for --inflate auto")
@@ -770,6 +802,106 @@ def _run_cv(matrix: Any, run: dict[str, Any], *, jobs: int, scheduler: str | Non
         return cross_validate(matrix, n_jobs=None, **run)
 
 
+def _recommend_lines(rec) -> list[str]:
+    """What the recommended pipeline chose and the inner-CV R^2 of every candidate at its k."""
+    at = rec.scores[rec.scores["k"] == rec.k].sort_values("r2", ascending=False, kind="stable")
+    cands = ", ".join(f"{r.strategy}+{r.predictor} {r.r2:.3f}" for r in at.itertuples())
+    lines = [f"pipeline: {rec.name} (chosen by inner cross-validation on the matrix's models; R^2 {rec.inner_r2:.3f})"]
+    if rec.weights:
+        lines.append("stack weights: " + ", ".join(f"{n} {w:.3f}" for n, w in rec.weights.items()))
+    if cands:
+        lines.append(f"inner-CV R^2 at k={rec.k}: {cands}")
+    if rec.note:
+        lines.append(f"note: {rec.note}")
+    return lines
+
+
+def _standardized(matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    from .estimation import fit_standardizer
+
+    X = np.asarray(matrix.scores, dtype=float)
+    st = fit_standardizer(X, std_floor="relative")
+    mu, sd = np.asarray(st.mean, dtype=float), np.asarray(st.std, dtype=float)
+    return (X - mu) / sd, mu, sd
+
+
+def _predict_auto(args: argparse.Namespace, pairs) -> int:
+    """``benchsel predict`` with the recommended predictor and conformal intervals."""
+    import pandas as pd
+
+    from .predict import check_given
+    from .recommend import recommend_predictor
+
+    seed = 0 if args.seed is None else args.seed
+    if seed < 0:
+        raise UsageError(f"--seed must be >= 0, got {seed}")
+    inner = 5 if args.inner_folds is None else args.inner_folds
+    matrix = _load(args.data, data_dir=args.data_dir)
+    if not 2 <= inner <= matrix.shape[0]:
+        raise UsageError(f"--inner-folds {inner} is out of range: choose 2..{matrix.shape[0]}")
+    given = check_given(pairs, matrix, skip_missing=args.scores_file is not None)
+    if not given:
+        raise UsageError("no scores given (every entry is empty)")
+    names = list(matrix.benchmarks)
+    cols = [names.index(b) for b in given]
+    Z, mu, sd = _standardized(matrix)
+    rec = recommend_predictor(Z, cols, n_folds=inner, seed=seed, levels=(args.level,))
+    query = np.full((1, len(names)), np.nan)
+    query[0, cols] = [(v - mu[j]) / sd[j] for j, v in zip(cols, given.values())]
+    pred = rec.predict(Z, query)
+    tgt = [j for j in range(len(names)) if j not in cols]
+    out = pd.DataFrame({"benchmark": [names[j] for j in tgt], "predicted": pred[0, tgt] * sd[tgt] + mu[tgt]})
+    if np.isfinite(rec.quantiles.get(float(args.level), np.nan)):
+        lo, hi = rec.interval(pred, float(args.level))
+        out["lower"] = lo[0, tgt] * sd[tgt] + mu[tgt]
+        out["upper"] = hi[0, tgt] * sd[tgt] + mu[tgt]
+    else:
+        out["lower"] = out["upper"] = np.nan
+    out["n_observed"] = matrix.observed.sum(axis=0)[tgt].astype(int)
+    lines = _recommend_lines(rec)
+    given_line = f"conditioned on {len(given)} given score(s): " + ", ".join(f"{k}={v:g}" for k, v in given.items())
+    header = [_describe(matrix, args.data), given_line, *lines,
+              f"interval: {100 * args.level:g}% split-conformal from the inner-CV residuals of the chosen predictor", ""]
+    meta = {"data": args.data, "method": "auto", "pipeline": rec.name, "inner_r2": rec.inner_r2,
+            "scores": _records(rec.scores[rec.scores["k"] == rec.k]), "weights": rec.weights, "note": rec.note,
+            "level": args.level, "used": given, "inner_folds": inner, "seed": seed}
+    if args.format == "csv":
+        for line in [given_line, *lines]:
+            _note(line)
+    _emit(out, args.format, meta=meta, header=header, key="predictions")
+    return 0
+
+
+def _select_auto(args: argparse.Namespace, matrix, est, k: int, require: list[int], min_obs: int,
+                 thin: list[int]) -> int:
+    """``benchsel select`` with the recommended pipeline."""
+    import pandas as pd
+
+    from .recommend import recommend
+
+    names = list(matrix.benchmarks)
+    Z, _, _ = _standardized(matrix)
+    rec = recommend(Z, k, seed=args.seed, initial=require,
+                    min_observed=min_obs if min_obs > 0 else None)
+    order = rec.selection
+    counts = matrix.observed.sum(axis=0)
+    df = pd.DataFrame({"step": np.arange(1, len(order) + 1), "benchmark": [names[j] for j in order],
+                       "n_observed": counts[order].astype(int)})
+    if require:
+        df.insert(2, "required", [j in require for j in order])
+    lines = _recommend_lines(rec)
+    header = [_describe(matrix, args.data), *lines, ""]
+    meta = {"data": args.data, "method": "auto", "pipeline": rec.name, "strategy": rec.strategy,
+            "predictor": rec.predictor, "inner_r2": rec.inner_r2, "k": k, "seed": args.seed,
+            "scores": _records(rec.scores[rec.scores["k"] == k]), "weights": rec.weights, "note": rec.note,
+            "min_observed": min_obs, "required": [names[j] for j in require], "excluded": [names[j] for j in thin]}
+    if args.format == "csv":
+        for line in lines:
+            _note(line)
+    _emit(df, args.format, meta=meta, header=header, key="selection")
+    return 0
+
+
 def _cmd_cv(args: argparse.Namespace) -> int:
     from .evaluation import cv_splits, summarize_cv
 
@@ -777,7 +909,13 @@ def _cmd_cv(args: argparse.Namespace) -> int:
     methods = _parse_list(args.methods, "methods")
     for m in methods:
         if m not in _OBJECTIVES:
-            raise UsageError(f"unknown method {m!r} in --methods; choose from {', '.join(_OBJECTIVES)}")
+            from .recommend import parse_pipeline
+
+            try:
+                parse_pipeline(m)
+            except ValueError as exc:
+                raise UsageError(f"unknown method {m!r} in --methods; choose from {', '.join(_OBJECTIVES)}, auto "
+                                 f"or STRATEGY+PREDICTOR ({exc})") from None
     holdouts = _parse_fractions(args.holdouts, "holdouts", "holdout", "0.1 = 10%")
     m, n = matrix.shape
     if n < 2 or m < 2:

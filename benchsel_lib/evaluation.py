@@ -681,6 +681,8 @@ def _split_rows(
     tops: list[dict[str, Any]] = []
     if k_eff < 1:
         return rows, tops
+    pipes = [m for m in methods if m not in _METHODS]  # "auto" and "strategy+predictor" pipelines
+    methods = [m for m in methods if m in _METHODS]
     sels = {
         m: _select(R, k_eff, m, seed=_random_stream(seed, fold, meta["holdout"], scheme), names=names,
                    tie_break=tie_break,
@@ -758,6 +760,17 @@ def _split_rows(
                 tops.append(dict(meta, method=m, fold=fold, k=k, rank=rank + 1, model=vnames[i],
                                  benchmark=names[int(T[jj])], sq_residual=float(flat[t]),
                                  share=float(flat[t] / ss_res) if ss_res > 0 else np.nan))
+    if pipes:
+        from .recommend import split_rows as _pipeline_rows
+
+        base = dict(meta, fold=fold, n_train=int(Xtr.shape[0]), n_val=int(len(val)), n_dropped=int(n_dropped))
+        if len(initial):
+            base["n_forced"] = len(init)
+        for m in pipes:
+            rows.extend(_pipeline_rows(
+                m, z_train=space.z_train, z_val=Zv, truth=space.truth, to_eval=space.to_eval, R=R, k_max=k_eff,
+                seed=_int_seed(seed, 6, fold), initial=init, min_observed=min_observed, levels=levels,
+                unconditioned=unconditioned, names=names, base=base))
     tm["imputation+metrics"] = tm.get("imputation+metrics", 0.0) + (time.perf_counter() - t4)
     return rows, tops
 
@@ -830,7 +843,13 @@ def _check_common(
         raise ValueError("methods is empty")
     for m in methods:
         if m not in _METHODS:
-            raise ValueError(f"unknown selection method {m!r}; expected one of {_METHODS}")
+            try:
+                from .recommend import parse_pipeline
+
+                parse_pipeline(m)
+            except ValueError as exc:
+                raise ValueError(f"unknown selection method {m!r}; expected one of {_METHODS}, 'auto' or "
+                                 f"'STRATEGY+PREDICTOR' ({exc})") from None
     if len(set(methods)) != len(methods):
         raise ValueError(f"methods lists a method twice: {methods}")
     if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or k_max < 1:

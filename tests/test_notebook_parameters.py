@@ -34,6 +34,8 @@ ALTERNATIVE = {
                          k_table=3, n_folds=2, seed=1),
     "10_logit": dict(datasets=["benchpress"], methods=["mi", "random"], k_max=4, n_folds=2, seed=1),
     "11_own_data": dict(calib_datasets=["benchpress"], calib_ks=[3], n_folds=2, dual_k_max=3, seed=1),
+    "12_best_predictor": dict(datasets=["merged"], seeds=[1], n_folds=2, k_max=2, ks=[2],
+                              strategies=["random", "lasso"], predictors=["ridge", "blend"]),
 }
 PARAMS = [pytest.param(nb, id=nb.stem) for nb in NOTEBOOKS]
 

@@ -1,0 +1,153 @@
+"""The recommended pipeline against every fixed (selection, predictor) pair, with verdicts.
+
+Protocol: the paper's cross-validation (Section 5.1; ``scheme="paper"``, 10
+folds, 10 % holdout), seeds 0 and 42, k = 1..10, on MTEB, Merged, BenchPress
+(EM configuration "early", as the BenchPress chapter) and MMLU.  Every method
+sees the same folds, so differences are paired by (seed, fold).
+
+Prints, per matrix and k in (5, 10):
+
+* mean R^2 of the recommended pipeline (``auto``), of the paper's Gaussian +
+  MI, and of the best fixed pair; the paired difference auto - best fixed
+  pair (mean and standard error over the 20 (seed, fold) cells);
+* interval coverage of ``auto`` at 50 / 80 / 90 % (pooled over folds and k);
+* wall time of the full CV (10 folds, k = 1..10, seed 42, ``n_jobs`` workers)
+  of ``auto`` on all four matrices, and of one ``benchsel predict`` on Merged;
+
+and a verdict line (PASS / FAIL) per target.
+
+Usage::
+
+    python benchmarks/bench_recommend.py [--datasets mteb merged benchpress mmlu] [--seeds 0 42]
+                                         [--n-jobs 2] [--greedy] [--skip-grid] [--skip-timing]
+
+``--greedy`` adds the predictive-greedy strategy to the fixed grid (slow).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from benchsel_lib.data import load_matrix  # noqa: E402
+from benchsel_lib.evaluation import cross_validate  # noqa: E402
+from benchsel_lib.recommend import compare_pipelines, fixed_pairs, paired_summary, pooled_coverage  # noqa: E402
+
+CONFIG = {"benchpress": "early"}
+TARGETS = {  # minimum mean R^2 of the recommended pipeline at k = 5 and 10
+    "merged": {5: 0.58, 10: 0.62},
+    "benchpress": {5: 0.40, 10: 0.40},
+    "mteb": {5: 0.77, 10: 0.82},
+}
+LEVELS = (0.5, 0.8, 0.9)
+STRATS = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso")
+PREDS = ("gaussian", "ridge", "lowrank", "knn", "blend")
+
+
+def _cv(M, name: str, methods, seed: int, levels, n_jobs: int) -> pd.DataFrame:
+    return cross_validate(M, methods=tuple(methods), holdouts=(0.1,), k_max=10, n_folds=10, seed=seed,
+                          scheme="paper", config=CONFIG.get(name, "released"), levels=tuple(levels),
+                          progress=False, n_jobs=n_jobs)
+
+
+def _verdict(ok: bool, text: str) -> str:
+    return f"{'PASS' if ok else 'FAIL'}  {text}"
+
+
+def grid(datasets, seeds, n_jobs: int, greedy: bool) -> list[str]:
+    verdicts = []
+    fixed = fixed_pairs(STRATS + (("greedy",) if greedy else ()), PREDS)
+    for name in datasets:
+        M = load_matrix(name)
+        t0 = time.perf_counter()
+        df = compare_pipelines(M, fixed=fixed, seeds=seeds, config=CONFIG.get(name, "released"), levels=LEVELS,
+                               n_jobs=n_jobs)
+        summ = paired_summary(df, ks=(5, 10))
+        print(f"\n== {name} {M.shape}  ({time.perf_counter() - t0:.0f} s, {len(seeds)} seeds x 10 folds)")
+        print(f"{'k':>3} {'auto':>7} {'mi(paper)':>9} {'best fixed pair':>28} {'auto-best':>10} {'SE':>6}")
+        for r in summ.itertuples():
+            print(f"{r.k:>3} {r.reference:7.3f} {r.baseline:9.3f} {r.best_fixed:>20} {r.best_fixed_r2:7.3f} "
+                  f"{r.diff:+10.3f} {r.diff_se:6.3f}")
+            verdicts.append(_verdict(r.diff >= -0.01, f"{name} k={r.k}: auto {r.reference:.3f} vs best fixed pair "
+                                     f"{r.best_fixed} {r.best_fixed_r2:.3f} (paired diff {r.diff:+.3f} +- "
+                                     f"{r.diff_se:.3f}; target >= -0.01)"))
+            verdicts.append(_verdict(r.reference >= r.baseline, f"{name} k={r.k}: auto {r.reference:.3f} >= "
+                                     f"Gaussian+MI {r.baseline:.3f} (paired diff {r.diff_baseline:+.3f} +- "
+                                     f"{r.diff_baseline_se:.3f})"))
+            if name in TARGETS:
+                tgt = TARGETS[name][r.k]
+                verdicts.append(_verdict(r.reference >= tgt, f"{name} k={r.k}: auto {r.reference:.3f} >= {tgt}"))
+        means = df[df["k"] == 10].groupby("method")["r2"].mean().drop(["auto", "mi"])
+        print("top fixed pairs at k=10:", ", ".join(f"{i} {v:.3f}" for i, v in
+                                                      means.sort_values(ascending=False).head(5).items()))
+        for r in pooled_coverage(df, levels=LEVELS).itertuples():
+            verdicts.append(_verdict(abs(r.gap) <= 0.03, f"{name}: coverage at {r.nominal:.0%} = {r.coverage:.3f} "
+                                     "(pooled over folds and k; target +-0.03)"))
+        au = df[df["method"] == "auto"]
+        choice = au[au["k"].isin([5, 10])].groupby("k")["choice"].agg(lambda x: x.value_counts().head(3).to_dict())
+        print("auto's choices (top 3):", choice.to_dict())
+    return verdicts
+
+
+def timing(datasets, n_jobs: int) -> list[str]:
+    t0 = time.perf_counter()
+    for name in datasets:
+        t = time.perf_counter()
+        _cv(load_matrix(name), name, ("auto",), 42, LEVELS, n_jobs)
+        print(f"full CV of auto on {name}: {time.perf_counter() - t:.1f} s")
+    total = time.perf_counter() - t0
+    out = [_verdict(total <= 120, f"full CV of auto (10 folds, k=1..10, levels) on {'+'.join(datasets)}: "
+                    f"{total:.1f} s with {n_jobs} workers (target <= 120 s on 2 cores)")]
+    M = load_matrix("merged")
+    counts = (~np.isnan(M.scores)).sum(axis=0)
+    cols = np.argsort(-counts, kind="stable")[:5]
+    row = int(np.flatnonzero((~np.isnan(M.scores[:, cols])).all(axis=1))[0])
+    scores = ",".join(f"{M.benchmarks[j]}={M.scores[row, j]:.6g}" for j in cols)
+    cmd = [sys.executable, "-m", "benchsel_lib.cli", "predict", "--data", "merged", "--scores", scores,
+           "--format", "csv"]
+    t = time.perf_counter()
+    res = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ))
+    wall = time.perf_counter() - t
+    if res.returncode != 0:
+        print(res.stderr)
+    out.append(_verdict(res.returncode == 0 and wall < 5.0,
+                        f"one `benchsel predict` on merged (5 given scores, recommended pipeline): {wall:.2f} s "
+                        "(target < 5 s)"))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--datasets", nargs="+", default=["mteb", "merged", "benchpress", "mmlu"])
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0, 42])
+    ap.add_argument("--n-jobs", type=int, default=2)
+    ap.add_argument("--greedy", action="store_true", help="add the predictive-greedy strategy to the fixed grid")
+    ap.add_argument("--skip-grid", action="store_true")
+    ap.add_argument("--skip-timing", action="store_true")
+    args = ap.parse_args()
+    load = os.getloadavg()
+    print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores: {os.cpu_count()}")
+    verdicts = []
+    if not args.skip_grid:
+        verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy)
+    if not args.skip_timing:
+        verdicts += timing(args.datasets, args.n_jobs)
+    print("\nverdicts:")
+    for v in verdicts:
+        print(v)
+    load = os.getloadavg()
+    print(f"load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

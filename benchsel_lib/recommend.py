@@ -1,0 +1,558 @@
+"""The recommended pipeline: a (selection, predictor) pair chosen by inner CV on training models only.
+
+:func:`recommend` answers "which benchmarks should a new model run, and how
+should the rest be predicted" for a standardized training matrix and a
+subset size ``k``.  Every candidate pipeline -- a selection strategy of
+:mod:`benchsel_lib.strategies` with a predictor of
+:mod:`benchsel_lib.predictors`, or a stack of the predictors -- is scored by
+``n_folds``-fold cross-validation *of the training models* (each inner fold's
+selection and fits use only the other inner folds, with the correlation
+:func:`~benchsel_lib.predictors.inner_correlation` of those rows), with the
+paper's R^2 (Section 5.1).  The best one is refit on all training models with
+the same correlation estimator.  Held-out models are never seen.
+
+Intervals are split-conformal (CV+ style) from the same inner-CV residuals of
+the chosen pipeline: residuals are scaled per benchmark (``s_j``, the RMS
+residual of benchmark ``j`` shrunk toward the pooled RMS), and the interval at
+level ``L`` is ``pred +- q_L s_j`` with ``q_L`` the finite-sample conformal
+quantile of the scaled absolute residuals.
+
+:func:`pipeline_path` runs the inner CV once for every ``k = 1..k_max`` (the
+form :func:`benchsel_lib.cross_validate` uses for ``methods=("auto",)`` and
+fixed ``"strategy+predictor"`` names).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .predictors import PREDICTORS, _inner_folds, inner_correlation, make_predictor, nnls_weights
+from .strategies import STRATEGIES, select_benchmarks
+
+__all__ = [
+    "Recommendation",
+    "recommend",
+    "recommend_predictor",
+    "pipeline_path",
+    "parse_pipeline",
+    "DEFAULT_STRATEGIES",
+    "DEFAULT_PREDICTORS",
+    "FALLBACK",
+    "fixed_pairs",
+    "compare_pipelines",
+    "paired_summary",
+    "pooled_coverage",
+]
+
+#: candidates of the recommended pipeline (predictive greedy and the BenchPress blend are
+#: left out of the default search for speed; name them to include them)
+DEFAULT_STRATEGIES = ("mi", "entropy-obs", "lasso", "random")
+DEFAULT_PREDICTORS = ("gaussian", "ridge", "blend")
+#: the named default used when there are too few training models for the inner CV
+FALLBACK = ("mi", "gaussian")
+_SHRINK = 10.0  # pseudo-count of the pooled residual variance in each benchmark's scale
+
+
+def parse_pipeline(name: str) -> tuple[str, str] | None:
+    """``"auto"`` -> None; ``"strategy+predictor"`` -> the pair; anything else raises ValueError."""
+    if name == "auto":
+        return None
+    if not isinstance(name, str) or name.count("+") != 1:
+        raise ValueError(f"unknown pipeline {name!r}: use 'auto' or 'STRATEGY+PREDICTOR' with a strategy in "
+                         f"{STRATEGIES} and a predictor in {sorted(PREDICTORS)}")
+    s, p = name.split("+")
+    if s not in STRATEGIES:
+        raise ValueError(f"unknown selection strategy {s!r} in {name!r}: use one of {STRATEGIES}")
+    if p not in PREDICTORS:
+        raise ValueError(f"unknown predictor {p!r} in {name!r}: use one of {sorted(PREDICTORS)}")
+    return s, p
+
+
+@dataclass
+class Recommendation:
+    """A chosen pipeline for one ``k`` and how it was chosen.
+
+    Attributes
+    ----------
+    k : int
+    strategy, predictor : str
+        The choice (``predictor == "stack"``: NNLS combination with ``weights``).
+    selection : list of int
+        Columns selected on all training models.
+    scores : DataFrame
+        Inner-CV R^2 of every candidate: ``strategy, predictor, k, r2, n_eval``.
+    weights : dict
+        Stack weights (empty unless ``predictor == "stack"``).
+    scale : ndarray (N,)
+        Per-benchmark residual scale of the intervals.
+    quantiles : dict level -> float
+        Conformal multipliers ``q_L``.
+    note : str or None
+        Set when the inner CV could not run (too few training models) and the
+        named default :data:`FALLBACK` was used.
+    """
+
+    k: int
+    strategy: str
+    predictor: str
+    selection: list[int]
+    scores: pd.DataFrame
+    weights: dict[str, float] = field(default_factory=dict)
+    scale: np.ndarray | None = None
+    quantiles: dict[float, float] = field(default_factory=dict)
+    note: str | None = None
+    seed: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"{self.strategy}+{self.predictor}"
+
+    @property
+    def inner_r2(self) -> float:
+        s = self.scores
+        hit = s[(s["strategy"] == self.strategy) & (s["predictor"] == self.predictor) & (s["k"] == self.k)]
+        return float(hit["r2"].iloc[0]) if len(hit) else float("nan")
+
+    def predict(self, train: np.ndarray, query: np.ndarray, *, cov: np.ndarray | None = None) -> np.ndarray:
+        """Predictions (standardized) of every entry of ``query`` by the chosen predictor, fit on ``train``."""
+        return _fit_predict(self.predictor, self.weights, train, query, cov)
+
+    def interval(self, pred: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+        """Conformal interval ``pred +- q_level * scale`` (columns of ``pred`` are benchmarks)."""
+        if self.scale is None or level not in self.quantiles:
+            raise ValueError(f"no interval at level {level!r}: fitted levels are {sorted(self.quantiles)}")
+        half = self.quantiles[level] * self.scale
+        return pred - half, pred + half
+
+
+def _fit_predict(predictor: str, weights: dict[str, float], train: np.ndarray, query: np.ndarray,
+                 cov: np.ndarray | None) -> np.ndarray:
+    if cov is None:
+        cov = inner_correlation(train)
+    if predictor != "stack":
+        out = np.asarray(make_predictor(predictor).predict(train, query, cov=cov), dtype=float)
+    else:
+        out = np.zeros(np.shape(query))
+        for n, w in weights.items():
+            if w > 0:
+                out += w * np.asarray(make_predictor(n).predict(train, query, cov=cov), dtype=float)
+        obs = ~np.isnan(query)
+        out[obs] = np.asarray(query)[obs]
+    return np.where(np.isfinite(out), out, 0.0)
+
+
+def _conformal(res: np.ndarray, mask: np.ndarray, levels: Sequence[float]) -> tuple[np.ndarray, dict[float, float]]:
+    """Per-benchmark scales and conformal multipliers from inner-CV residuals (``res`` scored where ``mask``)."""
+    r2 = np.where(mask, res, 0.0) ** 2
+    n_j = mask.sum(axis=0)
+    pooled = float(r2.sum() / max(mask.sum(), 1)) if mask.any() else 1.0
+    pooled = pooled if pooled > 0 else 1.0
+    scale = np.sqrt((r2.sum(axis=0) + _SHRINK * pooled) / (n_j + _SHRINK))
+    scores = np.sort((np.abs(res) / scale[None, :])[mask])
+    n = scores.size
+    q = {}
+    for lev in levels:
+        if n == 0:
+            q[float(lev)] = float("inf")
+            continue
+        rank = int(math.ceil((n + 1) * float(lev)))
+        q[float(lev)] = float(scores[min(rank, n) - 1]) if rank <= n else float(scores[-1])
+    return scale, q
+
+
+def _check_train(train: Any) -> np.ndarray:
+    try:
+        tr = np.array(train, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("train must be a numeric (models x benchmarks) array") from None
+    if tr.ndim != 2 or tr.shape[0] < 1 or tr.shape[1] < 2:
+        raise ValueError(f"train must be 2-D with at least one model and two benchmarks, got shape {tr.shape}")
+    if np.isinf(tr).any():
+        raise ValueError("train contains infinite values (use NaN for missing)")
+    empty = np.flatnonzero(np.isnan(tr).all(axis=0))
+    if empty.size:
+        raise ValueError(f"no training model observed benchmark column(s) {empty.tolist()[:10]}: nothing to learn a "
+                         "prediction from; drop them")
+    return tr
+
+
+def pipeline_path(
+    train: Any,
+    k_max: int,
+    *,
+    cov: np.ndarray | None = None,
+    strategies: Sequence[str] = DEFAULT_STRATEGIES,
+    predictors: Sequence[str] = DEFAULT_PREDICTORS,
+    stack: bool = True,
+    n_folds: int = 5,
+    seed: int = 0,
+    initial: Sequence[int] = (),
+    min_observed: int | None = None,
+    levels: Sequence[float] = (0.5, 0.8, 0.9),
+    fixed: Sequence[int] | None = None,
+) -> list[Recommendation]:
+    """The recommended pipeline for every ``k = 1..k_max`` from one inner cross-validation.
+
+    Parameters
+    ----------
+    train : ndarray (m, N)
+        Standardized training scores (NaN missing).
+    k_max : int
+    cov : ndarray (N, N), optional
+        Training correlation for the final selection and Gaussian predictor
+        (default :func:`~benchsel_lib.predictors.inner_correlation`; the CV
+        protocol passes its EM estimate).
+    strategies, predictors : sequences of names
+        The candidates (one of each = a fixed pipeline, no search).
+    stack : bool
+        Also score the NNLS stack of ``predictors`` per strategy (weights
+        cross-fitted over the inner folds for its score, refit on all inner
+        predictions for use).
+    n_folds : int
+        Inner folds; with fewer than ``2 n_folds`` training models the search
+        is skipped and :data:`FALLBACK` is used (``note`` says so).
+    seed : int
+        Seed of the inner folds and of the random strategy.
+    initial, min_observed
+        Mandatory columns and candidate filter, passed to every strategy.
+    levels : sequence of float
+        Interval levels.
+    fixed : sequence of int, optional
+        A given revealed set (what a practitioner ran): no selection, only
+        the predictor is chosen (strategy ``"given"``); ``k_max`` is ignored
+        and one Recommendation with ``k = len(fixed)`` is returned.
+
+    Returns
+    -------
+    list of Recommendation, index ``k - 1`` (one item with ``fixed``).
+
+    Notes
+    -----
+    Cost: ``n_folds`` x (one pairwise correlation + one selection per
+    strategy + ``k_max`` predictions per (strategy, predictor)), then one
+    final selection and fit per ``k``.
+    """
+    tr = _check_train(train)
+    m, N = tr.shape
+    strategies, predictors = tuple(strategies), tuple(predictors)
+    for s in strategies:
+        if s not in STRATEGIES:
+            raise ValueError(f"unknown selection strategy {s!r}: use one of {STRATEGIES}")
+    for p in predictors:
+        if p not in PREDICTORS:
+            raise ValueError(f"unknown predictor {p!r}: use one of {sorted(PREDICTORS)}")
+    if not strategies or not predictors:
+        raise ValueError("strategies and predictors must not be empty")
+    if fixed is not None:
+        fixed = [int(j) for j in fixed]
+        if not fixed or len(set(fixed)) != len(fixed) or not all(0 <= j < N for j in fixed):
+            raise ValueError(f"fixed must list distinct columns in 0..{N - 1}, got {fixed!r}")
+        k_max, strategies = len(fixed), ("given",)
+    if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
+        raise ValueError(f"k must be a positive integer, got {k_max!r}")
+    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
+        raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
+    k_max = int(k_max)
+    R = inner_correlation(tr) if cov is None else np.asarray(cov, dtype=float)
+    levels = tuple(float(lv) for lv in levels)
+    obs = ~np.isnan(tr)
+    truth = np.where(obs, tr, 0.0)
+    note = None
+    search = len(strategies) * len(predictors) > 1 or stack
+    if m < 2 * n_folds:
+        note = f"only {m} training models: too few for {n_folds}-fold inner cross-validation (need {2 * n_folds})"
+        if search:
+            note += f"; using the default {FALLBACK[0]}+{FALLBACK[1]}"
+            strategies, predictors, stack, search = (FALLBACK[0],), (FALLBACK[1],), False, False
+        else:
+            note += "; no intervals"
+    # final selections on all training rows (these also check k against the filters)
+    def choose(x: np.ndarray, s: str, c: np.ndarray, mo: int | None) -> list[int]:
+        if s == "given":
+            return list(fixed)  # type: ignore[arg-type]
+        return select_benchmarks(x, k_max, strategy=s, cov=c, seed=seed, initial=initial, min_observed=mo)
+
+    ks = [k_max] if fixed is not None else list(range(1, k_max + 1))
+    finals: dict[str, list[int]] = {}
+    errors: list[str] = []
+    for s in strategies:
+        try:
+            finals[s] = choose(tr, s, R, min_observed)
+        except ValueError as exc:  # e.g. k larger than what this strategy's filter leaves
+            if len(strategies) == 1:
+                raise
+            errors.append(f"{s} left out: {exc}")
+    if not finals:
+        raise ValueError("no candidate strategy can select k benchmarks here: " + "; ".join(errors))
+    if errors:
+        strategies = tuple(s for s in strategies if s in finals)
+        note = "; ".join(([note] if note else []) + errors)
+    oof: dict[tuple[str, str, int], np.ndarray] = {}
+    masks: dict[tuple[str, int], np.ndarray] = {}
+    folds = _inner_folds(m, n_folds, seed) if (search or levels) and note is None else []
+    fold_of = np.zeros(m, dtype=int)
+    for f, rows in enumerate(folds):
+        fold_of[rows] = f
+    for f, rows in enumerate(folds):
+        others = np.setdiff1d(np.arange(m), rows)
+        itr = tr[others]
+        keep_cols = obs[others].any(axis=0)
+        if keep_cols.sum() < 2:
+            continue
+        Ri = inner_correlation(itr)
+        for s in strategies:
+            try:
+                order = choose(itr, s, Ri, None if min_observed is None else
+                               max(1, int(round(min_observed * len(others) / m))))
+            except ValueError:
+                order = finals[s]
+            for k in ks:
+                if k > len(order):
+                    continue
+                sel = np.asarray(order[:k])
+                rev = np.zeros(N, dtype=bool)
+                rev[sel] = True
+                ob = obs[rows]
+                q = np.where(ob & rev[None, :], tr[rows], np.nan)
+                mk = ob & ~rev[None, :] & (ob & rev[None, :]).any(axis=1)[:, None]
+                masks.setdefault((s, k), np.zeros((m, N), dtype=bool))[rows] = mk
+                for p in predictors:
+                    out = np.asarray(make_predictor(p).predict(itr, q, cov=Ri), dtype=float)
+                    out = np.where(np.isfinite(out), out, 0.0)
+                    oof.setdefault((s, p, k), np.zeros((m, N)))[rows] = np.where(mk, out, 0.0)
+    recs: list[Recommendation] = []
+    score_rows: list[dict[str, Any]] = []
+    stack_w: dict[tuple[str, int], dict[str, float]] = {}
+    stack_oof: dict[tuple[str, int], np.ndarray] = {}
+    for (s, k), mk in masks.items():
+        tot = float((truth[mk] ** 2).sum())
+        for p in predictors:
+            res = float(((oof[(s, p, k)] - truth)[mk] ** 2).sum())
+            score_rows.append(dict(strategy=s, predictor=p, k=k, r2=1.0 - res / tot if tot > 0 else np.nan,
+                                   n_eval=int(mk.sum())))
+        if stack and len(predictors) > 1:
+            cross = np.zeros((m, N))
+            for f in range(len(folds)):
+                inf = (fold_of == f)[:, None] & mk
+                outf = mk & ~inf
+                w = nnls_weights([oof[(s, p, k)][outf] for p in predictors], truth[outf])
+                cross[inf] = sum(wb * oof[(s, p, k)][inf] for wb, p in zip(w, predictors))
+            res = float(((cross - truth)[mk] ** 2).sum())
+            score_rows.append(dict(strategy=s, predictor="stack", k=k, r2=1.0 - res / tot if tot > 0 else np.nan,
+                                   n_eval=int(mk.sum())))
+            w_all = nnls_weights([oof[(s, p, k)][mk] for p in predictors], truth[mk])
+            stack_w[(s, k)] = dict(zip(predictors, w_all.tolist()))
+            stack_oof[(s, k)] = cross
+    scores = pd.DataFrame(score_rows, columns=["strategy", "predictor", "k", "r2", "n_eval"])
+    rank_s = {s: i for i, s in enumerate(strategies)}
+    rank_p = {p: i for i, p in enumerate(tuple(predictors) + ("stack",))}
+    for k in ks:
+        at = scores[scores["k"] == k].dropna(subset=["r2"])
+        if len(at):
+            at = at.assign(_s=at["strategy"].map(rank_s), _p=at["predictor"].map(rank_p))
+            best = at.sort_values(["r2", "_s", "_p"], ascending=[False, True, True], kind="stable").iloc[0]
+            s, p = str(best["strategy"]), str(best["predictor"])
+        else:
+            s, p = strategies[0], predictors[0]
+        weights = stack_w.get((s, k), {}) if p == "stack" else {}
+        mk = masks.get((s, k))
+        if mk is not None and mk.any():
+            pred = stack_oof[(s, k)] if p == "stack" else oof[(s, p, k)]
+            scale, qs = _conformal(pred - truth, mk, levels)
+        else:
+            scale, qs = np.ones(N), {lv: float("nan") for lv in levels}
+        recs.append(Recommendation(k=k, strategy=s, predictor=p, selection=list(finals[s][:k]), scores=scores,
+                                   weights=weights, scale=scale, quantiles=qs, note=note, seed=int(seed)))
+    return recs
+
+
+def recommend(
+    train: Any,
+    k: int,
+    **kwargs: Any,
+) -> Recommendation:
+    """The recommended (selection, predictor) pipeline for subset size ``k``, chosen on training models only.
+
+    A thin wrapper of :func:`pipeline_path` (same keyword options) returning
+    the recommendation at ``k``: what was chosen (``strategy``,
+    ``predictor``, ``selection``), the inner-CV R^2 of every candidate
+    (``scores``) and the conformal interval parameters.
+
+    Raises
+    ------
+    ValueError
+        Bad shapes, unknown names, ``k`` larger than the candidates a filter leaves.
+    """
+    return pipeline_path(train, k, **kwargs)[int(k) - 1]
+
+
+def recommend_predictor(train: Any, revealed: Sequence[int], **kwargs: Any) -> Recommendation:
+    """The best predictor (by inner CV on the training models) for a given revealed set of columns.
+
+    What ``benchsel predict`` uses: the new model ran ``revealed``; every
+    predictor (and their stack) is scored on the training models revealing
+    the same columns.  Same keyword options as :func:`pipeline_path`.
+    """
+    return pipeline_path(train, len(revealed), fixed=revealed, **kwargs)[0]
+
+
+def split_rows(
+    name: str, *, z_train: np.ndarray, z_val: np.ndarray, truth: np.ndarray, to_eval: Any, R: np.ndarray,
+    k_max: int, seed: int, initial: Sequence[int], min_observed: int | None, levels: Sequence[float],
+    unconditioned: str, names: Sequence[str], base: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """Cross-validation rows of one pipeline on one split (used by :func:`benchsel_lib.cross_validate`).
+
+    ``name`` is ``"auto"`` or ``"strategy+predictor"``.  The pipeline sees
+    the standardized training rows ``z_train`` and correlation ``R`` only;
+    validation rows ``z_val`` reveal their observed selected benchmarks and
+    are scored on their observed unselected ones against ``truth`` (the
+    protocol's steps 6-7; ``to_eval`` maps predictions to the evaluation
+    space).  Coverage columns use the conformal intervals.  Rows carry
+    ``choice`` (the pipeline used at that ``k``) and ``inner_r2``.
+    """
+    pair = parse_pipeline(name)
+    # A fixed pair uses the protocol's correlation ``R`` (so "mi+gaussian" is the paper's pipeline); "auto"
+    # is refit the way its inner cross-validation scored it (pairwise correlation of the training rows).
+    cov = R if pair is not None else inner_correlation(z_train)
+    kw: dict[str, Any] = dict(cov=cov, seed=seed, initial=initial, min_observed=min_observed, levels=levels)
+    if pair is not None:
+        kw.update(strategies=(pair[0],), predictors=(pair[1],), stack=False)
+        if not levels:
+            kw["n_folds"] = 2  # no search and no intervals: the inner CV is skipped
+    recs = pipeline_path(z_train, k_max, **kw)
+    Ov = ~np.isnan(z_val)
+    rows = []
+    for rec in recs:
+        sel = np.asarray(rec.selection, dtype=int)
+        if sel.size < rec.k:
+            continue
+        N = z_val.shape[1]
+        T = np.setdiff1d(np.arange(N), sel)
+        query = np.full_like(z_val, np.nan)
+        query[:, sel] = np.where(Ov[:, sel], z_val[:, sel], np.nan)
+        pred_all = rec.predict(z_train, query, cov=cov)
+        pred = pred_all[:, T]
+        E = Ov[:, T]
+        if unconditioned == "skip":
+            E = E & Ov[:, sel].any(axis=1)[:, None]
+        tr_ = truth[:, T]
+        pe = to_eval(pred, T)
+        ss_res = float(np.where(E, (tr_ - pe) ** 2, 0.0).sum())
+        ss_tot = float(np.where(E, tr_**2, 0.0).sum())
+        n_eval = int(E.sum())
+        row: dict[str, Any] = dict(base)
+        row.update(method=name, k=rec.k, r2=(1.0 - ss_res / ss_tot) if n_eval and ss_tot > 0 else np.nan,
+                   rmse=float(np.sqrt(ss_res / n_eval)) if n_eval else np.nan, residual_fraction=np.nan,
+                   logdet=np.nan, mi=np.nan, selected=tuple(names[j] for j in sel), n_eval=n_eval,
+                   ss_res=ss_res, ss_tot=ss_tot, choice=rec.name, inner_r2=rec.inner_r2)
+        for lev in levels:
+            col = _cov_name(lev)
+            if n_eval and rec.scale is not None and np.isfinite(rec.quantiles.get(float(lev), np.nan)):
+                lo, hi = rec.interval(pred_all, float(lev))
+                lo_e, hi_e = to_eval(lo[:, T], T), to_eval(hi[:, T], T)
+                row[col] = float(((tr_ >= lo_e) & (tr_ <= hi_e))[E].mean())
+            else:
+                row[col] = np.nan
+        rows.append(row)
+    return rows
+
+
+def _cov_name(level: float) -> str:
+    from .evaluation import _cov_col
+
+    return _cov_col(level)
+
+
+# --------------------------------------------------------------------------- comparisons under the CV protocol
+def fixed_pairs(strategies: Sequence[str] = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso"),
+                predictors: Sequence[str] = ("gaussian", "ridge", "lowrank", "knn", "blend")) -> list[str]:
+    """Every ``"strategy+predictor"`` name of the given strategies and predictors."""
+    names = [f"{s}+{p}" for s in strategies for p in predictors]
+    for n in names:
+        parse_pipeline(n)
+    return names
+
+
+def compare_pipelines(
+    matrix: Any,
+    *,
+    fixed: Sequence[str],
+    seeds: Sequence[int] = (0, 42),
+    n_folds: int = 10,
+    k_max: int = 10,
+    holdout: float = 0.1,
+    config: str = "released",
+    estimator: str = "auto",
+    levels: Sequence[float] = (0.5, 0.8, 0.9),
+    n_jobs: int = 1,
+) -> pd.DataFrame:
+    """Per-fold R^2 of ``auto``, the paper's Gaussian + MI (``"mi"``) and the ``fixed`` pipelines.
+
+    Runs :func:`benchsel_lib.cross_validate` with ``scheme="paper"`` for each
+    seed: once for ``auto`` and ``mi`` with interval ``levels``, once for the
+    fixed pairs without intervals (sharing the training correlations through
+    :func:`~benchsel_lib.evaluation.correlation_cache`).  All methods see the
+    same folds.  Returns the concatenated rows with a ``seed`` column.
+    Cost: ``len(seeds) x n_folds`` splits, each running the inner search of
+    ``auto`` once per split plus one selection and ``k_max`` predictions per fixed pair.
+    """
+    from .evaluation import correlation_cache, cross_validate
+
+    parts = []
+    kw = dict(holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", config=config, estimator=estimator,
+              progress=False, n_jobs=n_jobs)
+    with correlation_cache():
+        for seed in seeds:
+            parts.append(cross_validate(matrix, methods=("auto", "mi"), seed=seed, levels=tuple(levels), **kw)
+                         .assign(seed=seed))
+            if fixed:
+                parts.append(cross_validate(matrix, methods=tuple(fixed), seed=seed, levels=(), **kw)
+                             .assign(seed=seed))
+    return pd.concat(parts, ignore_index=True)
+
+
+def paired_summary(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10), reference: str = "auto",
+                   baseline: str = "mi") -> pd.DataFrame:
+    """Mean R^2 of ``reference``, ``baseline`` and the best other method per ``k``, with paired differences.
+
+    The difference ``reference - best`` is taken per (seed, fold) cell (same
+    folds), and its mean and standard error (``sd / sqrt(cells)``) are
+    reported.  ``best`` is the method (other than ``reference`` and
+    ``baseline``) with the highest mean R^2 at that ``k``.
+    """
+    wide = df.pivot_table(index=["seed", "fold", "k"], columns="method", values="r2")
+    rows = []
+    for k in ks:
+        w = wide.xs(k, level="k")
+        means = w.mean()
+        others = means.drop([c for c in (reference, baseline) if c in means.index])
+        best = str(others.idxmax()) if len(others) else baseline
+        d = (w[reference] - w[best]).dropna()
+        db = (w[reference] - w[baseline]).dropna()
+        rows.append(dict(k=int(k), reference=float(means[reference]), baseline=float(means[baseline]),
+                         best_fixed=best, best_fixed_r2=float(means[best]), diff=float(d.mean()),
+                         diff_se=float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan"),
+                         diff_baseline=float(db.mean()),
+                         diff_baseline_se=float(db.std(ddof=1) / np.sqrt(len(db))) if len(db) > 1 else float("nan"),
+                         n_cells=int(len(d))))
+    return pd.DataFrame(rows)
+
+
+def pooled_coverage(df: pd.DataFrame, *, method: str = "auto", levels: Sequence[float] = (0.5, 0.8, 0.9)) -> pd.DataFrame:
+    """Interval coverage of ``method`` pooled over folds and ``k`` (weighted by evaluated entries), per level."""
+    from .evaluation import _cov_col
+
+    d = df[df["method"] == method]
+    out = []
+    for lev in levels:
+        c = _cov_col(lev)
+        ok = d[c].notna() & (d["n_eval"] > 0)
+        cov = float(np.average(d.loc[ok, c], weights=d.loc[ok, "n_eval"])) if ok.any() else float("nan")
+        out.append(dict(nominal=float(lev), coverage=cov, gap=cov - float(lev)))
+    return pd.DataFrame(out)

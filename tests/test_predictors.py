@@ -1,0 +1,167 @@
+"""Tests for benchsel_lib.predictors: closed-form LOO ridge, the per-target ridge predictor, stacking."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchsel_lib.predictors import (
+    PREDICTORS,
+    RidgePredictor,
+    StackedPredictor,
+    inner_cv_predictions,
+    make_predictor,
+    nnls_weights,
+    ridge_loo,
+    ridge_loo_batch,
+)
+
+
+def _plain_ridge(A: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
+    """Ridge with an unpenalized intercept by the normal equations."""
+    am, ym = A.mean(axis=0), y.mean()
+    Ac = A - am
+    beta = np.linalg.solve(Ac.T @ Ac + alpha * np.eye(A.shape[1]), Ac.T @ (y - ym))
+    return beta, ym - am @ beta
+
+
+def _low_rank(seed: int = 0, m: int = 60, n: int = 10, missing: float = 0.2) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 2)) @ rng.normal(size=(2, n)) + 0.3 * rng.normal(size=(m, n))
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    X[rng.random(X.shape) < missing] = np.nan
+    return X
+
+
+def test_ridge_loo_matches_explicit_leave_one_out_loop():
+    rng = np.random.default_rng(1)
+    A = rng.normal(size=(15, 3))
+    y = A @ np.array([1.0, -0.5, 0.2]) + 0.3 * rng.normal(size=15)
+    alphas = (0.1, 1.0, 10.0)
+    beta, b0, alpha, mse = ridge_loo(A, y, alphas)
+    explicit = []
+    for a in alphas:
+        errs = []
+        for i in range(15):
+            keep = np.arange(15) != i
+            bb, cc = _plain_ridge(A[keep], y[keep], a)
+            errs.append(y[i] - cc - A[i] @ bb)
+        explicit.append(np.mean(np.square(errs)))
+    assert alpha == alphas[int(np.argmin(explicit))]
+    assert mse == pytest.approx(min(explicit), rel=1e-10)
+    bb, cc = _plain_ridge(A, y, alpha)
+    np.testing.assert_allclose(beta, bb, rtol=1e-10, atol=1e-12)
+    assert b0 == pytest.approx(cc, rel=1e-10, abs=1e-12)
+
+
+def test_ridge_loo_batch_equals_one_fit_per_target():
+    X = _low_rank(2, m=50, n=8, missing=0.3)
+    F, J = [0, 1, 2], [3, 4, 5, 6, 7]
+    batch = ridge_loo_batch(X, F, J)
+    obs = ~np.isnan(X)
+    for t, j in enumerate(J):
+        rows = obs[:, j] & obs[:, F].all(axis=1)
+        beta, b0, alpha, mse = ridge_loo(X[np.ix_(rows, F)], X[rows, j])
+        np.testing.assert_allclose(batch["beta"][t], beta, atol=1e-10)
+        assert batch["intercept"][t] == pytest.approx(b0, abs=1e-10)
+        assert batch["alpha"][t] == alpha
+        assert batch["mse"][t] == pytest.approx(mse, rel=1e-9)
+        assert batch["n"][t] == rows.sum()
+
+
+def test_ridge_predictor_matches_reference_per_target_fit():
+    X = _low_rank(3, m=70, n=9, missing=0.15)
+    train, query = X[:60], X[60:].copy()
+    query[:, 3:] = np.nan
+    query[0, 1] = np.nan
+    pred = RidgePredictor().predict(train, query)
+    obs = ~np.isnan(train)
+    counts = obs.sum(axis=0)
+    for i in range(query.shape[0]):
+        rev = np.flatnonzero(~np.isnan(query[i]))
+        order = rev[np.argsort(-counts[rev], kind="stable")].tolist()
+        for j in range(9):
+            if j in rev:
+                assert pred[i, j] == query[i, j]
+                continue
+            cols = list(order)
+            while cols:
+                rows = obs[:, j] & obs[:, cols].all(axis=1)
+                if rows.sum() >= max(8, len(cols) + 2):
+                    break
+                cols = cols[:-1]
+            beta, b0, _, _ = ridge_loo(train[np.ix_(rows, cols)], train[rows, j], RidgePredictor().alphas)
+            assert pred[i, j] == pytest.approx(b0 + query[i, cols] @ beta, abs=1e-9)
+
+
+def test_ridge_predictor_falls_back_to_training_mean_without_enough_rows():
+    train = _low_rank(4, m=6, n=5, missing=0.0)  # 6 rows < min_rows 8
+    query = np.full((2, 5), np.nan)
+    query[:, 0] = [0.5, -1.0]
+    pred = RidgePredictor().predict(train, query)
+    np.testing.assert_array_equal(pred[:, 1:], 0.0)
+    assert np.isfinite(pred).all()
+
+
+def test_ridge_predictor_beats_mean_on_low_rank_data():
+    X = _low_rank(5, m=120, n=10, missing=0.1)
+    train, truth = X[:100], X[100:]
+    query = np.where(np.arange(10)[None, :] < 3, truth, np.nan)
+    pred = RidgePredictor().predict(train, query)
+    ev = ~np.isnan(truth) & np.isnan(query)
+    r2 = 1 - np.sum((pred - truth)[ev] ** 2) / np.sum(truth[ev] ** 2)
+    assert r2 > 0.5
+
+
+def test_nnls_weights_are_nonnegative_and_match_brute_force():
+    rng = np.random.default_rng(6)
+    t = rng.normal(size=200)
+    cols = [t + 0.3 * rng.normal(size=200), -t + rng.normal(size=200), 0.5 * t + 0.5 * rng.normal(size=200)]
+    w = nnls_weights(cols, t)
+    assert (w >= 0).all()
+    assert w[1] == 0.0  # the anti-correlated column gets no weight
+    C = np.column_stack(cols)
+    best = np.inf
+    grid = np.linspace(0, 1.5, 31)
+    for a in grid:
+        for c in grid:
+            best = min(best, np.sum((C[:, [0, 2]] @ [a, c] - t) ** 2))
+    assert np.sum((C @ w - t) ** 2) <= best + 1e-9
+
+
+def test_stack_weights_use_training_rows_only():
+    X = _low_rank(7, m=80, n=8, missing=0.1)
+    train, query = X[:70], X[70:].copy()
+    query[:, 3:] = np.nan
+    st = StackedPredictor(n_folds=4, seed=1)
+    p1 = st.predict(train, query)
+    w1 = dict(st.weights_)
+    assert all(v >= 0 for v in w1.values())
+    q2 = query.copy()
+    q2[:, :3] += 5.0  # change the query values, same revealed columns
+    st.predict(train, q2)
+    assert st.weights_ == w1
+    assert np.isfinite(p1).all()
+
+
+def test_inner_cv_predictions_never_use_the_predicted_rows():
+    X = _low_rank(8, m=40, n=6, missing=0.0)
+
+    class Spy:
+        name = "spy"
+        seen: list[np.ndarray] = []
+
+        def predict(self, train, query, *, cov=None):
+            Spy.seen.append(train.copy())
+            return np.zeros_like(query)
+
+    preds, mask = inner_cv_predictions(X, [0, 1], {"spy": Spy()}, n_folds=4, seed=0)
+    assert len(Spy.seen) == 4
+    for tr in Spy.seen:
+        assert tr.shape[0] == 30
+    assert not mask[:, [0, 1]].any() and mask[:, 2:].all()
+
+
+def test_make_predictor_rejects_unknown_names():
+    with pytest.raises(ValueError, match="unknown predictor 'nope'"):
+        make_predictor("nope")
+    assert {"gaussian", "ridge", "lowrank", "stack"} <= set(PREDICTORS)

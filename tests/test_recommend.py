@@ -1,0 +1,206 @@
+"""Tests for benchsel_lib.recommend: choice on training rows only, conformal coverage, bad input."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from benchsel_lib.evaluation import cross_validate, cv_splits
+from benchsel_lib.matrix import ScoreMatrix
+from benchsel_lib.recommend import FALLBACK, parse_pipeline, pipeline_path, recommend
+
+
+def _data(seed: int = 0, m: int = 80, n: int = 10, missing: float = 0.2) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 2)) @ rng.normal(size=(2, n)) + 0.5 * rng.normal(size=(m, n))
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    X[rng.random(X.shape) < missing] = np.nan
+    return X
+
+
+def _matrix(X: np.ndarray) -> ScoreMatrix:
+    return ScoreMatrix(scores=X, models=[f"m{i}" for i in range(X.shape[0])],
+                       benchmarks=[f"b{j}" for j in range(X.shape[1])], source="synthetic")
+
+
+def test_recommend_exposes_choice_scores_and_intervals():
+    X = _data(1)
+    rec = recommend(X, 3, strategies=("mi", "lasso"), predictors=("gaussian", "ridge"), seed=0)
+    assert rec.k == 3 and len(rec.selection) == 3
+    assert rec.strategy in ("mi", "lasso") and rec.predictor in ("gaussian", "ridge", "stack")
+    s = rec.scores[rec.scores["k"] == 3]
+    assert set(s["predictor"]) == {"gaussian", "ridge", "stack"}
+    assert rec.inner_r2 == pytest.approx(s["r2"].max())
+    assert rec.note is None
+    if rec.predictor == "stack":
+        assert all(w >= 0 for w in rec.weights.values())
+    query = np.full((2, 10), np.nan)
+    query[:, rec.selection] = X[:2, rec.selection]
+    pred = rec.predict(X, query)
+    lo, hi = rec.interval(pred, 0.8)
+    assert np.isfinite(pred).all() and (hi >= lo).all()
+
+
+def test_auto_choice_ignores_validation_rows():
+    X = _data(2, m=60)
+    f, train, val = cv_splits(60, n_folds=5, holdout=0.1, seed=0)[0]
+    Y = X.copy()
+    rng = np.random.default_rng(9)
+    Y[val] = np.where(np.isnan(Y[val]), np.nan, rng.normal(scale=3.0, size=Y[val].shape))
+    kw = dict(methods=("auto",), holdouts=(0.1,), k_max=3, n_folds=5, seed=0, levels=(0.8,), progress=False)
+    a = cross_validate(_matrix(X), **kw)
+    b = cross_validate(_matrix(Y), **kw)
+    a0, b0 = a[a["fold"] == 0], b[b["fold"] == 0]
+    assert list(a0["choice"]) == list(b0["choice"])
+    np.testing.assert_array_equal(a0["inner_r2"].to_numpy(), b0["inner_r2"].to_numpy())
+    assert list(a0["selected"]) == list(b0["selected"])
+    assert not np.allclose(a0["r2"].to_numpy(), b0["r2"].to_numpy())  # the validation rows did change
+
+
+def test_conformal_intervals_cover_held_out_models():
+    rng = np.random.default_rng(3)
+    m, n = 400, 8
+    L = np.linalg.cholesky(0.6 * np.ones((n, n)) + 0.4 * np.eye(n))
+    X = rng.normal(size=(m, n)) @ L.T
+    train, test = X[:300], X[300:]
+    rec = recommend(train, 2, strategies=("mi",), predictors=("gaussian", "ridge"), levels=(0.5, 0.8, 0.9))
+    query = np.full_like(test, np.nan)
+    query[:, rec.selection] = test[:, rec.selection]
+    pred = rec.predict(train, query)
+    tgt = np.setdiff1d(np.arange(n), rec.selection)
+    for lev in (0.5, 0.8, 0.9):
+        lo, hi = rec.interval(pred, lev)
+        cov = np.mean((test[:, tgt] >= lo[:, tgt]) & (test[:, tgt] <= hi[:, tgt]))
+        assert abs(cov - lev) < 0.05, (lev, cov)
+
+
+def test_too_few_training_models_fall_back_to_the_named_default():
+    X = _data(4, m=7, missing=0.0)
+    rec = recommend(X, 2)
+    assert (rec.strategy, rec.predictor) == FALLBACK
+    assert "too few" in rec.note and "mi+gaussian" in rec.note
+    query = np.full((1, 10), np.nan)
+    query[0, rec.selection] = 0.3
+    assert np.isfinite(rec.predict(X, query)).all()
+
+
+def test_bad_input_is_named():
+    X = _data(5)
+    with pytest.raises(ValueError, match="unknown predictor 'nope'"):
+        recommend(X, 2, predictors=("nope",))
+    with pytest.raises(ValueError, match="unknown pipeline"):
+        parse_pipeline("mi")
+    with pytest.raises(ValueError, match="unknown predictor 'x'"):
+        parse_pipeline("mi+x")
+    Y = X.copy()
+    Y[10:, :8] = np.nan
+    with pytest.raises(ValueError, match="candidate benchmarks"):
+        recommend(Y, 4, strategies=("mi-obs",), predictors=("ridge",))
+    with pytest.raises(ValueError, match="unknown selection method 'foo"):
+        cross_validate(_matrix(X), methods=("foo+ridge",), k_max=2, n_folds=3, progress=False)
+
+
+def test_pipeline_path_is_deterministic_and_never_nan():
+    X = _data(6, missing=0.5)
+    a = pipeline_path(X, 4, seed=1, levels=(0.8,))
+    b = pipeline_path(X, 4, seed=1, levels=(0.8,))
+    assert [r.name for r in a] == [r.name for r in b]
+    assert a[-1].scores.equals(b[-1].scores)
+    for r in a:
+        q = np.full((3, 10), np.nan)
+        q[:, r.selection] = X[:3, r.selection]
+        assert np.isfinite(r.predict(X, q)).all()
+
+
+def test_cross_validate_scores_fixed_pipelines_like_the_gaussian_path():
+    X = _data(7, missing=0.1)
+    M = _matrix(X)
+    kw = dict(holdouts=(0.1,), k_max=3, n_folds=4, seed=0, progress=False, levels=())
+    paper = cross_validate(M, methods=("mi",), **kw)
+    pipe = cross_validate(M, methods=("mi+gaussian",), **kw)
+    np.testing.assert_allclose(pipe["r2"].to_numpy(), paper["r2"].to_numpy(), atol=1e-8)
+    assert list(pipe["selected"]) == list(paper["selected"])
+
+
+def test_a_benchmark_no_training_model_observed_is_named():
+    X = _data(8)
+    X[:, 4] = np.nan
+    with pytest.raises(ValueError, match=r"no training model observed benchmark column\(s\) \[4\]"):
+        recommend(X, 2)
+
+
+# ------------------------------------------------------------------ command line
+def _cli(capsys, *argv):
+    from benchsel_lib.cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def small_csv(tmp_path):
+    import pandas as pd
+
+    X = _data(9, m=40, n=6, missing=0.1) * 0.1 + 0.5
+    df = pd.DataFrame(X, index=[f"model-{i}" for i in range(40)], columns=[f"b{j}" for j in range(6)])
+    df.index.name = "model"
+    path = tmp_path / "scores.csv"
+    df.to_csv(path)
+    return path
+
+
+def test_cli_predict_defaults_to_the_recommended_pipeline(capsys, small_csv):
+    import json
+
+    code, out, _ = _cli(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55,b1=0.5", "--format", "json",
+                        "--estimator", "pairwise")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["method"] == "auto" and doc["pipeline"].startswith("given+")
+    assert {r["predictor"] for r in doc["scores"]} >= {"gaussian", "ridge", "stack"}
+    preds = doc["predictions"]
+    assert len(preds) == 4 and all(r["lower"] <= r["predicted"] <= r["upper"] for r in preds)
+    code, out, _ = _cli(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55,b1=0.5", "--estimator", "pairwise")
+    assert "pipeline: given+" in out and "inner-CV R^2 at k=2" in out
+
+
+def test_cli_select_auto_and_paper_path(capsys, small_csv):
+    import json
+
+    code, out, _ = _cli(capsys, "select", "--data", small_csv, "-k", "2", "--format", "json", "--estimator", "pairwise")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["method"] == "auto" and len(doc["selection"]) == 2 and doc["scores"]
+    code, out, _ = _cli(capsys, "select", "--data", small_csv, "-k", "2", "--method", "gaussian", "--objective", "mi",
+                        "--format", "json", "--estimator", "pairwise")
+    assert code == 0 and json.loads(out)["objective"] == "mi"
+
+
+def test_cli_cv_compares_pipelines_in_json(capsys, small_csv):
+    import json
+
+    code, out, _ = _cli(capsys, "cv", "--data", small_csv, "--methods", "auto,lasso+ridge,mi", "--k-max", "2",
+                        "--folds", "4", "--format", "json", "--estimator", "pairwise")
+    assert code == 0
+    rows = json.loads(out)["summary"]
+    assert {(r["method"], r["k"]) for r in rows} == {(m, k) for m in ("auto", "lasso+ridge", "mi") for k in (1, 2)}
+    assert all(np.isfinite(r["r2_mean"]) for r in rows)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["cv", "--methods", "mi+nope"], "unknown predictor 'nope'"),
+    (["predict", "--scores", "b0=0.5", "--method", "auto", "--transform", "logit"], "options of --method gaussian"),
+    (["select", "-k", "2", "--method", "auto", "--objective", "mi"], "options of --method gaussian"),
+])
+def test_cli_pipeline_errors_exit_2_with_one_line(capsys, small_csv, argv, needle):
+    code, _, err = _cli(capsys, argv[0], "--data", small_csv, *argv[1:])
+    assert code == 2 and needle in err and "Traceback" not in err
+
+
+def test_a_strategy_whose_filter_leaves_too_few_candidates_is_left_out_and_named():
+    X = _data(10, m=60, n=10, missing=0.0)
+    X[6:, 3:] = np.nan  # only columns 0-2 are observed by >= 30% of the models
+    rec = recommend(X, 4, strategies=("mi-obs", "mi"), predictors=("ridge",), stack=False)
+    assert rec.strategy == "mi" and "mi-obs left out" in rec.note
+    with pytest.raises(ValueError, match="candidate benchmarks"):
+        recommend(X, 4, strategies=("mi-obs",), predictors=("ridge",), stack=False)
