@@ -49,8 +49,8 @@ __all__ = [
     "pooled_coverage",
 ]
 
-#: candidates of the recommended pipeline (predictive greedy and the BenchPress blend are
-#: left out of the default search for speed; name them to include them)
+#: candidates of the recommended pipeline (predictive greedy, soft-impute and the stack's
+#: other members are left out of the default search for speed; name them to include them)
 DEFAULT_STRATEGIES = ("mi", "entropy-obs", "lasso", "random")
 DEFAULT_PREDICTORS = ("gaussian", "ridge", "blend")
 #: the named default used when there are too few training models for the inner CV
