@@ -52,7 +52,7 @@ __all__ = [
 #: candidates of the recommended pipeline (predictive greedy, soft-impute and the stack's
 #: other members are left out of the default search for speed; name them to include them)
 DEFAULT_STRATEGIES = ("mi", "entropy-obs", "lasso", "random")
-DEFAULT_PREDICTORS = ("gaussian", "ridge", "blend")
+DEFAULT_PREDICTORS = ("gaussian", "ridge", "knn", "blend")
 #: the named default used when there are too few training models for the inner CV
 FALLBACK = ("mi", "gaussian")
 _SHRINK = 10.0  # pseudo-count of the pooled residual variance in each benchmark's scale
