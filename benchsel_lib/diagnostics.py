@@ -19,7 +19,6 @@ are reported but not tested and excluded from the multiple-testing correction.
 """
 from __future__ import annotations
 
-import functools
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -826,10 +825,6 @@ def _tolerance_fit(X: np.ndarray, t: float | None, *, config: str, method: str, 
     return float(default["tol"] if t is None else t), tuple(int(j) for j in sel.order), n_iter
 
 
-def _tolerance_fit_task(item: tuple[np.ndarray, float | None], *, args: dict[str, Any]) -> tuple[float, tuple[int, ...], int]:
-    return _tolerance_fit(item[0], item[1], **args)
-
-
 def selections_by_tolerance(
     matrix: Any,
     *,
@@ -894,8 +889,9 @@ def selections_by_tolerance(
     names = list(matrix.benchmarks)
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ValueError(f"k must be a positive integer, got {k!r}")
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
-        raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
+    from .sweep import Cell, _check_n_jobs, run_sweep
+
+    n_jobs = _check_n_jobs(n_jobs)
     tasks = []
     for fold, train, _ in cv_splits(scores.shape[0], n_folds=n_folds, holdout=holdout, seed=seed, scheme=scheme):
         X = scores[train]
@@ -904,15 +900,9 @@ def selections_by_tolerance(
             raise ValueError(f"k = {k} exceeds the {cols.size} benchmarks observed in fold {fold}'s training split")
         tasks += [(int(fold), X[:, cols], cols, t) for t in tols]
     args = dict(config=config, method=method, k=int(k), tie_break=tie_break)
-    if n_jobs == 1 or len(tasks) == 1:
-        fits = [_tolerance_fit(X, t, **args) for _, X, _, t in tasks]
-    else:
-        import concurrent.futures as cf
-        import multiprocessing as mp
-
-        ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-        with cf.ProcessPoolExecutor(max_workers=int(n_jobs), mp_context=ctx) as ex:
-            fits = list(ex.map(functools.partial(_tolerance_fit_task, args=args), [(X, t) for _, X, _, t in tasks]))
+    fits = run_sweep([Cell(label=f"tolerance {t} fold {fold}", fn=_tolerance_fit, args=(X, t), kwargs=args,
+                           cost=float(X.size))
+                      for fold, X, _, t in tasks], n_jobs=n_jobs)
     rows = []
     for (fold, _, cols, _), (tol, order, n_iter) in zip(tasks, fits):
         rows.append({"tol": tol, "fold": fold, "selected": tuple(names[cols[j]] for j in order),
