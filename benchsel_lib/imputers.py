@@ -308,8 +308,8 @@ class KNNImputer:
     Notes
     -----
     Deterministic: ties in distance go to the lower training-row index (stable
-    sort).  Complexity O(v m N) for the distances plus O(N v m log m) for the
-    per-column neighbour search.
+    sort).  Complexity O(v m N) for the distances, O(v m log m) for one sort
+    of each query row's distances and O(v m N) to pick every column's donors.
     """
 
     def __init__(self, n_neighbors: int = 10, *, weights: str = "distance"):
@@ -335,21 +335,36 @@ class KNNImputer:
             dist = np.sqrt(np.clip(sq, 0.0, None) * n_obs / common)
         dist[common == 0] = np.inf
         pred = np.zeros_like(qu)
-        k = self.n_neighbors
-        rows = np.arange(qu.shape[0])[:, None]
-        for j in range(qu.shape[1]):
-            dj = np.where(tm[:, j][None, :], dist, np.inf)
-            order = np.argsort(dj, axis=1, kind="stable")[:, :k]
-            dk = dj[rows, order]
+        m, N = tr.shape
+        k = min(self.n_neighbors, m)
+        # Sort each query row's training rows by distance once (stable: ties to the lower row);
+        # the donors of column j are the first k rows in that order that observed j, which is
+        # what a stable sort of the distances restricted to j's observers gives.  Donors are
+        # gathered into a contiguous (rows, N, k) block so that every sum runs over the same k
+        # terms in the same order as predicting one column at a time.
+        step = max(1, 4_000_000 // max(1, m * N))
+        for a in range(0, qu.shape[0], step):
+            d = dist[a : a + step]
+            v = d.shape[0]
+            order = np.argsort(d, axis=1, kind="stable")
+            ds = np.take_along_axis(d, order, axis=1)
+            ob = tm[order]  # (v, m, N)
+            rank = np.cumsum(ob, axis=1)
+            take = ob & (rank <= k)
+            vi, mi, ni = np.nonzero(take)
+            slot = rank[vi, mi, ni] - 1
+            dk = np.full((v, N, k), np.inf)
+            vals = np.zeros((v, N, k))
+            dk[vi, ni, slot] = ds[vi, mi]
+            vals[vi, ni, slot] = tf[order[vi, mi], ni]
             valid = np.isfinite(dk)
             if self.weights == "uniform":
                 w = valid.astype(float)
             else:
                 w = np.where(valid, 1.0 / np.maximum(dk, 1e-6), 0.0)
-            vals = tf[order, j]
-            wsum = w.sum(axis=1)
+            wsum = w.sum(axis=2)
             with np.errstate(invalid="ignore", divide="ignore"):
-                pred[:, j] = np.where(wsum > 0, (w * vals).sum(axis=1) / wsum, 0.0)
+                pred[a : a + step] = np.where(wsum > 0, (w * vals).sum(axis=2) / wsum, 0.0)
         return _pass_through(pred, qu)
 
 
@@ -510,19 +525,43 @@ class BenchPressBlend:
             state["corr"], state["cnt"] = _pairwise_corr(tr, self.min_overlap)
         return state["corr"]
 
-    def _ridge_fit(self, tr: np.ndarray, tm: np.ndarray, j: int, preds: tuple[int, ...]):
-        cols = list(preds)
-        while cols:
-            rows = tm[:, j] & tm[:, cols].all(axis=1)
-            if rows.sum() >= self.min_rows:
-                A = tr[np.ix_(rows, cols)]
-                y = tr[rows, j]
-                a_mean, y_mean = A.mean(axis=0), y.mean()
-                Ac = A - a_mean
-                beta = np.linalg.solve(Ac.T @ Ac + self.ridge * np.eye(len(cols)), Ac.T @ (y - y_mean))
-                return cols, beta, a_mean, y_mean
-            cols = cols[:-1]
-        return None
+    def _ridge_fits(self, tr: np.ndarray, tm: np.ndarray, keys: list[tuple[int, tuple[int, ...]]]) -> list:
+        """Ridge fits for many ``(target j, predictor columns)`` keys at once.
+
+        Each fit drops its weakest predictors (the last ones) until at least
+        ``min_rows`` training models observed ``j`` and every remaining
+        predictor, then solves ``(Ac' Ac + ridge I) beta = Ac' (y - ybar)`` on
+        those models' centred scores; ``None`` when no predictor is left.
+        Fits with the same number of predictors are computed together (masked
+        moments over all training rows, one batched solve): O(F m p^2).
+        """
+        out: list = [None] * len(keys)
+        if not keys:
+            return out
+        tf = np.where(tm, tr, 0.0)
+        width = max(len(c) for _, c in keys)
+        js = np.array([j for j, _ in keys])
+        cols = np.array([list(c) + [c[-1]] * (width - len(c)) for _, c in keys])  # (F, width), padded
+        lens = np.array([len(c) for _, c in keys])
+        # rows observing j and the first l predictors, for every prefix length l
+        prefix = tm[:, js][:, :, None] & np.logical_and.accumulate(tm[:, cols], axis=2)  # (m, F, width)
+        enough = (prefix.sum(axis=0) >= self.min_rows) & (np.arange(1, width + 1)[None, :] <= lens[:, None])
+        use = np.where(enough.any(axis=1), width - np.argmax(enough[:, ::-1], axis=1), 0)
+        for p in np.unique(use[use > 0]).tolist():
+            idx = np.flatnonzero(use == p)
+            W = prefix[:, idx, p - 1].astype(float)  # (m, f) row masks
+            A = tf[:, cols[idx, :p]]  # (m, f, p)
+            y = tf[:, js[idx]]  # (m, f)
+            n = W.sum(axis=0)
+            a_mean = np.einsum("mf,mfp->fp", W, A) / n[:, None]
+            y_mean = np.einsum("mf,mf->f", W, y) / n
+            Ac = (A - a_mean[None]) * W[:, :, None]
+            G = np.einsum("mfp,mfq->fpq", Ac, Ac) + self.ridge * np.eye(p)[None]
+            rhs = np.einsum("mfp,mf->fp", Ac, (y - y_mean[None]) * W)
+            beta = np.linalg.solve(G, rhs[:, :, None])[:, :, 0]
+            for t, i in enumerate(idx.tolist()):
+                out[i] = (list(cols[i, :p]), beta[t], a_mean[t], float(y_mean[t]))
+        return out
 
     def predict(self, train: Any, query: Any, *, cov: Any = None) -> np.ndarray:
         """Predict every entry of ``query`` (v, N) in standardized space.
@@ -542,12 +581,12 @@ class BenchPressBlend:
         # them once per (observation pattern, target) and predict all rows of a pattern together.
         patterns, inverse = np.unique(qm, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
+        plans = []
         for p, pat in enumerate(patterns):
             obs = np.flatnonzero(pat)
             targets = np.flatnonzero(~pat)
             if obs.size == 0 or targets.size == 0:
                 continue
-            rows = np.flatnonzero(inverse == p)
             strength = np.abs(corr[np.ix_(targets, obs)])
             ok = np.isfinite(strength)
             # by decreasing |corr|, ties to the lower column (obs is ascending; stable sort),
@@ -555,16 +594,18 @@ class BenchPressBlend:
             order = np.argsort(np.where(ok, -strength, np.inf), axis=1, kind="stable")[:, : self.n_predictors]
             top = obs[order]
             n_ok = np.take_along_axis(ok, order, axis=1).sum(axis=1)
+            keys = [(j, tuple(top[t, : n_ok[t]].tolist())) if n_ok[t] else None
+                    for t, j in enumerate(targets.tolist())]
+            plans.append((np.flatnonzero(inverse == p), keys))
+        todo = list(dict.fromkeys(key for _, keys in plans for key in keys if key is not None and key not in fits))
+        fits.update(zip(todo, self._ridge_fits(tr, tm, todo)))
+        for rows, keys in plans:
             q_rows, svd_rows = qu[rows], svd[rows]
-            for t, j in enumerate(targets.tolist()):
-                if n_ok[t] == 0:
-                    continue
-                key = (j, tuple(top[t, : n_ok[t]].tolist()))
-                if key not in fits:
-                    fits[key] = self._ridge_fit(tr, tm, j, key[1])
-                fit = fits[key]
+            for key in keys:
+                fit = None if key is None else fits[key]
                 if fit is None:
                     continue
+                j = key[0]
                 cols, beta, a_mean, y_mean = fit
                 # one length-p dot product per (contiguous) row: a stack of (1, p) @ (p, 1) products gives
                 # the same rounding as predicting each row alone (a matrix-vector product need not)
