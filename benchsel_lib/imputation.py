@@ -281,6 +281,13 @@ class Imputer(Protocol):
     An imputer may also define ``predict_distribution(train, query, *,
     cov=None) -> (mean, var)`` to provide predictive variances; the CV
     protocol then reports interval coverage for it.
+
+    An imputer whose prediction for a query row depends only on that row and
+    the training data (not on the other query rows) may set the class
+    attribute ``rowwise = True``; callers may then stack many queries into
+    one call (the inner cross-validation of :mod:`benchsel_lib.recommend`
+    does).  Transductive imputers, such as an SVD completion of the stacked
+    ``[train; query]`` matrix, leave it unset.
     """
 
     name: str
@@ -308,6 +315,7 @@ class GaussianImputer:
     """
 
     name = "gaussian"
+    rowwise = True
 
     def __init__(self, ridge: float = 1e-2) -> None:
         if not np.isfinite(ridge) or ridge < 0:

@@ -309,8 +309,11 @@ class KNNImputer:
     -----
     Deterministic: ties in distance go to the lower training-row index (stable
     sort).  Complexity O(v m N) for the distances, O(v m log m) for one sort
-    of each query row's distances and O(v m N) to pick every column's donors.
+    of each query row's distances and O(v m N) at most to pick every column's
+    donors (O(v k N) when the nearest rows observed every column).
     """
+
+    rowwise = True  # a query row's neighbours are training rows only
 
     def __init__(self, n_neighbors: int = 10, *, weights: str = "distance"):
         self.n_neighbors = _check_positive_int(n_neighbors, "n_neighbors")
@@ -348,8 +351,15 @@ class KNNImputer:
             v = d.shape[0]
             order = np.argsort(d, axis=1, kind="stable")
             ds = np.take_along_axis(d, order, axis=1)
-            ob = tm[order]  # (v, m, N)
-            rank = np.cumsum(ob, axis=1)
+            # the nearest rows usually hold every column's donors: look at a prefix of the
+            # order and widen it only while some column still lacks donors
+            width = min(m, 4 * k)
+            while True:
+                ob = tm[order[:, :width]]  # (v, width, N)
+                rank = np.cumsum(ob, axis=1, dtype=np.int32)
+                if width == m or (rank[:, -1, :] >= k).all():
+                    break
+                width = min(m, 4 * width)
             take = ob & (rank <= k)
             vi, mi, ni = np.nonzero(take)
             slot = rank[vi, mi, ni] - 1
@@ -601,17 +611,23 @@ class BenchPressBlend:
         fits.update(zip(todo, self._ridge_fits(tr, tm, todo)))
         for rows, keys in plans:
             q_rows, svd_rows = qu[rows], svd[rows]
+            # the targets of this pattern, grouped by the number of predictors their fit kept
+            by_width: dict[int, list[tuple[int, tuple]]] = {}
             for key in keys:
                 fit = None if key is None else fits[key]
-                if fit is None:
-                    continue
-                j = key[0]
-                cols, beta, a_mean, y_mean = fit
-                # one length-p dot product per (contiguous) row: a stack of (1, p) @ (p, 1) products gives
-                # the same rounding as predicting each row alone (a matrix-vector product need not)
-                centred = np.ascontiguousarray(q_rows[:, cols] - a_mean)
-                ridge_pred = y_mean + (centred[:, None, :] @ beta[:, None])[:, 0, 0]
-                pred[rows, j] = self.blend * ridge_pred + (1.0 - self.blend) * svd_rows[:, j]
+                if fit is not None:
+                    by_width.setdefault(len(fit[0]), []).append((key[0], fit))
+            for group in by_width.values():
+                J = np.array([j for j, _ in group])
+                cols = np.array([fit[0] for _, fit in group])  # (T, p)
+                beta = np.array([fit[1] for _, fit in group])
+                a_mean = np.array([fit[2] for _, fit in group])
+                y_mean = np.array([fit[3] for _, fit in group])
+                # one length-p dot product per (row, target): a stack of (1, p) @ (p, 1) products gives
+                # the same rounding as predicting each entry alone (a matrix-vector product need not)
+                centred = np.ascontiguousarray(q_rows[:, cols] - a_mean[None])  # (r, T, p)
+                ridge_pred = y_mean[None] + (centred[:, :, None, :] @ beta[None, :, :, None])[:, :, 0, 0]
+                pred[np.ix_(rows, J)] = self.blend * ridge_pred + (1.0 - self.blend) * svd_rows[:, J]
         return _pass_through(pred, qu)
 
 

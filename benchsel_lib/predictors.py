@@ -194,6 +194,7 @@ class RidgePredictor:
     """
 
     name = "ridge"
+    rowwise = True  # each query row is predicted from its own revealed set and the training rows
 
     def __init__(self, *, alphas: Sequence[float] = DEFAULT_ALPHAS, min_rows: int = 8) -> None:
         al = tuple(float(a) for a in alphas)

@@ -246,6 +246,66 @@ def test_knn_with_exact_duplicate_row_returns_its_values():
     np.testing.assert_allclose(pred[0], train[7])
 
 
+def _reference_knn(train, query, k, weights):
+    """One entry at a time: nan-Euclidean distances by loops, donors by sorting (distance, row)."""
+    out = np.where(np.isnan(query), 0.0, query)
+    for i, q in enumerate(query):
+        qo = ~np.isnan(q)
+        dist = []
+        for r, t in enumerate(train):
+            common = qo & ~np.isnan(t)
+            if common.sum() == 0:
+                dist.append(np.inf)
+            else:
+                dist.append(np.sqrt(np.sum((q[common] - t[common]) ** 2) * qo.sum() / common.sum()))
+        for j in np.flatnonzero(~qo):
+            donors = sorted((dist[r], r) for r in range(len(train)) if not np.isnan(train[r, j]) and np.isfinite(dist[r]))
+            donors = donors[:k]
+            if not donors:
+                continue
+            w = [1.0 if weights == "uniform" else 1.0 / max(d, 1e-6) for d, _ in donors]
+            out[i, j] = sum(wi * train[r, j] for wi, (_, r) in zip(w, donors)) / sum(w)
+    return out
+
+
+@pytest.mark.parametrize("weights", ["distance", "uniform"])
+@pytest.mark.parametrize("k", [1, 3, 50])
+def test_knn_matches_an_entry_by_entry_reference(k, weights):
+    rng = np.random.default_rng(11)
+    # scores on a grid of halves: squared distances are exact, so equal distances are exact ties
+    train = np.round(2 * rng.normal(size=(25, 7))) / 2
+    train[rng.random(train.shape) < 0.4] = np.nan
+    query = np.round(2 * rng.normal(size=(9, 7))) / 2
+    query[rng.random(query.shape) < 0.6] = np.nan
+    got = KNNImputer(n_neighbors=k, weights=weights).predict(train, query)
+    np.testing.assert_allclose(got, _reference_knn(train, query, k, weights), rtol=0, atol=1e-12)
+
+
+def test_benchpress_blend_ridge_fits_match_one_fit_at_a_time():
+    rng = np.random.default_rng(12)
+    train = rng.normal(size=(30, 2)) @ rng.normal(size=(2, 8)) + 0.4 * rng.normal(size=(30, 8))
+    train[rng.random(train.shape) < 0.45] = np.nan
+    tm = ~np.isnan(train)
+    blend = BenchPressBlend(min_rows=6, ridge=0.7)
+    keys = [(0, (1, 2, 3)), (4, (5,)), (7, (6, 5, 4, 3, 2)), (3, (0, 1, 2, 4, 5, 6, 7)), (2, (1, 0))]
+    got = blend._ridge_fits(train, tm, keys)
+    for (j, preds), fit in zip(keys, got):
+        cols = list(preds)
+        while cols and (tm[:, j] & tm[:, cols].all(axis=1)).sum() < 6:
+            cols = cols[:-1]
+        if not cols:
+            assert fit is None
+            continue
+        rows = tm[:, j] & tm[:, cols].all(axis=1)
+        A, y = train[np.ix_(rows, cols)], train[rows, j]
+        Ac = A - A.mean(axis=0)
+        beta = np.linalg.solve(Ac.T @ Ac + 0.7 * np.eye(len(cols)), Ac.T @ (y - y.mean()))
+        assert list(fit[0]) == cols
+        np.testing.assert_allclose(fit[1], beta, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(fit[2], A.mean(axis=0), rtol=1e-12, atol=1e-14)
+        assert fit[3] == pytest.approx(y.mean(), abs=1e-13)
+
+
 @pytest.mark.parametrize(
     "call, match",
     [

@@ -165,3 +165,22 @@ def test_make_predictor_rejects_unknown_names():
     with pytest.raises(ValueError, match="unknown predictor 'nope'"):
         make_predictor("nope")
     assert {"gaussian", "ridge", "lowrank", "stack"} <= set(PREDICTORS)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in PREDICTORS if getattr(make_predictor(n), "rowwise", False)))
+def test_rowwise_predictors_predict_each_row_as_if_it_were_alone(name):
+    X = _low_rank(seed=3, m=70, n=9, missing=0.25)
+    train, val = X[:50], X[50:]
+    rng = np.random.default_rng(4)
+    query = np.where(rng.random(val.shape) < 0.4, val, np.nan)
+    from benchsel_lib.predictors import inner_correlation
+
+    cov = inner_correlation(train)
+    together = make_predictor(name).predict(train, query, cov=cov)
+    alone = np.vstack([make_predictor(name).predict(train, query[i : i + 1], cov=cov) for i in range(len(query))])
+    np.testing.assert_allclose(together, alone, rtol=0, atol=1e-12)
+
+
+def test_the_transductive_predictors_do_not_claim_to_be_rowwise():
+    for name in ("lowrank", "blend", "stack"):
+        assert not getattr(make_predictor(name), "rowwise", False)

@@ -204,3 +204,23 @@ def test_a_strategy_whose_filter_leaves_too_few_candidates_is_left_out_and_named
     assert rec.strategy == "mi" and "mi-obs left out" in rec.note
     with pytest.raises(ValueError, match="candidate benchmarks"):
         recommend(X, 4, strategies=("mi-obs",), predictors=("ridge",), stack=False)
+
+
+def test_stacked_query_blocks_give_the_same_predictions_as_separate_calls():
+    from benchsel_lib.predictors import inner_correlation, make_predictor
+    from benchsel_lib.recommend import _block_predictions
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(60, 2)) @ rng.normal(size=(2, 8)) + 0.3 * rng.normal(size=(60, 8))
+    X[rng.random(X.shape) < 0.2] = np.nan
+    train, val = X[:45], X[45:]
+    blocks = []
+    for k in (1, 2, 3):
+        q = np.where(np.isin(np.arange(8), np.arange(k))[None, :], val, np.nan)
+        blocks.append(("mi", k, q, ~np.isnan(val)))
+    cov = inner_correlation(train)
+    for name in ("gaussian", "ridge", "knn", "blend"):
+        got = _block_predictions(make_predictor(name), train, blocks, cov)
+        want = [make_predictor(name).predict(train, b[2], cov=cov) for b in blocks]
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=0, atol=1e-12)
