@@ -237,7 +237,11 @@ def pipeline_path(
         (default :func:`~benchsel_lib.predictors.inner_correlation`; the CV
         protocol passes its EM estimate).
     strategies, predictors : sequences of names
-        The candidates (one of each = a fixed pipeline, no search).
+        The candidates (one of each = a fixed pipeline, no search).  The
+        predictor ``"stack"`` stands for the NNLS stack of the other named
+        predictors; named alone (the fixed pipeline ``"mi+stack"``) it is the
+        stack of :data:`DEFAULT_PREDICTORS`, fit by the inner CV, and the only
+        choice.
     stack : bool
         Also score the NNLS stack of ``predictors`` per strategy (weights
         cross-fitted over the inner folds for its score, refit on all inner
@@ -277,6 +281,12 @@ def pipeline_path(
             raise ValueError(f"unknown predictor {p!r}: use one of {sorted(PREDICTORS)}")
     if not strategies or not predictors:
         raise ValueError("strategies and predictors must not be empty")
+    # "stack" names the NNLS stack of the other predictors (of DEFAULT_PREDICTORS when it is named
+    # alone, as in the fixed pipeline "mi+stack"); named alone, the stack is also the only choice
+    only_stack = predictors == ("stack",)
+    if "stack" in predictors:
+        predictors = tuple(p for p in predictors if p != "stack") or DEFAULT_PREDICTORS
+        stack = True
     if fixed is not None:
         fixed = [int(j) for j in fixed]
         if not fixed or len(set(fixed)) != len(fixed) or not all(0 <= j < N for j in fixed):
@@ -384,6 +394,8 @@ def pipeline_path(
     rank_p = {p: i for i, p in enumerate(tuple(predictors) + ("stack",))}
     for k in ks:
         at = scores[scores["k"] == k].dropna(subset=["r2"])
+        if only_stack and stack:
+            at = at[at["predictor"] == "stack"]
         if len(at):
             at = at.assign(_s=at["strategy"].map(rank_s), _p=at["predictor"].map(rank_p))
             best = at.sort_values(["r2", "_s", "_p"], ascending=[False, True, True], kind="stable").iloc[0]
@@ -454,7 +466,7 @@ def split_rows(
     kw: dict[str, Any] = dict(cov=cov, seed=seed, initial=initial, min_observed=min_observed, levels=levels)
     if pair is not None:
         kw.update(strategies=(pair[0],), predictors=(pair[1],), stack=False)
-        if not levels:
+        if not levels and pair[1] != "stack":
             kw["n_folds"] = 2  # no search and no intervals: the inner CV is skipped
     recs = pipeline_path(z_train, k_max, **kw)
     Ov = ~np.isnan(z_val)

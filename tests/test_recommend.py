@@ -224,3 +224,25 @@ def test_stacked_query_blocks_give_the_same_predictions_as_separate_calls():
         want = [make_predictor(name).predict(train, b[2], cov=cov) for b in blocks]
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=0, atol=1e-12)
+
+
+def test_a_fixed_stack_pipeline_is_the_inner_cv_stack_of_the_default_predictors():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(60, 2)) @ rng.normal(size=(2, 8)) + 0.3 * rng.normal(size=(60, 8))
+    X[rng.random(X.shape) < 0.15] = np.nan
+    recs = pipeline_path(X, 3, strategies=("mi",), predictors=("stack",), stack=False, levels=())
+    for rec in recs:
+        assert rec.predictor == "stack" and rec.weights and sum(rec.weights.values()) > 0
+        assert set(rec.weights) == {"gaussian", "ridge", "knn", "blend"}
+    query = np.where(np.isin(np.arange(8), recs[2].selection)[None, :], X[:5], np.nan)
+    pred = recs[2].predict(X, query)
+    assert np.abs(pred[:, ~np.isin(np.arange(8), recs[2].selection)]).max() > 0  # not the training mean
+
+
+def test_cross_validating_a_fixed_stack_pipeline_scores_real_predictions():
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(80, 2)) @ rng.normal(size=(2, 10)) + 0.3 * rng.normal(size=(80, 10))
+    m = ScoreMatrix(X, [f"m{i}" for i in range(80)], [f"b{j}" for j in range(10)])
+    df = cross_validate(m, methods=("mi+stack", "mi+gaussian"), k_max=3, n_folds=3, estimator="pairwise", progress=False)
+    r2 = df.groupby("method")["r2"].mean()
+    assert r2["mi+stack"] > 0.3 and r2["mi+stack"] > r2["mi+gaussian"] - 0.1
