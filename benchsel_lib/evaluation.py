@@ -637,6 +637,7 @@ def _split_rows(
     initial: Sequence[str] = (),
     scheme: str = "nested",
     unconditioned: str = "skip",
+    ks: Sequence[int] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Run every method on one (train, validation) split; return result rows and top-residual records.
 
@@ -699,6 +700,8 @@ def _split_rows(
     t4 = time.perf_counter()
     tm["inflation"] = tm.get("inflation", 0.0) + (t4 - t3)
     for m, S, k, sel, T in _prefixes(sels, k_eff, N):
+        if ks is not None and k not in ks:
+            continue
         mi_arr = getattr(S, "mi", None)
         pred, var = _predict(imputer, gaussian, R, space.z_train, Zv, Ov, sel, T, g_ridge)
         E = _evaluated(Ov, sel, T, unconditioned)
@@ -770,7 +773,7 @@ def _split_rows(
             rows.extend(_pipeline_rows(
                 m, z_train=space.z_train, z_val=Zv, truth=space.truth, to_eval=space.to_eval, R=R, k_max=k_eff,
                 seed=_int_seed(seed, 6, fold), initial=init, min_observed=min_observed, levels=levels,
-                unconditioned=unconditioned, names=names, base=base))
+                unconditioned=unconditioned, names=names, base=base, ks=ks))
     tm["imputation+metrics"] = tm.get("imputation+metrics", 0.0) + (time.perf_counter() - t4)
     return rows, tops
 
@@ -1059,6 +1062,7 @@ def _cv_plan(
     min_train_observed: int = 1,
     scheme: str = "nested",
     unconditioned: str = "skip",
+    ks: Sequence[int] | None = None,
 ) -> _CVPlan:
     """Validate the options of :func:`cross_validate` and lay out its (holdout, fold) splits."""
     matrix, methods, levels, imputer = _check_common(
@@ -1085,6 +1089,12 @@ def _cv_plan(
                        resolve_indices(initial, len(matrix.benchmarks), matrix.benchmarks, what="initial benchmark"))
     if len(init_names) > k_max:
         raise ValueError(f"initial lists {len(init_names)} benchmarks, more than k_max={k_max}")
+    if ks is not None:
+        ks_in = list(ks) if not np.isscalar(ks) else [ks]
+        if not ks_in or not all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 1 <= k <= k_max
+                                for k in ks_in):
+            raise ValueError(f"ks={ks!r} is out of range: give subset sizes in 1..k_max={k_max}")
+        ks = tuple(sorted({int(k) for k in ks_in}))
     X = np.asarray(matrix.scores, dtype=float)
     M = X.shape[0]
     splits = {h: cv_splits(M, n_folds=n_folds, holdout=h, seed=seed, scheme=scheme) for h in hs}
@@ -1093,7 +1103,7 @@ def _cv_plan(
               imputer=imputer, tie_break=tie_break, min_observed=min_observed, ridge=ridge, clip=clip,
               levels=levels, variance_inflation=variance_inflation or None, inner_folds=int(inner_folds),
               seed=seed, min_train_observed=int(min_train_observed), initial=init_names, scheme=scheme,
-              unconditioned=unconditioned)
+              unconditioned=unconditioned, ks=ks)
     attrs = dict(source=matrix.source, shape=matrix.shape, seed=seed, n_folds=int(n_folds), estimator=estimator,
                  config=config, transform=transform, imputer=getattr(imputer, "name", type(imputer).__name__),
                  ridge=ridge, clip=clip, levels=levels, min_observed=min_observed, initial=init_names,
@@ -1125,6 +1135,7 @@ def cross_validate(
     min_train_observed: int = 1,
     scheme: str = "nested",
     unconditioned: str = "skip",
+    ks: Sequence[int] | None = None,
     n_jobs: int | None = None,
     progress: bool | None = None,
     return_details: bool = False,
@@ -1148,6 +1159,11 @@ def cross_validate(
     k_max : int
         Largest subset size; capped at the number of usable benchmarks (and of
         candidates when ``min_observed`` filters).
+    ks : sequence of int, optional
+        Report only these subset sizes (each in ``1..k_max``; default every
+        ``k = 1..k_max``).  Selections still run to ``k_max`` (the greedy
+        prefixes are the same); the imputation and, for pipelines, the inner
+        cross-validation are skipped at the other sizes.
     n_folds : int
         ``K`` (10 in the paper).
     seed : int
@@ -1261,6 +1277,7 @@ def cross_validate(
         config=config, transform=transform, imputer=imputer, tie_break=tie_break, min_observed=min_observed,
         initial=initial, ridge=ridge, clip=clip, levels=levels, variance_inflation=variance_inflation,
         inner_folds=inner_folds, min_train_observed=min_train_observed, scheme=scheme, unconditioned=unconditioned,
+        ks=ks,
     )
     df = _run_plans([plan], n_jobs=n_jobs, progress=progress)[0]
     if return_details:

@@ -114,6 +114,10 @@ class Recommendation:
 
     @property
     def inner_r2(self) -> float:
+        """Inner-CV R^2 of the chosen pipeline at ``k`` (NaN when it was not scored)."""
+        known = getattr(self, "_inner_r2", None)
+        if known is not None:
+            return known
         s = self.scores
         hit = s[(s["strategy"] == self.strategy) & (s["predictor"] == self.predictor) & (s["k"] == self.k)]
         return float(hit["r2"].iloc[0]) if len(hit) else float("nan")
@@ -224,6 +228,7 @@ def pipeline_path(
     min_observed: int | None = None,
     levels: Sequence[float] = (0.5, 0.8, 0.9),
     fixed: Sequence[int] | None = None,
+    ks: Sequence[int] | None = None,
 ) -> list[Recommendation]:
     """The recommended pipeline for every ``k = 1..k_max`` from one inner cross-validation.
 
@@ -259,10 +264,14 @@ def pipeline_path(
         A given revealed set (what a practitioner ran): no selection, only
         the predictor is chosen (strategy ``"given"``); ``k_max`` is ignored
         and one Recommendation with ``k = len(fixed)`` is returned.
+    ks : sequence of int, optional
+        Score and recommend only these subset sizes (default ``1..k_max``);
+        the selections still run to ``k_max``.
 
     Returns
     -------
-    list of Recommendation, index ``k - 1`` (one item with ``fixed``).
+    list of Recommendation, one per ``k`` in increasing order: index ``k - 1``
+    by default, one item with ``fixed``.
 
     Notes
     -----
@@ -316,7 +325,14 @@ def pipeline_path(
             return list(fixed)  # type: ignore[arg-type]
         return select_benchmarks(x, k_max, strategy=s, cov=c, seed=seed, initial=initial, min_observed=mo)
 
-    ks = [k_max] if fixed is not None else list(range(1, k_max + 1))
+    if fixed is not None:
+        ks = [k_max]
+    elif ks is None:
+        ks = list(range(1, k_max + 1))
+    else:
+        ks = sorted({int(k) for k in ks})
+        if not ks or ks[0] < 1 or ks[-1] > k_max:
+            raise ValueError(f"ks={ks!r} is out of range: give subset sizes in 1..k_max={k_max}")
     finals: dict[str, list[int]] = {}
     errors: list[str] = []
     for s in strategies:
@@ -393,13 +409,13 @@ def pipeline_path(
     rank_s = {s: i for i, s in enumerate(strategies)}
     rank_p = {p: i for i, p in enumerate(tuple(predictors) + ("stack",))}
     for k in ks:
-        at = scores[scores["k"] == k].dropna(subset=["r2"])
-        if only_stack and stack:
-            at = at[at["predictor"] == "stack"]
-        if len(at):
-            at = at.assign(_s=at["strategy"].map(rank_s), _p=at["predictor"].map(rank_p))
-            best = at.sort_values(["r2", "_s", "_p"], ascending=[False, True, True], kind="stable").iloc[0]
-            s, p = str(best["strategy"]), str(best["predictor"])
+        # the highest inner R^2; ties go to the earlier strategy, then the earlier predictor (stack last)
+        at = [r for r in score_rows if r["k"] == k and not np.isnan(r["r2"])
+              and not (only_stack and stack and r["predictor"] != "stack")]
+        inner = float("nan")
+        if at:
+            best = min(at, key=lambda r: (-r["r2"], rank_s[r["strategy"]], rank_p[r["predictor"]]))
+            s, p, inner = best["strategy"], best["predictor"], float(best["r2"])
         else:
             s, p = strategies[0], predictors[0]
         weights = stack_w.get((s, k), {}) if p == "stack" else {}
@@ -409,8 +425,10 @@ def pipeline_path(
             scale, qs = _conformal(pred - truth, mk, levels)
         else:
             scale, qs = np.ones(N), {lv: float("nan") for lv in levels}
-        recs.append(Recommendation(k=k, strategy=s, predictor=p, selection=list(finals[s][:k]), scores=scores,
-                                   weights=weights, scale=scale, quantiles=qs, note=note, seed=int(seed)))
+        rec = Recommendation(k=k, strategy=s, predictor=p, selection=list(finals[s][:k]), scores=scores,
+                             weights=weights, scale=scale, quantiles=qs, note=note, seed=int(seed))
+        rec._inner_r2 = inner
+        recs.append(rec)
     return recs
 
 
@@ -431,7 +449,9 @@ def recommend(
     ValueError
         Bad shapes, unknown names, ``k`` larger than the candidates a filter leaves.
     """
-    return pipeline_path(train, k, **kwargs)[int(k) - 1]
+    if "ks" in kwargs:
+        raise TypeError("recommend() takes one subset size k; use pipeline_path(..., ks=...) for several")
+    return pipeline_path(train, k, **kwargs)[-1]
 
 
 def recommend_predictor(train: Any, revealed: Sequence[int], **kwargs: Any) -> Recommendation:
@@ -447,7 +467,7 @@ def recommend_predictor(train: Any, revealed: Sequence[int], **kwargs: Any) -> R
 def split_rows(
     name: str, *, z_train: np.ndarray, z_val: np.ndarray, truth: np.ndarray, to_eval: Any, R: np.ndarray,
     k_max: int, seed: int, initial: Sequence[int], min_observed: int | None, levels: Sequence[float],
-    unconditioned: str, names: Sequence[str], base: dict[str, Any],
+    unconditioned: str, names: Sequence[str], base: dict[str, Any], ks: Sequence[int] | None = None,
 ) -> list[dict[str, Any]]:
     """Cross-validation rows of one pipeline on one split (used by :func:`benchsel_lib.cross_validate`).
 
@@ -468,18 +488,29 @@ def split_rows(
         kw.update(strategies=(pair[0],), predictors=(pair[1],), stack=False)
         if not levels and pair[1] != "stack":
             kw["n_folds"] = 2  # no search and no intervals: the inner CV is skipped
-    recs = pipeline_path(z_train, k_max, **kw)
+    if ks is not None:
+        ks = [k for k in ks if k <= k_max]
+        if not ks:
+            return []
+    recs = [rec for rec in pipeline_path(z_train, k_max, ks=ks, **kw) if len(rec.selection) >= rec.k]
     Ov = ~np.isnan(z_val)
-    rows = []
+    queries = []
     for rec in recs:
         sel = np.asarray(rec.selection, dtype=int)
-        if sel.size < rec.k:
-            continue
-        N = z_val.shape[1]
-        T = np.setdiff1d(np.arange(N), sel)
         query = np.full_like(z_val, np.nan)
         query[:, sel] = np.where(Ov[:, sel], z_val[:, sel], np.nan)
-        pred_all = rec.predict(z_train, query, cov=cov)
+        queries.append(query)
+    kinds = {(rec.predictor, tuple(rec.weights.items())) for rec in recs}
+    if len(kinds) == 1 and recs and recs[0].predictor != "stack":  # one plain predictor: stack the queries
+        preds = _block_predictions(make_predictor(recs[0].predictor), z_train,
+                                   [(None, rec.k, q, None) for rec, q in zip(recs, queries)], cov)
+    else:
+        preds = [rec.predict(z_train, q, cov=cov) for rec, q in zip(recs, queries)]
+    rows = []
+    for rec, pred_all in zip(recs, preds):
+        sel = np.asarray(rec.selection, dtype=int)
+        N = z_val.shape[1]
+        T = np.setdiff1d(np.arange(N), sel)
         pred = pred_all[:, T]
         E = Ov[:, T]
         if unconditioned == "skip":
@@ -534,6 +565,7 @@ def compare_pipelines(
     estimator: str = "auto",
     levels: Sequence[float] = (0.5, 0.8, 0.9),
     n_jobs: int = 1,
+    ks: Sequence[int] | None = None,
 ) -> pd.DataFrame:
     """Per-fold R^2 of ``auto``, the paper's Gaussian + MI (``"mi"``) and the ``fixed`` pipelines.
 
@@ -541,15 +573,16 @@ def compare_pipelines(
     seed: once for ``auto`` and ``mi`` with interval ``levels``, once for the
     fixed pairs without intervals (sharing the training correlations through
     :func:`~benchsel_lib.evaluation.correlation_cache`).  All methods see the
-    same folds.  Returns the concatenated rows with a ``seed`` column.
+    same folds.  ``ks`` (default every ``k = 1..k_max``) limits the subset
+    sizes scored.  Returns the concatenated rows with a ``seed`` column.
     Cost: ``len(seeds) x n_folds`` splits, each running the inner search of
-    ``auto`` once per split plus one selection and ``k_max`` predictions per fixed pair.
+    ``auto`` once per split plus one selection and ``len(ks)`` predictions per fixed pair.
     """
     from .evaluation import correlation_cache, cross_validate
 
     parts = []
     kw = dict(holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", config=config, estimator=estimator,
-              progress=False, n_jobs=n_jobs)
+              progress=False, n_jobs=n_jobs, ks=ks)
     with correlation_cache():
         for seed in seeds:
             parts.append(cross_validate(matrix, methods=("auto", "mi"), seed=seed, levels=tuple(levels), **kw)

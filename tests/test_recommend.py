@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from benchsel_lib.evaluation import cross_validate, cv_splits
@@ -246,3 +247,27 @@ def test_cross_validating_a_fixed_stack_pipeline_scores_real_predictions():
     df = cross_validate(m, methods=("mi+stack", "mi+gaussian"), k_max=3, n_folds=3, estimator="pairwise", progress=False)
     r2 = df.groupby("method")["r2"].mean()
     assert r2["mi+stack"] > 0.3 and r2["mi+stack"] > r2["mi+gaussian"] - 0.1
+
+
+def test_cross_validate_at_chosen_subset_sizes_equals_the_full_run_at_those_sizes():
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(70, 2)) @ rng.normal(size=(2, 9)) + 0.4 * rng.normal(size=(70, 9))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    m = ScoreMatrix(X, [f"m{i}" for i in range(70)], [f"b{j}" for j in range(9)])
+    kw = dict(methods=("mi", "random", "auto", "lasso+ridge"), k_max=5, n_folds=3, estimator="pairwise",
+              progress=False, levels=(0.8,))
+    full = cross_validate(m, **kw)
+    part = cross_validate(m, ks=[2, 5], **kw)
+    assert sorted(part["k"].unique()) == [2, 5]
+    cols = ["method", "fold", "k", "r2", "selected", "choice", "cov_80"]
+    want = full[full["k"].isin([2, 5])][cols].sort_values(["method", "fold", "k"]).reset_index(drop=True)
+    got = part[cols].sort_values(["method", "fold", "k"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, want, check_exact=False, atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("ks", [[0], [6], [], [2.5]])
+def test_subset_sizes_outside_one_to_k_max_are_refused(ks):
+    X = np.random.default_rng(0).normal(size=(30, 6))
+    m = ScoreMatrix(X, [f"m{i}" for i in range(30)], [f"b{j}" for j in range(6)])
+    with pytest.raises(ValueError, match="ks="):
+        cross_validate(m, methods=("mi",), k_max=5, n_folds=3, ks=ks, progress=False)
