@@ -811,18 +811,38 @@ def positions_from_cv(cv: pd.DataFrame, *, method: str, holdout: float = 0.1) ->
     return selection_positions(orders)
 
 
-def _tolerance_fit(X: np.ndarray, t: float | None, *, config: str, method: str, k: int,
-                   tie_break: str) -> tuple[float, tuple[int, ...], int]:
-    """One (fold, tolerance) fit of :func:`selections_by_tolerance`: (tolerance used, picks, EM iterations)."""
-    from .estimation import em_settings, estimate_correlation
+def _tolerance_fits(X: np.ndarray, tols: Sequence[float | None], *, config: str, method: str, k: int,
+                    tie_break: str) -> list[tuple[float, tuple[int, ...], int]]:
+    """The fits of one fold of :func:`selections_by_tolerance`: (tolerance used, picks, EM iterations) per tolerance.
+
+    One EM run at the tightest tolerance; the plain EM iteration does not
+    depend on the tolerance except where it stops, so the looser ones are
+    its snapshots (``em_covariance(snapshot_tols=...)``), bit for bit what
+    separate runs return.
+    """
+    from .estimation import cov_to_corr, em_settings, estimate_correlation
     from .selection import select
 
     default = em_settings(X.shape[0], X.shape[1], float(np.isfinite(X).mean()), config=config, context="cv")
-    est = estimate_correlation(X, config=config, context="cv", std_floor="relative", tol=t)
-    R = (est.corr + est.corr.T) / 2.0
-    sel = select(R, k, method=method, tie_break=tie_break)
-    n_iter = int(est.em.n_iter) if getattr(est, "em", None) is not None else 0
-    return float(default["tol"] if t is None else t), tuple(int(j) for j in sel.order), n_iter
+    used = [float(default["tol"] if t is None else t) for t in tols]
+    tight = min(used)
+    looser = sorted({t for t in used if t != tight})
+    opts = {"snapshot_tols": looser} if looser and default["accelerate"] is None else None
+    est = estimate_correlation(X, config=config, context="cv", std_floor="relative", tol=tight, em_options=opts)
+    em = getattr(est, "em", None)
+    fits: dict[float, tuple[np.ndarray, int]] = {tight: (est.corr, int(em.n_iter) if em is not None else 0)}
+    if em is not None:
+        for t, _, cov, n_iter, _ in em.snapshots:
+            fits[t] = (cov_to_corr(cov), int(n_iter))
+    out = []
+    for t in used:
+        if t not in fits:  # no EM (complete data) or an accelerated run: fit this tolerance on its own
+            e = estimate_correlation(X, config=config, context="cv", std_floor="relative", tol=t)
+            fits[t] = (e.corr, int(e.em.n_iter) if getattr(e, "em", None) is not None else 0)
+        corr, n_iter = fits[t]
+        sel = select((corr + corr.T) / 2.0, k, method=method, tie_break=tie_break)
+        out.append((t, tuple(int(j) for j in sel.order), n_iter))
+    return out
 
 
 def selections_by_tolerance(
@@ -873,8 +893,10 @@ def selections_by_tolerance(
 
     Notes
     -----
-    One EM fit per (tolerance, fold): ``O(len(tols) K T M N^2)`` for ``T``
-    EM iterations (up to 1000 at a tight tolerance in the heavy regime).
+    One EM fit per fold, at the tightest tolerance: the looser tolerances'
+    results are iterates of the same run (:func:`_tolerance_fits`), so
+    ``O(K T M N^2)`` for ``T`` EM iterations (up to 1000 at a tight tolerance
+    in the heavy regime).
     """
     from .evaluation import cv_splits
 
@@ -898,13 +920,14 @@ def selections_by_tolerance(
         cols = np.flatnonzero(np.isfinite(X).sum(axis=0) >= 1)
         if k > cols.size:
             raise ValueError(f"k = {k} exceeds the {cols.size} benchmarks observed in fold {fold}'s training split")
-        tasks += [(int(fold), X[:, cols], cols, t) for t in tols]
+        tasks.append((int(fold), X[:, cols], cols))
     args = dict(config=config, method=method, k=int(k), tie_break=tie_break)
-    fits = run_sweep([Cell(label=f"tolerance {t} fold {fold}", fn=_tolerance_fit, args=(X, t), kwargs=args,
-                           cost=float(X.size))
-                      for fold, X, _, t in tasks], n_jobs=n_jobs)
+    fits = run_sweep([Cell(label=f"tolerances {list(tols)} fold {fold}", fn=_tolerance_fits, args=(X, list(tols)),
+                           kwargs=args, cost=float(X.size))
+                      for fold, X, _ in tasks], n_jobs=n_jobs)
     rows = []
-    for (fold, _, cols, _), (tol, order, n_iter) in zip(tasks, fits):
-        rows.append({"tol": tol, "fold": fold, "selected": tuple(names[cols[j]] for j in order),
-                     "em_iterations": n_iter})
+    for (fold, _, cols), per_tol in zip(tasks, fits):
+        for tol, order, n_iter in per_tol:
+            rows.append({"tol": tol, "fold": fold, "selected": tuple(names[cols[j]] for j in order),
+                         "em_iterations": n_iter})
     return pd.DataFrame(rows)

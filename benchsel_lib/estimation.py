@@ -49,6 +49,7 @@ smaller block size, instead of ``O(M N^3)`` for the textbook loop.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -672,6 +673,10 @@ class EMResult:
         Ledoit-Wolf intensity used (0 when none).
     eps_psd : float or None
         PSD floor applied after each M-step (None: not applied).
+    snapshots : tuple of (tol, mean, cov, n_iter, converged)
+        For each entry of ``snapshot_tols`` of :func:`em_covariance`: the
+        result a run with that (looser) tolerance returns, ``cov`` after the
+        post-hoc shrinkage.
     """
 
     mean: np.ndarray
@@ -684,6 +689,7 @@ class EMResult:
     shrinkage: float
     eps_psd: float | None
     n_patterns: int = field(default=0)
+    snapshots: tuple[tuple[float, np.ndarray, np.ndarray, int, bool], ...] = field(default=())
 
 
 def em_covariance(
@@ -696,6 +702,7 @@ def em_covariance(
     init: Literal["pairwise"] | tuple[np.ndarray, np.ndarray] = "pairwise",
     ridge: float = 1e-10,
     accelerate: Literal["squarem"] | None = None,
+    snapshot_tols: Sequence[float] = (),
 ) -> EMResult:
     """EM estimate of a Gaussian mean and covariance under missingness (Appendix G).
 
@@ -726,6 +733,13 @@ def em_covariance(
     ridge : float
         Relative ridge (times ``tr(Sigma)/N``) added, and increased tenfold
         until it succeeds, when a Cholesky factorization fails.
+    snapshot_tols : sequence of float
+        Looser tolerances (each ``>= tol``) whose results are recorded on the
+        way (``EMResult.snapshots``). The plain iteration does not depend on
+        ``tol`` except where it stops, so a run with tolerance ``t`` ends at
+        the first iterate whose relative change is below ``t``: the snapshot
+        is that iterate, bit for bit, at no extra cost. Plain iteration only
+        (``accelerate=None``).
 
     Returns
     -------
@@ -768,6 +782,13 @@ def em_covariance(
 
     if accelerate not in (None, "squarem"):
         raise ValueError(f"unknown accelerate {accelerate!r}: use 'squarem' or None")
+    snap_tols = [float(t) for t in snapshot_tols]
+    for t in snap_tols:
+        if not (np.isfinite(t) and t >= tol):
+            raise ValueError(f"snapshot_tols must be finite and >= tol={tol!r}, got {t!r}")
+    if snap_tols and accelerate is not None:
+        raise ValueError("snapshot_tols needs the plain iteration (accelerate=None)")
+    snaps: dict[float, tuple[np.ndarray, np.ndarray, int, bool]] = {}
     obs = ~np.isnan(A)
     X0 = np.where(obs, A, 0.0)
 
@@ -812,6 +833,9 @@ def em_covariance(
         rel = float(np.linalg.norm(S_out - S_in)) / (norm if norm > 0 else 1.0)
         lls.append(ll)
         changes.append(rel)
+        for t in snap_tols:  # where a run with the looser tolerance t stops
+            if t not in snaps and (rel < t or len(lls) >= max_iter):
+                snaps[t] = (mu_out, S_out, len(lls), rel < t)
         return mu_out, S_out, ll, rel < tol, spec_out
 
     converged = False
@@ -878,6 +902,7 @@ def em_covariance(
         shrinkage=float(alpha),
         eps_psd=eps_psd,
         n_patterns=plan.n_patterns,
+        snapshots=tuple((t, m_, _shrink(S_, alpha), n_, c_) for t, (m_, S_, n_, c_) in snaps.items()),
     )
 
 

@@ -26,7 +26,10 @@ Steps
 Notebooks start longest first, by the static cost estimate in each notebook's
 metadata (``"benchsel": {"cost_s": ...}``, seconds at the paper's parameters
 on one core), so that the two workers stay busy to the end; the order never
-depends on an earlier build.
+depends on an earlier build. While several notebooks run at once, those with an
+``n_jobs`` parameter get ``n_jobs=1`` (unless ``-p n_jobs N`` is given): the
+notebooks already use the cores, and a pool of fold workers inside each would
+only add its start-up and contention.
 
 Usage
 -----
@@ -299,6 +302,31 @@ def check_glue(executed: list[Path]) -> None:
         raise BuildError(f"text reads glue keys that the run did not produce (a parameter-dependent key?):\n{lines}")
 
 
+def declares_parameter(path: Path, name: str) -> bool:
+    """Does the ``parameters``-tagged cell of notebook ``path`` assign ``name``?"""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
+            src = cell.get("source", "")
+            src = "".join(src) if isinstance(src, list) else src
+            return re.search(rf"^{re.escape(name)}\s*=", src, flags=re.M) is not None
+    return False
+
+
+def notebook_parameters(path: Path, params: dict[str, Any], *, jobs: int) -> dict[str, Any]:
+    """The papermill parameters of one notebook in a build that runs ``jobs`` notebooks at once.
+
+    With ``jobs > 1`` the notebooks already keep the cores busy, so a notebook
+    that declares ``n_jobs`` (worker processes over its CV folds) runs its
+    folds in its own process (``n_jobs=1``) unless ``params`` sets it: a pool
+    would only add its start-up and contention (the results do not depend on
+    ``n_jobs``).
+    """
+    if jobs > 1 and "n_jobs" not in params and declares_parameter(path, "n_jobs"):
+        return {**params, "n_jobs": 1}
+    return params
+
+
 def execute_all(
     notebooks: list[Path], out_dir: Path, params: dict[str, Any], *, jobs: int = 2, timeout: int | None = None,
 ) -> list[dict[str, Any]]:
@@ -309,7 +337,8 @@ def execute_all(
     out_dir.mkdir(parents=True, exist_ok=True)
     results: list[dict[str, Any]] = []
     order = schedule(notebooks) if jobs > 1 else list(notebooks)
-    args = [(str(nb), str(out_dir / nb.name), params, str(ROOT), timeout) for nb in order]
+    args = [(str(nb), str(out_dir / nb.name), notebook_parameters(nb, params, jobs=min(jobs, len(notebooks))), str(ROOT), timeout)
+            for nb in order]
     if jobs <= 1 or len(notebooks) <= 1:
         for a in args:
             print(f"build_book: executing {Path(a[0]).name} ...", flush=True)

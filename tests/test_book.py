@@ -201,6 +201,28 @@ def test_schedule_starts_the_costliest_notebooks_first_from_static_estimates(tmp
     assert build_book.notebook_cost(files[2]) == 0.0
 
 
+def test_concurrent_builds_run_the_folds_of_each_notebook_in_its_own_process(tmp_path):
+    import json
+
+    import build_book
+
+    def write(name, params_src):
+        cell = {"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": params_src, "outputs": [],
+                "execution_count": None}
+        (tmp_path / name).write_text(json.dumps({"cells": [cell], "metadata": {}}))
+        return tmp_path / name
+
+    pooled = write("01_a.ipynb", "quick = False\nn_jobs = 2  # workers\n")
+    plain = write("02_b.ipynb", "quick = False\nmax_jobs = 3\n")
+    assert build_book.declares_parameter(pooled, "n_jobs") and not build_book.declares_parameter(plain, "n_jobs")
+    assert build_book.notebook_parameters(pooled, {"quick": True}, jobs=2) == {"quick": True, "n_jobs": 1}
+    assert build_book.notebook_parameters(plain, {"quick": True}, jobs=2) == {"quick": True}
+    assert build_book.notebook_parameters(pooled, {}, jobs=1) == {}  # alone: the notebook's own default
+    assert build_book.notebook_parameters(pooled, {"n_jobs": 4}, jobs=2) == {"n_jobs": 4}  # an explicit -p wins
+    with_n_jobs = [nb.name for nb in NOTEBOOKS if build_book.declares_parameter(nb, "n_jobs")]
+    assert "08_benchpress.ipynb" in with_n_jobs
+
+
 def test_every_notebook_carries_a_static_cost_estimate():
     import build_book
 

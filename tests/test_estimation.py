@@ -273,6 +273,29 @@ def test_em_is_deterministic():
     np.testing.assert_array_equal(a.loglik, b.loglik)
 
 
+@pytest.mark.parametrize("max_iter", [1000, 40])
+def test_snapshots_at_looser_tolerances_equal_separate_runs(max_iter):
+    rng = np.random.default_rng(12)
+    X, _, _ = _mar_data(20, 30, rng, p_base=0.5)  # M < N: shrinkage and a binding PSD floor
+    tight = em_covariance(X, tol=1e-7, max_iter=max_iter, eps_psd=1e-3, snapshot_tols=(1e-2, 5e-4, 1e-7))
+    assert [s[0] for s in tight.snapshots] == [1e-2, 5e-4, 1e-7]
+    for t, mean, cov, n_iter, converged in tight.snapshots:
+        alone = em_covariance(X, tol=t, max_iter=max_iter, eps_psd=1e-3)
+        assert (n_iter, converged) == (alone.n_iter, alone.converged)
+        np.testing.assert_array_equal(cov, alone.cov)
+        np.testing.assert_array_equal(mean, alone.mean)
+    assert tight.snapshots[0][3] < tight.snapshots[1][3]
+
+
+def test_snapshot_tolerances_must_be_looser_and_the_iteration_plain():
+    X = np.random.default_rng(13).standard_normal((10, 4))
+    X[0, 1] = np.nan
+    with pytest.raises(ValueError, match="snapshot_tols"):
+        em_covariance(X, tol=1e-4, snapshot_tols=(1e-5,))
+    with pytest.raises(ValueError, match="plain iteration"):
+        em_covariance(X, tol=1e-4, snapshot_tols=(1e-3,), accelerate="squarem")
+
+
 def test_squarem_reaches_the_same_fixpoint():
     rng = np.random.default_rng(10)
     X, _, _ = _mar_data(300, 8, rng, p_base=0.5)
