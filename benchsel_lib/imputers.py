@@ -441,7 +441,8 @@ class BenchPressBlend:
     n_predictors : int, default 5
         Most correlated observed benchmarks used per target.
     ridge : float, default 1.0
-        Ridge penalty on the (standardized) coefficients.
+        Ridge penalty on the (standardized) coefficients (0: least squares,
+        the minimum-norm solution where the predictors are collinear).
     rank : int, default 2
         Rank of the SVD completion.
     blend : float, default 0.5
@@ -568,7 +569,10 @@ class BenchPressBlend:
             Ac = (A - a_mean[None]) * W[:, :, None]
             G = np.einsum("mfp,mfq->fpq", Ac, Ac) + self.ridge * np.eye(p)[None]
             rhs = np.einsum("mfp,mf->fp", Ac, (y - y_mean[None]) * W)
-            beta = np.linalg.solve(G, rhs[:, :, None])[:, :, 0]
+            try:
+                beta = np.linalg.solve(G, rhs[:, :, None])[:, :, 0]
+            except np.linalg.LinAlgError:  # ridge = 0 with collinear predictors: minimum-norm solutions
+                beta = np.stack([np.linalg.lstsq(G[t], rhs[t], rcond=None)[0] for t in range(len(idx))])
             for t, i in enumerate(idx.tolist()):
                 out[i] = (list(cols[i, :p]), beta[t], a_mean[t], float(y_mean[t]))
         return out

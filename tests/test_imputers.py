@@ -423,3 +423,13 @@ def test_tabimpute_adapter_refuses_checkpoint_without_v2_weights(tmp_path):
     imp = TabImputeV2Imputer(path, device="cpu")
     with pytest.raises(ValueError, match="random weights"):
         imp.predict(np.zeros((3, 2)), np.full((1, 2), np.nan))
+
+
+def test_benchpress_blend_without_ridge_handles_collinear_predictors():
+    rng = np.random.default_rng(13)
+    base = rng.normal(size=(12, 1))
+    train = np.hstack([base, base, 2 * base, rng.normal(size=(12, 1))])  # three collinear columns
+    query = train[:3].copy()
+    query[:, 3] = np.nan
+    pred = BenchPressBlend(ridge=0.0, min_rows=3, min_overlap=3).predict(train, query)
+    assert np.isfinite(pred).all()
