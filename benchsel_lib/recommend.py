@@ -330,9 +330,11 @@ def pipeline_path(
     elif ks is None:
         ks = list(range(1, k_max + 1))
     else:
-        ks = sorted({int(k) for k in ks})
-        if not ks or ks[0] < 1 or ks[-1] > k_max:
-            raise ValueError(f"ks={ks!r} is out of range: give subset sizes in 1..k_max={k_max}")
+        given = list(ks)
+        if not given or not all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 1 <= k <= k_max
+                                for k in given):
+            raise ValueError(f"ks={given!r} is out of range: give subset sizes in 1..k_max={k_max}")
+        ks = sorted({int(k) for k in given})
     finals: dict[str, list[int]] = {}
     errors: list[str] = []
     for s in strategies:

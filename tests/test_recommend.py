@@ -271,3 +271,10 @@ def test_subset_sizes_outside_one_to_k_max_are_refused(ks):
     m = ScoreMatrix(X, [f"m{i}" for i in range(30)], [f"b{j}" for j in range(6)])
     with pytest.raises(ValueError, match="ks="):
         cross_validate(m, methods=("mi",), k_max=5, n_folds=3, ks=ks, progress=False)
+
+
+@pytest.mark.parametrize("ks", [[0], [4], [], [2.5], [True]])
+def test_pipeline_path_refuses_subset_sizes_outside_one_to_k_max(ks):
+    X = np.random.default_rng(1).normal(size=(30, 6))
+    with pytest.raises(ValueError, match="ks="):
+        pipeline_path(X, 3, ks=ks, strategies=("mi",), predictors=("gaussian",), stack=False, levels=())
