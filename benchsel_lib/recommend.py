@@ -95,6 +95,8 @@ class Recommendation:
     note : str or None
         Set when the inner CV could not run (too few training models) and the
         named default :data:`FALLBACK` was used.
+    inner_r2 : float
+        Inner-CV R^2 of the chosen pipeline at ``k`` (NaN when it was not scored).
     """
 
     k: int
@@ -107,20 +109,11 @@ class Recommendation:
     quantiles: dict[float, float] = field(default_factory=dict)
     note: str | None = None
     seed: int = 0
+    inner_r2: float = float("nan")
 
     @property
     def name(self) -> str:
         return f"{self.strategy}+{self.predictor}"
-
-    @property
-    def inner_r2(self) -> float:
-        """Inner-CV R^2 of the chosen pipeline at ``k`` (NaN when it was not scored)."""
-        known = getattr(self, "_inner_r2", None)
-        if known is not None:
-            return known
-        s = self.scores
-        hit = s[(s["strategy"] == self.strategy) & (s["predictor"] == self.predictor) & (s["k"] == self.k)]
-        return float(hit["r2"].iloc[0]) if len(hit) else float("nan")
 
     def predict(self, train: np.ndarray, query: np.ndarray, *, cov: np.ndarray | None = None) -> np.ndarray:
         """Predictions (standardized) of every entry of ``query`` by the chosen predictor, fit on ``train``."""
@@ -427,10 +420,9 @@ def pipeline_path(
             scale, qs = _conformal(pred - truth, mk, levels)
         else:
             scale, qs = np.ones(N), {lv: float("nan") for lv in levels}
-        rec = Recommendation(k=k, strategy=s, predictor=p, selection=list(finals[s][:k]), scores=scores,
-                             weights=weights, scale=scale, quantiles=qs, note=note, seed=int(seed))
-        rec._inner_r2 = inner
-        recs.append(rec)
+        recs.append(Recommendation(k=k, strategy=s, predictor=p, selection=list(finals[s][:k]), scores=scores,
+                                   weights=weights, scale=scale, quantiles=qs, note=note, seed=int(seed),
+                                   inner_r2=inner))
     return recs
 
 
@@ -502,8 +494,7 @@ def split_rows(
         query = np.full_like(z_val, np.nan)
         query[:, sel] = np.where(Ov[:, sel], z_val[:, sel], np.nan)
         queries.append(query)
-    kinds = {(rec.predictor, tuple(rec.weights.items())) for rec in recs}
-    if len(kinds) == 1 and recs and recs[0].predictor != "stack":  # one plain predictor: stack the queries
+    if len({rec.predictor for rec in recs}) == 1 and recs[0].predictor != "stack":  # one plain predictor
         preds = _block_predictions(make_predictor(recs[0].predictor), z_train,
                                    [(None, rec.k, q, None) for rec, q in zip(recs, queries)], cov)
     else:

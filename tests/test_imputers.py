@@ -17,6 +17,8 @@ from benchsel_lib.imputers import (
     find_tabimpute_checkpoint,
 )
 
+from _synthetic import low_rank_scores
+
 
 def low_rank_problem(seed: int = 0, m: int = 80, v: int = 20, n: int = 12, rank: int = 2, noise: float = 0.1):
     """Standardized noisy low-rank matrix; training rows 20% missing; query rows reveal 3 columns."""
@@ -282,9 +284,7 @@ def test_knn_matches_an_entry_by_entry_reference(k, weights):
 
 
 def test_benchpress_blend_ridge_fits_match_one_fit_at_a_time():
-    rng = np.random.default_rng(12)
-    train = rng.normal(size=(30, 2)) @ rng.normal(size=(2, 8)) + 0.4 * rng.normal(size=(30, 8))
-    train[rng.random(train.shape) < 0.45] = np.nan
+    train = low_rank_scores(12, m=30, n=8, noise=0.4, missing=0.45)
     tm = ~np.isnan(train)
     blend = BenchPressBlend(min_rows=6, ridge=0.7)
     keys = [(0, (1, 2, 3)), (4, (5,)), (7, (6, 5, 4, 3, 2)), (3, (0, 1, 2, 4, 5, 6, 7)), (2, (1, 0))]

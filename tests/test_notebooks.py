@@ -52,12 +52,18 @@ def test_notebook_does_not_switch_matplotlib_backend(nb):
         f"{nb.name} changes the matplotlib backend (its figures would vanish from the book)"
 
 
-@pytest.mark.book
-@pytest.mark.parametrize("nb", PARAMS)
-def test_notebook_executes_with_quick_parameters(nb):
+def _quick_build_or_skip():
+    """The shared quick build of every notebook; skips when the book's JavaScript cannot be vendored."""
     qb = quick_build()
     if qb.vendor_error:
         pytest.skip(f"cannot vendor the book's JavaScript (npm/registry unavailable): {qb.vendor_error}")
+    return qb
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("nb", PARAMS)
+def test_notebook_executes_with_quick_parameters(nb):
+    qb = _quick_build_or_skip()
     result = qb.results[nb.name]
     assert result["error"] is None, f"{nb.name} failed under papermill (quick=True): {result['error']}"
 
@@ -66,9 +72,7 @@ def test_notebook_executes_with_quick_parameters(nb):
 def test_quick_execution_fits_the_ci_budget():
     if not NOTEBOOKS:
         pytest.skip("no numbered notebooks (NN_*.ipynb) in notebooks/ yet")
-    qb = quick_build()
-    if qb.vendor_error:
-        pytest.skip(f"cannot vendor the book's JavaScript: {qb.vendor_error}")
+    qb = _quick_build_or_skip()
     per = {k: round(v["seconds"], 1) for k, v in qb.results.items()}
     assert qb.execute_seconds <= QUICK_BUDGET_S, \
         f"quick execution took {qb.execute_seconds:.0f} s > {QUICK_BUDGET_S} s: {per}"
@@ -77,9 +81,7 @@ def test_quick_execution_fits_the_ci_budget():
 @pytest.mark.book
 @pytest.mark.parametrize("nb", PARAMS)
 def test_notebook_text_reads_only_keys_its_quick_run_glued(nb):
-    qb = quick_build()
-    if qb.vendor_error:
-        pytest.skip(f"cannot vendor the book's JavaScript: {qb.vendor_error}")
+    qb = _quick_build_or_skip()
     if qb.results[nb.name]["error"]:
         pytest.fail(f"{nb.name} did not execute: {qb.results[nb.name]['error']}")
     from _book_build import build_book

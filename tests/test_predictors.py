@@ -1,6 +1,8 @@
 """Tests for benchsel_lib.predictors: closed-form LOO ridge, the per-target ridge predictor, stacking."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,8 @@ from benchsel_lib.predictors import (
     ridge_loo_batch,
 )
 
+from _synthetic import low_rank_scores
+
 
 def _plain_ridge(A: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
     """Ridge with an unpenalized intercept by the normal equations."""
@@ -24,12 +28,7 @@ def _plain_ridge(A: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray
     return beta, ym - am @ beta
 
 
-def _low_rank(seed: int = 0, m: int = 60, n: int = 10, missing: float = 0.2) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(m, 2)) @ rng.normal(size=(2, n)) + 0.3 * rng.normal(size=(m, n))
-    X = (X - X.mean(axis=0)) / X.std(axis=0)
-    X[rng.random(X.shape) < missing] = np.nan
-    return X
+_low_rank = partial(low_rank_scores, m=60, n=10, noise=0.3, missing=0.2, standardize=True)
 
 
 def test_ridge_loo_matches_explicit_leave_one_out_loop():

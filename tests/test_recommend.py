@@ -1,26 +1,20 @@
 """Tests for benchsel_lib.recommend: choice on training rows only, conformal coverage, bad input."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from benchsel_lib.evaluation import cross_validate, cv_splits
-from benchsel_lib.matrix import ScoreMatrix
 from benchsel_lib.recommend import FALLBACK, parse_pipeline, pipeline_path, recommend
 
-
-def _data(seed: int = 0, m: int = 80, n: int = 10, missing: float = 0.2) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(m, 2)) @ rng.normal(size=(2, n)) + 0.5 * rng.normal(size=(m, n))
-    X = (X - X.mean(axis=0)) / X.std(axis=0)
-    X[rng.random(X.shape) < missing] = np.nan
-    return X
+from _synthetic import as_matrix, low_rank_scores
 
 
-def _matrix(X: np.ndarray) -> ScoreMatrix:
-    return ScoreMatrix(scores=X, models=[f"m{i}" for i in range(X.shape[0])],
-                       benchmarks=[f"b{j}" for j in range(X.shape[1])], source="synthetic")
+_data = partial(low_rank_scores, m=80, n=10, noise=0.5, missing=0.2, standardize=True)
+_matrix = as_matrix
 
 
 def test_recommend_exposes_choice_scores_and_intervals():
@@ -211,9 +205,7 @@ def test_stacked_query_blocks_give_the_same_predictions_as_separate_calls():
     from benchsel_lib.predictors import inner_correlation, make_predictor
     from benchsel_lib.recommend import _block_predictions
 
-    rng = np.random.default_rng(7)
-    X = rng.normal(size=(60, 2)) @ rng.normal(size=(2, 8)) + 0.3 * rng.normal(size=(60, 8))
-    X[rng.random(X.shape) < 0.2] = np.nan
+    X = low_rank_scores(7, m=60, n=8, noise=0.3, missing=0.2)
     train, val = X[:45], X[45:]
     blocks = []
     for k in (1, 2, 3):
@@ -228,9 +220,7 @@ def test_stacked_query_blocks_give_the_same_predictions_as_separate_calls():
 
 
 def test_a_fixed_stack_pipeline_is_the_inner_cv_stack_of_the_default_predictors():
-    rng = np.random.default_rng(8)
-    X = rng.normal(size=(60, 2)) @ rng.normal(size=(2, 8)) + 0.3 * rng.normal(size=(60, 8))
-    X[rng.random(X.shape) < 0.15] = np.nan
+    X = low_rank_scores(8, m=60, n=8, noise=0.3, missing=0.15)
     recs = pipeline_path(X, 3, strategies=("mi",), predictors=("stack",), stack=False, levels=())
     for rec in recs:
         assert rec.predictor == "stack" and rec.weights and sum(rec.weights.values()) > 0
@@ -241,19 +231,14 @@ def test_a_fixed_stack_pipeline_is_the_inner_cv_stack_of_the_default_predictors(
 
 
 def test_cross_validating_a_fixed_stack_pipeline_scores_real_predictions():
-    rng = np.random.default_rng(9)
-    X = rng.normal(size=(80, 2)) @ rng.normal(size=(2, 10)) + 0.3 * rng.normal(size=(80, 10))
-    m = ScoreMatrix(X, [f"m{i}" for i in range(80)], [f"b{j}" for j in range(10)])
+    m = _matrix(low_rank_scores(9, m=80, n=10, noise=0.3))
     df = cross_validate(m, methods=("mi+stack", "mi+gaussian"), k_max=3, n_folds=3, estimator="pairwise", progress=False)
     r2 = df.groupby("method")["r2"].mean()
     assert r2["mi+stack"] > 0.3 and r2["mi+stack"] > r2["mi+gaussian"] - 0.1
 
 
 def test_cross_validate_at_chosen_subset_sizes_equals_the_full_run_at_those_sizes():
-    rng = np.random.default_rng(10)
-    X = rng.normal(size=(70, 2)) @ rng.normal(size=(2, 9)) + 0.4 * rng.normal(size=(70, 9))
-    X[rng.random(X.shape) < 0.1] = np.nan
-    m = ScoreMatrix(X, [f"m{i}" for i in range(70)], [f"b{j}" for j in range(9)])
+    m = _matrix(low_rank_scores(10, m=70, n=9, noise=0.4, missing=0.1))
     kw = dict(methods=("mi", "random", "auto", "lasso+ridge"), k_max=5, n_folds=3, estimator="pairwise",
               progress=False, levels=(0.8,))
     full = cross_validate(m, **kw)
@@ -267,8 +252,7 @@ def test_cross_validate_at_chosen_subset_sizes_equals_the_full_run_at_those_size
 
 @pytest.mark.parametrize("ks", [[0], [6], [], [2.5]])
 def test_subset_sizes_outside_one_to_k_max_are_refused(ks):
-    X = np.random.default_rng(0).normal(size=(30, 6))
-    m = ScoreMatrix(X, [f"m{i}" for i in range(30)], [f"b{j}" for j in range(6)])
+    m = _matrix(np.random.default_rng(0).normal(size=(30, 6)))
     with pytest.raises(ValueError, match="ks="):
         cross_validate(m, methods=("mi",), k_max=5, n_folds=3, ks=ks, progress=False)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+from functools import partial
 
 import numpy as np
 import pytest
@@ -9,13 +10,10 @@ import pytest
 from benchsel_lib.predictors import ridge_loo
 from benchsel_lib.strategies import STRATEGIES, lasso_path_order, min_observed_for, predictive_greedy, select_benchmarks
 
+from _synthetic import low_rank_scores
 
-def _data(seed: int = 0, m: int = 60, n: int = 8, missing: float = 0.0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(m, 2)) @ rng.normal(size=(2, n)) + 0.5 * rng.normal(size=(m, n))
-    X = (X - X.mean(axis=0)) / X.std(axis=0)
-    X[rng.random(X.shape) < missing] = np.nan
-    return X
+
+_data = partial(low_rank_scores, m=60, n=8, noise=0.5, missing=0.0, standardize=True)
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
