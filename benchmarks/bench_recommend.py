@@ -11,6 +11,7 @@ Prints, per matrix and k in (5, 10):
   MI, and of the best fixed pair; the paired difference auto - best fixed
   pair (mean and standard error over the 20 (seed, fold) cells);
 * interval coverage of ``auto`` at 50 / 80 / 90 % (pooled over folds and k);
+* how far the inner-CV R^2 of ``auto``'s choice exceeds its held-out R^2;
 * wall time of the full CV (10 folds, k = 1..10, seed 42, ``n_jobs`` workers)
   of ``auto`` on all four matrices, and of one ``benchsel predict`` on Merged;
 
@@ -41,7 +42,13 @@ import pandas as pd  # noqa: E402
 
 from benchsel_lib.data import load_matrix  # noqa: E402
 from benchsel_lib.evaluation import cross_validate  # noqa: E402
-from benchsel_lib.recommend import compare_pipelines, fixed_pairs, paired_summary, pooled_coverage  # noqa: E402
+from benchsel_lib.recommend import (  # noqa: E402
+    compare_pipelines,
+    fixed_pairs,
+    inner_optimism,
+    paired_summary,
+    pooled_coverage,
+)
 
 CONFIG = {"benchpress": "early"}
 TARGETS = {  # minimum mean R^2 of the recommended pipeline at k = 5 and 10
@@ -93,6 +100,10 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool) -> list[str]:
         for r in pooled_coverage(df, levels=LEVELS).itertuples():
             verdicts.append(_verdict(abs(r.gap) <= 0.03, f"{name}: coverage at {r.nominal:.0%} = {r.coverage:.3f} "
                                      "(pooled over folds and k; target +-0.03)"))
+        opt = inner_optimism(df, ks=(5, 10))
+        print("inner-CV R^2 of auto's choice minus its held-out R^2:",
+              ", ".join(f"k={r.k} {r.inner_r2:.3f} - {r.r2:.3f} = {r.optimism:+.3f} +- {r.optimism_se:.3f}"
+                        for r in opt.itertuples()))
         au = df[df["method"] == "auto"]
         choice = au[au["k"].isin([5, 10])].groupby("k")["choice"].agg(lambda x: x.value_counts().head(3).to_dict())
         print("auto's choices (top 3):", choice.to_dict())

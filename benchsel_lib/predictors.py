@@ -37,6 +37,7 @@ __all__ = [
     "StackedPredictor",
     "inner_cv_predictions",
     "inner_correlation",
+    "fold_standardizer",
     "make_predictor",
     "PREDICTORS",
     "nnls_weights",
@@ -304,6 +305,42 @@ def inner_correlation(train: np.ndarray) -> np.ndarray:
     return C / d[:, None] / d[None, :]
 
 
+#: clip of re-standardized scores in an inner fold (the CV protocol's clip, Section 5.1)
+INNER_CLIP = 10.0
+
+
+def fold_standardizer(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column means and spreads of one inner fold's training rows, for the protocol's standardization.
+
+    An inner fold re-standardizes its training rows with their own means and
+    spreads (the rule of :func:`~benchsel_lib.estimation.fit_standardizer`,
+    ``ddof=1``, relative floor) exactly as the outer protocol standardizes
+    on its training models (Section 5.1, step 2).  Without this, the caller's
+    standardization -- computed with the inner-validation rows included --
+    leaks those rows' held-out scores into the fold: in a column observed by
+    ten models, one row is a tenth of the mean.  That flatters, on sparse
+    matrices, the predictors that take a standardized zero as the training
+    mean (the Gaussian conditional mean, the BenchPress-style blend), so the
+    inner scores would overstate them against the others.  Columns with no
+    observation get mean 0 and spread 1.  O(m N).
+
+    Returns
+    -------
+    mean, std : ndarray (N,)
+        Use ``clip((x - mean) / std, -INNER_CLIP, INNER_CLIP)`` on the fold's
+        training and query rows and ``pred * std + mean`` to map predictions back.
+    """
+    from .estimation import fit_standardizer
+
+    x = np.asarray(rows, dtype=float)
+    mu, sd = np.zeros(x.shape[1]), np.ones(x.shape[1])
+    seen = (~np.isnan(x)).any(axis=0)
+    if seen.any():
+        st = fit_standardizer(x[:, seen], std_floor="relative")
+        mu[seen], sd[seen] = st.mean, st.std
+    return mu, sd
+
+
 def _inner_folds(m: int, n_folds: int, seed: int) -> list[np.ndarray]:
     perm = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(11,))).permutation(m)
     return [np.sort(c) for c in np.array_split(perm, n_folds)]
@@ -321,8 +358,10 @@ def inner_cv_predictions(
 
     The training rows are split into ``n_folds`` seeded folds; each fold's rows
     become queries that reveal only their observed entries among ``revealed``
-    and are predicted from the other folds (the Gaussian predictor gets
-    :func:`inner_correlation` of those rows as ``cov``).  Scored entries
+    and are predicted from the other folds, re-standardized on those rows
+    (:func:`fold_standardizer`; predictions are mapped back to the units of
+    ``train``), and the Gaussian predictor gets :func:`inner_correlation` of
+    those rows as ``cov``.  Scored entries
     (``mask``): observed, not revealed, in rows that observe at least one
     revealed benchmark (the CV protocol's rule).
 
@@ -341,11 +380,13 @@ def inner_cv_predictions(
     preds = {name: np.zeros((m, N)) for name in predictors}
     for rows in _inner_folds(m, n_folds, seed):
         others = np.setdiff1d(np.arange(m), rows)
-        itr = tr[others]
-        q = np.where(obs[rows] & rev[None, :], tr[rows], np.nan)
+        mu, sd = fold_standardizer(tr[others])
+        itr = np.clip((tr[others] - mu) / sd, -INNER_CLIP, INNER_CLIP)
+        q = np.where(obs[rows] & rev[None, :], np.clip((tr[rows] - mu) / sd, -INNER_CLIP, INNER_CLIP), np.nan)
         cov = inner_correlation(itr) if any(getattr(p, "name", "") == "gaussian" for p in predictors.values()) else None
         for name, p in predictors.items():
             out = np.asarray(p.predict(itr, q, cov=cov), dtype=float)
+            out = np.where(np.isfinite(out), out, 0.0) * sd + mu
             preds[name][rows] = np.where(mask[rows], out, 0.0)
     return preds, mask
 

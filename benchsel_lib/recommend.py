@@ -6,9 +6,10 @@ subset size ``k``.  Every candidate pipeline -- a selection strategy of
 :mod:`benchsel_lib.strategies` with a predictor of
 :mod:`benchsel_lib.predictors`, or a stack of the predictors -- is scored by
 ``n_folds``-fold cross-validation *of the training models* (each inner fold's
-selection and fits use only the other inner folds, with the correlation
-:func:`~benchsel_lib.predictors.inner_correlation` of those rows), with the
-paper's R^2 (Section 5.1).  The best one is refit on all training models with
+standardization, selection and fits use only the other inner folds, with the
+correlation :func:`~benchsel_lib.predictors.inner_correlation` of those rows,
+as the outer protocol does with its training models), with the paper's R^2
+(Section 5.1).  The best one is refit on all training models with
 the same correlation estimator.  Held-out models are never seen.
 
 Intervals are split-conformal (CV+ style) from the same inner-CV residuals of
@@ -31,7 +32,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .predictors import PREDICTORS, _inner_folds, inner_correlation, make_predictor, nnls_weights
+from .predictors import (
+    INNER_CLIP,
+    PREDICTORS,
+    _inner_folds,
+    fold_standardizer,
+    inner_correlation,
+    make_predictor,
+    nnls_weights,
+)
 from .strategies import STRATEGIES, select_benchmarks
 
 __all__ = [
@@ -47,6 +56,7 @@ __all__ = [
     "compare_pipelines",
     "paired_summary",
     "pooled_coverage",
+    "inner_optimism",
 ]
 
 #: candidates of the recommended pipeline (predictive greedy, soft-impute and the stack's
@@ -350,10 +360,11 @@ def pipeline_path(
         fold_of[rows] = f
     for f, rows in enumerate(folds):
         others = np.setdiff1d(np.arange(m), rows)
-        itr = tr[others]
         keep_cols = obs[others].any(axis=0)
         if keep_cols.sum() < 2:
             continue
+        mu, sd = fold_standardizer(tr[others])  # the fold's own standardization (no inner-validation rows)
+        itr = np.clip((tr[others] - mu) / sd, -INNER_CLIP, INNER_CLIP)
         Ri = inner_correlation(itr)
         blocks: list[tuple[str, int, np.ndarray, np.ndarray]] = []  # (strategy, k, query, scored mask)
         for s in strategies:
@@ -369,13 +380,13 @@ def pipeline_path(
                 rev = np.zeros(N, dtype=bool)
                 rev[sel] = True
                 ob = obs[rows]
-                q = np.where(ob & rev[None, :], tr[rows], np.nan)
+                q = np.where(ob & rev[None, :], np.clip((tr[rows] - mu) / sd, -INNER_CLIP, INNER_CLIP), np.nan)
                 mk = ob & ~rev[None, :] & (ob & rev[None, :]).any(axis=1)[:, None]
                 masks.setdefault((s, k), np.zeros((m, N), dtype=bool))[rows] = mk
                 blocks.append((s, k, q, mk))
         for p in predictors:
             for (s, k, _, mk), out in zip(blocks, _block_predictions(make_predictor(p), itr, blocks, Ri)):
-                out = np.where(np.isfinite(out), out, 0.0)
+                out = np.where(np.isfinite(out), out, 0.0) * sd + mu  # back to the units of ``train``
                 oof.setdefault((s, p, k), np.zeros((m, N)))[rows] = np.where(mk, out, 0.0)
     recs: list[Recommendation] = []
     score_rows: list[dict[str, Any]] = []
@@ -625,3 +636,23 @@ def pooled_coverage(df: pd.DataFrame, *, method: str = "auto", levels: Sequence[
         cov = float(np.average(d.loc[ok, c], weights=d.loc[ok, "n_eval"])) if ok.any() else float("nan")
         out.append(dict(nominal=float(lev), coverage=cov, gap=cov - float(lev)))
     return pd.DataFrame(out)
+
+
+def inner_optimism(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] = (5, 10)) -> pd.DataFrame:
+    """How far the inner-CV R^2 of ``method``'s choice exceeds its R^2 on the held-out models, per ``k``.
+
+    ``df`` holds :func:`benchsel_lib.cross_validate` rows (``inner_r2`` and
+    ``r2``, e.g. from :func:`compare_pipelines`).  Returns per ``k`` the mean
+    of each over the (seed, fold) cells and their mean difference
+    ``inner_r2 - r2`` with its standard error: the optimism of the inner
+    score that a user of ``benchsel predict`` is shown.
+    """
+    d = df[(df["method"] == method) & df["k"].isin(list(ks))].dropna(subset=["inner_r2", "r2"])
+    rows = []
+    for k, g in d.groupby("k"):
+        diff = g["inner_r2"] - g["r2"]
+        rows.append(dict(k=int(k), inner_r2=float(g["inner_r2"].mean()), r2=float(g["r2"].mean()),
+                         optimism=float(diff.mean()),
+                         optimism_se=float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else float("nan"),
+                         n_cells=int(len(diff))))
+    return pd.DataFrame(rows, columns=["k", "inner_r2", "r2", "optimism", "optimism_se", "n_cells"])

@@ -10,6 +10,8 @@ from benchsel_lib.predictors import (
     PREDICTORS,
     RidgePredictor,
     StackedPredictor,
+    _inner_folds,
+    fold_standardizer,
     inner_cv_predictions,
     make_predictor,
     nnls_weights,
@@ -158,6 +160,38 @@ def test_inner_cv_predictions_never_use_the_predicted_rows():
     for tr in Spy.seen:
         assert tr.shape[0] == 30
     assert not mask[:, [0, 1]].any() and mask[:, 2:].all()
+
+
+@pytest.mark.parametrize("name", ["gaussian", "ridge", "knn", "blend"])
+def test_inner_cv_predictions_do_not_see_a_rows_held_out_score_through_the_callers_standardization(name):
+    # The caller standardizes on all its rows (as the CV protocol does with its training models); each inner
+    # fold re-standardizes on its own training rows, so changing a row's held-out score moves none of the
+    # predictions for that row's fold, in raw units.
+    rng = np.random.default_rng(12)
+    raw = 50.0 + 8.0 * low_rank_scores(12, m=40, n=6, noise=0.3, missing=0.3)
+    revealed = [0, 1]
+
+    def oof_raw(X):
+        m, s = np.nanmean(X, axis=0), np.nanstd(X, axis=0, ddof=1)
+        preds, mask = inner_cv_predictions((X - m) / s, revealed, {name: make_predictor(name)}, n_folds=4, seed=3)
+        return preds[name] * s + m, mask
+
+    before, mask = oof_raw(raw)
+    i = int(np.flatnonzero(mask.sum(axis=1) >= 2)[0])
+    j = int(np.flatnonzero(mask[i])[0])
+    changed = raw.copy()
+    changed[i, j] += 3.0 * rng.choice([-1.0, 1.0])
+    after, _ = oof_raw(changed)
+    fold = next(rows for rows in _inner_folds(40, 4, 3) if i in rows)
+    np.testing.assert_allclose(after[fold][mask[fold]], before[fold][mask[fold]], rtol=0, atol=1e-9)
+    assert not np.allclose(after[mask], before[mask])  # the other folds did train on the changed score
+
+
+def test_fold_standardizer_follows_the_protocol_rule_and_leaves_unobserved_columns_alone():
+    x = np.array([[1.0, np.nan, 5.0], [3.0, np.nan, 5.0], [2.0, np.nan, 5.0]])
+    mu, sd = fold_standardizer(x)
+    np.testing.assert_allclose(mu, [2.0, 0.0, 5.0])
+    np.testing.assert_allclose(sd, [1.0, 1.0, 0.01 * 6.0])  # ddof=1; a constant column gets the relative floor
 
 
 def test_make_predictor_rejects_unknown_names():

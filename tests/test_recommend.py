@@ -262,3 +262,32 @@ def test_pipeline_path_refuses_subset_sizes_outside_one_to_k_max(ks):
     X = np.random.default_rng(1).normal(size=(30, 6))
     with pytest.raises(ValueError, match="ks="):
         pipeline_path(X, 3, ks=ks, strategies=("mi",), predictors=("gaussian",), stack=False, levels=())
+
+
+def test_inner_scores_are_those_of_the_inner_cv_predictions_for_a_given_revealed_set():
+    # pipeline_path's inner CV and inner_cv_predictions (the stack's) run the same folds the same way:
+    # each fold re-standardized on its own rows, predictions mapped back to the caller's units
+    from benchsel_lib.predictors import inner_cv_predictions, make_predictor
+
+    X = _data(13, m=50)
+    revealed = [2, 5, 7]
+    rec = pipeline_path(X, 3, fixed=revealed, predictors=("gaussian", "ridge", "knn"), stack=False,
+                        n_folds=5, seed=4, levels=())[0]
+    preds, mask = inner_cv_predictions(X, revealed, {p: make_predictor(p) for p in ("gaussian", "ridge", "knn")},
+                                       n_folds=5, seed=4)
+    truth = np.where(mask, X, 0.0)
+    for p in ("gaussian", "ridge", "knn"):
+        expected = 1.0 - ((preds[p] - truth)[mask] ** 2).sum() / (truth[mask] ** 2).sum()
+        got = rec.scores.loc[rec.scores["predictor"] == p, "r2"].item()
+        assert got == pytest.approx(expected, abs=1e-12)
+
+
+def test_inner_optimism_is_the_mean_paired_gap_between_inner_and_held_out_r2():
+    from benchsel_lib.recommend import inner_optimism
+
+    df = pd.DataFrame(dict(method=["auto"] * 4 + ["mi"] * 2, k=[5, 5, 10, 10, 5, 10],
+                           inner_r2=[0.6, 0.5, 0.7, np.nan, np.nan, np.nan], r2=[0.4, 0.45, 0.5, 0.6, 0.1, 0.2]))
+    out = inner_optimism(df, ks=(5, 10)).set_index("k")
+    assert out.loc[5, "optimism"] == pytest.approx(((0.6 - 0.4) + (0.5 - 0.45)) / 2)
+    assert out.loc[5, "optimism_se"] == pytest.approx(np.std([0.2, 0.05], ddof=1) / np.sqrt(2))
+    assert out.loc[10, "n_cells"] == 1 and out.loc[10, "r2"] == pytest.approx(0.5)  # the NaN cell is left out
