@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from matplotlib import rc_context
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 __all__ = [
     "METHOD_COLORS",
@@ -1024,3 +1025,118 @@ def plot_fold_curves(
 
 
 __all__ += ["add_variant_band", "plot_fold_curves"]
+
+
+# ---------------------------------------------------------------------------- recommended pipeline
+@_readable
+def plot_pipeline_curves(
+    runs: Mapping[str, pd.DataFrame],
+    *,
+    reference: str = "auto",
+    baseline: str = "mi",
+    n_top: int = 3,
+    labels: Mapping[str, str] | None = None,
+) -> Figure:
+    """Mean R^2 against ``k`` of the recommended pipeline, the paper's pair and the best fixed pairs.
+
+    Parameters
+    ----------
+    runs : mapping matrix name -> DataFrame
+        Cross-validation rows per matrix (``method, k, r2``), e.g.
+        :func:`benchsel_lib.recommend.compare_pipelines` output; one panel each.
+    reference, baseline : str
+        Methods always drawn: the recommended pipeline (thick black) and the
+        paper's Gaussian + MI (dashed).
+    n_top : int
+        Also draw the ``n_top`` other methods with the highest mean R^2 at the
+        largest ``k`` of that matrix.
+    labels : mapping, optional
+        Panel titles per matrix name (default: the names).
+
+    Returns
+    -------
+    Figure
+        One panel per matrix (two per row), mean R^2 over folds and seeds at
+        the scored ``k``; a legend under each panel (the best pairs differ
+        between matrices), a method keeping its colour in every panel.  O(rows).
+    """
+    if not runs:
+        raise ValueError("runs is empty: give at least one matrix's cross-validation rows")
+    if isinstance(n_top, bool) or not isinstance(n_top, (int, np.integer)) or n_top < 0:
+        raise ValueError(f"n_top must be a non-negative integer, got {n_top!r}")
+    means = {}
+    for name, df in runs.items():
+        d = _require_columns(df, ["method", "k", "r2"], f"runs[{name!r}]")
+        mean = d.groupby(["method", "k"])["r2"].mean().unstack("k")
+        absent = [m for m in (reference, baseline) if m not in mean.index]
+        if absent:
+            raise ValueError(f"runs[{name!r}] has no rows for method(s) {absent}")
+        means[name] = mean
+    drawn = {name: [reference, baseline] + mean.drop([reference, baseline])[mean.columns.max()]
+             .sort_values(ascending=False).index[:n_top].tolist() for name, mean in means.items()}
+    others = list(dict.fromkeys(m for ms in drawn.values() for m in ms[2:]))
+    from matplotlib import colormaps
+
+    tab = colormaps["tab20"].colors  # the strong colours, then their light twins; red is the baseline's
+    palette = [tab[i] for i in range(0, 20, 2) if i != 6] + [tab[i] for i in range(1, 20, 2) if i != 7]
+    style = {reference: dict(color="black", linewidth=2.5, marker="o"),
+             baseline: dict(color=tab[6], linestyle="--", marker="o")}
+    style.update({m: dict(color=palette[i % len(palette)], linewidth=1.2, marker="osD^v"[i // len(palette) % 5])
+                  for i, m in enumerate(others)})
+    fig, axes = _panel_grid(len(means), row_height=3.6)
+    for ax, (name, mean) in zip(axes, means.items()):
+        for m in drawn[name]:
+            row = mean.loc[m].dropna()
+            ax.plot(row.index, row.to_numpy(), markersize=3, label=m, **style[m])
+        ax.set_title((labels or {}).get(name, str(name)))
+        ax.set_xlabel("benchmarks run $k$")
+        ax.set_ylabel("mean $R^2$ (held-out models)")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(True, alpha=0.3)
+        # each matrix has its own best pairs: a legend under each panel, outside its data area
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False, fontsize=9)
+    return fig
+
+
+@_readable
+def plot_pooled_coverage(cov: pd.DataFrame, *, tolerance: float = 0.03) -> Figure:
+    """Empirical against nominal coverage of the recommended pipeline's intervals, one line per matrix.
+
+    Parameters
+    ----------
+    cov : DataFrame
+        ``matrix, nominal, coverage`` (:func:`benchsel_lib.recommend.pooled_coverage`
+        output with a ``matrix`` column added).
+    tolerance : float
+        Half-width of the shaded band around the diagonal.
+
+    Returns
+    -------
+    Figure
+        One axes: the diagonal, the band ``nominal +- tolerance``, one line
+        per matrix; the legend under the axes.  O(rows).
+    """
+    df = _require_columns(cov, ["matrix", "nominal", "coverage"], "cov")
+    if not (np.isfinite(tolerance) and tolerance >= 0):
+        raise ValueError(f"tolerance must be a non-negative number, got {tolerance!r}")
+    fig = Figure(figsize=(4.8, 4.2), layout="constrained")
+    ax = fig.add_subplot()
+    lo = float(min(df["nominal"].min(), df["coverage"].min(), 0.4)) - 0.02
+    grid = np.array([lo, 1.0])
+    ax.plot(grid, grid, color="grey", linewidth=1, linestyle=":")
+    ax.fill_between(grid, grid - tolerance, grid + tolerance, color="grey", alpha=0.15, linewidth=0,
+                    label=f"nominal $\\pm$ {tolerance:g}")
+    for name, g in df.groupby("matrix", sort=False):
+        g = g.sort_values("nominal")
+        ax.plot(g["nominal"], g["coverage"], marker="o", label=str(name))
+    ax.set_xlim(lo, 1.0)
+    ax.set_ylim(lo, 1.0)
+    ax.set_xlabel("nominal level")
+    ax.set_ylabel("empirical coverage")
+    ax.grid(True, alpha=0.3)
+    handles, names = ax.get_legend_handles_labels()
+    _legend_below(fig, handles, names, ncol=3)
+    return fig
+
+
+__all__ += ["plot_pipeline_curves", "plot_pooled_coverage"]

@@ -196,3 +196,57 @@ def test_variant_band_joins_the_single_legend_under_the_panels():
     assert [t.get_text() for t in fig.legends[0].get_texts()][-1] == "range over first picks"
     _legend_is_outside_the_panels(fig)
     _renders(fig)
+
+
+def _pipeline_runs() -> dict[str, pd.DataFrame]:
+    rows = []
+    for name, shift in (("mteb", 0.0), ("merged", -0.2)):
+        for m, base in (("auto", 0.8), ("mi", 0.6), ("lasso+ridge", 0.7), ("mi+knn", 0.65), ("random+blend", 0.5),
+                        ("entropy+ridge", 0.75 if name == "merged" else 0.4)):
+            for fold in range(3):
+                for k in (1, 2, 5):
+                    rows.append(dict(matrix=name, method=m, fold=fold, k=k, r2=base + shift + 0.01 * k))
+    df = pd.DataFrame(rows)
+    return {n: g for n, g in df.groupby("matrix", sort=False)}
+
+
+def test_pipeline_curves_draw_reference_baseline_and_each_matrixs_top_pairs_with_one_colour_each():
+    fig = plotting.plot_pipeline_curves(_pipeline_runs(), n_top=2, labels={"mteb": "MTEB"})
+    assert [ax.get_title() for ax in fig.axes] == ["MTEB", "merged"]
+    drawn = [[ln.get_label() for ln in ax.get_lines()] for ax in fig.axes]
+    assert drawn == [["auto", "mi", "lasso+ridge", "mi+knn"], ["auto", "mi", "entropy+ridge", "lasso+ridge"]]
+    colour = [{ln.get_label(): ln.get_color() for ln in ax.get_lines()} for ax in fig.axes]
+    assert colour[0]["lasso+ridge"] == colour[1]["lasso+ridge"]
+    assert len({colour[0]["mi+knn"], colour[1]["entropy+ridge"], colour[0]["lasso+ridge"]}) == 3
+    np.testing.assert_allclose(fig.axes[0].get_lines()[0].get_ydata(), [0.81, 0.82, 0.85])
+    fig.savefig(io.BytesIO(), format="png")  # lays the figure out
+    for ax, names in zip(fig.axes, drawn):  # a legend under each panel, clear of every panel's data area
+        legend = ax.get_legend()
+        assert [t.get_text() for t in legend.get_texts()] == names
+        box = legend.get_window_extent()
+        assert box.y1 < ax.get_window_extent().y0
+        assert not any(box.overlaps(other.get_window_extent()) for other in fig.axes)
+    _renders(fig)
+
+
+def test_pipeline_curves_name_a_missing_reference_and_empty_input():
+    runs = _pipeline_runs()
+    with pytest.raises(ValueError, match=r"runs\['mteb'\] has no rows for method\(s\) \['best'\]"):
+        plotting.plot_pipeline_curves(runs, reference="best")
+    with pytest.raises(ValueError, match="runs is empty"):
+        plotting.plot_pipeline_curves({})
+    with pytest.raises(ValueError, match="lacks the column"):
+        plotting.plot_pipeline_curves({"x": runs["mteb"].drop(columns="r2")})
+
+
+def test_pooled_coverage_one_line_per_matrix_around_the_diagonal_band():
+    cov = pd.DataFrame([dict(matrix=m, nominal=q, coverage=q + d) for m, d in (("MTEB", 0.0), ("Merged", 0.02))
+                        for q in (0.5, 0.8, 0.9)])
+    fig = plotting.plot_pooled_coverage(cov)
+    ax = fig.axes[0]
+    assert [ln.get_label() for ln in ax.get_lines()][1:] == ["MTEB", "Merged"]
+    np.testing.assert_allclose(ax.get_lines()[2].get_ydata(), [0.52, 0.82, 0.92])
+    _legend_is_outside_the_panels(fig)
+    _renders(fig)
+    with pytest.raises(ValueError, match="matrix"):
+        plotting.plot_pooled_coverage(cov.drop(columns="matrix"))
