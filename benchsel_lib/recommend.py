@@ -575,26 +575,28 @@ def compare_pipelines(
 
     Runs :func:`benchsel_lib.cross_validate` with ``scheme="paper"`` for each
     seed: once for ``auto`` and ``mi`` with interval ``levels``, once for the
-    fixed pairs without intervals (sharing the training correlations through
-    :func:`~benchsel_lib.evaluation.correlation_cache`).  All methods see the
+    fixed pairs without intervals, all as one
+    :func:`~benchsel_lib.evaluation.cv_grid` sweep (the runs on one split
+    share a cell and its training correlation).  All methods see the
     same folds.  ``ks`` (default every ``k = 1..k_max``) limits the subset
     sizes scored.  Returns the concatenated rows with a ``seed`` column.
     Cost: ``len(seeds) x n_folds`` splits, each running the inner search of
     ``auto`` once per split plus one selection and ``len(ks)`` predictions per fixed pair.
     """
-    from .evaluation import correlation_cache, cross_validate
+    from .evaluation import correlation_cache, cv_grid
 
-    parts = []
-    kw = dict(holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", config=config, estimator=estimator,
-              progress=False, n_jobs=n_jobs, ks=ks)
-    with correlation_cache():
-        for seed in seeds:
-            parts.append(cross_validate(matrix, methods=("auto", "mi"), seed=seed, levels=tuple(levels), **kw)
-                         .assign(seed=seed))
-            if fixed:
-                parts.append(cross_validate(matrix, methods=tuple(fixed), seed=seed, levels=(), **kw)
-                             .assign(seed=seed))
-    return pd.concat(parts, ignore_index=True)
+    kw = dict(matrix=matrix, holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", config=config,
+              estimator=estimator, ks=ks)
+    runs, tags = [], []
+    for seed in seeds:
+        runs.append(dict(kw, methods=("auto", "mi"), seed=seed, levels=tuple(levels)))
+        tags.append(seed)
+        if fixed:
+            runs.append(dict(kw, methods=tuple(fixed), seed=seed, levels=()))
+            tags.append(seed)
+    with correlation_cache():  # one sweep: a split's runs share one cell and its correlation estimate
+        frames = cv_grid(runs, n_jobs=n_jobs, progress=False)
+    return pd.concat([df.assign(seed=seed) for df, seed in zip(frames, tags)], ignore_index=True)
 
 
 def paired_summary(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10), reference: str = "auto",

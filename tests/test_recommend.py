@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchsel_lib.evaluation import cross_validate, cv_splits
+from benchsel_lib.evaluation import _cov_col, cross_validate, cv_splits
 from benchsel_lib.recommend import FALLBACK, parse_pipeline, pipeline_path, recommend
 
 from _synthetic import as_matrix, low_rank_scores
@@ -291,3 +291,23 @@ def test_inner_optimism_is_the_mean_paired_gap_between_inner_and_held_out_r2():
     assert out.loc[5, "optimism"] == pytest.approx(((0.6 - 0.4) + (0.5 - 0.45)) / 2)
     assert out.loc[5, "optimism_se"] == pytest.approx(np.std([0.2, 0.05], ddof=1) / np.sqrt(2))
     assert out.loc[10, "n_cells"] == 1 and out.loc[10, "r2"] == pytest.approx(0.5)  # the NaN cell is left out
+
+
+def test_compare_pipelines_equals_separate_cross_validations_per_seed():
+    from benchsel_lib.recommend import compare_pipelines
+
+    M = _matrix(_data(14, m=60))
+    fixed = ("mi+ridge", "lasso+knn")
+    kw = dict(holdouts=(0.1,), k_max=3, n_folds=4, scheme="paper", config="released", estimator="pairwise",
+              progress=False, ks=(1, 3))
+    got = compare_pipelines(M, fixed=fixed, seeds=(0, 5), n_folds=4, k_max=3, estimator="pairwise", levels=(0.8,),
+                            ks=(1, 3))
+    want = pd.concat([part.assign(seed=s) for s in (0, 5) for part in (
+        cross_validate(M, methods=("auto", "mi"), seed=s, levels=(0.8,), **kw),
+        cross_validate(M, methods=fixed, seed=s, levels=(), **kw))], ignore_index=True)
+    assert set(got["method"]) == {"auto", "mi", *fixed} and sorted(set(got["seed"])) == [0, 5]
+    key = ["seed", "method", "fold", "k"]
+    got, want = (d.sort_values(key).reset_index(drop=True) for d in (got, want))
+    for col in ("r2", "ss_res", "inner_r2", _cov_col(0.8)):
+        np.testing.assert_array_equal(got[col].to_numpy(dtype=float), want[col].to_numpy(dtype=float))
+    assert list(got["selected"]) == list(want["selected"])
