@@ -43,6 +43,7 @@ import pandas as pd  # noqa: E402
 from benchsel_lib.data import load_matrix  # noqa: E402
 from benchsel_lib.evaluation import cross_validate  # noqa: E402
 from benchsel_lib.recommend import (  # noqa: E402
+    choice_counts,
     compare_pipelines,
     fixed_pairs,
     inner_optimism,
@@ -104,9 +105,7 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool) -> list[str]:
         print("inner-CV R^2 of auto's choice minus its held-out R^2:",
               ", ".join(f"k={r.k} {r.inner_r2:.3f} - {r.r2:.3f} = {r.optimism:+.3f} +- {r.optimism_se:.3f}"
                         for r in opt.itertuples()))
-        au = df[df["method"] == "auto"]
-        choice = au[au["k"].isin([5, 10])].groupby("k")["choice"].agg(lambda x: x.value_counts().head(3).to_dict())
-        print("auto's choices (top 3):", choice.to_dict())
+        print("auto's choices (top 3):", choice_counts(df, ks=(5, 10)))
     return verdicts
 
 

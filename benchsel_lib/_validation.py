@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["check_covariance", "check_data_matrix", "check_k", "resolve_indices"]
+__all__ = ["check_covariance", "check_data_matrix", "check_int", "check_k", "resolve_indices"]
 
 
 def check_covariance(cov: object, *, name: str = "cov", sym_tol: float = 1e-8) -> np.ndarray:
@@ -63,6 +63,14 @@ def check_data_matrix(X: object, *, name: str = "X", min_rows: int = 2) -> np.nd
     if empty_rows.size:
         raise ValueError(f"{name} has all-missing row(s) at index {empty_rows[:10].tolist()}")
     return arr
+
+
+def check_int(value: object, name: str, *, minimum: int = 1) -> int:
+    """Return ``value`` as an int ``>= minimum``; raise (naming ``name``) for anything else, booleans included."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
+        what = {1: "a positive integer", 0: "a non-negative integer"}.get(minimum, f"an integer >= {minimum}")
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return int(value)
 
 
 def check_k(k: object, n: int, *, name: str = "k") -> int:

@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ._validation import check_int
+
 __all__ = ["LABELS", "and_join", "check_parameters", "dataset_label", "glue_not_run", "quick", "run_note"]
 
 #: Display names of the experiment matrices (``benchsel_lib.data.DATASETS``).
@@ -137,8 +139,7 @@ def check_parameters(
     if k_max is not None:
         n_min = min((s[1] for s in shapes), default=None)
         for param, value in (k_max.items() if isinstance(k_max, Mapping) else [("k_max", k_max)]):
-            if not _is_int(value) or value < 1:
-                raise ValueError(f"{param} must be a positive integer, got {value!r}")
+            check_int(value, param)
             if n_min is not None and value > n_min - 1:
                 raise ValueError(
                     f"{param}={value} is out of range: the smallest matrix run here has {n_min} benchmarks, "
@@ -146,8 +147,7 @@ def check_parameters(
                 )
     if n_folds is not None:
         m_min = min((s[0] for s in shapes), default=None)
-        if not _is_int(n_folds) or n_folds < 2:
-            raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
+        check_int(n_folds, "n_folds", minimum=2)
         if m_min is not None and n_folds > m_min:
             raise ValueError(f"n_folds={n_folds} is out of range: the smallest matrix run here has {m_min} models")
     fractions = []
@@ -160,8 +160,8 @@ def check_parameters(
     for param, h in fractions:
         if isinstance(h, bool) or not isinstance(h, (int, float)) or not 0.0 < float(h) < 1.0:
             raise ValueError(f"{param} {h!r} is out of range: a holdout fraction must be in (0, 1)")
-    if seed is not None and (not _is_int(seed) or seed < 0):
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if seed is not None:
+        check_int(seed, "seed", minimum=0)
     if methods is not None:
         allowed = ["entropy", "mi", "random"]
         ms = _as_list(methods, "methods")

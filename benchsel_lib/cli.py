@@ -633,11 +633,11 @@ def _cmd_select(args: argparse.Namespace) -> int:
         raise UsageError(f"-k {k} is larger than the {available} {what}s left after --min-observed {min_obs}; "
                          "lower -k or --min-observed")
     k = min(k, available)
+    if args.method == "auto":  # its own correlation estimates, inside the inner cross-validation
+        return _select_auto(args, matrix, k, require, min_obs, thin)
     # --- estimate and select
     _slow_em_note(matrix, args.estimator, what)
     est = estimate_correlation(np.asarray(matrix.scores, dtype=float), method=args.estimator)
-    if args.method == "auto":
-        return _select_auto(args, matrix, est, k, require, min_obs, thin)
     sel = select(
         est.corr, k if args.k is not None or costs is None else None, method=args.objective, initial=require, costs=costs, budget=args.budget,
         seed=args.seed, names=names, min_observed=min_obs if min_obs > 0 else None,
@@ -872,7 +872,7 @@ def _predict_auto(args: argparse.Namespace, pairs) -> int:
     return 0
 
 
-def _select_auto(args: argparse.Namespace, matrix, est, k: int, require: list[int], min_obs: int,
+def _select_auto(args: argparse.Namespace, matrix, k: int, require: list[int], min_obs: int,
                  thin: list[int]) -> int:
     """``benchsel select`` with the recommended pipeline."""
     import pandas as pd

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._validation import check_covariance
+from ._validation import check_covariance, check_int
 
 __all__ = [
     "Eigenspectrum",
@@ -743,8 +743,7 @@ def selection_summary(positions: pd.DataFrame, *, top: int = 15, n_folds: int | 
     for col in ("benchmark", "fold", "position"):
         if col not in positions.columns:
             raise ValueError(f"positions lacks the column {col!r} (use selection_positions)")
-    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
-        raise ValueError(f"top must be a positive integer, got {top!r}")
+    check_int(top, "top")
     if n_folds is None:
         n_folds = positions.attrs.get("n_folds") or int(positions["fold"].nunique())
     g = positions.groupby("benchmark", sort=False)["position"]
@@ -909,8 +908,7 @@ def selections_by_tolerance(
             raise ValueError(f"every tolerance must be positive (or None), got {t!r}")
     scores = np.asarray(matrix.scores, dtype=float)
     names = list(matrix.benchmarks)
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+    check_int(k, "k")
     from .sweep import Cell, _check_n_jobs, run_sweep
 
     n_jobs = _check_n_jobs(n_jobs)

@@ -48,15 +48,15 @@ smaller block size, instead of ``O(M N^3)`` for the textbook loop.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 import scipy.linalg as _sla
 from scipy.linalg import lapack as _lapack
 
-from ._validation import check_data_matrix
+from ._validation import check_data_matrix, check_int
 
 __all__ = [
     "Standardizer",
@@ -761,8 +761,7 @@ def em_covariance(
     """
     A = check_data_matrix(X, min_rows=2)
     M, N = A.shape
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    check_int(max_iter, "max_iter")
     if not (np.isfinite(tol) and tol > 0):
         raise ValueError(f"tol must be a positive number, got {tol!r}")
     if eps_psd is not None and not (np.isfinite(eps_psd) and eps_psd > 0):
@@ -974,8 +973,7 @@ def em_settings(
         ``accelerate``, ready to pass to :func:`em_covariance`.
     """
     for name, v in (("n_models", n_models), ("n_benchmarks", n_benchmarks)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        check_int(v, name)
     if not (0.0 <= float(observed_fraction) <= 1.0):
         raise ValueError(f"observed_fraction must be in [0, 1], got {observed_fraction!r}")
     if context not in ("full", "cv"):

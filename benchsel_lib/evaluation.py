@@ -69,7 +69,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
-from .imputation import GaussianImputer, Imputer, _regression_weights
+from ._validation import check_int
+from .imputation import GaussianImputer, Imputer
 from .matrix import ScoreMatrix
 from .transforms import inverse_logit_transform, logit_transform
 
@@ -114,9 +115,7 @@ class _Records(tuple):
 
 # --------------------------------------------------------------------------- seeds
 def _check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    return int(seed)
+    return check_int(seed, "seed", minimum=0)
 
 
 def _rng(seed: int, *key: int) -> np.random.Generator:
@@ -855,8 +854,7 @@ def _check_common(
                                  f"'STRATEGY+PREDICTOR' ({exc})") from None
     if len(set(methods)) != len(methods):
         raise ValueError(f"methods lists a method twice: {methods}")
-    if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
-        raise ValueError(f"k_max must be a positive integer, got {k_max!r}")
+    check_int(k_max, "k_max")
     if not np.isfinite(ridge) or ridge < 0:
         raise ValueError(f"ridge must be a non-negative number, got {ridge!r}")
     if not np.isfinite(clip) or clip <= 0:
@@ -1081,8 +1079,7 @@ def _cv_plan(
             raise ValueError(f"holdout fractions must be in [0, 1), got {h!r}")
     if len(set(hs)) != len(hs):
         raise ValueError(f"holdouts lists a fraction twice: {hs}")
-    if isinstance(inner_folds, bool) or not isinstance(inner_folds, (int, np.integer)) or inner_folds < 2:
-        raise ValueError(f"inner_folds must be an integer >= 2, got {inner_folds!r}")
+    check_int(inner_folds, "inner_folds", minimum=2)
     from ._validation import resolve_indices
 
     init_names = tuple(matrix.benchmarks[j] for j in

@@ -29,13 +29,14 @@ it never downloads them.
 """
 from __future__ import annotations
 
-import hashlib
 import os
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ._memo import LRUMemo, array_key
+from ._validation import check_int
 
 __all__ = [
     "SoftImpute",
@@ -78,12 +79,6 @@ def _check_train_query(train: Any, query: Any) -> tuple[np.ndarray, np.ndarray]:
     if np.isinf(tr).any() or np.isinf(qu).any():
         raise ValueError("train/query contain infinite values (use NaN for missing)")
     return tr, qu
-
-
-def _check_positive_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _pass_through(pred: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -187,8 +182,7 @@ def _svd_complete(
     return ((filled @ vec) * factor) @ vec.T, n_iter
 
 
-_TRAIN_FIT_CACHE: OrderedDict[tuple, np.ndarray] = OrderedDict()
-_TRAIN_FIT_CACHE_SIZE = 8
+_TRAIN_FITS = LRUMemo(8)  # SoftImpute completions of training matrices
 
 # --------------------------------------------------------------------------- #
 # SoftImpute
@@ -232,7 +226,7 @@ class SoftImpute:
 
     def __init__(self, rank: int | None = 3, *, shrinkage: float = 1.0, max_iter: int = 200, tol: float = 1e-6):
         if rank is not None:
-            rank = _check_positive_int(rank, "rank")
+            rank = check_int(rank, "rank")
         shrinkage = float(shrinkage)
         if not np.isfinite(shrinkage) or shrinkage < 0:
             raise ValueError(f"shrinkage must be a non-negative number, got {shrinkage!r}")
@@ -240,7 +234,7 @@ class SoftImpute:
             raise ValueError("SoftImpute needs a rank or a positive shrinkage (otherwise it returns the data)")
         self.rank = rank
         self.shrinkage = shrinkage
-        self.max_iter = _check_positive_int(max_iter, "max_iter")
+        self.max_iter = check_int(max_iter, "max_iter")
         tol = float(tol)
         if not tol > 0:
             raise ValueError(f"tol must be positive, got {tol!r}")
@@ -253,18 +247,13 @@ class SoftImpute:
 
     def _train_fit(self, tr: np.ndarray) -> np.ndarray:
         """Completion of the training rows alone (memoized on the exact training bytes)."""
-        key = (hashlib.sha1(np.ascontiguousarray(tr).tobytes()).hexdigest(), tr.shape,
-               self.rank, self.shrinkage, self.max_iter, self.tol)
-        hit = _TRAIN_FIT_CACHE.get(key)
+        key = array_key(tr, self.rank, self.shrinkage, self.max_iter, self.tol)
+        hit = _TRAIN_FITS.get(key)
         if hit is not None:
-            _TRAIN_FIT_CACHE.move_to_end(key)
             return hit
         fit, _ = _svd_complete(tr, rank=self.rank, shrinkage=self.shrinkage, max_iter=self.max_iter, tol=self.tol)
         fit.setflags(write=False)
-        _TRAIN_FIT_CACHE[key] = fit
-        while len(_TRAIN_FIT_CACHE) > _TRAIN_FIT_CACHE_SIZE:
-            _TRAIN_FIT_CACHE.popitem(last=False)
-        return fit
+        return _TRAIN_FITS.put(key, fit)
 
     def predict(self, train: Any, query: Any, *, cov: Any = None) -> np.ndarray:
         """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored.
@@ -316,7 +305,7 @@ class KNNImputer:
     rowwise = True  # a query row's neighbours are training rows only
 
     def __init__(self, n_neighbors: int = 10, *, weights: str = "distance"):
-        self.n_neighbors = _check_positive_int(n_neighbors, "n_neighbors")
+        self.n_neighbors = check_int(n_neighbors, "n_neighbors")
         if weights not in ("distance", "uniform"):
             raise ValueError(f"unknown weights {weights!r}: use 'distance' or 'uniform'")
         self.weights = weights
@@ -387,8 +376,7 @@ def _co_observed_counts(X: np.ndarray) -> np.ndarray:
     return M.T @ M
 
 
-_BLEND_STATE_CACHE: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
-_BLEND_STATE_CACHE_SIZE = 8
+_BLEND_STATES = LRUMemo(8)  # BenchPressBlend's per-training-matrix state
 
 
 def _pairwise_corr(X: np.ndarray, min_overlap: int) -> tuple[np.ndarray, np.ndarray]:
@@ -477,7 +465,7 @@ class BenchPressBlend:
         max_iter: int = 200,
         tol: float = 1e-6,
     ):
-        self.n_predictors = _check_positive_int(n_predictors, "n_predictors")
+        self.n_predictors = check_int(n_predictors, "n_predictors")
         ridge = float(ridge)
         if not np.isfinite(ridge) or ridge < 0:
             raise ValueError(f"ridge must be a non-negative number, got {ridge!r}")
@@ -486,8 +474,8 @@ class BenchPressBlend:
         if not 0.0 <= blend <= 1.0:
             raise ValueError(f"blend={blend} is out of range: it must be in [0, 1]")
         self.blend = blend
-        self.min_rows = _check_positive_int(min_rows, "min_rows")
-        self.min_overlap = _check_positive_int(min_overlap, "min_overlap")
+        self.min_rows = check_int(min_rows, "min_rows")
+        self.min_overlap = check_int(min_overlap, "min_overlap")
         self._svd = SoftImpute(rank=rank, shrinkage=0.0, max_iter=max_iter, tol=tol)
         self.rank = self._svd.rank
         self.name = "benchpress-blend"
@@ -506,19 +494,13 @@ class BenchPressBlend:
         set); the CV protocol calls ``predict`` for every method and k with the
         same training rows, and the fits only depend on those.
         """
-        key = (hashlib.sha1(np.ascontiguousarray(tr).tobytes()).hexdigest(), tr.shape,
-               self.ridge, self.min_rows, self.min_overlap)
-        state = _BLEND_STATE_CACHE.get(key)
+        key = array_key(tr, self.ridge, self.min_rows, self.min_overlap)
+        state = _BLEND_STATES.get(key)
         if state is not None:
-            _BLEND_STATE_CACHE.move_to_end(key)
             return state
         tm = ~np.isnan(tr)
         tm.setflags(write=False)
-        state = {"tm": tm, "fits": {}}
-        _BLEND_STATE_CACHE[key] = state
-        while len(_BLEND_STATE_CACHE) > _BLEND_STATE_CACHE_SIZE:
-            _BLEND_STATE_CACHE.popitem(last=False)
-        return state
+        return _BLEND_STATES.put(key, {"tm": tm, "fits": {}})
 
     def _correlations(self, tr: np.ndarray, cov: Any, state: dict[str, Any]) -> np.ndarray:
         n = tr.shape[1]
@@ -780,8 +762,8 @@ class TabImputeV2Imputer:
     ):
         self.checkpoint_path = find_tabimpute_checkpoint(checkpoint_path)
         self.device = device
-        self.max_context_rows = _check_positive_int(max_context_rows, "max_context_rows")
-        self.batch_size = _check_positive_int(batch_size, "batch_size")
+        self.max_context_rows = check_int(max_context_rows, "max_context_rows")
+        self.batch_size = check_int(batch_size, "batch_size")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise ValueError(f"seed must be an integer, got {seed!r}")
         self.seed = int(seed)

@@ -28,9 +28,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
-from matplotlib import rc_context
+from matplotlib import colormaps, rc_context
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import MaxNLocator, NullFormatter
+
+from ._validation import check_int
 
 __all__ = [
     "METHOD_COLORS",
@@ -116,8 +118,6 @@ def _style_k_panels(axes: Any, panels: Sequence[tuple[str, str, bool]]) -> None:
 
 def _log_y(ax: Any) -> None:
     """Log-scaled y axis with labels at the decades only (minor labels crowd a narrow panel)."""
-    from matplotlib.ticker import NullFormatter
-
     ax.set_yscale("log")
     ax.yaxis.set_minor_formatter(NullFormatter())
 
@@ -129,14 +129,6 @@ def _band(ax: Any, x: np.ndarray, mean: np.ndarray, sd: np.ndarray, color: str, 
     if log:  # a +-sd band can cross zero; keep it positive on a log axis
         lo = np.where(lo > 0, lo, np.nan)
     ax.fill_between(x, lo, hi, color=color, alpha=0.15, linewidth=0)
-
-
-def _holdout_colors(holdouts: Sequence[float]) -> dict[float, Any]:
-    from matplotlib import colormaps
-
-    cmap = colormaps["viridis"]
-    n = max(len(holdouts), 1)
-    return {h: cmap(0.85 * i / max(n - 1, 1)) for i, h in enumerate(holdouts)}
 
 
 def _fmt_holdout(h: float) -> str:
@@ -413,8 +405,7 @@ def plot_selection_stability(
     O(rows of ``positions_df`` + B log B) for B benchmarks.
     """
     df = _require_columns(positions_df, ["benchmark", "fold", "position"], "positions_df")
-    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
-        raise ValueError(f"top must be a positive integer, got {top!r}")
+    check_int(top, "top")
     n_folds = n_folds or df.attrs.get("n_folds") or int(df["fold"].nunique())
     stats = df.groupby("benchmark")["position"].agg(mean="mean", n_top=lambda p: int((p <= top).sum()))
     stats = stats.sort_values(["mean", "n_top"], ascending=[True, False])
@@ -1062,8 +1053,7 @@ def plot_pipeline_curves(
     """
     if not runs:
         raise ValueError("runs is empty: give at least one matrix's cross-validation rows")
-    if isinstance(n_top, bool) or not isinstance(n_top, (int, np.integer)) or n_top < 0:
-        raise ValueError(f"n_top must be a non-negative integer, got {n_top!r}")
+    check_int(n_top, "n_top", minimum=0)
     means = {}
     for name, df in runs.items():
         d = _require_columns(df, ["method", "k", "r2"], f"runs[{name!r}]")
@@ -1075,8 +1065,6 @@ def plot_pipeline_curves(
     drawn = {name: [reference, baseline] + mean.drop([reference, baseline])[mean.columns.max()]
              .sort_values(ascending=False).index[:n_top].tolist() for name, mean in means.items()}
     others = list(dict.fromkeys(m for ms in drawn.values() for m in ms[2:]))
-    from matplotlib import colormaps
-
     tab = colormaps["tab20"].colors  # the strong colours, then their light twins; red is the baseline's
     palette = [tab[i] for i in range(0, 20, 2) if i != 6] + [tab[i] for i in range(1, 20, 2) if i != 7]
     style = {reference: dict(color="black", linewidth=2.5, marker="o"),

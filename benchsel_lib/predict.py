@@ -58,6 +58,7 @@ import pandas as pd
 from scipy.special import expit
 from scipy.stats import norm
 
+from ._validation import check_int
 from .matrix import ScoreMatrix
 
 __all__ = [
@@ -428,8 +429,7 @@ class Predictor:
             raise ValueError(
                 f"inner_folds must be an integer between 2 and the number of models ({M}), got {inner_folds!r}"
             )
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        check_int(seed, "seed", minimum=0)
         idx: list[np.ndarray] = []
         for names in patterns:
             names = [str(n) for n in names]

@@ -20,14 +20,14 @@ paper's R^2 (Section 5.1) exactly like the Gaussian conditional mean.
 """
 from __future__ import annotations
 
-import hashlib
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from scipy.optimize import nnls
 
+from ._memo import LRUMemo, array_key
+from ._validation import check_int
 from .imputers import BenchPressBlend, KNNImputer, SoftImpute, _check_train_query, _pass_through
 
 __all__ = [
@@ -100,14 +100,6 @@ def ridge_loo(
     return beta, float(y_mean - a_mean @ beta), float(al[best]), float(mse[best])
 
 
-_RIDGE_CACHE: OrderedDict[tuple, dict] = OrderedDict()
-_RIDGE_CACHE_SIZE = 16
-
-
-def _train_key(tr: np.ndarray, *extra: Any) -> tuple:
-    return (hashlib.sha1(np.ascontiguousarray(tr).tobytes()).hexdigest(), tr.shape) + extra
-
-
 def ridge_loo_batch(
     train: np.ndarray, cols: Sequence[int], targets: Sequence[int], alphas: Sequence[float] = DEFAULT_ALPHAS,
     *, observed: np.ndarray | None = None,
@@ -160,12 +152,7 @@ def ridge_loo_batch(
                 alpha=al[best], mse=out_mse)
 
 
-_RIDGE_CACHE: OrderedDict[tuple, dict] = OrderedDict()
-_RIDGE_CACHE_SIZE = 16
-
-
-def _train_key(tr: np.ndarray, *extra: Any) -> tuple:
-    return (hashlib.sha1(np.ascontiguousarray(tr).tobytes()).hexdigest(), tr.shape) + extra
+_RIDGE_STATES = LRUMemo(16)  # RidgePredictor's per-training-matrix fits
 
 
 class RidgePredictor:
@@ -201,25 +188,18 @@ class RidgePredictor:
         al = tuple(float(a) for a in alphas)
         if not al or not all(np.isfinite(a) and a > 0 for a in al):
             raise ValueError(f"alphas must be positive finite numbers, got {alphas!r}")
-        if isinstance(min_rows, bool) or not isinstance(min_rows, (int, np.integer)) or min_rows < 3:
-            raise ValueError(f"min_rows must be an integer >= 3, got {min_rows!r}")
         self.alphas = al
-        self.min_rows = int(min_rows)
+        self.min_rows = check_int(min_rows, "min_rows", minimum=3)
 
     def __repr__(self) -> str:
         return f"RidgePredictor(min_rows={self.min_rows}, alphas={len(self.alphas)} values)"
 
     def _state(self, tr: np.ndarray) -> dict:
-        key = _train_key(tr, self.alphas, self.min_rows)
-        st = _RIDGE_CACHE.get(key)
+        key = array_key(tr, self.alphas, self.min_rows)
+        st = _RIDGE_STATES.get(key)
         if st is None:
             tm = ~np.isnan(tr)
-            st = {"tm": tm, "count": tm.sum(axis=0), "fits": {}}
-            _RIDGE_CACHE[key] = st
-            while len(_RIDGE_CACHE) > _RIDGE_CACHE_SIZE:
-                _RIDGE_CACHE.popitem(last=False)
-        else:
-            _RIDGE_CACHE.move_to_end(key)
+            st = _RIDGE_STATES.put(key, {"tm": tm, "count": tm.sum(axis=0), "fits": {}})
         return st
 
     def _fits(self, tr: np.ndarray, st: dict, F: tuple[int, ...]) -> dict[str, np.ndarray]:
@@ -327,8 +307,9 @@ def fold_standardizer(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Returns
     -------
     mean, std : ndarray (N,)
-        Use ``clip((x - mean) / std, -INNER_CLIP, INNER_CLIP)`` on the fold's
-        training and query rows and ``pred * std + mean`` to map predictions back.
+        Use ``clip((x - mean) / std, -INNER_CLIP, INNER_CLIP)`` (:func:`_in_fold`)
+        on the fold's training and query rows and ``pred * std + mean`` to map
+        predictions back.
     """
     from .estimation import fit_standardizer
 
@@ -339,6 +320,11 @@ def fold_standardizer(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         st = fit_standardizer(x[:, seen], std_floor="relative")
         mu[seen], sd[seen] = st.mean, st.std
     return mu, sd
+
+
+def _in_fold(x: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """``x`` in a fold's standardization (:func:`fold_standardizer`), clipped as the protocol clips."""
+    return np.clip((x - mu) / sd, -INNER_CLIP, INNER_CLIP)
 
 
 def _inner_folds(m: int, n_folds: int, seed: int) -> list[np.ndarray]:
@@ -381,8 +367,8 @@ def inner_cv_predictions(
     for rows in _inner_folds(m, n_folds, seed):
         others = np.setdiff1d(np.arange(m), rows)
         mu, sd = fold_standardizer(tr[others])
-        itr = np.clip((tr[others] - mu) / sd, -INNER_CLIP, INNER_CLIP)
-        q = np.where(obs[rows] & rev[None, :], np.clip((tr[rows] - mu) / sd, -INNER_CLIP, INNER_CLIP), np.nan)
+        itr = _in_fold(tr[others], mu, sd)
+        q = np.where(obs[rows] & rev[None, :], _in_fold(tr[rows], mu, sd), np.nan)
         cov = inner_correlation(itr) if any(getattr(p, "name", "") == "gaussian" for p in predictors.values()) else None
         for name, p in predictors.items():
             out = np.asarray(p.predict(itr, q, cov=cov), dtype=float)
@@ -434,10 +420,8 @@ class StackedPredictor:
             base = {n: make_predictor(n) for n in ("gaussian", "ridge", "lowrank")}
         if not base:
             raise ValueError("StackedPredictor needs at least one base predictor")
-        if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
-            raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
         self.base = dict(base)
-        self.n_folds = int(n_folds)
+        self.n_folds = check_int(n_folds, "n_folds", minimum=2)
         self.seed = int(seed)
         self.weights_: dict[str, float] | None = None
 

@@ -32,9 +32,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._validation import check_int
+from .imputers import _pass_through
 from .predictors import (
-    INNER_CLIP,
     PREDICTORS,
+    _in_fold,
     _inner_folds,
     fold_standardizer,
     inner_correlation,
@@ -57,6 +59,7 @@ __all__ = [
     "paired_summary",
     "pooled_coverage",
     "inner_optimism",
+    "choice_counts",
 ]
 
 #: candidates of the recommended pipeline (predictive greedy, soft-impute and the stack's
@@ -148,8 +151,7 @@ def _fit_predict(predictor: str, weights: dict[str, float], train: np.ndarray, q
         for n, w in weights.items():
             if w > 0:
                 out += w * np.asarray(make_predictor(n).predict(train, query, cov=cov), dtype=float)
-        obs = ~np.isnan(query)
-        out[obs] = np.asarray(query)[obs]
+        out = _pass_through(out, np.asarray(query, dtype=float))
     return np.where(np.isfinite(out), out, 0.0)
 
 
@@ -304,11 +306,8 @@ def pipeline_path(
         if not fixed or len(set(fixed)) != len(fixed) or not all(0 <= j < N for j in fixed):
             raise ValueError(f"fixed must list distinct columns in 0..{N - 1}, got {fixed!r}")
         k_max, strategies = len(fixed), ("given",)
-    if isinstance(k_max, bool) or not isinstance(k_max, (int, np.integer)) or k_max < 1:
-        raise ValueError(f"k must be a positive integer, got {k_max!r}")
-    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
-        raise ValueError(f"n_folds must be an integer >= 2, got {n_folds!r}")
-    k_max = int(k_max)
+    k_max = check_int(k_max, "k")
+    n_folds = check_int(n_folds, "n_folds", minimum=2)
     R = inner_correlation(tr) if cov is None else np.asarray(cov, dtype=float)
     levels = tuple(float(lv) for lv in levels)
     obs = ~np.isnan(tr)
@@ -364,7 +363,8 @@ def pipeline_path(
         if keep_cols.sum() < 2:
             continue
         mu, sd = fold_standardizer(tr[others])  # the fold's own standardization (no inner-validation rows)
-        itr = np.clip((tr[others] - mu) / sd, -INNER_CLIP, INNER_CLIP)
+        itr, zrows = _in_fold(tr[others], mu, sd), _in_fold(tr[rows], mu, sd)
+        ob = obs[rows]
         Ri = inner_correlation(itr)
         blocks: list[tuple[str, int, np.ndarray, np.ndarray]] = []  # (strategy, k, query, scored mask)
         for s in strategies:
@@ -379,8 +379,7 @@ def pipeline_path(
                 sel = np.asarray(order[:k])
                 rev = np.zeros(N, dtype=bool)
                 rev[sel] = True
-                ob = obs[rows]
-                q = np.where(ob & rev[None, :], np.clip((tr[rows] - mu) / sd, -INNER_CLIP, INNER_CLIP), np.nan)
+                q = np.where(ob & rev[None, :], zrows, np.nan)
                 mk = ob & ~rev[None, :] & (ob & rev[None, :]).any(axis=1)[:, None]
                 masks.setdefault((s, k), np.zeros((m, N), dtype=bool))[rows] = mk
                 blocks.append((s, k, q, mk))
@@ -599,14 +598,21 @@ def compare_pipelines(
     return pd.concat([df.assign(seed=seed) for df, seed in zip(frames, tags)], ignore_index=True)
 
 
+def _mean_se(d: pd.Series) -> tuple[float, float]:
+    """Mean and standard error (``sd / sqrt(n)``; NaN below two values) of paired differences."""
+    return float(d.mean()), (float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan"))
+
+
 def paired_summary(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10), reference: str = "auto",
-                   baseline: str = "mi") -> pd.DataFrame:
+                   baseline: str = "mi", n_se: float = 2.0) -> pd.DataFrame:
     """Mean R^2 of ``reference``, ``baseline`` and the best other method per ``k``, with paired differences.
 
     The difference ``reference - best`` is taken per (seed, fold) cell (same
     folds), and its mean and standard error (``sd / sqrt(cells)``) are
     reported.  ``best`` is the method (other than ``reference`` and
-    ``baseline``) with the highest mean R^2 at that ``k``.
+    ``baseline``) with the highest mean R^2 at that ``k``.  ``vs_baseline``
+    reads the difference to ``baseline``: ``"better"`` / ``"worse"`` when it
+    exceeds ``n_se`` standard errors either way, else ``"level"``.
     """
     wide = df.pivot_table(index=["seed", "fold", "k"], columns="method", values="r2")
     rows = []
@@ -616,14 +622,21 @@ def paired_summary(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10), reference: 
         others = means.drop([c for c in (reference, baseline) if c in means.index])
         best = str(others.idxmax()) if len(others) else baseline
         d = (w[reference] - w[best]).dropna()
-        db = (w[reference] - w[baseline]).dropna()
+        diff, diff_se = _mean_se(d)
+        diff_b, diff_b_se = _mean_se((w[reference] - w[baseline]).dropna())
+        verdict = ("better" if diff_b > n_se * diff_b_se else "worse" if diff_b < -n_se * diff_b_se else "level")
         rows.append(dict(k=int(k), reference=float(means[reference]), baseline=float(means[baseline]),
-                         best_fixed=best, best_fixed_r2=float(means[best]), diff=float(d.mean()),
-                         diff_se=float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan"),
-                         diff_baseline=float(db.mean()),
-                         diff_baseline_se=float(db.std(ddof=1) / np.sqrt(len(db))) if len(db) > 1 else float("nan"),
-                         n_cells=int(len(d))))
+                         best_fixed=best, best_fixed_r2=float(means[best]), diff=diff, diff_se=diff_se,
+                         diff_baseline=diff_b, diff_baseline_se=diff_b_se, n_cells=int(len(d)), vs_baseline=verdict))
     return pd.DataFrame(rows)
+
+
+def choice_counts(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] = (5, 10),
+                  top: int = 3) -> dict[int, dict[str, int]]:
+    """How often each pipeline was ``method``'s choice over the (seed, fold) cells, per ``k``: the ``top`` most frequent."""
+    d = df[(df["method"] == method) & df["k"].isin(list(ks))]
+    return {int(k): {str(c): int(n) for c, n in g["choice"].value_counts().head(top).items()}
+            for k, g in d.groupby("k")}
 
 
 def pooled_coverage(df: pd.DataFrame, *, method: str = "auto", levels: Sequence[float] = (0.5, 0.8, 0.9)) -> pd.DataFrame:
@@ -652,9 +665,7 @@ def inner_optimism(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] 
     d = df[(df["method"] == method) & df["k"].isin(list(ks))].dropna(subset=["inner_r2", "r2"])
     rows = []
     for k, g in d.groupby("k"):
-        diff = g["inner_r2"] - g["r2"]
+        optimism, optimism_se = _mean_se(g["inner_r2"] - g["r2"])
         rows.append(dict(k=int(k), inner_r2=float(g["inner_r2"].mean()), r2=float(g["r2"].mean()),
-                         optimism=float(diff.mean()),
-                         optimism_se=float(diff.std(ddof=1) / np.sqrt(len(diff))) if len(diff) > 1 else float("nan"),
-                         n_cells=int(len(diff))))
+                         optimism=optimism, optimism_se=optimism_se, n_cells=int(len(g))))
     return pd.DataFrame(rows, columns=["k", "inner_r2", "r2", "optimism", "optimism_se", "n_cells"])

@@ -27,14 +27,14 @@ cost-aware form and raises when costs are given.
 """
 from __future__ import annotations
 
-import hashlib
 import math
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ._memo import LRUMemo, array_key
+from ._validation import check_int
 from .predictors import RidgePredictor, inner_correlation, ridge_loo_batch
 
 __all__ = ["STRATEGIES", "select_benchmarks", "predictive_greedy", "lasso_path_order", "min_observed_for"]
@@ -55,8 +55,7 @@ def _candidates(counts: np.ndarray, min_observed: int | None, initial: Sequence[
 
 
 def _check_k(k: Any, n_cand: int, n_init: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
+    k = check_int(k, "k")
     if k > n_cand:
         raise ValueError(f"k={k} is larger than the {n_cand} candidate benchmarks left by the min_observed filter")
     if k < n_init:
@@ -155,11 +154,10 @@ def lasso_path_order(
     N = R.shape[0]
     cand = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
     active = [int(i) for i in initial]
-    B = np.zeros((0, N))
+    row_norms = np.linalg.norm(R, axis=1)
     if not active:
-        norms = np.where(cand, np.linalg.norm(R, axis=1), -np.inf)
-        active = [int(np.argmax(norms))]
-    lam = 2.0 * float(np.max(np.where(cand, np.linalg.norm(R, axis=1), 0.0)))
+        active = [int(np.argmax(np.where(cand, row_norms, -np.inf)))]
+    lam = 2.0 * float(np.max(np.where(cand, row_norms, 0.0)))
     B = np.zeros((len(active), N))
     while True:
         A = np.asarray(active)
@@ -239,27 +237,20 @@ def select_benchmarks(
         raise ValueError(f"unknown selection strategy {strategy!r}: use one of {STRATEGIES}")
     key = None
     if costs is None and budget is None:
-        key = (_digest(train), None if cov is None else _digest(cov), strategy, k, int(seed), tuple(initial),
-               min_observed, float(obs_fraction))
-        hit = _MEMO.get(key)
+        key = (array_key(np.asarray(train, dtype=float)),
+               None if cov is None else array_key(np.asarray(cov, dtype=float)),
+               strategy, k, int(seed), tuple(initial), min_observed, float(obs_fraction))
+        hit = _SELECTIONS.get(key)
         if hit is not None:
-            _MEMO.move_to_end(key)
             return list(hit)
     out = _select_benchmarks(train, k, strategy=strategy, cov=cov, seed=seed, initial=initial,
                              min_observed=min_observed, costs=costs, budget=budget, obs_fraction=obs_fraction)
     if key is not None:
-        _MEMO[key] = tuple(out)
-        while len(_MEMO) > 256:
-            _MEMO.popitem(last=False)
+        _SELECTIONS.put(key, tuple(out))
     return out
 
 
-_MEMO: OrderedDict[tuple, tuple[int, ...]] = OrderedDict()
-
-
-def _digest(a: Any) -> tuple:
-    arr = np.ascontiguousarray(np.asarray(a, dtype=float))
-    return (arr.shape, hashlib.sha1(arr.tobytes()).hexdigest())
+_SELECTIONS = LRUMemo(256)
 
 
 def _select_benchmarks(

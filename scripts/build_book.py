@@ -254,6 +254,12 @@ def schedule(notebooks: list[Path], costs: dict[str, float] | None = None) -> li
     return sorted(notebooks, key=lambda nb: (-costs.get(nb.name, 0.0), pos[nb.name]))
 
 
+def _source(cell: dict[str, Any]) -> str:
+    """A notebook cell's source as one string (nbformat stores a string or a list of lines)."""
+    src = cell.get("source", "")
+    return "".join(src) if isinstance(src, list) else src
+
+
 _GLUE_ROLE = re.compile(r"\{glue(?::\w*)?\}`([^`]+)`")
 _GLUE_DIRECTIVE = re.compile(r"^\s*(?:`{3,}|:{3,})\{glue(?::\w*)?\}\s+(\S+)", flags=re.M)
 
@@ -268,8 +274,7 @@ def glue_references(nb: dict[str, Any]) -> set[str]:
     for cell in nb.get("cells", []):
         if cell.get("cell_type") != "markdown":
             continue
-        src = cell.get("source", "")
-        src = "".join(src) if isinstance(src, list) else src
+        src = _source(cell)
         for ref in _GLUE_ROLE.findall(src) + _GLUE_DIRECTIVE.findall(src):
             if "::" in ref:
                 continue
@@ -307,8 +312,7 @@ def declares_parameter(path: Path, name: str) -> bool:
     nb = json.loads(path.read_text(encoding="utf-8"))
     for cell in nb.get("cells", []):
         if cell.get("cell_type") == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
-            src = cell.get("source", "")
-            src = "".join(src) if isinstance(src, list) else src
+            src = _source(cell)
             return re.search(rf"^{re.escape(name)}\s*=", src, flags=re.M) is not None
     return False
 

@@ -311,3 +311,28 @@ def test_compare_pipelines_equals_separate_cross_validations_per_seed():
     for col in ("r2", "ss_res", "inner_r2", _cov_col(0.8)):
         np.testing.assert_array_equal(got[col].to_numpy(dtype=float), want[col].to_numpy(dtype=float))
     assert list(got["selected"]) == list(want["selected"])
+
+
+def test_paired_summary_reads_the_difference_to_the_baseline_in_standard_errors():
+    from benchsel_lib.recommend import paired_summary
+
+    rows = []
+    for fold in range(4):
+        for method, r2 in (("auto", 0.5 + 0.01 * fold), ("mi", 0.2 + 0.01 * fold), ("x+y", 0.45)):
+            rows.append(dict(seed=0, fold=fold, k=5, method=method, r2=r2))
+        for method, r2 in (("auto", 0.5 + 0.02 * (fold % 2)), ("mi", 0.5 + 0.02 * ((fold + 1) % 2)), ("x+y", 0.1)):
+            rows.append(dict(seed=0, fold=fold, k=10, method=method, r2=r2))
+    out = paired_summary(pd.DataFrame(rows), ks=(5, 10)).set_index("k")
+    assert out.loc[5, "vs_baseline"] == "better" and out.loc[5, "diff_baseline"] == pytest.approx(0.3)
+    assert out.loc[10, "vs_baseline"] == "level"  # alternating +-0.02: mean 0 within its standard error
+    assert out.loc[5, "best_fixed"] == "x+y" and out.loc[5, "diff_se"] == pytest.approx(
+        np.std([0.05, 0.06, 0.07, 0.08], ddof=1) / 2)
+
+
+def test_choice_counts_are_the_most_frequent_choices_per_k():
+    from benchsel_lib.recommend import choice_counts
+
+    df = pd.DataFrame(dict(method=["auto"] * 6 + ["mi"], k=[5, 5, 5, 10, 10, 10, 5],
+                           choice=["a+b", "a+b", "c+d", "c+d", "c+d", "e+f", np.nan]))
+    assert choice_counts(df, ks=(5, 10), top=1) == {5: {"a+b": 2}, 10: {"c+d": 2}}
+    assert choice_counts(df, ks=(5,)) == {5: {"a+b": 2, "c+d": 1}}
