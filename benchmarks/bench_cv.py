@@ -48,7 +48,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import numpy as np  # noqa: E402
 
 from benchsel_lib.data import load_matrix  # noqa: E402
-from benchsel_lib.evaluation import cross_validate, summarize_cv  # noqa: E402
+from benchsel_lib.protocol.cv import cross_validate
+from benchsel_lib.protocol.summaries import summarize_cv  # noqa: E402
 
 # Section 5.3/5.4 and Table 4 (10 % holdout); None = not reported.
 # The paper's MMLU is 5452 x 57; this project's MMLU matrix is smaller (load_matrix("mmlu")).

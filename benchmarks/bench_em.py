@@ -66,7 +66,9 @@ import numpy as np  # noqa: E402
 import scipy.linalg as sla  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchsel_lib.estimation import em_covariance, em_settings, fit_standardizer, pairwise_covariance  # noqa: E402
+from benchsel_lib.method.covariance import pairwise_covariance  # noqa: E402
+from benchsel_lib.method.em import em_covariance, em_settings  # noqa: E402
+from benchsel_lib.method.scaling import fit_standardizer  # noqa: E402
 
 
 # ---------------------------------------------------------------------------
@@ -238,7 +240,7 @@ def kernel_floor(Z: np.ndarray, st: dict, t_plain: float, target: float) -> None
     iteration count. When the two kernels alone exceed the budget, no
     rearrangement of the remaining NumPy code can meet the target.
     """
-    from benchsel_lib import estimation
+    from benchsel_lib.method import em as estimation
 
     spent = {"inverses": 0.0, "eigh": 0.0}
 
@@ -289,9 +291,9 @@ def cv_check(name: str, data_dir: str | None) -> None:
     """
     import functools
 
-    from benchsel_lib import estimation
     from benchsel_lib.data import load_matrix
-    from benchsel_lib.evaluation import cross_validate
+    from benchsel_lib.method import correlation as estimation
+    from benchsel_lib.protocol.cv import cross_validate
 
     m = load_matrix(name, **({"data_dir": data_dir} if data_dir else {}))
     kw = dict(methods=("entropy", "mi", "random"), holdouts=(0.1,), k_max=15, n_folds=10, seed=0, n_jobs=1,

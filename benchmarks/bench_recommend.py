@@ -41,8 +41,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from benchsel_lib.data import load_matrix  # noqa: E402
-from benchsel_lib.evaluation import cross_validate  # noqa: E402
-from benchsel_lib.recommend import (  # noqa: E402
+from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
+from benchsel_lib.studies.pipelines import (  # noqa: E402
     choice_counts,
     compare_pipelines,
     fixed_pairs,

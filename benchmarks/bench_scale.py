@@ -68,8 +68,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import numpy as np  # noqa: E402
 
-from benchsel_lib.evaluation import cross_validate, summarize_cv  # noqa: E402
-from benchsel_lib.matrix import ScoreMatrix  # noqa: E402
+from benchsel_lib.protocol.cv import cross_validate
+from benchsel_lib.protocol.summaries import summarize_cv  # noqa: E402
+from benchsel_lib.data import ScoreMatrix  # noqa: E402
 
 HOLDOUTS = (0.1, 0.2, 0.5, 0.9)
 METHODS = ("entropy", "mi", "random")
@@ -136,12 +137,12 @@ class PeakRSS:
 
 def _warm() -> None:
     """Import what a cell needs (run in each worker before timing, so start-up is not timed)."""
-    import benchsel_lib.evaluation  # noqa: F401
-    import benchsel_lib.selection  # noqa: F401
+    import benchsel_lib.protocol.cv  # noqa: F401
+    import benchsel_lib.method.selection  # noqa: F401
 
 
 def warm_local(n_jobs: int) -> None:
-    from benchsel_lib.sweep import Cell, run_sweep
+    from benchsel_lib.protocol.sweep import Cell, run_sweep
 
     if n_jobs > 1:
         run_sweep([Cell(f"warm {i}", _warm) for i in range(2 * n_jobs)], n_jobs=n_jobs)
@@ -158,7 +159,7 @@ def grid(matrix: ScoreMatrix, *, holdouts, n_jobs, folds) -> tuple[float, str, o
 
 
 def local_cluster():
-    from benchsel_lib.sweep import local_cluster as make
+    from benchsel_lib.protocol.sweep import local_cluster as make
 
     return make(2)
 
@@ -200,7 +201,7 @@ def estep_cost(M: int, N: int, missing: float, reps: int = 5) -> tuple[float, fl
     """Seconds (fastest of ``reps``: the least disturbed by other load) and peak traced MB of one E-step."""
     import tracemalloc
 
-    from benchsel_lib import estimation as E
+    from benchsel_lib.method import em as E
 
     X = np.asarray(synthetic(M, N, missing, seed=1).scores)
     X = (X - np.nanmean(X, axis=0)) / np.nanstd(X, axis=0)

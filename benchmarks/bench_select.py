@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchsel_lib.selection import select
+from benchsel_lib.method.selection import select
 
 
 # ----------------------------------------------------------------------------- plain reference
@@ -76,7 +76,7 @@ def real_corr(name: str, estimator: str = "pairwise") -> np.ndarray | None:
     with np.load(path, allow_pickle=False) as z:
         B = np.where(z["O"].astype(bool), z["B"], np.nan).astype(float)
     if estimator == "em":
-        from benchsel_lib.estimation import estimate_correlation
+        from benchsel_lib.method.correlation import estimate_correlation
 
         return np.asarray(estimate_correlation(B).corr)
     import pandas as pd

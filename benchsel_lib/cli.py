@@ -337,7 +337,7 @@ def _load(data: str, *, data_dir: str | None, axis: str = "benchmarks"):
         path = Path(data)
         looks_like_path = path.suffix.lower() in {".csv", ".tsv", ".txt"} or os.sep in data or path.exists()
         if not looks_like_path:
-            from .predict import suggest_names
+            from .method.predict import suggest_names
 
             close = suggest_names(data, list(DATASETS))
             hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
@@ -360,7 +360,7 @@ def _what(axis: str) -> str:
 
 def _read_costs(path: str, names: Sequence[str], default: float | None, what: str) -> np.ndarray:
     """Per-candidate costs from a ``benchmark,cost`` CSV (header row required)."""
-    from .predict import _unknown_name_error
+    from .method.predict import unknown_name_error
 
     p = Path(path)
     if not p.is_file():
@@ -376,7 +376,7 @@ def _read_costs(path: str, names: Sequence[str], default: float | None, what: st
             raise UsageError(f"costs file {path}, line {line}: expected 2 fields ({what},cost), got {len(row)}")
         name, raw = row[0].strip(), row[1].strip()
         if name not in pos:
-            err = _unknown_name_error(name, names, what)
+            err = unknown_name_error(name, names, what)
             raise UsageError(f"costs file {path}, line {line}: {err}")
         try:
             value = float(raw)
@@ -428,7 +428,7 @@ def _read_scores_file(path: str) -> tuple[list[tuple[str, float]] | None, Any]:
 
 def _check_frame(frame: Any, matrix: Any) -> None:
     """Validate a many-model scores table (names, duplicates, values) without fitting."""
-    from .predict import check_given
+    from .method.predict import check_given
 
     for i in range(frame.shape[0]):
         row = [(str(c), v) for c, v in zip(frame.columns, frame.iloc[i].to_numpy(dtype=float))]
@@ -564,9 +564,9 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
 def _cmd_select(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from .estimation import estimate_correlation
-    from .predict import _unknown_name_error
-    from .selection import select
+    from .method.correlation import estimate_correlation
+    from .method.predict import unknown_name_error
+    from .method.selection import select
 
     paper_only = args.objective is not None or args.costs is not None or args.budget is not None or args.axis == "models"
     if args.method is None:
@@ -601,7 +601,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
     require: list[int] = []
     for name in args.require:
         if name not in names:
-            raise _unknown_name_error(name, names, what)
+            raise unknown_name_error(name, names, what)
         j = names.index(name)
         if j in require:
             raise UsageError(f"--require lists {what} {name!r} twice")
@@ -688,7 +688,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
 
 
 def _cmd_predict(args: argparse.Namespace) -> int:
-    from .predict import Predictor, check_given, parse_scores
+    from .method.predict import Predictor, check_given, parse_scores
 
     if not (0.0 < args.level < 1.0):
         raise UsageError(f"--level must be strictly between 0 and 1, got {args.level:g}")
@@ -786,8 +786,8 @@ def _run_cv(matrix: Any, run: dict[str, Any], *, jobs: int, scheduler: str | Non
     """``cross_validate`` on ``jobs`` local processes, or on the Dask scheduler at ``scheduler``."""
     from contextlib import ExitStack
 
-    from .evaluation import cross_validate
-    from .sweep import dask_backend
+    from .protocol.cv import cross_validate
+    from .protocol.sweep import dask_backend
 
     with ExitStack() as stack:
         if scheduler is None:
@@ -817,7 +817,7 @@ def _recommend_lines(rec) -> list[str]:
 
 
 def _standardized(matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    from .estimation import fit_standardizer
+    from .method.scaling import fit_standardizer
 
     X = np.asarray(matrix.scores, dtype=float)
     st = fit_standardizer(X, std_floor="relative")
@@ -829,8 +829,8 @@ def _predict_auto(args: argparse.Namespace, pairs) -> int:
     """``benchsel predict`` with the recommended predictor and conformal intervals."""
     import pandas as pd
 
-    from .predict import check_given
-    from .recommend import recommend_predictor
+    from .method.predict import check_given
+    from .method.search import recommend_predictor
 
     seed = 0 if args.seed is None else args.seed
     if seed < 0:
@@ -877,7 +877,7 @@ def _select_auto(args: argparse.Namespace, matrix, k: int, require: list[int], m
     """``benchsel select`` with the recommended pipeline."""
     import pandas as pd
 
-    from .recommend import recommend
+    from .method.search import recommend
 
     names = list(matrix.benchmarks)
     Z, _, _ = _standardized(matrix)
@@ -903,13 +903,14 @@ def _select_auto(args: argparse.Namespace, matrix, k: int, require: list[int], m
 
 
 def _cmd_cv(args: argparse.Namespace) -> int:
-    from .evaluation import cv_splits, summarize_cv
+    from .protocol.splits import cv_splits
+    from .protocol.summaries import summarize_cv
 
     matrix = _load(args.data, data_dir=args.data_dir)
     methods = _parse_list(args.methods, "methods")
     for m in methods:
         if m not in _OBJECTIVES:
-            from .recommend import parse_pipeline
+            from .method.search import parse_pipeline
 
             try:
                 parse_pipeline(m)
@@ -966,7 +967,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         min_observed=args.min_observed or None, progress=None, levels=tuple(levels),
         variance_inflation="inner" if inflate else None, inner_folds=args.inner_folds,
     )
-    from .sweep import SweepError
+    from .protocol.sweep import SweepError
 
     try:
         df = _run_cv(matrix, run, jobs=args.jobs, scheduler=args.scheduler)
@@ -1005,7 +1006,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
 
 def _cv_coverage(summary, levels: Sequence[float], holdouts: Sequence[float]):
     """One row per (method, [holdout,] k): mean coverage per level (and calibrated, inflation factor)."""
-    from .evaluation import _cov_col
+    from .protocol.summaries import coverage_column as _cov_col
 
     cols = ["method"] + (["holdout"] if len(holdouts) > 1 else []) + ["k"]
     out = summary[cols].copy()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchsel_lib.matrix import ScoreMatrix
+from benchsel_lib.data import ScoreMatrix
 
 
 def low_rank_scores(seed: int = 0, m: int = 60, n: int = 10, *, noise: float = 0.5, missing: float = 0.0,

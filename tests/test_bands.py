@@ -16,17 +16,14 @@ from matplotlib.collections import PolyCollection  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 import benchsel_lib as bs  # noqa: E402
-from benchsel_lib import estimation, evaluation, plotting  # noqa: E402
-from benchsel_lib.evaluation import (  # noqa: E402
-    correlation_cache,
-    cross_validate,
-    cv_splits,
-    first_pick_band,
-    summarize_cv,
-    tie_break_band,
-    variant_range,
-)
-from benchsel_lib.matrix import ScoreMatrix  # noqa: E402
+from benchsel_lib.book import plotting  # noqa: E402
+from benchsel_lib.protocol import cache  # noqa: E402
+from benchsel_lib.protocol.cache import correlation_cache  # noqa: E402
+from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
+from benchsel_lib.protocol.splits import cv_splits  # noqa: E402
+from benchsel_lib.protocol.summaries import summarize_cv  # noqa: E402
+from benchsel_lib.studies.bands import first_pick_band, tie_break_band, variant_range  # noqa: E402
+from benchsel_lib.data import ScoreMatrix  # noqa: E402
 
 CV = dict(k_max=4, n_folds=3, seed=0, estimator="pairwise", progress=False)
 
@@ -50,13 +47,13 @@ def count_estimates(monkeypatch):
     """Count the correlation estimates actually computed (no disk cache)."""
     monkeypatch.delenv("BENCHSEL_CACHE_DIR", raising=False)
     calls = {"n": 0}
-    plain = estimation.estimate_correlation
+    plain = cache.estimate_correlation
 
     def counting(*args, **kwargs):
         calls["n"] += 1
         return plain(*args, **kwargs)
 
-    monkeypatch.setattr(estimation, "estimate_correlation", counting)
+    monkeypatch.setattr(cache, "estimate_correlation", counting)
     return calls
 
 
@@ -244,8 +241,11 @@ def test_first_pick_band_estimates_each_split_once(count_estimates):
 
 
 def test_band_functions_are_exported_at_top_level():
-    for name in ("correlation_cache", "tie_break_band", "first_pick_band", "variant_range"):
-        assert getattr(bs, name) is getattr(evaluation, name) and name in bs.__all__
+    from benchsel_lib.studies import bands
+
+    for name in ("tie_break_band", "first_pick_band", "variant_range"):
+        assert getattr(bs, name) is getattr(bands, name) and name in bs.__all__
+    assert bs.correlation_cache is correlation_cache and "correlation_cache" in bs.__all__
 
 
 # --------------------------------------------------------------------------- variant_range

@@ -5,9 +5,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchsel_lib import estimation
-from benchsel_lib.evaluation import CACHE_ENV, cross_validate
-from benchsel_lib.matrix import ScoreMatrix
+from benchsel_lib.protocol import cache
+from benchsel_lib.protocol import cv as cv_module
+from benchsel_lib.protocol.cache import CACHE_ENV
+from benchsel_lib.protocol.cv import cross_validate
+from benchsel_lib.data import ScoreMatrix
 
 
 def _sparse_toy(M: int = 80, N: int = 5, seed: int = 0) -> ScoreMatrix:
@@ -27,13 +29,13 @@ def _cv(m: ScoreMatrix) -> pd.DataFrame:
 @pytest.fixture
 def counted(monkeypatch):
     calls = []
-    real = estimation.estimate_correlation
+    real = cache.estimate_correlation
 
     def spy(*a, **kw):
         calls.append(1)
         return real(*a, **kw)
 
-    monkeypatch.setattr(estimation, "estimate_correlation", spy)
+    monkeypatch.setattr(cache, "estimate_correlation", spy)
     return calls
 
 
@@ -90,11 +92,9 @@ def test_without_the_variable_nothing_is_written(tmp_path, monkeypatch):
 def test_a_process_waits_for_the_estimate_another_process_is_computing(tmp_path, monkeypatch, counted):
     import threading
 
-    from benchsel_lib import evaluation
-
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     X = np.ascontiguousarray(_sparse_toy().scores, dtype=float)
-    path = evaluation._disk_cache_path(X, "em", "released")
+    path = cache.disk_cache_path(X, "em", "released")
     lock = path.with_suffix(".lock")
     lock.touch()
     theirs = np.eye(X.shape[1])
@@ -108,7 +108,7 @@ def test_a_process_waits_for_the_estimate_another_process_is_computing(tmp_path,
 
     t = threading.Timer(0.3, other_process)
     t.start()
-    R = evaluation._correlation(X, "em", "released")
+    R = cache.cached_correlation(X, "em", "released")
     t.join()
     np.testing.assert_array_equal(R, theirs)
     assert counted == []  # not computed here
@@ -117,15 +117,13 @@ def test_a_process_waits_for_the_estimate_another_process_is_computing(tmp_path,
 def test_a_stale_lock_does_not_block(tmp_path, monkeypatch, counted):
     import os
 
-    from benchsel_lib import evaluation
-
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     X = np.ascontiguousarray(_sparse_toy().scores, dtype=float)
-    lock = evaluation._disk_cache_path(X, "em", "released").with_suffix(".lock")
+    lock = cache.disk_cache_path(X, "em", "released").with_suffix(".lock")
     lock.touch()
-    old = lock.stat().st_mtime - 2 * evaluation._LOCK_WAIT_S
+    old = lock.stat().st_mtime - 2 * cache.LOCK_WAIT_S
     os.utime(lock, (old, old))
-    R = evaluation._correlation(X, "em", "released")
+    R = cache.cached_correlation(X, "em", "released")
     assert len(counted) == 1 and np.isfinite(R).all()
     assert not lock.exists()
 
@@ -149,14 +147,13 @@ def test_worker_processes_share_the_cache_folder(tmp_path, monkeypatch):
 
 
 def test_two_workers_computing_the_same_estimate_leave_one_complete_file(tmp_path):
-    from benchsel_lib import evaluation
-    from benchsel_lib.sweep import Cell, run_sweep
+    from benchsel_lib.protocol.sweep import Cell, run_sweep
 
     m = _sparse_toy(M=300, N=8)
-    plan = evaluation._cv_plan(m, methods=("entropy",), k_max=2, n_folds=4, seed=3, estimator="em")
+    plan = cv_module._cv_plan(m, methods=("entropy",), k_max=2, n_folds=4, seed=3, estimator="em")
     h, f, tr, va = plan.tasks[0]
     args = (plan.X, plan.models, plan.benchmarks, [(h, f, tr, va, plan.kw)], str(tmp_path))
-    a, b = run_sweep([Cell("a", evaluation._run_split_group, args), Cell("b", evaluation._run_split_group, args)],
+    a, b = run_sweep([Cell("a", cv_module._run_split_group, args), Cell("b", cv_module._run_split_group, args)],
                      n_jobs=2)
     assert a[0][:2] == b[0][:2]  # rows and top residuals (not the timings)
     files = list(tmp_path.iterdir())
@@ -171,16 +168,14 @@ def test_a_lock_left_by_a_dead_process_on_this_machine_is_removed_at_once(tmp_pa
     import sys
     import time
 
-    from benchsel_lib import evaluation
-
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     X = np.ascontiguousarray(_sparse_toy().scores, dtype=float)
-    lock = evaluation._disk_cache_path(X, "em", "released").with_suffix(".lock")
+    lock = cache.disk_cache_path(X, "em", "released").with_suffix(".lock")
     lock.write_text(f"{socket.gethostname()} {dead.pid}")  # fresh, but its owner is gone
     t0 = time.monotonic()
-    R = evaluation._correlation(X, "em", "released")
+    R = cache.cached_correlation(X, "em", "released")
     assert time.monotonic() - t0 < 30 and len(counted) == 1 and np.isfinite(R).all()
     assert not lock.exists()
 
@@ -189,13 +184,11 @@ def test_a_computing_process_keeps_its_lock_fresh(tmp_path, monkeypatch):
     import os
     import time
 
-    from benchsel_lib import evaluation
-
-    monkeypatch.setattr(evaluation, "_LOCK_BEAT_S", 0.05)
+    monkeypatch.setattr(cache, "_LOCK_BEAT_S", 0.05)
     lock = tmp_path / "x.lock"
     lock.write_text("host 1")
     old = time.time() - 1000
     os.utime(lock, (old, old))
-    with evaluation._lock_heartbeat(lock):
+    with cache.lock_heartbeat(lock):
         time.sleep(0.3)
     assert time.time() - lock.stat().st_mtime < 5

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchsel_lib import canonical as C
+from benchsel_lib.data import canonical as C
 from benchsel_lib.data import AUXILIARY_COLUMNS, load_matrix
 
 PAPER = Path(__file__).resolve().parents[1].parent / "shared" / "paper" / "submodular-benchmark-selection.tex"
@@ -68,7 +68,7 @@ def test_discrepancies_report_values_and_statuses(shared_data_dir, rebuilt):
     tampered = rebuilt.to_frame()
     tampered.iloc[0, -1] = 123.0  # athene-70b bigcode value changed
     tampered.iloc[1, 60] = 1.0  # claude-2.0 open_llm/GPQA added
-    from benchsel_lib.matrix import ScoreMatrix
+    from benchsel_lib.data import ScoreMatrix
 
     m = ScoreMatrix(tampered.to_numpy(), rebuilt.models, rebuilt.benchmarks, row_info=rebuilt.row_info)
     d = C.merged_discrepancies(data_dir=shared_data_dir, rebuilt=m)

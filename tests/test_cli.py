@@ -261,7 +261,8 @@ def test_cv_levels_add_coverage_columns(capsys, small_csv):
 
 
 def test_cv_variance_inflation_inner_reports_factor_and_calibrated_coverage(capsys, small_csv):
-    from benchsel_lib.evaluation import cross_validate, summarize_cv
+    from benchsel_lib.protocol.cv import cross_validate
+    from benchsel_lib.protocol.summaries import summarize_cv
     from benchsel_lib.data import load_csv
 
     args = ("cv", "--data", small_csv, "--methods", "entropy,random", "--folds", "3", "--k-max", "2", "--seed", "5",
@@ -297,7 +298,7 @@ def test_predict_inflate_factor_widens_intervals_by_its_square_root(capsys, smal
 
 def test_predict_inflate_auto_uses_the_library_factor_and_says_so(capsys, small_csv):
     from benchsel_lib.data import load_csv
-    from benchsel_lib.predict import Predictor
+    from benchsel_lib.method.predict import Predictor
 
     code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55,b3=0.5", "--inflate", "auto",
                        "--seed", "4", "--inner-folds", "4", "--format", "json")

@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchsel_lib import data as D
-from benchsel_lib.matrix import ScoreMatrix
+from benchsel_lib.data import loaders as L
+from benchsel_lib.data import sources as D
+from benchsel_lib.data import ScoreMatrix
 
 SMALL = "mt_bench.npz"  # a small manifest file used for download tests
 
@@ -42,7 +43,7 @@ def test_manifest_urls_are_pinned_public_raw_github_urls():
 
 
 def test_every_loader_file_is_in_the_manifest():
-    for file in list(D.SOURCES.values()) + [f for k, f in D.DATASETS.items() if k != "mmlu"]:
+    for file in list(L.SOURCES.values()) + [f for k, f in L.DATASETS.items() if k != "mmlu"]:
         assert file in D.MANIFEST
     for name in ("benchpress.json", "canonical_mapping.json"):
         assert name in D.MANIFEST
@@ -145,7 +146,7 @@ def test_download_goes_to_project_cache_by_default(dirs, http_mirror, monkeypatc
     monkeypatch.setenv(D.ENV_DATA_URL, http_mirror)
     p = D.data_path(SMALL)
     assert p == cache / SMALL
-    assert D.load_source("mt_bench", data_dir=None).shape == (5, 8)
+    assert L.load_source("mt_bench", data_dir=None).shape == (5, 8)
 
 
 def test_download_from_file_url(tmp_path, shared_data_dir):
@@ -192,7 +193,7 @@ def test_npz_mask_zero_becomes_nan(tmp_path):
     path = tmp_path / "m.npz"
     np.savez(path, B=np.array([[1.0, 0.0], [0.0, 4.0]]), O=np.array([[1.0, 0.0], [1.0, 1.0]]),
              model_names=np.array(["a", "b"]), benchmark_names=np.array(["x", "y"]))
-    m = D.load_npz(path)
+    m = L.load_npz(path)
     np.testing.assert_array_equal(m.scores, [[1.0, np.nan], [0.0, 4.0]])
 
 
@@ -201,7 +202,7 @@ def test_npz_with_pickled_objects_is_refused(tmp_path):
     np.savez(path, B=np.ones((1, 1)), O=np.ones((1, 1)), model_names=np.array(["a"], dtype=object),
              benchmark_names=np.array(["x"]))
     with pytest.raises(ValueError, match="allow_pickle"):
-        D.load_npz(path)
+        L.load_npz(path)
 
 
 @pytest.mark.parametrize(
@@ -209,7 +210,7 @@ def test_npz_with_pickled_objects_is_refused(tmp_path):
     [("mteb", (263, 56), 0.773), ("merged", (118, 114), 0.311), ("benchpress", (83, 49), 0.338)],
 )
 def test_released_experiment_matrices_have_paper_shapes(shared_data_dir, name, shape, observed):
-    m = D.load_matrix(name, data_dir=shared_data_dir)
+    m = L.load_matrix(name, data_dir=shared_data_dir)
     assert isinstance(m, ScoreMatrix)
     assert m.shape == shape
     assert m.observed_fraction == pytest.approx(observed, abs=5e-4)
@@ -218,9 +219,9 @@ def test_released_experiment_matrices_have_paper_shapes(shared_data_dir, name, s
 
 def test_unknown_dataset_and_source_list_known_names():
     with pytest.raises(ValueError, match="known: mteb, merged, benchpress, mmlu"):
-        D.load_matrix("mmlu2")
+        L.load_matrix("mmlu2")
     with pytest.raises(ValueError, match="open_llm"):
-        D.load_source("hellaswag")
+        L.load_source("hellaswag")
 
 
 # Table 1 dimensions after dropping auxiliary columns (plus the sources the paper omits)
@@ -233,24 +234,24 @@ SOURCE_SHAPES = {
 
 @pytest.mark.parametrize("name", sorted(SOURCE_SHAPES))
 def test_every_source_loads_with_auxiliary_columns_dropped(shared_data_dir, name):
-    m = D.load_source(name, data_dir=shared_data_dir)
+    m = L.load_source(name, data_dir=shared_data_dir)
     assert m.shape == SOURCE_SHAPES[name]
-    full = D.load_source(name, data_dir=shared_data_dir, include_auxiliary=True)
-    aux = D.AUXILIARY_COLUMNS.get(name, ())
+    full = L.load_source(name, data_dir=shared_data_dir, include_auxiliary=True)
+    aux = L.AUXILIARY_COLUMNS.get(name, ())
     assert set(full.benchmarks) - set(m.benchmarks) == set(aux)
     assert full.shape[1] == m.shape[1] + len(aux)
 
 
 def test_auxiliary_columns_are_counts_uncertainties_and_lengths():
-    assert set(D.AUXILIARY_COLUMNS) == {"alpaca_eval", "arena_hard"}
-    assert "length_controlled_winrate" not in D.AUXILIARY_COLUMNS["alpaca_eval"]
-    assert {"standard_error", "n_total", "avg_length"} <= set(D.AUXILIARY_COLUMNS["alpaca_eval"])
-    assert set(D.AUXILIARY_COLUMNS["arena_hard"]) == {"rating_q025", "rating_q975", "avg_tokens"}
+    assert set(L.AUXILIARY_COLUMNS) == {"alpaca_eval", "arena_hard"}
+    assert "length_controlled_winrate" not in L.AUXILIARY_COLUMNS["alpaca_eval"]
+    assert {"standard_error", "n_total", "avg_length"} <= set(L.AUXILIARY_COLUMNS["alpaca_eval"])
+    assert set(L.AUXILIARY_COLUMNS["arena_hard"]) == {"rating_q025", "rating_q975", "avg_tokens"}
 
 
 def test_benchpress_json_agrees_with_release_matrix(shared_data_dir):
-    js = D.load_benchpress_json(data_dir=shared_data_dir)
-    npz = D.load_matrix("benchpress", data_dir=shared_data_dir)
+    js = L.load_benchpress_json(data_dir=shared_data_dir)
+    npz = L.load_matrix("benchpress", data_dir=shared_data_dir)
     assert js.models == npz.models and js.benchmarks == npz.benchmarks
     np.testing.assert_array_equal(js.observed, npz.observed)
     np.testing.assert_array_equal(js.scores, npz.scores)
@@ -259,8 +260,8 @@ def test_benchpress_json_agrees_with_release_matrix(shared_data_dir):
 
 @pytest.mark.parametrize("name", sorted(n for n in D.MANIFEST if n.endswith(".csv") and "/" not in n))
 def test_csv_mirrors_equal_the_npz_tables(shared_data_dir, name):
-    csv_m = D.load_csv(shared_data_dir / name)
-    npz_m = D.load_npz(shared_data_dir / name.replace(".csv", ".npz"))
+    csv_m = L.load_csv(shared_data_dir / name)
+    npz_m = L.load_npz(shared_data_dir / name.replace(".csv", ".npz"))
     assert csv_m.models == npz_m.models and csv_m.benchmarks == npz_m.benchmarks
     np.testing.assert_allclose(csv_m.scores, npz_m.scores, rtol=1e-12, equal_nan=True)
 
@@ -273,7 +274,7 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 
 def test_csv_missing_markers_become_nan(tmp_path):
-    m = D.load_csv(_write(tmp_path, "model,a,b,c\nm1,1,,NA\nm2,nan,2.5,3\nm3, NaN ,1,N/A\n"))
+    m = L.load_csv(_write(tmp_path, "model,a,b,c\nm1,1,,NA\nm2,nan,2.5,3\nm3, NaN ,1,N/A\n"))
     assert m.models == ("m1", "m2", "m3") and m.benchmarks == ("a", "b", "c")
     np.testing.assert_array_equal(m.scores, [[1, np.nan, np.nan], [np.nan, 2.5, 3], [np.nan, 1, np.nan]])
 
@@ -296,19 +297,19 @@ def test_csv_missing_markers_become_nan(tmp_path):
 )
 def test_bad_csv_raises_clear_value_error(tmp_path, text, pattern):
     with pytest.raises(ValueError, match=pattern):
-        D.load_csv(_write(tmp_path, text))
+        L.load_csv(_write(tmp_path, text))
 
 
 def test_from_frame_uses_first_string_column_as_model_names():
     df = pd.DataFrame({"model": ["m1", "m2"], "a": [1.0, None], "b": ["NA", 3]})
-    m = D.from_frame(df)
+    m = L.from_frame(df)
     assert m.models == ("m1", "m2") and m.benchmarks == ("a", "b")
     np.testing.assert_array_equal(m.scores, [[1, np.nan], [np.nan, 3]])
 
 
 def test_from_frame_round_trips_to_frame(shared_data_dir):
-    m = D.load_source("helm", data_dir=shared_data_dir)
-    back = D.from_frame(m.to_frame())
+    m = L.load_source("helm", data_dir=shared_data_dir)
+    back = L.from_frame(m.to_frame())
     assert back.models == m.models and back.benchmarks == m.benchmarks
     np.testing.assert_array_equal(back.scores, m.scores)
 
@@ -326,4 +327,4 @@ def test_from_frame_round_trips_to_frame(shared_data_dir):
 )
 def test_bad_frame_raises_clear_value_error(df, pattern):
     with pytest.raises(ValueError, match=pattern):
-        D.from_frame(df)
+        L.from_frame(df)

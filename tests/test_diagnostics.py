@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchsel_lib.diagnostics import (
+from benchsel_lib.studies.diagnostics import (
     adjust_pvalues,
     cholesky_residual_trace,
     eigenspectrum,

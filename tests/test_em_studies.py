@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from benchsel_lib.estimation import compare_em_settings, em_recovery_study
+from benchsel_lib.studies.em import compare_em_settings, em_recovery_study
 
 
 def _low_rank(m=40, n=8, seed=0):

@@ -6,9 +6,10 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from benchsel_lib import estimation
+from benchsel_lib.method import em as estimation
 from benchsel_lib.data import load_matrix
-from benchsel_lib.estimation import em_covariance, estimate_correlation
+from benchsel_lib.method.correlation import estimate_correlation
+from benchsel_lib.method.em import em_covariance
 
 from test_estimation import _brute_em_step, _random_spd
 

@@ -5,14 +5,10 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
-from benchsel_lib.estimation import (
-    cov_to_corr,
-    em_covariance,
-    em_settings,
-    estimate_correlation,
-    fit_standardizer,
-    pairwise_covariance,
-)
+from benchsel_lib.method.correlation import estimate_correlation
+from benchsel_lib.method.covariance import cov_to_corr, pairwise_covariance
+from benchsel_lib.method.em import em_covariance, em_settings
+from benchsel_lib.method.scaling import fit_standardizer
 
 
 def _random_spd(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -184,20 +180,20 @@ def test_em_iterates_with_a_binding_psd_floor_match_brute_force_steps(accelerate
         np.testing.assert_allclose(r.cov, S, atol=1e-10)
         np.testing.assert_allclose(r.loglik, lls, rtol=1e-10)
     else:  # SQUAREM: the same iterates as with the floor's spectrum thrown away (Cholesky every E-step)
-        from benchsel_lib import estimation
+        from benchsel_lib.method import em as estimation
 
-        original = estimation._psd_floor
+        original = estimation.psd_floor
 
         def without_spectrum(S, eps, **kw):
             out = original(S, eps, **kw)
             return (out[0], None) if kw.get("spectrum") else out
 
-        estimation._psd_floor = without_spectrum
+        estimation.psd_floor = without_spectrum
         try:
             ref = em_covariance(X, max_iter=n, tol=1e-300, shrinkage=None, eps_psd=eps, init=(mu0, S0),
                                 accelerate=accelerate)
         finally:
-            estimation._psd_floor = original
+            estimation.psd_floor = original
         assert r.n_iter == ref.n_iter == n
         np.testing.assert_allclose(r.cov, ref.cov, atol=1e-10)
         np.testing.assert_allclose(r.loglik, ref.loglik, rtol=1e-10)

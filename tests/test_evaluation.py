@@ -8,18 +8,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchsel_lib.estimation import estimate_correlation
-from benchsel_lib.evaluation import (
-    calibration_table,
-    cross_validate,
-    cv_splits,
-    extrapolation_check,
-    fold_assignments,
-    summarize_cv,
-    top_residuals,
-)
-from benchsel_lib.imputation import GaussianImputer
-from benchsel_lib.matrix import ScoreMatrix
+from benchsel_lib.method.correlation import estimate_correlation
+from benchsel_lib.protocol.cv import cross_validate
+from benchsel_lib.protocol.splits import cv_splits, fold_assignments
+from benchsel_lib.protocol.summaries import calibration_table, summarize_cv, top_residuals
+from benchsel_lib.studies.extrapolation import extrapolation_check
+from benchsel_lib.method.gaussian import GaussianImputer
+from benchsel_lib.data import ScoreMatrix
 
 
 def _toy(M: int = 30, N: int = 6, *, seed: int = 0, missing: float = 0.0, rank: int = 2) -> ScoreMatrix:
@@ -338,7 +333,7 @@ def test_logit_transform_scores_r2_in_raw_standardized_space():
     np.testing.assert_allclose(lg.ss_tot[same], raw.ss_tot[same])
     assert list(lg.n_eval[same]) == list(raw.n_eval[same])
     # hand computation of one fold in logit space, r2 in raw standardized space
-    from benchsel_lib.transforms import inverse_logit_transform, logit_transform
+    from benchsel_lib.method.scaling import inverse_logit_transform, logit_transform
 
     X = m.scores
     _, tr, va = cv_splits(30, n_folds=10, seed=0)[0]

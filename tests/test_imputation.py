@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchsel_lib.imputation import GaussianImputer, Imputer, conditional_impute, impute_missing
+from benchsel_lib.method.base import Imputer
+from benchsel_lib.method.gaussian import GaussianImputer, conditional_impute, impute_missing
 
 
 def _spd(n: int, seed: int) -> np.ndarray:

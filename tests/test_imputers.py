@@ -6,13 +6,11 @@ import importlib.util
 import numpy as np
 import pytest
 
-from benchsel_lib.imputers import (
+from benchsel_lib.method.completion import BenchPressBlend, KNNImputer, SoftImpute
+from benchsel_lib.method.tabimpute import (
     TABIMPUTE_ENV,
     TABIMPUTE_FILENAME,
-    BenchPressBlend,
-    KNNImputer,
     MissingWeightsError,
-    SoftImpute,
     TabImputeV2Imputer,
     find_tabimpute_checkpoint,
 )

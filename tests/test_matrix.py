@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchsel_lib.matrix import ScoreMatrix
+from benchsel_lib.data import ScoreMatrix
 
 NAN = np.nan
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchsel_lib import mmlu as MM
+from benchsel_lib.data import mmlu as MM
 from benchsel_lib.data import load_matrix
 
 SUBJ = MM.MMLU_SUBJECTS

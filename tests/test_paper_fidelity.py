@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 
 from benchsel_lib import ScoreMatrix, cross_validate, eigenspectrum, estimate_correlation, fit_standardizer, load_matrix
-from benchsel_lib.estimation import CV_TOL, FULL_TOL, em_settings
-from benchsel_lib.evaluation import cv_splits
+from benchsel_lib.method.em import CV_TOL, FULL_TOL, em_settings
+from benchsel_lib.protocol.splits import cv_splits
 
 
 def _sparse_toy(seed: int = 3, M: int = 14, N: int = 6) -> np.ndarray:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from benchsel_lib import plotting
+from benchsel_lib.book import plotting
 
 
 def _summary(methods=("entropy", "mi", "random"), holdouts=(0.1, 0.5), k_max=5) -> pd.DataFrame:
@@ -175,7 +175,7 @@ def test_imputer_comparison_one_panel_per_dataset_and_method_with_one_line_per_i
 def test_em_convergence_draws_one_tolerance_line_per_fit_when_given_a_mapping():
     from types import SimpleNamespace
 
-    from benchsel_lib.plotting import plot_em_convergence
+    from benchsel_lib.book.plotting import plot_em_convergence
 
     fits = {name: SimpleNamespace(rel_change=np.array([1e-1, 1e-3, 1e-5]), loglik=np.array([-3.0, -2.0, -1.5]))
             for name in ("a", "b")}

@@ -7,8 +7,8 @@ import pytest
 from scipy.special import expit
 from scipy.stats import norm
 
-from benchsel_lib.matrix import ScoreMatrix
-from benchsel_lib.predict import Predictor, check_given, parse_scores, predict_scores, suggest_names
+from benchsel_lib.data import ScoreMatrix
+from benchsel_lib.method.predict import Predictor, check_given, parse_scores, predict_scores, suggest_names
 
 RIDGE = 1e-2
 

@@ -6,18 +6,10 @@ from functools import partial
 import numpy as np
 import pytest
 
-from benchsel_lib.predictors import (
-    PREDICTORS,
-    RidgePredictor,
-    StackedPredictor,
-    _inner_folds,
-    fold_standardizer,
-    inner_cv_predictions,
-    make_predictor,
-    nnls_weights,
-    ridge_loo,
-    ridge_loo_batch,
-)
+from benchsel_lib.method.predictors import PREDICTORS, StackedPredictor, inner_cv_predictions, make_predictor, nnls_weights
+from benchsel_lib.method.predictors import inner_folds as _inner_folds
+from benchsel_lib.method.regression import RidgePredictor, ridge_loo, ridge_loo_batch
+from benchsel_lib.method.scaling import fold_standardizer
 
 from _synthetic import low_rank_scores
 
@@ -206,7 +198,7 @@ def test_rowwise_predictors_predict_each_row_as_if_it_were_alone(name):
     train, val = X[:50], X[50:]
     rng = np.random.default_rng(4)
     query = np.where(rng.random(val.shape) < 0.4, val, np.nan)
-    from benchsel_lib.predictors import inner_correlation
+    from benchsel_lib.method.correlation import inner_correlation
 
     cov = inner_correlation(train)
     together = make_predictor(name).predict(train, query, cov=cov)

@@ -7,8 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchsel_lib.evaluation import _cov_col, cross_validate, cv_splits
-from benchsel_lib.recommend import FALLBACK, parse_pipeline, pipeline_path, recommend
+from benchsel_lib.protocol.cv import cross_validate
+from benchsel_lib.protocol.splits import cv_splits
+from benchsel_lib.protocol.summaries import coverage_column as _cov_col
+from benchsel_lib.method.search import FALLBACK, parse_pipeline, pipeline_path, recommend
 
 from _synthetic import as_matrix, low_rank_scores
 
@@ -202,8 +204,9 @@ def test_a_strategy_whose_filter_leaves_too_few_candidates_is_left_out_and_named
 
 
 def test_stacked_query_blocks_give_the_same_predictions_as_separate_calls():
-    from benchsel_lib.predictors import inner_correlation, make_predictor
-    from benchsel_lib.recommend import _block_predictions
+    from benchsel_lib.method.correlation import inner_correlation
+    from benchsel_lib.method.predictors import make_predictor
+    from benchsel_lib.method.search import block_predictions as _block_predictions
 
     X = low_rank_scores(7, m=60, n=8, noise=0.3, missing=0.2)
     train, val = X[:45], X[45:]
@@ -267,7 +270,7 @@ def test_pipeline_path_refuses_subset_sizes_outside_one_to_k_max(ks):
 def test_inner_scores_are_those_of_the_inner_cv_predictions_for_a_given_revealed_set():
     # pipeline_path's inner CV and inner_cv_predictions (the stack's) run the same folds the same way:
     # each fold re-standardized on its own rows, predictions mapped back to the caller's units
-    from benchsel_lib.predictors import inner_cv_predictions, make_predictor
+    from benchsel_lib.method.predictors import inner_cv_predictions, make_predictor
 
     X = _data(13, m=50)
     revealed = [2, 5, 7]
@@ -283,7 +286,7 @@ def test_inner_scores_are_those_of_the_inner_cv_predictions_for_a_given_revealed
 
 
 def test_inner_optimism_is_the_mean_paired_gap_between_inner_and_held_out_r2():
-    from benchsel_lib.recommend import inner_optimism
+    from benchsel_lib.studies.pipelines import inner_optimism
 
     df = pd.DataFrame(dict(method=["auto"] * 4 + ["mi"] * 2, k=[5, 5, 10, 10, 5, 10],
                            inner_r2=[0.6, 0.5, 0.7, np.nan, np.nan, np.nan], r2=[0.4, 0.45, 0.5, 0.6, 0.1, 0.2]))
@@ -294,7 +297,7 @@ def test_inner_optimism_is_the_mean_paired_gap_between_inner_and_held_out_r2():
 
 
 def test_compare_pipelines_equals_separate_cross_validations_per_seed():
-    from benchsel_lib.recommend import compare_pipelines
+    from benchsel_lib.studies.pipelines import compare_pipelines
 
     M = _matrix(_data(14, m=60))
     fixed = ("mi+ridge", "lasso+knn")
@@ -314,7 +317,7 @@ def test_compare_pipelines_equals_separate_cross_validations_per_seed():
 
 
 def test_paired_summary_reads_the_difference_to_the_baseline_in_standard_errors():
-    from benchsel_lib.recommend import paired_summary
+    from benchsel_lib.studies.pipelines import paired_summary
 
     rows = []
     for fold in range(4):
@@ -330,7 +333,7 @@ def test_paired_summary_reads_the_difference_to_the_baseline_in_standard_errors(
 
 
 def test_choice_counts_are_the_most_frequent_choices_per_k():
-    from benchsel_lib.recommend import choice_counts
+    from benchsel_lib.studies.pipelines import choice_counts
 
     df = pd.DataFrame(dict(method=["auto"] * 6 + ["mi"], k=[5, 5, 5, 10, 10, 10, 5],
                            choice=["a+b", "a+b", "c+d", "c+d", "c+d", "e+f", np.nan]))

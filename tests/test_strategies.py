@@ -7,8 +7,8 @@ from functools import partial
 import numpy as np
 import pytest
 
-from benchsel_lib.predictors import ridge_loo
-from benchsel_lib.strategies import STRATEGIES, lasso_path_order, min_observed_for, predictive_greedy, select_benchmarks
+from benchsel_lib.method.regression import ridge_loo
+from benchsel_lib.method.strategies import STRATEGIES, lasso_path_order, min_observed_for, predictive_greedy, select_benchmarks
 
 from _synthetic import low_rank_scores
 

@@ -9,9 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchsel_lib.evaluation import cross_validate, cv_grid, first_pick_band, tie_break_band
-from benchsel_lib.matrix import ScoreMatrix
-from benchsel_lib.sweep import Cell, SweepError, dask_backend, local_cluster, run_sweep
+from benchsel_lib.protocol.cv import cross_validate, cv_grid
+from benchsel_lib.studies.bands import first_pick_band, tie_break_band
+from benchsel_lib.data import ScoreMatrix
+from benchsel_lib.protocol.sweep import Cell, SweepError, dask_backend, local_cluster, run_sweep
 
 
 def _toy(M: int = 40, N: int = 6, *, seed: int = 0, missing: float = 0.25) -> ScoreMatrix:
@@ -207,7 +208,7 @@ def test_cli_unreachable_scheduler_is_one_line_exit_2(capsys, toy_csv, monkeypat
     pytest.importorskip("distributed", reason="dask.distributed is not installed (the [cluster] extra)")
     import functools
 
-    from benchsel_lib import sweep
+    from benchsel_lib.protocol import sweep
 
     monkeypatch.setattr(sweep, "dask_backend", functools.partial(sweep.dask_backend, timeout=1))
     code, _, err = _cli(capsys, *CLI_GRID, "--data", toy_csv, "--scheduler", "tcp://127.0.0.1:9")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchsel_lib.transforms import inverse_logit_transform, logit_transform
+from benchsel_lib.method.scaling import inverse_logit_transform, logit_transform
 
 
 def test_logit_round_trip_recovers_scores_inside_the_clip_range():

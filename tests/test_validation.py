@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from benchsel_lib._memo import LRUMemo, array_key
-from benchsel_lib._validation import check_int
+from benchsel_lib._checks import check_int
 
 
 @pytest.mark.parametrize("value, minimum, message", [

@@ -24,7 +24,6 @@ fixed ``"strategy+predictor"`` names).
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,17 +31,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._validation import check_int
-from .imputers import _pass_through
-from .predictors import (
-    PREDICTORS,
-    _in_fold,
-    _inner_folds,
-    fold_standardizer,
-    inner_correlation,
-    make_predictor,
-    nnls_weights,
-)
+from .._checks import check_int
+from .base import pass_through
+from .calibration import conformal_scales
+from .correlation import inner_correlation
+from .predictors import PREDICTORS, inner_folds, make_predictor, nnls_weights
+from .scaling import fold_standardizer, in_fold
 from .strategies import STRATEGIES, select_benchmarks
 
 __all__ = [
@@ -51,24 +45,23 @@ __all__ = [
     "recommend_predictor",
     "pipeline_path",
     "parse_pipeline",
+    "block_predictions",
     "DEFAULT_STRATEGIES",
     "DEFAULT_PREDICTORS",
     "FALLBACK",
-    "fixed_pairs",
-    "compare_pipelines",
-    "paired_summary",
-    "pooled_coverage",
-    "inner_optimism",
-    "choice_counts",
 ]
+
 
 #: candidates of the recommended pipeline (predictive greedy, soft-impute and the stack's
 #: other members are left out of the default search for speed; name them to include them)
 DEFAULT_STRATEGIES = ("mi", "entropy-obs", "lasso", "random")
+
+
 DEFAULT_PREDICTORS = ("gaussian", "ridge", "knn", "blend")
+
+
 #: the named default used when there are too few training models for the inner CV
 FALLBACK = ("mi", "gaussian")
-_SHRINK = 10.0  # pseudo-count of the pooled residual variance in each benchmark's scale
 
 
 def parse_pipeline(name: str) -> tuple[str, str] | None:
@@ -151,27 +144,8 @@ def _fit_predict(predictor: str, weights: dict[str, float], train: np.ndarray, q
         for n, w in weights.items():
             if w > 0:
                 out += w * np.asarray(make_predictor(n).predict(train, query, cov=cov), dtype=float)
-        out = _pass_through(out, np.asarray(query, dtype=float))
+        out = pass_through(out, np.asarray(query, dtype=float))
     return np.where(np.isfinite(out), out, 0.0)
-
-
-def _conformal(res: np.ndarray, mask: np.ndarray, levels: Sequence[float]) -> tuple[np.ndarray, dict[float, float]]:
-    """Per-benchmark scales and conformal multipliers from inner-CV residuals (``res`` scored where ``mask``)."""
-    r2 = np.where(mask, res, 0.0) ** 2
-    n_j = mask.sum(axis=0)
-    pooled = float(r2.sum() / max(mask.sum(), 1)) if mask.any() else 1.0
-    pooled = pooled if pooled > 0 else 1.0
-    scale = np.sqrt((r2.sum(axis=0) + _SHRINK * pooled) / (n_j + _SHRINK))
-    scores = np.sort((np.abs(res) / scale[None, :])[mask])
-    n = scores.size
-    q = {}
-    for lev in levels:
-        if n == 0:
-            q[float(lev)] = float("inf")
-            continue
-        rank = int(math.ceil((n + 1) * float(lev)))
-        q[float(lev)] = float(scores[min(rank, n) - 1]) if rank <= n else float(scores[-1])
-    return scale, q
 
 
 def _check_train(train: Any) -> np.ndarray:
@@ -193,7 +167,7 @@ def _check_train(train: Any) -> np.ndarray:
 _STACK_ROWS = 2048  # most query rows handed to a row-wise predictor in one call
 
 
-def _block_predictions(pred: Any, train: np.ndarray, blocks: list, cov: np.ndarray) -> list[np.ndarray]:
+def block_predictions(pred: Any, train: np.ndarray, blocks: list, cov: np.ndarray) -> list[np.ndarray]:
     """Predictions of ``pred`` for every query block (``blocks[i][2]``), in order.
 
     A row-wise predictor (``rowwise = True``: a row's prediction depends only
@@ -353,7 +327,7 @@ def pipeline_path(
         note = "; ".join(([note] if note else []) + errors)
     oof: dict[tuple[str, str, int], np.ndarray] = {}
     masks: dict[tuple[str, int], np.ndarray] = {}
-    folds = _inner_folds(m, n_folds, seed) if (search or levels) and note is None else []
+    folds = inner_folds(m, n_folds, seed) if (search or levels) and note is None else []
     fold_of = np.zeros(m, dtype=int)
     for f, rows in enumerate(folds):
         fold_of[rows] = f
@@ -363,7 +337,7 @@ def pipeline_path(
         if keep_cols.sum() < 2:
             continue
         mu, sd = fold_standardizer(tr[others])  # the fold's own standardization (no inner-validation rows)
-        itr, zrows = _in_fold(tr[others], mu, sd), _in_fold(tr[rows], mu, sd)
+        itr, zrows = in_fold(tr[others], mu, sd), in_fold(tr[rows], mu, sd)
         ob = obs[rows]
         Ri = inner_correlation(itr)
         blocks: list[tuple[str, int, np.ndarray, np.ndarray]] = []  # (strategy, k, query, scored mask)
@@ -384,7 +358,7 @@ def pipeline_path(
                 masks.setdefault((s, k), np.zeros((m, N), dtype=bool))[rows] = mk
                 blocks.append((s, k, q, mk))
         for p in predictors:
-            for (s, k, _, mk), out in zip(blocks, _block_predictions(make_predictor(p), itr, blocks, Ri)):
+            for (s, k, _, mk), out in zip(blocks, block_predictions(make_predictor(p), itr, blocks, Ri)):
                 out = np.where(np.isfinite(out), out, 0.0) * sd + mu  # back to the units of ``train``
                 oof.setdefault((s, p, k), np.zeros((m, N)))[rows] = np.where(mk, out, 0.0)
     recs: list[Recommendation] = []
@@ -427,7 +401,7 @@ def pipeline_path(
         mk = masks.get((s, k))
         if mk is not None and mk.any():
             pred = stack_oof[(s, k)] if p == "stack" else oof[(s, p, k)]
-            scale, qs = _conformal(pred - truth, mk, levels)
+            scale, qs = conformal_scales(pred - truth, mk, levels)
         else:
             scale, qs = np.ones(N), {lv: float("nan") for lv in levels}
         recs.append(Recommendation(k=k, strategy=s, predictor=p, selection=list(finals[s][:k]), scores=scores,
@@ -466,206 +440,3 @@ def recommend_predictor(train: Any, revealed: Sequence[int], **kwargs: Any) -> R
     the same columns.  Same keyword options as :func:`pipeline_path`.
     """
     return pipeline_path(train, len(revealed), fixed=revealed, **kwargs)[0]
-
-
-def split_rows(
-    name: str, *, z_train: np.ndarray, z_val: np.ndarray, truth: np.ndarray, to_eval: Any, R: np.ndarray,
-    k_max: int, seed: int, initial: Sequence[int], min_observed: int | None, levels: Sequence[float],
-    unconditioned: str, names: Sequence[str], base: dict[str, Any], ks: Sequence[int] | None = None,
-) -> list[dict[str, Any]]:
-    """Cross-validation rows of one pipeline on one split (used by :func:`benchsel_lib.cross_validate`).
-
-    ``name`` is ``"auto"`` or ``"strategy+predictor"``.  The pipeline sees
-    the standardized training rows ``z_train`` and correlation ``R`` only;
-    validation rows ``z_val`` reveal their observed selected benchmarks and
-    are scored on their observed unselected ones against ``truth`` (the
-    protocol's steps 6-7; ``to_eval`` maps predictions to the evaluation
-    space).  Coverage columns use the conformal intervals.  Rows carry
-    ``choice`` (the pipeline used at that ``k``) and ``inner_r2``.
-    """
-    pair = parse_pipeline(name)
-    # A fixed pair uses the protocol's correlation ``R`` (so "mi+gaussian" is the paper's pipeline); "auto"
-    # is refit the way its inner cross-validation scored it (pairwise correlation of the training rows).
-    cov = R if pair is not None else inner_correlation(z_train)
-    kw: dict[str, Any] = dict(cov=cov, seed=seed, initial=initial, min_observed=min_observed, levels=levels)
-    if pair is not None:
-        kw.update(strategies=(pair[0],), predictors=(pair[1],), stack=False)
-        if not levels and pair[1] != "stack":
-            kw["n_folds"] = 2  # no search and no intervals: the inner CV is skipped
-    if ks is not None:
-        ks = [k for k in ks if k <= k_max]
-        if not ks:
-            return []
-    recs = [rec for rec in pipeline_path(z_train, k_max, ks=ks, **kw) if len(rec.selection) >= rec.k]
-    Ov = ~np.isnan(z_val)
-    queries = []
-    for rec in recs:
-        sel = np.asarray(rec.selection, dtype=int)
-        query = np.full_like(z_val, np.nan)
-        query[:, sel] = np.where(Ov[:, sel], z_val[:, sel], np.nan)
-        queries.append(query)
-    if len({rec.predictor for rec in recs}) == 1 and recs[0].predictor != "stack":  # one plain predictor
-        preds = _block_predictions(make_predictor(recs[0].predictor), z_train,
-                                   [(None, rec.k, q, None) for rec, q in zip(recs, queries)], cov)
-    else:
-        preds = [rec.predict(z_train, q, cov=cov) for rec, q in zip(recs, queries)]
-    rows = []
-    for rec, pred_all in zip(recs, preds):
-        sel = np.asarray(rec.selection, dtype=int)
-        N = z_val.shape[1]
-        T = np.setdiff1d(np.arange(N), sel)
-        pred = pred_all[:, T]
-        E = Ov[:, T]
-        if unconditioned == "skip":
-            E = E & Ov[:, sel].any(axis=1)[:, None]
-        tr_ = truth[:, T]
-        pe = to_eval(pred, T)
-        ss_res = float(np.where(E, (tr_ - pe) ** 2, 0.0).sum())
-        ss_tot = float(np.where(E, tr_**2, 0.0).sum())
-        n_eval = int(E.sum())
-        row: dict[str, Any] = dict(base)
-        row.update(method=name, k=rec.k, r2=(1.0 - ss_res / ss_tot) if n_eval and ss_tot > 0 else np.nan,
-                   rmse=float(np.sqrt(ss_res / n_eval)) if n_eval else np.nan, residual_fraction=np.nan,
-                   logdet=np.nan, mi=np.nan, selected=tuple(names[j] for j in sel), n_eval=n_eval,
-                   ss_res=ss_res, ss_tot=ss_tot, choice=rec.name, inner_r2=rec.inner_r2)
-        for lev in levels:
-            col = _cov_name(lev)
-            if n_eval and rec.scale is not None and np.isfinite(rec.quantiles.get(float(lev), np.nan)):
-                lo, hi = rec.interval(pred_all, float(lev))
-                lo_e, hi_e = to_eval(lo[:, T], T), to_eval(hi[:, T], T)
-                row[col] = float(((tr_ >= lo_e) & (tr_ <= hi_e))[E].mean())
-            else:
-                row[col] = np.nan
-        rows.append(row)
-    return rows
-
-
-def _cov_name(level: float) -> str:
-    from .evaluation import _cov_col
-
-    return _cov_col(level)
-
-
-# --------------------------------------------------------------------------- comparisons under the CV protocol
-def fixed_pairs(strategies: Sequence[str] = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso"),
-                predictors: Sequence[str] = ("gaussian", "ridge", "lowrank", "knn", "blend")) -> list[str]:
-    """Every ``"strategy+predictor"`` name of the given strategies and predictors."""
-    names = [f"{s}+{p}" for s in strategies for p in predictors]
-    for n in names:
-        parse_pipeline(n)
-    return names
-
-
-def compare_pipelines(
-    matrix: Any,
-    *,
-    fixed: Sequence[str],
-    seeds: Sequence[int] = (0, 42),
-    n_folds: int = 10,
-    k_max: int = 10,
-    holdout: float = 0.1,
-    config: str = "released",
-    estimator: str = "auto",
-    levels: Sequence[float] = (0.5, 0.8, 0.9),
-    n_jobs: int = 1,
-    ks: Sequence[int] | None = None,
-) -> pd.DataFrame:
-    """Per-fold R^2 of ``auto``, the paper's Gaussian + MI (``"mi"``) and the ``fixed`` pipelines.
-
-    Runs :func:`benchsel_lib.cross_validate` with ``scheme="paper"`` for each
-    seed: once for ``auto`` and ``mi`` with interval ``levels``, once for the
-    fixed pairs without intervals, all as one
-    :func:`~benchsel_lib.evaluation.cv_grid` sweep (the runs on one split
-    share a cell and its training correlation).  All methods see the
-    same folds.  ``ks`` (default every ``k = 1..k_max``) limits the subset
-    sizes scored.  Returns the concatenated rows with a ``seed`` column.
-    Cost: ``len(seeds) x n_folds`` splits, each running the inner search of
-    ``auto`` once per split plus one selection and ``len(ks)`` predictions per fixed pair.
-    """
-    from .evaluation import correlation_cache, cv_grid
-
-    kw = dict(matrix=matrix, holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", config=config,
-              estimator=estimator, ks=ks)
-    runs, tags = [], []
-    for seed in seeds:
-        runs.append(dict(kw, methods=("auto", "mi"), seed=seed, levels=tuple(levels)))
-        tags.append(seed)
-        if fixed:
-            runs.append(dict(kw, methods=tuple(fixed), seed=seed, levels=()))
-            tags.append(seed)
-    with correlation_cache():  # one sweep: a split's runs share one cell and its correlation estimate
-        frames = cv_grid(runs, n_jobs=n_jobs, progress=False)
-    return pd.concat([df.assign(seed=seed) for df, seed in zip(frames, tags)], ignore_index=True)
-
-
-def _mean_se(d: pd.Series) -> tuple[float, float]:
-    """Mean and standard error (``sd / sqrt(n)``; NaN below two values) of paired differences."""
-    return float(d.mean()), (float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan"))
-
-
-def paired_summary(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10), reference: str = "auto",
-                   baseline: str = "mi", n_se: float = 2.0) -> pd.DataFrame:
-    """Mean R^2 of ``reference``, ``baseline`` and the best other method per ``k``, with paired differences.
-
-    The difference ``reference - best`` is taken per (seed, fold) cell (same
-    folds), and its mean and standard error (``sd / sqrt(cells)``) are
-    reported.  ``best`` is the method (other than ``reference`` and
-    ``baseline``) with the highest mean R^2 at that ``k``.  ``vs_baseline``
-    reads the difference to ``baseline``: ``"better"`` / ``"worse"`` when it
-    exceeds ``n_se`` standard errors either way, else ``"level"``.
-    """
-    wide = df.pivot_table(index=["seed", "fold", "k"], columns="method", values="r2")
-    rows = []
-    for k in ks:
-        w = wide.xs(k, level="k")
-        means = w.mean()
-        others = means.drop([c for c in (reference, baseline) if c in means.index])
-        best = str(others.idxmax()) if len(others) else baseline
-        d = (w[reference] - w[best]).dropna()
-        diff, diff_se = _mean_se(d)
-        diff_b, diff_b_se = _mean_se((w[reference] - w[baseline]).dropna())
-        verdict = ("better" if diff_b > n_se * diff_b_se else "worse" if diff_b < -n_se * diff_b_se else "level")
-        rows.append(dict(k=int(k), reference=float(means[reference]), baseline=float(means[baseline]),
-                         best_fixed=best, best_fixed_r2=float(means[best]), diff=diff, diff_se=diff_se,
-                         diff_baseline=diff_b, diff_baseline_se=diff_b_se, n_cells=int(len(d)), vs_baseline=verdict))
-    return pd.DataFrame(rows)
-
-
-def choice_counts(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] = (5, 10),
-                  top: int = 3) -> dict[int, dict[str, int]]:
-    """How often each pipeline was ``method``'s choice over the (seed, fold) cells, per ``k``: the ``top`` most frequent."""
-    d = df[(df["method"] == method) & df["k"].isin(list(ks))]
-    return {int(k): {str(c): int(n) for c, n in g["choice"].value_counts().head(top).items()}
-            for k, g in d.groupby("k")}
-
-
-def pooled_coverage(df: pd.DataFrame, *, method: str = "auto", levels: Sequence[float] = (0.5, 0.8, 0.9)) -> pd.DataFrame:
-    """Interval coverage of ``method`` pooled over folds and ``k`` (weighted by evaluated entries), per level."""
-    from .evaluation import _cov_col
-
-    d = df[df["method"] == method]
-    out = []
-    for lev in levels:
-        c = _cov_col(lev)
-        ok = d[c].notna() & (d["n_eval"] > 0)
-        cov = float(np.average(d.loc[ok, c], weights=d.loc[ok, "n_eval"])) if ok.any() else float("nan")
-        out.append(dict(nominal=float(lev), coverage=cov, gap=cov - float(lev)))
-    return pd.DataFrame(out)
-
-
-def inner_optimism(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] = (5, 10)) -> pd.DataFrame:
-    """How far the inner-CV R^2 of ``method``'s choice exceeds its R^2 on the held-out models, per ``k``.
-
-    ``df`` holds :func:`benchsel_lib.cross_validate` rows (``inner_r2`` and
-    ``r2``, e.g. from :func:`compare_pipelines`).  Returns per ``k`` the mean
-    of each over the (seed, fold) cells and their mean difference
-    ``inner_r2 - r2`` with its standard error: the optimism of the inner
-    score that a user of ``benchsel predict`` is shown.
-    """
-    d = df[(df["method"] == method) & df["k"].isin(list(ks))].dropna(subset=["inner_r2", "r2"])
-    rows = []
-    for k, g in d.groupby("k"):
-        optimism, optimism_se = _mean_se(g["inner_r2"] - g["r2"])
-        rows.append(dict(k=int(k), inner_r2=float(g["inner_r2"].mean()), r2=float(g["r2"].mean()),
-                         optimism=optimism, optimism_se=optimism_se, n_cells=int(len(g))))
-    return pd.DataFrame(rows, columns=["k", "inner_r2", "r2", "optimism", "optimism_se", "n_cells"])

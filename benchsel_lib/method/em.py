@@ -1,22 +1,14 @@
 """Mean, covariance and correlation estimation for incomplete score matrices.
 
-This module implements the estimation layer of *Submodular Benchmark
-Selection* (Section 3 "Handling Missing Entries", Section 5.1 and Appendix G
-"EM Algorithm for Covariance Estimation"):
+The EM algorithm of Appendix G ("EM Algorithm for Covariance Estimation")
+for incomplete score matrices (Section 3 "Handling Missing Entries"):
 
-* :func:`fit_standardizer` -- per-benchmark means and standard deviations from
-  the observed entries, with the two standard-deviation floors the paper's
-  numbers depend on.
-* :func:`pairwise_covariance` -- the pairwise-complete estimate, Eq.
-  (pairwise-cov), with the mean of Eq. (mean-missing).
 * :func:`em_covariance` -- the EM algorithm of Appendix G (E-step Eqs.
   (em-emean), (em-ecov); M-step Eqs. (em-mstep-mu), (em-mstep-sigma) with the
   conditional-covariance correction), with Ledoit-Wolf shrinkage and PSD
   projection for rank-deficient / sparse matrices.
 * :func:`em_settings` -- the iteration / PSD-floor / shrinkage settings of the
   paper's two configurations ("released" and "early").
-* :func:`estimate_correlation` -- standardize, estimate, convert to a
-  correlation matrix (:func:`cov_to_corr`), with the paper's "auto" rule.
 
 Implementation note (speed)
 ---------------------------
@@ -56,202 +48,24 @@ import numpy as np
 import scipy.linalg as _sla
 from scipy.linalg import lapack as _lapack
 
-from ._validation import check_data_matrix, check_int
+from .._checks import check_data_matrix, check_int
+from .covariance import pairwise_covariance
 
 __all__ = [
-    "Standardizer",
-    "fit_standardizer",
-    "pairwise_covariance",
     "EMResult",
     "em_covariance",
     "em_settings",
     "CV_TOL",
     "FULL_TOL",
-    "CorrelationEstimate",
-    "estimate_correlation",
-    "cov_to_corr",
+    "psd_floor",
+    "shrink",
 ]
 
-_LOG_2PI = float(np.log(2.0 * np.pi))
+
+LOG_2PI = float(np.log(2.0 * np.pi))
 
 
-# ---------------------------------------------------------------------------
-# standardization
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Standardizer:
-    """Per-benchmark location and scale used to standardize a score matrix.
-
-    Parameters
-    ----------
-    mean : np.ndarray of shape (N,)
-        Column means of the observed entries.
-    std : np.ndarray of shape (N,)
-        Column standard deviations (already floored, strictly positive).
-    """
-
-    mean: np.ndarray
-    std: np.ndarray
-
-    def transform(self, X: np.ndarray) -> np.ndarray:
-        """Return ``(X - mean) / std`` (NaN stays NaN). O(M N)."""
-        return (np.asarray(X, dtype=float) - self.mean) / self.std
-
-    def inverse_transform(self, Z: np.ndarray) -> np.ndarray:
-        """Return ``Z * std + mean``, mapping standardized values back. O(M N)."""
-        return np.asarray(Z, dtype=float) * self.std + self.mean
-
-    def scale_cov(self, cov: np.ndarray, idx: np.ndarray | list[int] | None = None) -> np.ndarray:
-        """Map a covariance of standardized scores to original units.
-
-        Returns ``D cov D`` with ``D = diag(std[idx])`` (all benchmarks when
-        ``idx`` is None). Works for a square block or a vector of variances
-        (then ``var * std**2``). O(N^2).
-        """
-        s = self.std if idx is None else self.std[np.asarray(idx, dtype=int)]
-        c = np.asarray(cov, dtype=float)
-        if c.ndim == 1:
-            return c * s**2
-        return c * np.outer(s, s)
-
-
-def fit_standardizer(
-    X: np.ndarray,
-    *,
-    std_floor: Literal["relative", "variance"] = "relative",
-    ddof: int = 1,
-) -> Standardizer:
-    """Column means and floored standard deviations from the observed entries.
-
-    Parameters
-    ----------
-    X : array_like of shape (M, N)
-        Scores with NaN for missing entries (every column needs at least one
-        observation).
-    std_floor : {"relative", "variance"}
-        How a (near-)zero standard deviation is floored:
-
-        * ``"relative"`` -- the cross-validation rule of the released
-          configuration (Section 5.1): ``std_j >= 0.01 * (|mean_j| +
-          1)``. It is active for columns whose spread is tiny relative to
-          their level (for example MTEB's SummEval).
-        * ``"variance"`` -- the eigenspectrum rule (Section 5.2): the variance
-          is floored at ``1e-12``, i.e. ``std_j >= 1e-6``; it only guards
-          constant columns.
-    ddof : int
-        Delta degrees of freedom of the standard deviation. The default 1
-        divides the sum of squares by ``n_j - 1`` (the paper's standardization,
-        Section 5.1 and Appendix G "Score normalization": its code divides by
-        ``max(n_j - 1, 1)``); 0 divides by ``n_j`` as ``numpy.nanstd``. The
-        choice matters on sparse matrices: a column observed by 3 models is
-        scaled by ``sqrt(3/2)`` differently, which moves where EM's PSD floor
-        and shrinkage bind. A column with fewer than ``ddof + 1`` observations
-        gets spread 0 before flooring, never NaN.
-
-    Returns
-    -------
-    Standardizer
-        ``mean`` from Eq. (mean-missing) and the floored ``std``.
-
-    Notes
-    -----
-    Complexity O(M N).
-    """
-    A = check_data_matrix(X, min_rows=1)
-    if std_floor not in ("relative", "variance"):
-        raise ValueError(f"unknown std_floor {std_floor!r}: use 'relative' or 'variance'")
-    if ddof < 0:
-        raise ValueError(f"ddof must be >= 0, got {ddof}")
-    obs = ~np.isnan(A)
-    n = obs.sum(axis=0).astype(float)
-    Z = np.where(obs, A, 0.0)
-    mean = Z.sum(axis=0) / n
-    ss = (np.where(obs, A - mean, 0.0) ** 2).sum(axis=0)
-    var = np.where(n > ddof, ss / np.maximum(n - ddof, 1.0), 0.0)
-    if std_floor == "relative":
-        std = np.maximum(np.sqrt(var), 0.01 * (np.abs(mean) + 1.0))
-    else:
-        std = np.sqrt(np.maximum(var, 1e-12))
-    return Standardizer(mean=mean, std=std)
-
-
-# ---------------------------------------------------------------------------
-# pairwise covariance
-# ---------------------------------------------------------------------------
-
-
-def pairwise_covariance(X: np.ndarray, *, mean: np.ndarray | None = None) -> np.ndarray:
-    """Pairwise-complete covariance, Eq. (pairwise-cov) of Appendix G.
-
-    ``Sigma_pw = Bbar^T Bbar / max(O^T O - 1, 1)`` (elementwise division and
-    maximum) with ``Bbar_ij = O_ij (B_ij - mu_j)`` and ``mu`` from Eq.
-    (mean-missing) unless ``mean`` is given. The floor of the denominator
-    avoids division by zero for pairs with at most one co-observed model; a
-    pair never observed together gets covariance 0. The result is symmetric
-    and finite but not necessarily positive semidefinite. For a fully
-    observed matrix it is the usual ``1/(M-1)`` sample covariance.
-
-    Parameters
-    ----------
-    X : array_like of shape (M, N)
-        Scores, NaN for missing.
-    mean : array_like of shape (N,), optional
-        Column means to center with (default: observed-entry means).
-
-    Returns
-    -------
-    np.ndarray of shape (N, N)
-
-    Notes
-    -----
-    Two matrix products, O(M N^2).
-    """
-    A = check_data_matrix(X, min_rows=1)
-    obs = ~np.isnan(A)
-    O = obs.astype(float)
-    if mean is None:
-        mu = np.where(obs, A, 0.0).sum(axis=0) / O.sum(axis=0)
-    else:
-        mu = np.asarray(mean, dtype=float)
-        if mu.shape != (A.shape[1],) or not np.isfinite(mu).all():
-            raise ValueError(f"mean must be a finite vector of length {A.shape[1]}")
-    Bbar = np.where(obs, A - mu, 0.0)
-    num = Bbar.T @ Bbar
-    den = np.maximum(O.T @ O - 1.0, 1.0)
-    cov = num / den
-    return (cov + cov.T) / 2.0
-
-
-# ---------------------------------------------------------------------------
-# helpers
-# ---------------------------------------------------------------------------
-
-
-def cov_to_corr(cov: np.ndarray) -> np.ndarray:
-    """Correlation matrix ``R = D^{-1/2} Sigma D^{-1/2}``, ``D = diag(Sigma)``.
-
-    A benchmark with zero, negative or non-finite variance is treated as
-    uncorrelated with everything (row/column 0, diagonal 1), so the result is
-    always finite. Entries are clipped to [-1, 1] and the diagonal is set to
-    exactly 1. O(N^2).
-    """
-    C = np.asarray(cov, dtype=float)
-    if C.ndim != 2 or C.shape[0] != C.shape[1]:
-        raise ValueError(f"cov must be a square (N, N) matrix, got shape {C.shape}")
-    C = (C + C.T) / 2.0
-    d = np.diag(C).copy()
-    good = np.isfinite(d) & (d > 0)
-    inv_sd = np.where(good, 1.0 / np.sqrt(np.where(good, d, 1.0)), 0.0)
-    R = C * np.outer(inv_sd, inv_sd)
-    R = np.where(np.isfinite(R), R, 0.0)
-    R = np.clip(R, -1.0, 1.0)
-    np.fill_diagonal(R, 1.0)
-    return R
-
-
-def _psd_floor(
+def psd_floor(
     S: np.ndarray, eps: float, *, certify: bool = True, spectrum: bool = False
 ) -> np.ndarray | tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
     """Clamp the eigenvalues of symmetric ``S`` below ``eps`` up to ``eps``.
@@ -290,17 +104,13 @@ def _psd_floor(
     return (out, (np.maximum(w, eps), V)) if spectrum else out
 
 
-def _shrink(S: np.ndarray, alpha: float) -> np.ndarray:
+def shrink(S: np.ndarray, alpha: float) -> np.ndarray:
     """Linear shrinkage ``(1 - alpha) S + alpha (tr(S)/N) I`` (Ledoit-Wolf form)."""
     if alpha <= 0.0:
         return S
     N = S.shape[0]
     return (1.0 - alpha) * S + alpha * (np.trace(S) / N) * np.eye(N)
 
-
-# ---------------------------------------------------------------------------
-# EM
-# ---------------------------------------------------------------------------
 
 # modelled per-bucket overhead of the E-step, in units of one s^3 (potrf + potri)
 # flop block (about 2e-4 us each here); a bucket costs about 30-40 us of numpy calls
@@ -310,6 +120,8 @@ _BUCKET_COST = 1.5e5
 #: most elements (8 bytes each) of one chunk's stack of s x s blocks in the E-step; a chunk may be
 #: larger only to hold one pattern, and is never larger than ``_CHUNK_N2`` N^2 when that is bigger
 _CHUNK_ELEMS = 1 << 20
+
+
 _CHUNK_N2 = 4
 
 
@@ -620,7 +432,7 @@ def _e_step(
     if dPd is not None:
         quad += plan.uses_P * dPd
     logdet = ld_row + plan.uses_P * logdet_S
-    ll = -0.5 * float((plan.n_obs_per_row * _LOG_2PI + logdet + quad).sum())
+    ll = -0.5 * float((plan.n_obs_per_row * LOG_2PI + logdet + quad).sum())
     return Xc, corr, ll
 
 
@@ -798,8 +610,8 @@ def em_covariance(
         mu = X0.sum(axis=0) / obs.sum(axis=0)
         S = pairwise_covariance(A, mean=mu)
         scale = max(float(np.trace(S)) / N, np.finfo(float).tiny)
-        S = _psd_floor(S, eps_psd if eps_psd is not None else 1e-6 * scale)
-        S = _shrink(S, alpha)
+        S = psd_floor(S, eps_psd if eps_psd is not None else 1e-6 * scale)
+        S = shrink(S, alpha)
     else:
         try:
             mu = np.asarray(init[0], dtype=float).copy()
@@ -810,7 +622,7 @@ def em_covariance(
             raise ValueError(f"init (mean, cov) must be finite with shapes ({N},) and ({N}, {N})")
         S = (S + S.T) / 2.0
         scale = max(float(np.trace(S)) / N, np.finfo(float).tiny)
-        S = _psd_floor(S, eps_psd if eps_psd is not None else 1e-6 * scale)
+        S = psd_floor(S, eps_psd if eps_psd is not None else 1e-6 * scale)
 
     plan = _make_plan(obs)
     floor = eps_psd if eps_psd is not None else 1e-6 * scale
@@ -825,7 +637,7 @@ def em_covariance(
         mu_out, S_out, ll, _ = _em_map(X0, obs, plan, mu_in, S_in, ridge, spec_in)
         spec_out = None
         if eps_psd is not None:
-            S_floor, spec_out = _psd_floor(S_out, eps_psd, certify=not floor_active[0], spectrum=True)
+            S_floor, spec_out = psd_floor(S_out, eps_psd, certify=not floor_active[0], spectrum=True)
             floor_active[0] = S_floor is not S_out
             S_out = S_floor
         norm = float(np.linalg.norm(S_in))
@@ -871,7 +683,7 @@ def em_covariance(
                 continue
             mu_x = mu + 2.0 * a * rm + a * a * vm
             S_x = S + 2.0 * a * rS + a * a * vS
-            S_x, spec_x = _psd_floor((S_x + S_x.T) / 2.0, floor, spectrum=True)
+            S_x, spec_x = psd_floor((S_x + S_x.T) / 2.0, floor, spectrum=True)
             try:
                 mu_n, S_n, ll_x, converged, spec_n = step(mu_x, S_x, spec_x)
                 ok = np.isfinite(ll_x) and ll_x >= ll0 - 1e-8 * abs(ll0)
@@ -888,7 +700,7 @@ def em_covariance(
                     step_max = max(1.0, step_max / m_step)
     else:
         raise ValueError(f"unknown accelerate {accelerate!r}: use 'squarem' or None")
-    S = _shrink(S, alpha)
+    S = shrink(S, alpha)
     _, _, _, Xc = _em_map(X0, obs, plan, mu, S, ridge)
     return EMResult(
         mean=mu,
@@ -901,13 +713,8 @@ def em_covariance(
         shrinkage=float(alpha),
         eps_psd=eps_psd,
         n_patterns=plan.n_patterns,
-        snapshots=tuple((t, m_, _shrink(S_, alpha), n_, c_) for t, (m_, S_, n_, c_) in snaps.items()),
+        snapshots=tuple((t, m_, shrink(S_, alpha), n_, c_) for t, (m_, S_, n_, c_) in snaps.items()),
     )
-
-
-# ---------------------------------------------------------------------------
-# settings and the top-level estimator
-# ---------------------------------------------------------------------------
 
 
 def em_settings(
@@ -1005,310 +812,7 @@ def em_settings(
 
 #: EM tolerance (relative Frobenius change) of cross-validation splits and heavy-regime estimates
 CV_TOL: float = 5e-4
+
+
 #: EM tolerance of a light-regime full-matrix estimate
 FULL_TOL: float = 1e-6
-
-
-@dataclass(frozen=True)
-class CorrelationEstimate:
-    """Result of :func:`estimate_correlation`.
-
-    Attributes
-    ----------
-    corr : np.ndarray (N, N)
-        Correlation matrix (finite, unit diagonal).
-    mean, std : np.ndarray (N,)
-        Training means and (floored) standard deviations used to standardize.
-    cov : np.ndarray (N, N)
-        Covariance of the standardized data.
-    method : str
-        ``"pairwise"`` or ``"em"``, the estimator actually used.
-    em : EMResult or None
-        The EM result when EM was used.
-    """
-
-    corr: np.ndarray
-    mean: np.ndarray
-    std: np.ndarray
-    cov: np.ndarray
-    method: str
-    em: EMResult | None = None
-
-    @property
-    def standardizer(self) -> Standardizer:
-        """The :class:`Standardizer` built from ``mean`` and ``std``."""
-        return Standardizer(self.mean, self.std)
-
-
-def estimate_correlation(
-    X: np.ndarray,
-    *,
-    method: Literal["auto", "pairwise", "em"] = "auto",
-    config: Literal["released", "early"] = "released",
-    context: Literal["full", "cv"] = "full",
-    std_floor: Literal["relative", "variance"] = "relative",
-    tol: float | None = None,
-    em_options: dict | None = None,
-) -> CorrelationEstimate:
-    """Standardize, estimate the covariance, and convert it to a correlation matrix.
-
-    Parameters
-    ----------
-    X : array_like or ScoreMatrix of shape (M, N)
-        Training scores with NaN for missing entries.
-    method : {"auto", "pairwise", "em"}
-        ``"auto"`` follows the paper (Section 5.1): the pairwise estimate
-        (Eq. pairwise-cov, here the ``1/(M-1)`` sample covariance) when no
-        entry is missing and ``M >= N``; otherwise EM (Appendix G) with the
-        settings of :func:`em_settings` for ``config``.
-    config : {"released", "early"}
-        EM configuration, see :func:`em_settings`.
-    context : {"full", "cv"}
-        Whole matrix or cross-validation training split; selects the EM
-        tolerance, see :func:`em_settings`.
-    std_floor : {"relative", "variance"}
-        Standard-deviation floor of :func:`fit_standardizer` ("relative" is
-        the CV rule, "variance" the eigenspectrum rule).
-    tol : float, optional
-        EM convergence tolerance (relative Frobenius change); default: the
-        tolerance of :func:`em_settings` for ``config`` and ``context``.
-    em_options : dict, optional
-        Overrides passed to :func:`em_covariance` (for example ``max_iter``).
-
-    Returns
-    -------
-    CorrelationEstimate
-        ``corr = cov_to_corr(cov)``; always finite, also for constant or
-        duplicated columns and for ``M < N``.
-
-    Notes
-    -----
-    Cost: O(M N^2) for pairwise; EM as in :func:`em_covariance`.
-    """
-    A = check_data_matrix(X, min_rows=2)
-    if method not in ("auto", "pairwise", "em"):
-        raise ValueError(f"unknown method {method!r}: use 'auto', 'pairwise' or 'em'")
-    M, N = A.shape
-    st = fit_standardizer(A, std_floor=std_floor)
-    Z = st.transform(A)
-    obs = ~np.isnan(A)
-    if method == "auto":
-        method = "pairwise" if obs.all() and M >= N else "em"
-    em = None
-    if method == "pairwise":
-        cov = pairwise_covariance(Z)
-    else:
-        opts = em_settings(M, N, float(obs.mean()), config=config, context=context)
-        if tol is not None:
-            opts["tol"] = tol
-        if em_options:
-            opts.update(em_options)
-        em = em_covariance(Z, **opts)
-        cov = em.cov
-    return CorrelationEstimate(
-        corr=cov_to_corr(cov), mean=st.mean, std=st.std, cov=cov, method=method, em=em
-    )
-
-
-# ---------------------------------------------------------------------------
-# EM studies for the book (notebook 02): settings ablation, synthetic recovery
-# ---------------------------------------------------------------------------
-
-
-def compare_em_settings(
-    X: np.ndarray,
-    settings: dict[str, dict],
-    *,
-    pairs: list[tuple[int, int]] | None = None,
-    pair_names: list[str] | None = None,
-    tol: float = 1e-6,
-):
-    """Fit :func:`em_covariance` under several settings and summarize each fit.
-
-    Used to show the effect of the PSD floor and of Ledoit-Wolf shrinkage
-    (Appendix G, "Rank deficiency and sparsity") on one matrix.
-
-    Parameters
-    ----------
-    X : array_like of shape (M, N)
-        Standardized scores with NaN for missing entries.
-    settings : dict label -> dict
-        Per row of the output, keyword arguments for :func:`em_covariance`
-        (for example ``{"eps_psd": 1e-3, "shrinkage": "auto", "max_iter": 1000}``).
-    pairs : list of (j, k), optional
-        Benchmark index pairs whose estimated correlations are reported.
-    pair_names : list of str, optional
-        Column names for ``pairs`` (default ``"corr[j,k]"``).
-    tol : float
-        Convergence tolerance passed to every fit unless a setting overrides it.
-
-    Returns
-    -------
-    (pandas.DataFrame, dict)
-        The table has one row per setting (index: its label) with columns
-        ``eps_psd, shrinkage, n_iter, converged, min_eigenvalue,
-        condition_number, k90, k95`` (components of the correlation matrix for
-        90/95% explained variance, Section 5.2) and one column per pair; the
-        dict maps each label to its :class:`EMResult`.
-
-    Notes
-    -----
-    Cost: one EM fit per setting (see :func:`em_covariance`) plus one
-    O(N^3) eigendecomposition each.
-    """
-    import pandas as pd
-
-    if not isinstance(settings, dict) or not settings:
-        raise ValueError("settings must be a non-empty dict label -> em_covariance keyword arguments")
-    A = check_data_matrix(X, min_rows=2)
-    N = A.shape[1]
-    pairs = [] if pairs is None else [(int(j), int(k)) for j, k in pairs]
-    for j, k in pairs:
-        if not (0 <= j < N and 0 <= k < N):
-            raise ValueError(f"pair ({j}, {k}) is out of range for {N} benchmarks")
-    if pair_names is None:
-        pair_names = [f"corr[{j},{k}]" for j, k in pairs]
-    if len(pair_names) != len(pairs):
-        raise ValueError(f"pair_names has {len(pair_names)} entries for {len(pairs)} pairs")
-    rows, fits = [], {}
-    for label, kw in settings.items():
-        if not isinstance(kw, dict):
-            raise ValueError(f"settings[{label!r}] must be a dict of em_covariance arguments")
-        opts = {"tol": tol, **kw}
-        res = em_covariance(A, **opts)
-        fits[label] = res
-        w = np.linalg.eigvalsh((res.cov + res.cov.T) / 2.0)
-        R = cov_to_corr(res.cov)
-        lam = np.clip(np.linalg.eigvalsh(R)[::-1], 0.0, None)
-        cum = np.cumsum(lam) / lam.sum()
-        row = {
-            "eps_psd": res.eps_psd,
-            "shrinkage": res.shrinkage,
-            "n_iter": res.n_iter,
-            "converged": res.converged,
-            "min_eigenvalue": float(w[0]),
-            "condition_number": float(w[-1] / w[0]) if w[0] > 0 else float("inf"),
-            "k90": int(np.searchsorted(cum, 0.90 - 1e-12) + 1),
-            "k95": int(np.searchsorted(cum, 0.95 - 1e-12) + 1),
-        }
-        for (j, k), name in zip(pairs, pair_names):
-            row[name] = float(R[j, k])
-        rows.append(row)
-    return pd.DataFrame(rows, index=pd.Index(list(settings), name="setting")), fits
-
-
-def em_recovery_study(
-    *,
-    n_models: int = 200,
-    n_benchmarks: int = 20,
-    rank: int = 3,
-    missing_fractions: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7),
-    mechanism: Literal["mar", "mcar"] = "mar",
-    strength: float = 1.5,
-    n_reps: int = 1,
-    seed: int = 0,
-    max_iter: int = 500,
-    eps_psd: float | None = 1e-6,
-    tol: float = 1e-6,
-):
-    """Synthetic recovery check: EM vs pairwise under known covariance and missingness.
-
-    Draws ``M`` models from ``N(mu, R)`` where ``R`` is the correlation matrix
-    of ``W W^T + 0.25 I`` (``W`` is ``N x rank`` standard normal) and ``mu`` is
-    standard normal, then hides entries. Benchmark 0 is always observed; for
-    ``mechanism="mar"`` entry ``(i, j)``, ``j >= 1``, is missing with
-    probability ``sigmoid(a + strength * z_i)`` where ``z_i`` is model ``i``'s
-    standardized benchmark-0 score (strong models skip benchmarks more often,
-    missing at random given benchmark 0) and ``a`` is set by bisection so the
-    expected missing fraction of benchmarks 1..N-1 equals the target;
-    ``"mcar"`` uses a constant probability. Every column keeps at least two
-    observations.
-
-    Parameters
-    ----------
-    n_models, n_benchmarks, rank : int
-        Size of the synthetic matrix and rank of its factor part.
-    missing_fractions : tuple of float
-        Target missing fractions (of benchmarks 1..N-1), each in [0, 0.95].
-    mechanism : {"mar", "mcar"}
-        Missingness mechanism.
-    strength : float
-        Slope of the MAR logistic in the benchmark-0 score.
-    n_reps : int
-        Replicates per fraction (seeds ``seed, seed + 1, ...``).
-    seed : int
-        Base random seed.
-    max_iter, eps_psd, tol :
-        Passed to :func:`em_covariance` (shrinkage off).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (missing_fraction, rep, estimator) with columns
-        ``missing_fraction, rep, estimator ("em" | "pairwise"),
-        observed_fraction, corr_error`` (``||R_hat - R||_F / ||R||_F``),
-        ``mean_error`` (RMS error of the mean; the observed-entry mean of
-        Eq. mean-missing for "pairwise"), ``n_iter`` (EM iterations, 0 for
-        pairwise).
-
-    Notes
-    -----
-    Cost per replicate: one EM fit on an ``M x N`` matrix plus the pairwise
-    estimate, O(M N^2) per EM iteration.
-    """
-    import pandas as pd
-
-    for name, v, lo in (("n_models", n_models, 3), ("n_benchmarks", n_benchmarks, 2), ("rank", rank, 1),
-                        ("n_reps", n_reps, 1), ("max_iter", max_iter, 1)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-            raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
-    if mechanism not in ("mar", "mcar"):
-        raise ValueError(f"unknown mechanism {mechanism!r}: use 'mar' or 'mcar'")
-    fracs = [float(f) for f in missing_fractions]
-    if not fracs or any(not 0.0 <= f <= 0.95 for f in fracs):
-        raise ValueError(f"missing_fractions must be non-empty values in [0, 0.95], got {missing_fractions!r}")
-    M, N = int(n_models), int(n_benchmarks)
-    rows = []
-    for rep in range(int(n_reps)):
-        rng = np.random.default_rng(int(seed) + rep)
-        W = rng.standard_normal((N, int(rank)))
-        R = cov_to_corr(W @ W.T + 0.25 * np.eye(N))
-        mu = rng.standard_normal(N)
-        X = mu + rng.standard_normal((M, N)) @ np.linalg.cholesky(R).T
-        z = (X[:, 0] - X[:, 0].mean()) / X[:, 0].std()
-        u = rng.random((M, N - 1))
-        for f in fracs:
-            if mechanism == "mcar" or f == 0.0:
-                p = np.full(M, f)
-            else:
-                lo_a, hi_a = -30.0, 30.0
-                for _ in range(100):
-                    a = (lo_a + hi_a) / 2.0
-                    if np.mean(1.0 / (1.0 + np.exp(-(a + strength * z)))) < f:
-                        lo_a = a
-                    else:
-                        hi_a = a
-                p = 1.0 / (1.0 + np.exp(-(a + strength * z)))
-            miss = u < p[:, None]
-            for j in range(N - 1):  # keep >= 2 observations per column
-                if (~miss[:, j]).sum() < 2:
-                    miss[np.argsort(p)[:2], j] = False
-            Xm = X.copy()
-            Xm[:, 1:][miss] = np.nan
-            obs_frac = float((~np.isnan(Xm)).mean())
-            mu_pw = np.nanmean(Xm, axis=0)
-            R_pw = cov_to_corr(pairwise_covariance(Xm, mean=mu_pw))
-            res = em_covariance(Xm, max_iter=int(max_iter), tol=tol, shrinkage=None, eps_psd=eps_psd)
-            R_em = cov_to_corr(res.cov)
-            nR = float(np.linalg.norm(R))
-            for est, Rh, mh, it in (("pairwise", R_pw, mu_pw, 0), ("em", R_em, res.mean, res.n_iter)):
-                rows.append({
-                    "missing_fraction": f,
-                    "rep": rep,
-                    "estimator": est,
-                    "observed_fraction": obs_frac,
-                    "corr_error": float(np.linalg.norm(Rh - R)) / nR,
-                    "mean_error": float(np.sqrt(np.mean((mh - mu) ** 2))),
-                    "n_iter": int(it),
-                })
-    return pd.DataFrame(rows)

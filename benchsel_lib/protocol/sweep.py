@@ -33,7 +33,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ._progress import progress as _progress
+import numpy as np
+
+from .._progress import progress as _progress
 
 __all__ = ["Cell", "SweepError", "run_sweep", "dask_backend", "local_cluster"]
 
@@ -83,8 +85,7 @@ def _run_cell(cell: Cell) -> Any:
     return _run_cell_args(cell.label, cell.fn, *cell.args, **cell.kwargs)
 
 
-def _check_n_jobs(n_jobs: object) -> int | None:
-    import numpy as np
+def check_n_jobs(n_jobs: object) -> int | None:
 
     if n_jobs is None:
         return None
@@ -176,7 +177,7 @@ def run_sweep(
     for c in cells:
         if not isinstance(c, Cell):
             raise ValueError(f"run_sweep takes Cell objects, got {type(c).__name__}")
-    n = _check_n_jobs(n_jobs)
+    n = check_n_jobs(n_jobs)
     if not cells:
         return []
     import joblib
@@ -243,7 +244,6 @@ def _broadcast_arrays(backend: Any, cells: list[Cell]) -> list[Cell]:
     client = getattr(backend, "client", None)
     if client is None or not hasattr(client, "scatter"):
         return cells
-    import numpy as np
 
     big: dict[int, np.ndarray] = {}
     for c in cells:
@@ -332,7 +332,7 @@ def local_cluster(n_workers: int = 2, **kwargs: Any) -> Any:
         from distributed import LocalCluster
     except ImportError as exc:
         raise ImportError("a Dask cluster needs dask.distributed: pip install 'benchsel[cluster]'") from exc
-    n = _check_n_jobs(n_workers)
+    n = check_n_jobs(n_workers)
     opts = dict(threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address="127.0.0.1:0")
     opts.update(kwargs)
     with dask.config.set({_TRIM_KEY: None}):

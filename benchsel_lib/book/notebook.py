@@ -21,7 +21,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ._validation import check_int
+import numpy as np
+
+from .._checks import check_int
+from ..data import DATASETS, load_matrix
 
 __all__ = ["LABELS", "and_join", "check_parameters", "dataset_label", "glue_not_run", "quick", "run_note"]
 
@@ -43,13 +46,11 @@ def and_join(items: Iterable[Any]) -> str:
 
 
 def _is_int(x: object) -> bool:
-    import numpy as np
 
     return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
 def _shape(name: str) -> tuple[int, int]:
-    from .data import load_matrix
 
     return load_matrix(name).shape
 
@@ -114,7 +115,6 @@ def check_parameters(
     Matrix shapes come from :func:`benchsel_lib.data.load_matrix` (the
     files are small; cost well under a second per matrix).
     """
-    from .data import DATASETS
 
     known = list(DATASETS)
 

@@ -32,7 +32,7 @@ from matplotlib import colormaps, rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator, NullFormatter
 
-from ._validation import check_int
+from .._checks import check_int
 
 __all__ = [
     "METHOD_COLORS",

@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ._validation import check_covariance, check_int
+from .._checks import check_covariance, check_int
+from ..data import ScoreMatrix
 
 __all__ = [
     "Eigenspectrum",
@@ -42,15 +43,12 @@ __all__ = [
     "selection_positions",
     "selection_summary",
     "positions_from_cv",
-    "selections_by_tolerance",
 ]
+
 
 DEFAULT_LEVELS: tuple[float, ...] = (0.90, 0.95, 0.99)
 
 
-# --------------------------------------------------------------------------- #
-# Eigenspectrum (Section 4.3, Section 5.2, Figure 1)
-# --------------------------------------------------------------------------- #
 @dataclass(frozen=True)
 class Eigenspectrum:
     """Eigenvalue decay of a covariance or correlation matrix (Section 5.2, Figure 1).
@@ -186,9 +184,6 @@ def eigenspectrum(cov: Any, *, as_correlation: bool = False) -> Eigenspectrum:
     )
 
 
-# --------------------------------------------------------------------------- #
-# Pivoted Cholesky residual trace (Lemma 1)
-# --------------------------------------------------------------------------- #
 def cholesky_residual_trace(
     cov: Any, k: int | None = None, *, order: Sequence[int] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -325,9 +320,6 @@ def spectral_comparison(
     )
 
 
-# --------------------------------------------------------------------------- #
-# Multiple testing and Shapiro-Wilk (Appendix F, Figure 12)
-# --------------------------------------------------------------------------- #
 def adjust_pvalues(pvalues: Any, *, method: str = "bh") -> np.ndarray:
     """Multiple-testing adjusted p-values (Appendix F).
 
@@ -368,7 +360,6 @@ def adjust_pvalues(pvalues: Any, *, method: str = "bh") -> np.ndarray:
 
 
 def _columns_and_names(X: Any, names: Sequence[str] | None) -> tuple[np.ndarray, list[str]]:
-    from .matrix import ScoreMatrix
 
     if isinstance(X, ScoreMatrix):
         arr = np.asarray(X.scores, dtype=float)
@@ -497,9 +488,6 @@ def shapiro_wilk_table(
     return df
 
 
-# --------------------------------------------------------------------------- #
-# Mardia's multivariate skewness and kurtosis (Appendix F)
-# --------------------------------------------------------------------------- #
 @dataclass(frozen=True)
 class MardiaResult:
     """Mardia's multivariate normality test (Appendix F).
@@ -653,9 +641,6 @@ def mardia_test(X: Any, *, alpha: float = 0.05, min_rows: int | None = None) -> 
     )
 
 
-# --------------------------------------------------------------------------- #
-# Selection stability (Appendix H, Figures 9-11)
-# --------------------------------------------------------------------------- #
 def selection_positions(
     selected_lists: Sequence[Sequence[int | str]] | Mapping[Any, Sequence[int | str]],
     names: Sequence[str] | None = None,
@@ -808,124 +793,3 @@ def positions_from_cv(cv: pd.DataFrame, *, method: str, holdout: float = 0.1) ->
         row = grp.loc[grp["k"].idxmax()]
         orders[fold] = list(row["selected"])
     return selection_positions(orders)
-
-
-def _tolerance_fits(X: np.ndarray, tols: Sequence[float | None], *, config: str, method: str, k: int,
-                    tie_break: str) -> list[tuple[float, tuple[int, ...], int]]:
-    """The fits of one fold of :func:`selections_by_tolerance`: (tolerance used, picks, EM iterations) per tolerance.
-
-    One EM run at the tightest tolerance; the plain EM iteration does not
-    depend on the tolerance except where it stops, so the looser ones are
-    its snapshots (``em_covariance(snapshot_tols=...)``), bit for bit what
-    separate runs return.
-    """
-    from .estimation import cov_to_corr, em_settings, estimate_correlation
-    from .selection import select
-
-    default = em_settings(X.shape[0], X.shape[1], float(np.isfinite(X).mean()), config=config, context="cv")
-    used = [float(default["tol"] if t is None else t) for t in tols]
-    tight = min(used)
-    looser = sorted({t for t in used if t != tight})
-    opts = {"snapshot_tols": looser} if looser and default["accelerate"] is None else None
-    est = estimate_correlation(X, config=config, context="cv", std_floor="relative", tol=tight, em_options=opts)
-    em = getattr(est, "em", None)
-    fits: dict[float, tuple[np.ndarray, int]] = {tight: (est.corr, int(em.n_iter) if em is not None else 0)}
-    if em is not None:
-        for t, _, cov, n_iter, _ in em.snapshots:
-            fits[t] = (cov_to_corr(cov), int(n_iter))
-    out = []
-    for t in used:
-        if t not in fits:  # no EM (complete data) or an accelerated run: fit this tolerance on its own
-            e = estimate_correlation(X, config=config, context="cv", std_floor="relative", tol=t)
-            fits[t] = (e.corr, int(e.em.n_iter) if getattr(e, "em", None) is not None else 0)
-        corr, n_iter = fits[t]
-        sel = select((corr + corr.T) / 2.0, k, method=method, tie_break=tie_break)
-        out.append((t, tuple(int(j) for j in sel.order), n_iter))
-    return out
-
-
-def selections_by_tolerance(
-    matrix: Any,
-    *,
-    tols: Sequence[float | None] = (None, 1e-6),
-    method: str = "mi",
-    k: int = 1,
-    holdout: float = 0.1,
-    n_folds: int = 10,
-    seed: int = 0,
-    scheme: str = "nested",
-    config: str = "released",
-    tie_break: str = "auto",
-    n_jobs: int = 1,
-) -> pd.DataFrame:
-    """The greedy selection of every CV training split under several EM tolerances.
-
-    Appendix G names EM's convergence test (relative Frobenius change of
-    ``Sigma``) but not its threshold. On a sparse matrix the threshold decides
-    where EM stops along flat directions of the likelihood, and with it the
-    correlations of thinly observed columns and the benchmarks greedy
-    selection picks. This re-runs steps 1-4 of the protocol of
-    :func:`benchsel_lib.evaluation.cross_validate` (the same splits,
-    standardization and candidate columns) with the EM tolerance replaced, and
-    reports the first ``k`` picks per fold.
-
-    Parameters
-    ----------
-    matrix : ScoreMatrix
-        Models x benchmarks, as for :func:`benchsel_lib.cross_validate`.
-    tols : sequence of float or None
-        EM tolerances; None is the protocol's own (``em_settings(...,
-        context="cv")``, ``5e-4``), so that row reproduces ``cross_validate``.
-    method : {"entropy", "mi"}
-    k : int
-        Number of picks reported per fold.
-    holdout, n_folds, seed, scheme, config, tie_break, n_jobs
-        As in :func:`benchsel_lib.cross_validate` (``n_jobs`` worker
-        processes over the (fold, tolerance) fits; the result does not depend
-        on it).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (tolerance, fold): ``tol`` (the value used), ``fold``,
-        ``selected`` (tuple of benchmark names), ``em_iterations``.
-
-    Notes
-    -----
-    One EM fit per fold, at the tightest tolerance: the looser tolerances'
-    results are iterates of the same run (:func:`_tolerance_fits`), so
-    ``O(K T M N^2)`` for ``T`` EM iterations (up to 1000 at a tight tolerance
-    in the heavy regime).
-    """
-    from .evaluation import cv_splits
-
-    if method not in ("entropy", "mi"):
-        raise ValueError(f"method must be 'entropy' or 'mi', got {method!r}")
-    if not tols:
-        raise ValueError("tols must name at least one tolerance")
-    for t in tols:
-        if t is not None and not (np.isfinite(t) and t > 0):
-            raise ValueError(f"every tolerance must be positive (or None), got {t!r}")
-    scores = np.asarray(matrix.scores, dtype=float)
-    names = list(matrix.benchmarks)
-    check_int(k, "k")
-    from .sweep import Cell, _check_n_jobs, run_sweep
-
-    n_jobs = _check_n_jobs(n_jobs)
-    tasks = []
-    for fold, train, _ in cv_splits(scores.shape[0], n_folds=n_folds, holdout=holdout, seed=seed, scheme=scheme):
-        X = scores[train]
-        cols = np.flatnonzero(np.isfinite(X).sum(axis=0) >= 1)
-        if k > cols.size:
-            raise ValueError(f"k = {k} exceeds the {cols.size} benchmarks observed in fold {fold}'s training split")
-        tasks.append((int(fold), X[:, cols], cols))
-    args = dict(config=config, method=method, k=int(k), tie_break=tie_break)
-    fits = run_sweep([Cell(label=f"tolerances {list(tols)} fold {fold}", fn=_tolerance_fits, args=(X, list(tols)),
-                           kwargs=args, cost=float(X.size))
-                      for fold, X, _ in tasks], n_jobs=n_jobs)
-    rows = []
-    for (fold, _, cols), per_tol in zip(tasks, fits):
-        for tol, order, n_iter in per_tol:
-            rows.append({"tol": tol, "fold": fold, "selected": tuple(names[cols[j]] for j in order),
-                         "em_iterations": n_iter})
-    return pd.DataFrame(rows)

@@ -58,16 +58,29 @@ import pandas as pd
 from scipy.special import expit
 from scipy.stats import norm
 
-from ._validation import check_int
-from .matrix import ScoreMatrix
+from .._checks import check_int
+from ..data import ScoreMatrix
+from .correlation import estimate_correlation
+from .gaussian import conditional_impute
+from .scaling import logit_transform, model_space
 
 __all__ = [
-    "Predictor", "predict_scores", "check_given", "parse_scores", "suggest_names", "RANGE_SDS", "check_inflation",
+    "Predictor",
+    "predict_scores",
+    "check_given",
+    "parse_scores",
+    "suggest_names",
+    "RANGE_SDS",
+    "check_inflation",
+    "unknown_name_error",
+    "check_level",
 ]
+
 
 #: Given scores must lie within this many (floored) standard deviations of the
 #: observed training range of their benchmark.
 RANGE_SDS: float = 10.0
+
 
 _TRANSFORMS = (None, "logit")
 
@@ -85,7 +98,7 @@ def suggest_names(name: str, names: Sequence[str], *, n: int = 3) -> list[str]:
     return [lowered[h] for h in hits]
 
 
-def _unknown_name_error(name: str, names: Sequence[str], what: str = "benchmark") -> ValueError:
+def unknown_name_error(name: str, names: Sequence[str], what: str = "benchmark") -> ValueError:
     close = suggest_names(name, names)
     hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else f" ({len(names)} {what}s in the matrix)"
     return ValueError(f"unknown {what} {name!r}{hint}")
@@ -172,7 +185,7 @@ def check_given(
     seen: set[str] = set()
     for name, _ in pairs:  # names first: unknown and duplicate names before any value problem
         if name not in pos:
-            raise _unknown_name_error(name, names)
+            raise unknown_name_error(name, names)
         if name in seen:
             raise ValueError(f"benchmark {name!r} is given more than once")
         seen.add(name)
@@ -221,7 +234,7 @@ def check_inflation(inflation: float | str) -> float | str:
     return value
 
 
-def _check_level(level: float) -> float:
+def check_level(level: float) -> float:
     try:
         level = float(level)
     except (TypeError, ValueError):
@@ -304,7 +317,6 @@ class Predictor:
         ridge : float
             Ridge for the conditional solves (Section 5.1 uses 1e-2).
         """
-        from .estimation import estimate_correlation
 
         if not isinstance(matrix, ScoreMatrix):
             raise ValueError(f"matrix must be a ScoreMatrix, got {type(matrix).__name__}")
@@ -316,7 +328,6 @@ class Predictor:
         X = np.array(matrix.scores, dtype=float)
         smax = None
         if transform == "logit":
-            from .transforms import logit_transform
 
             X, smax = logit_transform(X)
             smax = np.asarray(smax, dtype=float)
@@ -351,7 +362,6 @@ class Predictor:
         """Original units -> standardized (transformed) space for columns ``cols``."""
         v = np.asarray(values, dtype=float)
         if self.transform == "logit":
-            from .transforms import logit_transform
 
             v, _ = logit_transform(v.reshape(-1, len(cols)), smax=self.smax[cols])
         return (v - self.mean[cols]) / self.std[cols]
@@ -361,7 +371,6 @@ class Predictor:
 
         With nothing given (``obs`` empty) this is the marginal N(0, corr).
         """
-        from .imputation import conditional_impute
 
         res = conditional_impute(
             self.corr, np.zeros(len(self.benchmarks)), z_obs, obs, ridge=self.ridge, target_idx=tgt
@@ -420,9 +429,7 @@ class Predictor:
             evaluated). Cost: ``inner_folds`` correlation estimates plus
             ``O(inner_folds * sum_p |p| * M N |p|^2)`` conditional solves.
         """
-        from types import SimpleNamespace
 
-        from .evaluation import _inflation, _make_space
 
         M = self.matrix.shape[0]
         if isinstance(inner_folds, bool) or not isinstance(inner_folds, (int, np.integer)) or not 2 <= inner_folds <= M:
@@ -435,15 +442,21 @@ class Predictor:
             names = [str(n) for n in names]
             for n in names:
                 if n not in self.benchmarks:
-                    raise _unknown_name_error(n, self.benchmarks)
+                    raise unknown_name_error(n, self.benchmarks)
             idx.append(np.asarray(sorted(set(self.matrix.benchmark_index(names))), dtype=int))
+        from types import SimpleNamespace
+
+        from ..protocol.cv import (
+            inflation_factors,  # (temporary: the pipeline replaces this class)
+        )
+
         sels = {p: SimpleNamespace(order=o) for p, o in enumerate(idx) if o.size}
         if not sels:
             return [1.0] * len(idx)
         X = np.asarray(self.matrix.scores, dtype=float)
-        space = _make_space(X, X[:0], self.transform, 10.0)
+        space = model_space(X, X[:0], self.transform, 10.0)
         k_max = max(o.size for o in idx)
-        fac = _inflation(
+        fac = inflation_factors(
             space, self.corr, sels, k_max, estimator=self.estimator, config=self.config, ridge=self.ridge, imputer=None,
             gaussian=True, inner_folds=int(inner_folds), rng=np.random.default_rng(int(seed)),
         )
@@ -496,7 +509,7 @@ class Predictor:
             skipped as missing), ``level``, ``transform``, ``method`` and
             ``inflation`` (the factor used).
         """
-        level = _check_level(level)
+        level = check_level(level)
         check_inflation(inflation)
         pairs = list(given.items()) if isinstance(given, Mapping) else list(given)
         used = check_given(pairs, self.matrix, skip_missing=skip_missing, ranges=self._ranges)
@@ -555,7 +568,7 @@ class Predictor:
             ``attrs["used"]`` maps model -> dict of the scores conditioned on,
             ``attrs["inflation"]`` model -> factor used.
         """
-        level = _check_level(level)
+        level = check_level(level)
         check_inflation(inflation)
         frame = scores.to_frame() if isinstance(scores, ScoreMatrix) else scores
         if not isinstance(frame, pd.DataFrame) or frame.shape[0] == 0:
@@ -565,7 +578,7 @@ class Predictor:
             raise ValueError(f"benchmark {dup!r} is given more than once")
         for c in cols:
             if c not in self.benchmarks:
-                raise _unknown_name_error(c, self.benchmarks)
+                raise unknown_name_error(c, self.benchmarks)
         used_all: dict[str, dict[str, float]] = {}
         values = frame.apply(pd.to_numeric, errors="coerce")
         bad = values.isna() & frame.notna()
@@ -657,7 +670,7 @@ def predict_scores(
     >>> predict_scores(load_matrix("mteb"), {"ArguAna": 0.55, "SciFact": 0.70})  # doctest: +SKIP
     """
     pairs = list(given.items()) if isinstance(given, Mapping) else list(given)
-    _check_level(level)
+    check_level(level)
     check_inflation(inflation)
     if isinstance(matrix, ScoreMatrix):
         check_given(pairs, matrix)  # fail fast, before the correlation estimate

@@ -13,27 +13,28 @@ where the ridge :math:`\\lambda` (``1e-2`` in the paper's protocol, Section 5.1)
 keeps the solve stable. Rows that share an observation pattern share one
 Cholesky factorization and one multi-right-hand-side solve.
 
-The module also defines the :class:`Imputer` protocol accepted by
-:func:`benchsel_lib.evaluation.cross_validate` and the default
-:class:`GaussianImputer`.
+The module also defines the default predictor :class:`GaussianImputer` and
+:func:`batched_conditional`, the cross-validation's batched form.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 import scipy.linalg as sla
 
-from ._validation import check_covariance
+from .._checks import check_covariance
+from .correlation import estimate_correlation
 
 __all__ = [
     "ConditionalResult",
     "conditional_impute",
     "impute_missing",
-    "Imputer",
     "GaussianImputer",
+    "pattern_groups",
+    "batched_conditional",
 ]
 
 
@@ -266,36 +267,6 @@ def impute_missing(
     return filled, var
 
 
-@runtime_checkable
-class Imputer(Protocol):
-    """What :func:`~benchsel_lib.evaluation.cross_validate` needs from an imputer.
-
-    ``predict(train, query, *, cov=None)`` receives the training rows
-    ``train`` (m, N) standardized with the training means/stds (``NaN`` where
-    missing; all observed entries are context) and the query rows ``query``
-    (v, N) in the same space with ``NaN`` for every hidden entry (in CV only
-    the selected benchmarks a validation model has are revealed), plus the
-    training correlation ``cov``. It returns (v, N) predictions in
-    standardized space; only the hidden entries are scored.
-
-    An imputer may also define ``predict_distribution(train, query, *,
-    cov=None) -> (mean, var)`` to provide predictive variances; the CV
-    protocol then reports interval coverage for it.
-
-    An imputer whose prediction for a query row depends only on that row and
-    the training data (not on the other query rows) may set the class
-    attribute ``rowwise = True``; callers may then stack many queries into
-    one call (the inner cross-validation of :mod:`benchsel_lib.recommend`
-    does).  Transductive imputers, such as an SVD completion of the stacked
-    ``[train; query]`` matrix, leave it unset.
-    """
-
-    name: str
-
-    def predict(self, train: np.ndarray, query: np.ndarray, *, cov: np.ndarray | None = None) -> np.ndarray:
-        ...
-
-
 class GaussianImputer:
     """Gaussian conditional mean imputation, the paper's default (Eq. cond-mean).
 
@@ -330,7 +301,6 @@ class GaussianImputer:
         if q.ndim != 2:
             raise ValueError(f"query must be 2-D (models x benchmarks), got shape {q.shape}")
         if cov is None:
-            from .estimation import estimate_correlation
 
             cov = estimate_correlation(np.asarray(train, dtype=float)).corr
         C = check_covariance(cov)
@@ -352,3 +322,49 @@ class GaussianImputer:
     def predict(self, train: np.ndarray, query: np.ndarray, *, cov: np.ndarray | None = None) -> np.ndarray:
         """Conditional means for every entry of ``query`` (revealed entries returned as given)."""
         return self.predict_distribution(train, query, cov=cov)[0]
+
+
+def pattern_groups(pat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unique rows of a boolean (v, k) pattern matrix and the inverse map (bit-packed when k <= 62)."""
+    v, k = pat.shape
+    if k <= 62:
+        codes = pat.astype(np.int64) @ (np.int64(1) << np.arange(k, dtype=np.int64))
+        uc, first, inv = np.unique(codes, return_index=True, return_inverse=True)
+        return pat[first], inv.reshape(-1)
+    keys, inv = np.unique(pat, axis=0, return_inverse=True)
+    return keys, inv.reshape(-1)
+
+
+def batched_conditional(
+    R: np.ndarray, Zv: np.ndarray, Ov: np.ndarray, sel: np.ndarray, T: np.ndarray, ridge: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Conditional means/variances of columns ``T`` for every validation row.
+
+    Rows are grouped by which selected benchmarks they observe (pattern
+    ``A_g``); each group needs ``(R_{A_g A_g} + ridge I)^{-1} R_{A_g T}`` (Eqs.
+    cond-mean, cond-var, mean 0). All groups are solved in one batched call:
+    for group ``g`` the system is embedded in ``|sel| x |sel|`` by putting the
+    identity on the unobserved selected positions and zero right-hand sides
+    there, which leaves the weights of the observed positions unchanged and
+    makes the others exactly 0. Cost O(G k^3 + G k^2 |T| + v k |T|) for ``G``
+    distinct patterns.
+    """
+    v = Zv.shape[0]
+    k = sel.size
+    dR = np.diag(R)[T]
+    if v == 0:
+        return np.zeros((0, T.size)), np.zeros((0, T.size))
+    pat = Ov[:, sel]
+    keys, inv = pattern_groups(pat)
+    Rss = R[np.ix_(sel, sel)] + ridge * np.eye(k)
+    RsT = R[np.ix_(sel, T)]
+    km = keys.astype(float)  # (G, k)
+    S = Rss[None, :, :] * km[:, :, None] * km[:, None, :]
+    S += np.eye(k)[None, :, :] * (1.0 - km)[:, :, None]
+    B = RsT[None, :, :] * km[:, :, None]  # (G, k, T)
+    W = np.linalg.solve(S, B)
+    xs = np.where(pat, Zv[:, sel], 0.0)  # (v, k)
+    pred = np.einsum("rk,rkt->rt", xs, W[inv])
+    red = np.einsum("gkt,gkt->gt", B, W)  # explained variance per group
+    var = dR[None, :] - red[inv]
+    return pred, np.maximum(var, 1e-12)

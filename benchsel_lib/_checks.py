@@ -9,6 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .data.matrix import ScoreMatrix
+
 __all__ = ["check_covariance", "check_data_matrix", "check_int", "check_k", "resolve_indices"]
 
 
@@ -39,7 +41,6 @@ def check_data_matrix(X: object, *, name: str = "X", min_rows: int = 2) -> np.nd
     Raises if ``X`` is not 2-D, holds infinities, has fewer than ``min_rows``
     rows, or has a row or column with no observed value.
     """
-    from .matrix import ScoreMatrix
 
     if isinstance(X, ScoreMatrix):
         X = X.scores

@@ -46,8 +46,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import data_path
 from .matrix import ScoreMatrix
+from .sources import data_path
 
 __all__ = [
     "MMLU_SOURCE_FILES",

@@ -1,19 +1,8 @@
-"""Alternative imputers for the CV protocol (Appendix I BenchPress, Appendix J TabImpute).
+"""Offline predictors beyond the Gaussian model: soft-impute, k-nearest neighbours, the BenchPress blend (Appendix I).
 
-Every imputer follows the ``Imputer`` protocol of :mod:`benchsel_lib.imputation`::
-
-    name: str
-    predict(train, query, *, cov=None) -> np.ndarray  # (v, N)
-
-``train`` (m, N) holds the training models' *standardized* scores (training
-means/stds, NaN for missing), ``query`` (v, N) the validation models with only
-their revealed (selected and observed) benchmarks, NaN elsewhere.  The return
-value holds a prediction for every entry in standardized space (observed query
-entries are passed through), so that :func:`benchsel_lib.cross_validate` scores
-every imputer with the same R^2 (Section 5.1).  Predicting 0 is predicting the
-training mean.
-
-Offline imputers (numpy only, deterministic, no weights):
+All follow the predictor protocol of :mod:`benchsel_lib.method.base` in
+standardized space (predicting 0 is predicting the training mean), are
+deterministic and need no weights:
 
 * :class:`SoftImpute` -- iterative (soft-thresholded) SVD completion of the
   stacked ``[train; query]`` matrix (Mazumder, Hastie & Tibshirani 2010).
@@ -22,70 +11,22 @@ Offline imputers (numpy only, deterministic, no weights):
 * :class:`BenchPressBlend` -- the BenchPress recipe of Appendix I: ridge
   regression on the most correlated observed benchmarks, blended 50/50 with a
   rank-2 SVD completion.
-
-Optional backend: :class:`TabImputeV2Imputer` (Appendix J), which needs the
-``[tabimpute]`` extra (torch, tabimpute) and the ``tabimputev2.ckpt`` weights;
-it never downloads them.
 """
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ._memo import LRUMemo, array_key
-from ._validation import check_int
+from .._checks import check_int
+from .._memo import LRUMemo, array_key
+from .base import check_train_query, pass_through
 
 __all__ = [
     "SoftImpute",
     "KNNImputer",
     "BenchPressBlend",
-    "TabImputeV2Imputer",
-    "MissingWeightsError",
-    "find_tabimpute_checkpoint",
-    "TABIMPUTE_REPO",
-    "TABIMPUTE_FILENAME",
-    "TABIMPUTE_ENV",
 ]
-
-TABIMPUTE_REPO = "Tabimpute/TabImpute"
-TABIMPUTE_FILENAME = "tabimputev2.ckpt"
-TABIMPUTE_ENV = "BENCHSEL_TABIMPUTE_CKPT"
-
-
-# --------------------------------------------------------------------------- #
-# shared helpers
-# --------------------------------------------------------------------------- #
-def _check_train_query(train: Any, query: Any) -> tuple[np.ndarray, np.ndarray]:
-    try:
-        tr = np.array(train, dtype=float)
-        qu = np.array(query, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("train and query must be numeric arrays") from None
-    if tr.ndim != 2:
-        raise ValueError(f"train must be 2-D (models x benchmarks), got shape {tr.shape}")
-    if qu.ndim == 1:
-        qu = qu[None, :]
-    if qu.ndim != 2:
-        raise ValueError(f"query must be 2-D (models x benchmarks), got shape {qu.shape}")
-    if tr.shape[0] < 1:
-        raise ValueError("train has no rows (training models)")
-    if tr.shape[1] == 0:
-        raise ValueError("train has no benchmark columns")
-    if qu.shape[1] != tr.shape[1]:
-        raise ValueError(f"query has {qu.shape[1]} columns but train has {tr.shape[1]}")
-    if np.isinf(tr).any() or np.isinf(qu).any():
-        raise ValueError("train/query contain infinite values (use NaN for missing)")
-    return tr, qu
-
-
-def _pass_through(pred: np.ndarray, query: np.ndarray) -> np.ndarray:
-    obs = ~np.isnan(query)
-    pred = np.array(pred, dtype=float)
-    pred[obs] = query[obs]
-    return pred
 
 
 def _top_eigh(G: np.ndarray, rank: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -184,9 +125,7 @@ def _svd_complete(
 
 _TRAIN_FITS = LRUMemo(8)  # SoftImpute completions of training matrices
 
-# --------------------------------------------------------------------------- #
-# SoftImpute
-# --------------------------------------------------------------------------- #
+
 class SoftImpute:
     """Rank-r iterative SVD / soft-impute completion (an offline imputer).
 
@@ -263,18 +202,15 @@ class SoftImpute:
         for it once per fold), then the stacked ``[train; query]`` iterations
         start from that completion (query entries at 0) and run to ``tol``.
         """
-        tr, qu = _check_train_query(train, query)
+        tr, qu = check_train_query(train, query)
         init = np.vstack([self._train_fit(tr), np.zeros_like(qu)])
         Z = np.vstack([tr, qu])
         fit, self.n_iter_ = _svd_complete(
             Z, rank=self.rank, shrinkage=self.shrinkage, max_iter=self.max_iter, tol=self.tol, init=init
         )
-        return _pass_through(fit[tr.shape[0]:], qu)
+        return pass_through(fit[tr.shape[0]:], qu)
 
 
-# --------------------------------------------------------------------------- #
-# KNN
-# --------------------------------------------------------------------------- #
 class KNNImputer:
     """Nan-aware k-nearest-neighbour imputation among the training models.
 
@@ -316,7 +252,7 @@ class KNNImputer:
 
     def predict(self, train: Any, query: Any, *, cov: Any = None) -> np.ndarray:
         """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored."""
-        tr, qu = _check_train_query(train, query)
+        tr, qu = check_train_query(train, query)
         tm, qm = ~np.isnan(tr), ~np.isnan(qu)
         tf, qf = np.where(tm, tr, 0.0), np.where(qm, qu, 0.0)
         # squared differences over commonly observed columns, vectorized
@@ -364,12 +300,9 @@ class KNNImputer:
             wsum = w.sum(axis=2)
             with np.errstate(invalid="ignore", divide="ignore"):
                 pred[a : a + step] = np.where(wsum > 0, (w * vals).sum(axis=2) / wsum, 0.0)
-        return _pass_through(pred, qu)
+        return pass_through(pred, qu)
 
 
-# --------------------------------------------------------------------------- #
-# BenchPress-style blend (Appendix I)
-# --------------------------------------------------------------------------- #
 def _co_observed_counts(X: np.ndarray) -> np.ndarray:
     """Number of rows observing both columns, for every pair (the ``cnt`` of :func:`_pairwise_corr`)."""
     M = (~np.isnan(X)).astype(float)
@@ -564,7 +497,7 @@ class BenchPressBlend:
 
         ``cov`` (optional): the training correlation used to rank predictors.
         """
-        tr, qu = _check_train_query(train, query)
+        tr, qu = check_train_query(train, query)
         svd = self._svd.predict(tr, qu)
         if self.blend == 0.0:
             return svd
@@ -614,223 +547,4 @@ class BenchPressBlend:
                 centred = np.ascontiguousarray(q_rows[:, cols] - a_mean[None])  # (r, T, p)
                 ridge_pred = y_mean[None] + (centred[:, :, None, :] @ beta[None, :, :, None])[:, :, 0, 0]
                 pred[np.ix_(rows, J)] = self.blend * ridge_pred + (1.0 - self.blend) * svd_rows[:, J]
-        return _pass_through(pred, qu)
-
-
-# --------------------------------------------------------------------------- #
-# TabImpute V2 (Appendix J), optional
-# --------------------------------------------------------------------------- #
-class MissingWeightsError(FileNotFoundError, ValueError):
-    """The TabImpute V2 checkpoint could not be found (it is never downloaded).
-
-    Subclasses both ``FileNotFoundError`` and ``ValueError``.
-    """
-
-
-def _hub_cache_dirs() -> list[Path]:
-    dirs: list[Path] = []
-    if os.environ.get("HF_HUB_CACHE"):
-        dirs.append(Path(os.environ["HF_HUB_CACHE"]))
-    if os.environ.get("HUGGINGFACE_HUB_CACHE"):
-        dirs.append(Path(os.environ["HUGGINGFACE_HUB_CACHE"]))
-    if os.environ.get("HF_HOME"):
-        dirs.append(Path(os.environ["HF_HOME"]) / "hub")
-    dirs.append(Path.home() / ".cache" / "huggingface" / "hub")
-    out: list[Path] = []
-    for d in dirs:
-        if d not in out:
-            out.append(d)
-    return out
-
-
-def _missing_weights_message(detail: str) -> str:
-    dirs = ", ".join(str(d / ("models--" + TABIMPUTE_REPO.replace("/", "--")) / "snapshots" / "*" / TABIMPUTE_FILENAME)
-                     for d in _hub_cache_dirs())
-    return (
-        f"TabImpute V2 weights not found: {detail}. The file needed is '{TABIMPUTE_FILENAME}' from the Hugging Face "
-        f"repository '{TABIMPUTE_REPO}' (benchsel never downloads it). Provide it in one of three ways: "
-        f"(1) TabImputeV2Imputer(checkpoint_path='/path/to/{TABIMPUTE_FILENAME}'); "
-        f"(2) export {TABIMPUTE_ENV}=/path/to/{TABIMPUTE_FILENAME}; "
-        f"(3) on a machine with network access run "
-        f"`huggingface-cli download {TABIMPUTE_REPO} {TABIMPUTE_FILENAME}` (or "
-        f"`python -c \"from huggingface_hub import hf_hub_download; hf_hub_download('{TABIMPUTE_REPO}', "
-        f"'{TABIMPUTE_FILENAME}')\"`) so that it lands in the hub cache (searched: {dirs})."
-    )
-
-
-def find_tabimpute_checkpoint(checkpoint_path: str | os.PathLike[str] | None = None) -> Path:
-    """Locate the TabImpute V2 checkpoint without downloading anything.
-
-    Search order: the explicit ``checkpoint_path``; the environment variable
-    ``BENCHSEL_TABIMPUTE_CKPT``; an existing Hugging Face hub cache entry
-    ``models--Tabimpute--TabImpute/snapshots/*/tabimputev2.ckpt`` under
-    ``$HF_HUB_CACHE``, ``$HF_HOME/hub`` or ``~/.cache/huggingface/hub`` (the
-    snapshot named by ``refs/main`` first, then the newest).
-
-    Returns
-    -------
-    pathlib.Path
-        Path to an existing file.
-
-    Raises
-    ------
-    MissingWeightsError
-        When the given path or variable points nowhere, or nothing is found;
-        the message names the file and how to provide it.
-    """
-    if checkpoint_path is not None:
-        p = Path(checkpoint_path).expanduser()
-        if not p.is_file():
-            raise MissingWeightsError(_missing_weights_message(f"checkpoint_path '{p}' is not a file"))
-        return p
-    env = os.environ.get(TABIMPUTE_ENV)
-    if env:
-        p = Path(env).expanduser()
-        if not p.is_file():
-            raise MissingWeightsError(_missing_weights_message(f"{TABIMPUTE_ENV}='{env}' is not a file"))
-        return p
-    repo_dir = "models--" + TABIMPUTE_REPO.replace("/", "--")
-    for cache in _hub_cache_dirs():
-        root = cache / repo_dir
-        if not root.is_dir():
-            continue
-        ref = root / "refs" / "main"
-        if ref.is_file():
-            p = root / "snapshots" / ref.read_text().strip() / TABIMPUTE_FILENAME
-            if p.is_file():
-                return p
-        found = sorted((root / "snapshots").glob(f"*/{TABIMPUTE_FILENAME}"), key=lambda q: (-q.stat().st_mtime, str(q)))
-        found = [q for q in found if q.is_file()]
-        if found:
-            return found[0]
-    raise MissingWeightsError(_missing_weights_message("no checkpoint path given, $" + TABIMPUTE_ENV
-                                                       + " unset, and no hub cache entry"))
-
-
-class TabImputeV2Imputer:
-    """Zero-shot TabImpute V2 as an imputation backend (Appendix J; optional ``[tabimpute]`` extra).
-
-    For each batch of query rows, the matrix ``[context; batch]`` is passed to
-    ``tabimpute.tabimpute_v2.TabImputeV2.impute`` and the batch rows' imputed
-    values are returned (standardized space in, standardized space out;
-    TabImpute re-normalizes columns internally and undoes it).  ``context`` is
-    the training rows with all observed entries, subsampled without
-    replacement to ``max_context_rows`` rows (seeded) when there are more --
-    Appendix J uses 3,800 context rows and batches of 200 test models for
-    MMLU; smaller matrices use every training row.
-
-    Parameters
-    ----------
-    checkpoint_path : str or PathLike, optional
-        Weights file; otherwise ``$BENCHSEL_TABIMPUTE_CKPT`` or the hub cache
-        (see :func:`find_tabimpute_checkpoint`).  Never downloaded.
-    device : str, optional
-        ``"cuda"`` when available, else ``"cpu"``.
-    max_context_rows : int, default 3800
-        Context subsample size.
-    batch_size : int, default 200
-        Query rows imputed together (rows of one batch see each other as context;
-        ``batch_size=1`` imputes each model alone).
-    seed : int, default 0
-        Seed of the context subsample.
-
-    Raises
-    ------
-    MissingWeightsError
-        At construction when no checkpoint can be found.
-    ImportError
-        At the first ``predict`` when torch / tabimpute are not installed.
-    ValueError
-        When the checkpoint does not contain the V2 weights (TabImpute loads
-        with ``strict=False``, which would silently leave random weights; this
-        adapter refuses that).
-
-    Notes
-    -----
-    Cost: one transformer pass per batch over a (context + batch) x N matrix,
-    attention O((R + N) R N) per layer for R rows.
-    """
-
-    def __init__(
-        self,
-        checkpoint_path: str | os.PathLike[str] | None = None,
-        *,
-        device: str | None = None,
-        max_context_rows: int = 3800,
-        batch_size: int = 200,
-        seed: int = 0,
-    ):
-        self.checkpoint_path = find_tabimpute_checkpoint(checkpoint_path)
-        self.device = device
-        self.max_context_rows = check_int(max_context_rows, "max_context_rows")
-        self.batch_size = check_int(batch_size, "batch_size")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise ValueError(f"seed must be an integer, got {seed!r}")
-        self.seed = int(seed)
-        self.name = "tabimpute-v2"
-        self._model: Any = None
-
-    def __repr__(self) -> str:
-        return (
-            f"TabImputeV2Imputer(checkpoint_path='{self.checkpoint_path}', device={self.device!r}, "
-            f"max_context_rows={self.max_context_rows}, batch_size={self.batch_size}, seed={self.seed})"
-        )
-
-    def _load(self) -> Any:
-        if self._model is not None:
-            return self._model
-        try:
-            import torch
-            from tabimpute.tabimpute_v2 import TabImputeV2
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "TabImputeV2Imputer needs the optional dependencies torch and tabimpute: "
-                "pip install 'benchsel[tabimpute]' (torch==2.13.0, tabimpute==0.0.4)"
-            ) from exc
-        device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
-        try:
-            ckpt = torch.load(str(self.checkpoint_path), map_location="cpu", weights_only=True, mmap=True)
-        except Exception:  # older, non-zip checkpoint formats cannot be memory-mapped
-            ckpt = torch.load(str(self.checkpoint_path), map_location="cpu", weights_only=True)
-        if not isinstance(ckpt, dict) or not isinstance(ckpt.get("model"), dict):
-            raise ValueError(
-                f"{self.checkpoint_path} is not a TabImpute V2 checkpoint: expected a dict with a 'model' state dict"
-            )
-        model = TabImputeV2(device=device, checkpoint_path=str(self.checkpoint_path))
-        expected = model.model.state_dict()
-        missing = [k for k in expected if k not in ckpt["model"]]
-        bad_shape = [k for k in expected if k in ckpt["model"] and tuple(ckpt["model"][k].shape) != tuple(expected[k].shape)]
-        if missing or bad_shape:
-            raise ValueError(
-                f"{self.checkpoint_path} does not hold the TabImpute V2 weights: {len(missing)} of {len(expected)} "
-                f"parameters missing, {len(bad_shape)} with the wrong shape (e.g. {(missing + bad_shape)[:3]}); "
-                "refusing to run with random weights"
-            )
-        del ckpt
-        self.device = device
-        self._model = model
-        return model
-
-    def context_rows(self, n_train: int) -> np.ndarray:
-        """Indices of the training rows used as context (sorted; seeded subsample when too many)."""
-        if n_train <= self.max_context_rows:
-            return np.arange(n_train)
-        rng = np.random.default_rng(self.seed)
-        return np.sort(rng.choice(n_train, size=self.max_context_rows, replace=False))
-
-    def predict(self, train: Any, query: Any, *, cov: Any = None) -> np.ndarray:
-        """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored."""
-        tr, qu = _check_train_query(train, query)
-        model = self._load()
-        context = tr[self.context_rows(tr.shape[0])]
-        out = np.empty_like(qu)
-        c = context.shape[0]
-        for start in range(0, qu.shape[0], self.batch_size):
-            batch = qu[start:start + self.batch_size]
-            stacked = np.ascontiguousarray(np.vstack([context, batch]), dtype=np.float64)
-            imputed = np.asarray(model.impute(stacked.copy()), dtype=float)
-            out[start:start + batch.shape[0]] = imputed[c:]
-        if not np.isfinite(out).all():
-            raise ValueError("TabImpute returned non-finite predictions")
-        return _pass_through(out, qu)
-
+        return pass_through(pred, qu)

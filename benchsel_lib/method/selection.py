@@ -37,26 +37,40 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from scipy.linalg import lapack
 
-from ._validation import check_covariance, check_k, resolve_indices
+from .._checks import check_covariance, check_k, resolve_indices
 
-__all__ = ["Selection", "select", "log_det", "mutual_information"]
+__all__ = [
+    "Selection",
+    "select",
+    "log_det",
+    "mutual_information",
+]
+
 
 _METHODS = ("entropy", "mi", "random")
+
+
 _TIE_BREAKS = ("auto", "argmax", "index", "mi")
+
+
 _LOG_2PIE = math.log(2.0 * math.pi * math.e)
+
+
 #: relative variance floor (times max(diag(cov)))
 _VAR_RTOL = 1e-12
+
+
 #: a complement Cholesky pivot below this (times max diag of the block) triggers the eigen fallback
 _PIVOT_RTOL = 1e-12
+
+
 #: relative slack on the budget (floating-point sums of costs)
 _BUDGET_RTOL = 1e-12
 
 
-# --------------------------------------------------------------------------------------
-# result type
-# --------------------------------------------------------------------------------------
 @dataclass
 class Selection:
     """Result of :func:`select`.
@@ -120,7 +134,6 @@ class Selection:
         Columns: ``step`` (1-based), ``benchmark`` (name, or index when no names),
         ``index``, ``gain``, ``residual_fraction``, ``logdet``, ``mi``.
         """
-        import pandas as pd
 
         labels = self.names if self.names is not None else list(self.order)
         return pd.DataFrame(
@@ -136,9 +149,6 @@ class Selection:
         )
 
 
-# --------------------------------------------------------------------------------------
-# numerical kernels
-# --------------------------------------------------------------------------------------
 class _PivotedCholesky:
     """Incremental (pivoted) Cholesky state of Algorithm 1.
 
@@ -310,9 +320,6 @@ def _mi_gains_along(S: np.ndarray, order: Sequence[int], floor: float) -> np.nda
     return out
 
 
-# --------------------------------------------------------------------------------------
-# tie breaking
-# --------------------------------------------------------------------------------------
 def _tie_threshold(best: float, tol: float) -> float:
     return best - tol * max(1.0, abs(best))
 
@@ -372,9 +379,6 @@ class _TieBreaker:
         return int(tied[sec >= _tie_threshold(sbest, self.tol)][0])
 
 
-# --------------------------------------------------------------------------------------
-# greedy driver
-# --------------------------------------------------------------------------------------
 def _greedy(
     S: np.ndarray,
     *,
@@ -530,9 +534,6 @@ def _greedy(
     return state.order, mi_gains, n_eval, first
 
 
-# --------------------------------------------------------------------------------------
-# public API
-# --------------------------------------------------------------------------------------
 def _check_costs(costs: object, budget: object, n: int) -> tuple[np.ndarray | None, float | None]:
     if costs is None and budget is None:
         return None, None

@@ -33,13 +33,25 @@ from typing import Any
 
 import numpy as np
 
-from ._memo import LRUMemo, array_key
-from ._validation import check_int
-from .predictors import RidgePredictor, inner_correlation, ridge_loo_batch
+from .._checks import check_int
+from .._memo import LRUMemo, array_key
+from .correlation import inner_correlation
+from .regression import RidgePredictor, ridge_loo_batch
+from .selection import select
 
-__all__ = ["STRATEGIES", "select_benchmarks", "predictive_greedy", "lasso_path_order", "min_observed_for"]
+__all__ = [
+    "STRATEGIES",
+    "select_benchmarks",
+    "predictive_greedy",
+    "lasso_path_order",
+    "min_observed_for",
+    "OBS_FRACTION",
+]
+
 
 STRATEGIES = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "greedy", "lasso")
+
+
 OBS_FRACTION = 0.3
 
 
@@ -277,7 +289,6 @@ def _select_benchmarks(
         raise ValueError("give both costs and budget, or neither")
     base = strategy.removesuffix("-obs")
     if base in ("mi", "entropy", "random"):
-        from .selection import select
 
         R = inner_correlation(tr) if cov is None else np.asarray(cov, dtype=float)
         kw: dict[str, Any] = dict(method=base, initial=init, observed_counts=counts, min_observed=min_observed)

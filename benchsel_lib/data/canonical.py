@@ -10,8 +10,8 @@ per-leaderboard collections (all except MTEB) on canonical model names:
   uncertainty / length columns excluded (``include_auxiliary=True`` keeps them);
 * entry: the collection's score of the model under its collection-specific
   name from the mapping. For ``mmlu`` the name is matched after
-  :func:`benchsel_lib.mmlu.normalize_model_name` against the MMLU matrix
-  rebuilt from the mirrored sources (:func:`benchsel_lib.mmlu.load_mmlu`).
+  :func:`benchsel_lib.data.mmlu.normalize_model_name` against the MMLU matrix
+  rebuilt from the mirrored sources (:func:`benchsel_lib.data.mmlu.load_mmlu`).
 
 The mirror does not hold every MMLU model of the paper, so some ``mmlu/*``
 entries of the released matrix cannot be rebuilt; :func:`merged_discrepancies`
@@ -32,9 +32,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .data import data_path, load_matrix, load_source
+from .loaders import load_matrix, load_source
 from .matrix import ScoreMatrix
 from .mmlu import load_mmlu, normalize_model_name
+from .sources import data_path
 
 __all__ = [
     "COLLECTIONS",
@@ -137,7 +138,7 @@ def build_merged(
     Parameters
     ----------
     data_dir : path, optional
-        Data directory (see :func:`benchsel_lib.data.resolve_data_dir`).
+        Data directory (see :func:`benchsel_lib.data.sources.resolve_data_dir`).
     include_auxiliary : bool
         Keep the auxiliary columns of :data:`benchsel_lib.data.AUXILIARY_COLUMNS`.
     min_collections : int
@@ -254,7 +255,7 @@ def table_datasets(*, data_dir: PathLike = None) -> pd.DataFrame:
     """Table 1: per collection M, N and % missing of the retained columns, beside the paper's values.
 
     MTEB is the experiment matrix (263 x 56); MMLU is the mirror rebuild
-    (:func:`benchsel_lib.mmlu.load_mmlu`); the others are the sources with
+    (:func:`benchsel_lib.data.mmlu.load_mmlu`); the others are the sources with
     auxiliary columns dropped. Index: collection key, in the paper's row order.
     Columns ``label, M, N, pct_missing, paper_M, paper_N, paper_pct_missing``.
     """

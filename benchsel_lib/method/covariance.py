@@ -1,0 +1,75 @@
+"""Covariance helpers: the pairwise-complete estimate (Eq. pairwise-cov) and the correlation of a covariance."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._checks import check_data_matrix
+
+__all__ = [
+    "pairwise_covariance",
+    "cov_to_corr",
+]
+
+
+def pairwise_covariance(X: np.ndarray, *, mean: np.ndarray | None = None) -> np.ndarray:
+    """Pairwise-complete covariance, Eq. (pairwise-cov) of Appendix G.
+
+    ``Sigma_pw = Bbar^T Bbar / max(O^T O - 1, 1)`` (elementwise division and
+    maximum) with ``Bbar_ij = O_ij (B_ij - mu_j)`` and ``mu`` from Eq.
+    (mean-missing) unless ``mean`` is given. The floor of the denominator
+    avoids division by zero for pairs with at most one co-observed model; a
+    pair never observed together gets covariance 0. The result is symmetric
+    and finite but not necessarily positive semidefinite. For a fully
+    observed matrix it is the usual ``1/(M-1)`` sample covariance.
+
+    Parameters
+    ----------
+    X : array_like of shape (M, N)
+        Scores, NaN for missing.
+    mean : array_like of shape (N,), optional
+        Column means to center with (default: observed-entry means).
+
+    Returns
+    -------
+    np.ndarray of shape (N, N)
+
+    Notes
+    -----
+    Two matrix products, O(M N^2).
+    """
+    A = check_data_matrix(X, min_rows=1)
+    obs = ~np.isnan(A)
+    O = obs.astype(float)
+    if mean is None:
+        mu = np.where(obs, A, 0.0).sum(axis=0) / O.sum(axis=0)
+    else:
+        mu = np.asarray(mean, dtype=float)
+        if mu.shape != (A.shape[1],) or not np.isfinite(mu).all():
+            raise ValueError(f"mean must be a finite vector of length {A.shape[1]}")
+    Bbar = np.where(obs, A - mu, 0.0)
+    num = Bbar.T @ Bbar
+    den = np.maximum(O.T @ O - 1.0, 1.0)
+    cov = num / den
+    return (cov + cov.T) / 2.0
+
+
+def cov_to_corr(cov: np.ndarray) -> np.ndarray:
+    """Correlation matrix ``R = D^{-1/2} Sigma D^{-1/2}``, ``D = diag(Sigma)``.
+
+    A benchmark with zero, negative or non-finite variance is treated as
+    uncorrelated with everything (row/column 0, diagonal 1), so the result is
+    always finite. Entries are clipped to [-1, 1] and the diagonal is set to
+    exactly 1. O(N^2).
+    """
+    C = np.asarray(cov, dtype=float)
+    if C.ndim != 2 or C.shape[0] != C.shape[1]:
+        raise ValueError(f"cov must be a square (N, N) matrix, got shape {C.shape}")
+    C = (C + C.T) / 2.0
+    d = np.diag(C).copy()
+    good = np.isfinite(d) & (d > 0)
+    inv_sd = np.where(good, 1.0 / np.sqrt(np.where(good, d, 1.0)), 0.0)
+    R = C * np.outer(inv_sd, inv_sd)
+    R = np.where(np.isfinite(R), R, 0.0)
+    R = np.clip(R, -1.0, 1.0)
+    np.fill_diagonal(R, 1.0)
+    return R

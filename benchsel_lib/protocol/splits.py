@@ -1,0 +1,128 @@
+"""The folds of the cross-validation protocol (Section 5.1): who trains, who is validated.
+
+Random streams are derived from ``seed`` with :class:`numpy.random.SeedSequence`
+and fixed spawn keys: ``(0,)`` fold permutation, ``(1, fold)`` training
+subsample, ``(2, fold)`` random selection. ``scheme="paper"`` replaces them by
+the streams of the paper's code release, so seed 42 gives the paper's own folds.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._random import check_seed, int_seed, rng
+
+__all__ = [
+    "SCHEMES",
+    "fold_assignments",
+    "cv_splits",
+    "n_train",
+    "selection_stream",
+]
+
+
+def fold_assignments(n_models: int, n_folds: int, seed: int) -> np.ndarray:
+    """Assign models to ``n_folds`` balanced folds after a random permutation (Section 5.1).
+
+    Parameters
+    ----------
+    n_models : int
+        Number of models ``M`` (>= 2).
+    n_folds : int
+        Number of folds ``K``, ``2 <= K <= M``.
+    seed : int
+        Non-negative seed; the permutation uses the stream
+        ``SeedSequence(seed, spawn_key=(0,))``.
+
+    Returns
+    -------
+    ndarray of shape (M,)
+        Fold label in ``0..K-1`` of each model. Fold sizes differ by at most 1
+        (the permuted models are cut into ``K`` contiguous chunks with
+        :func:`numpy.array_split`). Cost O(M).
+    """
+    if isinstance(n_models, bool) or not isinstance(n_models, (int, np.integer)) or n_models < 2:
+        raise ValueError(f"n_models must be an integer >= 2, got {n_models!r}")
+    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or not 2 <= n_folds <= n_models:
+        raise ValueError(f"n_folds must be an integer between 2 and n_models={n_models}, got {n_folds!r}")
+    perm = rng(check_seed(seed), 0).permutation(int(n_models))
+    labels = np.empty(int(n_models), dtype=int)
+    for f, chunk in enumerate(np.array_split(perm, int(n_folds))):
+        labels[chunk] = f
+    return labels
+
+
+def n_train(holdout: float, n_models: int) -> int:
+    """``round((1 - p) M)`` with halves rounded up (the paper's nearest-integer bracket)."""
+    return int(np.floor((1.0 - holdout) * n_models + 0.5 + 1e-9))
+
+
+SCHEMES = ("nested", "paper")
+
+
+def cv_splits(
+    n_models: int, *, n_folds: int = 10, holdout: float = 0.1, seed: int = 0, scheme: str = "nested"
+) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """The (fold, training indices, validation indices) triples used by :func:`cross_validate`.
+
+    Both schemes follow Section 5.1 (a random permutation cut into ``K``
+    balanced folds; from the pool of the other folds a training set of
+    ``min(round((1 - holdout) M), pool size)`` models drawn by a second
+    permutation); they differ only in the random streams:
+
+    * ``"nested"`` (default) -- validation set: fold ``f`` of
+      :func:`fold_assignments`; training set: a prefix of one permutation of
+      the pool per fold (stream ``SeedSequence(seed, spawn_key=(1, f))``), so
+      training sets are nested across holdouts (less noise when holdouts are
+      compared).
+    * ``"paper"`` -- the layout of the paper's code release, so that a seed
+      gives the paper's own folds (its experiments use seed 42): the folds
+      are ``numpy.array_split(default_rng(seed).permutation(M), K)``, and the
+      training set is ``default_rng((seed, f, int(holdout * 10000)))``'s
+      permutation of the pool (the other folds in fold order), truncated,
+      or the whole pool when it is not larger than the target size.
+
+    Both index arrays are returned sorted. Cost O(K M).
+
+    Raises
+    ------
+    ValueError
+        If ``holdout`` is outside ``[0, 1)``, ``scheme`` is unknown, or fewer
+        than 2 training models remain.
+    """
+    seed = check_seed(seed)
+    h = float(holdout)
+    if not 0.0 <= h < 1.0:
+        raise ValueError(f"holdout fractions must be in [0, 1), got {holdout!r}")
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown scheme {scheme!r}: use one of {SCHEMES}")
+    if scheme == "paper":
+        fold_assignments(n_models, n_folds, seed)  # validates n_models and n_folds
+        chunks = np.array_split(np.random.default_rng(seed).permutation(int(n_models)), int(n_folds))
+        labels = np.empty(int(n_models), dtype=int)
+        for f, chunk in enumerate(chunks):
+            labels[chunk] = f
+    else:
+        labels = fold_assignments(n_models, n_folds, seed)
+    out = []
+    for f in range(int(n_folds)):
+        # the paper's code rounds with Python's round() (halves to even)
+        target = round((1.0 - h) * int(n_models)) if scheme == "paper" else n_train(h, int(n_models))
+        n_tr = min(target, int((labels != f).sum()))
+        if n_tr < 2:
+            raise ValueError(f"holdout {h} leaves {n_tr} training model(s); at least 2 are needed")
+        if scheme == "paper":
+            pool = np.concatenate([chunks[j] for j in range(int(n_folds)) if j != f])
+            train = pool if n_tr >= pool.size else np.random.default_rng((seed, f, int(h * 10000))).permutation(pool)[:n_tr]
+        else:
+            pool = np.flatnonzero(labels != f)
+            train = pool[rng(seed, 1, f).permutation(pool.size)[:n_tr]]
+        out.append((f, np.sort(train), np.flatnonzero(labels == f)))
+    return out
+
+
+def selection_stream(seed: int, fold: int, holdout: float, scheme: str) -> int | np.random.Generator:
+    """Seed of the random-selection baseline of one split (module docstring; ``scheme="paper"``:
+    ``default_rng((seed + 7, fold, int(holdout * 10000)))`` as in the paper's code release)."""
+    if scheme == "paper":
+        return np.random.default_rng((seed + 7, fold, int(holdout * 10000)))
+    return int_seed(seed, 2, fold)

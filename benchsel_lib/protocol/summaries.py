@@ -1,0 +1,133 @@
+"""Summaries of cross-validation frames: means over folds, interval coverage, the largest residuals."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+__all__ = [
+    "Records",
+    "coverage_column",
+    "summarize_cv",
+    "calibration_table",
+    "top_residuals",
+]
+
+
+class Records(tuple):
+    """Read-only sequence of records (dicts) kept in ``DataFrame.attrs``.
+
+    pandas deep-copies ``attrs`` in nearly every operation on a frame
+    (indexing, sorting, groupby, merge, concat); a deep copy of thousands of
+    small dicts made pandas calls on CV frames take milliseconds each, and
+    :func:`first_pick_band` spent most of its time there. Deep-copying this
+    sequence returns the sequence itself, so the records are shared, not
+    copied: treat them as read-only. ``a + b`` concatenates.
+    """
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict) -> Records:
+        return self
+
+    def __add__(self, other: Sequence[dict]) -> Records:  # type: ignore[override]
+        return Records(tuple(self) + tuple(other))
+
+
+def coverage_column(level: float) -> str:
+    pct = 100.0 * level
+    return f"cov_{int(round(pct))}" if abs(pct - round(pct)) < 1e-9 else f"cov_{pct:g}".replace(".", "_")
+
+
+def top_residuals(df: pd.DataFrame, *, n: int | None = None) -> pd.DataFrame:
+    """The per-fold largest squared-residual contributors of a :func:`cross_validate` result.
+
+    Parameters
+    ----------
+    df : DataFrame
+        A result of :func:`cross_validate` (reads ``df.attrs["top_residuals"]``).
+    n : int, optional
+        Keep only ranks ``1..n``.
+
+    Returns
+    -------
+    DataFrame with columns ``method, holdout, fold, k, rank, model, benchmark,
+    sq_residual, share`` (``share`` = fraction of the fold's ``SS_res``).
+    """
+    recs = df.attrs.get("top_residuals")
+    if recs is None:
+        raise ValueError("df has no 'top_residuals' attribute (was it produced by cross_validate?)")
+    out = pd.DataFrame(list(recs))
+    if n is not None and len(out):
+        out = out[out["rank"] <= n].reset_index(drop=True)
+    return out
+
+
+def summarize_cv(df: pd.DataFrame) -> pd.DataFrame:
+    """Mean and standard deviation across folds per (method, holdout, k).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Output of :func:`cross_validate`.
+
+    Returns
+    -------
+    DataFrame with one row per (method, holdout, k) and columns
+    ``r2_mean, r2_sd, rmse_mean, rmse_sd, residual_fraction_mean, ...``
+    for every numeric metric present, plus ``n_folds`` (sd uses ``ddof=1``,
+    as the paper's bands). Cost O(rows).
+    """
+    if not isinstance(df, pd.DataFrame) or not {"method", "holdout", "k"} <= set(df.columns):
+        raise ValueError("summarize_cv needs a cross_validate DataFrame (columns method, holdout, k)")
+    keys = ["method", "holdout", "k"]
+    metrics = [c for c in ("r2", "rmse", "residual_fraction", "logdet", "mi", "n_eval", "mean_sq_z", "inflation")
+               if c in df.columns]
+    metrics += [c for c in df.columns if c.startswith("cov_")]
+    g = df.groupby(keys, sort=True)
+    parts = {}
+    for c in metrics:
+        parts[f"{c}_mean"] = g[c].mean()
+        parts[f"{c}_sd"] = g[c].std(ddof=1)
+    out = pd.DataFrame(parts)
+    out["n_folds"] = g.size()
+    out = out.reset_index()
+    out.attrs = {k: v for k, v in df.attrs.items() if k != "top_residuals"}
+    return out
+
+
+def calibration_table(df: pd.DataFrame, *, ks: Sequence[int] | None = None) -> pd.DataFrame:
+    """Empirical vs nominal interval coverage from a :func:`cross_validate` result with ``levels``.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Output of ``cross_validate(..., levels=(...))``.
+    ks : sequence of int, optional
+        Keep only these subset sizes (e.g. ``(5, 10)``).
+
+    Returns
+    -------
+    DataFrame in long form: ``method, holdout, k, nominal, coverage,
+    coverage_sd, gap`` (= coverage - nominal), and when the result was run
+    with ``variance_inflation`` also ``coverage_cal, gap_cal``. Coverage is
+    the mean over folds of the per-fold fraction of evaluated entries inside
+    the interval.
+    """
+    if not isinstance(df, pd.DataFrame):
+        raise ValueError("calibration_table needs a cross_validate DataFrame")
+    cols = [c for c in df.columns if c.startswith("cov_") and not c.endswith("_cal")]
+    if not cols:
+        raise ValueError("df has no coverage columns: run cross_validate with levels=(0.5, 0.8, 0.9, 0.95)")
+    d = df if ks is None else df[df["k"].isin(list(ks))]
+    out = []
+    for (m, h, k), g in d.groupby(["method", "holdout", "k"], sort=True):
+        for c in cols:
+            nominal = float(c[4:].replace("_", ".")) / 100.0
+            rec = dict(method=m, holdout=h, k=k, nominal=nominal, coverage=g[c].mean(), coverage_sd=g[c].std(ddof=1))
+            rec["gap"] = rec["coverage"] - nominal
+            if c + "_cal" in g.columns:
+                rec["coverage_cal"] = g[c + "_cal"].mean()
+                rec["gap_cal"] = rec["coverage_cal"] - nominal
+            out.append(rec)
+    return pd.DataFrame(out)

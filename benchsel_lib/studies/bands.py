@@ -1,0 +1,262 @@
+"""Bands around greedy entropy's curve: every tie-break rule, every forced first pick (Sections 4 and 5).
+
+On a correlation matrix every first entropy gain is the same, so the first
+pick -- and the sequence that follows -- is decided by how the tie is broken.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._checks import resolve_indices
+from .._random import check_seed, rng
+from ..data import ScoreMatrix
+from ..protocol.cv import cv_grid
+from ..protocol.summaries import summarize_cv
+
+__all__ = [
+    "tie_break_band",
+    "first_pick_band",
+    "variant_range",
+]
+
+
+def tie_break_band(
+    matrix: ScoreMatrix,
+    *,
+    tie_breaks: Sequence[str] = ("auto", "argmax", "index", "mi"),
+    method: str = "entropy",
+    n_jobs: int | None = None,
+    **cv_kwargs: Any,
+) -> pd.DataFrame:
+    """Greedy CV under several tie-break rules: the band drawn around entropy's R^2.
+
+    On a correlation matrix every first entropy gain equals ``0.5 log(2 pi e)``,
+    so the first pick (and with it the sequence) is decided by the tie rule.
+    This runs :func:`cross_validate` once per rule in ``tie_breaks``, all in
+    one sweep (:func:`cv_grid`: the rules of one split share a cell and its
+    training correlation), and returns the per-rule summary.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+    tie_breaks : sequence of {"auto", "argmax", "index", "mi"}
+    method : str, default "entropy"
+    n_jobs : int or None
+        Workers over the splits, as in :func:`cross_validate`.
+    **cv_kwargs
+        Passed to :func:`cross_validate` (``holdouts, k_max, n_folds, seed,
+        config, min_observed, ...``; ``methods`` and ``tie_break`` are set
+        here).
+
+    Returns
+    -------
+    DataFrame
+        :func:`summarize_cv` rows with an extra ``variant`` column (the rule),
+        usable as ``variants=`` of :func:`benchsel_lib.plotting.plot_cv_curves`.
+        Cost: one CV run per rule, with EM paid once per split.
+    """
+    if not tie_breaks:
+        raise ValueError("tie_breaks is empty")
+    for bad in ("methods", "tie_break", "return_details"):
+        if bad in cv_kwargs:
+            raise ValueError(f"tie_break_band sets {bad!r} itself; do not pass it")
+    progress = cv_kwargs.pop("progress", None)
+    frames = cv_grid([dict(matrix=matrix, methods=(method,), tie_break=rule, **cv_kwargs) for rule in tie_breaks],
+                     n_jobs=n_jobs, progress=progress)
+    parts = []
+    for rule, df in zip(tie_breaks, frames):
+        s = summarize_cv(df)
+        s.insert(0, "variant", rule)
+        parts.append(s)
+    return pd.concat(parts, ignore_index=True)
+
+
+_FIRST_PICK_STREAM = 5  # spawn key of the seeded sample of first picks (keys 0-4 belong to the CV protocol)
+
+
+def first_pick_band(
+    matrix: ScoreMatrix,
+    *,
+    picks: Sequence[int | str] | None = None,
+    n_picks: int | None = None,
+    seed: int = 0,
+    method: str = "entropy",
+    return_folds: bool = False,
+    n_jobs: int | None = None,
+    **cv_kwargs: Any,
+) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+    """Greedy CV with each candidate benchmark forced as the first pick.
+
+    On a correlation matrix every first entropy gain equals ``0.5 log(2 pi e)``
+    (Algorithm 1, Section 4), so the first pick is a tie and the greedy
+    sequence that follows depends on how it is broken. Rather than a handful
+    of tie-break rules (:func:`tie_break_band`), this runs the Section 5.1
+    protocol once per candidate first benchmark ``b``, with ``b`` mandatory
+    (``cross_validate(initial=(b,))``, i.e. ``select(initial=...)``, paper
+    Section 6) and greedy continuing from it. All runs form one sweep
+    (:func:`cv_grid`): the candidates of one split share a cell, so the
+    training correlation is estimated once per split.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+    picks : sequence of str or int, optional
+        Candidate first benchmarks (names or column indices). Default: every
+        benchmark of ``matrix``.
+    n_picks : int, optional
+        Use a seeded sample of this many candidates (without replacement,
+        kept in matrix order), drawn from ``picks`` (or all benchmarks) with
+        the stream ``SeedSequence(seed, spawn_key=(5,))``. Default: all.
+    seed : int
+        Seed of the sample and of the CV protocol (passed to
+        :func:`cross_validate`, so the folds match a default run with the same
+        seed).
+    method : {"entropy", "mi", "random"}, default "entropy"
+        Selection method continuing after the forced pick.
+    return_folds : bool
+        Also return the per-fold rows (the concatenated :func:`cross_validate`
+        frames with a ``variant`` column), e.g. for the per-fold R^2 range with
+        :func:`variant_range` or for
+        :func:`benchsel_lib.plotting.plot_fold_curves`.
+    n_jobs : int or None
+        Workers over the splits, as in :func:`cross_validate`.
+    **cv_kwargs
+        Passed to :func:`cross_validate` (``holdouts, k_max, n_folds, config,
+        tie_break, min_observed, ...``). ``methods`` and ``initial`` are set
+        here; ``progress`` shows one bar over the splits.
+
+    Returns
+    -------
+    DataFrame or (DataFrame, DataFrame)
+        :func:`summarize_cv` rows with two extra columns: ``variant`` (the
+        forced benchmark's name) and ``n_forced_folds`` (folds in which it was
+        applied; a forced benchmark without training scores in a split is
+        skipped there, see :func:`cross_validate`). Usable as ``variants=`` of
+        :func:`benchsel_lib.plotting.plot_cv_curves` and by
+        :func:`benchsel_lib.plotting.add_variant_band`. With
+        ``return_folds=True`` also the per-fold frame.
+
+    Raises
+    ------
+    ValueError
+        ``matrix`` is not a ScoreMatrix; ``picks`` is empty, names an unknown
+        benchmark, an index out of range or a benchmark twice; ``n_picks`` is
+        not an integer in ``1..len(picks)``; ``cv_kwargs`` sets ``methods``
+        or ``initial``; or :func:`cross_validate` rejects an option.
+
+    Notes
+    -----
+    Cost: one CV run per candidate, with the correlation estimate (EM) paid
+    once per split: ``P`` candidates on ``N`` benchmarks add ``P`` selections
+    (O(k N^2) for entropy) and ``P k_max`` conditional predictions per split.
+    """
+    if not isinstance(matrix, ScoreMatrix):
+        raise ValueError(f"matrix must be a ScoreMatrix, got {type(matrix).__name__}")
+    for bad in ("methods", "initial", "return_details"):
+        if bad in cv_kwargs:
+            raise ValueError(f"first_pick_band sets {bad!r} itself; do not pass it")
+    seed = check_seed(seed)
+
+    names = list(matrix.benchmarks)
+    if picks is None:
+        pool = list(range(len(names)))
+    else:
+        if isinstance(picks, (str, int, np.integer)):
+            picks = [picks]
+        pool = resolve_indices(list(picks), len(names), names, what="first pick")
+        if not pool:
+            raise ValueError("picks is empty: give at least one benchmark name or index (or None for all)")
+    if n_picks is not None:
+        if isinstance(n_picks, bool) or not isinstance(n_picks, (int, np.integer)) or not 1 <= n_picks <= len(pool):
+            raise ValueError(f"n_picks must be an integer between 1 and {len(pool)} (the candidates), got {n_picks!r}")
+        chosen = rng(seed, _FIRST_PICK_STREAM).choice(len(pool), size=int(n_picks), replace=False)
+        pool = [pool[i] for i in sorted(chosen.tolist())]
+    show = cv_kwargs.pop("progress", None)
+    summaries, folds = [], []
+    frames = cv_grid([dict(matrix=matrix, methods=(method,), initial=(names[j],), seed=seed, **cv_kwargs)
+                      for j in pool], n_jobs=n_jobs, progress=show)
+    for j, df in zip(pool, frames):
+        s = summarize_cv(df)
+        if len(df):
+            applied = df.groupby(["method", "holdout", "k"])["n_forced"].sum().rename("n_forced_folds")
+            s = s.merge(applied.reset_index(), on=["method", "holdout", "k"], how="left")
+        else:
+            s["n_forced_folds"] = pd.Series(dtype=int)
+        s.insert(0, "variant", names[j])
+        summaries.append(s)
+        if return_folds:
+            folds.append(df.assign(variant=names[j])[["variant"] + list(df.columns)])
+    out = pd.concat(summaries, ignore_index=True)
+    out.attrs = dict(summaries[0].attrs, initial=None, picks=tuple(names[j] for j in pool))
+    if not return_folds:
+        return out
+    fold_df = pd.concat(folds, ignore_index=True)
+    fold_df.attrs = dict(out.attrs)
+    return out, fold_df
+
+
+def variant_range(band: pd.DataFrame, *, k: int, metric: str | None = None) -> pd.DataFrame:
+    """Spread of a metric across the variants of a band at one subset size ``k``.
+
+    Parameters
+    ----------
+    band : DataFrame
+        Rows with ``variant`` and ``k``: the summary of :func:`first_pick_band`
+        or :func:`tie_break_band` (range of the per-variant mean R^2), or the
+        per-fold frame of ``first_pick_band(..., return_folds=True)`` (range of
+        the per-fold R^2 over every variant and fold).
+    k : int
+        Subset size.
+    metric : str, optional
+        Column to range over; default ``"r2_mean"`` when present, else ``"r2"``.
+
+    Returns
+    -------
+    DataFrame
+        One row per (method, holdout) (those present): ``k, metric, min, max,
+        spread`` (= max - min), ``lo_variant``, ``hi_variant`` (the variants
+        at the extremes; ``lo_fold``/``hi_fold`` too for per-fold input),
+        ``n_variants``. NaN values are ignored. Cost O(rows).
+
+    Raises
+    ------
+    ValueError
+        Missing columns, unknown ``metric`` or no rows at ``k``.
+    """
+    if not isinstance(band, pd.DataFrame):
+        raise ValueError(f"band must be a DataFrame, got {type(band).__name__}")
+    if metric is None:
+        metric = "r2_mean" if "r2_mean" in band.columns else "r2"
+    missing = [c for c in ("variant", "k", metric) if c not in band.columns]
+    if missing:
+        raise ValueError(f"band lacks column(s) {missing} (pass first_pick_band or tie_break_band output)")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise ValueError(f"k must be an integer, got {k!r}")
+    at = band[band["k"] == int(k)]
+    if at.empty:
+        ks = sorted(band["k"].unique().tolist())
+        raise ValueError(f"band has no rows at k={k}; it has k in {ks[0]}..{ks[-1]}" if ks else "band is empty")
+    keys = [c for c in ("method", "holdout") if c in at.columns]
+    groups = at.groupby(keys, sort=True) if keys else [((), at)]
+    rows = []
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        vals = g[metric].astype(float)
+        rec: dict[str, Any] = dict(zip(keys, key))
+        rec.update(k=int(k), metric=metric, min=float(vals.min()), max=float(vals.max()))
+        rec["spread"] = rec["max"] - rec["min"]
+        ok = vals.notna()
+        lo = g.loc[vals[ok].idxmin()] if ok.any() else None
+        hi = g.loc[vals[ok].idxmax()] if ok.any() else None
+        rec["lo_variant"] = None if lo is None else lo["variant"]
+        rec["hi_variant"] = None if hi is None else hi["variant"]
+        if "fold" in g.columns:
+            rec["lo_fold"] = None if lo is None else int(lo["fold"])
+            rec["hi_fold"] = None if hi is None else int(hi["fold"])
+        rec["n_variants"] = int(g["variant"].nunique())
+        rows.append(rec)
+    return pd.DataFrame(rows)

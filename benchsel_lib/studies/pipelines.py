@@ -1,0 +1,144 @@
+"""Which selection and which predictor: pipelines compared under the CV protocol (the book's chapter 12)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..method.search import parse_pipeline
+from ..protocol.cache import correlation_cache
+from ..protocol.cv import cv_grid
+from ..protocol.summaries import coverage_column
+
+__all__ = [
+    "fixed_pairs",
+    "compare_pipelines",
+    "paired_summary",
+    "pooled_coverage",
+    "inner_optimism",
+    "choice_counts",
+]
+
+
+def fixed_pairs(strategies: Sequence[str] = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso"),
+                predictors: Sequence[str] = ("gaussian", "ridge", "lowrank", "knn", "blend")) -> list[str]:
+    """Every ``"strategy+predictor"`` name of the given strategies and predictors."""
+    names = [f"{s}+{p}" for s in strategies for p in predictors]
+    for n in names:
+        parse_pipeline(n)
+    return names
+
+
+def compare_pipelines(
+    matrix: Any,
+    *,
+    fixed: Sequence[str],
+    seeds: Sequence[int] = (0, 42),
+    n_folds: int = 10,
+    k_max: int = 10,
+    holdout: float = 0.1,
+    config: str = "released",
+    estimator: str = "auto",
+    levels: Sequence[float] = (0.5, 0.8, 0.9),
+    n_jobs: int = 1,
+    ks: Sequence[int] | None = None,
+) -> pd.DataFrame:
+    """Per-fold R^2 of ``auto``, the paper's Gaussian + MI (``"mi"``) and the ``fixed`` pipelines.
+
+    Runs :func:`benchsel_lib.cross_validate` with ``scheme="paper"`` for each
+    seed: once for ``auto`` and ``mi`` with interval ``levels``, once for the
+    fixed pairs without intervals, all as one
+    :func:`~benchsel_lib.evaluation.cv_grid` sweep (the runs on one split
+    share a cell and its training correlation).  All methods see the
+    same folds.  ``ks`` (default every ``k = 1..k_max``) limits the subset
+    sizes scored.  Returns the concatenated rows with a ``seed`` column.
+    Cost: ``len(seeds) x n_folds`` splits, each running the inner search of
+    ``auto`` once per split plus one selection and ``len(ks)`` predictions per fixed pair.
+    """
+
+    kw = dict(matrix=matrix, holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", config=config,
+              estimator=estimator, ks=ks)
+    runs, tags = [], []
+    for seed in seeds:
+        runs.append(dict(kw, methods=("auto", "mi"), seed=seed, levels=tuple(levels)))
+        tags.append(seed)
+        if fixed:
+            runs.append(dict(kw, methods=tuple(fixed), seed=seed, levels=()))
+            tags.append(seed)
+    with correlation_cache():  # one sweep: a split's runs share one cell and its correlation estimate
+        frames = cv_grid(runs, n_jobs=n_jobs, progress=False)
+    return pd.concat([df.assign(seed=seed) for df, seed in zip(frames, tags)], ignore_index=True)
+
+
+def _mean_se(d: pd.Series) -> tuple[float, float]:
+    """Mean and standard error (``sd / sqrt(n)``; NaN below two values) of paired differences."""
+    return float(d.mean()), (float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan"))
+
+
+def paired_summary(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10), reference: str = "auto",
+                   baseline: str = "mi", n_se: float = 2.0) -> pd.DataFrame:
+    """Mean R^2 of ``reference``, ``baseline`` and the best other method per ``k``, with paired differences.
+
+    The difference ``reference - best`` is taken per (seed, fold) cell (same
+    folds), and its mean and standard error (``sd / sqrt(cells)``) are
+    reported.  ``best`` is the method (other than ``reference`` and
+    ``baseline``) with the highest mean R^2 at that ``k``.  ``vs_baseline``
+    reads the difference to ``baseline``: ``"better"`` / ``"worse"`` when it
+    exceeds ``n_se`` standard errors either way, else ``"level"``.
+    """
+    wide = df.pivot_table(index=["seed", "fold", "k"], columns="method", values="r2")
+    rows = []
+    for k in ks:
+        w = wide.xs(k, level="k")
+        means = w.mean()
+        others = means.drop([c for c in (reference, baseline) if c in means.index])
+        best = str(others.idxmax()) if len(others) else baseline
+        d = (w[reference] - w[best]).dropna()
+        diff, diff_se = _mean_se(d)
+        diff_b, diff_b_se = _mean_se((w[reference] - w[baseline]).dropna())
+        verdict = ("better" if diff_b > n_se * diff_b_se else "worse" if diff_b < -n_se * diff_b_se else "level")
+        rows.append(dict(k=int(k), reference=float(means[reference]), baseline=float(means[baseline]),
+                         best_fixed=best, best_fixed_r2=float(means[best]), diff=diff, diff_se=diff_se,
+                         diff_baseline=diff_b, diff_baseline_se=diff_b_se, n_cells=int(len(d)), vs_baseline=verdict))
+    return pd.DataFrame(rows)
+
+
+def choice_counts(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] = (5, 10),
+                  top: int = 3) -> dict[int, dict[str, int]]:
+    """How often each pipeline was ``method``'s choice over the (seed, fold) cells, per ``k``: the ``top`` most frequent."""
+    d = df[(df["method"] == method) & df["k"].isin(list(ks))]
+    return {int(k): {str(c): int(n) for c, n in g["choice"].value_counts().head(top).items()}
+            for k, g in d.groupby("k")}
+
+
+def pooled_coverage(df: pd.DataFrame, *, method: str = "auto", levels: Sequence[float] = (0.5, 0.8, 0.9)) -> pd.DataFrame:
+    """Interval coverage of ``method`` pooled over folds and ``k`` (weighted by evaluated entries), per level."""
+
+    d = df[df["method"] == method]
+    out = []
+    for lev in levels:
+        c = coverage_column(lev)
+        ok = d[c].notna() & (d["n_eval"] > 0)
+        cov = float(np.average(d.loc[ok, c], weights=d.loc[ok, "n_eval"])) if ok.any() else float("nan")
+        out.append(dict(nominal=float(lev), coverage=cov, gap=cov - float(lev)))
+    return pd.DataFrame(out)
+
+
+def inner_optimism(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] = (5, 10)) -> pd.DataFrame:
+    """How far the inner-CV R^2 of ``method``'s choice exceeds its R^2 on the held-out models, per ``k``.
+
+    ``df`` holds :func:`benchsel_lib.cross_validate` rows (``inner_r2`` and
+    ``r2``, e.g. from :func:`compare_pipelines`).  Returns per ``k`` the mean
+    of each over the (seed, fold) cells and their mean difference
+    ``inner_r2 - r2`` with its standard error: the optimism of the inner
+    score that a user of ``benchsel predict`` is shown.
+    """
+    d = df[(df["method"] == method) & df["k"].isin(list(ks))].dropna(subset=["inner_r2", "r2"])
+    rows = []
+    for k, g in d.groupby("k"):
+        optimism, optimism_se = _mean_se(g["inner_r2"] - g["r2"])
+        rows.append(dict(k=int(k), inner_r2=float(g["inner_r2"].mean()), r2=float(g["r2"].mean()),
+                         optimism=optimism, optimism_se=optimism_se, n_cells=int(len(g))))
+    return pd.DataFrame(rows, columns=["k", "inner_r2", "r2", "optimism", "optimism_se", "n_cells"])
