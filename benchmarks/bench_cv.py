@@ -2,9 +2,10 @@
 
 Grid: MTEB + Merged + MMLU; entropy and random at holdouts 10/20/50/90 %;
 entropy, MI and random at 10 %; k = 1..15; 10 folds (seed 0). One
-correlation estimate per (holdout, fold) is shared by all methods: the 10 %
-holdout runs with all three methods in one call, the other holdouts with
-entropy and random in a second call, so no estimate is computed twice.
+correlation estimate per (holdout, fold) is shared by all pipelines (the
+paper's ``Pipeline.paper(objective=...)``): the 10 % holdout runs with all
+three in one call, the other holdouts with entropy and random in a second
+call, so no estimate is computed twice.
 
 Usage::
 
@@ -48,7 +49,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import numpy as np  # noqa: E402
 
 from benchsel_lib.data import load_matrix  # noqa: E402
-from benchsel_lib.protocol.cv import cross_validate
+from benchsel_lib.method.pipeline import Pipeline  # noqa: E402
+from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
 from benchsel_lib.protocol.summaries import summarize_cv  # noqa: E402
 
 # Section 5.3/5.4 and Table 4 (10 % holdout); None = not reported.
@@ -86,10 +88,11 @@ def run_grid(name: str, *, estimator: str, n_jobs: int, folds: int, seed: int):
     m = load_matrix(name)
     c0 = _cpu()
     t0 = time.perf_counter()
-    a = cross_validate(m, methods=("entropy", "mi", "random"), holdouts=(0.1,), k_max=15, n_folds=folds, seed=seed,
-                       estimator=estimator, n_jobs=n_jobs, progress=False)
-    b = cross_validate(m, methods=("entropy", "random"), holdouts=(0.2, 0.5, 0.9), k_max=15, n_folds=folds,
-                       seed=seed, estimator=estimator, n_jobs=n_jobs, progress=False)
+    paper = {o: Pipeline.paper(objective=o, estimator=estimator) for o in ("entropy", "mi", "random")}
+    a = cross_validate(m, [paper["entropy"], paper["mi"], paper["random"]], holdouts=(0.1,), k_max=15,
+                       n_folds=folds, seed=seed, n_jobs=n_jobs, progress=False)
+    b = cross_validate(m, [paper["entropy"], paper["random"]], holdouts=(0.2, 0.5, 0.9), k_max=15, n_folds=folds,
+                       seed=seed, n_jobs=n_jobs, progress=False)
     wall = time.perf_counter() - t0
     cpu = _cpu() - c0
     timings: dict[str, float] = {}

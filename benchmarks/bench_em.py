@@ -293,11 +293,12 @@ def cv_check(name: str, data_dir: str | None) -> None:
 
     from benchsel_lib.data import load_matrix
     from benchsel_lib.method import correlation as estimation
+    from benchsel_lib.method.pipeline import Pipeline
     from benchsel_lib.protocol.cv import cross_validate
 
     m = load_matrix(name, **({"data_dir": data_dir} if data_dir else {}))
-    kw = dict(methods=("entropy", "mi", "random"), holdouts=(0.1,), k_max=15, n_folds=10, seed=0, n_jobs=1,
-              progress=False)
+    kw = dict(pipelines=[Pipeline.paper(objective=o) for o in ("entropy", "mi", "random")], holdouts=(0.1,), k_max=15,
+              n_folds=10, seed=0, n_jobs=1, progress=False)
     t0 = time.perf_counter()
     default = cross_validate(m, **kw)
     t_default = time.perf_counter() - t0

@@ -41,6 +41,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from benchsel_lib.data import load_matrix  # noqa: E402
+from benchsel_lib.method.pipeline import Pipeline  # noqa: E402
 from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
 from benchsel_lib.studies.pipelines import (  # noqa: E402
     choice_counts,
@@ -63,9 +64,9 @@ PREDS = ("gaussian", "ridge", "lowrank", "knn", "blend")
 
 
 def _cv(M, name: str, methods, seed: int, levels, n_jobs: int) -> pd.DataFrame:
-    return cross_validate(M, methods=tuple(methods), holdouts=(0.1,), k_max=10, n_folds=10, seed=seed,
-                          scheme="paper", config=CONFIG.get(name, "released"), levels=tuple(levels),
-                          progress=False, n_jobs=n_jobs)
+    pipelines = [Pipeline.from_name(m, config=CONFIG.get(name, "released")) for m in methods]
+    return cross_validate(M, pipelines, holdouts=(0.1,), k_max=10, n_folds=10, seed=seed, scheme="paper",
+                          levels=tuple(levels), progress=False, n_jobs=n_jobs)
 
 
 def _verdict(ok: bool, text: str) -> str:

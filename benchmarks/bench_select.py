@@ -118,11 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(header))
     for label, C in cases:
         for method in ("entropy", "mi"):
-            t_lib = best_time(lambda: select(C, k, method=method, tie_break="argmax"), args.repeat)
-            t_lazy = best_time(lambda: select(C, k, method=method, tie_break="argmax", lazy=True), args.repeat)
+            t_lib = best_time(lambda: select(C, k, objective=method, tie_break="argmax"), args.repeat)
+            t_lazy = best_time(lambda: select(C, k, objective=method, tie_break="argmax", lazy=True), args.repeat)
             t_plain = best_time(lambda: plain_greedy(C, k, method), 3)
-            eager = select(C, k, method=method, tie_break="argmax")
-            lazy = select(C, k, method=method, tie_break="argmax", lazy=True)
+            eager = select(C, k, objective=method, tie_break="argmax")
+            lazy = select(C, k, objective=method, tie_break="argmax", lazy=True)
             same = eager.order == plain_greedy(C, k, method) == lazy.order
             print(
                 f"{label:<22}{method:<9}{t_lib * 1e3:>10.2f}ms{t_lazy * 1e3:>10.2f}ms{t_plain * 1e3:>10.1f}ms"

@@ -5,13 +5,24 @@ that bad input never surfaces as a traceback from deep inside NumPy.
 """
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 
 import numpy as np
 
 from .data.matrix import ScoreMatrix
 
-__all__ = ["check_covariance", "check_data_matrix", "check_int", "check_k", "resolve_indices"]
+__all__ = [
+    "check_covariance",
+    "check_data_matrix",
+    "check_int",
+    "check_k",
+    "check_level",
+    "check_matrix",
+    "resolve_indices",
+    "suggest_names",
+    "unknown_name_error",
+]
 
 
 def check_covariance(cov: object, *, name: str = "cov", sym_tol: float = 1e-8) -> np.ndarray:
@@ -35,11 +46,11 @@ def check_covariance(cov: object, *, name: str = "cov", sym_tol: float = 1e-8) -
     return (arr + arr.T) / 2.0
 
 
-def check_data_matrix(X: object, *, name: str = "X", min_rows: int = 2) -> np.ndarray:
+def check_data_matrix(X: object, *, name: str = "X", min_rows: int = 2, allow_empty: bool = False) -> np.ndarray:
     """Return ``X`` as a float (M, N) array with NaN for missing entries.
 
     Raises if ``X`` is not 2-D, holds infinities, has fewer than ``min_rows``
-    rows, or has a row or column with no observed value.
+    rows, or (unless ``allow_empty``) has a row or column with no observed value.
     """
 
     if isinstance(X, ScoreMatrix):
@@ -56,6 +67,8 @@ def check_data_matrix(X: object, *, name: str = "X", min_rows: int = 2) -> np.nd
         raise ValueError(f"{name} has no benchmark columns")
     if np.isinf(arr).any():
         raise ValueError(f"{name} contains infinite values")
+    if allow_empty:
+        return arr
     obs = ~np.isnan(arr)
     empty_cols = np.flatnonzero(~obs.any(axis=0))
     if empty_cols.size:
@@ -64,6 +77,13 @@ def check_data_matrix(X: object, *, name: str = "X", min_rows: int = 2) -> np.nd
     if empty_rows.size:
         raise ValueError(f"{name} has all-missing row(s) at index {empty_rows[:10].tolist()}")
     return arr
+
+
+def check_matrix(matrix: object) -> ScoreMatrix:
+    """``matrix`` if it is a ScoreMatrix whose every model and benchmark has a score; else ValueError naming the problem."""
+    if not isinstance(matrix, ScoreMatrix):
+        raise ValueError(f"matrix must be a ScoreMatrix, got {type(matrix).__name__}")
+    return matrix.require_observed()
 
 
 def check_int(value: object, name: str, *, minimum: int = 1) -> int:
@@ -114,3 +134,34 @@ def resolve_indices(
             raise ValueError(f"{what} lists {it!r} twice")
         out.append(idx)
     return out
+
+
+def suggest_names(name: str, names: Sequence[str], *, n: int = 3) -> list[str]:
+    """Close matches of ``name`` among ``names`` (case-insensitive difflib ratio >= 0.6, else substrings).
+
+    O(len(names) * len(name)^2) in the worst case (difflib), negligible here.
+    """
+    lowered = {s.lower(): s for s in names}
+    hits = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.6)
+    # a substring match ("arc" -> "ARC-Challenge") helps when difflib finds nothing
+    if not hits:
+        hits = [k for k in lowered if name.lower() in k][:n]
+    return [lowered[h] for h in hits]
+
+
+def unknown_name_error(name: str, names: Sequence[str], what: str = "benchmark") -> ValueError:
+    """A ValueError for an unknown name, with close matches when there are any."""
+    close = suggest_names(name, names)
+    hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else f" ({len(names)} {what}s in the matrix)"
+    return ValueError(f"unknown {what} {name!r}{hint}")
+
+
+def check_level(level: object) -> float:
+    """An interval level strictly between 0 and 1, as a float; anything else raises ValueError naming it."""
+    try:
+        value = float(level)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}") from None
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"level={value} is out of range: it must be strictly between 0 and 1 (e.g. 0.9)")
+    return value

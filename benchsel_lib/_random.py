@@ -1,7 +1,15 @@
-"""Random streams of the library: every random choice derives from a seed.
+"""Random streams and folds: every random choice of the library derives from a seed.
 
-Streams are ``numpy.random.SeedSequence(seed, spawn_key=key)`` with fixed keys, so the
-same seed always gives the same numbers, whatever the worker or the order of the work.
+Streams are ``numpy.random.SeedSequence(seed, spawn_key=key)`` with fixed keys,
+so the same seed always gives the same numbers, whatever the worker or the
+order of the work. Keys in use: ``(0,)`` fold permutation, ``(1, fold)``
+training subsample, ``(2, fold)`` random selection and ``(3, fold)`` inner
+folds of the variance inflation (the CV protocol), ``(4,)`` the random control
+split of the extrapolation check, ``(5,)`` the sample of first picks,
+``(6, fold)`` a pipeline's inner cross-validation in a CV split, ``(11,)`` the
+inner folds of a pipeline's search.
+
+:func:`balanced_folds` is the one way the library cuts rows into folds.
 """
 from __future__ import annotations
 
@@ -9,20 +17,36 @@ import numpy as np
 
 from ._checks import check_int
 
-__all__ = [
-    "check_seed",
-    "rng",
-    "int_seed",
-]
+__all__ = ["check_seed", "rng", "int_seed", "balanced_folds", "fold_labels"]
 
 
 def check_seed(seed: object) -> int:
+    """``seed`` as a non-negative int; anything else raises ValueError naming it."""
     return check_int(seed, "seed", minimum=0)
 
 
 def rng(seed: int, *key: int) -> np.random.Generator:
+    """The generator of the stream ``SeedSequence(seed, spawn_key=key)``."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=tuple(int(k) for k in key)))
 
 
 def int_seed(seed: int, *key: int) -> int:
+    """A 32-bit integer seed drawn from the stream ``SeedSequence(seed, spawn_key=key)``."""
     return int(np.random.SeedSequence(seed, spawn_key=tuple(int(k) for k in key)).generate_state(1)[0])
+
+
+def balanced_folds(permutation: np.ndarray, n_folds: int) -> list[np.ndarray]:
+    """Cut a permutation of the rows into ``n_folds`` contiguous chunks whose sizes differ by at most one.
+
+    The chunks keep the permutation's order (``numpy.array_split``). O(M).
+    """
+    return list(np.array_split(np.asarray(permutation), int(n_folds)))
+
+
+def fold_labels(permutation: np.ndarray, n_folds: int) -> np.ndarray:
+    """Fold label (0..K-1) of every row, for the chunks of :func:`balanced_folds`. O(M)."""
+    perm = np.asarray(permutation)
+    labels = np.empty(perm.size, dtype=int)
+    for f, chunk in enumerate(balanced_folds(perm, n_folds)):
+        labels[chunk] = f
+    return labels

@@ -1,20 +1,26 @@
 """The ``benchsel`` command: select benchmarks, predict a new model's scores, cross-validate.
 
+The command only parses and formats: every subcommand builds a
+:class:`~benchsel_lib.method.pipeline.Pipeline` and calls it.
+
 Subcommands (``benchsel <command> --help`` shows examples for each):
 
 * ``benchsel datasets`` -- the built-in matrices with shape and observed fraction;
-* ``benchsel select`` -- greedy entropy / MI / random selection (Algorithms 1-2)
-  with mandatory benchmarks (Section 6, "Safety and fairness coverage"), a
-  cost budget (Krause-Guestrin modified greedy, Appendix B) and the
-  model-selection dual ``--axis models`` (Section 6, "Future work");
-* ``benchsel predict`` -- Gaussian conditional prediction of the benchmarks a
-  new model has not run (Eqs. cond-mean / cond-var) with central intervals in
-  the original units (:mod:`benchsel_lib.predict`), optionally rescaled by a
+* ``benchsel select`` -- the recommended pipeline's selection (``Pipeline.auto``),
+  or the paper's greedy entropy / MI / random selection (``Pipeline.paper``,
+  Algorithms 1-2) with mandatory benchmarks (Section 6, "Safety and fairness
+  coverage"), a cost budget (Krause-Guestrin modified greedy, Appendix B) and
+  the model-selection dual ``--axis models`` (Section 6, "Future work");
+* ``benchsel predict`` -- the benchmarks a new model has not run, predicted
+  from the ones it has, with intervals in the original units: the recommended
+  predictor with split-conformal intervals, or the Gaussian conditional mean
+  (Eqs. cond-mean / cond-var) with Gaussian intervals, optionally rescaled by a
   variance-inflation factor, given or fitted by inner cross-validation
   (``--inflate none|auto|F``);
-* ``benchsel cv`` -- the paper's cross-validation protocol (Section 5.1), with
-  interval coverage (``--levels``) and the inner-fold variance inflation of
-  ``cross_validate(variance_inflation="inner")`` (``--variance-inflation inner``).
+* ``benchsel cv`` -- the paper's cross-validation protocol (Section 5.1) of
+  named pipelines, with interval coverage (``--levels``) and the inner-fold
+  variance inflation of ``Pipeline.paper(inflation="inner")``
+  (``--variance-inflation inner``).
 
 The command uses one BLAS thread unless ``OPENBLAS_NUM_THREADS`` /
 ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` are set (see ``BLAS_THREAD_VARS``).
@@ -46,20 +52,32 @@ if "numpy" not in sys.modules:  # the console script / python -m: numpy (BLAS) i
     # yourself to use more threads. Imported after numpy (tests, notebooks) this does nothing.
     for _var in BLAS_THREAD_VARS:
         os.environ.setdefault(_var, "1")
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 import numpy as np
+import pandas as pd
 
-__all__ = ["main", "build_parser", "DEFAULT_MIN_OBSERVED"]
+from . import __version__
+from ._checks import suggest_names, unknown_name_error
+from .data import DATASETS, load_csv, load_matrix
+from .method.pipeline import PAPER_OBJECTIVES, Pipeline, check_given, parse_pipeline
+from .method.search import Recommendation
+from .protocol.cv import cross_validate
+from .protocol.splits import cv_splits
+from .protocol.summaries import coverage_column, summarize_cv
+from .protocol.sweep import SweepError, dask_backend
+
+__all__ = ["main", "build_parser", "parse_scores", "DEFAULT_MIN_OBSERVED"]
 
 #: ``benchsel select`` ignores candidates observed for fewer models than this
 #: (capped at the number of models) unless ``--min-observed`` says otherwise
 #: (a benchmark run by only 2 or 3 models gets a noise correlation).
 DEFAULT_MIN_OBSERVED: int = 5
 
-_OBJECTIVES = ("entropy", "mi", "random")
+_OBJECTIVES = PAPER_OBJECTIVES
 #: ``--inflate auto`` on fewer training rows than this says the factor is noisy.
 _FEW_ROWS = 30
 _FORMATS = ("table", "csv", "json")
@@ -143,7 +161,7 @@ and within the training range widened by 10 (floored) standard deviations.
 factor F (half-widths and sd by sqrt(F); F > 1 widens, F < 1 narrows). A number is used as given (e.g. the
 inflation_mean that 'benchsel cv --variance-inflation inner' reports); 'auto'
 fits F for the benchmarks you gave, on the data, by the library's inner
-cross-validation (cross_validate(variance_inflation="inner")): --inner-folds
+cross-validation (Pipeline.paper(inflation="inner")): --inner-folds
 folds of the training models (seed --seed), correlation re-estimated without
 each fold, held-out models predicted from the given benchmarks, F = mean of
 r^2 / var (so it can come out below 1 where the plain intervals are too
@@ -179,6 +197,42 @@ thread each); --scheduler ADDRESS runs them on every worker of a running Dask
 cluster (needs the [cluster] extra: pip install 'benchsel[cluster]'). The
 numbers are the same, bit for bit, however the splits are run.
 """
+
+
+def parse_scores(text: str | Iterable[str]) -> list[tuple[str, float]]:
+    """Parse ``"BENCH=VALUE,BENCH=VALUE"`` into ``[(name, value), ...]`` (order kept, duplicates kept).
+
+    Names may contain spaces, ``=`` (the value is after the *last* ``=``) and
+    commas (a comma-separated piece without ``=`` is joined to the next one).
+    Several strings (a repeated ``--scores`` option) are concatenated.
+    Values must parse as floats; a non-numeric value raises ``ValueError``.
+    Duplicates are checked by :func:`check_given`, not here. O(len(text)).
+    """
+    texts = [text] if isinstance(text, str) else list(text)
+    items: list[tuple[str, float]] = []
+    for t in texts:
+        pending = ""
+        for piece in t.split(","):
+            if "=" not in piece:
+                if piece.strip():
+                    pending += piece + ","
+                continue
+            piece = pending + piece
+            pending = ""
+            name, _, raw = piece.rpartition("=")
+            name, raw = name.strip(), raw.strip()
+            if not name:
+                raise ValueError(f"missing benchmark name before '=' in {piece.strip()!r}")
+            try:
+                value = float(raw)
+            except ValueError:
+                raise ValueError(f"value {raw!r} for benchmark {name!r} is not a number") from None
+            items.append((name, value))
+        if pending.strip():
+            raise ValueError(f"expected BENCH=VALUE, got {pending.rstrip(',').strip()!r}")
+    if not items:
+        raise ValueError("no scores given (expected \"BENCH=VALUE,BENCH=VALUE,...\")")
+    return items
 
 
 def _int(text: str) -> int:
@@ -233,8 +287,6 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_MAIN_EPILOG,
         formatter_class=fmt,
     )
-    from . import __version__
-
     parser.add_argument("--version", action="version", version=f"benchsel {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="command", parser_class=_Parser)
 
@@ -329,16 +381,12 @@ def build_parser() -> argparse.ArgumentParser:
 # ------------------------------------------------------------------ inputs
 def _load(data: str, *, data_dir: str | None, axis: str = "benchmarks"):
     """A built-in matrix by name or a user CSV by path (transposed for --axis models)."""
-    from .data import DATASETS, load_csv, load_matrix
-
     if data in DATASETS:
         matrix = load_matrix(data, data_dir=data_dir)
     else:
         path = Path(data)
         looks_like_path = path.suffix.lower() in {".csv", ".tsv", ".txt"} or os.sep in data or path.exists()
         if not looks_like_path:
-            from .method.predict import suggest_names
-
             close = suggest_names(data, list(DATASETS))
             hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
             raise UsageError(
@@ -360,8 +408,6 @@ def _what(axis: str) -> str:
 
 def _read_costs(path: str, names: Sequence[str], default: float | None, what: str) -> np.ndarray:
     """Per-candidate costs from a ``benchmark,cost`` CSV (header row required)."""
-    from .method.predict import unknown_name_error
-
     p = Path(path)
     if not p.is_file():
         raise UsageError(f"costs file not found: {path}")
@@ -398,8 +444,6 @@ def _read_costs(path: str, names: Sequence[str], default: float | None, what: st
 
 def _read_scores_file(path: str) -> tuple[list[tuple[str, float]] | None, Any]:
     """Read ``--scores-file``: (pairs, None) for a benchmark,score file, else (None, DataFrame)."""
-    from .data import load_csv
-
     p = Path(path)
     if not p.is_file():
         raise UsageError(f"scores file not found: {path}")
@@ -428,8 +472,6 @@ def _read_scores_file(path: str) -> tuple[list[tuple[str, float]] | None, Any]:
 
 def _check_frame(frame: Any, matrix: Any) -> None:
     """Validate a many-model scores table (names, duplicates, values) without fitting."""
-    from .method.predict import check_given
-
     for i in range(frame.shape[0]):
         row = [(str(c), v) for c, v in zip(frame.columns, frame.iloc[i].to_numpy(dtype=float))]
         try:
@@ -546,10 +588,6 @@ def _slow_em_note(matrix, estimator: str, what: str) -> None:
 
 # ---------------------------------------------------------------- commands
 def _cmd_datasets(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from .data import DATASETS, load_matrix
-
     rows = []
     for name in DATASETS:
         m = load_matrix(name, data_dir=args.data_dir)
@@ -562,12 +600,6 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def _cmd_select(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from .method.correlation import estimate_correlation
-    from .method.predict import unknown_name_error
-    from .method.selection import select
-
     paper_only = args.objective is not None or args.costs is not None or args.budget is not None or args.axis == "models"
     if args.method is None:
         args.method = "gaussian" if paper_only else "auto"
@@ -598,7 +630,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
         k = args.k
         if not 1 <= k <= n_cand:
             raise UsageError(f"-k {k} is out of range: {args.data} has {n_cand} {what}s, choose 1..{n_cand}")
-    require: list[int] = []
+    require: list[int] = []  # column indices of --require
     for name in args.require:
         if name not in names:
             raise unknown_name_error(name, names, what)
@@ -635,14 +667,15 @@ def _cmd_select(args: argparse.Namespace) -> int:
     k = min(k, available)
     if args.method == "auto":  # its own correlation estimates, inside the inner cross-validation
         return _select_auto(args, matrix, k, require, min_obs, thin)
-    # --- estimate and select
+    # --- the paper's pipeline: estimate and select
     _slow_em_note(matrix, args.estimator, what)
-    est = estimate_correlation(np.asarray(matrix.scores, dtype=float), method=args.estimator)
-    sel = select(
-        est.corr, k if args.k is not None or costs is None else None, method=args.objective, initial=require, costs=costs, budget=args.budget,
-        seed=args.seed, names=names, min_observed=min_obs if min_obs > 0 else None,
-        observed_counts=counts,
-    )
+    pipe = Pipeline.paper(
+        k if args.k is not None or costs is None else None, objective=args.objective, estimator=args.estimator,
+        initial=[names[j] for j in require], min_observed=min_obs if min_obs > 0 else None,
+        costs=None if costs is None else dict(zip(names, costs.tolist())), budget=args.budget, seed=args.seed,
+    ).fit(matrix)
+    sel = pipe.selection_
+    estimator = pipe.component("correlation").resolved(matrix.scores)
     order = list(sel.order)
     steps = len(order)
     df = pd.DataFrame({
@@ -663,12 +696,12 @@ def _cmd_select(args: argparse.Namespace) -> int:
     meta: dict[str, Any] = {
         "data": args.data, "axis": args.axis, "shape": list(matrix.shape),
         "observed_fraction": matrix.observed_fraction, "objective": args.objective,
-        "estimator": est.method, "k": args.k, "min_observed": min_obs, "seed": args.seed,
+        "estimator": estimator, "k": args.k, "min_observed": min_obs, "seed": args.seed,
         "required": [names[j] for j in require], "excluded": [names[j] for j in thin],
     }
     header = [
         _describe(matrix, args.data, args.axis),
-        f"objective: {args.objective}   correlation: {est.method}   "
+        f"objective: {args.objective}   correlation: {estimator}   "
         f"{'reference models' if what == 'model' else 'benchmarks'} selected: {steps}",
         "",
     ]
@@ -687,9 +720,14 @@ def _cmd_select(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_predict(args: argparse.Namespace) -> int:
-    from .method.predict import Predictor, check_given, parse_scores
+def _as_table(pred: pd.DataFrame) -> pd.DataFrame:
+    """A prediction frame of :meth:`Pipeline.predict` as the command's table (``predicted``, ``n_train``)."""
+    out = pred.reset_index().rename(columns={"mean": "predicted", "n_observed": "n_train"})
+    out.attrs = dict(pred.attrs)
+    return out
 
+
+def _cmd_predict(args: argparse.Namespace) -> int:
     if not (0.0 < args.level < 1.0):
         raise UsageError(f"--level must be strictly between 0 and 1, got {args.level:g}")
     paper_only = args.transform != "none" or args.inflate != "none" or args.axis == "models"
@@ -711,7 +749,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     seed = 0 if args.seed is None else args.seed
     if seed < 0:
         raise UsageError(f"--seed must be >= 0, got {seed}")
-    inflation: str | float = 1.0 if args.inflate == "none" else args.inflate
+    inflation: str | float = 1.0 if args.inflate == "none" else "inner" if args.inflate == "auto" else args.inflate
     matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
     what = _what(args.axis)
     rows_what = "models" if what == "benchmark" else "benchmarks"
@@ -729,24 +767,28 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     else:
         _check_frame(frame, matrix)
     _slow_em_note(matrix, args.estimator, what)
-    predictor = Predictor.fit(matrix, transform=transform, estimator=args.estimator)
+    pipe = Pipeline.paper(objective="mi", estimator=args.estimator, logit=transform == "logit", inflation=inflation,
+                          inner_folds=inner_folds, seed=seed)
+    first = [n for n, v in pairs if not math.isnan(float(v))] if frame is None else \
+        [c for c in frame.columns if frame[c].notna().iloc[0]]
+    pipe.fit(matrix, revealed=[str(b) for b in first])
+    estimator = pipe.component("correlation").resolved(pipe.scaling_.values(matrix.scores))
     lo_pct, hi_pct = 50 * (1 - args.level), 50 * (1 + args.level)
     header = [_describe(matrix, args.data, args.axis)]
-    infl_kw = dict(inflation=inflation, inner_folds=inner_folds, seed=seed)
     if frame is None:
-        df = predictor.predict(pairs, level=args.level, skip_missing=args.scores_file is not None, **infl_kw)
+        df = _as_table(pipe.predict(pairs, level=args.level, skip_missing=args.scores_file is not None))
         used = df.attrs["used"]
         ignored = df.attrs["ignored"]
         meta = {"data": args.data, "axis": args.axis, "level": args.level, "transform": transform,
-                "estimator": predictor.method, "used": used, "ignored": ignored}
+                "estimator": estimator, "used": used, "ignored": ignored}
         given_line = f"conditioned on {len(used)} given score(s): " + ", ".join(f"{k}={v:g}" for k, v in used.items())
         factors: dict[str, float] = {"": df.attrs["inflation"]}
         meta["inflation"] = df.attrs["inflation"]
     else:
-        df = predictor.predict_frame(frame, level=args.level, **infl_kw)
+        df = _as_table(pipe.predict(frame, level=args.level))
         used = df.attrs["used"]
         meta = {"data": args.data, "axis": args.axis, "level": args.level, "transform": transform,
-                "estimator": predictor.method, "used": used}
+                "estimator": estimator, "used": used}
         given_line = "conditioned on: " + "; ".join(f"{m}: {len(u)} score(s) ({', '.join(u)})" for m, u in used.items())
         ignored = []
         factors = df.attrs["inflation"]
@@ -768,7 +810,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
                          + ", ".join(f"{m} {f:.4g}" for m, f in factors.items()))
     df = df.rename(columns={"benchmark": what}) if what != "benchmark" else df
     header += [given_line, f"interval: central {100 * args.level:g}% ({lo_pct:g}%..{hi_pct:g}%) of the Gaussian "
-               f"conditional distribution; correlation: {predictor.method}"
+               f"conditional distribution; correlation: {estimator}"
                + ("; logit space" if transform else "")]
     if infl_line:
         header.append(infl_line)
@@ -784,11 +826,6 @@ def _cmd_predict(args: argparse.Namespace) -> int:
 
 def _run_cv(matrix: Any, run: dict[str, Any], *, jobs: int, scheduler: str | None) -> Any:
     """``cross_validate`` on ``jobs`` local processes, or on the Dask scheduler at ``scheduler``."""
-    from contextlib import ExitStack
-
-    from .protocol.cv import cross_validate
-    from .protocol.sweep import dask_backend
-
     with ExitStack() as stack:
         if scheduler is None:
             return cross_validate(matrix, n_jobs=jobs, **run)
@@ -802,10 +839,9 @@ def _run_cv(matrix: Any, run: dict[str, Any], *, jobs: int, scheduler: str | Non
         return cross_validate(matrix, n_jobs=None, **run)
 
 
-def _recommend_lines(rec) -> list[str]:
+def _recommend_lines(rec: Recommendation) -> list[str]:
     """What the recommended pipeline chose and the inner-CV R^2 of every candidate at its k."""
-    at = rec.scores[rec.scores["k"] == rec.k].sort_values("r2", ascending=False, kind="stable")
-    cands = ", ".join(f"{r.strategy}+{r.predictor} {r.r2:.3f}" for r in at.itertuples())
+    cands = ", ".join(f"{r.strategy}+{r.predictor} {r.r2:.3f}" for r in rec.candidates.itertuples())
     lines = [f"pipeline: {rec.name} (chosen by inner cross-validation on the matrix's models; R^2 {rec.inner_r2:.3f})"]
     if rec.weights:
         lines.append("stack weights: " + ", ".join(f"{n} {w:.3f}" for n, w in rec.weights.items()))
@@ -816,22 +852,8 @@ def _recommend_lines(rec) -> list[str]:
     return lines
 
 
-def _standardized(matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    from .method.scaling import fit_standardizer
-
-    X = np.asarray(matrix.scores, dtype=float)
-    st = fit_standardizer(X, std_floor="relative")
-    mu, sd = np.asarray(st.mean, dtype=float), np.asarray(st.std, dtype=float)
-    return (X - mu) / sd, mu, sd
-
-
 def _predict_auto(args: argparse.Namespace, pairs) -> int:
     """``benchsel predict`` with the recommended predictor and conformal intervals."""
-    import pandas as pd
-
-    from .method.predict import check_given
-    from .method.search import recommend_predictor
-
     seed = 0 if args.seed is None else args.seed
     if seed < 0:
         raise UsageError(f"--seed must be >= 0, got {seed}")
@@ -842,22 +864,12 @@ def _predict_auto(args: argparse.Namespace, pairs) -> int:
     given = check_given(pairs, matrix, skip_missing=args.scores_file is not None)
     if not given:
         raise UsageError("no scores given (every entry is empty)")
-    names = list(matrix.benchmarks)
-    cols = [names.index(b) for b in given]
-    Z, mu, sd = _standardized(matrix)
-    rec = recommend_predictor(Z, cols, n_folds=inner, seed=seed, levels=(args.level,))
-    query = np.full((1, len(names)), np.nan)
-    query[0, cols] = [(v - mu[j]) / sd[j] for j, v in zip(cols, given.values())]
-    pred = rec.predict(Z, query)
-    tgt = [j for j in range(len(names)) if j not in cols]
-    out = pd.DataFrame({"benchmark": [names[j] for j in tgt], "predicted": pred[0, tgt] * sd[tgt] + mu[tgt]})
-    if np.isfinite(rec.quantiles.get(float(args.level), np.nan)):
-        lo, hi = rec.interval(pred, float(args.level))
-        out["lower"] = lo[0, tgt] * sd[tgt] + mu[tgt]
-        out["upper"] = hi[0, tgt] * sd[tgt] + mu[tgt]
-    else:
-        out["lower"] = out["upper"] = np.nan
-    out["n_observed"] = matrix.observed.sum(axis=0)[tgt].astype(int)
+    pipe = Pipeline.auto(k=len(given), seed=seed, search_folds=inner).fit(matrix, revealed=list(given))
+    pred = pipe.predict(given, level=args.level)
+    rec = pipe.choice_
+    out = pd.DataFrame({"benchmark": pred.index, "predicted": pred["mean"].to_numpy(),
+                        "lower": pred["lower"].to_numpy(), "upper": pred["upper"].to_numpy(),
+                        "n_observed": pred["n_observed"].to_numpy()})
     lines = _recommend_lines(rec)
     given_line = f"conditioned on {len(given)} given score(s): " + ", ".join(f"{k}={v:g}" for k, v in given.items())
     header = [_describe(matrix, args.data), given_line, *lines,
@@ -872,17 +884,13 @@ def _predict_auto(args: argparse.Namespace, pairs) -> int:
     return 0
 
 
-def _select_auto(args: argparse.Namespace, matrix, k: int, require: list[int], min_obs: int,
+def _select_auto(args: argparse.Namespace, matrix: Any, k: int, require: list[int], min_obs: int,
                  thin: list[int]) -> int:
     """``benchsel select`` with the recommended pipeline."""
-    import pandas as pd
-
-    from .method.search import recommend
-
     names = list(matrix.benchmarks)
-    Z, _, _ = _standardized(matrix)
-    rec = recommend(Z, k, seed=args.seed, initial=require,
-                    min_observed=min_obs if min_obs > 0 else None)
+    pipe = Pipeline.auto(k, seed=args.seed, initial=[names[j] for j in require],
+                         min_observed=min_obs if min_obs > 0 else None).fit(matrix)
+    rec = pipe.choice_
     order = rec.selection
     counts = matrix.observed.sum(axis=0)
     df = pd.DataFrame({"step": np.arange(1, len(order) + 1), "benchmark": [names[j] for j in order],
@@ -893,7 +901,7 @@ def _select_auto(args: argparse.Namespace, matrix, k: int, require: list[int], m
     header = [_describe(matrix, args.data), *lines, ""]
     meta = {"data": args.data, "method": "auto", "pipeline": rec.name, "strategy": rec.strategy,
             "predictor": rec.predictor, "inner_r2": rec.inner_r2, "k": k, "seed": args.seed,
-            "scores": _records(rec.scores[rec.scores["k"] == k]), "weights": rec.weights, "note": rec.note,
+            "scores": _records(rec.scores[rec.scores["k"] == rec.k]), "weights": rec.weights, "note": rec.note,
             "min_observed": min_obs, "required": [names[j] for j in require], "excluded": [names[j] for j in thin]}
     if args.format == "csv":
         for line in lines:
@@ -903,20 +911,14 @@ def _select_auto(args: argparse.Namespace, matrix, k: int, require: list[int], m
 
 
 def _cmd_cv(args: argparse.Namespace) -> int:
-    from .protocol.splits import cv_splits
-    from .protocol.summaries import summarize_cv
-
     matrix = _load(args.data, data_dir=args.data_dir)
     methods = _parse_list(args.methods, "methods")
     for m in methods:
-        if m not in _OBJECTIVES:
-            from .method.search import parse_pipeline
-
-            try:
-                parse_pipeline(m)
-            except ValueError as exc:
-                raise UsageError(f"unknown method {m!r} in --methods; choose from {', '.join(_OBJECTIVES)}, auto "
-                                 f"or STRATEGY+PREDICTOR ({exc})") from None
+        try:
+            parse_pipeline(m) if m not in PAPER_OBJECTIVES else None
+        except ValueError as exc:
+            raise UsageError(f"unknown method {m!r} in --methods; choose from {', '.join(PAPER_OBJECTIVES)}, auto "
+                             f"or STRATEGY+PREDICTOR ({exc})") from None
     holdouts = _parse_fractions(args.holdouts, "holdouts", "holdout", "0.1 = 10%")
     m, n = matrix.shape
     if n < 2 or m < 2:
@@ -961,14 +963,11 @@ def _cmd_cv(args: argparse.Namespace) -> int:
     transform = None if args.transform == "none" else args.transform
     if loo_note:  # after every check, so that an error stays one line
         _note(loo_note)
-    run = dict(
-        methods=tuple(methods), holdouts=tuple(holdouts), k_max=args.k_max, n_folds=args.folds,
-        seed=args.seed, estimator=args.estimator, transform=transform, scheme=args.scheme, config=args.em_config,
-        min_observed=args.min_observed or None, progress=None, levels=tuple(levels),
-        variance_inflation="inner" if inflate else None, inner_folds=args.inner_folds,
-    )
-    from .protocol.sweep import SweepError
-
+    pipelines = [Pipeline.from_name(m, estimator=args.estimator, config=args.em_config, logit=transform == "logit",
+                                    min_observed=args.min_observed or None, inflation="inner" if inflate else 1.0,
+                                    inner_folds=args.inner_folds) for m in methods]
+    run = dict(pipelines=pipelines, holdouts=tuple(holdouts), k_max=args.k_max, n_folds=args.folds, seed=args.seed,
+               scheme=args.scheme, progress=None, levels=tuple(levels))
     try:
         df = _run_cv(matrix, run, jobs=args.jobs, scheduler=args.scheduler)
     except SweepError as exc:  # a failed split or a dead worker: not bad input, but one line too
@@ -1006,14 +1005,12 @@ def _cmd_cv(args: argparse.Namespace) -> int:
 
 def _cv_coverage(summary, levels: Sequence[float], holdouts: Sequence[float]):
     """One row per (method, [holdout,] k): mean coverage per level (and calibrated, inflation factor)."""
-    from .protocol.summaries import coverage_column as _cov_col
-
     cols = ["method"] + (["holdout"] if len(holdouts) > 1 else []) + ["k"]
     out = summary[cols].copy()
     if "inflation_mean" in summary.columns:
         out["inflation"] = summary["inflation_mean"]
     for lv in levels:
-        c = _cov_col(lv)
+        c = coverage_column(lv)
         out[c] = summary[f"{c}_mean"]
         if f"{c}_cal_mean" in summary.columns:
             out[c + "_cal"] = summary[f"{c}_cal_mean"]
@@ -1022,8 +1019,6 @@ def _cv_coverage(summary, levels: Sequence[float], holdouts: Sequence[float]):
 
 def _cv_wide(summary, holdouts: Sequence[float]):
     """Rows k, one ``mean +- sd`` column per (method, holdout) for the table format."""
-    import pandas as pd
-
     wide = pd.DataFrame({"k": sorted(summary["k"].unique())})
     for (method, holdout), part in summary.groupby(["method", "holdout"], sort=False):
         label = method if len(holdouts) == 1 else f"{method} ({100 * holdout:g}%)"

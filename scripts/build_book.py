@@ -13,8 +13,10 @@ Steps
    failing notebook is named (its partially executed copy is kept for inspection).
 4. Assemble a book source in ``<build>/src/``: ``_config.yml`` (with the vendor
    path made absolute), a ``_toc.yml`` filtered to the notebooks that exist (plus
-   any other numbered notebook under "Additional notebooks"), ``intro.md`` (links to
-   missing notebooks become plain text) and the *executed* notebooks.
+   any other numbered notebook under "Additional notebooks"), ``intro.md``, the
+   other pages the toc lists (the appendix, ``docs/*.md``; links to missing
+   notebooks become plain text in these and in ``intro.md``) and the *executed*
+   notebooks.
 5. ``jupyter-book build <build>/src -W -n --keep-going --all`` with
    ``execute_notebooks: "off"``; the site ends up in ``<build>/html/``.
    Before rendering, every ``{glue}`` reference in a notebook's markdown is
@@ -54,6 +56,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -380,8 +383,13 @@ def _report(r: dict[str, Any]) -> None:
     print(f"build_book:   {r['notebook']}: {r['seconds']:.1f} s {status}", flush=True)
 
 
-def make_toc(toc: dict[str, Any], present: set[str]) -> tuple[dict[str, Any], list[str], list[str]]:
+def make_toc(
+    toc: dict[str, Any], present: set[str], pages: set[str] | None = None,
+) -> tuple[dict[str, Any], list[str], list[str]]:
     """Filter ``toc`` to the notebook entries in ``present`` (paths without suffix).
+
+    Entries outside ``notebooks/`` (the appendix pages ``docs/*``) are kept
+    when ``pages`` is None or lists them, and dropped otherwise.
 
     Returns the new toc, the entries dropped and the present notebooks that the toc
     does not list (appended under "Additional notebooks").
@@ -398,6 +406,9 @@ def make_toc(toc: dict[str, Any], present: set[str]) -> tuple[dict[str, Any], li
                 if f not in present:
                     dropped.append(f)
                     continue
+            elif f and pages is not None and f not in pages:
+                dropped.append(f)
+                continue
             chapters.append(ch)
         if chapters:
             parts.append({**part, "chapters": chapters})
@@ -410,15 +421,81 @@ def make_toc(toc: dict[str, Any], present: set[str]) -> tuple[dict[str, Any], li
     return new, dropped, extra
 
 
-def _unlink_missing(text: str, present: set[str]) -> str:
-    """Markdown links to notebooks that are not built become plain text."""
+_PAGE_LINK = re.compile(r"\[([^\]]+)\]\(([^)#\s:]+\.(?:ipynb|md))(#[^)\s]*)?\)")
+
+
+def _unlink_missing(text: str, present: set[str], base: str = "", absent: set[str] | frozenset[str] = frozenset()) -> str:
+    """Markdown links to notebooks that are not built, or to toc pages in ``absent``, become plain text.
+
+    ``present`` holds the built notebooks (``notebooks/04_greedy_cv``);
+    ``absent`` the toc entries whose page has no file (``docs/sweeps``).
+    ``base`` is the folder of the page below the book root (``"docs"`` for
+    ``docs/performance.md``), against which relative links such as
+    ``../notebooks/04_greedy_cv.ipynb`` are resolved. Other links are left
+    alone (a broken one fails the strict rendering).
+    """
 
     def repl(m: re.Match[str]) -> str:
-        target = m.group(2)
-        stem = target[: -len(".ipynb")]
-        return m.group(0) if stem in present else f"{m.group(1)} (not yet available)"
+        target = posixpath.normpath(posixpath.join(base, m.group(2)))
+        stem, suffix = posixpath.splitext(target)
+        if suffix == ".ipynb" and stem.startswith("notebooks/"):
+            missing = stem not in present
+        else:
+            missing = stem in absent
+        return f"{m.group(1)} (not yet available)" if missing else m.group(0)
 
-    return re.sub(r"\[([^\]]+)\]\((notebooks/[^)\s]+\.ipynb)\)", repl, text)
+    return _PAGE_LINK.sub(repl, text)
+
+
+PAGE_SUFFIXES = (".md", ".ipynb")
+
+
+def toc_files(toc: dict[str, Any]) -> list[str]:
+    """Every ``file`` entry of ``toc`` (chapters and nested sections), in order, without the root."""
+    found: list[str] = []
+
+    def walk(entries: list[dict[str, Any]]) -> None:
+        for e in entries:
+            if e.get("file"):
+                found.append(e["file"])
+            walk(e.get("sections", []))
+
+    for part in toc.get("parts", []):
+        walk(part.get("chapters", []))
+    walk(toc.get("chapters", []))
+    return found
+
+
+def page_source(entry: str, root: Path = ROOT) -> Path | None:
+    """The file of a non-notebook toc entry (``docs/performance`` -> ``docs/performance.md``), or None."""
+    for suffix in ("",) + PAGE_SUFFIXES:
+        path = root / f"{entry}{suffix}"
+        if path.is_file() and (suffix or path.suffix in PAGE_SUFFIXES):
+            return path
+    return None
+
+
+def copy_pages(toc: dict[str, Any], src_dir: Path, present: set[str], root: Path = ROOT) -> tuple[set[str], list[str]]:
+    """Copy the non-notebook pages that ``toc`` lists (``docs/*.md``) from ``root`` into ``src_dir``.
+
+    Markdown links to notebooks that are not built become plain text (as on the
+    landing page). Returns the entries copied and those without a file.
+    """
+    sources = {e: page_source(e, root) for e in toc_files(toc) if not e.startswith("notebooks/")}
+    missing = [e for e, path in sources.items() if path is None]
+    for entry, path in sources.items():
+        if path is None:
+            continue
+        rel = path.relative_to(root)
+        dest = src_dir / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".md":
+            text = _unlink_missing(path.read_text(encoding="utf-8"), present, posixpath.dirname(rel.as_posix()),
+                                   set(missing))
+            dest.write_text(text, encoding="utf-8")
+        else:
+            shutil.copy2(path, dest)
+    return {e for e, path in sources.items() if path is not None}, missing
 
 
 REPOSITORY_ENV = "BENCHSEL_REPOSITORY_URL"
@@ -460,7 +537,7 @@ def configure_buttons(config: dict[str, Any], url: str | None, branch: str | Non
 
 
 def assemble_source(executed: list[Path], src_dir: Path, vendor_dir: Path) -> None:
-    """Write the book source (config, toc, intro, executed notebooks) to ``src_dir``."""
+    """Write the book source (config, toc, intro, appendix pages, executed notebooks) to ``src_dir``."""
     if src_dir.exists():
         shutil.rmtree(src_dir)
     (src_dir / "notebooks").mkdir(parents=True)
@@ -474,7 +551,13 @@ def assemble_source(executed: list[Path], src_dir: Path, vendor_dir: Path) -> No
     sconf["html_extra_path"] = [str(vendor_dir.parent.resolve())]
     (src_dir / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
 
-    toc, dropped, extra = make_toc(yaml.safe_load((ROOT / "_toc.yml").read_text()), present)
+    toc_in = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages, missing_pages = copy_pages(toc_in, src_dir, present)
+    if missing_pages:
+        print(f"build_book: note: {len(missing_pages)} page(s) in _toc.yml have no file, "
+              f"left out: {', '.join(missing_pages)}")
+    toc, dropped, extra = make_toc(toc_in, present, pages)
+    dropped = [d for d in dropped if d.startswith("notebooks/")]
     if dropped:
         print(f"build_book: note: {len(dropped)} notebook(s) in _toc.yml do not exist yet, "
               f"left out: {', '.join(d.split('/')[-1] for d in dropped)}")
@@ -485,7 +568,7 @@ def assemble_source(executed: list[Path], src_dir: Path, vendor_dir: Path) -> No
 
     root_doc = toc.get("root", "intro")
     intro = ROOT / f"{root_doc}.md"
-    (src_dir / f"{root_doc}.md").write_text(_unlink_missing(intro.read_text(), present))
+    (src_dir / f"{root_doc}.md").write_text(_unlink_missing(intro.read_text(), present, absent=set(missing_pages)))
 
 
 def render(src_dir: Path, build_dir: Path, *, strict: bool = True) -> Path:

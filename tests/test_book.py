@@ -64,6 +64,70 @@ def test_every_notebook_page_has_outputs(site, nb):
     assert n_code > 0
 
 
+def _appendix_pages() -> list[str]:
+    """The non-notebook entries of _toc.yml (``docs/performance``, ...), in toc order."""
+    import yaml
+
+    import build_book
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    return [f for f in build_book.toc_files(toc) if not f.startswith("notebooks/")]
+
+
+APPENDIX = _appendix_pages()
+
+
+def test_toc_lists_the_appendix_pages_after_using_benchsel():
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    captions = [p["caption"] for p in toc["parts"]]
+    assert "Appendix" in captions and captions.index("Appendix") > captions.index("Using benchsel")
+    assert {"docs/performance", "docs/sweeps", "docs/differences"} <= set(APPENDIX)
+    for entry in APPENDIX:
+        assert (ROOT / f"{entry}.md").is_file(), f"_toc.yml lists {entry} but {entry}.md does not exist"
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("entry", APPENDIX)
+def test_every_appendix_document_has_a_page(site, entry):
+    page = site / f"{entry}.html"
+    assert page.exists(), f"no page for {entry}.md in the built site"
+    html = page.read_text(encoding="utf-8")
+    title = next(line for line in (ROOT / f"{entry}.md").read_text().splitlines() if line.startswith("# "))[2:]
+    assert f"<h1>{title}" in html, f"{entry}: the page does not show its title {title!r}"
+    assert 'class="bd-article' in html
+    broken, _ = check_site.page_links(f"{entry}.html", html, site)
+    assert not broken, f"{entry}: links to pages that do not exist: {broken}"
+    intro = (site / "intro.html").read_text(encoding="utf-8")
+    assert f'href="{entry}.html"' in intro, f"the landing page does not point to {entry}"
+
+
+def test_appendix_names_only_library_objects_that_exist():
+    """Every dotted ``benchsel_lib.`` name in the appendix pages resolves (module or attribute)."""
+    import importlib
+
+    bad = []
+    for entry in APPENDIX:
+        text = (ROOT / f"{entry}.md").read_text(encoding="utf-8")
+        for name in sorted(set(re.findall(r"\bbenchsel_lib(?:\.\w+)+", text))):
+            parts = name.split(".")
+            for i in range(len(parts), 0, -1):
+                try:
+                    obj = importlib.import_module(".".join(parts[:i]))
+                except ImportError:
+                    continue
+                try:
+                    for attr in parts[i:]:
+                        obj = getattr(obj, attr)
+                except AttributeError:
+                    bad.append(f"{entry}: {name}")
+                break
+            else:
+                bad.append(f"{entry}: {name}")
+    assert not bad, f"names that do not exist in the library: {bad}"
+
+
 @pytest.mark.book
 def test_no_page_loads_remote_scripts_or_styles(site):
     offenders = {}
@@ -122,6 +186,37 @@ def test_landing_page_links_to_missing_notebooks_become_text():
     text = "see [04 Greedy CV](notebooks/04_greedy_cv.ipynb) and [03](notebooks/03_eig.ipynb)"
     out = build_book._unlink_missing(text, {"notebooks/03_eig"})
     assert out == "see 04 Greedy CV (not yet available) and [03](notebooks/03_eig.ipynb)"
+
+
+def test_toc_keeps_listed_pages_that_exist_and_drops_the_others():
+    toc = {"format": "jb-book", "root": "intro", "parts": [
+        {"caption": "Paper", "chapters": [{"file": "notebooks/01_a"}]},
+        {"caption": "Appendix", "chapters": [{"file": "docs/perf"}, {"file": "docs/gone"}]}]}
+    kept, dropped, _ = build_book.make_toc(toc, {"notebooks/01_a"})
+    assert kept["parts"][1]["chapters"] == [{"file": "docs/perf"}, {"file": "docs/gone"}] and dropped == []
+    new, dropped, _ = build_book.make_toc(toc, {"notebooks/01_a"}, {"docs/perf"})
+    assert new["parts"][1] == {"caption": "Appendix", "chapters": [{"file": "docs/perf"}]}
+    assert dropped == ["docs/gone"]
+
+
+def test_appendix_pages_are_copied_with_links_to_missing_pages_made_text(tmp_path):
+    root, src = tmp_path / "repo", tmp_path / "src"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "perf.md").write_text(
+        "# Perf\n\n[08](../notebooks/08_b.ipynb), [09](../notebooks/09_c.ipynb#x), [gone](gone.md), "
+        "[web](https://example.org/a.md)\n")
+    toc = {"root": "intro", "parts": [{"caption": "Paper", "chapters": [{"file": "notebooks/08_b"}]},
+                                      {"caption": "Appendix", "chapters": [
+                                          {"file": "docs/perf"}, {"file": "docs/gone"}]}]}
+    copied, missing = build_book.copy_pages(toc, src, {"notebooks/08_b"}, root)
+    assert copied == {"docs/perf"} and missing == ["docs/gone"]
+    assert (src / "docs" / "perf.md").read_text() == (
+        "# Perf\n\n[08](../notebooks/08_b.ipynb), 09 (not yet available), gone (not yet available), "
+        "[web](https://example.org/a.md)\n")
+    # the landing page: root-relative links, missing appendix pages become text too
+    text = "[Perf](docs/perf.md) and [Gone](docs/gone.md) and [08](notebooks/08_b.ipynb)"
+    out = build_book._unlink_missing(text, {"notebooks/08_b"}, absent={"docs/gone"})
+    assert out == "[Perf](docs/perf.md) and Gone (not yet available) and [08](notebooks/08_b.ipynb)"
 
 
 def test_parameters_are_parsed_like_papermill():

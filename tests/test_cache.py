@@ -5,6 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchsel_lib.method import correlation as correlation_module
+from benchsel_lib.method.correlation import Correlation
+from benchsel_lib.method.pipeline import Pipeline
 from benchsel_lib.protocol import cache
 from benchsel_lib.protocol import cv as cv_module
 from benchsel_lib.protocol.cache import CACHE_ENV
@@ -21,21 +24,29 @@ def _sparse_toy(M: int = 80, N: int = 5, seed: int = 0) -> ScoreMatrix:
     return ScoreMatrix(X, [f"m{i}" for i in range(M)], [f"b{j}" for j in range(N)], "toy")
 
 
+def _em(*objectives: str, config: str = "released") -> list[Pipeline]:
+    """The paper's pipelines for ``objectives`` with an EM correlation estimate."""
+    return [Pipeline.paper(objective=o, estimator="em", config=config) for o in objectives]
+
+
+EM = Correlation("em", "released")
+
+
 def _cv(m: ScoreMatrix) -> pd.DataFrame:
-    return cross_validate(m, methods=("entropy", "mi"), holdouts=(0.1, 0.5), k_max=3, n_folds=4, seed=1,
-                          estimator="em", n_jobs=1, progress=False)
+    return cross_validate(m, _em("entropy", "mi"), holdouts=(0.1, 0.5), k_max=3, n_folds=4, seed=1, n_jobs=1,
+                          progress=False)
 
 
 @pytest.fixture
 def counted(monkeypatch):
     calls = []
-    real = cache.estimate_correlation
+    real = correlation_module.estimate_correlation
 
     def spy(*a, **kw):
         calls.append(1)
         return real(*a, **kw)
 
-    monkeypatch.setattr(cache, "estimate_correlation", spy)
+    monkeypatch.setattr(correlation_module, "estimate_correlation", spy)
     return calls
 
 
@@ -65,8 +76,8 @@ def test_cache_key_depends_on_the_data_and_the_configuration(tmp_path, monkeypat
     other = _sparse_toy(seed=5)
     _cv(other)
     assert len(list(tmp_path.glob("corr-*.npy"))) == 2 * n
-    cross_validate(m, methods=("entropy",), holdouts=(0.1,), k_max=3, n_folds=4, seed=1, estimator="em",
-                   config="early", n_jobs=1, progress=False)
+    cross_validate(m, _em("entropy", config="early"), holdouts=(0.1,), k_max=3, n_folds=4, seed=1, n_jobs=1,
+                   progress=False)
     assert len(list(tmp_path.glob("corr-*.npy"))) == 2 * n + 4
 
 
@@ -94,7 +105,7 @@ def test_a_process_waits_for_the_estimate_another_process_is_computing(tmp_path,
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     X = np.ascontiguousarray(_sparse_toy().scores, dtype=float)
-    path = cache.disk_cache_path(X, "em", "released")
+    path = cache.disk_cache_path(X, EM)
     lock = path.with_suffix(".lock")
     lock.touch()
     theirs = np.eye(X.shape[1])
@@ -108,7 +119,7 @@ def test_a_process_waits_for_the_estimate_another_process_is_computing(tmp_path,
 
     t = threading.Timer(0.3, other_process)
     t.start()
-    R = cache.cached_correlation(X, "em", "released")
+    R = cache.cached_correlation(EM, X)
     t.join()
     np.testing.assert_array_equal(R, theirs)
     assert counted == []  # not computed here
@@ -119,11 +130,11 @@ def test_a_stale_lock_does_not_block(tmp_path, monkeypatch, counted):
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
     X = np.ascontiguousarray(_sparse_toy().scores, dtype=float)
-    lock = cache.disk_cache_path(X, "em", "released").with_suffix(".lock")
+    lock = cache.disk_cache_path(X, EM).with_suffix(".lock")
     lock.touch()
     old = lock.stat().st_mtime - 2 * cache.LOCK_WAIT_S
     os.utime(lock, (old, old))
-    R = cache.cached_correlation(X, "em", "released")
+    R = cache.cached_correlation(EM, X)
     assert len(counted) == 1 and np.isfinite(R).all()
     assert not lock.exists()
 
@@ -133,11 +144,10 @@ def test_worker_processes_share_the_cache_folder(tmp_path, monkeypatch):
     monkeypatch.delenv(CACHE_ENV, raising=False)
     plain = _cv(m)
     # workers started before the variable was set still use the folder of the process that runs the sweep
-    cross_validate(m, methods=("entropy",), holdouts=(0.1,), k_max=1, n_folds=4, estimator="pairwise", n_jobs=2,
-                   progress=False)
+    cross_validate(m, Pipeline.paper(objective="entropy", estimator="pairwise"), holdouts=(0.1,), k_max=1, n_folds=4,
+                   n_jobs=2, progress=False)
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
-    kw = dict(methods=("entropy", "mi"), holdouts=(0.1, 0.5), k_max=3, n_folds=4, seed=1, estimator="em",
-              progress=False)
+    kw = dict(pipelines=_em("entropy", "mi"), holdouts=(0.1, 0.5), k_max=3, n_folds=4, seed=1, progress=False)
     first = cross_validate(m, n_jobs=2, **kw)
     assert len(list(tmp_path.glob("corr-*.npy"))) == 8
     assert sorted(p.suffix for p in tmp_path.iterdir()) == [".npy"] * 8  # no lock or temporary file left
@@ -150,7 +160,7 @@ def test_two_workers_computing_the_same_estimate_leave_one_complete_file(tmp_pat
     from benchsel_lib.protocol.sweep import Cell, run_sweep
 
     m = _sparse_toy(M=300, N=8)
-    plan = cv_module._cv_plan(m, methods=("entropy",), k_max=2, n_folds=4, seed=3, estimator="em")
+    plan = cv_module._cv_plan(m, _em("entropy"), cv_module.CVProtocol(k_max=2, n_folds=4, seed=3))
     h, f, tr, va = plan.tasks[0]
     args = (plan.X, plan.models, plan.benchmarks, [(h, f, tr, va, plan.kw)], str(tmp_path))
     a, b = run_sweep([Cell("a", cv_module._run_split_group, args), Cell("b", cv_module._run_split_group, args)],
@@ -172,10 +182,10 @@ def test_a_lock_left_by_a_dead_process_on_this_machine_is_removed_at_once(tmp_pa
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     X = np.ascontiguousarray(_sparse_toy().scores, dtype=float)
-    lock = cache.disk_cache_path(X, "em", "released").with_suffix(".lock")
+    lock = cache.disk_cache_path(X, EM).with_suffix(".lock")
     lock.write_text(f"{socket.gethostname()} {dead.pid}")  # fresh, but its owner is gone
     t0 = time.monotonic()
-    R = cache.cached_correlation(X, "em", "released")
+    R = cache.cached_correlation(EM, X)
     assert time.monotonic() - t0 < 30 and len(counted) == 1 and np.isfinite(R).all()
     assert not lock.exists()
 

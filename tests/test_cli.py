@@ -261,9 +261,10 @@ def test_cv_levels_add_coverage_columns(capsys, small_csv):
 
 
 def test_cv_variance_inflation_inner_reports_factor_and_calibrated_coverage(capsys, small_csv):
+    from benchsel_lib.data import load_csv
+    from benchsel_lib.method.pipeline import Pipeline
     from benchsel_lib.protocol.cv import cross_validate
     from benchsel_lib.protocol.summaries import summarize_cv
-    from benchsel_lib.data import load_csv
 
     args = ("cv", "--data", small_csv, "--methods", "entropy,random", "--folds", "3", "--k-max", "2", "--seed", "5",
             "--variance-inflation", "inner")
@@ -273,9 +274,9 @@ def test_cv_variance_inflation_inner_reports_factor_and_calibrated_coverage(caps
     assert doc["variance_inflation"] == "inner" and doc["levels"] == [0.5, 0.8, 0.9, 0.95] and doc["inner_folds"] == 3
     got = pd.DataFrame(doc["summary"])
     # the same numbers as the library call
-    lib = summarize_cv(cross_validate(load_csv(small_csv), methods=("entropy", "random"), k_max=2, n_folds=3, seed=5,
-                                      estimator="pairwise", levels=(0.5, 0.8, 0.9, 0.95), variance_inflation="inner",
-                                      progress=False))
+    pipelines = [Pipeline.paper(objective=o, estimator="pairwise", inflation="inner") for o in ("entropy", "random")]
+    lib = summarize_cv(cross_validate(load_csv(small_csv), pipelines, k_max=2, n_folds=3, seed=5,
+                                      levels=(0.5, 0.8, 0.9, 0.95), progress=False))
     for col in ("inflation_mean", "cov_90_mean", "cov_90_cal_mean", "r2_mean"):
         np.testing.assert_allclose(got[col].to_numpy(), lib[col].to_numpy(), rtol=1e-12)
     code, out, _ = run(capsys, *args)
@@ -298,15 +299,15 @@ def test_predict_inflate_factor_widens_intervals_by_its_square_root(capsys, smal
 
 def test_predict_inflate_auto_uses_the_library_factor_and_says_so(capsys, small_csv):
     from benchsel_lib.data import load_csv
-    from benchsel_lib.method.predict import Predictor
+    from benchsel_lib.method.pipeline import Pipeline
 
     code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55,b3=0.5", "--inflate", "auto",
                        "--seed", "4", "--inner-folds", "4", "--format", "json")
     assert code == 0
     doc = json.loads(out)
     assert doc["inflation_mode"] == "auto" and doc["inner_folds"] == 4 and doc["seed"] == 4
-    lib = Predictor.fit(load_csv(small_csv), estimator="pairwise").predict(
-        {"b0": 0.55, "b3": 0.5}, inflation="auto", inner_folds=4, seed=4)
+    lib = Pipeline.paper(objective="mi", estimator="pairwise", inflation="inner", inner_folds=4, seed=4).fit(
+        load_csv(small_csv), revealed=["b0", "b3"]).predict({"b0": 0.55, "b3": 0.5})
     assert doc["inflation"] == pytest.approx(lib.attrs["inflation"], rel=1e-12)
     np.testing.assert_allclose(pd.DataFrame(doc["predictions"])["upper"], lib["upper"], rtol=1e-12)
     code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55,b3=0.5", "--inflate", "auto")
@@ -458,7 +459,7 @@ def test_command_uses_one_blas_thread_unless_the_user_sets_it():
 
 
 def test_cv_scheme_and_em_config_reach_the_protocol(capsys, small_csv):
-    from benchsel_lib import cross_validate, summarize_cv
+    from benchsel_lib import Pipeline, cross_validate, summarize_cv
     from benchsel_lib.cli import _load
 
     code, out, _ = run(capsys, "cv", "--data", small_csv, "--methods", "entropy,random", "--folds", "3", "--k-max", "2",
@@ -467,8 +468,9 @@ def test_cv_scheme_and_em_config_reach_the_protocol(capsys, small_csv):
     assert code == 0
     doc = json.loads(out)
     assert doc["scheme"] == "paper" and doc["em_config"] == "early"
-    ref = summarize_cv(cross_validate(_load(small_csv, data_dir=None), methods=("entropy", "random"), k_max=2,
-                                      n_folds=3, seed=42, scheme="paper", config="early", estimator="em"))
+    pipelines = [Pipeline.paper(objective=o, estimator="em", config="early") for o in ("entropy", "random")]
+    ref = summarize_cv(cross_validate(_load(small_csv, data_dir=None), pipelines, k_max=2, n_folds=3, seed=42,
+                                      scheme="paper"))
     got = pd.DataFrame(doc["summary"])
     assert np.allclose(got.sort_values(["method", "k"])["r2_mean"], ref.sort_values(["method", "k"])["r2_mean"])
     code, _, err = run(capsys, "cv", "--data", small_csv, "--scheme", "shuffled")

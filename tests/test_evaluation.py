@@ -1,6 +1,7 @@
 """Tests of the Section 5.1 cross-validation protocol, one rule at a time.
 
-All runs use ``estimator="pairwise"`` so the checks do not depend on EM.
+All runs use the paper's pipelines with a pairwise correlation (:func:`_paper`), so the checks do
+not depend on EM.
 """
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import pandas as pd
 import pytest
 
 from benchsel_lib.method.correlation import estimate_correlation
+from benchsel_lib.method.pipeline import Pipeline
 from benchsel_lib.protocol.cv import cross_validate
 from benchsel_lib.protocol.splits import cv_splits, fold_assignments
 from benchsel_lib.protocol.summaries import calibration_table, summarize_cv, top_residuals
 from benchsel_lib.studies.extrapolation import extrapolation_check
-from benchsel_lib.method.gaussian import GaussianImputer
+from benchsel_lib.method.gaussian import GaussianPredictor
 from benchsel_lib.data import ScoreMatrix
 
 
@@ -26,6 +28,11 @@ def _toy(M: int = 30, N: int = 6, *, seed: int = 0, missing: float = 0.0, rank: 
         mask[:, 0] = False  # keep every row non-empty
         X[mask] = np.nan
     return ScoreMatrix(X, [f"m{i}" for i in range(M)], [f"b{j}" for j in range(N)], "toy")
+
+
+def _paper(*objectives: str, **options) -> list[Pipeline]:
+    """The paper's pipelines for ``objectives`` with a pairwise correlation estimate (and ``options``)."""
+    return [Pipeline.paper(objective=o, estimator="pairwise", **options) for o in objectives]
 
 
 def _hand_fold(X, train, val, sel, *, ridge=1e-2, clip=10.0, unconditioned="skip"):
@@ -98,7 +105,7 @@ def test_training_set_is_rounded_fraction_sampled_from_pool(holdout):
 
 def test_n_train_column_and_validation_size():
     m = _toy(23)
-    df = cross_validate(m, methods=("entropy",), holdouts=(0.1, 0.5), k_max=2, estimator="pairwise", seed=1)
+    df = cross_validate(m, _paper("entropy"), holdouts=(0.1, 0.5), k_max=2, seed=1)
     for (h, f), g in df.groupby(["holdout", "fold"]):
         assert (g.n_train == min(int(np.floor((1 - h) * 23 + 0.5)), 23 - g.n_val.iloc[0])).all()
     assert set(df.n_val) <= {2, 3}
@@ -108,7 +115,7 @@ def test_hand_computed_fold_with_missing_entries():
     """Conditioning only on observed selected, evaluation only on observed unselected, ridge, R^2."""
     m = _toy(30, 6, seed=2, missing=0.3)
     X = m.scores
-    df = cross_validate(m, methods=("entropy", "random"), k_max=4, estimator="pairwise", seed=4)
+    df = cross_validate(m, _paper("entropy", "random"), k_max=4, seed=4)
     splits = cv_splits(30, n_folds=10, holdout=0.1, seed=4)
     checked = 0
     for _, row in df.iterrows():
@@ -135,8 +142,7 @@ def test_model_without_selected_scores_is_skipped_or_predicted_by_the_mean():
     splits = cv_splits(30, n_folds=10, holdout=0.1, seed=4)
     seen = {"skip": 0, "mean": 0}
     for rule in ("skip", "mean"):
-        df = cross_validate(m, methods=("entropy", "random"), k_max=3, estimator="pairwise", seed=4,
-                            unconditioned=rule)
+        df = cross_validate(m, _paper("entropy", "random"), k_max=3, seed=4, unconditioned=rule)
         assert df.attrs["unconditioned"] == rule
         for _, row in df.iterrows():
             f, tr, va = splits[int(row.fold)]
@@ -146,7 +152,7 @@ def test_model_without_selected_scores_is_skipped_or_predicted_by_the_mean():
             seen[rule] += int(any(np.isnan(X[i, sel]).all() for i in va))
     assert seen["skip"] > 0 and seen["mean"] > 0  # the rule was exercised
     with pytest.raises(ValueError, match="unconditioned"):
-        cross_validate(m, methods=("entropy",), k_max=2, estimator="pairwise", unconditioned="zero")
+        cross_validate(m, _paper("entropy"), k_max=2, unconditioned="zero")
 
 
 def test_n_eval_counted_by_hand():
@@ -155,7 +161,7 @@ def test_n_eval_counted_by_hand():
          [0.5, 1.0, 2.5, 3.0], [2.5, 2.0, 1.5, np.nan], [1.5, 0.5, 2.0, 2.5], [3.5, 4.0, 1.0, 0.5]]
     )
     m = ScoreMatrix(X, [f"m{i}" for i in range(8)], ["b0", "b1", "b2", "b3"])
-    df = cross_validate(m, methods=("entropy",), k_max=2, n_folds=4, estimator="pairwise", seed=0)
+    df = cross_validate(m, _paper("entropy"), k_max=2, n_folds=4, seed=0)
     for _, row in df.iterrows():
         _, tr, va = cv_splits(8, n_folds=4, seed=0)[int(row.fold)]
         sel = _name_idx(row.selected)
@@ -166,8 +172,8 @@ def test_n_eval_counted_by_hand():
 
 def test_ridge_value_is_used():
     m = _toy(30, 5, seed=3)
-    df_a = cross_validate(m, methods=("entropy",), k_max=3, estimator="pairwise", ridge=0.5)
-    df_b = cross_validate(m, methods=("entropy",), k_max=3, estimator="pairwise")
+    df_a = cross_validate(m, _paper("entropy", ridge=0.5), k_max=3)
+    df_b = cross_validate(m, _paper("entropy"), k_max=3)
     splits = cv_splits(30, n_folds=10, holdout=0.1, seed=0)
     for df, ridge in ((df_a, 0.5), (df_b, 1e-2)):
         for _, row in df.iterrows():
@@ -183,7 +189,7 @@ def test_validation_scores_are_clipped_at_10():
     i = int(np.flatnonzero(lab == 0)[0])
     X[i, :] = 1e6  # a wildly out-of-range validation model
     m = ScoreMatrix(X, m0.models, m0.benchmarks)
-    df = cross_validate(m, methods=("entropy",), k_max=2, estimator="pairwise")
+    df = cross_validate(m, _paper("entropy"), k_max=2)
     _, tr, va = cv_splits(30, n_folds=10, seed=0)[0]
     for _, row in df[df.fold == 0].iterrows():
         r2, ss_res, ss_tot, n_eval = _hand_fold(X, tr, va, _name_idx(row.selected), clip=10.0)
@@ -191,7 +197,7 @@ def test_validation_scores_are_clipped_at_10():
         assert row.r2 == pytest.approx(r2)
         # the outlier contributes exactly 10^2 per evaluated entry
         assert ss_tot > 100 * (5 - row.k) - 1e-9
-    df5 = cross_validate(m, methods=("entropy",), k_max=2, estimator="pairwise", clip=5.0)
+    df5 = cross_validate(m, _paper("entropy"), k_max=2, clip=5.0)
     assert not np.allclose(df5[df5.fold == 0].ss_tot, df[df.fold == 0].ss_tot)
 
 
@@ -201,8 +207,8 @@ def test_standardization_uses_training_statistics_only():
     _, tr, va = cv_splits(30, n_folds=10, seed=0)[0]
     X[va[0], 3] += 25.0  # change a validation value
     m1 = ScoreMatrix(X, m0.models, m0.benchmarks)
-    a = cross_validate(m0, methods=("entropy", "mi"), k_max=3, estimator="pairwise")
-    b = cross_validate(m1, methods=("entropy", "mi"), k_max=3, estimator="pairwise")
+    a = cross_validate(m0, _paper("entropy", "mi"), k_max=3)
+    b = cross_validate(m1, _paper("entropy", "mi"), k_max=3)
     fa, fb = a[a.fold == 0], b[b.fold == 0]
     # training-side quantities of fold 0 are unchanged ...
     for col in ("residual_fraction", "logdet", "mi", "selected", "n_train"):
@@ -214,54 +220,60 @@ def test_standardization_uses_training_statistics_only():
 
 
 def test_r2_is_one_minus_ssres_over_sum_of_squares():
-    df = cross_validate(_toy(30, 6, seed=8), methods=("entropy", "random"), k_max=3, estimator="pairwise")
+    df = cross_validate(_toy(30, 6, seed=8), _paper("entropy", "random"), k_max=3)
     np.testing.assert_allclose(df.r2, 1 - df.ss_res / df.ss_tot)
 
 
-class _ZeroImputer:
+class _ZeroPredictor:
     name = "zero"
 
-    def predict(self, train, query, *, cov=None):
+    def fit(self, train, *, cov=None):
+        return self
+
+    def predict(self, query):
         return np.zeros_like(query)
 
 
 class _Wrapped:
-    """Not a GaussianImputer instance: forces the generic imputer path."""
+    """Not a GaussianPredictor instance: forces the generic predictor path."""
 
     name = "wrapped-gaussian"
 
     def __init__(self, ridge):
-        self._g = GaussianImputer(ridge=ridge)
+        self._g = GaussianPredictor(ridge=ridge)
 
-    def predict(self, train, query, *, cov=None):
-        return self._g.predict(train, query, cov=cov)
+    def fit(self, train, *, cov=None):
+        self._g.fit(train, cov=cov)
+        return self
+
+    def predict(self, query):
+        return self._g.predict(query)
 
 
-def test_custom_imputer_predicting_training_mean_has_r2_zero():
-    df = cross_validate(_toy(30, 5), methods=("random",), k_max=2, estimator="pairwise", imputer=_ZeroImputer(),
-                        levels=(0.9,))
+def test_custom_predictor_predicting_training_mean_has_r2_zero():
+    df = cross_validate(_toy(30, 5), _paper("random", predictor=_ZeroPredictor()), k_max=2, levels=(0.9,))
     np.testing.assert_allclose(df.r2, 0.0, atol=1e-12)
     assert df.cov_90.isna().all()
-    with pytest.raises(ValueError, match="Imputer protocol"):
-        cross_validate(_toy(30, 5), imputer=object(), estimator="pairwise")
+    with pytest.raises(ValueError, match="implement fit/predict"):
+        cross_validate(_toy(30, 5), _paper("entropy", "random", predictor=object()))
 
 
-def test_vectorized_gaussian_path_equals_generic_imputer_path():
+def test_vectorized_gaussian_path_equals_generic_predictor_path():
     m = _toy(40, 7, seed=9, missing=0.35)
-    fast = cross_validate(m, methods=("entropy", "random"), k_max=5, estimator="pairwise", ridge=0.05)
-    slow = cross_validate(m, methods=("entropy", "random"), k_max=5, estimator="pairwise", imputer=_Wrapped(0.05))
+    fast = cross_validate(m, _paper("entropy", "random", ridge=0.05), k_max=5)
+    slow = cross_validate(m, _paper("entropy", "random", predictor=_Wrapped(0.05)), k_max=5)
     np.testing.assert_allclose(fast.r2, slow.r2, rtol=1e-9)
     assert list(fast.n_eval) == list(slow.n_eval)
 
 
 def test_random_baseline_fresh_permutation_per_fold_and_determinism():
     m = _toy(40, 10, seed=10)
-    df = cross_validate(m, methods=("random",), k_max=5, estimator="pairwise", seed=11)
+    df = cross_validate(m, _paper("random"), k_max=5, seed=11)
     firsts = df[df.k == 5].selected.tolist()
     assert len(set(firsts)) > 5  # differs across folds
-    again = cross_validate(m, methods=("random",), k_max=5, estimator="pairwise", seed=11)
+    again = cross_validate(m, _paper("random"), k_max=5, seed=11)
     pd.testing.assert_frame_equal(df, again)
-    other = cross_validate(m, methods=("random",), k_max=5, estimator="pairwise", seed=12)
+    other = cross_validate(m, _paper("random"), k_max=5, seed=12)
     assert df[df.k == 5].selected.tolist() != other[other.k == 5].selected.tolist()
     # one run of length k_max: the selections are nested in k
     for _, g in df.groupby("fold"):
@@ -271,8 +283,8 @@ def test_random_baseline_fresh_permutation_per_fold_and_determinism():
 
 def test_same_seed_same_dataframe_all_methods():
     m = _toy(30, 6, seed=13, missing=0.2)
-    a = cross_validate(m, methods=("entropy", "mi", "random"), holdouts=(0.1, 0.5), k_max=3, estimator="pairwise")
-    b = cross_validate(m, methods=("entropy", "mi", "random"), holdouts=(0.1, 0.5), k_max=3, estimator="pairwise")
+    a = cross_validate(m, _paper("entropy", "mi", "random"), holdouts=(0.1, 0.5), k_max=3)
+    b = cross_validate(m, _paper("entropy", "mi", "random"), holdouts=(0.1, 0.5), k_max=3)
     pd.testing.assert_frame_equal(a, b)
     assert a.attrs["top_residuals"] == b.attrs["top_residuals"]
     assert list(a.columns[:4]) == ["method", "holdout", "fold", "k"]
@@ -285,7 +297,7 @@ def test_pandas_operations_share_the_top_residual_records_instead_of_deep_copyin
     import copy
 
     m = _toy(30, 6, seed=13, missing=0.2)
-    a = cross_validate(m, methods=("entropy", "random"), holdouts=(0.1,), k_max=3, estimator="pairwise")
+    a = cross_validate(m, _paper("entropy", "random"), holdouts=(0.1,), k_max=3)
     recs = a.attrs["top_residuals"]
     assert len(recs) > 0 and all(isinstance(r, dict) for r in recs)
     assert copy.deepcopy(a.attrs)["top_residuals"] is recs
@@ -301,15 +313,15 @@ def test_min_observed_filters_with_training_counts():
     X = np.array(m0.scores)
     X[2:, 5] = np.nan  # b5 observed for 2 models only
     m = ScoreMatrix(X, m0.models, m0.benchmarks)
-    df = cross_validate(m, methods=("entropy", "mi", "random"), k_max=5, estimator="pairwise", min_observed=3)
+    df = cross_validate(m, _paper("entropy", "mi", "random", min_observed=3), k_max=5)
     assert all("b5" not in s for s in df.selected)
-    full = cross_validate(m, methods=("random",), k_max=6, estimator="pairwise")
+    full = cross_validate(m, _paper("random"), k_max=6)
     assert any("b5" in s for s in full.selected)
 
 
 def test_top_residuals_list_largest_contributors_per_fold():
     m = _toy(30, 6, seed=15, missing=0.2)
-    df, det = cross_validate(m, methods=("entropy",), k_max=3, estimator="pairwise", return_details=True)
+    df, det = cross_validate(m, _paper("entropy"), k_max=3, return_details=True)
     pd.testing.assert_frame_equal(det, top_residuals(df))
     assert {"method", "holdout", "fold", "k", "rank", "model", "benchmark", "sq_residual", "share"} <= set(det.columns)
     for (f, k), g in det.groupby(["fold", "k"]):
@@ -324,8 +336,8 @@ def test_top_residuals_list_largest_contributors_per_fold():
 
 def test_logit_transform_scores_r2_in_raw_standardized_space():
     m = _toy(30, 5, seed=16)
-    raw = cross_validate(m, methods=("entropy",), k_max=3, estimator="pairwise")
-    lg = cross_validate(m, methods=("entropy",), k_max=3, estimator="pairwise", transform="logit")
+    raw = cross_validate(m, _paper("entropy"), k_max=3)
+    lg = cross_validate(m, _paper("entropy", logit=True), k_max=3)
     # where both pipelines select the same benchmarks, the truth (raw-space standardized
     # validation scores) and hence SS_tot and n_eval are identical
     same = np.array([a == b for a, b in zip(lg.selected, raw.selected)])
@@ -352,8 +364,10 @@ def test_logit_transform_scores_r2_in_raw_standardized_space():
     zt = np.clip((X[va][:, T] - mr[T]) / sr[T], -10, 10)
     assert row.r2 == pytest.approx(1 - ((zt - zp) ** 2).sum() / (zt**2).sum(), rel=1e-9)
     assert lg.r2.notna().all() and not np.allclose(lg.r2, raw.r2)
-    with pytest.raises(ValueError, match="transform"):
-        cross_validate(m, transform="log", estimator="pairwise")
+    with pytest.raises(ValueError, match="logit must be True or False"):
+        cross_validate(m, _paper("entropy", logit="log"))
+    with pytest.raises(ValueError, match="unknown scaling 'log'"):
+        cross_validate(m, Pipeline(scaling="log", correlation="pairwise", selector="entropy"))
 
 
 def test_coverage_is_nominal_when_the_gaussian_model_is_true():
@@ -364,8 +378,7 @@ def test_coverage_is_nominal_when_the_gaussian_model_is_true():
     Y = rng.multivariate_normal(np.zeros(N), C, size=1500)
     m = ScoreMatrix(Y, [f"m{i}" for i in range(1500)], [f"b{j}" for j in range(N)])
     levels = (0.5, 0.8, 0.9, 0.95)
-    df = cross_validate(m, methods=("entropy",), k_max=3, n_folds=5, estimator="pairwise", levels=levels,
-                        variance_inflation="inner")
+    df = cross_validate(m, _paper("entropy", inflation="inner"), k_max=3, n_folds=5, levels=levels)
     cal = calibration_table(df)
     assert len(cal) == 3 * len(levels)
     assert np.abs(cal.gap).max() < 0.03
@@ -381,8 +394,7 @@ def test_variance_inflation_fixes_overconfident_intervals():
     f = rng.normal(size=(600, 1))
     Y = f @ np.ones((1, 5)) + 0.4 * rng.standard_t(2.5, size=(600, 5))
     m = ScoreMatrix(Y, [f"m{i}" for i in range(600)], [f"b{j}" for j in range(5)])
-    df = cross_validate(m, methods=("entropy",), k_max=2, n_folds=5, estimator="pairwise", levels=(0.5, 0.9),
-                        variance_inflation="inner")
+    df = cross_validate(m, _paper("entropy", inflation="inner"), k_max=2, n_folds=5, levels=(0.5, 0.9))
     cal = calibration_table(df)
     assert (cal.coverage_cal.notna()).all()
     assert (df.inflation > 1.0).all()  # residuals larger than the conditional variance predicts
@@ -391,8 +403,7 @@ def test_variance_inflation_fixes_overconfident_intervals():
 
 
 def test_summarize_cv_mean_and_sd_per_method_holdout_k():
-    df = cross_validate(_toy(30, 6), methods=("entropy", "random"), holdouts=(0.1, 0.5), k_max=3,
-                        estimator="pairwise")
+    df = cross_validate(_toy(30, 6), _paper("entropy", "random"), holdouts=(0.1, 0.5), k_max=3)
     s = summarize_cv(df)
     assert len(s) == 2 * 2 * 3 and (s.n_folds == 10).all()
     g = df[(df.method == "entropy") & (df.holdout == 0.5) & (df.k == 2)]
@@ -402,7 +413,7 @@ def test_summarize_cv_mean_and_sd_per_method_holdout_k():
 
 def test_model_selection_dual_runs_on_the_transpose():
     m = _toy(30, 12, seed=19)
-    df = cross_validate(m.transpose(), methods=("entropy", "random"), k_max=4, n_folds=4, estimator="pairwise")
+    df = cross_validate(m.transpose(), _paper("entropy", "random"), k_max=4, n_folds=4)
     assert set(df.n_val) == {3}  # benchmarks are the held-out rows
     assert all(s[0].startswith("m") for s in df.selected)  # reference models are selected
     assert df.r2.notna().all()
@@ -410,7 +421,7 @@ def test_model_selection_dual_runs_on_the_transpose():
 
 def test_extrapolation_check_reports_top_and_random_split():
     m = _toy(50, 6, seed=20)
-    df = extrapolation_check(m, method=("entropy", "random"), k=3, estimator="pairwise")
+    df = extrapolation_check(m, _paper("entropy", "random"), k=3)
     assert set(df.split) == {"top", "random"}
     top = df[df.split == "top"]
     assert (top.n_val == 10).all() and (top.n_train == 40).all()
@@ -419,8 +430,10 @@ def test_extrapolation_check_reports_top_and_random_split():
 
 def test_bad_arguments_raise_value_error():
     m = _toy(20, 4)
-    with pytest.raises(ValueError, match="unknown selection method"):
-        cross_validate(m, methods=("greedy",))
+    with pytest.raises(ValueError, match="unknown pipeline 'greedy'"):
+        cross_validate(m, ("greedy",))
+    with pytest.raises(ValueError, match="unknown selection objective"):
+        cross_validate(m, _paper("gready"))
     with pytest.raises(ValueError, match="holdout"):
         cross_validate(m, holdouts=(1.0,))
     with pytest.raises(ValueError, match="seed"):
@@ -428,18 +441,17 @@ def test_bad_arguments_raise_value_error():
     with pytest.raises(ValueError, match="k_max"):
         cross_validate(m, k_max=0)
     with pytest.raises(ValueError, match="levels"):
-        cross_validate(m, levels=(1.5,), estimator="pairwise")
+        cross_validate(m, _paper("entropy", "random"), levels=(1.5,))
     with pytest.raises(ValueError, match="ScoreMatrix"):
         cross_validate(np.ones((5, 5)))
     with pytest.raises(ValueError, match="coverage columns"):
-        calibration_table(cross_validate(m, k_max=1, estimator="pairwise"))
+        calibration_table(cross_validate(m, _paper("entropy", "random"), k_max=1))
 
 
 def test_parallel_workers_give_the_same_frame():
     m = _toy(30, 6, seed=21, missing=0.2)
-    a = cross_validate(m, methods=("entropy", "random"), holdouts=(0.1, 0.5), k_max=3, estimator="pairwise")
-    b = cross_validate(m, methods=("entropy", "random"), holdouts=(0.1, 0.5), k_max=3, estimator="pairwise",
-                       n_jobs=2)
+    a = cross_validate(m, _paper("entropy", "random"), holdouts=(0.1, 0.5), k_max=3)
+    b = cross_validate(m, _paper("entropy", "random"), holdouts=(0.1, 0.5), k_max=3, n_jobs=2)
     pd.testing.assert_frame_equal(a, b)
     assert a.attrs["top_residuals"] == b.attrs["top_residuals"]
     assert set(a.attrs["timings"]) >= {"correlation", "selection", "imputation+metrics"}

@@ -1,11 +1,11 @@
-"""Tests for Gaussian conditional imputation (Eqs. cond-mean, cond-var)."""
+"""Tests for Gaussian conditional prediction (Eqs. cond-mean, cond-var; method/gaussian.py)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from benchsel_lib.method.base import Imputer
-from benchsel_lib.method.gaussian import GaussianImputer, conditional_impute, impute_missing
+from benchsel_lib.method.base import Predictor
+from benchsel_lib.method.gaussian import GaussianPredictor, conditional_impute, impute_missing
 
 
 def _spd(n: int, seed: int) -> np.ndarray:
@@ -92,16 +92,17 @@ def test_bad_inputs_raise_value_error():
     with pytest.raises(ValueError, match="columns but cov"):
         impute_missing(C, 0.0, np.ones((2, 4)))
     with pytest.raises(ValueError, match="ridge"):
-        GaussianImputer(ridge=-0.1)
+        GaussianPredictor(ridge=-0.1)
 
 
-def test_gaussian_imputer_implements_protocol_and_keeps_revealed_values():
+def test_gaussian_predictor_implements_protocol_and_keeps_revealed_values():
     C = _spd(4, 8)
     R = C / np.sqrt(np.outer(np.diag(C), np.diag(C)))
-    imp = GaussianImputer(ridge=1e-2)
-    assert isinstance(imp, Imputer)
+    imp = GaussianPredictor(ridge=1e-2)
+    assert isinstance(imp, Predictor)
     q = np.array([[0.5, np.nan, np.nan, -1.0], [np.nan] * 4])
-    out = imp.predict(None, q, cov=R)
+    unused = np.full((1, 4), np.nan)  # with cov given, the training rows only fix the number of benchmarks
+    out = imp.fit(unused, cov=R).predict(q)
     assert out.shape == q.shape
     assert out[0, 0] == 0.5 and out[0, 3] == -1.0
     np.testing.assert_allclose(out[1], 0.0)  # nothing revealed -> training mean (0)
@@ -109,11 +110,11 @@ def test_gaussian_imputer_implements_protocol_and_keeps_revealed_values():
     np.testing.assert_allclose(out[0, [1, 2]], r.mean[0])
 
 
-def test_gaussian_imputer_estimates_correlation_when_not_given():
+def test_gaussian_predictor_estimates_correlation_when_not_given():
     rng = np.random.default_rng(9)
     z = rng.normal(size=(200, 1))
     train = np.hstack([z, z + 0.1 * rng.normal(size=(200, 1)), rng.normal(size=(200, 1))])
     train = (train - train.mean(0)) / train.std(0)
-    out = GaussianImputer().predict(train, np.array([[1.0, np.nan, np.nan]]))
+    out = GaussianPredictor().fit(train).predict(np.array([[1.0, np.nan, np.nan]]))
     assert out[0, 1] == pytest.approx(0.98, abs=0.05)
     assert abs(out[0, 2]) < 0.2

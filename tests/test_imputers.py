@@ -1,4 +1,4 @@
-"""Tests for benchsel_lib.imputers: offline imputers and the optional TabImpute V2 adapter."""
+"""Tests for the offline predictors (method/completion.py) and the optional TabImpute V2 adapter (method/tabimpute.py)."""
 from __future__ import annotations
 
 import importlib.util
@@ -56,7 +56,7 @@ OFFLINE = [
 def test_offline_imputer_beats_column_mean_on_low_rank_matrix(make, seed):
     train, query, truth, hidden = low_rank_problem(seed)
     imp = make()
-    pred = imp.predict(train, query)
+    pred = imp.fit(train).predict(query)
     assert pred.shape == query.shape and np.isfinite(pred).all()
     assert r2(pred, truth, hidden) > 0.3  # the column mean (predicting 0) scores ~0
     np.testing.assert_array_equal(pred[~hidden], query[~hidden])  # observed entries pass through
@@ -66,8 +66,8 @@ def test_offline_imputer_beats_column_mean_on_low_rank_matrix(make, seed):
 @pytest.mark.parametrize("make", OFFLINE)
 def test_offline_imputer_is_deterministic(make):
     train, query, _, _ = low_rank_problem(3)
-    a = make().predict(train, query)
-    b = make().predict(train.copy(), query.copy())
+    a = make().fit(train).predict(query)
+    b = make().fit(train.copy()).predict(query.copy())
     np.testing.assert_array_equal(a, b)
 
 
@@ -75,25 +75,25 @@ def test_offline_imputers_do_not_modify_inputs():
     train, query, _, _ = low_rank_problem(4)
     t0, q0 = train.copy(), query.copy()
     for imp in (SoftImpute(rank=2), KNNImputer(), BenchPressBlend()):
-        imp.predict(train, query)
+        imp.fit(train).predict(query)
     np.testing.assert_array_equal(train, t0)
     np.testing.assert_array_equal(query, q0)
 
 
 def test_rank2_softimpute_recovers_noiseless_low_rank_matrix_almost_exactly():
     train, query, truth, hidden = low_rank_problem(5, noise=0.0)
-    pred = SoftImpute(rank=2, shrinkage=0.0, tol=1e-12, max_iter=2000).predict(train, query)
+    pred = SoftImpute(rank=2, shrinkage=0.0, tol=1e-12, max_iter=2000).fit(train).predict(query)
     assert r2(pred, truth, hidden) > 0.99
 
 
 def test_benchpress_blend_uses_given_correlation_and_blend_weights():
     train, query, truth, hidden = low_rank_problem(6)
     corr = np.corrcoef(np.nan_to_num(train).T)
-    with_cov = BenchPressBlend().predict(train, query, cov=corr)
+    with_cov = BenchPressBlend().fit(train, cov=corr).predict(query)
     assert r2(with_cov, truth, hidden) > 0.3
-    svd_only = BenchPressBlend(blend=0.0).predict(train, query)
-    np.testing.assert_allclose(svd_only, SoftImpute(rank=2, shrinkage=0.0).predict(train, query))
-    ridge_only = BenchPressBlend(blend=1.0).predict(train, query)
+    svd_only = BenchPressBlend(blend=0.0).fit(train).predict(query)
+    np.testing.assert_allclose(svd_only, SoftImpute(rank=2, shrinkage=0.0).fit(train).predict(query))
+    ridge_only = BenchPressBlend(blend=1.0).fit(train).predict(query)
     assert not np.allclose(ridge_only, svd_only)
 
 
@@ -178,9 +178,9 @@ def reference_benchpress(train, query, svd, *, cov=None, n_predictors=5, ridge=1
 def test_benchpress_grouped_prediction_matches_per_pair_reference(seed, params, with_cov):
     train, query = pattern_problem(seed, train_missing=0.35 if params.get("min_rows") else 0.25)
     cov = np.corrcoef(np.nan_to_num(train[[r for r in range(len(train)) if r != 3]]).T) * 2.0 if with_cov else None
-    imp = BenchPressBlend(**params)
-    pred = imp.predict(train, query, cov=cov)
-    svd = SoftImpute(rank=2, shrinkage=0.0).predict(train, query)  # its own test: against a plain SVD loop
+    imp = BenchPressBlend(**params).fit(train, cov=cov)
+    pred = imp.predict(query)
+    svd = SoftImpute(rank=2, shrinkage=0.0).fit(train).predict(query)  # its own test: against a plain SVD loop
     expected = reference_benchpress(train, query, svd, cov=cov, **params)
     np.testing.assert_allclose(pred, expected, rtol=0, atol=1e-10)
     assert not np.allclose(pred[:12], svd[:12])  # the ridge part is used
@@ -188,8 +188,8 @@ def test_benchpress_grouped_prediction_matches_per_pair_reference(seed, params, 
     np.testing.assert_array_equal(pred[13], query[13])
     # a second call on the same training rows (reusing its cached fits) and a reordered query agree too
     order = np.random.default_rng(seed).permutation(query.shape[0])
-    again = imp.predict(train, query[order], cov=cov)
-    svd_again = SoftImpute(rank=2, shrinkage=0.0).predict(train, query[order])
+    again = imp.predict(query[order])
+    svd_again = SoftImpute(rank=2, shrinkage=0.0).fit(train).predict(query[order])
     np.testing.assert_allclose(again, reference_benchpress(train, query[order], svd_again, cov=cov, **params),
                                rtol=0, atol=1e-10)
 
@@ -220,7 +220,7 @@ def test_softimpute_matches_plain_svd_iteration(rank, shrinkage, shape):
     train, query = pattern_problem(4, m=shape[0], n=shape[1])
     train[:, 0] = np.nan if shape[0] < shape[1] else train[:, 0]  # wide: a column with nothing observed
     imp = SoftImpute(rank=rank, shrinkage=shrinkage, tol=1e-9, max_iter=500)
-    pred = imp.predict(train, query)
+    pred = imp.fit(train).predict(query)
     kw = dict(rank=rank, shrinkage=shrinkage, max_iter=500, tol=1e-9)
     train_fit, _ = reference_svd_complete(train, **kw)
     fit, n_iter = reference_svd_complete(np.vstack([train, query]), init=np.vstack([train_fit, np.zeros_like(query)]),
@@ -233,7 +233,7 @@ def test_softimpute_matches_plain_svd_iteration(rank, shrinkage, shape):
 def test_knn_falls_back_to_training_mean_without_observations():
     train, query, _, _ = low_rank_problem(7)
     query[0] = np.nan
-    pred = KNNImputer().predict(train, query)
+    pred = KNNImputer().fit(train).predict(query)
     np.testing.assert_array_equal(pred[0], 0.0)
 
 
@@ -242,7 +242,7 @@ def test_knn_with_exact_duplicate_row_returns_its_values():
     train = rng.normal(size=(30, 4))
     query = train[[7]].copy()
     query[0, 2:] = np.nan
-    pred = KNNImputer(n_neighbors=1).predict(train, query)
+    pred = KNNImputer(n_neighbors=1).fit(train).predict(query)
     np.testing.assert_allclose(pred[0], train[7])
 
 
@@ -277,7 +277,7 @@ def test_knn_matches_an_entry_by_entry_reference(k, weights):
     train[rng.random(train.shape) < 0.4] = np.nan
     query = np.round(2 * rng.normal(size=(9, 7))) / 2
     query[rng.random(query.shape) < 0.6] = np.nan
-    got = KNNImputer(n_neighbors=k, weights=weights).predict(train, query)
+    got = KNNImputer(n_neighbors=k, weights=weights).fit(train).predict(query)
     np.testing.assert_allclose(got, _reference_knn(train, query, k, weights), rtol=0, atol=1e-12)
 
 
@@ -313,10 +313,10 @@ def test_benchpress_blend_ridge_fits_match_one_fit_at_a_time():
         (lambda: KNNImputer(n_neighbors=0), "n_neighbors"),
         (lambda: KNNImputer(weights="gaussian"), "weights"),
         (lambda: BenchPressBlend(blend=2.0), "blend"),
-        (lambda: SoftImpute(rank=2).predict(np.zeros((3, 4)), np.zeros((1, 5))), "columns"),
-        (lambda: KNNImputer().predict(np.zeros((3, 4, 1)), np.zeros((1, 4))), "2-D"),
-        (lambda: KNNImputer().predict(np.zeros((3, 4)), np.full((1, 4), np.inf)), "infinite"),
-        (lambda: BenchPressBlend().predict(np.zeros((3, 4)), np.zeros((1, 4)), cov=np.eye(3)), "cov"),
+        (lambda: SoftImpute(rank=2).fit(np.zeros((3, 4))).predict(np.zeros((1, 5))), "columns"),
+        (lambda: KNNImputer().fit(np.zeros((3, 4, 1))).predict(np.zeros((1, 4))), "2-D"),
+        (lambda: KNNImputer().fit(np.zeros((3, 4))).predict(np.full((1, 4), np.inf)), "infinite"),
+        (lambda: BenchPressBlend().fit(np.zeros((3, 4)), cov=np.eye(3)).predict(np.zeros((1, 4))), "cov"),
     ],
 )
 def test_imputers_reject_bad_input_with_value_error(call, match):
@@ -405,11 +405,11 @@ def test_tabimpute_adapter_runs_on_tiny_matrix_with_random_weight_checkpoint(ran
     query = rng.normal(size=(2, 5))
     query[:, 2:] = np.nan
     imp = TabImputeV2Imputer(random_v2_checkpoint, device="cpu", max_context_rows=8, batch_size=1, seed=0)
-    pred = imp.predict(train, query)  # two batches of one row, 8 of 12 training rows as context
+    pred = imp.fit(train).predict(query)  # two batches of one row, 8 of 12 training rows as context
     assert pred.shape == (2, 5) and np.isfinite(pred).all()
     np.testing.assert_array_equal(pred[:, :2], query[:, :2])
     assert imp.name == "tabimpute-v2"
-    np.testing.assert_array_equal(pred[1:], imp.predict(train, query[1:]))  # same batch -> same numbers
+    np.testing.assert_array_equal(pred[1:], imp.predict(query[1:]))  # same batch -> same numbers
 
 
 @pytest.mark.skipif(not (_HAS_TORCH and _HAS_TABIMPUTE), reason="optional extra [tabimpute] (torch, tabimpute) not installed")
@@ -420,7 +420,7 @@ def test_tabimpute_adapter_refuses_checkpoint_without_v2_weights(tmp_path):
     torch.save({"model": {}}, path)
     imp = TabImputeV2Imputer(path, device="cpu")
     with pytest.raises(ValueError, match="random weights"):
-        imp.predict(np.zeros((3, 2)), np.full((1, 2), np.nan))
+        imp.fit(np.zeros((3, 2))).predict(np.full((1, 2), np.nan))
 
 
 def test_benchpress_blend_without_ridge_handles_collinear_predictors():
@@ -429,5 +429,5 @@ def test_benchpress_blend_without_ridge_handles_collinear_predictors():
     train = np.hstack([base, base, 2 * base, rng.normal(size=(12, 1))])  # three collinear columns
     query = train[:3].copy()
     query[:, 3] = np.nan
-    pred = BenchPressBlend(ridge=0.0, min_rows=3, min_overlap=3).predict(train, query)
+    pred = BenchPressBlend(ridge=0.0, min_rows=3, min_overlap=3).fit(train).predict(query)
     assert np.isfinite(pred).all()

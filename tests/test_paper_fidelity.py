@@ -1,5 +1,5 @@
 """The steps the paper's text leaves open, each computed the paper's way on a small matrix,
-and the sparse-matrix results they reproduce (Section 5.1, Appendix G, Appendix H, Appendix I).
+and the sparse-matrix results they reproduce (Section 5.1, Appendix F, Appendix G, Appendix I).
 
 Facts pinned here:
 
@@ -19,7 +19,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchsel_lib import ScoreMatrix, cross_validate, eigenspectrum, estimate_correlation, fit_standardizer, load_matrix
+from benchsel_lib import (
+    Pipeline,
+    ScoreMatrix,
+    cross_validate,
+    eigenspectrum,
+    estimate_correlation,
+    fit_standardizer,
+    load_matrix,
+)
 from benchsel_lib.method.em import CV_TOL, FULL_TOL, em_settings
 from benchsel_lib.protocol.splits import cv_splits
 
@@ -150,8 +158,8 @@ def test_paper_scheme_folds_training_sets_and_random_baseline_follow_the_release
     rng = np.random.default_rng(0)
     X = rng.normal(size=(M, 2)) @ rng.normal(size=(2, N)) + rng.normal(size=(M, N))
     m = ScoreMatrix(X, [f"m{i}" for i in range(M)], [f"b{j}" for j in range(N)])
-    df = cross_validate(m, methods=("random",), holdouts=(0.5,), k_max=4, n_folds=K, seed=seed,
-                        estimator="pairwise", scheme="paper")
+    df = cross_validate(m, Pipeline.paper(objective="random", estimator="pairwise"), holdouts=(0.5,), k_max=4,
+                        n_folds=K, seed=seed, scheme="paper")
     for f in range(K):
         perm = np.random.default_rng((seed + 7, f, 5000)).permutation(N)[:4]
         got = df[(df.fold == f) & (df.k == 4)].selected.iloc[0]
@@ -163,8 +171,8 @@ def test_paper_scheme_folds_training_sets_and_random_baseline_follow_the_release
 # ------------------------------------------------------------------ what the facts reproduce
 @pytest.mark.parametrize("seed, scheme", [(0, "nested"), (42, "nested"), (42, "paper")])
 def test_merged_mi_picks_arena_hard_first_and_reaches_the_papers_r2_at_k5(seed, scheme, shared_data_dir):
-    """Appendix H: "MI consistently selects arena_hard/score first"; Table 4: MI R^2 = 0.51 at k = 5."""
-    df = cross_validate(load_matrix("merged", data_dir=shared_data_dir), methods=("mi",), holdouts=(0.1,), k_max=5, seed=seed,
+    """Appendix F: "MI consistently selects arena_hard/score first"; Table 4: MI R^2 = 0.51 at k = 5."""
+    df = cross_validate(load_matrix("merged", data_dir=shared_data_dir), "mi", holdouts=(0.1,), k_max=5, seed=seed,
                         scheme=scheme, progress=False)
     first = df[df.k == 1].selected.map(lambda s: s[0])
     assert (first == "arena_hard/score").sum() >= (10 if scheme == "paper" else 9)
@@ -173,8 +181,9 @@ def test_merged_mi_picks_arena_hard_first_and_reaches_the_papers_r2_at_k5(seed, 
 
 def test_benchpress_early_configuration_reproduces_mi_and_random_on_the_papers_folds(shared_data_dir):
     """Appendix I: MI -0.11 and random 0.24 at k = 5 (10% holdout), from the earlier configuration."""
-    df = cross_validate(load_matrix("benchpress", data_dir=shared_data_dir), methods=("mi", "random"), holdouts=(0.1,), k_max=5,
-                        seed=42, scheme="paper", config="early", progress=False)
+    early = [Pipeline.paper(objective=o, config="early") for o in ("mi", "random")]
+    df = cross_validate(load_matrix("benchpress", data_dir=shared_data_dir), early, holdouts=(0.1,), k_max=5,
+                        seed=42, scheme="paper", progress=False)
     at5 = df[df.k == 5].groupby("method").r2
     mean, se = at5.mean(), at5.std(ddof=1) / np.sqrt(at5.count())
     for method, paper in (("mi", -0.11), ("random", 0.24)):
@@ -189,7 +198,7 @@ def test_selections_by_tolerance_reproduces_cross_validate_at_the_protocol_toler
     X[rng.random(X.shape) < 0.4] = np.nan
     X[:, 0] = 50 + rng.normal(size=40)
     m = ScoreMatrix(X, models=[f"m{i}" for i in range(40)], benchmarks=[f"b{j}" for j in range(9)])
-    cv = cross_validate(m, methods=("mi",), holdouts=(0.1,), k_max=3, n_folds=5, seed=4)
+    cv = cross_validate(m, "mi", holdouts=(0.1,), k_max=3, n_folds=5, seed=4)
     ref = cv[cv["k"] == 3].sort_values("fold")["selected"].map(tuple).tolist()
     tab = selections_by_tolerance(m, tols=(None, 1e-6), k=3, n_folds=5, seed=4)
     assert sorted(tab["tol"].unique()) == [1e-6, CV_TOL]
@@ -203,3 +212,17 @@ def test_selections_by_tolerance_reproduces_cross_validate_at_the_protocol_toler
         selections_by_tolerance(m, tols=(0.0,))
     with pytest.raises(ValueError, match="method"):
         selections_by_tolerance(m, method="random")
+
+
+@pytest.mark.parametrize("name, config, expected", [
+    ("mteb", "released", {"entropy": 0.7494, "mi": 0.7620, "random": 0.7573}),
+    ("merged", "released", {"entropy": 0.4845, "mi": 0.5146, "random": 0.5322}),
+    ("benchpress", "early", {"entropy": 0.1245, "mi": -0.1145, "random": 0.2350}),
+])
+def test_mean_r2_at_k5_on_the_papers_folds_is_pinned(name, config, expected, shared_data_dir):
+    """The table "paper's folds (seed 42)" of the book's appendix: entropy / MI / random at k = 5, 10% holdout."""
+    pipes = [Pipeline.paper(objective=o, config=config) for o in expected]
+    df = cross_validate(load_matrix(name, data_dir=shared_data_dir), pipes, k_max=5, ks=(5,), seed=42,
+                        scheme="paper", progress=False)
+    got = df.groupby("method").r2.mean().round(4).to_dict()
+    assert got == expected

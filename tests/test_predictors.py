@@ -1,4 +1,4 @@
-"""Tests for benchsel_lib.predictors: closed-form LOO ridge, the per-target ridge predictor, stacking."""
+"""Tests for the predictors (method/predictors.py, method/regression.py): closed-form LOO ridge, the per-target ridge predictor, stacking."""
 from __future__ import annotations
 
 from functools import partial
@@ -9,7 +9,7 @@ import pytest
 from benchsel_lib.method.predictors import PREDICTORS, StackedPredictor, inner_cv_predictions, make_predictor, nnls_weights
 from benchsel_lib.method.predictors import inner_folds as _inner_folds
 from benchsel_lib.method.regression import RidgePredictor, ridge_loo, ridge_loo_batch
-from benchsel_lib.method.scaling import fold_standardizer
+from benchsel_lib.method.scaling import Scaling
 
 from _synthetic import low_rank_scores
 
@@ -66,7 +66,7 @@ def test_ridge_predictor_matches_reference_per_target_fit():
     train, query = X[:60], X[60:].copy()
     query[:, 3:] = np.nan
     query[0, 1] = np.nan
-    pred = RidgePredictor().predict(train, query)
+    pred = RidgePredictor().fit(train).predict(query)
     obs = ~np.isnan(train)
     counts = obs.sum(axis=0)
     for i in range(query.shape[0]):
@@ -90,7 +90,7 @@ def test_ridge_predictor_falls_back_to_training_mean_without_enough_rows():
     train = _low_rank(4, m=6, n=5, missing=0.0)  # 6 rows < min_rows 8
     query = np.full((2, 5), np.nan)
     query[:, 0] = [0.5, -1.0]
-    pred = RidgePredictor().predict(train, query)
+    pred = RidgePredictor().fit(train).predict(query)
     np.testing.assert_array_equal(pred[:, 1:], 0.0)
     assert np.isfinite(pred).all()
 
@@ -99,7 +99,7 @@ def test_ridge_predictor_beats_mean_on_low_rank_data():
     X = _low_rank(5, m=120, n=10, missing=0.1)
     train, truth = X[:100], X[100:]
     query = np.where(np.arange(10)[None, :] < 3, truth, np.nan)
-    pred = RidgePredictor().predict(train, query)
+    pred = RidgePredictor().fit(train).predict(query)
     ev = ~np.isnan(truth) & np.isnan(query)
     r2 = 1 - np.sum((pred - truth)[ev] ** 2) / np.sum(truth[ev] ** 2)
     assert r2 > 0.5
@@ -126,12 +126,12 @@ def test_stack_weights_use_training_rows_only():
     train, query = X[:70], X[70:].copy()
     query[:, 3:] = np.nan
     st = StackedPredictor(n_folds=4, seed=1)
-    p1 = st.predict(train, query)
+    p1 = st.fit(train).predict(query)
     w1 = dict(st.weights_)
     assert all(v >= 0 for v in w1.values())
     q2 = query.copy()
     q2[:, :3] += 5.0  # change the query values, same revealed columns
-    st.predict(train, q2)
+    st.predict(q2)
     assert st.weights_ == w1
     assert np.isfinite(p1).all()
 
@@ -143,8 +143,11 @@ def test_inner_cv_predictions_never_use_the_predicted_rows():
         name = "spy"
         seen: list[np.ndarray] = []
 
-        def predict(self, train, query, *, cov=None):
+        def fit(self, train, *, cov=None):
             Spy.seen.append(train.copy())
+            return self
+
+        def predict(self, query):
             return np.zeros_like(query)
 
     preds, mask = inner_cv_predictions(X, [0, 1], {"spy": Spy()}, n_folds=4, seed=0)
@@ -179,9 +182,10 @@ def test_inner_cv_predictions_do_not_see_a_rows_held_out_score_through_the_calle
     assert not np.allclose(after[mask], before[mask])  # the other folds did train on the changed score
 
 
-def test_fold_standardizer_follows_the_protocol_rule_and_leaves_unobserved_columns_alone():
+def test_fold_scaling_follows_the_protocol_rule_and_leaves_unobserved_columns_alone():
     x = np.array([[1.0, np.nan, 5.0], [3.0, np.nan, 5.0], [2.0, np.nan, 5.0]])
-    mu, sd = fold_standardizer(x)
+    st = Scaling().fit(x, empty="identity").standardizer
+    mu, sd = st.mean, st.std
     np.testing.assert_allclose(mu, [2.0, 0.0, 5.0])
     np.testing.assert_allclose(sd, [1.0, 1.0, 0.01 * 6.0])  # ddof=1; a constant column gets the relative floor
 
@@ -201,8 +205,8 @@ def test_rowwise_predictors_predict_each_row_as_if_it_were_alone(name):
     from benchsel_lib.method.correlation import inner_correlation
 
     cov = inner_correlation(train)
-    together = make_predictor(name).predict(train, query, cov=cov)
-    alone = np.vstack([make_predictor(name).predict(train, query[i : i + 1], cov=cov) for i in range(len(query))])
+    together = make_predictor(name).fit(train, cov=cov).predict(query)
+    alone = np.vstack([make_predictor(name).fit(train, cov=cov).predict(query[i : i + 1]) for i in range(len(query))])
     np.testing.assert_allclose(together, alone, rtol=0, atol=1e-12)
 
 

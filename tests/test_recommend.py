@@ -1,4 +1,4 @@
-"""Tests for benchsel_lib.recommend: choice on training rows only, conformal coverage, bad input."""
+"""Tests for the recommended pipeline's search (method/search.py): choice on training rows only, conformal coverage, bad input."""
 from __future__ import annotations
 
 from functools import partial
@@ -10,7 +10,8 @@ import pytest
 from benchsel_lib.protocol.cv import cross_validate
 from benchsel_lib.protocol.splits import cv_splits
 from benchsel_lib.protocol.summaries import coverage_column as _cov_col
-from benchsel_lib.method.search import FALLBACK, parse_pipeline, pipeline_path, recommend
+from benchsel_lib.method.pipeline import Pipeline, parse_pipeline
+from benchsel_lib.method.search import FALLBACK, pipeline_path
 
 from _synthetic import as_matrix, low_rank_scores
 
@@ -19,9 +20,19 @@ _data = partial(low_rank_scores, m=80, n=10, noise=0.5, missing=0.2, standardize
 _matrix = as_matrix
 
 
+def _recommend(train, k, **kwargs):
+    """The recommended pipeline at the one subset size ``k`` (the last step of its path)."""
+    return pipeline_path(train, k, ks=[k], **kwargs)[-1]
+
+
+def _pairwise(*names):
+    """Pipelines by short name, with the pairwise correlation estimate."""
+    return [Pipeline.from_name(n, estimator="pairwise") for n in names]
+
+
 def test_recommend_exposes_choice_scores_and_intervals():
     X = _data(1)
-    rec = recommend(X, 3, strategies=("mi", "lasso"), predictors=("gaussian", "ridge"), seed=0)
+    rec = _recommend(X, 3, strategies=("mi", "lasso"), predictors=("gaussian", "ridge"), seed=0)
     assert rec.k == 3 and len(rec.selection) == 3
     assert rec.strategy in ("mi", "lasso") and rec.predictor in ("gaussian", "ridge", "stack")
     s = rec.scores[rec.scores["k"] == 3]
@@ -43,7 +54,7 @@ def test_auto_choice_ignores_validation_rows():
     Y = X.copy()
     rng = np.random.default_rng(9)
     Y[val] = np.where(np.isnan(Y[val]), np.nan, rng.normal(scale=3.0, size=Y[val].shape))
-    kw = dict(methods=("auto",), holdouts=(0.1,), k_max=3, n_folds=5, seed=0, levels=(0.8,), progress=False)
+    kw = dict(pipelines=("auto",), holdouts=(0.1,), k_max=3, n_folds=5, seed=0, levels=(0.8,), progress=False)
     a = cross_validate(_matrix(X), **kw)
     b = cross_validate(_matrix(Y), **kw)
     a0, b0 = a[a["fold"] == 0], b[b["fold"] == 0]
@@ -59,7 +70,7 @@ def test_conformal_intervals_cover_held_out_models():
     L = np.linalg.cholesky(0.6 * np.ones((n, n)) + 0.4 * np.eye(n))
     X = rng.normal(size=(m, n)) @ L.T
     train, test = X[:300], X[300:]
-    rec = recommend(train, 2, strategies=("mi",), predictors=("gaussian", "ridge"), levels=(0.5, 0.8, 0.9))
+    rec = _recommend(train, 2, strategies=("mi",), predictors=("gaussian", "ridge"), levels=(0.5, 0.8, 0.9))
     query = np.full_like(test, np.nan)
     query[:, rec.selection] = test[:, rec.selection]
     pred = rec.predict(train, query)
@@ -72,7 +83,7 @@ def test_conformal_intervals_cover_held_out_models():
 
 def test_too_few_training_models_fall_back_to_the_named_default():
     X = _data(4, m=7, missing=0.0)
-    rec = recommend(X, 2)
+    rec = _recommend(X, 2)
     assert (rec.strategy, rec.predictor) == FALLBACK
     assert "too few" in rec.note and "mi+gaussian" in rec.note
     query = np.full((1, 10), np.nan)
@@ -83,7 +94,7 @@ def test_too_few_training_models_fall_back_to_the_named_default():
 def test_bad_input_is_named():
     X = _data(5)
     with pytest.raises(ValueError, match="unknown predictor 'nope'"):
-        recommend(X, 2, predictors=("nope",))
+        _recommend(X, 2, predictors=("nope",))
     with pytest.raises(ValueError, match="unknown pipeline"):
         parse_pipeline("mi")
     with pytest.raises(ValueError, match="unknown predictor 'x'"):
@@ -91,9 +102,9 @@ def test_bad_input_is_named():
     Y = X.copy()
     Y[10:, :8] = np.nan
     with pytest.raises(ValueError, match="candidate benchmarks"):
-        recommend(Y, 4, strategies=("mi-obs",), predictors=("ridge",))
-    with pytest.raises(ValueError, match="unknown selection method 'foo"):
-        cross_validate(_matrix(X), methods=("foo+ridge",), k_max=2, n_folds=3, progress=False)
+        _recommend(Y, 4, strategies=("mi-obs",), predictors=("ridge",))
+    with pytest.raises(ValueError, match="unknown selection strategy 'foo'"):
+        cross_validate(_matrix(X), ("foo+ridge",), k_max=2, n_folds=3, progress=False)
 
 
 def test_pipeline_path_is_deterministic_and_never_nan():
@@ -112,8 +123,8 @@ def test_cross_validate_scores_fixed_pipelines_like_the_gaussian_path():
     X = _data(7, missing=0.1)
     M = _matrix(X)
     kw = dict(holdouts=(0.1,), k_max=3, n_folds=4, seed=0, progress=False, levels=())
-    paper = cross_validate(M, methods=("mi",), **kw)
-    pipe = cross_validate(M, methods=("mi+gaussian",), **kw)
+    paper = cross_validate(M, ("mi",), **kw)
+    pipe = cross_validate(M, ("mi+gaussian",), **kw)
     np.testing.assert_allclose(pipe["r2"].to_numpy(), paper["r2"].to_numpy(), atol=1e-8)
     assert list(pipe["selected"]) == list(paper["selected"])
 
@@ -122,7 +133,7 @@ def test_a_benchmark_no_training_model_observed_is_named():
     X = _data(8)
     X[:, 4] = np.nan
     with pytest.raises(ValueError, match=r"no training model observed benchmark column\(s\) \[4\]"):
-        recommend(X, 2)
+        _recommend(X, 2)
 
 
 # ------------------------------------------------------------------ command line
@@ -197,16 +208,16 @@ def test_cli_pipeline_errors_exit_2_with_one_line(capsys, small_csv, argv, needl
 def test_a_strategy_whose_filter_leaves_too_few_candidates_is_left_out_and_named():
     X = _data(10, m=60, n=10, missing=0.0)
     X[6:, 3:] = np.nan  # only columns 0-2 are observed by >= 30% of the models
-    rec = recommend(X, 4, strategies=("mi-obs", "mi"), predictors=("ridge",), stack=False)
+    rec = _recommend(X, 4, strategies=("mi-obs", "mi"), predictors=("ridge",), stack=False)
     assert rec.strategy == "mi" and "mi-obs left out" in rec.note
     with pytest.raises(ValueError, match="candidate benchmarks"):
-        recommend(X, 4, strategies=("mi-obs",), predictors=("ridge",), stack=False)
+        _recommend(X, 4, strategies=("mi-obs",), predictors=("ridge",), stack=False)
 
 
 def test_stacked_query_blocks_give_the_same_predictions_as_separate_calls():
     from benchsel_lib.method.correlation import inner_correlation
     from benchsel_lib.method.predictors import make_predictor
-    from benchsel_lib.method.search import block_predictions as _block_predictions
+    from benchsel_lib.method.search import block_predictions
 
     X = low_rank_scores(7, m=60, n=8, noise=0.3, missing=0.2)
     train, val = X[:45], X[45:]
@@ -216,8 +227,8 @@ def test_stacked_query_blocks_give_the_same_predictions_as_separate_calls():
         blocks.append(("mi", k, q, ~np.isnan(val)))
     cov = inner_correlation(train)
     for name in ("gaussian", "ridge", "knn", "blend"):
-        got = _block_predictions(make_predictor(name), train, blocks, cov)
-        want = [make_predictor(name).predict(train, b[2], cov=cov) for b in blocks]
+        got = block_predictions(make_predictor(name), train, blocks, cov)
+        want = [make_predictor(name).fit(train, cov=cov).predict(b[2]) for b in blocks]
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=0, atol=1e-12)
 
@@ -235,14 +246,14 @@ def test_a_fixed_stack_pipeline_is_the_inner_cv_stack_of_the_default_predictors(
 
 def test_cross_validating_a_fixed_stack_pipeline_scores_real_predictions():
     m = _matrix(low_rank_scores(9, m=80, n=10, noise=0.3))
-    df = cross_validate(m, methods=("mi+stack", "mi+gaussian"), k_max=3, n_folds=3, estimator="pairwise", progress=False)
+    df = cross_validate(m, _pairwise("mi+stack", "mi+gaussian"), k_max=3, n_folds=3, progress=False)
     r2 = df.groupby("method")["r2"].mean()
     assert r2["mi+stack"] > 0.3 and r2["mi+stack"] > r2["mi+gaussian"] - 0.1
 
 
 def test_cross_validate_at_chosen_subset_sizes_equals_the_full_run_at_those_sizes():
     m = _matrix(low_rank_scores(10, m=70, n=9, noise=0.4, missing=0.1))
-    kw = dict(methods=("mi", "random", "auto", "lasso+ridge"), k_max=5, n_folds=3, estimator="pairwise",
+    kw = dict(pipelines=_pairwise("mi", "random", "auto", "lasso+ridge"), k_max=5, n_folds=3,
               progress=False, levels=(0.8,))
     full = cross_validate(m, **kw)
     part = cross_validate(m, ks=[2, 5], **kw)
@@ -257,7 +268,7 @@ def test_cross_validate_at_chosen_subset_sizes_equals_the_full_run_at_those_size
 def test_subset_sizes_outside_one_to_k_max_are_refused(ks):
     m = _matrix(np.random.default_rng(0).normal(size=(30, 6)))
     with pytest.raises(ValueError, match="ks="):
-        cross_validate(m, methods=("mi",), k_max=5, n_folds=3, ks=ks, progress=False)
+        cross_validate(m, ("mi",), k_max=5, n_folds=3, ks=ks, progress=False)
 
 
 @pytest.mark.parametrize("ks", [[0], [4], [], [2.5], [True]])
@@ -301,13 +312,14 @@ def test_compare_pipelines_equals_separate_cross_validations_per_seed():
 
     M = _matrix(_data(14, m=60))
     fixed = ("mi+ridge", "lasso+knn")
-    kw = dict(holdouts=(0.1,), k_max=3, n_folds=4, scheme="paper", config="released", estimator="pairwise",
-              progress=False, ks=(1, 3))
+    kw = dict(holdouts=(0.1,), k_max=3, n_folds=4, scheme="paper", progress=False, ks=(1, 3))
+    reference = [Pipeline.auto(), Pipeline.paper(objective="mi", config="released", estimator="pairwise")]
+    pairs = [Pipeline.from_name(n, config="released", estimator="pairwise") for n in fixed]
     got = compare_pipelines(M, fixed=fixed, seeds=(0, 5), n_folds=4, k_max=3, estimator="pairwise", levels=(0.8,),
                             ks=(1, 3))
     want = pd.concat([part.assign(seed=s) for s in (0, 5) for part in (
-        cross_validate(M, methods=("auto", "mi"), seed=s, levels=(0.8,), **kw),
-        cross_validate(M, methods=fixed, seed=s, levels=(), **kw))], ignore_index=True)
+        cross_validate(M, reference, seed=s, levels=(0.8,), **kw),
+        cross_validate(M, pairs, seed=s, levels=(), **kw))], ignore_index=True)
     assert set(got["method"]) == {"auto", "mi", *fixed} and sorted(set(got["seed"])) == [0, 5]
     key = ["seed", "method", "fold", "k"]
     got, want = (d.sort_values(key).reset_index(drop=True) for d in (got, want))

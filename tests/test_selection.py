@@ -1,4 +1,4 @@
-"""Tests for benchsel_lib.selection, checked against independent brute-force computations."""
+"""Tests for benchsel_lib.method.selection, checked against independent brute-force computations."""
 from __future__ import annotations
 
 import itertools
@@ -64,7 +64,7 @@ def brute_greedy(S: np.ndarray, k: int, f, start=()) -> list[int]:
 @pytest.mark.parametrize("seed", range(5))
 def test_entropy_greedy_equals_bruteforce_greedy(seed):
     S = random_spd(14, seed)
-    sel = select(S, 9, method="entropy")
+    sel = select(S, 9, objective="entropy")
     assert sel.order == brute_greedy(S, 9, brute_entropy)
     assert sel.strategy == "greedy"
 
@@ -100,7 +100,7 @@ def test_entropy_greedy_is_pivoted_cholesky():
 def test_mi_gains_equal_bruteforce_logdet_differences(seed):
     n = 11
     S = random_spd(n, seed)
-    sel = select(S, n, method="mi")
+    sel = select(S, n, objective="mi")
     values = [brute_mi(S, sel.order[: t + 1]) for t in range(n)]
     assert np.allclose(sel.gains, np.diff(np.r_[0.0, values]), atol=1e-9)
     assert np.allclose(sel.mi, values, atol=1e-9)
@@ -110,19 +110,19 @@ def test_mi_gains_equal_bruteforce_logdet_differences(seed):
 @pytest.mark.parametrize("seed", range(4))
 def test_mi_greedy_equals_bruteforce_greedy(seed):
     S = random_spd(12, 10 + seed)
-    assert select(S, 7, method="mi").order == brute_greedy(S, 7, brute_mi)
+    assert select(S, 7, objective="mi").order == brute_greedy(S, 7, brute_mi)
 
 
-@pytest.mark.parametrize("method", ["entropy", "random"])
-def test_mi_diagnostic_is_reported_for_every_method(method):
+@pytest.mark.parametrize("objective", ["entropy", "random"])
+def test_mi_diagnostic_is_reported_for_every_objective(objective):
     S = random_spd(9, 3)
-    sel = select(S, 5, method=method, seed=1)
+    sel = select(S, 5, objective=objective, seed=1)
     assert np.allclose(sel.mi, [brute_mi(S, sel.order[: t + 1]) for t in range(5)], atol=1e-10)
 
 
 def test_mi_first_gain_with_empty_selection_is_log_variance_ratio():
     S = random_spd(8, 2)
-    sel = select(S, 1, method="mi")
+    sel = select(S, 1, objective="mi")
     j = sel.order[0]
     rest = [i for i in range(8) if i != j]
     cond = S[j, j] - S[j, rest] @ np.linalg.solve(S[np.ix_(rest, rest)], S[rest, j])
@@ -232,7 +232,7 @@ def test_mutual_information_is_not_monotone():
     S = np.array([[1.0, 0.9], [0.9, 1.0]])
     assert mutual_information(S, [0]) == pytest.approx(-0.5 * math.log(1 - 0.81))
     assert mutual_information(S, [0, 1]) == 0.0 < mutual_information(S, [0])
-    sel = select(S, 2, method="mi")
+    sel = select(S, 2, objective="mi")
     assert sel.gains[1] < 0 and sel.mi[1] == 0.0
 
 
@@ -282,9 +282,9 @@ def test_budget_respects_k_and_mandatory_and_mi_heuristic():
     costs = np.linspace(0.5, 1.5, 8)
     sel = select(S, 3, costs=costs, budget=10.0, initial=[7])
     assert len(sel) == 3 and sel.order[0] == 7
-    sel = select(S, None, costs=costs, budget=3.0, method="mi")
+    sel = select(S, None, costs=costs, budget=3.0, objective="mi")
     assert sel.total_cost <= 3.0 and sel.strategy in ("cost-effective", "singleton")
-    sel = select(S, None, costs=costs, budget=3.0, method="random", seed=0)
+    sel = select(S, None, costs=costs, budget=3.0, objective="random", seed=0)
     assert sel.total_cost <= 3.0 and sel.strategy == "random"
 
 
@@ -296,17 +296,17 @@ def test_mandatory_benchmarks_first_counted_in_k_then_greedy():
     assert sel.order[:2] == [8, 2] and len(sel) == 5
     assert sel.order == brute_greedy(S, 5, brute_entropy, start=[8, 2])
     assert sel.names == [names[j] for j in sel.order]
-    mi = select(S, 4, initial=[3], method="mi")
+    mi = select(S, 4, initial=[3], objective="mi")
     assert mi.order == brute_greedy(S, 4, brute_mi, start=[3])
     assert mi.gains[0] == pytest.approx(brute_mi(S, [3]))
 
 
-@pytest.mark.parametrize("method", ["entropy", "mi"])
+@pytest.mark.parametrize("objective", ["entropy", "mi"])
 @pytest.mark.parametrize("seed", range(3))
-def test_lazy_greedy_selects_same_set_with_fewer_evaluations(method, seed):
+def test_lazy_greedy_selects_same_set_with_fewer_evaluations(objective, seed):
     S = random_spd(40, 50 + seed)
-    eager = select(S, 12, method=method)
-    lazy = select(S, 12, method=method, lazy=True)
+    eager = select(S, 12, objective=objective)
+    lazy = select(S, 12, objective=objective, lazy=True)
     assert lazy.order == eager.order
     assert np.allclose(lazy.gains, eager.gains)
     assert eager.n_evaluations == sum(40 - t for t in range(12))
@@ -316,9 +316,9 @@ def test_lazy_greedy_selects_same_set_with_fewer_evaluations(method, seed):
 def test_lazy_with_mandatory_and_budget_matches_eager():
     S = random_spd(20, 9)
     costs = np.random.default_rng(0).uniform(0.5, 2.0, 20)
-    for method in ("entropy", "mi"):
-        a = select(S, None, method=method, costs=costs, budget=6.0, initial=[4])
-        b = select(S, None, method=method, costs=costs, budget=6.0, initial=[4], lazy=True)
+    for objective in ("entropy", "mi"):
+        a = select(S, None, objective=objective, costs=costs, budget=6.0, initial=[4])
+        b = select(S, None, objective=objective, costs=costs, budget=6.0, initial=[4], lazy=True)
         assert a.order == b.order and a.strategy == b.strategy
         assert b.n_evaluations <= a.n_evaluations
 
@@ -344,7 +344,7 @@ def test_ties_on_exact_correlation_matrix_are_explicit_and_deterministic():
     assert select(C, 1, tie_break="argmax").order == [0]  # plain np.argmax: first maximum
     assert select(C, 1, tie_break="index").order == [0]
     # MI tie-break: largest MI gain among the (all tied) entropy candidates
-    mi_first = select(C, 1, method="mi").order[0]
+    mi_first = select(C, 1, objective="mi").order[0]
     assert select(C, 1, tie_break="mi").order == [mi_first]
     # rounding noise on the diagonal moves plain argmax but not the tolerance-based rules
     Cn = C.copy()
@@ -370,8 +370,8 @@ def test_min_observed_excludes_thinly_observed_candidate():
     X[:, 5] = X[:, :5].sum(axis=1) + 0.1 * rng.standard_normal(60)  # the hub: MI's first pick
     C = np.corrcoef(X.T)
     counts = np.array([60, 60, 60, 60, 60, 2])  # the hub observed for only 2 models
-    assert select(C, 1, method="mi").order == [5]
-    sel = select(C, 3, method="mi", min_observed=5, observed_counts=counts)
+    assert select(C, 1, objective="mi").order == [5]
+    sel = select(C, 3, objective="mi", min_observed=5, observed_counts=counts)
     assert 5 not in sel.order and sel.excluded == [5]
     # the excluded benchmark still belongs to the predicted rest
     assert sel.mi[-1] == pytest.approx(brute_mi(C, sel.order))
@@ -388,9 +388,9 @@ def test_min_observed_excludes_thinly_observed_candidate():
 # ----------------------------------------------------------------------------- random
 def test_random_selection_is_seeded_and_reports_entropy_gains():
     S = random_spd(15, 1)
-    a = select(S, 8, method="random", seed=42)
-    b = select(S, 8, method="random", seed=42)
-    c = select(S, 8, method="random", seed=43)
+    a = select(S, 8, objective="random", seed=42)
+    b = select(S, 8, objective="random", seed=42)
+    c = select(S, 8, objective="random", seed=43)
     assert a.order == b.order and a.order != c.order
     assert a.order == np.random.default_rng(42).permutation(15)[:8].tolist()
     assert a.n_evaluations == 0
@@ -398,7 +398,7 @@ def test_random_selection_is_seeded_and_reports_entropy_gains():
         A = a.order[: t + 1]
         assert a.gains[t] == pytest.approx(brute_entropy(S, A) - brute_entropy(S, A[:-1]))
         assert a.logdet[t] == pytest.approx(slogdet_block(S, A))
-    r = select(S, 5, method="random", seed=3, initial=[14])
+    r = select(S, 5, objective="random", seed=3, initial=[14])
     assert r.order[0] == 14 and len(set(r.order)) == 5
 
 
@@ -417,18 +417,18 @@ def _near_singular_cases():
 
 
 @pytest.mark.parametrize("case", ["rank_deficient", "duplicated", "zero_variance"])
-@pytest.mark.parametrize("method", ["entropy", "mi", "random"])
-def test_near_singular_covariances_give_finite_results(case, method):
+@pytest.mark.parametrize("objective", ["entropy", "mi", "random"])
+def test_near_singular_covariances_give_finite_results(case, objective):
     S = _near_singular_cases()[case]
     n = S.shape[0]
     for lazy in (False, True):
-        sel = select(S, n, method=method, seed=0, lazy=lazy)
+        sel = select(S, n, objective=objective, seed=0, lazy=lazy)
         assert sorted(sel.order) == list(range(n))
         for arr in (sel.gains, sel.residual_fraction, sel.logdet, sel.mi):
             assert np.isfinite(arr).all()
         assert np.all(sel.residual_fraction >= 0) and np.all(sel.mi >= 0)
     costs = np.ones(n)
-    sel = select(S, None, method=method, seed=0, costs=costs, budget=3.0)
+    sel = select(S, None, objective=objective, seed=0, costs=costs, budget=3.0)
     assert np.isfinite(sel.gains).all() and len(sel) == 3
 
 
@@ -464,7 +464,7 @@ S4 = np.eye(4)
         (dict(cov=np.array([[1.0, 0.5], [0.1, 1.0]]), k=1), "symmetric"),
         (dict(cov=np.array([[1.0, np.nan], [np.nan, 1.0]]), k=1), "NaN"),
         (dict(cov=np.zeros((3, 3)), k=1), "zero total variance"),
-        (dict(cov=S4, k=2, method="pca"), "unknown method"),
+        (dict(cov=S4, k=2, objective="pca"), "unknown objective"),
         (dict(cov=S4, k=2, tie_break="first"), "unknown tie_break"),
         (dict(cov=S4, k=2, tie_tol=-1.0), "tie_tol"),
         (dict(cov=S4, k=2, initial=["x"], names=list("abcd")), "not a benchmark name"),

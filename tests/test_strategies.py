@@ -1,14 +1,17 @@
-"""Tests for benchsel_lib.strategies: filtered greedy, predictive greedy, group-lasso path order."""
+"""Tests for the selectors (method/selectors.py): filtered greedy, predictive greedy, group-lasso path order."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
 import pytest
 
+from benchsel_lib.method.correlation import inner_correlation
 from benchsel_lib.method.regression import ridge_loo
-from benchsel_lib.method.strategies import STRATEGIES, lasso_path_order, min_observed_for, predictive_greedy, select_benchmarks
+from benchsel_lib.method.selection import lasso_path_order, predictive_greedy
+from benchsel_lib.method.selectors import SELECTORS, min_observed_for, selector_named
 
 from _synthetic import low_rank_scores
 
@@ -16,11 +19,24 @@ from _synthetic import low_rank_scores
 _data = partial(low_rank_scores, m=60, n=8, noise=0.5, missing=0.0, standardize=True)
 
 
-@pytest.mark.parametrize("strategy", STRATEGIES)
+def _select(X, k, *, strategy="mi", seed=0, initial=(), costs=None, budget=None):
+    """The preset selector ``strategy`` on standardized rows ``X`` (columns named "0", "1", ...), as column indices."""
+    names = [str(j) for j in range(X.shape[1])]
+    changes = {}
+    if initial:
+        changes["initial"] = tuple(names[j] for j in initial)
+    if costs is not None:
+        changes.update(costs=dict(zip(names, np.asarray(costs, dtype=float).tolist())), budget=budget)
+    sel = replace(selector_named(strategy), **changes)
+    return sel.select(inner_correlation(X), k, names=names, counts=(~np.isnan(X)).sum(axis=0), n_models=X.shape[0],
+                      train=X, seed=seed).order
+
+
+@pytest.mark.parametrize("strategy", tuple(SELECTORS))
 def test_every_strategy_is_deterministic_and_respects_initial(strategy):
     X = _data(1, missing=0.1)
-    a = select_benchmarks(X, 4, strategy=strategy, seed=3, initial=[5])
-    b = select_benchmarks(X, 4, strategy=strategy, seed=3, initial=[5])
+    a = _select(X, 4, strategy=strategy, seed=3, initial=[5])
+    b = _select(X, 4, strategy=strategy, seed=3, initial=[5])
     assert a == b
     assert a[0] == 5 and len(a) == 4 and len(set(a)) == 4
 
@@ -31,7 +47,7 @@ def test_obs_strategies_only_pick_well_observed_benchmarks():
     need = min_observed_for(50)
     assert need == 15
     for s in ("mi-obs", "entropy-obs"):
-        picked = select_benchmarks(X, 5, strategy=s)
+        picked = _select(X, 5, strategy=s)
         assert not {0, 3} & set(picked)
 
 
@@ -39,15 +55,15 @@ def test_k_larger_than_filtered_candidates_is_a_clear_error():
     X = _data(3, m=20)
     X[5:, :6] = np.nan
     with pytest.raises(ValueError, match="larger than the 2 candidate benchmarks"):
-        select_benchmarks(X, 3, strategy="mi-obs")
+        _select(X, 3, strategy="mi-obs")
 
 
 def test_lasso_refuses_costs_and_unknown_strategy_is_named():
     X = _data(4)
     with pytest.raises(ValueError, match="no cost-aware form"):
-        select_benchmarks(X, 2, strategy="lasso", costs=np.ones(8), budget=3.0)
+        _select(X, 2, strategy="lasso", costs=np.ones(8), budget=3.0)
     with pytest.raises(ValueError, match="unknown selection strategy 'bogus'"):
-        select_benchmarks(X, 2, strategy="bogus")
+        _select(X, 2, strategy="bogus")
 
 
 def test_lasso_first_pick_is_the_largest_correlation_row_norm():
@@ -94,5 +110,5 @@ def test_predictive_greedy_first_pick_maximizes_the_loo_objective():
 def test_predictive_greedy_respects_the_budget():
     X = _data(7, m=40, n=6)
     costs = np.array([5.0, 1.0, 1.0, 1.0, 1.0, 1.0])
-    order = select_benchmarks(X, 6, strategy="greedy", costs=costs, budget=3.0)
+    order = _select(X, None, strategy="greedy", costs=costs, budget=3.0)  # k=None: as many as the budget allows
     assert sum(costs[order]) <= 3.0

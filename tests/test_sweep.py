@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchsel_lib.method.pipeline import Pipeline
 from benchsel_lib.protocol.cv import cross_validate, cv_grid
 from benchsel_lib.studies.bands import first_pick_band, tie_break_band
 from benchsel_lib.data import ScoreMatrix
@@ -25,9 +26,14 @@ def _toy(M: int = 40, N: int = 6, *, seed: int = 0, missing: float = 0.25) -> Sc
     return ScoreMatrix(X, [f"m{i}" for i in range(M)], [f"b{j}" for j in range(N)], f"toy{seed}")
 
 
+def _paper(*objectives: str, **options) -> list[Pipeline]:
+    """The paper's pipelines for ``objectives`` (with ``options``), one per objective."""
+    return [Pipeline.paper(objective=o, **options) for o in objectives]
+
+
 # EM on missing entries, the paper's streams, every method: the most seed-sensitive grid
-GRID = dict(methods=("entropy", "mi", "random"), holdouts=(0.1, 0.5), k_max=3, n_folds=4, seed=42,
-            estimator="em", scheme="paper", progress=False)
+GRID = dict(pipelines=_paper("entropy", "mi", "random", estimator="em"), holdouts=(0.1, 0.5), k_max=3, n_folds=4,
+            seed=42, scheme="paper", progress=False)
 
 
 def _assert_identical(a: pd.DataFrame, b: pd.DataFrame) -> None:
@@ -70,8 +76,9 @@ def test_a_dask_local_cluster_gives_the_serial_frame_bit_for_bit(serial):
 
 def test_cv_grid_equals_separate_runs_across_matrices_and_settings():
     a, b = _toy(seed=1), _toy(seed=2, missing=0.0)
-    runs = [dict(matrix=a, **GRID), dict(matrix=b, **dict(GRID, estimator="auto", seed=3)),
-            dict(matrix=a, **dict(GRID, methods=("entropy",), tie_break="index"))]
+    runs = [dict(matrix=a, **GRID),
+            dict(matrix=b, **dict(GRID, pipelines=_paper("entropy", "mi", "random", estimator="auto"), seed=3)),
+            dict(matrix=a, **dict(GRID, pipelines=_paper("entropy", estimator="em", tie_break="index")))]
     runs = [{k: v for k, v in r.items() if k != "progress"} for r in runs]
     together = cv_grid(runs, n_jobs=2)
     for run, df in zip(runs, together):
@@ -80,7 +87,7 @@ def test_cv_grid_equals_separate_runs_across_matrices_and_settings():
 
 def test_bands_run_on_workers_with_the_serial_result():
     m = _toy(seed=4)
-    cv = dict(holdouts=(0.1,), k_max=2, n_folds=3, seed=1, estimator="em")
+    cv = dict(holdouts=(0.1,), k_max=2, n_folds=3, seed=1, pipeline=Pipeline.paper(objective="entropy", estimator="em"))
     pd.testing.assert_frame_equal(tie_break_band(m, n_jobs=1, **cv), tie_break_band(m, n_jobs=2, **cv))
     one, folds1 = first_pick_band(m, n_picks=3, return_folds=True, n_jobs=1, **cv)
     two, folds2 = first_pick_band(m, n_picks=3, return_folds=True, n_jobs=2, **cv)
@@ -120,11 +127,15 @@ def test_a_failing_split_is_named_by_cross_validate():
     class Broken:
         name = "broken"
 
-        def predict(self, train, query, *, cov):
+        def fit(self, train, *, cov=None):
+            return self
+
+        def predict(self, query):
             raise RuntimeError("no prediction today")
 
     with pytest.raises(SweepError, match=r"cell 'toy0 holdout=0.1 fold=\d' failed: RuntimeError: no prediction"):
-        cross_validate(_toy(), imputer=Broken(), k_max=2, n_folds=3, estimator="pairwise", n_jobs=1, progress=False)
+        cross_validate(_toy(), _paper("entropy", "random", estimator="pairwise", predictor=Broken()), k_max=2,
+                       n_folds=3, n_jobs=1, progress=False)
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
@@ -132,7 +143,7 @@ def test_n_jobs_below_one_or_not_an_integer_is_rejected(bad):
     with pytest.raises(ValueError, match="n_jobs must be a positive integer"):
         run_sweep([Cell("x", math.sqrt, (1.0,))], n_jobs=bad)
     with pytest.raises(ValueError, match="n_jobs must be a positive integer"):
-        cross_validate(_toy(), n_jobs=bad, estimator="pairwise")
+        cross_validate(_toy(), _paper("entropy", "random", estimator="pairwise"), n_jobs=bad)
 
 
 def test_run_sweep_rejects_non_cells_and_runs_an_empty_grid():
@@ -147,7 +158,7 @@ def test_cv_grid_rejects_unknown_and_reserved_options():
     with pytest.raises(ValueError, match="'methodz' is not an option"):
         cv_grid([dict(matrix=_toy(), methodz=("mi",))])
     with pytest.raises(ValueError, match="matrix"):
-        cv_grid([dict(methods=("mi",))])
+        cv_grid([dict(pipelines=("mi",))])
 
 
 def test_an_unreachable_scheduler_gives_a_clear_error():

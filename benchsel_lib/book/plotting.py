@@ -9,14 +9,14 @@ never changed here.
 
 Inputs are the tables the library produces:
 
-* CV summaries: :func:`benchsel_lib.evaluation.summarize_cv` output (columns
+* CV summaries: :func:`benchsel_lib.protocol.summaries.summarize_cv` output (columns
   ``method, holdout, k, r2_mean, r2_sd, residual_fraction_mean, ..., mi_sd``);
-* selection positions: :func:`benchsel_lib.diagnostics.selection_positions`
+* selection positions: :func:`benchsel_lib.studies.diagnostics.selection_positions`
   (``benchmark, fold, position``);
-* Shapiro-Wilk tables: :func:`benchsel_lib.diagnostics.shapiro_wilk_table`
+* Shapiro-Wilk tables: :func:`benchsel_lib.studies.diagnostics.shapiro_wilk_table`
   (``W``, ``reject``);
-* the overlap network: :func:`benchsel_lib.canonical.overlap_network`;
-* calibration: :func:`benchsel_lib.evaluation.calibration_table`.
+* the overlap network: :func:`benchsel_lib.data.canonical.overlap_network`;
+* calibration: :func:`benchsel_lib.protocol.summaries.calibration_table`.
 
 Bad input (missing columns, empty tables) raises ``ValueError`` naming the problem.
 """
@@ -149,7 +149,7 @@ def plot_eigenspectrum(
     Parameters
     ----------
     spectra : mapping name -> Eigenspectrum or array_like
-        Per matrix either an :class:`~benchsel_lib.diagnostics.Eigenspectrum`
+        Per matrix either an :class:`~benchsel_lib.studies.diagnostics.Eigenspectrum`
         (its ``residual`` attribute, ``1 - rho(k)`` for k = 1..N, is used) or the
         residual-fraction array itself.
     levels : sequence of float, default (0.9, 0.95, 0.99)
@@ -702,14 +702,14 @@ def plot_em_convergence(
     Parameters
     ----------
     results : mapping name -> EMResult
-        Fits from :func:`benchsel_lib.estimation.em_covariance` (anything with
+        Fits from :func:`benchsel_lib.method.em.em_covariance` (anything with
         ``rel_change`` and ``loglik`` arrays, and optionally ``completed`` for
         the number of models).
     tol : float, mapping name -> float, or None, default 1e-6
         Convergence tolerance drawn as a dashed line on the left panel; a
         mapping draws one line per fit, in the fit's colour (the paper's
         settings stop the heavy and the light regime at different
-        tolerances, see :func:`benchsel_lib.estimation.em_settings`).
+        tolerances, see :func:`benchsel_lib.method.em.em_settings`).
     title : str
 
     Returns
@@ -821,7 +821,7 @@ def plot_em_recovery(
     Parameters
     ----------
     df : DataFrame
-        :func:`benchsel_lib.estimation.em_recovery_study` output (columns
+        :func:`benchsel_lib.studies.em.em_recovery_study` output (columns
         ``missing_fraction, estimator, corr_error, mean_error``); replicates are
         averaged and their range shaded.
     title : str
@@ -870,7 +870,7 @@ def plot_spectral_comparison(
     Parameters
     ----------
     tables : mapping name -> DataFrame
-        :func:`benchsel_lib.diagnostics.spectral_comparison` output per matrix
+        :func:`benchsel_lib.studies.diagnostics.spectral_comparison` output per matrix
         (columns ``k, eigen_tail_fraction, cholesky_residual_fraction``).
     title : str
 
@@ -929,7 +929,7 @@ def add_variant_band(
         E.g. from :func:`plot_entropy_vs_mi`; the band goes on ``fig.axes[0]``.
     variants : DataFrame
         ``k`` and ``r2_mean`` (or ``r2``), optionally ``holdout`` (e.g.
-        :func:`benchsel_lib.evaluation.tie_break_band` output).
+        :func:`benchsel_lib.studies.bands.tie_break_band` output).
     holdout : float or None
         Rows of this holdout only (ignored when ``variants`` has no ``holdout``).
     label, color : str
@@ -978,7 +978,7 @@ def plot_fold_curves(
     Parameters
     ----------
     cv_df : DataFrame
-        :func:`benchsel_lib.evaluation.cross_validate` output (one row per fold and k).
+        :func:`benchsel_lib.protocol.cv.cross_validate` output (one row per fold and k).
     method : str
     holdout : float
     metric : str, default "r2"
@@ -1034,7 +1034,7 @@ def plot_pipeline_curves(
     ----------
     runs : mapping matrix name -> DataFrame
         Cross-validation rows per matrix (``method, k, r2``), e.g.
-        :func:`benchsel_lib.recommend.compare_pipelines` output; one panel each.
+        :func:`benchsel_lib.studies.pipelines.compare_pipelines` output; one panel each.
     reference, baseline : str
         Methods always drawn: the recommended pipeline (thick black) and the
         paper's Gaussian + MI (dashed).
@@ -1093,7 +1093,7 @@ def plot_pooled_coverage(cov: pd.DataFrame, *, tolerance: float = 0.03) -> Figur
     Parameters
     ----------
     cov : DataFrame
-        ``matrix, nominal, coverage`` (:func:`benchsel_lib.recommend.pooled_coverage`
+        ``matrix, nominal, coverage`` (:func:`benchsel_lib.studies.pipelines.pooled_coverage`
         output with a ``matrix`` column added).
     tolerance : float
         Half-width of the shaded band around the diagonal.

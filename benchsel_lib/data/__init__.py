@@ -21,7 +21,15 @@ from .loaders import (
     load_source,
 )
 from .matrix import ScoreMatrix
-from .sources import MANIFEST, PROJECT_ROOT, data_path, fetch_all, resolve_data_dir, verify_all, verify_file
+from .sources import (
+    MANIFEST,
+    PROJECT_ROOT,
+    data_path,
+    fetch_all,
+    resolve_data_dir,
+    verify_all,
+    verify_file,
+)
 
 __all__ = [
     "AUXILIARY_COLUMNS",

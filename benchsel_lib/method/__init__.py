@@ -1,13 +1,27 @@
-"""The method: scaling -> correlation estimate -> selection -> predictor -> calibration.
+"""The method: one :class:`Pipeline` -- scaling, correlation estimate, selection, prediction, calibration.
 
-* :mod:`.scaling` -- the one standardizer, the logit transform (Appendix K);
-* :mod:`.covariance`, :mod:`.em`, :mod:`.correlation` -- pairwise and EM
-  estimates (Section 3, Appendix G) and the correlation a pipeline uses;
-* :mod:`.selection`, :mod:`.strategies` -- greedy entropy / MI / random
-  (Algorithms 1-2, Appendices B-C) and the prediction-aimed selections;
+* :mod:`.pipeline` -- the :class:`Pipeline` contract (``Pipeline.paper``,
+  ``Pipeline.auto``, ``fit``, ``selected``, ``predict``);
+* :mod:`.scaling` -- the one standardizer and the logit transform (Appendix K);
+* :mod:`.covariance`, :mod:`.em`, :mod:`.correlation` -- the pairwise and EM
+  estimates (Section 3, Appendix G) and a pipeline's correlation step;
+* :mod:`.selection`, :mod:`.selectors` -- the one selection entry point
+  (greedy entropy / MI, Algorithms 1-2, Appendices B-C; random; lasso path;
+  predictive greedy) and a pipeline's selection step;
 * :mod:`.base`, :mod:`.gaussian`, :mod:`.regression`, :mod:`.completion`,
-  :mod:`.tabimpute`, :mod:`.predictors` -- predictors of the unrevealed scores;
-* :mod:`.calibration` -- predictive intervals;
-* :mod:`.search` -- the recommended pipeline, chosen by inner cross-validation;
-* :mod:`.predict` -- predictions for a new model in the original units.
+  :mod:`.tabimpute`, :mod:`.predictors` -- the predictor protocol and the
+  predictors (Gaussian conditional mean, ridge, soft-impute, kNN, BenchPress
+  blend, TabImpute, their stack);
+* :mod:`.calibration` -- Gaussian (optionally inflated) and conformal intervals;
+* :mod:`.search` -- the inner cross-validation that chooses a pipeline's
+  selection and predictor among candidates.
 """
+from __future__ import annotations
+
+from .calibration import Conformal, GaussianIntervals
+from .correlation import Correlation
+from .pipeline import Pipeline, clone
+from .scaling import Scaling
+from .selectors import SELECTORS, Selector
+
+__all__ = ["Pipeline", "clone", "Scaling", "Correlation", "Selector", "SELECTORS", "GaussianIntervals", "Conformal"]

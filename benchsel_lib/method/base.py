@@ -1,9 +1,23 @@
-"""What every predictor shares: the protocol, the checks of its inputs, revealed entries passed through.
+"""The predictor protocol: fit on training rows, predict the unrevealed scores of query rows.
 
-A predictor answers "I ran these benchmarks, predict the rest" in standardized
-space: ``predict(train, query, *, cov=None)`` receives the training rows
-(NaN where missing) and the query rows with only their revealed entries, and
-returns a prediction for every entry (revealed ones passed through).
+A predictor answers "these models ran these benchmarks, predict the rest" in
+standardized space (Section 5.1: scores standardized with the training means
+and standard deviations, so predicting 0 is predicting the training mean):
+
+* ``fit(train, *, cov=None) -> self`` takes the training rows (m, N), NaN
+  where missing, and optionally the training correlation (N, N);
+* ``predict(query) -> (v, N)`` takes query rows with NaN at every hidden
+  entry and returns a prediction for every entry, revealed entries passed
+  through;
+* optionally ``predict_distribution(query) -> (mean, var)`` gives predictive
+  variances (0 at revealed entries); the Gaussian intervals need them;
+* the class attribute ``rowwise = True`` says that a query row's prediction
+  depends only on that row and the training rows, so that callers may stack
+  many queries into one call; transductive predictors (an SVD completion of
+  ``[train; query]``) leave it False.
+
+:class:`BasePredictor` implements ``fit`` and ``predict`` for predictors that
+compute from the training rows and the query together (``_predict``).
 """
 from __future__ import annotations
 
@@ -11,68 +25,108 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = [
-    "Imputer",
-    "check_train_query",
-    "pass_through",
-]
+__all__ = ["Predictor", "BasePredictor", "check_train", "check_train_query", "pass_through", "NotFittedError"]
+
+
+class NotFittedError(ValueError):
+    """A predictor or pipeline was used before ``fit``."""
 
 
 @runtime_checkable
-class Imputer(Protocol):
-    """What :func:`~benchsel_lib.evaluation.cross_validate` needs from an imputer.
-
-    ``predict(train, query, *, cov=None)`` receives the training rows
-    ``train`` (m, N) standardized with the training means/stds (``NaN`` where
-    missing; all observed entries are context) and the query rows ``query``
-    (v, N) in the same space with ``NaN`` for every hidden entry (in CV only
-    the selected benchmarks a validation model has are revealed), plus the
-    training correlation ``cov``. It returns (v, N) predictions in
-    standardized space; only the hidden entries are scored.
-
-    An imputer may also define ``predict_distribution(train, query, *,
-    cov=None) -> (mean, var)`` to provide predictive variances; the CV
-    protocol then reports interval coverage for it.
-
-    An imputer whose prediction for a query row depends only on that row and
-    the training data (not on the other query rows) may set the class
-    attribute ``rowwise = True``; callers may then stack many queries into
-    one call (the inner cross-validation of :mod:`benchsel_lib.recommend`
-    does).  Transductive imputers, such as an SVD completion of the stacked
-    ``[train; query]`` matrix, leave it unset.
-    """
+class Predictor(Protocol):
+    """What a pipeline needs from a predictor (see the module docstring)."""
 
     name: str
 
-    def predict(self, train: np.ndarray, query: np.ndarray, *, cov: np.ndarray | None = None) -> np.ndarray:
+    def fit(self, train: np.ndarray, *, cov: np.ndarray | None = None) -> Predictor:
+        ...
+
+    def predict(self, query: np.ndarray) -> np.ndarray:
         ...
 
 
-def check_train_query(train: Any, query: Any) -> tuple[np.ndarray, np.ndarray]:
+def check_train(train: Any) -> np.ndarray:
+    """``train`` (m, N) as a float array with at least one row and column, NaN for missing.
+
+    Raises
+    ------
+    ValueError
+        Non-numeric input, not 2-D, no row or column, or infinite values.
+    """
     try:
         tr = np.array(train, dtype=float)
-        qu = np.array(query, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError("train and query must be numeric arrays") from None
+        raise ValueError("train must be a numeric (models x benchmarks) array") from None
     if tr.ndim != 2:
         raise ValueError(f"train must be 2-D (models x benchmarks), got shape {tr.shape}")
-    if qu.ndim == 1:
-        qu = qu[None, :]
-    if qu.ndim != 2:
-        raise ValueError(f"query must be 2-D (models x benchmarks), got shape {qu.shape}")
     if tr.shape[0] < 1:
         raise ValueError("train has no rows (training models)")
     if tr.shape[1] == 0:
         raise ValueError("train has no benchmark columns")
+    if np.isinf(tr).any():
+        raise ValueError("train contains infinite values (use NaN for missing)")
+    return tr
+
+
+def check_train_query(train: Any, query: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``train`` (m, N) and ``query`` (v, N) as float arrays; a 1-D query is one row.
+
+    Raises
+    ------
+    ValueError
+        As :func:`check_train`, or a query that is not numeric, not 1-D or
+        2-D, has other columns than ``train`` or infinite values.
+    """
+    tr = check_train(train)
+    try:
+        qu = np.array(query, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("query must be a numeric (models x benchmarks) array") from None
+    if qu.ndim == 1:
+        qu = qu[None, :]
+    if qu.ndim != 2:
+        raise ValueError(f"query must be 2-D (models x benchmarks), got shape {qu.shape}")
     if qu.shape[1] != tr.shape[1]:
         raise ValueError(f"query has {qu.shape[1]} columns but train has {tr.shape[1]}")
-    if np.isinf(tr).any() or np.isinf(qu).any():
-        raise ValueError("train/query contain infinite values (use NaN for missing)")
+    if np.isinf(qu).any():
+        raise ValueError("query contains infinite values (use NaN for missing)")
     return tr, qu
 
 
 def pass_through(pred: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """``pred`` with the revealed (non-NaN) entries of ``query`` put back. O(v N)."""
     obs = ~np.isnan(query)
     pred = np.array(pred, dtype=float)
     pred[obs] = query[obs]
     return pred
+
+
+class BasePredictor:
+    """``fit`` stores the training rows and correlation; ``predict`` hands them to ``_predict``.
+
+    Subclasses set ``name`` and implement ``_predict(train, query, cov)``
+    (arrays already checked by :func:`check_train_query`).
+    """
+
+    name: str = "predictor"
+    rowwise: bool = False
+
+    def fit(self, train: Any, *, cov: Any = None) -> BasePredictor:
+        """Remember the training rows (m, N; NaN missing) and the training correlation; return self."""
+        self.train_ = check_train(train)
+        self.cov_ = None if cov is None else np.asarray(cov, dtype=float)
+        return self
+
+    def _fitted(self) -> np.ndarray:
+        tr = getattr(self, "train_", None)
+        if tr is None:
+            raise NotFittedError(f"{type(self).__name__} is not fitted: call fit(train) first")
+        return tr
+
+    def predict(self, query: Any) -> np.ndarray:
+        """Predict every entry of ``query`` (v, N) in standardized space (revealed entries passed through)."""
+        tr, qu = check_train_query(self._fitted(), query)
+        return self._predict(tr, qu, self.cov_)
+
+    def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
+        raise NotImplementedError

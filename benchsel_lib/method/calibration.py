@@ -1,34 +1,218 @@
-"""Calibration of predictive intervals: split-conformal scales from inner cross-validation residuals."""
+"""Calibration of predictive intervals: Gaussian intervals (optionally inflated) and split-conformal intervals.
+
+A pipeline's last step says how its intervals are made:
+
+* :class:`GaussianIntervals` -- ``mean +- z sd`` from the predictor's
+  conditional variance (Eq. cond-var), with ``z = Phi^{-1}((1 + level) / 2)``;
+  the variance may be multiplied by a factor, given or fitted on inner folds
+  of the training models (:func:`inflation_factors`) so that the mean squared
+  standardized residual of held-out training models is 1;
+* :class:`Conformal` -- split-conformal (CV+ style) intervals from the inner
+  cross-validation residuals of the pipeline's search: per-benchmark scales
+  shrunk toward the pooled one and the finite-sample conformal quantile of
+  the scaled absolute residuals (:func:`conformal_scales`).
+"""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
+from .._checks import check_int
+from .._random import fold_labels
+from .correlation import Correlation
+from .predictors import reveal_and_predict, scored_entries
+
 __all__ = [
-    "CONFORMAL_SHRINK",
+    "GaussianIntervals",
+    "Conformal",
+    "CALIBRATORS",
+    "calibrator_named",
+    "inflation_factors",
     "conformal_scales",
+    "conformal_scores",
+    "conformal_quantile",
+    "CONFORMAL_SHRINK",
 ]
 
+#: pseudo-count of the pooled residual variance in each benchmark's conformal scale
+CONFORMAL_SHRINK = 10.0
 
-CONFORMAL_SHRINK = 10.0  # pseudo-count of the pooled residual variance in each benchmark's scale
+
+@dataclass(frozen=True)
+class GaussianIntervals:
+    """Intervals ``mean +- z sd sqrt(s)`` from the predictor's conditional variance.
+
+    Parameters
+    ----------
+    inflation : float > 0 or "inner"
+        The variance factor ``s``: a number, or ``"inner"`` to fit it by
+        ``inner_folds``-fold cross-validation of the training models for the
+        benchmarks revealed (:func:`inflation_factors`). 1 is the plain
+        Gaussian interval of the paper's model.
+    inner_folds : int
+        Inner folds of the fitted factor.
+    """
+
+    inflation: float | Literal["inner"] = 1.0
+    inner_folds: int = 3
+
+    def __post_init__(self) -> None:
+        f = self.inflation
+        if isinstance(f, str):
+            if f != "inner":
+                raise ValueError(f"unknown inflation {f!r}; expected 'inner' or a number > 0")
+        elif isinstance(f, bool) or not isinstance(f, (int, float, np.integer, np.floating)) \
+                or not (math.isfinite(float(f)) and float(f) > 0):
+            raise ValueError(f"inflation must be 'inner' or a finite number > 0 (a variance factor), got {f!r}")
+        check_int(self.inner_folds, "inner_folds", minimum=2)
+
+    @property
+    def name(self) -> str:
+        return "inflation" if self.inflation == "inner" else "gaussian"
 
 
-def conformal_scales(res: np.ndarray, mask: np.ndarray, levels: Sequence[float]) -> tuple[np.ndarray, dict[float, float]]:
-    """Per-benchmark scales and conformal multipliers from inner-CV residuals (``res`` scored where ``mask``)."""
+@dataclass(frozen=True)
+class Conformal:
+    """Split-conformal intervals from the inner cross-validation residuals of the pipeline's search."""
+
+    @property
+    def name(self) -> str:
+        return "conformal"
+
+
+#: the named calibrators
+CALIBRATORS: dict[str, Any] = {
+    "gaussian": GaussianIntervals(),
+    "inflation": GaussianIntervals(inflation="inner"),
+    "conformal": Conformal(),
+}
+
+
+def calibrator_named(spec: Any) -> GaussianIntervals | Conformal | None:
+    """A calibrator by name (:data:`CALIBRATORS`), a calibrator itself, or None (no intervals)."""
+    if spec is None or isinstance(spec, (GaussianIntervals, Conformal)):
+        return spec
+    if isinstance(spec, str) and spec in CALIBRATORS:
+        return CALIBRATORS[spec]
+    raise ValueError(f"unknown calibrator {spec!r}: use one of {tuple(CALIBRATORS)}, a calibrator object or None")
+
+
+def inflation_factors(
+    values: np.ndarray,
+    standardized: np.ndarray,
+    orders: Mapping[Any, Sequence[int]],
+    k_max: int,
+    *,
+    correlation: Correlation,
+    predictor: Any,
+    inner_folds: int,
+    rng: np.random.Generator,
+    unconditioned: str = "skip",
+    correlate: Callable[[Correlation, np.ndarray, np.ndarray], np.ndarray] | None = None,
+) -> dict[Any, np.ndarray]:
+    """Variance-inflation factors fitted on the training rows only (inner cross-validation).
+
+    The training rows are split into ``inner_folds`` folds (stream ``rng``);
+    for each, the correlation is re-estimated on the other inner folds (the
+    pipeline's estimator; benchmarks with fewer than 2 inner-training scores
+    get an identity row and column), and for every prefix ``k`` of each order
+    in ``orders`` the squared standardized residuals ``r^2 / var`` of the
+    inner validation rows are collected (scored as the protocol scores:
+    observed, not revealed; ``unconditioned`` as in the CV protocol). The
+    factor is their mean, so that after scaling the conditional variances by
+    it the mean squared standardized residual is 1.
+
+    Parameters
+    ----------
+    values, standardized : ndarray (m, N)
+        Training rows in the pipeline's space, before and after standardization.
+    orders : mapping key -> sequence of int
+        Selection orders (a prefix of length ``k`` is the revealed set at ``k``).
+    k_max : int
+        Longest prefix.
+    correlation : Correlation
+        The pipeline's estimator.
+    predictor : predictor
+        The pipeline's predictor (needs ``predict_distribution``; otherwise every factor is 1).
+    correlate : callable, optional
+        ``correlate(correlation, values, standardized)``; default
+        ``correlation.estimate`` (the CV protocol passes its cached estimate).
+
+    Returns
+    -------
+    dict key -> ndarray (k_max,)
+        The factor at each prefix length (1 where nothing could be scored).
+
+    Notes
+    -----
+    Cost: ``inner_folds`` correlation estimates plus, per fold and prefix,
+    one conditional solve per distinct revealed pattern.
+    """
+    estimate = correlate or (lambda c, v, z: c.estimate(v, z, context="cv"))
+    m_tr = values.shape[0]
+    if not 2 <= int(inner_folds) <= m_tr:
+        raise ValueError(f"inner_folds={inner_folds} is out of range: choose 2..{m_tr} (the training models)")
+    labels = fold_labels(rng.permutation(m_tr), inner_folds)
+    N = values.shape[1]
+    sums = {key: np.zeros(k_max) for key in orders}
+    cnts = {key: np.zeros(k_max) for key in orders}
+    for f in range(inner_folds):
+        tr = labels != f
+        va = labels == f
+        Xin = values[tr]
+        c = (~np.isnan(Xin)).sum(axis=0)
+        ok = np.flatnonzero(c >= 2)
+        rows = (~np.isnan(Xin[:, ok])).any(axis=1)
+        if rows.sum() < 2 or ok.size == 0:
+            continue
+        Rin = np.eye(N)
+        Rin[np.ix_(ok, ok)] = estimate(correlation, Xin[:, ok][rows], standardized[tr][:, ok][rows])
+        Zv = standardized[va]
+        Ov = ~np.isnan(Zv)
+        fitted = predictor.fit(standardized[tr], cov=Rin)
+        for key, order in orders.items():
+            order = np.asarray(order, dtype=int)
+            for k in range(1, min(k_max, order.size) + 1):
+                sel = order[:k]
+                T = np.setdiff1d(np.arange(N), sel)
+                pred, var = reveal_and_predict(fitted, Zv, Ov, sel, T)
+                if var is None:
+                    continue
+                E = scored_entries(Ov, sel, T, unconditioned)
+                z2 = ((Zv[:, T] - pred) ** 2 / var)[E]
+                sums[key][k - 1] += z2.sum()
+                cnts[key][k - 1] += z2.size
+    return {key: np.where(cnts[key] > 0, sums[key] / np.maximum(cnts[key], 1), 1.0) for key in orders}
+
+
+def conformal_scores(res: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-benchmark scales and the sorted scaled absolute residuals of inner-CV residuals (``res`` scored where ``mask``).
+
+    The scale of benchmark ``j`` is its RMS residual shrunk toward the pooled
+    RMS (pseudo-count :data:`CONFORMAL_SHRINK`). O(n log n) for ``n`` scored entries.
+    """
     r2 = np.where(mask, res, 0.0) ** 2
     n_j = mask.sum(axis=0)
     pooled = float(r2.sum() / max(mask.sum(), 1)) if mask.any() else 1.0
     pooled = pooled if pooled > 0 else 1.0
     scale = np.sqrt((r2.sum(axis=0) + CONFORMAL_SHRINK * pooled) / (n_j + CONFORMAL_SHRINK))
-    scores = np.sort((np.abs(res) / scale[None, :])[mask])
+    return scale, np.sort((np.abs(res) / scale[None, :])[mask])
+
+
+def conformal_quantile(scores: np.ndarray, level: float) -> float:
+    """The conformal multiplier ``q_L``: the ``ceil((n + 1) L)``-th smallest score (the largest past ``n``; inf for none)."""
     n = scores.size
-    q = {}
-    for lev in levels:
-        if n == 0:
-            q[float(lev)] = float("inf")
-            continue
-        rank = int(math.ceil((n + 1) * float(lev)))
-        q[float(lev)] = float(scores[min(rank, n) - 1]) if rank <= n else float(scores[-1])
-    return scale, q
+    if n == 0:
+        return float("inf")
+    rank = int(math.ceil((n + 1) * float(level)))
+    return float(scores[min(rank, n) - 1]) if rank <= n else float(scores[-1])
+
+
+def conformal_scales(res: np.ndarray, mask: np.ndarray, levels: Sequence[float]) -> tuple[np.ndarray, dict[float, float]]:
+    """Per-benchmark scales and the conformal multiplier of every level (:func:`conformal_scores`, :func:`conformal_quantile`)."""
+    scale, scores = conformal_scores(res, mask)
+    return scale, {float(lev): conformal_quantile(scores, lev) for lev in levels}

@@ -17,10 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy.linalg.lapack import dsyevr
 
 from .._checks import check_int
 from .._memo import LRUMemo, array_key
-from .base import check_train_query, pass_through
+from .base import BasePredictor, pass_through
 
 __all__ = [
     "SoftImpute",
@@ -43,8 +44,6 @@ def _top_eigh(G: np.ndarray, rank: int | None) -> tuple[np.ndarray, np.ndarray]:
     if rank is None or rank >= n:
         lam, vec = np.linalg.eigh(G)
         return lam[::-1], vec[:, ::-1]
-    from scipy.linalg.lapack import dsyevr
-
     lam, vec, found, _, info = dsyevr(G, compute_v=1, range="I", il=n - rank + 1, iu=n)
     if info != 0 or found != rank:  # pragma: no cover - LAPACK failure; fall back to the full solver
         lam, vec = np.linalg.eigh(G)
@@ -126,7 +125,7 @@ def _svd_complete(
 _TRAIN_FITS = LRUMemo(8)  # SoftImpute completions of training matrices
 
 
-class SoftImpute:
+class SoftImpute(BasePredictor):
     """Rank-r iterative SVD / soft-impute completion (an offline imputer).
 
     The training and query rows are stacked into one (m + v, N) matrix; missing
@@ -194,7 +193,7 @@ class SoftImpute:
         fit.setflags(write=False)
         return _TRAIN_FITS.put(key, fit)
 
-    def predict(self, train: Any, query: Any, *, cov: Any = None) -> np.ndarray:
+    def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
         """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored.
 
         Two stages, both deterministic functions of ``(train, query)``: the
@@ -202,7 +201,7 @@ class SoftImpute:
         for it once per fold), then the stacked ``[train; query]`` iterations
         start from that completion (query entries at 0) and run to ``tol``.
         """
-        tr, qu = check_train_query(train, query)
+        tr, qu = train, query
         init = np.vstack([self._train_fit(tr), np.zeros_like(qu)])
         Z = np.vstack([tr, qu])
         fit, self.n_iter_ = _svd_complete(
@@ -211,7 +210,7 @@ class SoftImpute:
         return pass_through(fit[tr.shape[0]:], qu)
 
 
-class KNNImputer:
+class KNNImputer(BasePredictor):
     """Nan-aware k-nearest-neighbour imputation among the training models.
 
     For a query row with observed columns ``O``, the distance to a training row
@@ -250,9 +249,9 @@ class KNNImputer:
     def __repr__(self) -> str:
         return f"KNNImputer(n_neighbors={self.n_neighbors}, weights={self.weights!r})"
 
-    def predict(self, train: Any, query: Any, *, cov: Any = None) -> np.ndarray:
+    def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
         """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored."""
-        tr, qu = check_train_query(train, query)
+        tr, qu = train, query
         tm, qm = ~np.isnan(tr), ~np.isnan(qu)
         tf, qf = np.where(tm, tr, 0.0), np.where(qm, qu, 0.0)
         # squared differences over commonly observed columns, vectorized
@@ -332,7 +331,7 @@ def _pairwise_corr(X: np.ndarray, min_overlap: int) -> tuple[np.ndarray, np.ndar
     return np.clip(corr, -1.0, 1.0), cnt
 
 
-class BenchPressBlend:
+class BenchPressBlend(BasePredictor):
     """BenchPress-style blend: ridge on the most correlated observed benchmarks + rank-2 SVD (Appendix I).
 
     For each query row and each target benchmark ``j`` it is missing:
@@ -350,7 +349,7 @@ class BenchPressBlend:
        where no ridge fit is possible, the SVD prediction alone is used.
 
     **About logit space.**  BenchPress fits its ridge in logit space of raw
-    percentage scores.  The Imputer protocol hands over *standardized* scores,
+    percentage scores.  The predictor protocol hands over *standardized* scores,
     whose bounds are unknown, so a logit cannot be taken honestly here: this
     class fits the ridge in standardized space.  To reproduce BenchPress's
     logit step, run the CV with the Appendix K transform
@@ -492,13 +491,13 @@ class BenchPressBlend:
                 out[i] = (list(cols[i, :p]), beta[t], a_mean[t], float(y_mean[t]))
         return out
 
-    def predict(self, train: Any, query: Any, *, cov: Any = None) -> np.ndarray:
+    def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
         """Predict every entry of ``query`` (v, N) in standardized space.
 
         ``cov`` (optional): the training correlation used to rank predictors.
         """
-        tr, qu = check_train_query(train, query)
-        svd = self._svd.predict(tr, qu)
+        tr, qu = train, query
+        svd = self._svd.fit(tr).predict(qu)
         if self.blend == 0.0:
             return svd
         state = self._train_state(tr)

@@ -2,7 +2,8 @@
 
 :func:`estimate_correlation` standardizes, estimates the covariance (pairwise
 or EM, the paper's "auto" rule) and converts it to a correlation matrix;
-:func:`inner_correlation` is the cheaper estimate used inside inner folds.
+:func:`inner_correlation` is the cheaper estimate used inside inner folds;
+:class:`Correlation` is a pipeline's estimation step, naming one of them.
 """
 from __future__ import annotations
 
@@ -17,11 +18,18 @@ from .em import EMResult, em_covariance, em_settings
 from .scaling import Standardizer, fit_standardizer
 
 __all__ = [
+    "Correlation",
     "CorrelationEstimate",
+    "ESTIMATORS",
     "estimate_correlation",
     "inner_correlation",
     "EM_MAX_MISSING",
 ]
+
+#: names of the correlation estimators of a pipeline
+ESTIMATORS = ("auto", "pairwise", "em", "fast")
+#: EM configurations (:func:`~benchsel_lib.method.em.em_settings`)
+CONFIGS = ("released", "early")
 
 
 @dataclass(frozen=True)
@@ -161,3 +169,61 @@ def inner_correlation(train: np.ndarray) -> np.ndarray:
     C = (V * np.maximum(w, 1e-4)) @ V.T
     d = np.sqrt(np.diag(C))
     return C / d[:, None] / d[None, :]
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """A pipeline's correlation step: which estimator, which EM configuration.
+
+    Parameters
+    ----------
+    estimator : {"auto", "pairwise", "em", "fast"}
+        ``"auto"``, ``"pairwise"``, ``"em"``: :func:`estimate_correlation`
+        with that method (Section 5.1's rule for "auto": pairwise on complete
+        data with at least as many models as benchmarks, EM otherwise) on the
+        training scores in the pipeline's space, standardized with the
+        protocol's floor. ``"fast"``: :func:`inner_correlation` of the
+        pipeline's standardized rows (EM up to half the entries missing,
+        floored pairwise beyond), the estimate of the recommended pipeline.
+    config : {"released", "early"}
+        EM configuration (Appendix G; :func:`~benchsel_lib.method.em.em_settings`).
+    """
+
+    estimator: Literal["auto", "pairwise", "em", "fast"] = "auto"
+    config: Literal["released", "early"] = "released"
+
+    def __post_init__(self) -> None:
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(f"unknown correlation estimator {self.estimator!r}: use one of {ESTIMATORS}")
+        if self.config not in CONFIGS:
+            raise ValueError(f"unknown EM configuration {self.config!r}: use one of {CONFIGS}")
+
+    def resolved(self, values: np.ndarray) -> str:
+        """The estimator that runs on ``values``: ``"pairwise"`` or ``"em"`` (the paper's rule for ``"auto"``), or ``"fast"``."""
+        if self.estimator != "auto":
+            return self.estimator
+        A = np.asarray(values, dtype=float)
+        return "pairwise" if not np.isnan(A).any() and A.shape[0] >= A.shape[1] else "em"
+
+    def estimate(self, values: np.ndarray, standardized: np.ndarray, *, context: Literal["full", "cv"] = "cv") -> np.ndarray:
+        """The (symmetric) correlation of the training rows.
+
+        Parameters
+        ----------
+        values : ndarray (M, N)
+            Training scores in the pipeline's space, not standardized (NaN missing).
+        standardized : ndarray (M, N)
+            The same rows as the pipeline standardized them (``"fast"`` reads these).
+        context : {"full", "cv"}
+            A whole matrix or a cross-validation training split (the EM tolerance, Appendix G).
+
+        Notes
+        -----
+        Cost: pairwise O(M N^2); EM as :func:`~benchsel_lib.method.em.em_covariance`.
+        """
+        if self.estimator == "fast":
+            return inner_correlation(standardized)
+        est = estimate_correlation(values, method=self.estimator, config=self.config, context=context,
+                                   std_floor="relative")
+        R = np.asarray(est.corr, dtype=float)
+        return (R + R.T) / 2.0

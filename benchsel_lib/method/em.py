@@ -1,4 +1,4 @@
-"""Mean, covariance and correlation estimation for incomplete score matrices.
+"""The EM estimate of mean and covariance under missing scores (Appendix G, Section 3).
 
 The EM algorithm of Appendix G ("EM Algorithm for Covariance Estimation")
 for incomplete score matrices (Section 3 "Handling Missing Entries"):

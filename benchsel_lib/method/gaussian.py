@@ -1,4 +1,4 @@
-"""Gaussian conditional imputation (Section 3, Eqs. cond-mean and cond-var).
+"""The Gaussian conditional mean and variance (Section 3, Eqs. cond-mean and cond-var): the paper's predictor.
 
 Given a mean vector :math:`\\mu` and covariance :math:`\\Sigma`, the scores of a
 model on the unobserved benchmarks :math:`T` given its scores on the observed
@@ -10,11 +10,13 @@ benchmarks :math:`A` are Gaussian with
     \\mathrm{Cov}(B_T \\mid B_A) = \\Sigma_{TT} - \\Sigma_{TA} (\\Sigma_{AA} + \\lambda I)^{-1} \\Sigma_{AT},
 
 where the ridge :math:`\\lambda` (``1e-2`` in the paper's protocol, Section 5.1)
-keeps the solve stable. Rows that share an observation pattern share one
-Cholesky factorization and one multi-right-hand-side solve.
+keeps the solve stable.
 
-The module also defines the default predictor :class:`GaussianImputer` and
-:func:`batched_conditional`, the cross-validation's batched form.
+One computation serves every use: :func:`conditional_moments` groups query
+rows by the set of conditioning benchmarks they reveal and solves every
+group's system in one batched call. :func:`conditional_impute` (one pattern,
+full conditional covariance), :func:`impute_missing` (fill every NaN) and the
+predictor :class:`GaussianPredictor` are built on it.
 """
 from __future__ import annotations
 
@@ -23,19 +25,22 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.linalg as sla
 
 from .._checks import check_covariance
+from .base import BasePredictor, NotFittedError, check_train_query
 from .correlation import estimate_correlation
 
 __all__ = [
     "ConditionalResult",
+    "conditional_moments",
     "conditional_impute",
     "impute_missing",
-    "GaussianImputer",
+    "GaussianPredictor",
     "pattern_groups",
-    "batched_conditional",
 ]
+
+#: smallest conditional variance reported (a target the conditioning set explains fully)
+VAR_FLOOR = 1e-12
 
 
 @dataclass(frozen=True)
@@ -84,28 +89,6 @@ def _as_index(idx: object, n: int, what: str) -> np.ndarray:
     return res
 
 
-def _regression_weights(cov: np.ndarray, obs: np.ndarray, tgt: np.ndarray, ridge: float) -> np.ndarray:
-    """Return ``W^T = (Sigma_AA + ridge I)^{-1} Sigma_AT`` of shape (|A|, |T|).
-
-    One Cholesky factorization, one multi-RHS triangular solve; falls back to an
-    LU solve (least squares if singular) when the regularized block is not
-    numerically positive definite. Cost O(|A|^3 + |A|^2 |T|).
-    """
-    saa = cov[np.ix_(obs, obs)].copy()
-    saa[np.diag_indices_from(saa)] += ridge
-    sat = cov[np.ix_(obs, tgt)]
-    try:
-        c, low = sla.cho_factor(saa, lower=True, check_finite=False)
-        return sla.cho_solve((c, low), sat, check_finite=False)
-    except (np.linalg.LinAlgError, sla.LinAlgError):
-        # not positive definite (e.g. an indefinite pairwise estimate): plain LU
-        # solve, which gives the same formula; least squares if singular.
-        try:
-            return np.linalg.solve(saa, sat)
-        except np.linalg.LinAlgError:
-            return np.linalg.lstsq(saa, sat, rcond=None)[0]
-
-
 def _check_mean(mean: Any, N: int) -> np.ndarray:
     """``mean`` as a finite length-``N`` vector (a scalar is broadcast)."""
     mu = np.asarray(mean, dtype=float)
@@ -117,6 +100,99 @@ def _check_mean(mean: Any, N: int) -> np.ndarray:
     if not np.isfinite(mu).all():
         raise ValueError("mean contains NaN or infinite entries")
     return mu
+
+
+def pattern_groups(pat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unique rows of a boolean (v, k) pattern matrix and the inverse map (bit-packed when k <= 62). O(v k)."""
+    v, k = pat.shape
+    if k <= 62:
+        codes = pat.astype(np.int64) @ (np.int64(1) << np.arange(k, dtype=np.int64))
+        _, first, inv = np.unique(codes, return_index=True, return_inverse=True)
+        return pat[first], inv.reshape(-1)
+    keys, inv = np.unique(pat, axis=0, return_inverse=True)
+    return keys, inv.reshape(-1)
+
+
+def _pattern_weights(
+    cov: np.ndarray, columns: np.ndarray, patterns: np.ndarray, targets: np.ndarray, ridge: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Regression weights ``(Sigma_AA + ridge I)^{-1} Sigma_AT`` of every pattern, in one batched solve.
+
+    ``patterns`` (G, k) says which of ``columns`` (ordered, length k) each
+    group reveals. Group ``g``'s system is embedded in ``k x k`` by putting the
+    identity on its unrevealed positions and zero right-hand sides there,
+    which leaves the weights of the revealed positions unchanged and makes
+    the others exactly 0. Returns ``W`` (G, k, T) and the right-hand sides
+    ``B = Sigma_{A T}`` (G, k, T, zero rows where unrevealed). A singular
+    system (possible only without ridge) falls back to least squares.
+    O(G k^3 + G k^2 T).
+    """
+    k = columns.size
+    Rss = cov[np.ix_(columns, columns)] + ridge * np.eye(k)
+    RsT = cov[np.ix_(columns, targets)]
+    km = patterns.astype(float)  # (G, k)
+    S = Rss[None, :, :] * km[:, :, None] * km[:, None, :]
+    S += np.eye(k)[None, :, :] * (1.0 - km)[:, :, None]
+    B = RsT[None, :, :] * km[:, :, None]  # (G, k, T)
+    try:
+        W = np.linalg.solve(S, B)
+    except np.linalg.LinAlgError:
+        W = np.stack([np.linalg.lstsq(S[g], B[g], rcond=None)[0] for g in range(S.shape[0])])
+    return W, B
+
+
+def conditional_moments(
+    cov: np.ndarray, query: np.ndarray, columns: Sequence[int], targets: Sequence[int], *, ridge: float = 1e-2
+) -> tuple[np.ndarray, np.ndarray]:
+    """Conditional means and variances of ``targets`` for every query row (Eqs. cond-mean, cond-var; mean 0).
+
+    Parameters
+    ----------
+    cov : ndarray (N, N)
+        Covariance or correlation of the standardized scores.
+    query : ndarray (v, N)
+        Standardized scores, NaN where hidden.
+    columns : sequence of int
+        The benchmarks a row may be conditioned on (a selection, in its
+        order); each row is conditioned on those of them it reveals.
+    targets : sequence of int
+        Benchmarks to predict.
+    ridge : float
+        Added to the diagonal of the conditioning block (1e-2 in the protocol).
+
+    Returns
+    -------
+    mean, var : ndarray (v, T)
+        Conditional means and variances (variances floored at ``VAR_FLOOR``).
+
+    Notes
+    -----
+    Rows are grouped by the subset of ``columns`` they reveal (``G``
+    patterns); every group's weights come from one batched solve
+    (:func:`_pattern_weights`). Cost O(G k^3 + G k^2 T + v k T).
+    """
+    sel = np.asarray(columns, dtype=int)
+    T = np.asarray(targets, dtype=int)
+    q = np.asarray(query, dtype=float)
+    v = q.shape[0]
+    if v == 0:
+        return np.zeros((0, T.size)), np.zeros((0, T.size))
+    pat = ~np.isnan(q[:, sel])
+    keys, inv = pattern_groups(pat)
+    W, B = _pattern_weights(cov, sel, keys, T, float(ridge))
+    xs = np.where(pat, q[:, sel], 0.0)  # (v, k)
+    pred = np.einsum("rk,rkt->rt", xs, W[inv])
+    red = np.einsum("gkt,gkt->gt", B, W)  # explained variance per group
+    var = np.diag(cov)[T][None, :] - red[inv]
+    return pred, np.maximum(var, VAR_FLOOR)
+
+
+def _fill(cov: np.ndarray, query: np.ndarray, *, ridge: float) -> tuple[np.ndarray, np.ndarray]:
+    """Every entry of ``query`` (v, N): revealed ones as given (variance 0), hidden ones conditioned on the revealed."""
+    revealed = ~np.isnan(query)
+    columns = np.flatnonzero(revealed.any(axis=0))
+    mean, var = conditional_moments(cov, query, columns, np.arange(query.shape[1]), ridge=ridge)
+    return np.where(revealed, query, mean), np.where(revealed, 0.0, var)
 
 
 def conditional_impute(
@@ -133,8 +209,9 @@ def conditional_impute(
     Implements Eqs. (cond-mean) and (cond-var) of Section 3 with a ridge
     ``ridge * I`` added to :math:`\\Sigma_{AA}` (Section 5.1 uses ``1e-2``).
     All ``n`` rows of ``x_observed`` share the observation pattern
-    ``observed_idx``, so one Cholesky factorization and one solve with
-    :math:`|T|` right-hand sides serve them all.
+    ``observed_idx``, so one factorization and one solve with :math:`|T|`
+    right-hand sides serve them all (:func:`conditional_moments` is the same
+    computation for rows with different patterns).
 
     Parameters
     ----------
@@ -195,9 +272,9 @@ def conditional_impute(
     n = x.shape[0]
     if obs.size == 0:
         return ConditionalResult(np.tile(mu[tgt], (n, 1)), C[np.ix_(tgt, tgt)].copy(), tgt)
-    Wt = _regression_weights(C, obs, tgt, float(ridge))
-    cmean = mu[tgt][None, :] + (x - mu[obs][None, :]) @ Wt
-    ccov = C[np.ix_(tgt, tgt)] - C[np.ix_(tgt, obs)] @ Wt
+    W, B = _pattern_weights(C, obs, np.ones((1, obs.size), dtype=bool), tgt, float(ridge))
+    cmean = mu[tgt][None, :] + (x - mu[obs][None, :]) @ W[0]
+    ccov = C[np.ix_(tgt, tgt)] - B[0].T @ W[0]
     ccov = (ccov + ccov.T) / 2.0
     return ConditionalResult(cmean, ccov, tgt)
 
@@ -207,10 +284,11 @@ def impute_missing(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Fill every ``NaN`` in ``X`` with its Gaussian conditional mean.
 
-    Rows are grouped by their missingness pattern; each group is handled by
-    one :func:`conditional_impute` call (Eqs. cond-mean, cond-var). Rows with
-    no observation get the mean and the marginal variance; fully observed
-    rows are returned unchanged with variance 0.
+    Rows are grouped by their missingness pattern and every pattern's
+    weights come from one batched solve (:func:`conditional_moments`, Eqs.
+    cond-mean, cond-var). Rows with no observation get the mean and the
+    marginal variance; fully observed rows are returned unchanged with
+    variance 0.
 
     Parameters
     ----------
@@ -248,123 +326,62 @@ def impute_missing(
     if np.isinf(arr).any():
         raise ValueError("X contains infinite values")
     mu = _check_mean(mean, N)
-    filled = arr.copy()
-    var = np.zeros_like(arr)
     if arr.shape[0] == 0:
-        return filled, var
-    miss = np.isnan(arr)
-    patterns, inverse = np.unique(miss, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    for p, pat in enumerate(patterns):
-        if not pat.any():
-            continue
-        rows = np.flatnonzero(inverse == p)
-        obs = np.flatnonzero(~pat)
-        tgt = np.flatnonzero(pat)
-        res = conditional_impute(C, mu, arr[np.ix_(rows, obs)], obs, ridge=ridge, target_idx=tgt)
-        filled[np.ix_(rows, tgt)] = res.mean
-        var[np.ix_(rows, tgt)] = res.var[None, :]
-    return filled, var
+        return arr.copy(), np.zeros_like(arr)
+    mean_, var = _fill(C, arr - mu[None, :], ridge=float(ridge))
+    return np.where(np.isnan(arr), mean_ + mu[None, :], arr), var
 
 
-class GaussianImputer:
-    """Gaussian conditional mean imputation, the paper's default (Eq. cond-mean).
+class GaussianPredictor(BasePredictor):
+    """The paper's predictor: the Gaussian conditional mean (Eq. cond-mean) and variance (Eq. cond-var).
 
     Parameters
     ----------
     ridge : float, keyword-only
-        Ridge on the observed block (Section 5.1: ``1e-2``).
+        Ridge on the conditioning block (Section 5.1: ``1e-2``).
 
     Notes
     -----
-    Works in standardized space with mean 0, i.e. predicting 0 means
-    predicting the training mean. When ``cov`` is not given, the training
-    correlation is estimated from ``train`` with
-    :func:`benchsel_lib.estimation.estimate_correlation` (``method="auto"``).
-    :func:`~benchsel_lib.evaluation.cross_validate` recognizes this class
-    and uses a vectorized path that groups validation rows by pattern.
+    Works in standardized space with mean 0, so predicting 0 is predicting
+    the training mean. ``fit(train, cov=R)`` keeps the training correlation;
+    without ``cov`` it is estimated from ``train`` with
+    :func:`~benchsel_lib.method.correlation.estimate_correlation`. A query
+    row depends only on itself and the fit (``rowwise``).
     """
 
     name = "gaussian"
     rowwise = True
 
-    def __init__(self, ridge: float = 1e-2) -> None:
+    def __init__(self, *, ridge: float = 1e-2) -> None:
         if not np.isfinite(ridge) or ridge < 0:
             raise ValueError(f"ridge must be a non-negative number, got {ridge!r}")
         self.ridge = float(ridge)
 
     def __repr__(self) -> str:
-        return f"GaussianImputer(ridge={self.ridge!r})"
+        return f"GaussianPredictor(ridge={self.ridge!r})"
 
-    def _cov(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
-        q = np.asarray(query, dtype=float)
-        if q.ndim != 2:
-            raise ValueError(f"query must be 2-D (models x benchmarks), got shape {q.shape}")
-        if cov is None:
+    def fit(self, train: Any, *, cov: Any = None) -> GaussianPredictor:
+        """Keep the training correlation ``cov`` (estimated from ``train`` when not given); return self."""
+        super().fit(train, cov=cov)
+        if self.cov_ is None:
+            self.cov_ = estimate_correlation(self.train_).corr
+        C = check_covariance(self.cov_)
+        if C.shape[0] != self.train_.shape[1]:
+            raise ValueError(f"train has {self.train_.shape[1]} columns but cov is {C.shape[0]} x {C.shape[0]}")
+        self.cov_ = C
+        return self
 
-            cov = estimate_correlation(np.asarray(train, dtype=float)).corr
-        C = check_covariance(cov)
-        if C.shape[0] != q.shape[1]:
-            raise ValueError(f"query has {q.shape[1]} columns but cov is {C.shape[0]} x {C.shape[0]}")
-        if train is not None:
-            t = np.asarray(train)
-            if t.ndim != 2 or t.shape[1] != q.shape[1]:
-                raise ValueError(f"train has shape {t.shape} but query has {q.shape[1]} columns")
-        return C
+    def moments(self, query: Any, columns: Sequence[int], targets: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Conditional means and variances of ``targets`` given the revealed ``columns`` (:func:`conditional_moments`)."""
+        if getattr(self, "cov_", None) is None:
+            raise NotFittedError("GaussianPredictor is not fitted: call fit(train, cov=...) first")
+        return conditional_moments(self.cov_, query, columns, targets, ridge=self.ridge)
 
-    def predict_distribution(
-        self, train: np.ndarray, query: np.ndarray, *, cov: np.ndarray | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Conditional means and variances for every entry of ``query`` (0 variance where revealed)."""
-        C = self._cov(train, query, cov)
-        return impute_missing(C, 0.0, query, ridge=self.ridge)
+    def predict_distribution(self, query: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Conditional means and variances for every entry of ``query`` (revealed: as given, variance 0)."""
+        _, qu = check_train_query(self._fitted(), query)
+        return _fill(self.cov_, qu, ridge=self.ridge)
 
-    def predict(self, train: np.ndarray, query: np.ndarray, *, cov: np.ndarray | None = None) -> np.ndarray:
-        """Conditional means for every entry of ``query`` (revealed entries returned as given)."""
-        return self.predict_distribution(train, query, cov=cov)[0]
-
-
-def pattern_groups(pat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Unique rows of a boolean (v, k) pattern matrix and the inverse map (bit-packed when k <= 62)."""
-    v, k = pat.shape
-    if k <= 62:
-        codes = pat.astype(np.int64) @ (np.int64(1) << np.arange(k, dtype=np.int64))
-        uc, first, inv = np.unique(codes, return_index=True, return_inverse=True)
-        return pat[first], inv.reshape(-1)
-    keys, inv = np.unique(pat, axis=0, return_inverse=True)
-    return keys, inv.reshape(-1)
-
-
-def batched_conditional(
-    R: np.ndarray, Zv: np.ndarray, Ov: np.ndarray, sel: np.ndarray, T: np.ndarray, ridge: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Conditional means/variances of columns ``T`` for every validation row.
-
-    Rows are grouped by which selected benchmarks they observe (pattern
-    ``A_g``); each group needs ``(R_{A_g A_g} + ridge I)^{-1} R_{A_g T}`` (Eqs.
-    cond-mean, cond-var, mean 0). All groups are solved in one batched call:
-    for group ``g`` the system is embedded in ``|sel| x |sel|`` by putting the
-    identity on the unobserved selected positions and zero right-hand sides
-    there, which leaves the weights of the observed positions unchanged and
-    makes the others exactly 0. Cost O(G k^3 + G k^2 |T| + v k |T|) for ``G``
-    distinct patterns.
-    """
-    v = Zv.shape[0]
-    k = sel.size
-    dR = np.diag(R)[T]
-    if v == 0:
-        return np.zeros((0, T.size)), np.zeros((0, T.size))
-    pat = Ov[:, sel]
-    keys, inv = pattern_groups(pat)
-    Rss = R[np.ix_(sel, sel)] + ridge * np.eye(k)
-    RsT = R[np.ix_(sel, T)]
-    km = keys.astype(float)  # (G, k)
-    S = Rss[None, :, :] * km[:, :, None] * km[:, None, :]
-    S += np.eye(k)[None, :, :] * (1.0 - km)[:, :, None]
-    B = RsT[None, :, :] * km[:, :, None]  # (G, k, T)
-    W = np.linalg.solve(S, B)
-    xs = np.where(pat, Zv[:, sel], 0.0)  # (v, k)
-    pred = np.einsum("rk,rkt->rt", xs, W[inv])
-    red = np.einsum("gkt,gkt->gt", B, W)  # explained variance per group
-    var = dR[None, :] - red[inv]
-    return pred, np.maximum(var, 1e-12)
+    def predict(self, query: Any) -> np.ndarray:
+        """Conditional means for every entry of ``query`` (revealed entries as given)."""
+        return self.predict_distribution(query)[0]

@@ -1,22 +1,18 @@
-"""Regression predictors for "I ran k benchmarks, predict the rest" (extensions beyond the paper).
+"""The predictors by name, their stack, and the inner cross-validation both use.
 
-Every predictor follows the ``Imputer`` protocol of :mod:`benchsel_lib.imputation`
-(``name`` and ``predict(train, query, *, cov=None) -> (v, N)``) in standardized
-space: ``train`` (m, N) holds the training models' standardized scores (NaN for
-missing), ``query`` (v, N) the models to predict with only their revealed
-benchmarks; revealed entries are passed through and predicting 0 is predicting
-the training mean.  So :func:`benchsel_lib.cross_validate` scores them with the
-paper's R^2 (Section 5.1) exactly like the Gaussian conditional mean.
+Every predictor follows the protocol of :mod:`benchsel_lib.method.base`
+(``fit(train, *, cov)``, ``predict(query)``) in standardized space, so the CV
+protocol scores all of them with the paper's R^2 (Section 5.1):
 
-* :class:`~benchsel_lib.method.regression.RidgePredictor` -- one ridge regression per (target, revealed set),
-  trained on the training models that observed the target and the revealed
-  benchmarks, with the ridge strength chosen per target by exact closed-form
-  leave-one-out error from one SVD (:func:`ridge_loo`).
-* :class:`StackedPredictor` -- a non-negative least-squares combination of base
-  predictors whose weights are fit on inner folds of the *training* models.
+* ``"gaussian"`` -- the Gaussian conditional mean (:class:`~benchsel_lib.method.gaussian.GaussianPredictor`);
+* ``"ridge"`` -- per-target ridge from the revealed benchmarks (:class:`~benchsel_lib.method.regression.RidgePredictor`);
+* ``"lowrank"``, ``"knn"``, ``"blend"`` -- soft-impute, k-nearest neighbours and
+  the BenchPress blend (:mod:`benchsel_lib.method.completion`);
+* ``"stack"`` -- :class:`StackedPredictor`, a non-negative combination of base
+  predictors whose weights are fit on inner folds of the training models.
 
-:func:`inner_cv_predictions` is the inner cross-validation both the stack and
-:func:`benchsel_lib.recommend.recommend` use: it never sees the query rows.
+:func:`inner_cv_predictions` is the inner cross-validation of the stack: it
+never sees the query rows.
 """
 from __future__ import annotations
 
@@ -27,12 +23,13 @@ import numpy as np
 from scipy.optimize import nnls
 
 from .._checks import check_int
-from .base import check_train_query, pass_through
+from .._random import balanced_folds, rng
+from .base import BasePredictor, pass_through
 from .completion import BenchPressBlend, KNNImputer, SoftImpute
 from .correlation import inner_correlation
-from .gaussian import GaussianImputer
+from .gaussian import GaussianPredictor
 from .regression import RidgePredictor
-from .scaling import fold_standardizer, in_fold
+from .scaling import Scaling
 
 __all__ = [
     "StackedPredictor",
@@ -41,12 +38,15 @@ __all__ = [
     "make_predictor",
     "PREDICTORS",
     "nnls_weights",
+    "reveal_and_predict",
+    "scored_entries",
+    "UNCONDITIONED",
 ]
 
 
 def inner_folds(m: int, n_folds: int, seed: int) -> list[np.ndarray]:
-    perm = np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(11,))).permutation(m)
-    return [np.sort(c) for c in np.array_split(perm, n_folds)]
+    """The inner folds of ``m`` training rows (sorted indices), from the stream ``(seed, 11)``. O(m)."""
+    return [np.sort(c) for c in balanced_folds(rng(int(seed), 11).permutation(m), n_folds)]
 
 
 def inner_cv_predictions(
@@ -62,9 +62,11 @@ def inner_cv_predictions(
     The training rows are split into ``n_folds`` seeded folds; each fold's rows
     become queries that reveal only their observed entries among ``revealed``
     and are predicted from the other folds, re-standardized on those rows
-    (:func:`fold_standardizer`; predictions are mapped back to the units of
-    ``train``), and the Gaussian predictor gets :func:`inner_correlation` of
-    those rows as ``cov``.  Scored entries
+    (:class:`~benchsel_lib.method.scaling.Scaling`; predictions are mapped
+    back to the units of ``train``), and when a Gaussian predictor is
+    among them every predictor is fit with
+    :func:`~benchsel_lib.method.correlation.inner_correlation` of those rows
+    as ``cov``.  Scored entries
     (``mask``): observed, not revealed, in rows that observe at least one
     revealed benchmark (the CV protocol's rule).
 
@@ -83,13 +85,13 @@ def inner_cv_predictions(
     preds = {name: np.zeros((m, N)) for name in predictors}
     for rows in inner_folds(m, n_folds, seed):
         others = np.setdiff1d(np.arange(m), rows)
-        mu, sd = fold_standardizer(tr[others])
-        itr = in_fold(tr[others], mu, sd)
-        q = np.where(obs[rows] & rev[None, :], in_fold(tr[rows], mu, sd), np.nan)
+        fold_scaling = Scaling().fit(tr[others], empty="identity")  # the fold's own standardization, clipped as the protocol clips
+        itr = fold_scaling.transform(tr[others])
+        q = np.where(obs[rows] & rev[None, :], fold_scaling.transform(tr[rows]), np.nan)
         cov = inner_correlation(itr) if any(getattr(p, "name", "") == "gaussian" for p in predictors.values()) else None
         for name, p in predictors.items():
-            out = np.asarray(p.predict(itr, q, cov=cov), dtype=float)
-            out = np.where(np.isfinite(out), out, 0.0) * sd + mu
+            out = np.asarray(p.fit(itr, cov=cov).predict(q), dtype=float)
+            out = fold_scaling.inverse(np.where(np.isfinite(out), out, 0.0))
             preds[name][rows] = np.where(mask[rows], out, 0.0)
     return preds, mask
 
@@ -109,7 +111,7 @@ def nnls_weights(columns: Sequence[np.ndarray], target: np.ndarray) -> np.ndarra
     return w
 
 
-class StackedPredictor:
+class StackedPredictor(BasePredictor):
     """Non-negative combination of base predictors, weights fit on inner folds of the training models.
 
     For a query, the revealed set is the union of the query's observed
@@ -118,7 +120,7 @@ class StackedPredictor:
     :func:`nnls_weights` fits ``w >= 0`` (no intercept, not forced to sum to
     one) on the scored entries.  The prediction is ``sum_b w_b base_b(train,
     query)``.  Only training rows enter the weights.  The fitted weights of
-    the last call are in ``weights_``.
+    the last prediction are in ``weights_``.
 
     Parameters
     ----------
@@ -127,13 +129,18 @@ class StackedPredictor:
     n_folds : int, default 5
     seed : int, default 0
         Seed of the inner folds.
+
+    Notes
+    -----
+    Cost per prediction: ``n_folds`` fits of every base predictor on the
+    training rows (for the query's revealed set), then one fit of each.
     """
 
     name = "stack"
 
     def __init__(self, base: dict[str, Any] | None = None, *, n_folds: int = 5, seed: int = 0) -> None:
         if base is None:
-            base = {n: make_predictor(n) for n in ("gaussian", "ridge", "lowrank")}
+            base = {"gaussian": GaussianPredictor(ridge=1e-2), "ridge": RidgePredictor(), "lowrank": _lowrank()}
         if not base:
             raise ValueError("StackedPredictor needs at least one base predictor")
         self.base = dict(base)
@@ -141,9 +148,8 @@ class StackedPredictor:
         self.seed = int(seed)
         self.weights_: dict[str, float] | None = None
 
-    def predict(self, train: Any, query: Any, *, cov: Any = None) -> np.ndarray:
-        """Predict every entry of ``query``; ``cov`` goes to the base predictors."""
-        tr, qu = check_train_query(train, query)
+    def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
+        tr, qu = train, query
         revealed = np.flatnonzero((~np.isnan(qu)).any(axis=0))
         names = list(self.base)
         if revealed.size == 0 or tr.shape[0] < 2 * self.n_folds:
@@ -155,26 +161,23 @@ class StackedPredictor:
         out = np.zeros_like(qu)
         for n, wb in zip(names, w):
             if wb > 0:
-                out += wb * np.asarray(self.base[n].predict(tr, qu, cov=cov), dtype=float)
+                out += wb * np.asarray(self.base[n].fit(tr, cov=cov).predict(qu), dtype=float)
         return pass_through(out, qu)
 
 
-PREDICTORS: dict[str, Callable[[], Any]] = {}
+def _lowrank() -> SoftImpute:
+    return SoftImpute(rank=3, shrinkage=1.0, tol=1e-4)
 
 
-def _gaussian() -> Any:
-
-    return GaussianImputer(ridge=1e-2)
-
-
-PREDICTORS.update(
-    gaussian=_gaussian,
-    ridge=RidgePredictor,
-    lowrank=lambda: SoftImpute(rank=3, shrinkage=1.0, tol=1e-4),
-    blend=lambda: BenchPressBlend(tol=1e-4),
-    knn=KNNImputer,
-    stack=StackedPredictor,
-)
+#: predictor name -> factory of a fresh, unfitted predictor
+PREDICTORS: dict[str, Callable[[], Any]] = {
+    "gaussian": lambda: GaussianPredictor(ridge=1e-2),
+    "ridge": RidgePredictor,
+    "lowrank": _lowrank,
+    "blend": lambda: BenchPressBlend(tol=1e-4),
+    "knn": KNNImputer,
+    "stack": StackedPredictor,
+}
 
 
 def make_predictor(name: str) -> Any:
@@ -185,8 +188,50 @@ def make_predictor(name: str) -> Any:
     if not isinstance(name, str) or name not in PREDICTORS:
         raise ValueError(f"unknown predictor {name!r}: use one of {sorted(PREDICTORS)}")
     p = PREDICTORS[name]()
-    try:
-        p.name = name
-    except AttributeError:  # pragma: no cover - class attribute only
-        pass
+    p.name = name
     return p
+
+
+def reveal_and_predict(
+    fitted: Any, values: np.ndarray, observed: np.ndarray, sel: np.ndarray, targets: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Predictions (and variances, or None) of ``targets`` for rows that reveal their observed entries of ``sel``.
+
+    The protocol's step 6 (Section 5.1): each row is conditioned only on the
+    selected benchmarks it has observed. A fitted
+    :class:`~benchsel_lib.method.gaussian.GaussianPredictor` takes the batched
+    path (:func:`~benchsel_lib.method.gaussian.conditional_moments`, rows
+    grouped by revealed pattern); any other predictor gets query rows that hold
+    only the revealed entries. O(one prediction of ``len(values)`` rows).
+    """
+    query = np.where(observed, values, np.nan)
+    if isinstance(fitted, GaussianPredictor):
+        return fitted.moments(query, sel, targets)
+    q = np.full_like(values, np.nan)
+    q[:, sel] = query[:, sel]
+    if hasattr(fitted, "predict_distribution"):
+        mean, var = fitted.predict_distribution(q)
+        mean, var = np.asarray(mean, dtype=float), np.asarray(var, dtype=float)
+    else:
+        mean, var = np.asarray(fitted.predict(q), dtype=float), None
+    if mean.shape != values.shape:
+        raise ValueError(f"predictor {getattr(fitted, 'name', fitted)!r} returned shape {mean.shape}, expected {values.shape}")
+    return mean[:, targets], (None if var is None else np.maximum(var[:, targets], 1e-12))
+
+
+#: what happens to a model that observes none of the selected benchmarks: not scored, or scored at the mean
+UNCONDITIONED = ("skip", "mean")
+
+
+def scored_entries(observed: np.ndarray, sel: np.ndarray, targets: np.ndarray, unconditioned: str) -> np.ndarray:
+    """Which (row, target) entries are scored (protocol step 6).
+
+    Observed unselected entries are scored. Under ``unconditioned="skip"``
+    (the paper's numbers) a row that observes none of the selected
+    benchmarks ``sel`` is not scored at all; under ``"mean"`` it is scored
+    with its prediction, the training mean. O(v |T|).
+    """
+    E = observed[:, targets]
+    if unconditioned == "skip":
+        E = E & observed[:, sel].any(axis=1)[:, None]
+    return E

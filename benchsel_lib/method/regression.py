@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from .._checks import check_int
 from .._memo import LRUMemo, array_key
-from .base import check_train_query, pass_through
+from .base import BasePredictor, pass_through
 
 __all__ = [
     "DEFAULT_ALPHAS",
@@ -129,7 +128,7 @@ def ridge_loo_batch(
 _RIDGE_STATES = LRUMemo(16)  # RidgePredictor's per-training-matrix fits
 
 
-class RidgePredictor:
+class RidgePredictor(BasePredictor):
     """Per-target ridge regression from the revealed benchmarks (LOO-tuned strength).
 
     For a query model with revealed set ``O``, the features are the revealed
@@ -190,9 +189,9 @@ class RidgePredictor:
         o = np.asarray(sorted(int(i) for i in obs), dtype=int)
         return o[np.argsort(-counts[o], kind="stable")].tolist()
 
-    def predict(self, train: Any, query: Any, *, cov: Any = None) -> np.ndarray:
+    def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
         """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored."""
-        tr, qu = check_train_query(train, query)
+        tr, qu = train, query
         st = self._state(tr)
         qm = ~np.isnan(qu)
         pred = np.zeros_like(qu)

@@ -1,19 +1,20 @@
-"""Scaling of score matrices: the one standardizer, the logit transform, the model space of a split.
+"""Scaling of score matrices: the one standardizer, the logit transform, a pipeline's scaling step.
 
 * :func:`fit_standardizer` / :class:`Standardizer` -- per-benchmark means and
   floored standard deviations from the observed entries (Section 5.1,
-  Appendix G "Score normalization");
+  Appendix G "Score normalization"); every standardization in the library is
+  this one;
 * :func:`logit_transform` / :func:`inverse_logit_transform` -- the logit space
   of Appendix K;
-* :func:`fold_standardizer` -- the standardization of an inner fold's rows;
-* :func:`model_space` -- a split's training and validation rows in the space
-  a pipeline works in, with the map back to the evaluation space.
+* :class:`Scaling` -- the first step of a pipeline: optionally the logit
+  transform, then standardization with the training rows' means and spreads,
+  then the protocol's clip; :meth:`Scaling.fit` returns a
+  :class:`FittedScaling` that maps scores to the pipeline's space and back.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -24,13 +25,13 @@ __all__ = [
     "fit_standardizer",
     "logit_transform",
     "inverse_logit_transform",
-    "fold_standardizer",
-    "in_fold",
-    "INNER_CLIP",
-    "ModelSpace",
-    "standardize",
-    "model_space",
+    "Scaling",
+    "FittedScaling",
+    "PROTOCOL_CLIP",
 ]
+
+#: the clip of standardized scores in the CV protocol (Section 5.1: [-10, 10])
+PROTOCOL_CLIP = 10.0
 
 
 @dataclass(frozen=True)
@@ -75,14 +76,14 @@ def fit_standardizer(
     *,
     std_floor: Literal["relative", "variance"] = "relative",
     ddof: int = 1,
+    empty: Literal["error", "identity"] = "error",
 ) -> Standardizer:
     """Column means and floored standard deviations from the observed entries.
 
     Parameters
     ----------
     X : array_like of shape (M, N)
-        Scores with NaN for missing entries (every column needs at least one
-        observation).
+        Scores with NaN for missing entries.
     std_floor : {"relative", "variance"}
         How a (near-)zero standard deviation is floored:
 
@@ -102,6 +103,10 @@ def fit_standardizer(
         scaled by ``sqrt(3/2)`` differently, which moves where EM's PSD floor
         and shrinkage bind. A column with fewer than ``ddof + 1`` observations
         gets spread 0 before flooring, never NaN.
+    empty : {"error", "identity"}
+        A column (or row) with no observation raises ValueError (``"error"``),
+        or the column gets mean 0 and spread 1 (``"identity"``: an inner fold
+        in which no training model ran a benchmark).
 
     Returns
     -------
@@ -112,11 +117,25 @@ def fit_standardizer(
     -----
     Complexity O(M N).
     """
-    A = check_data_matrix(X, min_rows=1)
+    if empty not in ("error", "identity"):
+        raise ValueError(f"unknown empty rule {empty!r}: use 'error' or 'identity'")
+    A = check_data_matrix(X, min_rows=1, allow_empty=empty == "identity")
     if std_floor not in ("relative", "variance"):
         raise ValueError(f"unknown std_floor {std_floor!r}: use 'relative' or 'variance'")
     if ddof < 0:
         raise ValueError(f"ddof must be >= 0, got {ddof}")
+    if empty == "error":
+        mean, std = _column_stats(A, std_floor, ddof)
+        return Standardizer(mean=mean, std=std)
+    seen = (~np.isnan(A)).any(axis=0)
+    mean, std = np.zeros(A.shape[1]), np.ones(A.shape[1])
+    if seen.any():  # the statistics of the observed columns, taken on their own
+        mean[seen], std[seen] = _column_stats(A[:, seen], std_floor, ddof)
+    return Standardizer(mean=mean, std=std)
+
+
+def _column_stats(A: np.ndarray, std_floor: str, ddof: int) -> tuple[np.ndarray, np.ndarray]:
+    """Means and floored spreads of columns that each hold an observation. O(M N)."""
     obs = ~np.isnan(A)
     n = obs.sum(axis=0).astype(float)
     Z = np.where(obs, A, 0.0)
@@ -127,7 +146,7 @@ def fit_standardizer(
         std = np.maximum(np.sqrt(var), 0.01 * (np.abs(mean) + 1.0))
     else:
         std = np.sqrt(np.maximum(var, 1e-12))
-    return Standardizer(mean=mean, std=std)
+    return mean, std
 
 
 def _as_2d(X: object, name: str) -> np.ndarray:
@@ -243,82 +262,91 @@ def inverse_logit_transform(F: object, smax: object) -> np.ndarray:
     return out * s
 
 
-#: clip of re-standardized scores in an inner fold (the CV protocol's clip, Section 5.1)
-INNER_CLIP = 10.0
+@dataclass(frozen=True)
+class Scaling:
+    """A pipeline's scaling: optional logit (Appendix K), standardization, clip (Section 5.1).
 
-
-def fold_standardizer(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Column means and spreads of one inner fold's training rows, for the protocol's standardization.
-
-    An inner fold re-standardizes its training rows with their own means and
-    spreads (the rule of :func:`~benchsel_lib.estimation.fit_standardizer`,
-    ``ddof=1``, relative floor) exactly as the outer protocol standardizes
-    on its training models (Section 5.1, step 2).  Without this, the caller's
-    standardization -- computed with the inner-validation rows included --
-    leaks those rows' held-out scores into the fold: in a column observed by
-    ten models, one row is a tenth of the mean.  That flatters, on sparse
-    matrices, the predictors that take a standardized zero as the training
-    mean (the Gaussian conditional mean, the BenchPress-style blend), so the
-    inner scores would overstate them against the others.  Columns with no
-    observation get mean 0 and spread 1.  O(m N).
-
-    Returns
-    -------
-    mean, std : ndarray (N,)
-        Use ``clip((x - mean) / std, -INNER_CLIP, INNER_CLIP)`` (:func:`in_fold`)
-        on the fold's training and query rows and ``pred * std + mean`` to map
-        predictions back.
+    Parameters
+    ----------
+    logit : bool
+        Work in logit space: each benchmark is divided by its largest training
+        score, clipped to ``[1e-3, 1 - 1e-3]`` and logit-transformed
+        (:func:`logit_transform`) before standardization.
+    clip : float
+        Standardized scores are clipped to ``[-clip, clip]`` (the protocol's 10).
     """
 
-    x = np.asarray(rows, dtype=float)
-    mu, sd = np.zeros(x.shape[1]), np.ones(x.shape[1])
-    seen = (~np.isnan(x)).any(axis=0)
-    if seen.any():
-        st = fit_standardizer(x[:, seen], std_floor="relative")
-        mu[seen], sd[seen] = st.mean, st.std
-    return mu, sd
+    logit: bool = False
+    clip: float = PROTOCOL_CLIP
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.logit, (bool, np.bool_)):
+            raise ValueError(f"logit must be True or False, got {self.logit!r}")
+        if not (isinstance(self.clip, (int, float)) and np.isfinite(self.clip) and self.clip > 0):
+            raise ValueError(f"clip must be a positive number, got {self.clip!r}")
+
+    @property
+    def name(self) -> str:
+        return "logit" if self.logit else "standard"
+
+    def fit(self, X: Any, *, empty: Literal["error", "identity"] = "error") -> FittedScaling:
+        """Fit on training rows (M, N; NaN missing): the logit normalizer and the standardizer. O(M N).
+
+        ``empty="identity"`` gives a column with no observation mean 0 and
+        spread 1 (an inner fold without a benchmark's scores leaves it at the
+        training mean); by default such a column is an error.
+        """
+        A = np.asarray(X, dtype=float)
+        smax = None
+        if self.logit:
+            A, smax = logit_transform(A)
+        return FittedScaling(self, fit_standardizer(A, std_floor="relative", empty=empty), smax)
 
 
-def in_fold(x: np.ndarray, mu: np.ndarray, sd: np.ndarray) -> np.ndarray:
-    """``x`` in a fold's standardization (:func:`fold_standardizer`), clipped as the protocol clips."""
-    return np.clip((x - mu) / sd, -INNER_CLIP, INNER_CLIP)
+@dataclass(frozen=True)
+class FittedScaling:
+    """A :class:`Scaling` fitted on training rows; maps scores to the pipeline's standardized space and back.
 
+    Attributes
+    ----------
+    scaling : Scaling
+    standardizer : Standardizer
+        Means and spreads of the (logit) training scores.
+    smax : ndarray (N,) or None
+        Per-benchmark normalizer of the logit transform.
+    """
 
-@dataclass
-class ModelSpace:
-    """Model-space data of one split and the map back to the evaluation space."""
+    scaling: Scaling
+    standardizer: Standardizer
+    smax: np.ndarray | None = None
 
-    fit_train: np.ndarray  # training rows in model space (raw or logit), NaN missing
-    z_train: np.ndarray  # training rows standardized in model space (clipped)
-    z_val: np.ndarray  # validation rows standardized in model space (clipped), conditioning inputs
-    truth: np.ndarray  # validation truth standardized in evaluation space (clipped)
-    to_eval: Callable[[np.ndarray, np.ndarray], np.ndarray]  # (values, cols) model-std -> eval-std
+    def values(self, X: Any) -> np.ndarray:
+        """Scores in the pipeline's space before standardization: the logit scores, or the scores themselves."""
+        A = np.asarray(X, dtype=float)
+        if self.smax is None:
+            return A
+        return logit_transform(A, smax=self.smax)[0]
 
+    def transform(self, X: Any, cols: Any = None) -> np.ndarray:
+        """Scores (original units) -> clipped standardized scores; ``cols`` selects the benchmarks of ``X``'s columns."""
+        A = self.values(X) if cols is None else self._values_cols(X, cols)
+        st = self.standardizer
+        m, s = (st.mean, st.std) if cols is None else (st.mean[cols], st.std[cols])
+        c = self.scaling.clip
+        return np.clip((A - m) / s, -c, c)
 
-def standardize(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _values_cols(self, X: Any, cols: Any) -> np.ndarray:
+        A = np.asarray(X, dtype=float)
+        if self.smax is None:
+            return A
+        return logit_transform(A.reshape(-1, len(cols)), smax=self.smax[cols])[0].reshape(A.shape)
 
-    st = fit_standardizer(X, std_floor="relative")
-    return np.asarray(st.mean, dtype=float), np.asarray(st.std, dtype=float)
-
-
-def model_space(Xtr: np.ndarray, Xva: np.ndarray, transform: str | None, clip: float) -> ModelSpace:
-    m_raw, s_raw = standardize(Xtr)
-    truth = np.clip((Xva - m_raw) / s_raw, -clip, clip)
-    if transform is None:
-        ztr = np.clip((Xtr - m_raw) / s_raw, -clip, clip)
-        return ModelSpace(Xtr, ztr, truth, truth, lambda v, cols: v)
-    Ftr, smax = logit_transform(Xtr)
-    Fva, _ = logit_transform(Xva, smax=smax)
-    m_f, s_f = standardize(Ftr)
-
-    def to_eval(v: np.ndarray, cols: np.ndarray) -> np.ndarray:
-        raw = inverse_logit_transform(v * s_f[cols] + m_f[cols], smax[cols])
-        return (raw - m_raw[cols]) / s_raw[cols]
-
-    return ModelSpace(
-        Ftr,
-        np.clip((Ftr - m_f) / s_f, -clip, clip),
-        np.clip((Fva - m_f) / s_f, -clip, clip),
-        truth,
-        to_eval,
-    )
+    def inverse(self, Z: Any, cols: Any = None) -> np.ndarray:
+        """Standardized scores -> original units (through the inverse logit for the logit scaling); monotone per column."""
+        st = self.standardizer
+        m, s = (st.mean, st.std) if cols is None else (st.mean[cols], st.std[cols])
+        F = np.asarray(Z, dtype=float) * s + m
+        if self.smax is None:
+            return F
+        smax = self.smax if cols is None else self.smax[cols]
+        return inverse_logit_transform(F.reshape(-1, np.size(smax)), smax).reshape(F.shape)

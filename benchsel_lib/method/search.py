@@ -1,31 +1,27 @@
-"""The recommended pipeline: a (selection, predictor) pair chosen by inner CV on training models only.
+"""The search of the recommended pipeline: (selection, predictor) pairs scored by inner CV on training models.
 
-:func:`recommend` answers "which benchmarks should a new model run, and how
-should the rest be predicted" for a standardized training matrix and a
-subset size ``k``.  Every candidate pipeline -- a selection strategy of
-:mod:`benchsel_lib.strategies` with a predictor of
-:mod:`benchsel_lib.predictors`, or a stack of the predictors -- is scored by
-``n_folds``-fold cross-validation *of the training models* (each inner fold's
-standardization, selection and fits use only the other inner folds, with the
-correlation :func:`~benchsel_lib.predictors.inner_correlation` of those rows,
-as the outer protocol does with its training models), with the paper's R^2
-(Section 5.1).  The best one is refit on all training models with
-the same correlation estimator.  Held-out models are never seen.
+:func:`pipeline_path` answers "which benchmarks should a new model run, and
+how should the rest be predicted" for a standardized training matrix at every
+subset size ``k``.  Every candidate -- a selector of
+:mod:`benchsel_lib.method.selectors` with a predictor of
+:mod:`benchsel_lib.method.predictors`, or the stack of the predictors -- is
+scored by ``n_folds``-fold cross-validation *of the training models* (each
+inner fold's standardization, selection and fits use only the other inner
+folds, with :func:`~benchsel_lib.method.correlation.inner_correlation` of
+those rows, as the outer protocol does with its training models), with the
+paper's R^2 (Section 5.1).  The best one is refit on all training models.
+Held-out models are never seen.
 
 Intervals are split-conformal (CV+ style) from the same inner-CV residuals of
-the chosen pipeline: residuals are scaled per benchmark (``s_j``, the RMS
-residual of benchmark ``j`` shrunk toward the pooled RMS), and the interval at
-level ``L`` is ``pred +- q_L s_j`` with ``q_L`` the finite-sample conformal
-quantile of the scaled absolute residuals.
-
-:func:`pipeline_path` runs the inner CV once for every ``k = 1..k_max`` (the
-form :func:`benchsel_lib.cross_validate` uses for ``methods=("auto",)`` and
-fixed ``"strategy+predictor"`` names).
+the chosen pair (:func:`~benchsel_lib.method.calibration.conformal_scales`):
+the interval at level ``L`` is ``pred +- q_L s_j``.  A
+:class:`~benchsel_lib.method.pipeline.Pipeline` with several candidates or
+conformal intervals fits through this function.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -33,18 +29,15 @@ import pandas as pd
 
 from .._checks import check_int
 from .base import pass_through
-from .calibration import conformal_scales
+from .calibration import conformal_quantile, conformal_scores
 from .correlation import inner_correlation
 from .predictors import PREDICTORS, inner_folds, make_predictor, nnls_weights
-from .scaling import fold_standardizer, in_fold
-from .strategies import STRATEGIES, select_benchmarks
+from .scaling import Scaling
+from .selectors import Selector, selector_named
 
 __all__ = [
     "Recommendation",
-    "recommend",
-    "recommend_predictor",
     "pipeline_path",
-    "parse_pipeline",
     "block_predictions",
     "DEFAULT_STRATEGIES",
     "DEFAULT_PREDICTORS",
@@ -62,21 +55,6 @@ DEFAULT_PREDICTORS = ("gaussian", "ridge", "knn", "blend")
 
 #: the named default used when there are too few training models for the inner CV
 FALLBACK = ("mi", "gaussian")
-
-
-def parse_pipeline(name: str) -> tuple[str, str] | None:
-    """``"auto"`` -> None; ``"strategy+predictor"`` -> the pair; anything else raises ValueError."""
-    if name == "auto":
-        return None
-    if not isinstance(name, str) or name.count("+") != 1:
-        raise ValueError(f"unknown pipeline {name!r}: use 'auto' or 'STRATEGY+PREDICTOR' with a strategy in "
-                         f"{STRATEGIES} and a predictor in {sorted(PREDICTORS)}")
-    s, p = name.split("+")
-    if s not in STRATEGIES:
-        raise ValueError(f"unknown selection strategy {s!r} in {name!r}: use one of {STRATEGIES}")
-    if p not in PREDICTORS:
-        raise ValueError(f"unknown predictor {p!r} in {name!r}: use one of {sorted(PREDICTORS)}")
-    return s, p
 
 
 @dataclass
@@ -100,9 +78,12 @@ class Recommendation:
         Conformal multipliers ``q_L``.
     note : str or None
         Set when the inner CV could not run (too few training models) and the
-        named default :data:`FALLBACK` was used.
+        named default :data:`FALLBACK` was used, or a candidate could not select.
     inner_r2 : float
         Inner-CV R^2 of the chosen pipeline at ``k`` (NaN when it was not scored).
+    conformal : ndarray or None
+        The sorted scaled absolute inner-CV residuals, from which the
+        multiplier of any level is read (:meth:`quantile`).
     """
 
     k: int
@@ -116,6 +97,7 @@ class Recommendation:
     note: str | None = None
     seed: int = 0
     inner_r2: float = float("nan")
+    conformal: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -125,11 +107,26 @@ class Recommendation:
         """Predictions (standardized) of every entry of ``query`` by the chosen predictor, fit on ``train``."""
         return _fit_predict(self.predictor, self.weights, train, query, cov)
 
+    @property
+    def candidates(self) -> pd.DataFrame:
+        """Inner-CV R^2 of every candidate at this ``k``, best first."""
+        at = self.scores[self.scores["k"] == self.k]
+        return at.sort_values("r2", ascending=False, kind="stable").reset_index(drop=True)
+
+    def quantile(self, level: float) -> float:
+        """The conformal multiplier ``q_level`` (NaN when no inner-CV residual was kept)."""
+        if float(level) in self.quantiles:
+            return self.quantiles[float(level)]
+        if self.conformal is None:
+            return float("nan")
+        return conformal_quantile(self.conformal, level)
+
     def interval(self, pred: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
         """Conformal interval ``pred +- q_level * scale`` (columns of ``pred`` are benchmarks)."""
-        if self.scale is None or level not in self.quantiles:
-            raise ValueError(f"no interval at level {level!r}: fitted levels are {sorted(self.quantiles)}")
-        half = self.quantiles[level] * self.scale
+        q = self.quantile(level)
+        if self.scale is None or not np.isfinite(q):
+            raise ValueError(f"no interval at level {level!r}: the inner cross-validation kept no residuals")
+        half = q * self.scale
         return pred - half, pred + half
 
 
@@ -138,12 +135,12 @@ def _fit_predict(predictor: str, weights: dict[str, float], train: np.ndarray, q
     if cov is None:
         cov = inner_correlation(train)
     if predictor != "stack":
-        out = np.asarray(make_predictor(predictor).predict(train, query, cov=cov), dtype=float)
+        out = np.asarray(make_predictor(predictor).fit(train, cov=cov).predict(query), dtype=float)
     else:
         out = np.zeros(np.shape(query))
         for n, w in weights.items():
             if w > 0:
-                out += w * np.asarray(make_predictor(n).predict(train, query, cov=cov), dtype=float)
+                out += w * np.asarray(make_predictor(n).fit(train, cov=cov).predict(query), dtype=float)
         out = pass_through(out, np.asarray(query, dtype=float))
     return np.where(np.isfinite(out), out, 0.0)
 
@@ -167,8 +164,8 @@ def _check_train(train: Any) -> np.ndarray:
 _STACK_ROWS = 2048  # most query rows handed to a row-wise predictor in one call
 
 
-def block_predictions(pred: Any, train: np.ndarray, blocks: list, cov: np.ndarray) -> list[np.ndarray]:
-    """Predictions of ``pred`` for every query block (``blocks[i][2]``), in order.
+def block_predictions(pred: Any, train: np.ndarray, blocks: list, cov: np.ndarray | None) -> list[np.ndarray]:
+    """Predictions of ``pred``, fit once on ``train``, for every query block (``blocks[i][2]``), in order.
 
     A row-wise predictor (``rowwise = True``: a row's prediction depends only
     on that row and ``train``) gets the blocks stacked, up to
@@ -177,8 +174,9 @@ def block_predictions(pred: Any, train: np.ndarray, blocks: list, cov: np.ndarra
     SVD completion of ``[train; query]`` is transductive) gets one call per
     block, as if the blocks were separate queries.
     """
+    pred = pred.fit(train, cov=cov)
     if not getattr(pred, "rowwise", False):
-        return [np.asarray(pred.predict(train, q, cov=cov), dtype=float) for _, _, q, _ in blocks]
+        return [np.asarray(pred.predict(q), dtype=float) for _, _, q, _ in blocks]
     out: list[np.ndarray] = []
     start = 0
     while start < len(blocks):
@@ -186,7 +184,7 @@ def block_predictions(pred: Any, train: np.ndarray, blocks: list, cov: np.ndarra
         while stop < len(blocks) and (stop == start or n + len(blocks[stop][2]) <= _STACK_ROWS):
             n += len(blocks[stop][2])
             stop += 1
-        stacked = np.asarray(pred.predict(train, np.vstack([b[2] for b in blocks[start:stop]]), cov=cov), dtype=float)
+        stacked = np.asarray(pred.predict(np.vstack([b[2] for b in blocks[start:stop]])), dtype=float)
         bounds = np.cumsum([len(b[2]) for b in blocks[start:stop]])[:-1]
         out.extend(np.split(stacked, bounds))
         start = stop
@@ -198,13 +196,12 @@ def pipeline_path(
     k_max: int,
     *,
     cov: np.ndarray | None = None,
-    strategies: Sequence[str] = DEFAULT_STRATEGIES,
+    strategies: Sequence[str | Selector] = DEFAULT_STRATEGIES,
     predictors: Sequence[str] = DEFAULT_PREDICTORS,
     stack: bool = True,
     n_folds: int = 5,
     seed: int = 0,
-    initial: Sequence[int] = (),
-    min_observed: int | None = None,
+    names: Sequence[str] | None = None,
     levels: Sequence[float] = (0.5, 0.8, 0.9),
     fixed: Sequence[int] | None = None,
     ks: Sequence[int] | None = None,
@@ -218,10 +215,16 @@ def pipeline_path(
     k_max : int
     cov : ndarray (N, N), optional
         Training correlation for the final selection and Gaussian predictor
-        (default :func:`~benchsel_lib.predictors.inner_correlation`; the CV
+        (default :func:`~benchsel_lib.method.correlation.inner_correlation`; the CV
         protocol passes its EM estimate).
-    strategies, predictors : sequences of names
-        The candidates (one of each = a fixed pipeline, no search).  The
+    strategies : sequence of str or Selector
+        The candidate selections (:data:`~benchsel_lib.method.selectors.SELECTORS`
+        names or :class:`~benchsel_lib.method.selectors.Selector` objects,
+        labelled by ``Selector.label``); mandatory benchmarks and candidate
+        filters are theirs.
+    predictors : sequence of str
+        The candidate predictors (:data:`~benchsel_lib.method.predictors.PREDICTORS`
+        names; one selector and one predictor = a fixed pipeline, no search).  The
         predictor ``"stack"`` stands for the NNLS stack of the other named
         predictors; named alone (the fixed pipeline ``"mi+stack"``) it is the
         stack of :data:`DEFAULT_PREDICTORS`, fit by the inner CV, and the only
@@ -235,8 +238,9 @@ def pipeline_path(
         is skipped and :data:`FALLBACK` is used (``note`` says so).
     seed : int
         Seed of the inner folds and of the random strategy.
-    initial, min_observed
-        Mandatory columns and candidate filter, passed to every strategy.
+    names : sequence of str, optional
+        Benchmark names of the columns (default ``"0", "1", ...``), for the
+        selectors' mandatory benchmarks (names absent from them are skipped).
     levels : sequence of float
         Interval levels.
     fixed : sequence of int, optional
@@ -260,10 +264,14 @@ def pipeline_path(
     """
     tr = _check_train(train)
     m, N = tr.shape
-    strategies, predictors = tuple(strategies), tuple(predictors)
-    for s in strategies:
-        if s not in STRATEGIES:
-            raise ValueError(f"unknown selection strategy {s!r}: use one of {STRATEGIES}")
+    names = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
+    if len(names) != N:
+        raise ValueError(f"names has {len(names)} entries for {N} benchmark columns")
+    listed = [selector_named(s) for s in strategies]
+    selectors = {sel.label: sel for sel in listed}
+    if len(selectors) != len(listed):
+        raise ValueError(f"strategies lists a selector twice: {[s.label for s in listed]}")
+    strategies, predictors = tuple(selectors), tuple(predictors)
     for p in predictors:
         if p not in PREDICTORS:
             raise ValueError(f"unknown predictor {p!r}: use one of {sorted(PREDICTORS)}")
@@ -292,14 +300,19 @@ def pipeline_path(
         note = f"only {m} training models: too few for {n_folds}-fold inner cross-validation (need {2 * n_folds})"
         if search:
             note += f"; using the default {FALLBACK[0]}+{FALLBACK[1]}"
-            strategies, predictors, stack, search = (FALLBACK[0],), (FALLBACK[1],), False, False
+            first = next(iter(selectors.values()))
+            fallback = replace(selector_named(FALLBACK[0]), initial=first.initial, min_observed=first.min_observed)
+            selectors = {fallback.label: fallback}
+            strategies, predictors, stack, search = (fallback.label,), (FALLBACK[1],), False, False
         else:
             note += "; no intervals"
     # final selections on all training rows (these also check k against the filters)
-    def choose(x: np.ndarray, s: str, c: np.ndarray, mo: int | None) -> list[int]:
+    def choose(x: np.ndarray, s: str, c: np.ndarray, sel: Selector | None) -> list[int]:
         if s == "given":
             return list(fixed)  # type: ignore[arg-type]
-        return select_benchmarks(x, k_max, strategy=s, cov=c, seed=seed, initial=initial, min_observed=mo)
+        counts = (~np.isnan(x)).sum(axis=0)
+        return [int(j) for j in sel.select(c, k_max, names=names, counts=counts, n_models=x.shape[0], train=x,
+                                           seed=seed, missing_initial="skip").order]
 
     if fixed is not None:
         ks = [k_max]
@@ -315,7 +328,7 @@ def pipeline_path(
     errors: list[str] = []
     for s in strategies:
         try:
-            finals[s] = choose(tr, s, R, min_observed)
+            finals[s] = choose(tr, s, R, selectors.get(s))
         except ValueError as exc:  # e.g. k larger than what this strategy's filter leaves
             if len(strategies) == 1:
                 raise
@@ -336,15 +349,15 @@ def pipeline_path(
         keep_cols = obs[others].any(axis=0)
         if keep_cols.sum() < 2:
             continue
-        mu, sd = fold_standardizer(tr[others])  # the fold's own standardization (no inner-validation rows)
-        itr, zrows = in_fold(tr[others], mu, sd), in_fold(tr[rows], mu, sd)
+        fold_scaling = Scaling().fit(tr[others], empty="identity")  # the fold's own (no inner-validation rows)
+        itr, zrows = fold_scaling.transform(tr[others]), fold_scaling.transform(tr[rows])
         ob = obs[rows]
         Ri = inner_correlation(itr)
         blocks: list[tuple[str, int, np.ndarray, np.ndarray]] = []  # (strategy, k, query, scored mask)
         for s in strategies:
             try:
-                order = choose(itr, s, Ri, None if min_observed is None else
-                               max(1, int(round(min_observed * len(others) / m))))
+                sel = selectors.get(s)
+                order = choose(itr, s, Ri, None if sel is None else sel.scaled(len(others), m))
             except ValueError:
                 order = finals[s]
             for k in ks:
@@ -359,7 +372,7 @@ def pipeline_path(
                 blocks.append((s, k, q, mk))
         for p in predictors:
             for (s, k, _, mk), out in zip(blocks, block_predictions(make_predictor(p), itr, blocks, Ri)):
-                out = np.where(np.isfinite(out), out, 0.0) * sd + mu  # back to the units of ``train``
+                out = fold_scaling.inverse(np.where(np.isfinite(out), out, 0.0))  # back to the units of ``train``
                 oof.setdefault((s, p, k), np.zeros((m, N)))[rows] = np.where(mk, out, 0.0)
     recs: list[Recommendation] = []
     score_rows: list[dict[str, Any]] = []
@@ -401,42 +414,11 @@ def pipeline_path(
         mk = masks.get((s, k))
         if mk is not None and mk.any():
             pred = stack_oof[(s, k)] if p == "stack" else oof[(s, p, k)]
-            scale, qs = conformal_scales(pred - truth, mk, levels)
+            scale, scores_k = conformal_scores(pred - truth, mk)
+            qs = {lv: conformal_quantile(scores_k, lv) for lv in levels}
         else:
-            scale, qs = np.ones(N), {lv: float("nan") for lv in levels}
+            scale, scores_k, qs = np.ones(N), None, {lv: float("nan") for lv in levels}
         recs.append(Recommendation(k=k, strategy=s, predictor=p, selection=list(finals[s][:k]), scores=scores,
                                    weights=weights, scale=scale, quantiles=qs, note=note, seed=int(seed),
-                                   inner_r2=inner))
+                                   inner_r2=inner, conformal=scores_k))
     return recs
-
-
-def recommend(
-    train: Any,
-    k: int,
-    **kwargs: Any,
-) -> Recommendation:
-    """The recommended (selection, predictor) pipeline for subset size ``k``, chosen on training models only.
-
-    A thin wrapper of :func:`pipeline_path` (same keyword options) returning
-    the recommendation at ``k``: what was chosen (``strategy``,
-    ``predictor``, ``selection``), the inner-CV R^2 of every candidate
-    (``scores``) and the conformal interval parameters.
-
-    Raises
-    ------
-    ValueError
-        Bad shapes, unknown names, ``k`` larger than the candidates a filter leaves.
-    """
-    if "ks" in kwargs:
-        raise TypeError("recommend() takes one subset size k; use pipeline_path(..., ks=...) for several")
-    return pipeline_path(train, k, **kwargs)[-1]
-
-
-def recommend_predictor(train: Any, revealed: Sequence[int], **kwargs: Any) -> Recommendation:
-    """The best predictor (by inner CV on the training models) for a given revealed set of columns.
-
-    What ``benchsel predict`` uses: the new model ran ``revealed``; every
-    predictor (and their stack) is scored on the training models revealing
-    the same columns.  Same keyword options as :func:`pipeline_path`.
-    """
-    return pipeline_path(train, len(revealed), fixed=revealed, **kwargs)[0]

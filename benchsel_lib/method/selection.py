@@ -1,6 +1,6 @@
-"""Greedy benchmark selection under a Gaussian model (paper Sections 2-4, Appendices B, C).
+"""The one selection entry point, :func:`select` (paper Sections 2-4, Appendices B, C).
 
-Three selection rules are offered by :func:`select`:
+Five objectives:
 
 * ``"entropy"`` -- greedy maximization of :math:`H(X_A) = \\tfrac12\\log\\det(2\\pi e\\,\\Sigma_{AA})`
   (Algorithm 1).  The greedy step picks the largest residual diagonal, so the
@@ -12,13 +12,19 @@ Three selection rules are offered by :func:`select`:
   (Appendix C, Eq. prec-diag-chol), with an eigendecomposition fallback with
   clamped eigenvalues when the block is near-singular.  Cost :math:`O(k N^3)`.
 * ``"random"`` -- a seeded uniform permutation (the paper's baseline).
+* ``"lasso"`` -- the order in which benchmarks enter a multi-target group-lasso
+  path of the correlation (:func:`lasso_path_order`, an extension).
+* ``"greedy"`` -- predictive greedy: forward selection on the leave-one-out
+  R^2 of per-target ridge regression on the training rows
+  (:func:`predictive_greedy`, an extension).
 
 Extras for practitioners (paper Section 6, Appendix B): mandatory benchmarks
 (``initial``), knapsack budgets with the Krause-Guestrin modified greedy
 (``costs`` + ``budget``), lazy (Minoux) evaluation, explicit deterministic tie
 breaking (every first entropy gain on a correlation matrix ties) and a
 minimum-observation filter on candidates (a benchmark run by two or three
-models has a noise correlation).
+models has a noise correlation).  A pipeline names these options once, in a
+:class:`~benchsel_lib.method.selectors.Selector`.
 
 Numerical conventions
 ---------------------
@@ -41,16 +47,22 @@ import pandas as pd
 from scipy.linalg import lapack
 
 from .._checks import check_covariance, check_k, resolve_indices
+from .regression import RidgePredictor, ridge_loo_batch
 
 __all__ = [
+    "OBJECTIVES",
     "Selection",
     "select",
     "log_det",
     "mutual_information",
+    "lasso_path_order",
+    "predictive_greedy",
 ]
 
 
-_METHODS = ("entropy", "mi", "random")
+#: the objectives of :func:`select`: Algorithms 1 and 2, the random baseline, two prediction-aimed orders
+OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy")
+_GAUSSIAN = ("entropy", "mi", "random")
 
 
 _TIE_BREAKS = ("auto", "argmax", "index", "mi")
@@ -82,7 +94,7 @@ class Selection:
     names : list of str or None
         Names of the selected benchmarks (when ``names`` was given).
     gains : numpy.ndarray
-        Marginal gain of each step in the method's objective: for ``"entropy"``
+        Marginal gain of each step in the objective: for ``"entropy"``
         (and ``"random"``) :math:`\\tfrac12\\log(2\\pi e\\, d_j)` (Eq. schur-entropy),
         for ``"mi"`` :math:`\\tfrac12[\\log\\sigma^2_{j|A} - \\log\\sigma^2_{j|\\bar A_j}]`
         (Eq. mi-gain).  Never shifted; see ``shift``.
@@ -94,8 +106,8 @@ class Selection:
         Cumulative :math:`\\log\\det\\Sigma_{A_tA_t}` after each step.
     mi : numpy.ndarray
         :math:`I(X_{A_t}; X_{\\bar A_t})` after each step (Eq. mi-formula), filled
-        for every method; 0 once the complement is empty.
-    method : str
+        for every objective; 0 once the complement is empty.
+    objective : str
         ``"entropy"``, ``"mi"`` or ``"random"``.
     strategy : str
         ``"greedy"`` (cardinality), ``"cost-effective"`` or ``"singleton"``
@@ -118,7 +130,7 @@ class Selection:
     residual_fraction: np.ndarray
     logdet: np.ndarray
     mi: np.ndarray
-    method: str
+    objective: str
     strategy: str = "greedy"
     n_evaluations: int = 0
     excluded: list[int] = field(default_factory=list)
@@ -328,9 +340,9 @@ class _TieBreaker:
     """Deterministic choice among (near-)equal gains; see :func:`select`."""
 
     def __init__(
-        self, S: np.ndarray, mode: str, tol: float, floor: float, method: str, variance_keys: bool = False
+        self, S: np.ndarray, mode: str, tol: float, floor: float, objective: str, variance_keys: bool = False
     ) -> None:
-        self.S, self.mode, self.tol, self.floor, self.method = S, mode, tol, floor, method
+        self.S, self.mode, self.tol, self.floor, self.objective = S, mode, tol, floor, objective
         #: keys are conditional variances (entropy without costs): ties are relative in the variance
         self.variance_keys = variance_keys
         self._r2: np.ndarray | None = None
@@ -367,7 +379,7 @@ class _TieBreaker:
         if tied.size == 1 or self.mode == "index":
             return int(tied.min())
         tied = np.sort(tied)
-        if self.mode == "mi" and self.method != "mi":
+        if self.mode == "mi" and self.objective != "mi":
             sec = self._mi_key(tied, state)
         elif self.mode in ("auto", "mi"):
             sec = self._centrality(tied, state.selected) if self.mode == "auto" else None
@@ -382,7 +394,7 @@ class _TieBreaker:
 def _greedy(
     S: np.ndarray,
     *,
-    method: str,
+    objective: str,
     initial: list[int],
     candidates: np.ndarray,
     k: int,
@@ -396,7 +408,7 @@ def _greedy(
 ) -> tuple[list[int], list[float], int, dict[int, float]]:
     """Run mandatory steps then greedy steps; return order, MI step gains, #evals, first-step gains.
 
-    The selection key is the objective gain (``method`` entropy or mi), plus
+    The selection key is the objective gain (``objective`` entropy or mi), plus
     ``shift`` and divided by the cost when ``costs`` is given (cost-effective
     greedy).  ``first_gains`` maps each affordable candidate to its unshifted
     gain at the first greedy step (used for the best-singleton strategy).
@@ -405,7 +417,7 @@ def _greedy(
     mi_gains: list[float] = []
     n_eval = 0
     first: dict[int, float] = {}
-    use_lazy_rows = lazy and method == "entropy"
+    use_lazy_rows = lazy and objective == "entropy"
 
     def complement_P() -> tuple[np.ndarray, np.ndarray]:
         comp = np.flatnonzero(~state.selected)
@@ -417,7 +429,7 @@ def _greedy(
 
     # mandatory benchmarks
     for p in initial:
-        if method == "mi":
+        if objective == "mi":
             comp, P = complement_P()
             mi_gains.append(mi_gain(p, comp, P))
         if use_lazy_rows:
@@ -429,7 +441,7 @@ def _greedy(
     avail[state.selected] = False
     cost = costs
 
-    variance_keys = method == "entropy" and cost is None
+    variance_keys = objective == "entropy" and cost is None
 
     def to_key(g: np.ndarray | float, j: np.ndarray | int) -> Any:
         g = g + shift
@@ -448,11 +460,11 @@ def _greedy(
             break
         step = state.t
         comp = P = None
-        if method == "mi":
+        if objective == "mi":
             comp, P = complement_P()
         if not lazy:
             cands = np.flatnonzero(avail)
-            if method == "entropy":
+            if objective == "entropy":
                 dv = np.maximum(state.d[cands], floor)
                 gains = 0.5 * (_LOG_2PIE + np.log(dv))
             else:
@@ -464,11 +476,11 @@ def _greedy(
             # entropy: the key is the conditional variance itself (Algorithm 1's argmax d_j)
             keys = dv if variance_keys else to_key(gains, cands)
             p = tie.choose(cands, keys, state)
-            if method == "mi":
+            if objective == "mi":
                 mi_gains.append(float(gains[int(np.searchsorted(cands, p))]))
         else:
             def evaluate(j: int) -> tuple[float, float]:
-                if method == "entropy":
+                if objective == "entropy":
                     dj = max(state.refresh(j), floor)
                     g = 0.5 * (_LOG_2PIE + math.log(dj))
                     if variance_keys:
@@ -521,7 +533,7 @@ def _greedy(
             for j, key in tied:
                 if j != p:
                     heapq.heappush(heap, (-key, j, step))
-            if method == "mi":
+            if objective == "mi":
                 mi_gains.append(fresh[p])
         first_step = False
         if use_lazy_rows:
@@ -562,7 +574,7 @@ def select(
     cov: object,
     k: int | None,
     *,
-    method: str = "entropy",
+    objective: str = "entropy",
     initial: Sequence[int | str] = (),
     costs: object = None,
     budget: float | None = None,
@@ -573,8 +585,9 @@ def select(
     min_observed: int | None = None,
     observed_counts: object = None,
     lazy: bool = False,
+    train: object = None,
 ) -> Selection:
-    """Select ``k`` benchmarks greedily from a covariance (or correlation) matrix.
+    """Select ``k`` benchmarks from a covariance (or correlation) matrix: the one selection entry point.
 
     Parameters
     ----------
@@ -585,13 +598,18 @@ def select(
         ones (so ``k >= len(initial)``), in ``1..N``.  Under a budget ``k`` is an
         upper bound and may be ``None`` ("as many as the budget allows"); a
         ``k`` larger than the most benchmarks the budget can pay for raises.
-    method : {"entropy", "mi", "random"}
+    objective : {"entropy", "mi", "random"}
         ``"entropy"``: greedy :math:`H(X_A)`, i.e. pivoted Cholesky (Algorithm 1),
         :math:`O(k^2 N)`.  ``"mi"``: greedy :math:`I(X_A;X_{\\bar A})` (Algorithm 2)
         with gain :math:`\\tfrac12[\\log d_j + \\log P_{jj}]`, ``P`` the complement
         precision diagonal from a fresh Cholesky each step (eigendecomposition
         fallback with clamped eigenvalues when near-singular), :math:`O(kN^3)`.
         ``"random"``: uniform random order from ``numpy.random.default_rng(seed)``.
+        ``"lasso"``: the order in which benchmarks enter the multi-target
+        group-lasso path of the correlation (:func:`lasso_path_order`; no
+        costs). ``"greedy"``: predictive greedy, forward selection maximizing
+        the leave-one-out R^2 of per-target ridge regression on ``train``
+        (:func:`predictive_greedy`).
     initial : sequence of int or str
         Mandatory benchmarks (indices, or names when ``names`` is given),
         selected first in the given order (paper Section 6); greedy continues on
@@ -612,7 +630,7 @@ def select(
         ``"random"`` the random order is filtered to what stays affordable.
         Mandatory benchmarks count against the budget.
     seed : int, Generator or None
-        Seed of the random order (``method="random"`` only).
+        Seed of the random order (``objective="random"`` only).
     names : sequence of str, optional
         Benchmark names (length N); enables names in ``initial`` and ``.names``.
     tie_break : {"auto", "argmax", "index", "mi"}
@@ -625,7 +643,7 @@ def select(
         central one), then the lowest index.  ``"argmax"``: plain ``numpy.argmax``
         (first exact maximum, no tolerance; reproduces the paper's code path).
         ``"index"``: lowest index among the tied.  ``"mi"``: the largest MI gain
-        among the tied, then lowest index (for ``method="mi"`` this is ``"index"``).
+        among the tied, then lowest index (for ``objective="mi"`` this is ``"index"``).
     tie_tol : float
         Relative tolerance defining ties (default ``1e-10``).
     min_observed : int, optional
@@ -646,17 +664,21 @@ def select(
         the key (also non-increasing).  At the paper's sizes (N <= a few hundred)
         the vectorized eager loop is faster in wall time; lazy evaluation pays
         off when a gain evaluation is expensive.
+    train : array_like (M, N), optional
+        Standardized training rows (NaN missing); needed by ``"greedy"``.
 
     Returns
     -------
     Selection
         Order, per-step gains, residual-variance fraction, cumulative
-        log-determinant and :math:`I(X_A;X_{\\bar A})` (see :class:`Selection`).
+        log-determinant and :math:`I(X_A;X_{\\bar A})` (see :class:`Selection`);
+        for ``"lasso"`` and ``"greedy"`` the gains are the entropy gains
+        along the order.
 
     Raises
     ------
     ValueError
-        Bad covariance, ``k`` out of range, unknown method or tie rule,
+        Bad covariance, ``k`` out of range, unknown objective or tie rule,
         unknown / repeated mandatory benchmark, bad costs or budget, nothing
         affordable, too few candidates after ``min_observed``.
 
@@ -669,9 +691,9 @@ def select(
     """
     S = check_covariance(cov)
     n = S.shape[0]
-    if not isinstance(method, str) or method.lower() not in _METHODS:
-        raise ValueError(f"unknown method {method!r}; expected one of {_METHODS}")
-    method = method.lower()
+    if not isinstance(objective, str) or objective.lower() not in OBJECTIVES:
+        raise ValueError(f"unknown objective {objective!r}; expected one of {OBJECTIVES}")
+    objective = objective.lower()
     if tie_break not in _TIE_BREAKS:
         raise ValueError(f"unknown tie_break {tie_break!r}; expected one of {_TIE_BREAKS}")
     try:
@@ -696,6 +718,15 @@ def select(
         initial = [initial]
     init = resolve_indices(list(initial), n, names, what="mandatory benchmark")
     c, b = _check_costs(costs, budget, n)
+    if objective == "lasso" and c is not None:
+        raise ValueError("the lasso objective has no cost-aware form; use entropy, mi, random or greedy with costs")
+    tr = None
+    if objective == "greedy":
+        if train is None:
+            raise ValueError("objective 'greedy' needs train= (the standardized training rows)")
+        tr = np.asarray(train, dtype=float)
+        if tr.ndim != 2 or tr.shape[1] != n:
+            raise ValueError(f"train must be (models x {n} benchmarks), got shape {tr.shape}")
 
     # candidate filter
     candidates = np.ones(n, dtype=bool)
@@ -753,15 +784,15 @@ def select(
                     f"k={k} is more than the budget allows: at most {max_card} benchmarks fit in budget {b:g}"
                     " (pass k=None for as many as the budget allows)"
                 )
-        if method == "entropy":
+        if objective == "entropy":
             lam_min = float(np.linalg.eigvalsh(S)[0])
             shift = max(0.0, -0.5 * (_LOG_2PIE + math.log(max(lam_min, floor))))
 
-    tie = _TieBreaker(S, tie_break, tol, floor, method, variance_keys=(method == "entropy" and c is None))
+    tie = _TieBreaker(S, tie_break, tol, floor, objective, variance_keys=(objective == "entropy" and c is None))
     strategy = "greedy"
     n_eval = 0
     mi_gains: list[float] | None = None
-    if method == "random":
+    if objective == "random":
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         perm = rng.permutation(np.flatnonzero(candidates))
         order = list(init)
@@ -775,11 +806,17 @@ def select(
                 left -= float(c[j])
             order.append(int(j))
         strategy = "random"
+    elif objective == "lasso":
+        order = lasso_path_order(S, k, initial=init, candidates=candidates | _mask(n, init))
+        strategy = "lasso"
+    elif objective == "greedy":
+        order = predictive_greedy(tr, k, initial=init, candidates=candidates | _mask(n, init), costs=c, budget=b)
+        strategy = "greedy"
     else:
         budget_left = (b - float(c[init].sum())) if c is not None else math.inf
         order, mi_gains, n_eval, first = _greedy(
             S,
-            method=method,
+            objective=objective,
             initial=init,
             candidates=candidates,
             k=k,
@@ -801,18 +838,18 @@ def select(
                     j_single = tie.choose(js, gs, _state_after(S, init, floor))
                     val_single = first[j_single] + shift
                     m = len(init)
-                    if method == "mi":
+                    if objective == "mi":
                         val_greedy = float(np.sum(mi_gains[m:]))
                     else:
                         val_greedy = _entropy_value(S, order, m, floor) + shift * (len(order) - m)
                     if val_single > val_greedy:
                         order = list(init) + [j_single]
                         strategy = "singleton"
-                        if method == "mi":
+                        if objective == "mi":
                             mi_gains = None
 
     diag_out = _trace_order(S, order, floor)
-    if method == "mi":
+    if objective == "mi":
         gains = np.asarray(mi_gains) if mi_gains is not None else _mi_gains_along(S, order, floor)
     else:
         gains = diag_out["gains"]
@@ -823,7 +860,7 @@ def select(
         residual_fraction=diag_out["residual_fraction"],
         logdet=diag_out["logdet"],
         mi=diag_out["mi"],
-        method=method,
+        objective=objective,
         strategy=strategy,
         n_evaluations=int(n_eval),
         excluded=excluded,
@@ -881,3 +918,129 @@ def mutual_information(cov: object, idx: Sequence[int | str], *, names: Sequence
         return 0.0
     rest = sorted(set(range(n)) - set(ix))
     return 0.5 * (log_det(S, ix) + log_det(S, rest) - log_det(S, list(range(n))))
+
+
+def _mask(n: int, idx: Sequence[int]) -> np.ndarray:
+    m = np.zeros(n, dtype=bool)
+    m[list(idx)] = True
+    return m
+
+
+def predictive_greedy(
+    train: np.ndarray,
+    k: int,
+    *,
+    initial: Sequence[int] = (),
+    candidates: np.ndarray | None = None,
+    costs: np.ndarray | None = None,
+    budget: float | None = None,
+    max_candidates: int = 20,
+    predictor: RidgePredictor | None = None,
+) -> list[int]:
+    """Forward selection maximizing the leave-one-out R^2 of per-target ridge on the training models.
+
+    Objective of a set ``S``: ``1 - sum_j SS_res(j) / sum_j SS_tot(j)`` over
+    targets ``j`` outside ``S``.  For each target the models observing it and
+    at least one benchmark of ``S`` count; those that observe all of ``S``
+    enter ``SS_res`` with their exact ridge LOO residuals (strength chosen by
+    LOO), the others with ``z^2`` (unexplained, as a model lacking a selected
+    benchmark is harder to predict).  ``SS_tot = sum z^2`` over the same rows.
+    The first step scores every candidate; later steps only the
+    ``max_candidates`` best first-step candidates (a screen that keeps the
+    cost at O(N^2 + k max_candidates N) ridge fits).  With ``costs`` and
+    ``budget`` the gain per unit cost is maximized among affordable candidates.
+    """
+    tr = np.asarray(train, dtype=float)
+    m, N = tr.shape
+    pr = predictor or RidgePredictor()
+    tm = ~np.isnan(tr)
+    z2 = np.where(tm, tr, 0.0) ** 2
+    cand = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool).copy()
+    chosen = [int(i) for i in initial]
+    spent = 0.0 if costs is None else float(np.sum(np.asarray(costs)[chosen]))
+
+    def score(S: list[int]) -> float:
+        Sarr = np.asarray(S)
+        any_s = tm[:, Sarr].any(axis=1)
+        all_s = tm[:, Sarr].all(axis=1)
+        targets = np.setdiff1d(np.arange(N), Sarr)
+        fit = ridge_loo_batch(tr, Sarr, targets, pr.alphas, observed=tm)
+        rows = tm[:, targets] & any_s[:, None]
+        tot_j = (z2[:, targets] * rows).sum(axis=0)
+        miss_j = (z2[:, targets] * (rows & ~all_s[:, None])).sum(axis=0)
+        ok = (fit["n"] >= max(pr.min_rows, len(S) + 2)) & np.isfinite(fit["mse"])
+        res_j = np.where(ok, fit["n"] * np.nan_to_num(fit["mse"]) + miss_j, tot_j)
+        tot = float(tot_j.sum())
+        return 1.0 - float(res_j.sum()) / tot if tot > 0 else -np.inf
+
+    pool: np.ndarray | None = None
+    while len(chosen) < k:
+        free = [c for c in np.flatnonzero(cand).tolist() if c not in chosen]
+        if pool is not None:
+            free = [c for c in pool.tolist() if c not in chosen] or free
+        if costs is not None and budget is not None:
+            free = [c for c in free if spent + float(costs[c]) <= budget * (1 + 1e-12)]
+        if not free:
+            break
+        base = score(chosen) if chosen else 0.0
+        gains = np.array([score(chosen + [c]) - base for c in free])
+        if costs is not None:
+            gains = gains / np.maximum(np.asarray(costs, dtype=float)[free], 1e-300)
+        best = int(np.argmax(gains))  # first maximum: lowest listed column on ties
+        if pool is None:
+            keep = np.argsort(-gains, kind="stable")[:max_candidates]
+            pool = np.asarray(free)[keep]
+        chosen.append(int(free[best]))
+        if costs is not None:
+            spent += float(costs[free[best]])
+    return chosen
+
+
+def lasso_path_order(
+    cov: np.ndarray, k: int, *, initial: Sequence[int] = (), candidates: np.ndarray | None = None,
+    n_iter: int = 200,
+) -> list[int]:
+    """First ``k`` benchmarks to enter the multi-target group-lasso path on a correlation matrix.
+
+    The loss ``L(B) = tr(R) - 2 tr(B^T R_{A.}) + tr(B^T R_AA B)`` is the
+    population squared error of predicting every benchmark from the active
+    set ``A``; a candidate ``c`` enters when its gradient norm
+    ``g_c = ||2 (R_{c.} - R_{cA} B)||_2`` reaches the penalty ``lam``.  Starting
+    from the mandatory benchmarks (or the one with the largest ``||R_{c.}||``,
+    the first knot), the path is followed knot by knot: solve the active
+    problem at the current ``lam`` by proximal gradient (``n_iter`` steps,
+    warm started), set ``lam`` to the largest inactive ``g_c`` and add that
+    benchmark.  Benchmarks never leave the active set (the entry order is
+    what is used).  Deterministic; O(k (n_iter k^2 N + k N^2)).
+    """
+    R = np.asarray(cov, dtype=float)
+    N = R.shape[0]
+    cand = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
+    active = [int(i) for i in initial]
+    row_norms = np.linalg.norm(R, axis=1)
+    if not active:
+        active = [int(np.argmax(np.where(cand, row_norms, -np.inf)))]
+    lam = 2.0 * float(np.max(np.where(cand, row_norms, 0.0)))
+    B = np.zeros((len(active), N))
+    while True:
+        A = np.asarray(active)
+        RAA, RA = R[np.ix_(A, A)], R[A]
+        if B.shape[0] < A.size:
+            B = np.vstack([B, np.zeros((A.size - B.shape[0], N))])
+        step = 1.0 / (2.0 * max(float(np.linalg.eigvalsh(RAA)[-1]), 1e-12))
+        for _ in range(n_iter):
+            G = 2.0 * (RAA @ B - RA)
+            Bn = B - step * G
+            nr = np.linalg.norm(Bn, axis=1, keepdims=True)
+            B = Bn * np.maximum(0.0, 1.0 - step * lam / np.maximum(nr, 1e-300))
+        if len(active) >= k:
+            break
+        g = np.linalg.norm(2.0 * (R - R[:, A] @ B), axis=1)
+        g[A] = -np.inf
+        g[~cand] = -np.inf
+        nxt = int(np.argmax(g))
+        if not np.isfinite(g[nxt]):
+            break
+        lam = min(lam, float(g[nxt]))
+        active.append(nxt)
+    return active[:k]

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .._checks import check_int
-from .base import check_train_query, pass_through
+from .base import BasePredictor, pass_through
 
 __all__ = [
     "TabImputeV2Imputer",
@@ -121,7 +121,7 @@ def find_tabimpute_checkpoint(checkpoint_path: str | os.PathLike[str] | None = N
                                                        + " unset, and no hub cache entry"))
 
 
-class TabImputeV2Imputer:
+class TabImputeV2Imputer(BasePredictor):
     """Zero-shot TabImpute V2 as an imputation backend (Appendix J; optional ``[tabimpute]`` extra).
 
     For each batch of query rows, the matrix ``[context; batch]`` is passed to
@@ -232,9 +232,9 @@ class TabImputeV2Imputer:
         rng = np.random.default_rng(self.seed)
         return np.sort(rng.choice(n_train, size=self.max_context_rows, replace=False))
 
-    def predict(self, train: Any, query: Any, *, cov: Any = None) -> np.ndarray:
+    def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
         """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored."""
-        tr, qu = check_train_query(train, query)
+        tr, qu = train, query
         model = self._load()
         context = tr[self.context_rows(tr.shape[0])]
         out = np.empty_like(qu)

@@ -28,7 +28,7 @@ from ..method import correlation as _correlation_module
 from ..method import covariance as _covariance_module
 from ..method import em as _em_module
 from ..method import scaling as _scaling_module
-from ..method.correlation import estimate_correlation
+from ..method.correlation import Correlation
 
 __all__ = [
     "CACHE_ENV",
@@ -74,24 +74,30 @@ def cache_root(root: str | None) -> Iterator[None]:
         _CACHE_ROOT.pop()
 
 
-def disk_cache_path(X: np.ndarray, estimator: str, config: str) -> Path | None:
+def disk_cache_path(X: np.ndarray, correlation: Correlation) -> Path | None:
     """Cache file of one training correlation, or None when the disk cache is off.
 
     The key is a SHA-256 of the training matrix (shape and bytes, NaN
     pattern included), the estimator, the EM configuration and the
     fingerprint of the estimation code.
     """
-    root = _CACHE_ROOT[-1] if _CACHE_ROOT else os.environ.get(CACHE_ENV)
+    root = active_root()
     if not root:
         return None
     h = hashlib.sha256()
-    h.update(repr((X.shape, str(X.dtype), estimator, config, _code_fingerprint())).encode())
+    h.update(repr((X.shape, str(X.dtype), correlation.estimator, correlation.config, _code_fingerprint())).encode())
     h.update(X.tobytes())
     return Path(root) / f"corr-{h.hexdigest()[:32]}.npy"
 
 
-def cached_correlation(X: np.ndarray, estimator: str, config: str) -> np.ndarray:
-    """Training correlation of one split (protocol step 4), optionally cached on disk.
+def cached_correlation(correlation: Correlation, X: np.ndarray, standardized: np.ndarray | None = None) -> np.ndarray:
+    """Training correlation of one split (protocol step 4): ``correlation.estimate`` with two caches in front.
+
+    ``X`` holds the training rows in the pipeline's space (not standardized),
+    ``standardized`` the same rows as the pipeline standardized them (read
+    only by the ``"fast"`` estimator, which is cheap and not cached).
+
+    Inside :func:`correlation_cache` an estimate is memoized in the process.
 
     When the environment variable ``BENCHSEL_CACHE_DIR`` names a directory,
     each estimate is stored there (``.npy``, loaded with
@@ -101,8 +107,23 @@ def cached_correlation(X: np.ndarray, estimator: str, config: str) -> np.ndarray
     directory to recompute.
     """
 
+    if correlation.estimator == "fast":
+        return correlation.estimate(X, standardized, context="cv")
     X = np.ascontiguousarray(X, dtype=float)
-    path = disk_cache_path(X, estimator, config)
+    memo = _MEMO[-1] if _MEMO else None
+    key = (X.shape, X.tobytes(), correlation.estimator, correlation.config)
+    if memo is not None and key in memo:
+        return memo[key].copy()
+    R = _disk_cached(correlation, X)
+    if memo is not None:
+        memo[key] = R
+        return R.copy()
+    return R
+
+
+def _disk_cached(correlation: Correlation, X: np.ndarray) -> np.ndarray:
+    """The estimate of ``X`` from the disk cache, or computed (and stored there)."""
+    path = disk_cache_path(X, correlation)
     lock = None
     if path is not None:
         R = cache_load(path, X.shape[1])
@@ -115,9 +136,7 @@ def cached_correlation(X: np.ndarray, estimator: str, config: str) -> np.ndarray
                 return R
     try:
         with lock_heartbeat(lock):
-            est = estimate_correlation(X, method=estimator, config=config, context="cv", std_floor="relative")
-        R = np.asarray(est.corr, dtype=float)
-        R = (R + R.T) / 2.0
+            R = correlation.estimate(X, X, context="cv")
         if path is not None:
             try:
                 fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
@@ -237,40 +256,33 @@ def lock_heartbeat(lock: Path | None) -> Iterator[None]:
 
 @contextmanager
 def correlation_cache() -> Iterator[dict]:
-    """Reuse the per-split training correlation across :func:`cross_validate` calls.
+    """Reuse the per-split training correlation across :func:`~benchsel_lib.protocol.cv.cross_validate` calls.
 
     Inside the ``with`` block every training correlation (step 4 of the
     protocol) is memoized by the bytes of the training matrix, the estimator
     and the EM configuration, so several CV runs on the same splits (other
-    methods, tie-break rules, ``min_observed``) pay for EM once. Results are
-    identical to uncached runs. Re-entrant (an inner block uses the outer
+    pipelines, tie-break rules, ``min_observed``) pay for EM once. Results
+    are identical to uncached runs. Re-entrant (an inner block uses the outer
     cache). Only the calling process is cached, so it helps runs with
-    ``n_jobs=1``; across processes and machines, :func:`cv_grid` puts the
-    runs of one split in one cell and the disk cache (``BENCHSEL_CACHE_DIR``)
-    shares estimates between cells.
+    ``n_jobs=1``; across processes and machines,
+    :func:`~benchsel_lib.protocol.cv.cv_grid` puts the runs of one split in
+    one cell and the disk cache (``BENCHSEL_CACHE_DIR``) shares estimates
+    between cells.
 
     Yields
     ------
     dict
         The cache (key -> correlation matrix); memory O(splits * N^2).
     """
-    global cached_correlation
-    if getattr(cached_correlation, "_cache", None) is not None:
-        yield cached_correlation._cache
+    if _MEMO:
+        yield _MEMO[-1]
         return
-    plain = cached_correlation
-    cache: dict = {}
-
-    def cached(X: np.ndarray, estimator: str, config: str) -> np.ndarray:
-        Xc = np.ascontiguousarray(X, dtype=float)
-        key = (Xc.shape, Xc.tobytes(), estimator, config)
-        if key not in cache:
-            cache[key] = plain(Xc, estimator, config)
-        return cache[key].copy()
-
-    cached._cache = cache  # type: ignore[attr-defined]
-    cached_correlation = cached
+    _MEMO.append({})
     try:
-        yield cache
+        yield _MEMO[-1]
     finally:
-        cached_correlation = plain
+        _MEMO.pop()
+
+
+#: the in-process memo of the innermost :func:`correlation_cache` block (empty: none)
+_MEMO: list[dict] = []

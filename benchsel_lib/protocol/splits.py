@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._random import check_seed, int_seed, rng
+from .._random import balanced_folds, check_seed, fold_labels, int_seed, rng
+from ..method.pipeline import FitSeeds
 
 __all__ = [
     "SCHEMES",
@@ -17,6 +18,7 @@ __all__ = [
     "cv_splits",
     "n_train",
     "selection_stream",
+    "split_seeds",
 ]
 
 
@@ -44,11 +46,7 @@ def fold_assignments(n_models: int, n_folds: int, seed: int) -> np.ndarray:
         raise ValueError(f"n_models must be an integer >= 2, got {n_models!r}")
     if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or not 2 <= n_folds <= n_models:
         raise ValueError(f"n_folds must be an integer between 2 and n_models={n_models}, got {n_folds!r}")
-    perm = rng(check_seed(seed), 0).permutation(int(n_models))
-    labels = np.empty(int(n_models), dtype=int)
-    for f, chunk in enumerate(np.array_split(perm, int(n_folds))):
-        labels[chunk] = f
-    return labels
+    return fold_labels(rng(check_seed(seed), 0).permutation(int(n_models)), int(n_folds))
 
 
 def n_train(holdout: float, n_models: int) -> int:
@@ -97,10 +95,8 @@ def cv_splits(
         raise ValueError(f"unknown scheme {scheme!r}: use one of {SCHEMES}")
     if scheme == "paper":
         fold_assignments(n_models, n_folds, seed)  # validates n_models and n_folds
-        chunks = np.array_split(np.random.default_rng(seed).permutation(int(n_models)), int(n_folds))
-        labels = np.empty(int(n_models), dtype=int)
-        for f, chunk in enumerate(chunks):
-            labels[chunk] = f
+        chunks = balanced_folds(np.random.default_rng(seed).permutation(int(n_models)), int(n_folds))
+        labels = fold_labels(np.concatenate(chunks), int(n_folds))
     else:
         labels = fold_assignments(n_models, n_folds, seed)
     out = []
@@ -120,9 +116,20 @@ def cv_splits(
     return out
 
 
-def selection_stream(seed: int, fold: int, holdout: float, scheme: str) -> int | np.random.Generator:
-    """Seed of the random-selection baseline of one split (module docstring; ``scheme="paper"``:
-    ``default_rng((seed + 7, fold, int(holdout * 10000)))`` as in the paper's code release)."""
+def selection_stream(seed: int, fold: int, holdout: float, scheme: str) -> int | tuple[int, int, int]:
+    """Seed (for ``numpy.random.default_rng``) of the random-selection baseline of one split.
+
+    ``scheme="nested"``: drawn from the stream ``(seed, 2, fold)``; ``"paper"``:
+    ``(seed + 7, fold, int(holdout * 10000))`` as in the paper's code release.
+    """
     if scheme == "paper":
-        return np.random.default_rng((seed + 7, fold, int(holdout * 10000)))
+        return (seed + 7, int(fold), int(holdout * 10000))
     return int_seed(seed, 2, fold)
+
+
+def split_seeds(seed: int, fold: int, holdout: float, scheme: str) -> FitSeeds:
+    """The random streams of the pipelines fit in one split: random selection ``(2, fold)``
+    (:func:`selection_stream`), inflation folds ``(3, fold)``, search ``(6, fold)``."""
+    return FitSeeds(selection=selection_stream(seed, fold, holdout, scheme),
+                    inflation=np.random.SeedSequence(seed, spawn_key=(3, fold)),
+                    search=int_seed(seed, 6, fold))

@@ -29,11 +29,15 @@ finished. A sweep never returns a partial result.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import joblib
 import numpy as np
+from joblib.externals.loky.process_executor import TerminatedWorkerError
+from joblib.parallel import get_active_backend
 
 from .._progress import progress as _progress
 
@@ -102,19 +106,7 @@ def _first_line(exc: BaseException) -> str:
 
 def _worker_death_types() -> tuple[type[BaseException], ...]:
     """Exception types that mean a worker died rather than a cell raised."""
-    types: list[type[BaseException]] = []
-    try:
-        from concurrent.futures.process import BrokenProcessPool
-
-        types.append(BrokenProcessPool)
-    except ImportError:  # pragma: no cover
-        pass
-    try:
-        from joblib.externals.loky.process_executor import TerminatedWorkerError
-
-        types.append(TerminatedWorkerError)
-    except ImportError:  # pragma: no cover
-        pass
+    types: list[type[BaseException]] = [BrokenProcessPool, TerminatedWorkerError]
     try:
         from distributed.scheduler import KilledWorker
 
@@ -180,9 +172,6 @@ def run_sweep(
     n = check_n_jobs(n_jobs)
     if not cells:
         return []
-    import joblib
-    from joblib.parallel import get_active_backend
-
     backend, cfg_jobs = get_active_backend()
     loky = type(backend).__name__ == "LokyBackend"
     if n is None:
@@ -289,7 +278,6 @@ def dask_backend(address: str, *, timeout: float = 10.0) -> Iterator[Any]:
         raise ImportError(
             "running on a Dask cluster needs dask.distributed: pip install 'benchsel[cluster]'"
         ) from exc
-    import joblib
 
     if not isinstance(address, str) or not address.strip():
         raise ValueError(f"scheduler address must be a non-empty string like 'tcp://host:8786', got {address!r}")

@@ -1,1 +1,8 @@
-"""The book's studies: diagnostics, EM studies, tie and first-pick bands, extrapolation, pipeline comparisons."""
+"""The book's studies, built on the method and the protocol.
+
+* :mod:`.diagnostics` -- eigenspectrum and Lemma 1, normality tests, selection stability;
+* :mod:`.em` -- EM settings ablation, synthetic recovery, the tolerance's effect on selections;
+* :mod:`.bands` -- CV curves under every tie rule and every forced first pick;
+* :mod:`.extrapolation` -- train on the weaker models, predict the strongest;
+* :mod:`.pipelines` -- pipelines compared under the protocol (paired differences, coverage).
+"""

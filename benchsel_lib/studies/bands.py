@@ -11,9 +11,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._checks import resolve_indices
+from .._checks import check_matrix, resolve_indices
 from .._random import check_seed, rng
 from ..data import ScoreMatrix
+from ..method.pipeline import Pipeline, clone
 from ..protocol.cv import cv_grid
 from ..protocol.summaries import summarize_cv
 
@@ -24,11 +25,22 @@ __all__ = [
 ]
 
 
+def _single_selector(pipeline: Pipeline | None) -> Pipeline:
+    """The band's base pipeline (default: the paper's entropy pipeline); it must have one selector."""
+    base = Pipeline.paper(objective="entropy") if pipeline is None else pipeline
+    if not isinstance(base, Pipeline):
+        raise ValueError(f"pipeline must be a Pipeline, got {type(base).__name__}")
+    sel = base.component("selector")
+    if len(sel) != 1:
+        raise ValueError("a band varies one selector: give a pipeline with a single selector")
+    return clone(base).set_params(selector=sel[0])
+
+
 def tie_break_band(
     matrix: ScoreMatrix,
     *,
     tie_breaks: Sequence[str] = ("auto", "argmax", "index", "mi"),
-    method: str = "entropy",
+    pipeline: Pipeline | None = None,
     n_jobs: int | None = None,
     **cv_kwargs: Any,
 ) -> pd.DataFrame:
@@ -36,37 +48,41 @@ def tie_break_band(
 
     On a correlation matrix every first entropy gain equals ``0.5 log(2 pi e)``,
     so the first pick (and with it the sequence) is decided by the tie rule.
-    This runs :func:`cross_validate` once per rule in ``tie_breaks``, all in
-    one sweep (:func:`cv_grid`: the rules of one split share a cell and its
-    training correlation), and returns the per-rule summary.
+    This runs :func:`~benchsel_lib.protocol.cv.cross_validate` once per rule
+    in ``tie_breaks``, all in one sweep
+    (:func:`~benchsel_lib.protocol.cv.cv_grid`: the rules of one split share a
+    cell and its training correlation), and returns the per-rule summary.
 
     Parameters
     ----------
     matrix : ScoreMatrix
     tie_breaks : sequence of {"auto", "argmax", "index", "mi"}
-    method : str, default "entropy"
+    pipeline : Pipeline, optional
+        The pipeline whose selector's tie rule varies (default
+        ``Pipeline.paper(objective="entropy")``; the EM configuration and
+        other options are its own).
     n_jobs : int or None
-        Workers over the splits, as in :func:`cross_validate`.
+        Workers over the splits, as in :func:`~benchsel_lib.protocol.cv.cross_validate`.
     **cv_kwargs
-        Passed to :func:`cross_validate` (``holdouts, k_max, n_folds, seed,
-        config, min_observed, ...``; ``methods`` and ``tie_break`` are set
-        here).
+        Protocol options of :func:`~benchsel_lib.protocol.cv.cross_validate`
+        (``holdouts, k_max, n_folds, seed, ...``).
 
     Returns
     -------
     DataFrame
         :func:`summarize_cv` rows with an extra ``variant`` column (the rule),
-        usable as ``variants=`` of :func:`benchsel_lib.plotting.plot_cv_curves`.
+        usable as ``variants=`` of :func:`benchsel_lib.book.plotting.plot_cv_curves`.
         Cost: one CV run per rule, with EM paid once per split.
     """
     if not tie_breaks:
         raise ValueError("tie_breaks is empty")
-    for bad in ("methods", "tie_break", "return_details"):
+    for bad in ("pipelines", "return_details"):
         if bad in cv_kwargs:
             raise ValueError(f"tie_break_band sets {bad!r} itself; do not pass it")
+    base = _single_selector(pipeline)
     progress = cv_kwargs.pop("progress", None)
-    frames = cv_grid([dict(matrix=matrix, methods=(method,), tie_break=rule, **cv_kwargs) for rule in tie_breaks],
-                     n_jobs=n_jobs, progress=progress)
+    frames = cv_grid([dict(matrix=matrix, pipelines=[clone(base).set_params(selector__tie_break=rule)], **cv_kwargs)
+                      for rule in tie_breaks], n_jobs=n_jobs, progress=progress)
     parts = []
     for rule, df in zip(tie_breaks, frames):
         s = summarize_cv(df)
@@ -84,7 +100,7 @@ def first_pick_band(
     picks: Sequence[int | str] | None = None,
     n_picks: int | None = None,
     seed: int = 0,
-    method: str = "entropy",
+    pipeline: Pipeline | None = None,
     return_folds: bool = False,
     n_jobs: int | None = None,
     **cv_kwargs: Any,
@@ -96,10 +112,10 @@ def first_pick_band(
     sequence that follows depends on how it is broken. Rather than a handful
     of tie-break rules (:func:`tie_break_band`), this runs the Section 5.1
     protocol once per candidate first benchmark ``b``, with ``b`` mandatory
-    (``cross_validate(initial=(b,))``, i.e. ``select(initial=...)``, paper
-    Section 6) and greedy continuing from it. All runs form one sweep
-    (:func:`cv_grid`): the candidates of one split share a cell, so the
-    training correlation is estimated once per split.
+    (the pipeline's ``Selector(initial=(b,))``, paper Section 6) and greedy
+    continuing from it. All runs form one sweep
+    (:func:`~benchsel_lib.protocol.cv.cv_grid`): the candidates of one split
+    share a cell, so the training correlation is estimated once per split.
 
     Parameters
     ----------
@@ -113,21 +129,24 @@ def first_pick_band(
         the stream ``SeedSequence(seed, spawn_key=(5,))``. Default: all.
     seed : int
         Seed of the sample and of the CV protocol (passed to
-        :func:`cross_validate`, so the folds match a default run with the same
-        seed).
-    method : {"entropy", "mi", "random"}, default "entropy"
-        Selection method continuing after the forced pick.
+        :func:`~benchsel_lib.protocol.cv.cross_validate`, so the folds match a
+        default run with the same seed).
+    pipeline : Pipeline, optional
+        The pipeline whose selector is forced to start with each candidate
+        (default ``Pipeline.paper(objective="entropy")``; greedy continues
+        after the forced pick).
     return_folds : bool
-        Also return the per-fold rows (the concatenated :func:`cross_validate`
+        Also return the per-fold rows (the concatenated cross-validation
         frames with a ``variant`` column), e.g. for the per-fold R^2 range with
         :func:`variant_range` or for
-        :func:`benchsel_lib.plotting.plot_fold_curves`.
+        :func:`benchsel_lib.book.plotting.plot_fold_curves`.
     n_jobs : int or None
-        Workers over the splits, as in :func:`cross_validate`.
+        Workers over the splits, as in :func:`~benchsel_lib.protocol.cv.cross_validate`.
     **cv_kwargs
-        Passed to :func:`cross_validate` (``holdouts, k_max, n_folds, config,
-        tie_break, min_observed, ...``). ``methods`` and ``initial`` are set
-        here; ``progress`` shows one bar over the splits.
+        Protocol options of :func:`~benchsel_lib.protocol.cv.cross_validate`
+        (``holdouts, k_max, n_folds, ...``); ``progress`` shows one bar over
+        the splits. The EM configuration, tie rule and candidate filter are
+        the ``pipeline``'s.
 
     Returns
     -------
@@ -135,9 +154,9 @@ def first_pick_band(
         :func:`summarize_cv` rows with two extra columns: ``variant`` (the
         forced benchmark's name) and ``n_forced_folds`` (folds in which it was
         applied; a forced benchmark without training scores in a split is
-        skipped there, see :func:`cross_validate`). Usable as ``variants=`` of
-        :func:`benchsel_lib.plotting.plot_cv_curves` and by
-        :func:`benchsel_lib.plotting.add_variant_band`. With
+        skipped there). Usable as ``variants=`` of
+        :func:`benchsel_lib.book.plotting.plot_cv_curves` and by
+        :func:`benchsel_lib.book.plotting.add_variant_band`. With
         ``return_folds=True`` also the per-fold frame.
 
     Raises
@@ -145,8 +164,8 @@ def first_pick_band(
     ValueError
         ``matrix`` is not a ScoreMatrix; ``picks`` is empty, names an unknown
         benchmark, an index out of range or a benchmark twice; ``n_picks`` is
-        not an integer in ``1..len(picks)``; ``cv_kwargs`` sets ``methods``
-        or ``initial``; or :func:`cross_validate` rejects an option.
+        not an integer in ``1..len(picks)``; ``cv_kwargs`` sets ``pipelines``;
+        the pipeline has several selectors; or the protocol rejects an option.
 
     Notes
     -----
@@ -154,9 +173,8 @@ def first_pick_band(
     once per split: ``P`` candidates on ``N`` benchmarks add ``P`` selections
     (O(k N^2) for entropy) and ``P k_max`` conditional predictions per split.
     """
-    if not isinstance(matrix, ScoreMatrix):
-        raise ValueError(f"matrix must be a ScoreMatrix, got {type(matrix).__name__}")
-    for bad in ("methods", "initial", "return_details"):
+    check_matrix(matrix)
+    for bad in ("pipelines", "return_details"):
         if bad in cv_kwargs:
             raise ValueError(f"first_pick_band sets {bad!r} itself; do not pass it")
     seed = check_seed(seed)
@@ -177,8 +195,9 @@ def first_pick_band(
         pool = [pool[i] for i in sorted(chosen.tolist())]
     show = cv_kwargs.pop("progress", None)
     summaries, folds = [], []
-    frames = cv_grid([dict(matrix=matrix, methods=(method,), initial=(names[j],), seed=seed, **cv_kwargs)
-                      for j in pool], n_jobs=n_jobs, progress=show)
+    base = _single_selector(pipeline)
+    frames = cv_grid([dict(matrix=matrix, pipelines=[clone(base).set_params(selector__initial=(names[j],))], seed=seed,
+                           **cv_kwargs) for j in pool], n_jobs=n_jobs, progress=show)
     for j, df in zip(pool, frames):
         s = summarize_cv(df)
         if len(df):

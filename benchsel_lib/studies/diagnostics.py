@@ -7,10 +7,10 @@ This module implements the paper's diagnostics:
   ``tr(Sigma_{rest|A})`` of *any* k-subset ``A``; the pivoted-Cholesky residual
   ``tr(Sigma - L_k L_k^T)`` equals the residual variance left by the greedy
   entropy selection (Lemma 1(b)).  Section 5.2 / Figure 1 plot ``1 - rho(k)``.
-* Appendix F (app:normality): per-benchmark Shapiro-Wilk tests with a
+* Appendix H (app:normality): per-benchmark Shapiro-Wilk tests with a
   Benjamini-Hochberg or Bonferroni correction (Figure 12) and Mardia's
   multivariate skewness and kurtosis.
-* Appendix H (app:selection-order): selection position of each benchmark
+* Appendix F (app:selection-order): selection position of each benchmark
   across CV folds (Figures 9-11).
 
 Rule applied here: Shapiro-Wilk on a column with very few observed
@@ -321,7 +321,7 @@ def spectral_comparison(
 
 
 def adjust_pvalues(pvalues: Any, *, method: str = "bh") -> np.ndarray:
-    """Multiple-testing adjusted p-values (Appendix F).
+    """Multiple-testing adjusted p-values (Appendix H).
 
     Parameters
     ----------
@@ -402,7 +402,7 @@ def shapiro_wilk_table(
 ) -> pd.DataFrame:
     """Per-benchmark Shapiro-Wilk normality tests with a multiple-testing correction.
 
-    Implements Appendix F, Eq. (shapiro-wilk) and Figure 12: each column's
+    Implements Appendix H, Eq. (shapiro-wilk) and Figure 12: each column's
     observed entries are tested with :func:`scipy.stats.shapiro`; p-values of
     the tested columns are adjusted with Benjamini-Hochberg (the paper's choice)
     or Bonferroni, and a column is rejected when its adjusted p-value is
@@ -490,7 +490,7 @@ def shapiro_wilk_table(
 
 @dataclass(frozen=True)
 class MardiaResult:
-    """Mardia's multivariate normality test (Appendix F).
+    """Mardia's multivariate normality test (Appendix H).
 
     Attributes
     ----------
@@ -553,7 +553,7 @@ class MardiaResult:
 
 
 def mardia_test(X: Any, *, alpha: float = 0.05, min_rows: int | None = None) -> MardiaResult:
-    """Mardia's multivariate skewness and kurtosis tests (Appendix F).
+    """Mardia's multivariate skewness and kurtosis tests (Appendix H).
 
     Parameters
     ----------

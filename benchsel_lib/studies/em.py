@@ -246,7 +246,7 @@ def _tolerance_fits(X: np.ndarray, tols: Sequence[float | None], *, config: str,
             e = estimate_correlation(X, config=config, context="cv", std_floor="relative", tol=t)
             fits[t] = (e.corr, int(e.em.n_iter) if getattr(e, "em", None) is not None else 0)
         corr, n_iter = fits[t]
-        sel = select((corr + corr.T) / 2.0, k, method=method, tie_break=tie_break)
+        sel = select((corr + corr.T) / 2.0, k, objective=method, tie_break=tie_break)
         out.append((t, tuple(int(j) for j in sel.order), n_iter))
     return out
 
@@ -272,7 +272,7 @@ def selections_by_tolerance(
     where EM stops along flat directions of the likelihood, and with it the
     correlations of thinly observed columns and the benchmarks greedy
     selection picks. This re-runs steps 1-4 of the protocol of
-    :func:`benchsel_lib.evaluation.cross_validate` (the same splits,
+    :func:`benchsel_lib.protocol.cv.cross_validate` (the same splits,
     standardization and candidate columns) with the EM tolerance replaced, and
     reports the first ``k`` picks per fold.
 

@@ -7,11 +7,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._checks import check_int, check_matrix
 from .._random import check_seed, rng
 from ..data import ScoreMatrix
-from ..method.base import Imputer
-from ..method.scaling import standardize
-from ..protocol.cv import check_common, split_rows
+from ..method.scaling import PROTOCOL_CLIP, fit_standardizer
+from ..protocol.cv import check_pipelines, split_rows
+from ..protocol.splits import split_seeds
 from ..protocol.summaries import Records
 
 __all__ = [
@@ -21,19 +22,12 @@ __all__ = [
 
 def extrapolation_check(
     matrix: ScoreMatrix,
+    pipelines: Any = ("entropy",),
     *,
-    method: str | Sequence[str] = "entropy",
     k: int = 5,
     quantile: float = 0.8,
-    estimator: str = "auto",
-    config: str = "released",
-    transform: str | None = None,
-    imputer: Imputer | None = None,
-    tie_break: Any = "auto",
-    min_observed: int | None = None,
-    ridge: float = 1e-2,
-    clip: float = 10.0,
     levels: Sequence[float] = (0.5, 0.8, 0.9, 0.95),
+    clip: float = PROTOCOL_CLIP,
     seed: int = 0,
 ) -> pd.DataFrame:
     """Train on the weaker models, predict the strongest ones (extrapolation check).
@@ -50,15 +44,16 @@ def extrapolation_check(
     Parameters
     ----------
     matrix : ScoreMatrix
-    method : str or sequence of str
-        Selection method(s).
+    pipelines : Pipeline, name or sequence of them
+        As in :func:`~benchsel_lib.protocol.cv.cross_validate`.
     k : int
         Largest subset size; rows for ``1..k``.
     quantile : float
         In (0, 1): the training set holds the models below this quantile.
     seed : int
-        Seed of the random control split and the random selection.
-    Other parameters as :func:`cross_validate`.
+        Seed of the random control split and the pipelines' random streams.
+    levels, clip
+        As in :func:`~benchsel_lib.protocol.cv.cross_validate`.
 
     Returns
     -------
@@ -66,16 +61,14 @@ def extrapolation_check(
     (``"top"`` or ``"random"``) and ``quantile``; coverage columns for
     ``levels``. Cost: two correlation estimates.
     """
-    methods = (method,) if isinstance(method, str) else tuple(method)
-    matrix, methods, levels, imputer = check_common(
-        matrix, methods, k, ridge, clip, transform, levels, imputer, min_observed, None
-    )
+    check_matrix(matrix)
+    pipes = check_pipelines(pipelines)
+    k = check_int(k, "k")
     seed = check_seed(seed)
     if not 0.0 < float(quantile) < 1.0:
         raise ValueError(f"quantile must be in (0, 1), got {quantile!r}")
     X = np.asarray(matrix.scores, dtype=float)
-    m_all, s_all = standardize(X)
-    strength = np.nanmean((X - m_all) / s_all, axis=1)
+    strength = np.nanmean(fit_standardizer(X, std_floor="relative").transform(X), axis=1)
     thr = float(np.quantile(strength, quantile))
     top = np.flatnonzero(strength >= thr)
     train = np.flatnonzero(strength < thr)
@@ -86,12 +79,12 @@ def extrapolation_check(
     r_train = np.sort(perm[top.size:])
     rows: list[dict[str, Any]] = []
     tops: list[dict[str, Any]] = []
-    common = dict(methods=methods, k_max=int(k), estimator=estimator, config=config, transform=transform,
-                  imputer=imputer, tie_break=tie_break, min_observed=min_observed, ridge=ridge, clip=clip,
-                  levels=levels, variance_inflation=None, inner_folds=3, seed=seed, fold=0)
+    common = dict(pipelines=pipes, k_max=k, ks=None, levels=tuple(float(v) for v in levels), clip=float(clip),
+                  unconditioned="skip", min_train_observed=1, seeds=split_seeds(seed, 0, float("nan"), "nested"),
+                  fold=0)
     for split, tr, va in (("top", train, top), ("random", r_train, r_val)):
         r, t = split_rows(X, matrix.models, matrix.benchmarks, tr, va,
-                           meta={"split": split, "quantile": float(quantile), "holdout": np.nan}, **common)
+                          meta={"split": split, "quantile": float(quantile), "holdout": np.nan}, **common)
         rows.extend(r)
         tops.extend(t)
     df = pd.DataFrame(rows)

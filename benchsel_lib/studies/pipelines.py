@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..method.search import parse_pipeline
+from ..method.pipeline import Pipeline, parse_pipeline
 from ..protocol.cache import correlation_cache
 from ..protocol.cv import cv_grid
 from ..protocol.summaries import coverage_column
@@ -47,10 +47,11 @@ def compare_pipelines(
 ) -> pd.DataFrame:
     """Per-fold R^2 of ``auto``, the paper's Gaussian + MI (``"mi"``) and the ``fixed`` pipelines.
 
-    Runs :func:`benchsel_lib.cross_validate` with ``scheme="paper"`` for each
+    Runs :func:`~benchsel_lib.protocol.cv.cross_validate` with ``scheme="paper"`` for each
     seed: once for ``auto`` and ``mi`` with interval ``levels``, once for the
-    fixed pairs without intervals, all as one
-    :func:`~benchsel_lib.evaluation.cv_grid` sweep (the runs on one split
+    fixed pairs (:meth:`~benchsel_lib.method.pipeline.Pipeline.from_name`, with
+    ``estimator`` and ``config``) without intervals, all as one
+    :func:`~benchsel_lib.protocol.cv.cv_grid` sweep (the runs on one split
     share a cell and its training correlation).  All methods see the
     same folds.  ``ks`` (default every ``k = 1..k_max``) limits the subset
     sizes scored.  Returns the concatenated rows with a ``seed`` column.
@@ -58,14 +59,15 @@ def compare_pipelines(
     ``auto`` once per split plus one selection and ``len(ks)`` predictions per fixed pair.
     """
 
-    kw = dict(matrix=matrix, holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", config=config,
-              estimator=estimator, ks=ks)
+    kw = dict(matrix=matrix, holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", ks=ks)
+    reference = [Pipeline.auto(), Pipeline.paper(objective="mi", estimator=estimator, config=config)]
+    pairs = [Pipeline.from_name(n, estimator=estimator, config=config) for n in fixed]
     runs, tags = [], []
     for seed in seeds:
-        runs.append(dict(kw, methods=("auto", "mi"), seed=seed, levels=tuple(levels)))
+        runs.append(dict(kw, pipelines=reference, seed=seed, levels=tuple(levels)))
         tags.append(seed)
         if fixed:
-            runs.append(dict(kw, methods=tuple(fixed), seed=seed, levels=()))
+            runs.append(dict(kw, pipelines=pairs, seed=seed, levels=()))
             tags.append(seed)
     with correlation_cache():  # one sweep: a split's runs share one cell and its correlation estimate
         frames = cv_grid(runs, n_jobs=n_jobs, progress=False)

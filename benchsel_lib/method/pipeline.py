@@ -1,0 +1,1043 @@
+"""The one contract of the method: a :class:`Pipeline` from scores to selected benchmarks and predictions.
+
+A pipeline is five steps, each a small object of its own module:
+
+1. scaling -- :class:`~benchsel_lib.method.scaling.Scaling` (optional logit,
+   standardization with the training means and spreads, clip);
+2. correlation -- :class:`~benchsel_lib.method.correlation.Correlation`
+   (pairwise or EM, Section 3 and Appendix G);
+3. selection -- one :class:`~benchsel_lib.method.selectors.Selector`, or
+   several candidates (Algorithms 1-2, Appendices B-C, prediction-aimed orders);
+4. prediction -- a predictor (:mod:`benchsel_lib.method.predictors`), or
+   several candidates and their stack;
+5. calibration -- :class:`~benchsel_lib.method.calibration.GaussianIntervals`
+   (Eq. cond-var, optionally inflated) or
+   :class:`~benchsel_lib.method.calibration.Conformal`.
+
+With one selector, one predictor and Gaussian intervals the pipeline fits
+directly: the paper's pipeline (:meth:`Pipeline.paper`). With several
+candidates, a stack or conformal intervals it fits by inner cross-validation
+of the training models (:func:`~benchsel_lib.method.search.pipeline_path`):
+the recommended pipeline (:meth:`Pipeline.auto`) is such a search.
+
+The conventions are scikit-learn's: the constructor only stores its
+parameters, :meth:`Pipeline.fit` validates them and returns the pipeline,
+fitted attributes end in ``_``, and :meth:`Pipeline.get_params`,
+:meth:`Pipeline.set_params` and :func:`clone` work as there (nested
+component parameters as ``selector__tie_break``).
+
+Input rules for given scores (``ValueError`` otherwise): every name must be a
+benchmark of the matrix (close matches are suggested); each benchmark at most
+once; every value finite and inside the plausible range
+``[min_j - 10 s_j, max_j + 10 s_j]`` where ``min_j, max_j`` are the smallest /
+largest observed training score of benchmark ``j`` and
+``s_j = max(std_j, 0.01 (|mean_j| + 1))`` its (floored) standard deviation in
+the original units. The range rule catches unit mistakes (a percentage given
+for a [0, 1] benchmark) without rejecting genuinely strong new models.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit, ndtri
+
+from .._checks import check_int, check_level, check_matrix, unknown_name_error
+from ..data import ScoreMatrix
+from .calibration import (
+    Conformal,
+    GaussianIntervals,
+    calibrator_named,
+    inflation_factors,
+)
+from .correlation import Correlation
+from .gaussian import GaussianPredictor
+from .predictors import PREDICTORS, UNCONDITIONED, make_predictor, reveal_and_predict
+from .scaling import FittedScaling, Scaling
+from .search import (
+    DEFAULT_PREDICTORS,
+    DEFAULT_STRATEGIES,
+    Recommendation,
+    block_predictions,
+    pipeline_path,
+)
+from .selection import Selection
+from .selectors import SELECTORS, Selector, selector_named
+
+__all__ = [
+    "Pipeline",
+    "FitSeeds",
+    "FittedPath",
+    "PathStep",
+    "clone",
+    "check_given",
+    "column_ranges",
+    "parse_pipeline",
+    "RANGE_SDS",
+    "PAPER_OBJECTIVES",
+]
+
+#: Given scores must lie within this many (floored) standard deviations of the
+#: observed training range of their benchmark.
+RANGE_SDS: float = 10.0
+#: the paper's pipelines by objective (Gaussian conditional mean, Gaussian intervals)
+PAPER_OBJECTIVES = ("entropy", "mi", "random")
+#: interval levels whose conformal multipliers a search keeps (any other level is read off the residuals)
+DEFAULT_LEVELS = (0.5, 0.8, 0.9)
+
+
+# --------------------------------------------------------------------------- given scores
+def column_ranges(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Allowed [low, high] per column: observed range widened by :data:`RANGE_SDS` floored stds. O(M N)."""
+    with np.errstate(all="ignore"):
+        mean = np.nanmean(X, axis=0)
+        n = (~np.isnan(X)).sum(axis=0)
+        std = np.where(n > 1, np.nanstd(X, axis=0, ddof=1) if X.shape[0] > 1 else 0.0, 0.0)
+    std = np.maximum(np.nan_to_num(std), 0.01 * (np.abs(mean) + 1.0))
+    return np.nanmin(X, axis=0) - RANGE_SDS * std, np.nanmax(X, axis=0) + RANGE_SDS * std
+
+
+def check_given(
+    given: Mapping[str, float] | Iterable[tuple[str, float]],
+    matrix: ScoreMatrix,
+    *,
+    skip_missing: bool = False,
+    ranges: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict[str, float]:
+    """Validate given scores against ``matrix`` and return them as an ordered dict.
+
+    Parameters
+    ----------
+    given : mapping or iterable of (name, value)
+        The new model's scores, in original units. Pairs allow the duplicate
+        check (a mapping cannot hold duplicates).
+    matrix : ScoreMatrix
+        The training matrix the scores refer to.
+    skip_missing : bool
+        Drop NaN values (an empty cell in a scores file means "not run")
+        instead of rejecting them.
+    ranges : (low, high), optional
+        Precomputed allowed ranges per benchmark (saves the O(M N) pass).
+
+    Raises
+    ------
+    ValueError
+        Unknown benchmark (with close matches), a benchmark given twice, a
+        non-finite value, or a value outside the plausible range (module
+        docstring). O(|given| N).
+    """
+    pairs = [(str(n), v) for n, v in (given.items() if isinstance(given, Mapping) else given)]
+    names = matrix.benchmarks
+    pos = {b: j for j, b in enumerate(names)}
+    seen: set[str] = set()
+    for name, _ in pairs:  # names first: unknown and duplicate names before any value problem
+        if name not in pos:
+            raise unknown_name_error(name, names)
+        if name in seen:
+            raise ValueError(f"benchmark {name!r} is given more than once")
+        seen.add(name)
+    low, high = ranges if ranges is not None else column_ranges(np.asarray(matrix.scores, dtype=float))
+    out: dict[str, float] = {}
+    for name, value in pairs:
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"value {value!r} for benchmark {name!r} is not a number") from None
+        if math.isnan(value) and skip_missing:
+            continue
+        if not math.isfinite(value):
+            raise ValueError(f"value {value!r} for benchmark {name!r} is not finite")
+        j = pos[name]
+        if not low[j] <= value <= high[j]:
+            raise ValueError(
+                f"value {value:g} for benchmark {name!r} is out of range: the training scores span "
+                f"{np.nanmin(matrix.scores[:, j]):.4g}..{np.nanmax(matrix.scores[:, j]):.4g}, "
+                f"allowed [{low[j]:.4g}, {high[j]:.4g}] (observed range +- {RANGE_SDS:g} sd); wrong units?"
+            )
+        out[name] = value
+    return out
+
+
+def parse_pipeline(name: str) -> tuple[str, str] | None:
+    """``"auto"`` -> None; ``"strategy+predictor"`` -> the pair; anything else raises ValueError."""
+    if name == "auto":
+        return None
+    if not isinstance(name, str) or name.count("+") != 1:
+        raise ValueError(f"unknown pipeline {name!r}: use {', '.join(PAPER_OBJECTIVES)}, 'auto' or "
+                         f"'STRATEGY+PREDICTOR' with a strategy in {tuple(SELECTORS)} and a predictor in "
+                         f"{sorted(PREDICTORS)}")
+    s, p = name.split("+")
+    if s not in SELECTORS:
+        raise ValueError(f"unknown selection strategy {s!r} in {name!r}: use one of {tuple(SELECTORS)}")
+    if p not in PREDICTORS:
+        raise ValueError(f"unknown predictor {p!r} in {name!r}: use one of {sorted(PREDICTORS)}")
+    return s, p
+
+
+# --------------------------------------------------------------------------- fitting in a split
+@dataclass(frozen=True)
+class FitSeeds:
+    """The random streams a pipeline draws from when it is fit (anything ``numpy.random.default_rng`` takes).
+
+    Attributes
+    ----------
+    selection : int, tuple or SeedSequence
+        The random selection of a directly fit pipeline.
+    inflation : int, tuple or SeedSequence
+        The inner folds of a fitted variance inflation.
+    search : int
+        The inner folds and random candidates of a search.
+    """
+
+    selection: Any = 0
+    inflation: Any = 0
+    search: int = 0
+
+    @classmethod
+    def from_seed(cls, seed: int) -> FitSeeds:
+        """Every stream from one seed (a pipeline fit on its own)."""
+        return cls(selection=int(seed), inflation=int(seed), search=int(seed))
+
+
+@dataclass
+class PathStep:
+    """One subset size of a fitted path: what is revealed and how it was chosen.
+
+    Attributes
+    ----------
+    k : int
+    selected : ndarray of int
+        Revealed columns, in selection order.
+    diagnostics : dict
+        ``residual_fraction``, ``logdet``, ``mi`` of the selection on the
+        training correlation (NaN where the selection has none).
+    choice : Recommendation or None
+        The search's choice at ``k`` (None for a directly fit pipeline).
+    inflation : float or None
+        The fitted variance factor at ``k`` (None unless the calibration fits one).
+    """
+
+    k: int
+    selected: np.ndarray
+    diagnostics: dict[str, float]
+    choice: Recommendation | None = None
+    inflation: float | None = None
+
+
+@dataclass
+class StepPrediction:
+    """Predictions of one :class:`PathStep` for a set of query rows, in the pipeline's standardized space.
+
+    Attributes
+    ----------
+    targets : ndarray of int
+        The predicted (unrevealed) columns.
+    mean : ndarray (v, T)
+    var : ndarray (v, T) or None
+        Conditional variances of the predictor (Gaussian intervals), before any inflation.
+    factor : float
+        The given variance factor of the Gaussian intervals (1 unless given).
+    inflation : float or None
+        A variance factor fitted on inner folds (None unless the calibration fits one).
+    """
+
+    targets: np.ndarray
+    mean: np.ndarray
+    var: np.ndarray | None = None
+    _interval: Callable[[float], tuple[np.ndarray, np.ndarray] | None] | None = field(default=None, repr=False)
+    factor: float = 1.0
+    inflation: float | None = None
+
+    @property
+    def has_intervals(self) -> bool:
+        return self._interval is not None
+
+    def interval(self, level: float, *, inflated: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
+        """Bounds (v, T) of the central ``level`` interval, or None where none can be given.
+
+        ``inflated`` applies the fitted variance factor to the Gaussian interval.
+        """
+        if self._interval is None:
+            return None
+        if inflated and self.var is not None and self.inflation is not None:
+            return _GaussianInterval(self.mean, self.var * self.inflation)(level)
+        return self._interval(level)
+
+
+@dataclass
+class FittedPath:
+    """A pipeline fit on training rows for several subset sizes (the cross-validation's unit of work).
+
+    Attributes
+    ----------
+    scaling : FittedScaling
+        Maps scores to the pipeline's standardized space and back.
+    steps : list of PathStep
+        One per subset size that the selection reached.
+    n_forced : int or None
+        Mandatory benchmarks present in these training rows (None when the
+        selector has none).
+    """
+
+    scaling: FittedScaling
+    steps: list[PathStep]
+    n_forced: int | None
+    _predict: Callable[[np.ndarray, list[PathStep]], list[StepPrediction]] = field(repr=False)
+    correlation: np.ndarray | None = field(default=None, repr=False)
+    selection: Selection | None = None
+
+    def predict(self, z: np.ndarray, steps: list[PathStep] | None = None) -> list[StepPrediction]:
+        """Predictions for query rows ``z`` (standardized, NaN missing) at every step (or at ``steps``).
+
+        Each row reveals its observed entries among the step's selected benchmarks.
+        """
+        return self._predict(z, self.steps if steps is None else steps)
+
+
+# --------------------------------------------------------------------------- the pipeline
+_PARAMS = ("k", "scaling", "correlation", "selector", "predictor", "calibrator", "stack", "search_folds", "seed",
+           "name")
+
+
+def clone(pipeline: Pipeline) -> Pipeline:
+    """An unfitted pipeline with the same parameters."""
+    return type(pipeline)(**pipeline.get_params(deep=False))
+
+
+class Pipeline:
+    """Scaling -> correlation -> selection -> prediction -> calibration (see the module docstring).
+
+    Parameters
+    ----------
+    k : int or None
+        How many benchmarks to select (None: as many as the selector's budget
+        allows). Cross-validation scores every size up to its own ``k_max``.
+    scaling : Scaling or {"standard", "logit"}
+    correlation : Correlation or {"auto", "pairwise", "em", "fast"}
+    selector : Selector, preset name, or a sequence of them (candidates)
+        Presets: :data:`~benchsel_lib.method.selectors.SELECTORS`.
+    predictor : predictor, name, or a sequence of names (candidates)
+        Names: :data:`~benchsel_lib.method.predictors.PREDICTORS`; ``"stack"``
+        alone is the NNLS stack of the default predictors.
+    calibrator : GaussianIntervals, Conformal, {"gaussian", "inflation", "conformal"} or None
+    stack : bool
+        With several predictors, also score their NNLS stack as a candidate.
+    search_folds : int
+        Inner folds of a search (candidates or conformal intervals).
+    seed : int
+        Seed of the random selection, the inner folds and the fitted inflation.
+    name : str, optional
+        Label in cross-validation tables (default: the objective for the
+        paper's pipelines, ``"STRATEGY+PREDICTOR"`` for a pair, else ``"pipeline"``).
+
+    Attributes
+    ----------
+    scaling_ : FittedScaling
+    correlation_ : ndarray (N, N)
+        The training correlation (standardized space).
+    selection_ : Selection or None
+        The selection of a directly fit pipeline (gains, residual variance, MI).
+    choice_ : Recommendation or None
+        A search's choice (selector, predictor, inner-CV R^2 of every candidate).
+    benchmarks_ : list of str
+    selected : list of str
+        The selected benchmarks, in order.
+
+    Examples
+    --------
+    >>> from benchsel_lib import Pipeline, load_matrix          # doctest: +SKIP
+    >>> p = Pipeline.auto(k=5).fit(load_matrix("mteb"))         # doctest: +SKIP
+    >>> p.selected                                              # doctest: +SKIP
+    >>> p.predict({b: 0.6 for b in p.selected})                 # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        k: int | None = 5,
+        *,
+        scaling: Scaling | str = "standard",
+        correlation: Correlation | str = "auto",
+        selector: Selector | str | Sequence[Selector | str] = "mi",
+        predictor: Any = "gaussian",
+        calibrator: GaussianIntervals | Conformal | str | None = "gaussian",
+        stack: bool = False,
+        search_folds: int = 5,
+        seed: int = 0,
+        name: str | None = None,
+    ) -> None:
+        self.k = k
+        self.scaling = scaling
+        self.correlation = correlation
+        self.selector = selector
+        self.predictor = predictor
+        self.calibrator = calibrator
+        self.stack = stack
+        self.search_folds = search_folds
+        self.seed = seed
+        self.name = name
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def paper(
+        cls,
+        k: int | None = 5,
+        *,
+        objective: str = "mi",
+        estimator: str = "auto",
+        config: str = "released",
+        logit: bool = False,
+        tie_break: str = "auto",
+        min_observed: int | float | None = None,
+        initial: Sequence[str] = (),
+        costs: Mapping[str, float] | None = None,
+        budget: float | None = None,
+        lazy: bool = False,
+        ridge: float = 1e-2,
+        predictor: Any = None,
+        inflation: float | str = 1.0,
+        inner_folds: int = 3,
+        seed: int = 0,
+        name: str | None = None,
+    ) -> Pipeline:
+        """The paper's pipeline: greedy ``objective`` on the training correlation, Gaussian conditional mean.
+
+        Parameters
+        ----------
+        objective : {"entropy", "mi", "random"}
+            Algorithm 1, Algorithm 2 or the random baseline (also "lasso",
+            "greedy").
+        estimator, config
+            The correlation estimate (Section 5.1, Appendix G).
+        logit : bool
+            Work in logit space (Appendix K).
+        tie_break, min_observed, initial, costs, budget, lazy
+            Options of the :class:`~benchsel_lib.method.selectors.Selector`.
+        ridge : float
+            Ridge of the conditional mean (1e-2 in Section 5.1).
+        predictor : predictor, optional
+            Another predictor in place of the Gaussian conditional mean
+            (for instance :class:`~benchsel_lib.method.completion.SoftImpute`).
+        inflation : float or "inner"
+            Variance factor of the Gaussian intervals, or fit it on inner folds.
+        inner_folds : int
+            Inner folds of the fitted inflation.
+        """
+        return cls(
+            k,
+            scaling=Scaling(logit=logit),
+            correlation=Correlation(estimator, config),
+            selector=Selector(objective, min_observed=min_observed, initial=tuple(initial), costs=costs,
+                              budget=budget, tie_break=tie_break, lazy=lazy),
+            predictor=GaussianPredictor(ridge=ridge) if predictor is None else predictor,
+            calibrator=GaussianIntervals(inflation=inflation, inner_folds=inner_folds),
+            seed=seed,
+            name=name or objective,
+        )
+
+    @classmethod
+    def auto(
+        cls,
+        k: int = 5,
+        *,
+        seed: int = 0,
+        selectors: Sequence[str | Selector] = DEFAULT_STRATEGIES,
+        predictors: Sequence[str] = DEFAULT_PREDICTORS,
+        stack: bool = True,
+        min_observed: int | float | None = None,
+        initial: Sequence[str] = (),
+        logit: bool = False,
+        search_folds: int = 5,
+        name: str = "auto",
+    ) -> Pipeline:
+        """The recommended pipeline: the (selection, predictor) pair chosen by inner CV on the training models.
+
+        Candidates: the selectors (default ``mi``, ``entropy-obs``, ``lasso``,
+        ``random``) with the predictors (default Gaussian, ridge, kNN, blend)
+        and their NNLS stack; correlation ``"fast"``; split-conformal intervals.
+        ``min_observed`` and ``initial`` apply to every candidate selector.
+        """
+        sels = []
+        for s in selectors:
+            sel = selector_named(s)
+            changes: dict[str, Any] = {"name": sel.label}
+            if min_observed is not None:
+                changes["min_observed"] = min_observed
+            if initial:
+                changes["initial"] = tuple(initial)
+            sels.append(dataclasses.replace(sel, **changes))
+        return cls(k, scaling=Scaling(logit=logit), correlation=Correlation("fast"), selector=tuple(sels),
+                   predictor=tuple(predictors), calibrator="conformal", stack=stack, search_folds=search_folds,
+                   seed=seed, name=name)
+
+    @classmethod
+    def from_name(
+        cls,
+        name: str,
+        *,
+        k: int | None = 5,
+        estimator: str = "auto",
+        config: str = "released",
+        logit: bool = False,
+        tie_break: str = "auto",
+        min_observed: int | float | None = None,
+        initial: Sequence[str] = (),
+        ridge: float = 1e-2,
+        predictor: Any = None,
+        inflation: float | str = 1.0,
+        inner_folds: int = 3,
+        seed: int = 0,
+    ) -> Pipeline:
+        """A pipeline from its short name, with shared options.
+
+        ``"entropy"``, ``"mi"``, ``"random"`` -> :meth:`paper` (every option);
+        ``"auto"`` -> :meth:`auto` (``logit``, ``min_observed``, ``initial``,
+        ``seed``); ``"STRATEGY+PREDICTOR"`` (e.g. ``"lasso+ridge"``) -> that
+        pair with conformal intervals (``estimator``, ``config``, ``logit``,
+        ``min_observed``, ``initial``, ``seed``).
+        """
+        if name in PAPER_OBJECTIVES:
+            return cls.paper(k, objective=name, estimator=estimator, config=config, logit=logit, tie_break=tie_break,
+                             min_observed=min_observed, initial=initial, ridge=ridge, predictor=predictor,
+                             inflation=inflation, inner_folds=inner_folds, seed=seed)
+        pair = parse_pipeline(name)
+        if pair is None:
+            return cls.auto(k if k is not None else 5, seed=seed, min_observed=min_observed, initial=initial,
+                            logit=logit)
+        sel = selector_named(pair[0])
+        changes: dict[str, Any] = {"name": sel.label}
+        if min_observed is not None:
+            changes["min_observed"] = min_observed
+        if initial:
+            changes["initial"] = tuple(initial)
+        return cls(k, scaling=Scaling(logit=logit), correlation=Correlation(estimator, config),
+                   selector=dataclasses.replace(sel, **changes), predictor=pair[1], calibrator="conformal",
+                   seed=seed, name=name)
+
+    # ------------------------------------------------------------------ scikit-learn conventions
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor's parameters; with ``deep``, also ``component__field`` of the dataclass components."""
+        out = {p: getattr(self, p) for p in _PARAMS}
+        if deep:
+            for p in ("scaling", "correlation", "selector", "calibrator"):
+                v = out[p]
+                if dataclasses.is_dataclass(v) and not isinstance(v, type):
+                    for f in dataclasses.fields(v):
+                        out[f"{p}__{f.name}"] = getattr(v, f.name)
+        return out
+
+    def set_params(self, **params: Any) -> Pipeline:
+        """Set parameters (``selector__tie_break="argmax"`` replaces one field of a component); return self."""
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in params.items():
+            if "__" in key:
+                comp, fld = key.split("__", 1)
+                nested.setdefault(comp, {})[fld] = value
+            elif key in _PARAMS:
+                setattr(self, key, value)
+            else:
+                raise ValueError(f"invalid parameter {key!r} for Pipeline: use one of {_PARAMS}")
+        for comp, changes in nested.items():
+            if comp not in _PARAMS:
+                raise ValueError(f"invalid parameter {comp!r} for Pipeline: use one of {_PARAMS}")
+            current = self.component(comp)
+            if isinstance(current, list) and len(current) == 1:
+                current = current[0]
+            if not dataclasses.is_dataclass(current) or isinstance(current, type):
+                raise ValueError(f"{comp} is {current!r}, which has no fields to set")
+            setattr(self, comp, dataclasses.replace(current, **changes))
+        return self
+
+    def __repr__(self) -> str:
+        defaults = Pipeline().get_params(deep=False)
+        shown = [f"{p}={getattr(self, p)!r}" for p in _PARAMS if p == "k" or getattr(self, p) != defaults[p]]
+        return f"Pipeline({', '.join(shown)})"
+
+    # ------------------------------------------------------------------ components, validated once
+    def component(self, which: str) -> Any:
+        """The parameter ``which`` resolved to its component object(s); raises ValueError naming a bad value."""
+        v = getattr(self, which)
+        if which == "scaling":
+            if isinstance(v, Scaling):
+                return v
+            if v in ("standard", "logit"):
+                return Scaling(logit=v == "logit")
+            raise ValueError(f"unknown scaling {v!r}: use 'standard', 'logit' or a Scaling")
+        if which == "correlation":
+            return v if isinstance(v, Correlation) else Correlation(v)
+        if which == "selector":
+            items = [v] if isinstance(v, (str, Selector)) else list(v)
+            if not items:
+                raise ValueError("selector is empty: give a selector or a sequence of candidates")
+            return [selector_named(s) for s in items]
+        if which == "predictor":
+            if isinstance(v, str) or not isinstance(v, Sequence):
+                items = [v]
+            else:
+                items = list(v)
+            if not items:
+                raise ValueError("predictor is empty: give a predictor or a sequence of candidate names")
+            for p in items:
+                if isinstance(p, str):
+                    if p not in PREDICTORS:
+                        raise ValueError(f"unknown predictor {p!r}: use one of {sorted(PREDICTORS)}")
+                elif not (hasattr(p, "fit") and hasattr(p, "predict")):
+                    raise ValueError(f"predictor must be a name or implement fit/predict, got {type(p).__name__}")
+            return items
+        if which == "calibrator":
+            return calibrator_named(v)
+        return v
+
+    def validate(self) -> dict[str, Any]:
+        """Check every parameter once; return the resolved components and whether the pipeline is a search.
+
+        Raises
+        ------
+        ValueError
+            A parameter that names nothing known, or a combination that cannot
+            work (object predictors in a search, Gaussian intervals from a
+            search, ``k=None`` without a budget).
+        """
+        spec = {c: self.component(c) for c in ("scaling", "correlation", "selector", "predictor", "calibrator")}
+        if self.k is not None:
+            check_int(self.k, "k")
+        elif len(spec["selector"]) != 1 or spec["selector"][0].budget is None:
+            raise ValueError("k=None (as many as the budget allows) needs one selector with a budget")
+        check_int(self.search_folds, "search_folds", minimum=2)
+        check_int(self.seed, "seed", minimum=0)
+        if not isinstance(self.stack, (bool, np.bool_)):
+            raise ValueError(f"stack must be True or False, got {self.stack!r}")
+        preds = spec["predictor"]
+        spec["search"] = (len(spec["selector"]) > 1 or len(preds) > 1 or bool(self.stack)
+                          or preds == ["stack"] or isinstance(spec["calibrator"], Conformal))
+        if spec["search"] and not all(isinstance(p, str) for p in preds):
+            raise ValueError("a pipeline with candidates or conformal intervals takes predictor names "
+                             f"({sorted(PREDICTORS)}), not objects")
+        if isinstance(spec["calibrator"], Conformal) and not spec["search"]:  # pragma: no cover - covered by search
+            raise ValueError("conformal intervals come from a search")
+        if spec["search"] and isinstance(spec["calibrator"], GaussianIntervals):
+            raise ValueError("a search makes conformal intervals: use calibrator='conformal' (or None)")
+        return spec
+
+    @property
+    def label(self) -> str:
+        """The pipeline's name in tables."""
+        if self.name:
+            return str(self.name)
+        spec = self.validate()
+        sels, preds = spec["selector"], spec["predictor"]
+        if len(sels) == 1 and len(preds) == 1 and isinstance(preds[0], str):
+            return f"{sels[0].label}+{preds[0]}"
+        return "pipeline"
+
+    @property
+    def is_search(self) -> bool:
+        """Whether the pipeline fits by inner cross-validation (candidates, a stack or conformal intervals)."""
+        return bool(self.validate()["search"])
+
+    # ------------------------------------------------------------------ fitting
+    def fit_path(
+        self,
+        X: np.ndarray,
+        *,
+        names: Sequence[str],
+        k_max: int,
+        ks: Sequence[int] | None = None,
+        seeds: FitSeeds | None = None,
+        correlate: Callable[[Correlation, np.ndarray, np.ndarray], np.ndarray] | None = None,
+        intervals: bool = True,
+        unconditioned: str = "skip",
+        context: str = "cv",
+        revealed: Sequence[int] | None = None,
+        correlation: np.ndarray | None = None,
+    ) -> FittedPath:
+        """Fit on training rows for every subset size up to ``k_max`` (the unit of work of cross-validation).
+
+        Parameters
+        ----------
+        X : ndarray (M, N)
+            Training scores in original units, NaN missing (every column observed).
+        names : sequence of str
+            Benchmark names of the columns.
+        k_max : int
+            Largest subset size (capped at what the selector can reach).
+        ks : sequence of int, optional
+            Only these subset sizes are needed (the selection still runs to ``k_max``).
+        seeds : FitSeeds, optional
+            Random streams (default: all from ``self.seed``).
+        correlate : callable, optional
+            ``correlate(correlation, values, standardized) -> R``; the CV
+            protocol passes its cache (default: ``correlation.estimate``).
+        intervals : bool
+            Fit what the intervals need (a fitted inflation, conformal residuals).
+        unconditioned : {"skip", "mean"}
+            The protocol's rule for rows that reveal nothing (used by a fitted inflation).
+        context : {"cv", "full"}
+            A cross-validation split or a whole matrix (the EM tolerance).
+        revealed : sequence of int, optional
+            A given revealed set instead of a selection (a search then only
+            chooses the predictor).
+        correlation : ndarray (N, N), optional
+            The training correlation when it is already known (not estimated again).
+
+        Returns
+        -------
+        FittedPath
+        """
+        spec = self.validate()
+        if unconditioned not in UNCONDITIONED:
+            raise ValueError(f"unknown unconditioned rule {unconditioned!r}: use one of {UNCONDITIONED}")
+        seeds = seeds or FitSeeds.from_seed(int(self.seed))
+        X = np.asarray(X, dtype=float)
+        names = [str(b) for b in names]
+        fs = spec["scaling"].fit(X)
+        values, z = fs.values(X), fs.transform(X)
+        corr: Correlation = spec["correlation"]
+        if correlation is not None:
+            R = np.asarray(correlation, dtype=float)
+        else:
+            R = correlate(corr, values, z) if correlate is not None else corr.estimate(values, z, context=context)
+        # inner folds of a fitted inflation are cross-validation splits
+        inner = correlate or (lambda c, v, s: c.estimate(v, s, context="cv"))
+        counts = (~np.isnan(X)).sum(axis=0)
+        sels: list[Selector] = spec["selector"]
+        initial = set().union(*(s.initial for s in sels))
+        n_forced = sum(1 for b in initial if b in names) if initial else None
+        if spec["search"]:
+            return self._fit_search(spec, fs, z, R, names, k_max, ks, seeds, intervals, revealed, n_forced)
+        return self._fit_direct(spec, fs, values, z, R, names, counts, k_max, ks, seeds, inner, intervals,
+                                unconditioned, revealed, n_forced)
+
+    def _fit_direct(self, spec, fs, values, z, R, names, counts, k_max, ks, seeds, inner, intervals,
+                    unconditioned, revealed, n_forced) -> FittedPath:
+        sel: Selector = spec["selector"][0]
+        N = len(names)
+        pred = spec["predictor"][0]
+        fitted = (make_predictor(pred) if isinstance(pred, str) else copy.deepcopy(pred)).fit(z, cov=R)  # own copy
+        if revealed is not None:
+            order = np.asarray(list(revealed), dtype=int)
+            steps = [PathStep(order.size, order, _nan_diagnostics())]
+            selection = None
+        else:
+            init = sel.resolve_initial(names, missing="skip")
+            forced = np.zeros(N, dtype=bool)
+            forced[init] = True
+            if k_max is None:
+                k_eff = None
+            else:
+                k_eff = min(int(k_max), N, sel.n_candidates(counts, forced, z.shape[0]))
+                if k_eff < 1:
+                    return FittedPath(fs, [], n_forced, _NoPredictions(), R)
+            selection = sel.select(R, k_eff, names=names, counts=counts, n_models=z.shape[0], train=z,
+                                   seed=seeds.selection, missing_initial="skip")
+            order = np.asarray(selection.order, dtype=int)
+            steps = [PathStep(k, order[:k], {"residual_fraction": float(selection.residual_fraction[k - 1]),
+                                             "logdet": float(selection.logdet[k - 1]),
+                                             "mi": float(selection.mi[k - 1]) if len(selection.mi) >= k else np.nan})
+                     for k in range(1, order.size + 1) if ks is None or k in ks]
+        cal = spec["calibrator"]
+        gaussian = isinstance(cal, GaussianIntervals)
+        fixed = float(cal.inflation) if gaussian and cal.inflation != "inner" else 1.0
+        if intervals and gaussian and cal.inflation == "inner" and steps:
+            fresh = (make_predictor(pred) if isinstance(pred, str) else copy.deepcopy(pred))
+            factors = inflation_factors(values, z, {0: order}, order.size, correlation=spec["correlation"],
+                                        predictor=fresh, inner_folds=cal.inner_folds,
+                                        rng=np.random.default_rng(seeds.inflation), unconditioned=unconditioned,
+                                        correlate=inner)[0]
+            for st in steps:
+                st.inflation = float(factors[st.k - 1])
+
+        return FittedPath(fs, steps, n_forced, _DirectPredictions(fitted, N, gaussian, fixed), R, selection)
+
+    def _fit_search(self, spec, fs, z, R, names, k_max, ks, seeds, intervals, revealed, n_forced) -> FittedPath:
+        preds = spec["predictor"]
+        single = len(spec["selector"]) == 1 and len(preds) == 1 and not self.stack
+        levels = DEFAULT_LEVELS if intervals and spec["calibrator"] is not None else ()
+        kw: dict[str, Any] = dict(cov=R, strategies=spec["selector"], predictors=tuple(preds), stack=bool(self.stack),
+                                  seed=int(seeds.search), names=names, levels=levels,
+                                  n_folds=2 if single and not levels and preds != ["stack"] else int(self.search_folds))
+        if revealed is not None:
+            recs = pipeline_path(z, len(revealed), fixed=list(revealed), **kw)
+        else:
+            counts = (~np.isnan(z)).sum(axis=0)
+            reach = []
+            for sel in spec["selector"]:
+                forced = np.zeros(len(names), dtype=bool)
+                forced[sel.resolve_initial(names, missing="skip")] = True
+                reach.append(sel.n_candidates(counts, forced, z.shape[0]))
+            k_max = min(int(k_max), max(reach))  # the largest size some candidate selector can reach
+            if k_max < 1:
+                return FittedPath(fs, [], n_forced, _NoPredictions(), R)
+            if ks is not None:
+                ks = [k for k in ks if k <= k_max]
+                if not ks:
+                    return FittedPath(fs, [], n_forced, _NoPredictions(), R)
+            recs = [r for r in pipeline_path(z, k_max, ks=ks, **kw) if len(r.selection) >= r.k]
+        steps = [PathStep(r.k, np.asarray(r.selection, dtype=int), _nan_diagnostics(), choice=r) for r in recs]
+        return FittedPath(fs, steps, n_forced, _SearchPredictions(z, R, spec["calibrator"] is not None), R)
+
+    def fit(self, matrix: ScoreMatrix, *, revealed: Sequence[str] | None = None) -> Pipeline:
+        """Fit on a whole score matrix: scale, estimate, select ``k`` benchmarks, fit the predictor; return self.
+
+        Parameters
+        ----------
+        matrix : ScoreMatrix
+            Training scores in original units (every benchmark observed at least once).
+        revealed : sequence of str, optional
+            The benchmarks a new model ran, in place of a selection (a search
+            then chooses only the predictor, for these benchmarks).
+        """
+        check_matrix(matrix)
+        spec = self.validate()
+        names = list(matrix.benchmarks)
+        X = np.asarray(matrix.scores, dtype=float)
+        cols = None
+        if revealed is not None:
+            cols = []
+            for b in revealed:
+                if str(b) not in names:
+                    raise unknown_name_error(str(b), names)
+                cols.append(names.index(str(b)))
+            if not cols or len(set(cols)) != len(cols):
+                raise ValueError(f"revealed must list distinct benchmarks, got {list(revealed)!r}")
+            if len(cols) >= len(names):
+                raise ValueError("nothing to predict: every benchmark of the matrix is revealed")
+        else:
+            for s in spec["selector"]:
+                s.resolve_initial(names)  # unknown mandatory benchmarks are an error here
+            if self.k is not None and self.k > len(names):
+                raise ValueError(f"k={self.k} is out of range: the matrix has {len(names)} benchmarks")
+        k = len(cols) if cols is not None else self.k
+        path = self.fit_path(X, names=names, k_max=k, ks=None if k is None else [k], context="full", revealed=cols)
+        if not path.steps:
+            raise ValueError(f"no selection of k={k} benchmarks is possible on this matrix")
+        self.benchmarks_ = names
+        self.matrix_ = matrix
+        self.scaling_ = path.scaling
+        self.correlation_ = path.correlation
+        self.path_ = path
+        self.step_ = path.steps[-1]
+        self.selection_: Selection | None = path.selection
+        self.choice_: Recommendation | None = self.step_.choice
+        self.ranges_ = column_ranges(X)
+        self._revealed_fits: dict[tuple[int, ...], tuple[FittedPath, PathStep]] = {
+            tuple(sorted(int(j) for j in self.step_.selected)): (path, self.step_)}
+        return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "path_"):
+            raise ValueError("this Pipeline is not fitted: call fit(matrix) first")
+
+    @property
+    def selected(self) -> list[str]:
+        """The selected benchmarks, in selection order."""
+        self._check_fitted()
+        return [self.benchmarks_[j] for j in self.step_.selected]
+
+    def _for_revealed(self, cols: list[int]) -> tuple[FittedPath, PathStep]:
+        """The fitted path and step to use when ``cols`` are revealed (fit once per revealed set)."""
+        key = tuple(sorted(cols))
+        hit = self._revealed_fits.get(key)
+        if hit is not None:
+            return hit
+        spec = self.validate()
+        if spec["search"] or isinstance(spec["calibrator"], GaussianIntervals) and spec["calibrator"].inflation == "inner":
+            X = np.asarray(self.matrix_.scores, dtype=float)
+            path = self.fit_path(X, names=self.benchmarks_, k_max=len(cols), context="full", revealed=cols,
+                                 correlation=self.correlation_, seeds=FitSeeds.from_seed(int(self.seed)))
+            out = (path, path.steps[-1])
+        else:
+            order = np.asarray(cols, dtype=int)
+            out = (self.path_, PathStep(order.size, order, _nan_diagnostics(), inflation=self.step_.inflation))
+        self._revealed_fits[key] = out
+        return out
+
+    def predict(self, scores: Mapping[str, float] | Iterable[tuple[str, float]] | pd.DataFrame | ScoreMatrix,
+                *, level: float = 0.9, skip_missing: bool = False) -> pd.DataFrame:
+        """Predict the benchmarks not given, with central ``level`` intervals, in the matrix's original units.
+
+        Parameters
+        ----------
+        scores : mapping or pairs (one model), or DataFrame / ScoreMatrix (one row per model, NaN = not run)
+            Scores in original units (checked by :func:`check_given`). The
+            pipeline conditions on whatever is given; a search chooses its
+            predictor again (once) when the given benchmarks are not the
+            selected ones.
+        level : float in (0, 1)
+            Nominal coverage of the intervals.
+        skip_missing : bool
+            Ignore NaN values of a single model's scores.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by the benchmarks not given (``benchmark``; for several
+            models by ``model, benchmark``), with columns ``mean, lower,
+            upper`` (original units; ``lower <= mean <= upper``), ``sd`` where
+            the intervals are Gaussian, and ``n_observed`` (training models
+            that ran the benchmark). ``attrs``: ``used`` (the scores
+            conditioned on), ``level``, ``pipeline`` (the label), ``choice``
+            (a search's pair) and ``inflation`` (the variance factor used).
+        """
+        self._check_fitted()
+        level = check_level(level)
+        if isinstance(scores, (pd.DataFrame, ScoreMatrix)):
+            frame = scores.to_frame() if isinstance(scores, ScoreMatrix) else scores
+            return self._predict_many(frame, level)
+        pairs = list(scores.items()) if isinstance(scores, Mapping) else list(scores)
+        used = check_given(pairs, self.matrix_, skip_missing=skip_missing, ranges=self.ranges_)
+        if not used:
+            raise ValueError("no scores given (every entry is empty)")
+        out = self._predict_one(used, level)
+        out.attrs["ignored"] = [str(n) for n, _ in pairs if str(n) not in used]
+        return out
+
+    def _predict_one(self, used: dict[str, float], level: float) -> pd.DataFrame:
+        names = self.benchmarks_
+        cols = [names.index(b) for b in used]
+        if len(cols) >= len(names):
+            raise ValueError("nothing to predict: every benchmark of the matrix was given")
+        path, step = self._for_revealed(cols)
+        fs = path.scaling
+        row = np.full((1, len(names)), np.nan)
+        row[0, cols] = list(used.values())
+        z = np.full_like(row, np.nan)
+        z[0, cols] = fs.transform(row[:, cols], np.asarray(cols))
+        st = PathStep(len(cols), np.asarray(cols, dtype=int), step.diagnostics, step.choice, step.inflation)
+        sp = path.predict(z, [st])[0]
+        T = sp.targets
+        mean = fs.inverse(sp.mean[0], T)
+        lower = upper = np.full(T.size, np.nan)
+        bounds = sp.interval(level, inflated=True)
+        if bounds is not None:
+            lower, upper = fs.inverse(bounds[0][0], T), fs.inverse(bounds[1][0], T)
+        out = pd.DataFrame({"mean": mean, "lower": lower, "upper": upper},
+                           index=pd.Index([names[j] for j in T], name="benchmark"))
+        factor = sp.inflation if sp.inflation is not None else sp.factor
+        if sp.var is not None and sp.has_intervals:
+            sd_z = np.sqrt(sp.var[0] * factor)
+            st_ = fs.standardizer
+            if fs.smax is None:
+                out["sd"] = st_.std[T] * sd_z
+            else:  # delta method through the inverse logit
+                p = expit(st_.mean[T] + st_.std[T] * sp.mean[0])
+                out["sd"] = fs.smax[T] * p * (1.0 - p) * st_.std[T] * sd_z
+        out["n_observed"] = self.matrix_.observed.sum(axis=0)[T].astype(int)
+        out.attrs.update(used=dict(used), level=level, pipeline=self.label,
+                         choice=None if st.choice is None else st.choice.name,
+                         inflation=factor if sp.var is not None and sp.has_intervals else None)
+        return out
+
+    def _predict_many(self, frame: pd.DataFrame, level: float) -> pd.DataFrame:
+        if frame.shape[0] == 0:
+            raise ValueError("scores has no rows (models)")
+        cols = [str(c) for c in frame.columns]
+        for dup in sorted({c for c in cols if cols.count(c) > 1}):
+            raise ValueError(f"benchmark {dup!r} is given more than once")
+        values = frame.apply(pd.to_numeric, errors="coerce")
+        bad = values.isna() & frame.notna()
+        if bad.to_numpy().any():
+            i, j = np.argwhere(bad.to_numpy())[0]
+            raise ValueError(f"value {frame.iat[i, j]!r} for benchmark {cols[j]!r} (model {frame.index[i]!r}) is not a number")
+        parts, used_all, infl = [], {}, {}
+        for i, model in enumerate(frame.index):
+            row = list(zip(cols, values.iloc[i].to_numpy(dtype=float)))
+            try:
+                used = check_given(row, self.matrix_, skip_missing=True, ranges=self.ranges_)
+                if not used:
+                    raise ValueError("no scores given (every entry is empty)")
+                part = self._predict_one(used, level)
+            except ValueError as exc:
+                raise ValueError(f"model {str(model)!r}: {exc}") from None
+            used_all[str(model)] = used
+            infl[str(model)] = part.attrs["inflation"]
+            parts.append(part.assign(model=str(model)).set_index("model", append=True).reorder_levels(
+                ["model", "benchmark"]))
+        out = pd.concat(parts)
+        out.attrs.update(used=used_all, level=level, pipeline=self.label, inflation=infl)
+        return out
+
+
+def _nan_diagnostics() -> dict[str, float]:
+    return {"residual_fraction": np.nan, "logdet": np.nan, "mi": np.nan}
+
+
+class _GaussianInterval:
+    """``mean +- z sqrt(var)`` at a level (z = Phi^{-1}((1 + level) / 2))."""
+
+    def __init__(self, mean: np.ndarray, var: np.ndarray) -> None:
+        self.mean, self.var = mean, var
+
+    def __call__(self, level: float) -> tuple[np.ndarray, np.ndarray]:
+        q = float(ndtri(0.5 + level / 2.0))
+        sd = np.sqrt(self.var)
+        return self.mean - q * sd, self.mean + q * sd
+
+
+class _ConformalInterval:
+    """The chosen pair's conformal interval of the targets ``T`` (None at a level without residuals)."""
+
+    def __init__(self, choice: Recommendation, full: np.ndarray, T: np.ndarray) -> None:
+        self.choice, self.full, self.T = choice, full, T
+
+    def __call__(self, level: float) -> tuple[np.ndarray, np.ndarray] | None:
+        if not np.isfinite(self.choice.quantile(level)):
+            return None
+        lo, hi = self.choice.interval(self.full, float(level))
+        return lo[:, self.T], hi[:, self.T]
+
+
+class _NoPredictions:
+    """The predictions of a path without steps."""
+
+    def __call__(self, zq: np.ndarray, steps: list[PathStep]) -> list[StepPrediction]:
+        return []
+
+
+class _DirectPredictions:
+    """Predictions of a directly fit path: one fitted predictor, each step reveals its selection."""
+
+    def __init__(self, fitted: Any, n_benchmarks: int, gaussian: bool, factor: float) -> None:
+        self.fitted, self.n, self.gaussian, self.factor = fitted, n_benchmarks, gaussian, factor
+
+    def __call__(self, zq: np.ndarray, steps: list[PathStep]) -> list[StepPrediction]:
+        obs = ~np.isnan(zq)
+        out = []
+        for st in steps:
+            T = np.setdiff1d(np.arange(self.n), st.selected)
+            mean, var = reveal_and_predict(self.fitted, zq, obs, st.selected, T)
+            interval = _GaussianInterval(mean, var * self.factor) if var is not None and self.gaussian else None
+            out.append(StepPrediction(T, mean, var, interval, self.factor, st.inflation))
+        return out
+
+
+class _SearchPredictions:
+    """Predictions of a search's path: each step's chosen predictor, fit on the training rows ``z``."""
+
+    def __init__(self, z: np.ndarray, cov: np.ndarray, intervals: bool) -> None:
+        self.z, self.cov, self.intervals = z, cov, intervals
+
+    def __call__(self, zq: np.ndarray, steps: list[PathStep]) -> list[StepPrediction]:
+        obs = ~np.isnan(zq)
+        queries = []
+        for st in steps:
+            q = np.full_like(zq, np.nan)
+            q[:, st.selected] = np.where(obs[:, st.selected], zq[:, st.selected], np.nan)
+            queries.append(q)
+        choices = [st.choice for st in steps]
+        if choices and len({c.predictor for c in choices}) == 1 and choices[0].predictor != "stack":
+            outs = block_predictions(make_predictor(choices[0].predictor), self.z,
+                                     [(None, c.k, q, None) for c, q in zip(choices, queries)], self.cov)
+        else:
+            outs = [c.predict(self.z, q, cov=self.cov) for c, q in zip(choices, queries)]
+        res = []
+        for st, c, full in zip(steps, choices, outs):
+            T = np.setdiff1d(np.arange(self.z.shape[1]), st.selected)
+            interval = _ConformalInterval(c, full, T) if self.intervals and c.scale is not None else None
+            res.append(StepPrediction(T, full[:, T], None, interval))
+        return res

@@ -1,0 +1,259 @@
+"""A pipeline's selection step: an objective, its candidates, its constraints.
+
+A :class:`Selector` names what :func:`~benchsel_lib.method.selection.select`
+maximizes and under which constraints, independently of the data:
+
+* ``objective`` -- ``"entropy"`` (Algorithm 1, pivoted Cholesky), ``"mi"``
+  (Algorithm 2), ``"random"`` (the paper's baseline), ``"lasso"`` (group-lasso
+  entry order) or ``"greedy"`` (predictive greedy on ridge LOO R^2);
+* ``min_observed`` -- candidates need this many observing training models (an
+  int), or this fraction of them (a float in (0, 1); ``*-obs`` presets use 30 %);
+* ``initial`` -- mandatory benchmarks, selected first (Section 6);
+* ``costs`` / ``budget`` -- a knapsack constraint (Krause-Guestrin modified
+  greedy, Appendix B);
+* ``tie_break``, ``lazy`` -- as in :func:`~benchsel_lib.method.selection.select`.
+
+:data:`SELECTORS` holds the named presets that pipelines and the command line
+refer to (``"mi"``, ``"entropy-obs"``, ``"lasso"``, ...).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from .._checks import check_int
+from .._memo import LRUMemo, array_key
+from .selection import OBJECTIVES, Selection, select
+
+__all__ = ["Selector", "SELECTORS", "OBS_FRACTION", "min_observed_for", "selector_named"]
+
+#: fraction of training models that must observe a candidate of the ``*-obs`` presets
+OBS_FRACTION = 0.3
+_TIE_BREAKS = ("auto", "argmax", "index", "mi")
+
+
+def min_observed_for(n_train: int, fraction: float = OBS_FRACTION) -> int:
+    """The ``min_observed`` of a fraction: ``ceil(fraction * n_train)``, at least 1."""
+    return max(1, int(math.ceil(fraction * n_train)))
+
+
+@dataclass(frozen=True)
+class Selector:
+    """Which benchmarks to run: objective and constraints (see the module docstring).
+
+    Parameters
+    ----------
+    objective : {"entropy", "mi", "random", "lasso", "greedy"}
+    min_observed : int, float in (0, 1) or None
+        Candidate filter on the number of training models observing a
+        benchmark (count), or on their fraction; None keeps every benchmark
+        (the paper).
+    initial : sequence of str
+        Mandatory benchmark names, selected first in this order. Names a split
+        lacks are skipped there (counted in the CV column ``n_forced``).
+    costs : mapping name -> cost, optional
+        Per-benchmark costs (every benchmark of the matrix needs one); with ``budget``.
+    budget : float, optional
+        Total cost allowed; with ``costs``.
+    tie_break : {"auto", "argmax", "index", "mi"}
+        Rule for equal gains (every first entropy gain on a correlation matrix ties).
+    lazy : bool
+        Lazy (Minoux) evaluation of the greedy gains.
+    name : str, optional
+        Label of the selector in tables (default: the objective, with
+        ``"-obs"`` for the 30 % filter).
+    """
+
+    objective: str = "mi"
+    min_observed: int | float | None = None
+    initial: tuple[str, ...] = ()
+    costs: Mapping[str, float] | None = field(default=None, hash=False)
+    budget: float | None = None
+    tie_break: str = "auto"
+    lazy: bool = False
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.objective not in OBJECTIVES:
+            raise ValueError(f"unknown selection objective {self.objective!r}: use one of {OBJECTIVES}")
+        mo = self.min_observed
+        if mo is not None:
+            if isinstance(mo, bool) or not isinstance(mo, (int, float, np.integer, np.floating)):
+                raise ValueError(f"min_observed must be a count, a fraction in (0, 1) or None, got {mo!r}")
+            if isinstance(mo, (float, np.floating)) and not float(mo).is_integer():
+                if not 0.0 < float(mo) < 1.0:
+                    raise ValueError(f"min_observed as a fraction must be in (0, 1), got {mo!r}")
+            elif mo < 0:
+                raise ValueError(f"min_observed must be >= 0, got {mo!r}")
+        if isinstance(self.initial, str):
+            object.__setattr__(self, "initial", (self.initial,))
+        object.__setattr__(self, "initial", tuple(str(b) for b in self.initial))
+        if len(set(self.initial)) != len(self.initial):
+            raise ValueError(f"initial lists a benchmark twice: {list(self.initial)}")
+        if (self.costs is None) != (self.budget is None):
+            raise ValueError("give both costs and budget, or neither")
+        if self.costs is not None and self.objective == "lasso":
+            raise ValueError("the lasso objective has no cost-aware form; use entropy, mi, random or greedy with costs")
+        if self.tie_break not in _TIE_BREAKS:
+            raise ValueError(f"unknown tie_break {self.tie_break!r}: use one of {_TIE_BREAKS}")
+
+    @property
+    def label(self) -> str:
+        """The selector's name in tables: ``name`` if given, else the objective (``-obs`` for the 30 % filter)."""
+        if self.name:
+            return self.name
+        return self.objective + ("-obs" if self.min_observed == OBS_FRACTION else "")
+
+    def threshold(self, n_models: int) -> int | None:
+        """The candidate filter as a count for ``n_models`` training models (None: no filter)."""
+        mo = self.min_observed
+        if mo is None:
+            return None
+        if isinstance(mo, (float, np.floating)) and not float(mo).is_integer():
+            return min_observed_for(n_models, float(mo))
+        return int(mo)
+
+    def scaled(self, n_rows: int, n_total: int) -> Selector:
+        """This selector for an inner fold of ``n_rows`` of ``n_total`` training rows (a count filter scales with it)."""
+        mo = self.min_observed
+        if mo is None or (isinstance(mo, (float, np.floating)) and not float(mo).is_integer()):
+            return self
+        return replace(self, min_observed=max(1, int(round(int(mo) * n_rows / n_total))))
+
+    def n_candidates(self, counts: np.ndarray, forced: np.ndarray, n_models: int) -> int:
+        """How many benchmarks the filter leaves (mandatory ones always count). O(N)."""
+        t = self.threshold(n_models)
+        if t is None:
+            return int(np.size(counts))
+        return int(((np.asarray(counts) >= t) | forced).sum())
+
+    def resolve_initial(self, names: Sequence[str], *, missing: str = "error") -> list[int]:
+        """Column indices of the mandatory benchmarks in ``names``; ``missing="skip"`` drops absent ones."""
+        pos = {b: j for j, b in enumerate(names)}
+        out = []
+        for b in self.initial:
+            if b in pos:
+                out.append(pos[b])
+            elif missing == "error":
+                raise ValueError(f"unknown mandatory benchmark {b!r}: not a benchmark of the matrix")
+        return out
+
+    def select(
+        self,
+        cov: np.ndarray,
+        k: int | None,
+        *,
+        names: Sequence[str],
+        counts: np.ndarray,
+        n_models: int,
+        train: np.ndarray | None = None,
+        seed: int | np.random.Generator | None = 0,
+        missing_initial: str = "error",
+    ) -> Selection:
+        """Select ``k`` benchmarks with :func:`~benchsel_lib.method.selection.select` (this selector's options).
+
+        Parameters
+        ----------
+        cov : ndarray (N, N)
+            Training correlation.
+        k : int or None
+            Subset size, mandatory benchmarks included (None: as many as the budget allows).
+        names : sequence of str
+            Benchmark names of the columns (for ``initial`` and ``costs``).
+        counts : ndarray (N,)
+            Training models observing each benchmark (for ``min_observed``).
+        n_models : int
+            Number of training models (for a fractional ``min_observed``).
+        train : ndarray (M, N), optional
+            Standardized training rows (the ``"greedy"`` objective needs them).
+        seed : int or Generator
+            The random baseline's stream.
+        missing_initial : {"error", "skip"}
+            A mandatory benchmark absent from ``names``: raise, or skip it.
+
+        Raises
+        ------
+        ValueError
+            ``k`` larger than the candidates the filter leaves, or smaller
+            than the mandatory benchmarks; unknown names; bad costs.
+
+        Notes
+        -----
+        Selections without a budget are memoized on the exact bytes of ``cov``
+        and ``train`` and the options (cross-validation asks for the same
+        selection once per pipeline that shares it).
+        """
+        init = self.resolve_initial(names, missing=missing_initial)
+        threshold = self.threshold(n_models)
+        counts = np.asarray(counts)
+        if k is not None:
+            forced = np.zeros(len(names), dtype=bool)
+            forced[init] = True
+            n_cand = self.n_candidates(counts, forced, n_models)
+            k = check_int(k, "k")
+            if k > n_cand:
+                raise ValueError(f"k={k} is larger than the {n_cand} candidate benchmarks left by the min_observed filter")
+            if k < len(init):
+                raise ValueError(f"k={k} is smaller than the {len(init)} mandatory (initial) benchmarks")
+        costs = None
+        if self.costs is not None:
+            missing = [b for b in names if b not in self.costs]
+            if missing:
+                raise ValueError(f"costs lack {len(missing)} benchmark(s): {', '.join(map(repr, missing[:5]))}")
+            costs = np.array([float(self.costs[b]) for b in names])
+        key = None
+        if costs is None and not isinstance(seed, np.random.Generator):
+            key = (array_key(np.asarray(cov, dtype=float)),
+                   None if train is None or self.objective != "greedy" else array_key(np.asarray(train, dtype=float)),
+                   tuple(counts.tolist()), tuple(names), self.objective, threshold, tuple(init), self.tie_break,
+                   self.lazy, k,
+                   _seed_key(seed) if self.objective == "random" else None)
+            hit = _SELECTIONS.get(key)
+            if hit is not None:
+                return hit
+        kw: dict[str, Any] = dict(objective=self.objective, initial=init, observed_counts=counts, names=list(names),
+                                  min_observed=threshold, tie_break=self.tie_break, lazy=self.lazy)
+        if self.objective == "random":
+            kw["seed"] = seed
+        if self.objective == "greedy":
+            kw["train"] = train
+        if costs is not None:
+            kw.update(costs=costs, budget=float(self.budget))
+        out = select(cov, k, **kw)
+        if key is not None:
+            _SELECTIONS.put(key, out)
+        return out
+
+
+_SELECTIONS = LRUMemo(256)
+
+
+def _seed_key(seed: Any) -> Any:
+    """A hashable key of a random seed (an int, or the tuple of the paper's streams)."""
+    if seed is None or isinstance(seed, (int, np.integer)):
+        return None if seed is None else int(seed)
+    return tuple(int(s) for s in seed)
+
+#: the named selectors of pipelines and the command line
+SELECTORS: dict[str, Selector] = {
+    "mi": Selector("mi"),
+    "entropy": Selector("entropy"),
+    "random": Selector("random"),
+    "mi-obs": Selector("mi", min_observed=OBS_FRACTION),
+    "entropy-obs": Selector("entropy", min_observed=OBS_FRACTION),
+    "greedy": Selector("greedy"),
+    "lasso": Selector("lasso"),
+}
+
+
+def selector_named(name: str | Selector) -> Selector:
+    """A :class:`Selector` by preset name (:data:`SELECTORS`), or the selector itself."""
+    if isinstance(name, Selector):
+        return name
+    if not isinstance(name, str) or name not in SELECTORS:
+        raise ValueError(f"unknown selection strategy {name!r}: use one of {tuple(SELECTORS)}")
+    return SELECTORS[name]
