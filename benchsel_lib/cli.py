@@ -26,10 +26,15 @@ The command uses one BLAS thread unless ``OPENBLAS_NUM_THREADS`` /
 ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` are set (see ``BLAS_THREAD_VARS``).
 
 Every subcommand accepts ``--format table|csv|json``. Bad input (unknown
-dataset or benchmark, malformed values, missing files, out-of-range options)
-ends with exit status 2 and one line ``benchsel: error: ...`` on stderr, never a
-traceback. Long work (``cv``) shows a progress bar on stderr only when stderr
-is a terminal.
+dataset or benchmark, malformed values, missing files, binary or mis-delimited
+CSV files, out-of-range options, an ``--out`` that cannot be written) ends with
+exit status 2 and one line ``benchsel: error: ...`` on stderr, never a
+traceback; the checks run before any long work. ``cv --out`` writes its table
+all or nothing (a temporary file in the same folder, renamed into place): when
+that write fails after the cross-validation (a full disk, a file-size limit)
+no partial file is left, the summary is still printed and the exit status is
+1. Long work (``cv``) shows a progress bar on stderr only when stderr is a
+terminal.
 
 ``main(argv)`` returns the exit status, so the command can be driven from
 Python and tests; ``python -m benchsel_lib.cli`` works like the console script.
@@ -37,10 +42,10 @@ Python and tests; ``python -m benchsel_lib.cli`` works like the console script.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import os
+import secrets
 import sys
 
 #: BLAS thread variables the command sets to 1 unless the user set them.
@@ -53,7 +58,7 @@ if "numpy" not in sys.modules:  # the console script / python -m: numpy (BLAS) i
     for _var in BLAS_THREAD_VARS:
         os.environ.setdefault(_var, "1")
 from collections.abc import Iterable, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -63,7 +68,15 @@ import pandas as pd
 from . import __version__
 from ._checks import suggest_names, unknown_name_error
 from .data import DATASETS, load_csv, load_matrix
-from .method.pipeline import PAPER_OBJECTIVES, Pipeline, check_given, parse_pipeline
+from .data.loaders import read_csv_rows
+from .method.pipeline import (
+    PAPER_OBJECTIVES,
+    RANGE_SDS,
+    Pipeline,
+    check_given,
+    column_ranges,
+    parse_pipeline,
+)
 from .method.search import Recommendation
 from .protocol.cv import cross_validate
 from .protocol.splits import cv_splits
@@ -78,6 +91,8 @@ __all__ = ["main", "build_parser", "parse_scores", "DEFAULT_MIN_OBSERVED"]
 DEFAULT_MIN_OBSERVED: int = 5
 
 _OBJECTIVES = PAPER_OBJECTIVES
+#: Relative float slack of the budget check (as in the selection): 1.2 - 0.1 - 0.1 < 1.0 stays affordable.
+_BUDGET_SLACK = 1e-12
 #: ``--inflate auto`` on fewer training rows than this says the factor is noisy.
 _FEW_ROWS = 30
 _FORMATS = ("table", "csv", "json")
@@ -104,7 +119,8 @@ examples:
 
 Each command takes --format table|csv|json; see 'benchsel <command> --help'.
 Data: the built-in matrices (mteb, merged, mmlu, benchpress) or your own CSV
-(first column model names, header row benchmark names, empty/NA for missing).
+(first column model names, header row benchmark names, empty/NA for missing;
+comma, semicolon or tab delimited, detected from the header row; UTF-8 text).
 The command runs BLAS on one thread (the matrices are small, and several BLAS
 threads on a busy machine made EM many times slower); set OPENBLAS_NUM_THREADS
 or OMP_NUM_THREADS to change that.
@@ -183,7 +199,10 @@ examples:
 
 Prints mean and sd of R^2 (standardized space, Section 5.1) per method,
 holdout and k; --out writes the full per-fold table (one row per method,
-holdout, fold and k; .json for JSON, anything else CSV).
+holdout, fold and k; .json for JSON, anything else CSV), whole or not at all:
+a temporary file in the same folder is renamed into place, and if that write
+fails (a full disk) no file is left, the summary is still printed and the
+exit status is 1.
 
 --levels adds interval coverage: the fraction of held-out scores inside the
 central Gaussian interval at each nominal level (columns cov_50 etc.).
@@ -199,7 +218,7 @@ numbers are the same, bit for bit, however the splits are run.
 """
 
 
-def parse_scores(text: str | Iterable[str]) -> list[tuple[str, float]]:
+def parse_scores(text: str | Iterable[str], *, what: str = "benchmark") -> list[tuple[str, float]]:
     """Parse ``"BENCH=VALUE,BENCH=VALUE"`` into ``[(name, value), ...]`` (order kept, duplicates kept).
 
     Names may contain spaces, ``=`` (the value is after the *last* ``=``) and
@@ -207,8 +226,27 @@ def parse_scores(text: str | Iterable[str]) -> list[tuple[str, float]]:
     Several strings (a repeated ``--scores`` option) are concatenated.
     Values must parse as floats; a non-numeric value raises ``ValueError``.
     Duplicates are checked by :func:`check_given`, not here. O(len(text)).
+
+    Parameters
+    ----------
+    text : str or iterable of str
+        The ``--scores`` text(s).
+    what : str
+        What the names are, for the messages: ``"benchmark"`` (default) or
+        ``"model"`` (``--axis models``).
+
+    Returns
+    -------
+    list of (str, float)
+        The (name, value) pairs in the order given.
+
+    Raises
+    ------
+    ValueError
+        A piece without ``=``, a missing name or a non-numeric value.
     """
     texts = [text] if isinstance(text, str) else list(text)
+    key = "BENCH" if what == "benchmark" else what.upper()
     items: list[tuple[str, float]] = []
     for t in texts:
         pending = ""
@@ -222,16 +260,16 @@ def parse_scores(text: str | Iterable[str]) -> list[tuple[str, float]]:
             name, _, raw = piece.rpartition("=")
             name, raw = name.strip(), raw.strip()
             if not name:
-                raise ValueError(f"missing benchmark name before '=' in {piece.strip()!r}")
+                raise ValueError(f"missing {what} name before '=' in {piece.strip()!r}")
             try:
                 value = float(raw)
             except ValueError:
-                raise ValueError(f"value {raw!r} for benchmark {name!r} is not a number") from None
+                raise ValueError(f"value {raw!r} for {what} {name!r} is not a number") from None
             items.append((name, value))
         if pending.strip():
-            raise ValueError(f"expected BENCH=VALUE, got {pending.rstrip(',').strip()!r}")
+            raise ValueError(f"expected {key}=VALUE, got {pending.rstrip(',').strip()!r}")
     if not items:
-        raise ValueError("no scores given (expected \"BENCH=VALUE,BENCH=VALUE,...\")")
+        raise ValueError(f"no scores given (expected \"{key}=VALUE,{key}=VALUE,...\")")
     return items
 
 
@@ -396,7 +434,7 @@ def _load(data: str, *, data_dir: str | None, axis: str = "benchmarks"):
             raise UsageError(f"--data {data} is a folder; give a CSV file")
         if not path.is_file():
             raise UsageError(f"data file not found: {data}")
-        matrix = load_csv(path, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+        matrix = load_csv(path)  # delimiter detected: comma, semicolon or tab
     if axis == "models":
         matrix = matrix.transpose().drop_empty()
     return matrix
@@ -409,10 +447,11 @@ def _what(axis: str) -> str:
 def _read_costs(path: str, names: Sequence[str], default: float | None, what: str) -> np.ndarray:
     """Per-candidate costs from a ``benchmark,cost`` CSV (header row required)."""
     p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"costs file {path} is a folder; give a CSV file")
     if not p.is_file():
         raise UsageError(f"costs file not found: {path}")
-    with open(p, newline="", encoding="utf-8-sig") as fh:
-        rows = [r for r in csv.reader(fh) if any(c.strip() for c in r)]
+    rows = [r for r in read_csv_rows(p)[0] if any(c.strip() for c in r)]
     if len(rows) < 2:
         raise UsageError(f"costs file {path}: expected a header row and one '{what},cost' row per {what}")
     pos = {n: j for j, n in enumerate(names)}
@@ -445,10 +484,11 @@ def _read_costs(path: str, names: Sequence[str], default: float | None, what: st
 def _read_scores_file(path: str) -> tuple[list[tuple[str, float]] | None, Any]:
     """Read ``--scores-file``: (pairs, None) for a benchmark,score file, else (None, DataFrame)."""
     p = Path(path)
+    if p.is_dir():
+        raise UsageError(f"scores file {path} is a folder; give a CSV file")
     if not p.is_file():
         raise UsageError(f"scores file not found: {path}")
-    with open(p, newline="", encoding="utf-8-sig") as fh:
-        rows = [r for r in csv.reader(fh) if any(c.strip() for c in r)]
+    rows = [r for r in read_csv_rows(p)[0] if any(c.strip() for c in r)]
     if not rows:
         raise UsageError(f"scores file {path} is empty")
     head = [h.strip().lower() for h in rows[0]]
@@ -470,14 +510,72 @@ def _read_scores_file(path: str) -> tuple[list[tuple[str, float]] | None, Any]:
     return None, m.to_frame()
 
 
-def _check_frame(frame: Any, matrix: Any) -> None:
-    """Validate a many-model scores table (names, duplicates, values) without fitting."""
+def _check_given(pairs: Sequence[tuple[str, float]], matrix: Any, *, what: str = "benchmark",
+                 skip_missing: bool = False) -> dict[str, float]:
+    """:func:`check_given` with every message naming ``what`` (``"model"`` under ``--axis models``).
+
+    Parameters
+    ----------
+    pairs : sequence of (str, float)
+        The given scores.
+    matrix : ScoreMatrix
+        The matrix they refer to (transposed under ``--axis models``).
+    what : str
+        What the matrix's columns are: ``"benchmark"`` or ``"model"``.
+    skip_missing : bool
+        Drop NaN values instead of rejecting them.
+
+    Returns
+    -------
+    dict
+        The given scores by name, as :func:`check_given` returns them.
+
+    Raises
+    ------
+    ValueError
+        The rules of :func:`check_given`: an unknown name, a name given twice,
+        a non-finite value or one out of the plausible range. O(M N).
+    """
+    if what == "benchmark":
+        return check_given(pairs, matrix, skip_missing=skip_missing)
+    names = list(matrix.benchmarks)
+    pos = {b: j for j, b in enumerate(names)}
+    seen: set[str] = set()
+    for name, _ in pairs:  # names first, as check_given does
+        if name not in pos:
+            raise unknown_name_error(name, names, what)
+        if name in seen:
+            raise ValueError(f"{what} {name!r} is given more than once")
+        seen.add(name)
+    scores = np.asarray(matrix.scores, dtype=float)
+    low, high = column_ranges(scores)
+    for name, value in pairs:
+        value = float(value)
+        if math.isnan(value) and skip_missing:
+            continue
+        if not math.isfinite(value):
+            raise ValueError(f"value {value!r} for {what} {name!r} is not finite")
+        j = pos[name]
+        if not low[j] <= value <= high[j]:
+            raise ValueError(
+                f"value {value:g} for {what} {name!r} is out of range: the training scores span "
+                f"{np.nanmin(scores[:, j]):.4g}..{np.nanmax(scores[:, j]):.4g}, "
+                f"allowed [{low[j]:.4g}, {high[j]:.4g}] (observed range +- {RANGE_SDS:g} sd); wrong units?"
+            )
+    return check_given(pairs, matrix, skip_missing=skip_missing, ranges=(low, high))
+
+
+def _check_frame(frame: Any, matrix: Any, what: str = "benchmark") -> None:
+    """Validate a many-row scores table (names, duplicates, values) without fitting."""
+    row_what = "model" if what == "benchmark" else "benchmark"
     for i in range(frame.shape[0]):
         row = [(str(c), v) for c, v in zip(frame.columns, frame.iloc[i].to_numpy(dtype=float))]
         try:
-            check_given(row, matrix, skip_missing=True)
+            given = _check_given(row, matrix, what=what, skip_missing=True)
         except ValueError as exc:
-            raise ValueError(f"model {str(frame.index[i])!r}: {exc}") from None
+            raise ValueError(f"{row_what} {str(frame.index[i])!r}: {exc}") from None
+        if not given:
+            raise ValueError(f"{row_what} {str(frame.index[i])!r}: no scores given (every entry is empty)")
 
 
 def _parse_list(text: str, what: str) -> list[str]:
@@ -656,14 +754,23 @@ def _cmd_select(args: argparse.Namespace) -> int:
             raise UsageError(f"--min-observed must be >= 0, got {args.min_observed}")
         min_obs = args.min_observed
     thin = [j for j in range(n_cand) if counts[j] < min_obs and j not in require]
-    if thin:
-        shown = ", ".join(f"{names[j]} ({counts[j]})" for j in thin[:8]) + (f" and {len(thin) - 8} more" if len(thin) > 8 else "")
-        _note(f"excluding {len(thin)} candidate {what}(s) observed for fewer than {min_obs} "
-              f"{'models' if what == 'benchmark' else 'benchmarks'} (--min-observed): {shown}")
     available = n_cand - len(thin)
     if args.k is not None and k > available:
         raise UsageError(f"-k {k} is larger than the {available} {what}s left after --min-observed {min_obs}; "
                          "lower -k or --min-observed")
+    if available == 0:
+        raise UsageError(f"no {what}s are left after --min-observed {min_obs}; lower --min-observed")
+    if costs is not None and (args.k is None or k > len(require)):
+        cand = [j for j in range(n_cand) if j not in require and j not in thin]
+        left = args.budget - float(costs[require].sum())
+        if not cand or costs[cand].min() > left + _BUDGET_SLACK * args.budget:
+            raise UsageError(f"no {what} is affordable within --budget {args.budget:g}"
+                             + (f" after the required {what}s" if require else "")
+                             + (f" (cheapest candidate: {costs[cand].min():g})" if cand else ""))
+    if thin:  # after the checks, so that an error stays one line
+        shown = ", ".join(f"{names[j]} ({counts[j]})" for j in thin[:8]) + (f" and {len(thin) - 8} more" if len(thin) > 8 else "")
+        _note(f"excluding {len(thin)} candidate {what}(s) observed for fewer than {min_obs} "
+              f"{'models' if what == 'benchmark' else 'benchmarks'} (--min-observed): {shown}")
     k = min(k, available)
     if args.method == "auto":  # its own correlation estimates, inside the inner cross-validation
         return _select_auto(args, matrix, k, require, min_obs, thin)
@@ -756,16 +863,18 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     if auto and not 2 <= inner_folds <= matrix.shape[0]:
         raise UsageError(f"--inner-folds {inner_folds} is out of range: choose 2..{matrix.shape[0]} "
                          f"({args.data} has {matrix.shape[0]} {rows_what})")
-    pairs, frame = (parse_scores(args.scores), None) if args.scores else _read_scores_file(args.scores_file)
+    pairs, frame = ((parse_scores(args.scores, what=what), None) if args.scores
+                    else _read_scores_file(args.scores_file))
     transform = None if args.transform == "none" else args.transform
     if frame is not None and frame.shape[0] == 1:  # a one-model file: same output as --scores
         pairs = [(str(c), float(v)) for c, v in frame.iloc[0].items()]
         frame = None
     # validate the input before the (possibly slow) correlation estimate
     if frame is None:
-        check_given(pairs, matrix, skip_missing=args.scores_file is not None)
+        if not _check_given(pairs, matrix, what=what, skip_missing=args.scores_file is not None):
+            raise UsageError("no scores given (every entry is empty)")
     else:
-        _check_frame(frame, matrix)
+        _check_frame(frame, matrix, what)
     _slow_em_note(matrix, args.estimator, what)
     pipe = Pipeline.paper(objective="mi", estimator=args.estimator, logit=transform == "logit", inflation=inflation,
                           inner_folds=inner_folds, seed=seed)
@@ -910,7 +1019,98 @@ def _select_auto(args: argparse.Namespace, matrix: Any, k: int, require: list[in
     return 0
 
 
+def _check_out(out: str) -> Path:
+    """The ``--out`` target, checked before any work: not a folder, in a writable folder, writable if it exists.
+
+    Parameters
+    ----------
+    out : str
+        The ``--out`` argument.
+
+    Returns
+    -------
+    Path
+        The target with symbolic links resolved (the file :func:`_write_atomic` replaces).
+
+    Raises
+    ------
+    UsageError
+        The path is a folder or not a regular file, its folder does not exist,
+        is not a folder or is not writable (a file cannot be created there),
+        or the existing file is read-only.
+    """
+    given = Path(out)
+    if given.is_dir():
+        raise UsageError(f"cannot write --out {out}: it is a folder")
+    target = given.resolve()
+    folder = target.parent
+    if not folder.exists():
+        raise UsageError(f"cannot write --out {out}: the folder does not exist")
+    if not folder.is_dir():
+        raise UsageError(f"cannot write --out {out}: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write --out {out}: the folder {folder} is not writable")
+    if target.exists():
+        if not target.is_file():
+            raise UsageError(f"cannot write --out {out}: it exists and is not a regular file")
+        if not os.access(target, os.W_OK):
+            raise UsageError(f"cannot write --out {out}: the file is not writable")
+    probe = _temp_name(target)  # what the permission bits do not tell (a read-only mount, a special folder)
+    try:
+        open(probe, "x").close()
+        os.unlink(probe)
+    except OSError as exc:
+        raise UsageError(f"cannot write --out {out}: {exc.strerror or _one_line(exc)}") from None
+    return target
+
+
+def _temp_name(target: Path) -> Path:
+    """A fresh hidden name next to ``target`` for its temporary file."""
+    return target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+
+
+def _write_atomic(target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` all or nothing: a temporary file in the same folder, renamed into place.
+
+    Parameters
+    ----------
+    target : Path
+        The file to create or replace.
+    text : str
+        Its new content (written as UTF-8).
+
+    Raises
+    ------
+    OSError
+        The write, flush or rename failed (a full disk, a file-size limit,
+        ...); the temporary file is removed and ``target`` is left as it was.
+    """
+    tmp = _temp_name(target)
+    fh = open(tmp, "x", encoding="utf-8", newline="")  # noqa: SIM115 - closed below; 0o666 minus umask
+    try:
+        with fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _cv_table_text(df: Any, json_out: bool) -> str:
+    """The full per-fold table of ``cv --out``: CSV, or a JSON list of records when ``json_out``."""
+    full = df.copy()
+    if "selected" in full.columns:
+        full["selected"] = [";".join(map(str, s)) if isinstance(s, (tuple, list)) else s for s in full["selected"]]
+    if json_out:
+        return json.dumps(_records(full), indent=1) + "\n"
+    return full.to_csv(index=False, lineterminator="\n")
+
+
 def _cmd_cv(args: argparse.Namespace) -> int:
+    out_path = None if args.out is None else _check_out(args.out)  # before the data and the work
     matrix = _load(args.data, data_dir=args.data_dir)
     methods = _parse_list(args.methods, "methods")
     for m in methods:
@@ -954,8 +1154,6 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         if not 2 <= args.inner_folds <= n_train_min:
             raise UsageError(f"--inner-folds {args.inner_folds} is out of range: choose 2..{n_train_min} "
                              f"(the smallest training set has {n_train_min} models)")
-    if args.out is not None and not Path(args.out).resolve().parent.is_dir():
-        raise UsageError(f"cannot write --out {args.out}: the folder does not exist")
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
     if args.scheduler is not None and args.jobs != 1:
@@ -973,15 +1171,16 @@ def _cmd_cv(args: argparse.Namespace) -> int:
     except SweepError as exc:  # a failed split or a dead worker: not bad input, but one line too
         print(f"benchsel: error: {_one_line(exc)}", file=sys.stderr)
         return 1
-    if args.out is not None:
-        full = df.copy()
-        if "selected" in full.columns:
-            full["selected"] = [";".join(map(str, s)) if isinstance(s, (tuple, list)) else s for s in full["selected"]]
-        if args.out.lower().endswith(".json"):
-            Path(args.out).write_text(json.dumps(_records(full), indent=1) + "\n")
+    status = 0
+    if out_path is not None:
+        try:
+            _write_atomic(out_path, _cv_table_text(df, args.out.lower().endswith(".json")))
+        except OSError as exc:  # the results exist, the file does not: say so, print the summary, exit 1
+            print(f"benchsel: error: cannot write --out {args.out}: {exc.strerror or _one_line(exc)}",
+                  file=sys.stderr)
+            status = 1
         else:
-            full.to_csv(args.out, index=False, lineterminator="\n")
-        _note(f"wrote {len(full)} rows (method, holdout, fold, k) to {args.out}")
+            _note(f"wrote {len(df)} rows (method, holdout, fold, k) to {args.out}")
     summary = summarize_cv(df)
     meta = {"data": args.data, "shape": [m, n], "methods": methods, "holdouts": holdouts, "k_max": args.k_max,
             "folds": args.folds, "seed": args.seed, "scheme": args.scheme, "em_config": args.em_config,
@@ -1000,7 +1199,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         sys.stdout.write("\n".join(text) + "\n")
     else:
         _emit(summary, args.format, meta=meta, key="summary")
-    return 0
+    return status
 
 
 def _cv_coverage(summary, levels: Sequence[float], holdouts: Sequence[float]):
@@ -1039,8 +1238,18 @@ def _one_line(exc: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``benchsel`` command with ``argv`` (default ``sys.argv[1:]``); return the exit status.
 
-    0 on success, 2 on bad input (one line ``benchsel: error: ...`` on
-    stderr), 130 when interrupted.
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after the command name (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success; 2 on bad input (one line ``benchsel: error: ...`` on
+        stderr, nothing computed); 1 when the work was done but could not be
+        delivered (``cv --out`` could not be written, a failed split); 130
+        when interrupted.
     """
     parser = build_parser()
     try:
@@ -1053,15 +1262,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except SystemExit as exc:  # --help / --version
         return exc.code if isinstance(exc.code, int) else 0
-    except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-        print(f"benchsel: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # e.g. `benchsel ... | head`
         try:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
         except OSError:
             pass
         return 0
+    except (ValueError, OSError) as exc:  # bad input, an unreadable file
+        print(f"benchsel: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("benchsel: interrupted", file=sys.stderr)
         return 130

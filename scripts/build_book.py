@@ -139,6 +139,9 @@ def _kernel_env(root: Path) -> None:
     # avoids oversubscription (measured 20-70x slowdowns of eigh/EM otherwise).
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, "1")
+    # two notebooks share the estimate cache: waiting for the other one's estimate is no output of a page
+    quiet = "ignore:waiting for :UserWarning,ignore:taking over cache lock:UserWarning"
+    os.environ["PYTHONWARNINGS"] = ",".join(w for w in (os.environ.get("PYTHONWARNINGS"), quiet) if w)
 
 
 _POLL_SLICE_S = 1.0

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchsel_lib.data import ScoreMatrix
 from benchsel_lib.method import correlation as correlation_module
 from benchsel_lib.method.correlation import Correlation
 from benchsel_lib.method.pipeline import Pipeline
@@ -12,7 +13,6 @@ from benchsel_lib.protocol import cache
 from benchsel_lib.protocol import cv as cv_module
 from benchsel_lib.protocol.cache import CACHE_ENV
 from benchsel_lib.protocol.cv import cross_validate
-from benchsel_lib.data import ScoreMatrix
 
 
 def _sparse_toy(M: int = 80, N: int = 5, seed: int = 0) -> ScoreMatrix:
@@ -88,7 +88,8 @@ def test_unreadable_cache_entry_is_recomputed(tmp_path, monkeypatch, counted):
     for f in tmp_path.glob("corr-*.npy"):
         f.write_bytes(b"not an array")
     before = len(counted)
-    again = _cv(m)
+    with pytest.warns(cache.CacheWarning, match="is corrupt .*: recomputing"):
+        again = _cv(m)
     assert len(counted) == before + 8
     np.testing.assert_array_equal(ref.r2.to_numpy(), again.r2.to_numpy())
 
@@ -111,10 +112,7 @@ def test_a_process_waits_for_the_estimate_another_process_is_computing(tmp_path,
     theirs = np.eye(X.shape[1])
 
     def other_process():
-        tmp = tmp_path / "partial.tmp"
-        with open(tmp, "wb") as fh:
-            np.save(fh, theirs, allow_pickle=False)
-        tmp.replace(path)
+        cache.cache_store(path, theirs, cache.cache_key(X, EM))
         lock.unlink()
 
     t = threading.Timer(0.3, other_process)
@@ -134,7 +132,8 @@ def test_a_stale_lock_does_not_block(tmp_path, monkeypatch, counted):
     lock.touch()
     old = lock.stat().st_mtime - 2 * cache.LOCK_WAIT_S
     os.utime(lock, (old, old))
-    R = cache.cached_correlation(EM, X)
+    with pytest.warns(cache.CacheWarning, match="taking over cache lock .* the lock file is empty"):
+        R = cache.cached_correlation(EM, X)
     assert len(counted) == 1 and np.isfinite(R).all()
     assert not lock.exists()
 
@@ -185,7 +184,8 @@ def test_a_lock_left_by_a_dead_process_on_this_machine_is_removed_at_once(tmp_pa
     lock = cache.disk_cache_path(X, EM).with_suffix(".lock")
     lock.write_text(f"{socket.gethostname()} {dead.pid}")  # fresh, but its owner is gone
     t0 = time.monotonic()
-    R = cache.cached_correlation(EM, X)
+    with pytest.warns(cache.CacheWarning, match=f"taking over cache lock .*: process {dead.pid} is no longer running"):
+        R = cache.cached_correlation(EM, X)
     assert time.monotonic() - t0 < 30 and len(counted) == 1 and np.isfinite(R).all()
     assert not lock.exists()
 
@@ -194,7 +194,7 @@ def test_a_computing_process_keeps_its_lock_fresh(tmp_path, monkeypatch):
     import os
     import time
 
-    monkeypatch.setattr(cache, "_LOCK_BEAT_S", 0.05)
+    monkeypatch.setattr(cache, "LOCK_BEAT_S", 0.05)
     lock = tmp_path / "x.lock"
     lock.write_text("host 1")
     old = time.time() - 1000

@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -393,12 +394,96 @@ def bad_costs(tmp_path) -> Path:
         (["cv", "--data", "{csv}", "--variance-inflation", "inner", "--inner-folds", "40"],
          ["--inner-folds 40 is out of range", "smallest training set"]),
         (["cv", "--data", "{csv}", "--out", "{folder}/missing/results.csv"], ["cannot write --out"]),
+        (["predict", "--data", "{csv}", "--scores-file", "{folder}"], ["scores file", "is a folder"]),
+        (["select", "--data", "{csv}", "--costs", "{folder}", "--budget", "3"], ["costs file", "is a folder"]),
+        (["select", "--data", "{csv}", "-k", "2", "--min-observed", "50"], ["-k 2 is larger than the 0 benchmarks left"]),
+        (["select", "--data", "{csv}", "--budget", "2", "--min-observed", "50"], ["no benchmarks are left after --min-observed 50"]),
+        (["select", "--data", "{csv}", "--budget", "0.5"], ["no benchmark is affordable within --budget 0.5"]),
     ],
 )
 def test_bad_input_exits_2_with_a_one_line_message(capsys, small_csv, bad_costs, tmp_path, argv, needles):
     argv = [a.format(csv=small_csv, bad_costs=bad_costs, folder=tmp_path) for a in argv]
     code, _, err = run(capsys, *argv)
     assert_one_line_error(code, err, *needles)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["select", "-k", "2", "--require", "model-99"], "unknown model 'model-99'; did you mean"),
+        (["select", "-k", "2", "--require", "model-1", "model-1"], "--require lists model 'model-1' twice"),
+        (["select", "-k", "1", "--require", "model-1", "model-2"], "--require names 2 models but -k is 1"),
+        (["select", "-k", "99"], "-k 99 is out of range: {csv} has 36 models, choose 1..36"),
+        (["predict", "--scores", "nobody=0.5"], "unknown model 'nobody' (36 models in the matrix)"),
+        (["predict", "--scores", "model-1=0.5,model-1=0.6"], "model 'model-1' is given more than once"),
+        (["predict", "--scores", "model-1=high"], "value 'high' for model 'model-1' is not a number"),
+        (["predict", "--scores", "model-1=nan"], "value nan for model 'model-1' is not finite"),
+        (["predict", "--scores", "model-1=55"], "value 55 for model 'model-1' is out of range"),
+        (["predict", "--scores", "=0.5"], "missing model name before '=' in '=0.5'"),
+        (["predict", "--scores", "model-1"], "expected MODEL=VALUE, got 'model-1'"),
+        (["predict", "--scores-file", "{rows}"], "benchmark 'new-b': unknown model 'nobody'"),
+        (["predict", "--scores-file", "{pairs}"], "unknown model 'nobody'"),
+    ],
+)
+def test_axis_models_names_models_in_every_message(capsys, small_csv, tmp_path, argv, message):
+    rows = tmp_path / "rows.csv"
+    rows.write_text("benchmark,model-0,nobody\nnew-b,0.5,0.5\nnew-c,0.4,\n")
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("model,score\nmodel-0,0.5\nnobody,0.4\n")
+    argv = [a.format(rows=rows, pairs=pairs) for a in argv]
+    code, _, err = run(capsys, argv[0], "--data", small_csv, "--axis", "models", *argv[1:])
+    assert_one_line_error(code, err, message.format(csv=small_csv))
+    assert "benchmark" not in err.replace("benchmark 'new-b'", "")
+
+
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_semicolon_and_tab_separated_data_give_the_same_selection(capsys, small_csv, tmp_path, sep):
+    other = tmp_path / "scores.csv"
+    pd.read_csv(small_csv, index_col=0).to_csv(other, sep=sep)
+    args = ("-k", "3", "--format", "csv")
+    assert run(capsys, "select", "--data", other, *args)[1] == run(capsys, "select", "--data", small_csv, *args)[1]
+
+
+def test_semicolon_separated_scores_file_is_read(capsys, small_csv, tmp_path):
+    scores = tmp_path / "new.csv"
+    scores.write_text("benchmark;score\nb0;0.55\nb3;0.5\n")
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores-file", scores, "--format", "json")
+    assert code == 0 and json.loads(out)["used"] == {"b0": 0.55, "b3": 0.5}
+
+
+def test_data_with_an_undetected_delimiter_names_the_problem(capsys, small_csv, tmp_path):
+    piped = tmp_path / "piped.csv"
+    pd.read_csv(small_csv, index_col=0).head(8).to_csv(piped, sep="|")
+    code, _, err = run(capsys, "select", "--data", piped, "-k", "2")
+    assert_one_line_error(code, err, f"{piped}: the header row 'model|b0|b1|b2|b3|b4|b5' is a single column",
+                          "no comma, semicolon or tab")
+    assert "score matrix is empty" not in err
+
+
+@pytest.mark.parametrize("option", ["--data", "--scores-file"])
+def test_pickled_file_is_one_line_naming_the_file(capsys, small_csv, tmp_path, option):
+    pickled = tmp_path / "scores.csv"
+    pickled.write_bytes(pickle.dumps(pd.read_csv(small_csv, index_col=0)))
+    if option == "--data":
+        code, _, err = run(capsys, "select", "--data", pickled, "-k", "2")
+    else:
+        code, _, err = run(capsys, "predict", "--data", small_csv, "--scores-file", pickled)
+    assert_one_line_error(code, err, f"{pickled} is not a text CSV file (it looks like a Python pickle)")
+    assert "codec" not in err
+
+
+def test_npz_given_as_data_is_one_line_naming_the_file(capsys, tmp_path):
+    npz = tmp_path / "matrix.npz"
+    np.savez(npz, B=np.ones((3, 3)))
+    code, _, err = run(capsys, "select", "--data", npz, "-k", "2")
+    assert_one_line_error(code, err, f"{npz} is not a text CSV file (it looks like a zip archive")
+
+
+def test_scores_file_row_without_scores_is_one_line(capsys, small_csv, tmp_path):
+    wide = tmp_path / "new_models.csv"
+    wide.write_text("model,b0,b3\nnew-a,,\nnew-b,0.4,\n")
+    code, _, err = run(capsys, "predict", "--data", small_csv, "--scores-file", wide)
+    assert_one_line_error(code, err, "model 'new-a': no scores given (every entry is empty)")
 
 
 def test_costs_file_missing_a_benchmark_needs_default_cost(capsys, small_csv, tmp_path):

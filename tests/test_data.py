@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
+import pickle
 import shutil
 import threading
 from pathlib import Path
@@ -298,6 +299,84 @@ def test_csv_missing_markers_become_nan(tmp_path):
 def test_bad_csv_raises_clear_value_error(tmp_path, text, pattern):
     with pytest.raises(ValueError, match=pattern):
         L.load_csv(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize("sep", [",", ";", "\t"])
+def test_csv_delimiter_is_detected_from_the_header(tmp_path, sep):
+    m = L.load_csv(_write(tmp_path, sep.join(["model", "a", "b"]) + "\n" + sep.join(["m1", "1", "2"]) + "\n"
+                          + sep.join(["m2", "", "3.5"]) + "\n"))
+    assert m.models == ("m1", "m2") and m.benchmarks == ("a", "b")
+    np.testing.assert_array_equal(m.scores, [[1, 2], [np.nan, 3.5]])
+
+
+@pytest.mark.parametrize(
+    ("text", "benchmarks"),
+    [
+        ("model;MMLU, 5-shot;GSM8K\nm1;0.5;0.6\nm2;0.4;0.7\n", ("MMLU, 5-shot", "GSM8K")),
+        ('model,"a;b",c\nm1,1,2\n', ("a;b", "c")),
+        ("model\tMMLU, 5-shot\nm1\t0.5\n", ("MMLU, 5-shot",)),
+    ],
+)
+def test_csv_delimiter_detection_is_not_fooled_by_separators_inside_names(tmp_path, text, benchmarks):
+    assert L.load_csv(_write(tmp_path, text)).benchmarks == benchmarks
+
+
+def test_csv_delimiter_can_be_forced(tmp_path):
+    path = _write(tmp_path, "model;a;b\nm1;1;2\n")
+    assert L.load_csv(path, delimiter=";").benchmarks == ("a", "b")
+    with pytest.raises(ValueError, match=r"header row 'model;a;b' is a single column with the comma delimiter"):
+        L.load_csv(path, delimiter=",")
+    with pytest.raises(ValueError, match="single character"):
+        L.load_csv(path, delimiter=";;")
+
+
+def test_csv_header_of_one_column_names_the_undetected_delimiter(tmp_path):
+    path = _write(tmp_path, "model|a|b\n" + "".join(f"m{i}|0.{i}|0.{i + 1}\n" for i in range(8)))
+    with pytest.raises(ValueError) as info:
+        L.load_csv(path)
+    msg = str(info.value)
+    assert msg == (f"{path}: the header row 'model|a|b' is a single column: no comma, semicolon or tab separates "
+                   "its fields (the delimiter could not be detected)")
+    assert "score matrix is empty" not in msg
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (pickle.dumps(pd.DataFrame({"a": [1.0]})), "it looks like a Python pickle"),
+        (b"PK\x03\x04" + bytes(40), "it looks like a zip archive"),
+        (b"model,a\nm1,\x001\n", "it contains NUL bytes"),
+        ("model,caf\u00e9\nm1,1\n".encode("latin-1"), "byte 0xe9 at offset 9 is not UTF-8"),
+        (b"\xff\xd8\xff\xe0 jpeg", "byte 0xff at offset 0 is not UTF-8"),
+    ],
+)
+def test_binary_or_pickled_file_is_not_a_text_csv(tmp_path, content, reason):
+    path = tmp_path / "scores.csv"
+    path.write_bytes(content)
+    with pytest.raises(ValueError) as info:
+        L.load_csv(path)
+    assert str(info.value).startswith(f"{path} is not a text CSV file (") and reason in str(info.value)
+    assert "codec" not in str(info.value)
+
+
+def test_real_npz_given_as_csv_is_not_a_text_csv(tmp_path):
+    path = tmp_path / "m.npz"
+    np.savez(path, B=np.ones((2, 2)))
+    with pytest.raises(ValueError, match=r"m\.npz is not a text CSV file \(it looks like a zip archive"):
+        L.load_csv(path)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+def test_csv_with_a_byte_order_mark_is_read(tmp_path, encoding):
+    path = tmp_path / "scores.csv"
+    path.write_bytes("model\ta\tb\nm1\t1\t2\n".encode(encoding))
+    m = L.load_csv(path)
+    assert m.benchmarks == ("a", "b") and m.models == ("m1",)
+
+
+def test_read_csv_rows_reports_the_delimiter_it_used(tmp_path):
+    rows, used = L.read_csv_rows(_write(tmp_path, "benchmark;score\nGSM8K;0.5\n"))
+    assert used == ";" and rows == [["benchmark", "score"], ["GSM8K", "0.5"]]
 
 
 def test_from_frame_uses_first_string_column_as_model_names():

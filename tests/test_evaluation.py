@@ -315,8 +315,18 @@ def test_min_observed_filters_with_training_counts():
     m = ScoreMatrix(X, m0.models, m0.benchmarks)
     df = cross_validate(m, _paper("entropy", "mi", "random", min_observed=3), k_max=5)
     assert all("b5" not in s for s in df.selected)
-    full = cross_validate(m, _paper("random"), k_max=6)
+    full = cross_validate(m, _paper("random"), k_max=5)
     assert any("b5" in s for s in full.selected)
+
+
+def test_k_max_that_leaves_nothing_to_predict_is_refused_and_the_default_is_capped():
+    m = _toy(30, 6, seed=14)
+    with pytest.raises(ValueError, match=r"k_max=6 is out of range: the matrix has 6 benchmarks, choose 1..5"):
+        cross_validate(m, _paper("entropy"), k_max=6)
+    with pytest.raises(ValueError, match="k_max=99"):
+        cross_validate(m, _paper("entropy"), k_max=99)
+    df = cross_validate(m, _paper("entropy"), n_folds=3)  # the paper's 15, capped at 6 - 1
+    assert df["k"].max() == 5 and df.attrs["k_max"] == 5 and df["r2"].notna().all()
 
 
 def test_top_residuals_list_largest_contributors_per_fold():

@@ -5,14 +5,20 @@
 per-leaderboard tables (``SOURCES``). npz files are read with
 ``allow_pickle=False``; entries with mask ``O == 0`` become ``NaN``.
 :func:`load_csv` / :func:`from_frame` read a user's own matrix (models as rows,
-benchmarks as columns). Files are found and verified by
+benchmarks as columns); :func:`read_csv_rows` is the CSV reader underneath
+(UTF-8 text, delimiter detected among ``CSV_DELIMITERS``, binary files refused
+with a message naming the file). Files are found and verified by
 :mod:`benchsel_lib.data.sources`.
 """
 from __future__ import annotations
 
+import codecs
 import csv
+import io
+import itertools
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +32,7 @@ from .sources import data_path
 
 __all__ = [
     "AUXILIARY_COLUMNS",
+    "CSV_DELIMITERS",
     "DATASETS",
     "MISSING_MARKERS",
     "SOURCES",
@@ -35,6 +42,7 @@ __all__ = [
     "load_matrix",
     "load_npz",
     "load_source",
+    "read_csv_rows",
 ]
 
 
@@ -80,6 +88,20 @@ AUXILIARY_COLUMNS: dict[str, tuple[str, ...]] = {k: v.auxiliary for k, v in _SOU
 
 #: Cell values read as missing in CSV files (compared after stripping, case-insensitively).
 MISSING_MARKERS: frozenset[str] = frozenset({"", "na", "n/a", "nan", "null", "none"})
+
+#: Field separators :func:`read_csv_rows` detects when none is given, in order of preference on a tie.
+CSV_DELIMITERS: tuple[str, ...] = (",", ";", "\t")
+#: Rows after the header that the delimiter detection checks for a consistent field count.
+_DETECT_ROWS = 20
+_DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab"}
+#: Leading bytes (none of them text) of binary formats a CSV path is sometimes confused with.
+_BINARY_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"PK\x03\x04", "a zip archive, e.g. .npz or .xlsx"),
+    (b"\x93NUMPY", "a NumPy .npy array"),
+    (b"\x89HDF", "an HDF5 file"),
+    (b"\x1f\x8b", "a gzip-compressed file"),
+    (b"\xd0\xcf\x11\xe0", "an Office file, e.g. .xls"),
+)
 
 # -------------------------------------------------------------------- loaders
 def load_npz(path: str | os.PathLike[str], *, source: str = "") -> ScoreMatrix:
@@ -210,7 +232,128 @@ def _duplicates(names: Sequence[str]) -> list[str]:
     return sorted({n for n in names if n in seen or seen.add(n)})  # type: ignore[func-returns-value]
 
 
-def load_csv(path: str | os.PathLike[str], *, delimiter: str = ",", allow_empty: bool = False) -> ScoreMatrix:
+def _binary_kind(data: bytes) -> str | None:
+    """What a binary file looks like (``"a Python pickle"``, ...), or None for anything else."""
+    if len(data) >= 2 and data[0] == 0x80 and 2 <= data[1] <= 5:
+        return "a Python pickle"
+    for magic, kind in _BINARY_SIGNATURES:
+        if data.startswith(magic):
+            return kind
+    return None
+
+
+def _decode_text(path: Path, data: bytes) -> str:
+    """The text of a CSV file: UTF-8 (with or without BOM) or UTF-16 with BOM; ValueError naming ``path`` otherwise."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            pass
+    kind = _binary_kind(data)
+    if kind is not None:
+        raise ValueError(f"{path} is not a text CSV file (it looks like {kind})")
+    if b"\x00" in data:
+        raise ValueError(f"{path} is not a text CSV file (it contains NUL bytes: a binary file?)")
+    offset = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    try:
+        return data[offset:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path} is not a text CSV file (byte 0x{exc.object[exc.start]:02x} at offset {offset + exc.start} "
+            "is not UTF-8; save the file as UTF-8 text)"
+        ) from None
+
+
+def _nonblank(rows: Sequence[list[str]]) -> list[list[str]]:
+    return [r for r in rows if any(c.strip() for c in r)]
+
+
+def _detect_delimiter(text: str) -> str:
+    """The ``CSV_DELIMITERS`` entry that splits the header into the most fields consistently.
+
+    A candidate counts only when it splits the header into two fields or
+    more; one whose first ``_DETECT_ROWS`` rows all have the header's field
+    count beats one whose rows do not, then more header fields win, then the
+    earlier candidate. Without any candidate the first (comma) is returned.
+    O(size of the first rows).
+    """
+    best, best_key = CSV_DELIMITERS[0], None
+    for rank, delim in enumerate(CSV_DELIMITERS):
+        try:
+            rows = _nonblank(list(itertools.islice(csv.reader(io.StringIO(text, newline=""), delimiter=delim),
+                                                   _DETECT_ROWS + 1)))
+        except csv.Error:
+            continue
+        if not rows or len(rows[0]) < 2:
+            continue
+        width = len(rows[0])
+        key = (all(len(r) == width for r in rows[1:]), width, -rank)
+        if best_key is None or key > best_key:
+            best, best_key = delim, key
+    return best
+
+
+def read_csv_rows(
+    path: str | os.PathLike[str], *, delimiter: str | None = None
+) -> tuple[list[list[str]], str]:
+    """Read a CSV file into rows of strings, detecting the delimiter unless one is given.
+
+    Parameters
+    ----------
+    path : path
+        A text file: UTF-8 (a byte-order mark is skipped) or UTF-16 with a
+        byte-order mark.
+    delimiter : str, optional
+        Field separator to use. By default the one of ``CSV_DELIMITERS``
+        (comma, semicolon, tab) that splits the header row into the most
+        fields, consistently with the rows below it, is used (comma when none
+        splits the header).
+
+    Returns
+    -------
+    rows : list of list of str
+        Every row as parsed (blank lines included, as empty lists).
+    delimiter : str
+        The delimiter used.
+
+    Raises
+    ------
+    ValueError
+        A binary file (a pickle, an npz/zip archive, NUL bytes, ...) or one
+        that is not UTF-8 text, naming the file; a malformed CSV (the csv
+        module's error, naming the file); a delimiter that is not one
+        character. O(file size).
+    """
+    path = Path(path)
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
+        raise ValueError(f"delimiter must be a single character, got {delimiter!r}")
+    text = _decode_text(path, path.read_bytes())
+    used = _detect_delimiter(text) if delimiter is None else delimiter
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=used))
+    except csv.Error as exc:
+        raise ValueError(f"{path}: malformed CSV ({exc})") from None
+    return rows, used
+
+
+def _single_column_error(path: Path, cell: str, delimiter: str, forced: bool) -> ValueError | None:
+    """The error for a one-column header that looks like fields joined by another separator, else None."""
+    others = "".join(d for d in CSV_DELIMITERS if d != delimiter) + "|:"
+    if not (any(c in cell for c in others) or re.search(r"\S\s+\S", cell)):
+        return None
+    shown = cell if len(cell) <= 60 else cell[:57] + "..."
+    if forced:
+        name = _DELIMITER_NAMES.get(delimiter, repr(delimiter))
+        return ValueError(f"{path}: the header row {shown!r} is a single column with the {name} delimiter; "
+                          "is the file separated by another character? (leave delimiter unset to detect "
+                          "comma, semicolon or tab)")
+    return ValueError(f"{path}: the header row {shown!r} is a single column: no comma, semicolon or tab "
+                      "separates its fields (the delimiter could not be detected)")
+
+
+def load_csv(
+    path: str | os.PathLike[str], *, delimiter: str | None = None, allow_empty: bool = False
+) -> ScoreMatrix:
     """Read a score matrix from CSV: header row of benchmark names, then one row per model.
 
     The first column holds the model names (its header is ignored); the other
@@ -220,26 +363,32 @@ def load_csv(path: str | os.PathLike[str], *, delimiter: str = ",", allow_empty:
     Parameters
     ----------
     path : path
-        CSV file.
-    delimiter : str
-        Field separator (``"\\t"`` for TSV).
+        CSV file (UTF-8 text; see :func:`read_csv_rows`).
+    delimiter : str, optional
+        Field separator (``"\\t"`` for TSV). By default it is detected among
+        comma, semicolon and tab (:func:`read_csv_rows`).
     allow_empty : bool
         Accept rows / columns without any observation (rejected by default).
 
     Raises
     ------
     ValueError
-        Ragged rows (naming the line), non-numeric cells (naming row and
-        column), duplicate model or benchmark names, an empty matrix, or a
-        row / column with no observation. O(M N).
+        A binary or non-UTF-8 file (naming the file), a header that is one
+        column because the delimiter was not detected, ragged rows (naming the
+        line), non-numeric cells (naming row and column), duplicate model or
+        benchmark names, an empty matrix, or a row / column with no
+        observation. O(M N).
     """
     path = Path(path)
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        rows = list(csv.reader(fh, delimiter=delimiter))
+    rows, used = read_csv_rows(path, delimiter=delimiter)
     while rows and not any(c.strip() for c in rows[-1]):
         rows.pop()
     if not rows:
         raise ValueError(f"{path}: file is empty (no header row)")
+    if len(rows[0]) == 1:
+        err = _single_column_error(path, rows[0][0].strip(), used, forced=delimiter is not None)
+        if err is not None:
+            raise err
     header = [h.strip() for h in rows[0]]
     benchmarks = header[1:]
     if not benchmarks or not rows[1:]:

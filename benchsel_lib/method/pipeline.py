@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.special import expit, ndtri
+from threadpoolctl import threadpool_limits
 
 from .._checks import check_int, check_level, check_matrix, unknown_name_error
 from ..data import ScoreMatrix
@@ -813,7 +814,8 @@ class Pipeline:
             if self.k is not None and self.k > len(names):
                 raise ValueError(f"k={self.k} is out of range: the matrix has {len(names)} benchmarks")
         k = len(cols) if cols is not None else self.k
-        path = self.fit_path(X, names=names, k_max=k, ks=None if k is None else [k], context="full", revealed=cols)
+        with threadpool_limits(limits=1, user_api="blas"):  # EM and the inner CV: many small solves, one thread is fastest
+            path = self.fit_path(X, names=names, k_max=k, ks=None if k is None else [k], context="full", revealed=cols)
         if not path.steps:
             raise ValueError(f"no selection of k={k} benchmarks is possible on this matrix")
         self.benchmarks_ = names

@@ -7,18 +7,47 @@ disk store of ``.npy`` files keyed by the training matrix's bytes, the
 estimator, the EM configuration and a digest of the estimation code. A lock
 file per entry makes a second process that needs the same estimate wait for
 the first.
+
+What the disk cache guarantees
+------------------------------
+* **Results equal an uncached run, bit for bit.** Every entry ends with a
+  SHA-256 of its key and of the array's bytes; an entry that is empty,
+  truncated, changed, unreadable or written for another key is reported in one
+  line (a :class:`CacheWarning`: ``cache entry <path> is corrupt (<reason>):
+  recomputing``), recomputed and replaced. Entries are read with
+  ``allow_pickle=False`` only. The digest detects corruption and edits made
+  without recomputing it; it is not a signature, so whoever can write the
+  folder and recompute a SHA-256 can still forge an entry (share the folder
+  only with those you trust).
+* **No partial files.** An entry is written to a temporary file in the same
+  folder, flushed to disk and renamed into place (``os.replace``); the
+  temporary file is removed when the write fails, and a failed write costs
+  only the storage (reported in one line, the estimate is still returned).
+* **Bounded, announced lock waits.** A run that waits for another process's
+  estimate says so once, when the wait has lasted :data:`LOCK_NOTE_S`
+  (``waiting for <lock> held by HOST PID since HH:MM:SS ...``). A lock is
+  taken over, with a one-line note, when its owner is a dead process on this
+  host, a live process on this host that did not create it (a reused process
+  id), or when nobody refreshed it for :data:`LOCK_STALE_S` seconds (its
+  owner refreshes it every :data:`LOCK_BEAT_S`); an empty or unparsable lock
+  file after :data:`LOCK_GRACE_S`. A run waits at most :data:`LOCK_WAIT_S` for a live,
+  refreshing owner, then computes the estimate itself.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import os
+import secrets
 import socket
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -32,17 +61,47 @@ from ..method.correlation import Correlation
 
 __all__ = [
     "CACHE_ENV",
+    "LOCK_BEAT_S",
+    "LOCK_GRACE_S",
+    "LOCK_STALE_S",
+    "LOCK_WAIT_S",
+    "CacheWarning",
+    "active_root",
+    "cache_key",
+    "cache_load",
+    "cache_lock",
+    "cache_root",
+    "cache_store",
     "cached_correlation",
     "correlation_cache",
-    "cache_root",
     "disk_cache_path",
-    "cache_lock",
-    "cache_load",
     "lock_heartbeat",
 ]
 
 
 CACHE_ENV = "BENCHSEL_CACHE_DIR"
+
+LOCK_WAIT_S = 900.0  # longest wait for a live owner that keeps its lock fresh (then compute here too)
+LOCK_BEAT_S = 30.0  # a computing process touches its lock this often (other machines see it alive)
+LOCK_STALE_S = 4 * LOCK_BEAT_S  # a lock nobody touched for this long is taken over
+LOCK_GRACE_S = 5.0  # an empty or unparsable lock file unchanged for this long is taken over
+LOCK_NOTE_S = 1.0  # a wait is announced once it has lasted this long (shorter waits stay quiet)
+_POLL_MAX_S = 0.5  # longest pause between two looks at a held lock
+
+#: the entry format; part of the key, so entries of another format are never read
+_FORMAT = "benchsel-cache-2"
+#: the digest trailer that ends every entry: magic, the key (64 hex), the SHA-256 of (magic, key, array file)
+_MAGIC = b"\nBENCHSEL-CACHE-2 "
+_TRAILER_LEN = len(_MAGIC) + 64 + 1 + 64 + 1
+
+
+class CacheWarning(UserWarning):
+    """A one-line report of the disk cache: a corrupt entry, a failed write, a lock wait or take-over."""
+
+
+def _note(message: str) -> None:
+    """Report ``message`` (one line) as a :class:`CacheWarning`."""
+    warnings.warn(message, CacheWarning, stacklevel=2)
 
 
 @functools.lru_cache(maxsize=1)
@@ -74,20 +133,35 @@ def cache_root(root: str | None) -> Iterator[None]:
         _CACHE_ROOT.pop()
 
 
+def cache_key(X: np.ndarray, correlation: Correlation) -> str:
+    """The key of the training correlation of ``X``: a SHA-256 (64 hex digits).
+
+    It covers the entry format, the training matrix (shape, dtype and bytes,
+    NaN pattern included), the estimator, the EM configuration and the
+    fingerprint of the estimation code. Cost O(M N) (one pass over ``X``).
+    """
+    X = np.ascontiguousarray(X)
+    h = hashlib.sha256()
+    h.update(repr((_FORMAT, X.shape, str(X.dtype), correlation.estimator, correlation.config,
+                   _code_fingerprint())).encode())
+    h.update(X.tobytes())
+    return h.hexdigest()
+
+
 def disk_cache_path(X: np.ndarray, correlation: Correlation) -> Path | None:
     """Cache file of one training correlation, or None when the disk cache is off.
 
-    The key is a SHA-256 of the training matrix (shape and bytes, NaN
-    pattern included), the estimator, the EM configuration and the
-    fingerprint of the estimation code.
+    The file is ``<root>/corr-<first 32 hex digits of cache_key(X, correlation)>.npy``
+    (see :func:`cache_key`); its lock is the same path with the suffix
+    ``.lock``. Cost O(M N).
     """
     root = active_root()
-    if not root:
-        return None
-    h = hashlib.sha256()
-    h.update(repr((X.shape, str(X.dtype), correlation.estimator, correlation.config, _code_fingerprint())).encode())
-    h.update(X.tobytes())
-    return Path(root) / f"corr-{h.hexdigest()[:32]}.npy"
+    return _entry_path(root, cache_key(X, correlation)) if root else None
+
+
+def _entry_path(root: str, key: str) -> Path:
+    """The entry of ``key`` in the cache folder ``root``."""
+    return Path(root) / f"corr-{key[:32]}.npy"
 
 
 def cached_correlation(correlation: Correlation, X: np.ndarray, standardized: np.ndarray | None = None) -> np.ndarray:
@@ -99,12 +173,23 @@ def cached_correlation(correlation: Correlation, X: np.ndarray, standardized: np
 
     Inside :func:`correlation_cache` an estimate is memoized in the process.
 
-    When the environment variable ``BENCHSEL_CACHE_DIR`` names a directory,
-    each estimate is stored there (``.npy``, loaded with
-    ``allow_pickle=False``) and reused by later runs and other processes
-    (the book build sets it, so notebooks that repeat a split pay for EM
-    once). Results are bit-identical to an uncached run; delete the
-    directory to recompute.
+    When the environment variable ``BENCHSEL_CACHE_DIR`` (or the innermost
+    :func:`cache_root`) names a directory, each estimate is stored there and
+    reused by later runs and other processes (the book build sets it, so
+    notebooks that repeat a split pay for EM once). Results are bit-identical
+    to an uncached run: every entry is checked against its SHA-256 (over its
+    key and its bytes) before use, and an empty, truncated, changed or foreign
+    entry is reported (:class:`CacheWarning`), recomputed and replaced. Two
+    processes that need the same estimate compute it once (the second waits,
+    announced, for at most :data:`LOCK_WAIT_S`; a dead or silent owner's
+    lock is taken over after at most :data:`LOCK_STALE_S`).
+
+    Returns
+    -------
+    np.ndarray (N, N)
+        The training correlation. Cost: a cache hit reads and hashes one
+        N x N file (O(N^2)) after hashing ``X`` for the key (O(M N)); a miss
+        adds the estimate.
     """
 
     if correlation.estimator == "fast":
@@ -123,123 +208,367 @@ def cached_correlation(correlation: Correlation, X: np.ndarray, standardized: np
 
 def _disk_cached(correlation: Correlation, X: np.ndarray) -> np.ndarray:
     """The estimate of ``X`` from the disk cache, or computed (and stored there)."""
-    path = disk_cache_path(X, correlation)
-    lock = None
-    if path is not None:
-        R = cache_load(path, X.shape[1])
+    root = active_root()
+    if not root:
+        return correlation.estimate(X, X, context="cv")
+    key, n = cache_key(X, correlation), X.shape[1]
+    path = _entry_path(root, key)
+    R, why = _read_entry(path, n, key)
+    if R is not None:
+        return R
+    lock = cache_lock(path)
+    try:
+        R, why = _read_entry(path, n, key)  # written by the process that held the lock, or still as found
         if R is not None:
             return R
-        lock = cache_lock(path)
-        if lock is None:  # another process computed it meanwhile
-            R = cache_load(path, X.shape[1])
-            if R is not None:
-                return R
-    try:
+        if why is not None:
+            _note(f"cache entry {path} is corrupt ({why}): recomputing")
         with lock_heartbeat(lock):
             R = correlation.estimate(X, X, context="cv")
-        if path is not None:
-            try:
-                fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-                with os.fdopen(fd, "wb") as fh:
-                    np.save(fh, R, allow_pickle=False)
-                os.replace(tmp, path)  # atomic: readers see a complete file or none
-            except OSError:
-                pass  # a read-only or full cache directory only costs the recomputation
+        try:
+            cache_store(path, R, key)
+        except OSError as exc:  # a read-only or full cache folder only costs the storage
+            _note(f"cache entry {path} could not be written ({_describe(exc)}): the estimate is used but not stored")
+        return R
     finally:
         if lock is not None:
-            lock.unlink(missing_ok=True)
-    return R
+            _release(lock)
 
 
-LOCK_WAIT_S = 900.0  # longest wait for another process's estimate (then compute it here)
+def _describe(exc: BaseException) -> str:
+    """``exc`` in a few words on one line (its class and message, without the file name)."""
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return f"{type(exc).__name__}: {' '.join(text.split())}" if text else type(exc).__name__
 
 
-def cache_load(path: Path, n: int) -> np.ndarray | None:
-    """The cached (n, n) correlation at ``path``, or None (absent or unreadable)."""
+def _seconds(s: float) -> str:
+    """A duration for messages: whole seconds from 10 s, one decimal below."""
+    return f"{s:.0f}" if s >= 10 else f"{s:.1f}"
+
+
+def _trailer(key: str, body: bytes) -> bytes:
+    """The digest trailer of an entry whose array file is ``body``."""
+    digest = hashlib.sha256(_MAGIC + key.encode() + body).hexdigest()
+    return _MAGIC + key.encode() + b" " + digest.encode() + b"\n"
+
+
+def cache_store(path: Path, R: np.ndarray, key: str) -> None:
+    """Write the estimate ``R`` as the cache entry ``path`` of ``key`` (see :func:`cache_key`), atomically.
+
+    The entry is an ``.npy`` file of ``R`` (float64; ``np.load`` reads it)
+    followed by a trailer with ``key`` and the SHA-256 of (key, array file),
+    which :func:`cache_load` verifies. It is written to a temporary file in
+    the same folder, flushed to disk and renamed over ``path``
+    (``os.replace``), so readers see the old entry, the new one or none,
+    never a part; the temporary file is removed when the write fails (the
+    error propagates). Cost O(N^2) time and I/O.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     try:
-        R = np.load(path, allow_pickle=False)
-    except (OSError, ValueError):
+        with os.fdopen(fd, "w+b") as fh:
+            np.save(fh, np.ascontiguousarray(R, dtype=np.float64), allow_pickle=False)
+            fh.seek(0)
+            fh.write(_trailer(key, fh.read()))
+            fh.flush()
+            os.fsync(fh.fileno())  # the rename must not reach the disk before the data
+        os.replace(tmp, path)
+        tmp = None
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+
+
+def _read_entry(path: Path, n: int, key: str | None) -> tuple[np.ndarray | None, str | None]:
+    """The verified (n, n) estimate at ``path`` and None, or None and why it is unusable (None: absent)."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > 8 * n * n + _TRAILER_LEN + 4096:  # an (n, n) float64 .npy has a header of a few lines
+                return None, f"{size} bytes, far more than an ({n}, {n}) array"
+            data = fh.read()
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"unreadable: {_describe(exc)}"
+    if not data:
+        return None, "empty file"
+    if len(data) < _TRAILER_LEN or not data[-_TRAILER_LEN:].startswith(_MAGIC):
+        return None, f"truncated or not written by this cache: {len(data)} bytes, no digest trailer"
+    body, trailer = data[:-_TRAILER_LEN], data[-_TRAILER_LEN:]
+    stored_key = trailer[len(_MAGIC):len(_MAGIC) + 64].decode("ascii", "replace")
+    expected = key if key is not None else Path(path).stem.removeprefix("corr-")
+    if not stored_key.startswith(expected):
+        return None, f"written for another key, {stored_key[:12]}..."
+    if trailer != _trailer(stored_key, body):
+        return None, "content does not match its SHA-256 digest"
+    try:
+        R = np.lib.format.read_array(io.BytesIO(body), allow_pickle=False)  # the .npy format only, no pickle
+    except (OSError, ValueError, EOFError) as exc:
+        return None, f"not a readable array: {_describe(exc)}"
+    if R.dtype != np.float64 or R.shape != (n, n) or not np.isfinite(R).all():
+        return None, f"unexpected array: {R.dtype}, shape {R.shape}, expected finite float64 of shape ({n}, {n})"
+    return R, None
+
+
+def cache_load(path: Path, n: int, key: str | None = None) -> np.ndarray | None:
+    """The cached (n, n) correlation at ``path`` if it is intact, else None.
+
+    The entry's trailer must name ``key`` (None: a key that starts with the
+    digits in the file name) and its SHA-256 must match; the array is read
+    with ``allow_pickle=False``, and must be finite float64 of shape (n, n).
+    None for an absent, empty, truncated, changed or foreign entry (silently:
+    :func:`cached_correlation` reports why before it recomputes). Cost
+    O(N^2): the file is read and hashed once.
+    """
+    return _read_entry(Path(path), n, key)[0]
+
+
+# --------------------------------------------------------------------------- locks
+
+#: token of each lock this process holds (str path -> token), so that it removes only its own locks
+_HELD: dict[str, str] = {}
+
+
+def _process_state(pid: int) -> tuple[str, str]:
+    """State letter and start time (clock ticks since boot) of process ``pid`` from Linux ``/proc``; "-" where unknown."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return fields[0], fields[19]
+    except (OSError, IndexError, ValueError):
+        return "-", "-"
+
+
+def _process_start(pid: int) -> str:
+    """The start time of process ``pid`` in clock ticks since boot (Linux ``/proc``), or "-" where unknown."""
+    return _process_state(pid)[1]
+
+
+def _lock_line(path: Path, token: str) -> str:
+    """The owner line of a lock: host, process id and start, creation time, token and the entry's name."""
+    return f"{socket.gethostname()} {os.getpid()} {_process_start(os.getpid())} {time.time():.3f} {token} {path.name}\n"
+
+
+@dataclass(frozen=True)
+class _LockView:
+    """One look at a lock file: its owner line (parsed where it can be) and its modification time."""
+
+    text: str
+    mtime: float
+    signature: tuple
+    host: str | None = None
+    pid: int | None = None
+    start: str | None = None
+    created: float | None = None
+    token: str | None = None
+    entry: str | None = None
+    unreadable: str | None = None
+
+    @property
+    def holder(self) -> str:
+        """``HOST PID since HH:MM:SS`` (the creation time, else the last touch) for messages."""
+        who = f"{self.host} {self.pid}" if self.host is not None else "an unknown owner"
+        t = self.created if self.created is not None else self.mtime
+        return f"{who} since {time.strftime('%H:%M:%S', time.localtime(t))}" if t else who
+
+
+def _look(lock: Path) -> _LockView | None:
+    """Read ``lock`` (None when it is gone). Accepts this cache's owner line and the older ``HOST PID``."""
+    try:
+        st = lock.stat()
+        raw = lock.read_bytes()[:4096]
+    except FileNotFoundError:
         return None
-    return R if R.shape == (n, n) and np.isfinite(R).all() else None
+    except OSError as exc:
+        return _LockView(text="", mtime=0.0, signature=("unreadable", _describe(exc)), unreadable=_describe(exc))
+    text = raw.decode("utf-8", "replace")
+    signature = (st.st_ino, st.st_mtime_ns, st.st_size, raw)
+    fields = text.split()
+    if len(fields) == 6 and fields[1].isdigit():
+        try:
+            created = float(fields[3])
+        except ValueError:
+            created = None
+        if created is not None:
+            return _LockView(text, st.st_mtime, signature, fields[0], int(fields[1]), fields[2], created, fields[4],
+                             fields[5])
+    if len(fields) == 2 and fields[1].isdigit():
+        return _LockView(text, st.st_mtime, signature, fields[0], int(fields[1]))
+    return _LockView(text, st.st_mtime, signature)
 
 
-_LOCK_BEAT_S = 30.0  # a computing process touches its lock this often (other machines see it alive)
+def _stale_reason(view: _LockView, lock: Path, entry: str, idle: float) -> str | None:
+    """Why ``lock`` of the entry named ``entry``, seen as ``view``, no longer guards a computation (None: it may).
+
+    ``idle`` is how long the lock has been seen unchanged (seconds).
+    """
+    if view.host is None:
+        if idle < LOCK_GRACE_S:
+            return None
+        if view.unreadable is not None:
+            return f"the lock file is unreadable ({view.unreadable})"
+        if not view.text.strip():
+            return "the lock file is empty"
+        return f"the lock file is not a benchsel lock ({' '.join(view.text.split())[:40]!r})"
+    if view.entry is not None and view.entry != entry:
+        return f"it names another entry ({view.entry})"
+    if view.host == socket.gethostname():
+        if view.pid == os.getpid():
+            if view.token is None or _HELD.get(str(lock)) != view.token:
+                return "it names this process, which is not computing it"
+        else:
+            try:
+                os.kill(view.pid, 0)
+            except (ProcessLookupError, OverflowError):
+                return f"process {view.pid} is no longer running"
+            except OSError:  # alive under another user
+                pass
+            state, start = _process_state(view.pid)
+            if state in ("Z", "X"):  # killed, not yet reaped by its parent
+                return f"process {view.pid} is no longer running"
+            if view.start not in (None, "-") and start not in ("-", view.start):
+                return f"process {view.pid} on this host did not create it (the process id was reused)"
+    if idle >= LOCK_STALE_S:
+        return f"no heartbeat for {_seconds(idle)} s"
+    return None
 
 
-def _lock_owner() -> str:
-    return f"{socket.gethostname()} {os.getpid()}"
+def _take_over(lock: Path, view: _LockView) -> bool | None:
+    """Remove ``lock`` if it is still as seen in ``view``.
 
-
-def _lock_is_stale(lock: Path) -> bool:
-    """A lock whose owner is a dead process on this machine, or not touched for ``LOCK_WAIT_S``."""
+    True: removed; None: it changed or went meanwhile (look again); False: it
+    cannot be removed.
+    """
+    again = _look(lock)
+    if again is None or again.signature != view.signature:
+        return None
     try:
-        age = time.time() - lock.stat().st_mtime
-        owner = lock.read_text().split()
+        lock.unlink()
+    except FileNotFoundError:
+        return None
     except OSError:
         return False
-    if age > LOCK_WAIT_S:
-        return True
-    if len(owner) == 2 and owner[0] == socket.gethostname() and owner[1].isdigit():
-        try:
-            os.kill(int(owner[1]), 0)
-        except ProcessLookupError:
-            return True
-        except OSError:  # alive under another user
-            return False
-    return False
+    return True
 
 
 def cache_lock(path: Path) -> Path | None:
     """Claim the computation of ``path`` across processes and machines sharing the cache folder.
 
-    Returns the lock file when this process should compute the estimate, or
-    None after waiting for another process that held the lock (the caller
-    then reads the file, or computes it if that process failed). The lock
-    (created with ``O_EXCL``) names its owner (host and process id) and is
-    touched every ``_LOCK_BEAT_S`` seconds while the estimate is computed
-    (:func:`lock_heartbeat`); a lock whose owner died on this machine, or
-    that nobody touched for ``LOCK_WAIT_S``, is stale and removed. Locks are
+    Returns the lock file once this process holds it (the caller then reads
+    ``path`` again, since the previous holder may have written it, and
+    computes it if not), or None when no lock can be had: the folder is not
+    writable, or a live owner kept its lock fresh for :data:`LOCK_WAIT_S`
+    (the caller then computes the estimate without one).
+
+    The lock is created with ``O_EXCL`` and holds one line: host, process id,
+    the process's start time (Linux), creation time, a random token and the
+    entry's file name. Its owner touches it every :data:`LOCK_BEAT_S`
+    (:func:`lock_heartbeat`) and removes it when done (only if the token is
+    still its own). A lock held by another process is waited for, announced
+    once (``waiting for <lock> held by HOST PID since HH:MM:SS ...``) when
+    the wait lasts :data:`LOCK_NOTE_S`, and taken over with a one-line note
+    when it is stale: its owner is a dead process on this host, a live one
+    on this host that did not create it (reused process id, or this process
+    without the token), it names another entry, nobody touched it for
+    :data:`LOCK_STALE_S` (as watched here, or by its modification time:
+    hosts sharing the folder are assumed to agree on the time to well within
+    :data:`LOCK_STALE_S`), or it is empty or unparsable for
+    :data:`LOCK_GRACE_S`. No wait on a stale lock lasts longer than
+    :data:`LOCK_STALE_S` (plus one poll, at most half a second). Locks are
     held only while computing, so two processes cannot wait on each other;
-    the estimate itself is written to a temporary file and renamed
-    (``os.replace``), so a reader sees a complete file or none.
+    two processes that take over the same stale lock at once may both
+    compute the estimate (identical bytes, renamed atomically). Cost: one
+    ``stat`` and read of the lock per poll (every 0.05 s at first, every
+    0.5 s after a few seconds).
     """
+    path = Path(path)
     lock = path.with_suffix(".lock")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError:
         return None
-    deadline = time.monotonic() + LOCK_WAIT_S
+    token = secrets.token_hex(8)
+    t0 = time.monotonic()
+    announced = False
+    seen, seen_at = None, t0
+    pause = 0.05
     while True:
         try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(_lock_owner())
-            if path.exists():  # written by the process that held the lock before
+            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            pass
+        except OSError:  # cannot create locks here (a read-only folder): compute without one
+            return None
+        else:
+            try:
+                with os.fdopen(fd, "w") as fh:
+                    fh.write(_lock_line(path, token))
+            except OSError:
                 lock.unlink(missing_ok=True)
                 return None
+            _HELD[str(lock)] = token
             return lock
-        except FileExistsError:
-            if _lock_is_stale(lock):  # a lock left behind by a killed process
-                lock.unlink(missing_ok=True)
-                continue
-        except OSError:
+        view = _look(lock)
+        if view is None:
+            continue  # released meanwhile: try again at once
+        now = time.monotonic()
+        if view.signature != seen:
+            seen, seen_at = view.signature, now
+        idle = max(now - seen_at, time.time() - view.mtime if view.mtime else 0.0)
+        reason = _stale_reason(view, lock, path.name, idle)
+        if reason is not None:
+            removed = _take_over(lock, view)
+            if removed is False:  # a stale lock this process may not remove: compute without one
+                _note(f"cannot take over stale cache lock {lock} held by {view.holder} ({reason}): "
+                      "computing the estimate without a lock")
+                return None
+            if removed:
+                _note(f"taking over cache lock {lock} held by {view.holder}: {reason}")
+            continue
+        if now - t0 >= LOCK_WAIT_S:
+            _note(f"gave up waiting for {lock} held by {view.holder} after {_seconds(LOCK_WAIT_S)} s: "
+                  "computing the estimate here too")
             return None
-        if path.exists() or time.monotonic() > deadline:
-            return None
-        time.sleep(0.05)
+        if not announced and now - t0 >= LOCK_NOTE_S:
+            _note(f"waiting for {lock} held by {view.holder} (taken over after {_seconds(LOCK_STALE_S)} s "
+                  f"without a heartbeat; at most {_seconds(LOCK_WAIT_S)} s in all)")
+            announced = True
+        time.sleep(pause)
+        pause = min(_POLL_MAX_S, pause * 1.5)
+
+
+def _owns(lock: Path, token: str) -> bool:
+    """Whether ``lock`` still carries ``token`` (False when it is gone, unreadable or another owner's)."""
+    view = _look(lock)
+    return view is not None and view.token == token
+
+
+def _release(lock: Path) -> None:
+    """Remove ``lock`` if this process still owns it (a lock taken over by another process stays)."""
+    token = _HELD.pop(str(lock), None)
+    if token is None or _owns(lock, token):
+        lock.unlink(missing_ok=True)
 
 
 @contextmanager
 def lock_heartbeat(lock: Path | None) -> Iterator[None]:
-    """Touch ``lock`` every ``_LOCK_BEAT_S`` seconds inside the block (a long EM stays visibly alive)."""
+    """Touch ``lock`` every :data:`LOCK_BEAT_S` seconds inside the block (a long EM stays visibly alive).
+
+    A lock that this process holds is touched only while it still carries
+    this process's token (after a take-over the beat stops). ``None``: no-op.
+    """
     if lock is None:
         yield
         return
 
+    token = _HELD.get(str(lock))
     stop = threading.Event()
 
     def beat() -> None:
-        while not stop.wait(_LOCK_BEAT_S):
+        while not stop.wait(LOCK_BEAT_S):
+            if token is not None and not _owns(lock, token):
+                return
             try:
                 os.utime(lock)
             except OSError:

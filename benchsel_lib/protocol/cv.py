@@ -72,6 +72,8 @@ from .sweep import Cell, check_n_jobs, run_sweep
 __all__ = ["cross_validate", "cv_grid", "CVProtocol", "check_pipelines", "split_rows", "UNCONDITIONED"]
 
 _N_TOP = 3  # largest squared residuals kept per (pipeline, holdout, fold, k)
+#: the paper's largest subset size (Section 5.1)
+DEFAULT_K_MAX = 15
 
 
 # --------------------------------------------------------------------------- pipelines
@@ -432,8 +434,9 @@ class CVProtocol:
     ----------
     holdouts : tuple of float
         Holdout fractions in ``[0, 1)``.
-    k_max : int
-        Largest subset size.
+    k_max : int or None
+        Largest subset size (None: the paper's 15, at most the number of
+        benchmarks minus one; resolved for a matrix by :meth:`for_matrix`).
     ks : tuple of int or None
         The subset sizes scored (None: every ``k`` up to ``k_max``).
     n_folds, seed, scheme
@@ -449,7 +452,7 @@ class CVProtocol:
     """
 
     holdouts: tuple[float, ...] = (0.1,)
-    k_max: int = 15
+    k_max: int | None = None
     ks: tuple[int, ...] | None = None
     n_folds: int = 10
     seed: int = 0
@@ -461,7 +464,8 @@ class CVProtocol:
 
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)
-        set_("k_max", check_int(self.k_max, "k_max"))
+        if self.k_max is not None:
+            set_("k_max", check_int(self.k_max, "k_max"))
         set_("seed", check_seed(self.seed))
         set_("n_folds", check_int(self.n_folds, "n_folds", minimum=2))
         if self.scheme not in SCHEMES:
@@ -475,7 +479,26 @@ class CVProtocol:
         levels = self.levels
         set_("levels", _check_fractions(levels, "levels", closed_low=False) if len(np.atleast_1d(levels)) else ())
         set_("min_train_observed", check_int(self.min_train_observed, "min_train_observed"))
-        set_("ks", _check_ks(self.ks, self.k_max))
+        if self.k_max is not None:
+            set_("ks", _check_ks(self.ks, self.k_max))
+
+    def for_matrix(self, n_benchmarks: int) -> CVProtocol:
+        """This protocol with ``k_max`` resolved for a matrix of ``n_benchmarks`` benchmarks.
+
+        Raises
+        ------
+        ValueError
+            ``k_max`` of ``n_benchmarks`` or more (selecting every benchmark
+            leaves nothing to predict), or fewer than 2 benchmarks.
+        """
+        if n_benchmarks < 2:
+            raise ValueError(f"cross-validation needs at least 2 benchmarks, the matrix has {n_benchmarks}")
+        if self.k_max is None:
+            return dataclasses.replace(self, k_max=min(DEFAULT_K_MAX, n_benchmarks - 1))
+        if self.k_max > n_benchmarks - 1:
+            raise ValueError(f"k_max={self.k_max} is out of range: the matrix has {n_benchmarks} benchmarks, choose "
+                             f"1..{n_benchmarks - 1} (selecting every benchmark leaves nothing to predict)")
+        return self
 
     @classmethod
     def from_options(cls, options: dict[str, Any], *, where: str = "") -> CVProtocol:
@@ -512,6 +535,7 @@ def _check_fractions(values: Any, what: str, *, closed_low: bool) -> tuple[float
 def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPlan:
     """Check the matrix and the pipelines against ``protocol`` and lay out its (holdout, fold) splits."""
     check_matrix(matrix)
+    protocol = protocol.for_matrix(len(matrix.benchmarks))
     pipes = check_pipelines(pipelines)
     for p in pipes:
         for sel in p.component("selector"):
@@ -534,7 +558,7 @@ def cross_validate(
     pipelines: Any = ("entropy", "random"),
     *,
     holdouts: Sequence[float] = (0.1,),
-    k_max: int = 15,
+    k_max: int | None = None,
     ks: Sequence[int] | None = None,
     n_folds: int = 10,
     seed: int = 0,
@@ -565,9 +589,11 @@ def cross_validate(
     holdouts : sequence of float
         Holdout fractions ``p`` in ``[0, 1)``; training size ``round((1-p) M)``
         capped at the pool size.
-    k_max : int
-        Largest subset size; capped at the number of usable benchmarks (and
-        of a pipeline's candidates when its selector filters).
+    k_max : int, optional
+        Largest subset size, at most the number of benchmarks minus one
+        (default: the paper's 15, capped there). A split that leaves fewer
+        usable benchmarks, or a selector whose filter leaves fewer candidates,
+        stops there.
     ks : sequence of int, optional
         Report only these subset sizes (each in ``1..k_max``; default every
         ``k = 1..k_max``). Selections still run to ``k_max`` (the greedy

@@ -38,6 +38,7 @@ import joblib
 import numpy as np
 from joblib.externals.loky.process_executor import TerminatedWorkerError
 from joblib.parallel import get_active_backend
+from threadpoolctl import threadpool_limits
 
 from .._progress import progress as _progress
 
@@ -80,7 +81,8 @@ def _run_cell_args(label: str, fn: Callable[..., Any], *args: Any, **kwargs: Any
     once per cell.
     """
     try:
-        return fn(*args, **kwargs)
+        with threadpool_limits(limits=1, user_api="blas"):  # small matrices: one BLAS thread per cell is fastest
+            return fn(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 -- re-raised with the cell's name, chained
         raise SweepError(f"cell {label!r} failed: {type(exc).__name__}: {exc}") from exc
 
