@@ -70,7 +70,6 @@ from benchsel_lib.method.covariance import pairwise_covariance  # noqa: E402
 from benchsel_lib.method.em import em_covariance, em_settings  # noqa: E402
 from benchsel_lib.method.scaling import fit_standardizer  # noqa: E402
 
-
 # ---------------------------------------------------------------------------
 # data
 # ---------------------------------------------------------------------------

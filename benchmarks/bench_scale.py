@@ -139,8 +139,8 @@ class PeakRSS:
 
 def _warm() -> None:
     """Import what a cell needs (run in each worker before timing, so start-up is not timed)."""
-    import benchsel_lib.protocol.cv  # noqa: F401
     import benchsel_lib.method.selection  # noqa: F401
+    import benchsel_lib.protocol.cv  # noqa: F401
 
 
 def warm_local(n_jobs: int) -> None:

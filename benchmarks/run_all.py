@@ -1,8 +1,10 @@
 """Run every speed benchmark in sequence and print its output.
 
 Runs ``bench_em.py`` (EM speed vs a plain reference EM), ``bench_select.py``
-(greedy selection speed) and ``bench_cv.py`` (the paper's full CV grid), each
-in its own Python process, streaming their output. Extra arguments after
+(greedy selection speed), ``bench_cv.py`` (the paper's full CV grid) and
+``bench_threads.py`` (the library's one-BLAS-thread limit against the BLAS
+default; run without the thread variables the Makefile sets), each in its own
+Python process, streaming their output. Extra arguments after
 ``--`` are passed to ``bench_cv.py``. Exit status is non-zero if any
 benchmark failed (the others still run).
 
@@ -18,7 +20,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = ("bench_em.py", "bench_select.py", "bench_cv.py")
+SCRIPTS = ("bench_em.py", "bench_select.py", "bench_cv.py", "bench_threads.py")
+THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,7 +37,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         t0 = time.perf_counter()
         cmd = [sys.executable, path] + (cv_args if script == "bench_cv.py" else [])
-        rc = subprocess.call(cmd, cwd=os.path.dirname(HERE))
+        env = {k: v for k, v in os.environ.items() if script != "bench_threads.py" or k not in THREAD_VARS}
+        rc = subprocess.call(cmd, cwd=os.path.dirname(HERE), env=env)
         print(f"===== {script}: exit {rc}, {time.perf_counter() - t0:.1f} s =====\n", flush=True)
         if rc != 0:
             failed.append(script)

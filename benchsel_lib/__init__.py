@@ -29,6 +29,8 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     # data
     "ScoreMatrix": "data.matrix",
+    "ScoreWarning": "data.matrix",
+    "column_problems": "data.matrix",
     "load_matrix": "data.loaders",
     "load_source": "data.loaders",
     "load_csv": "data.loaders",

@@ -29,7 +29,11 @@ Every subcommand accepts ``--format table|csv|json``. Bad input (unknown
 dataset or benchmark, malformed values, missing files, binary or mis-delimited
 CSV files, out-of-range options, an ``--out`` that cannot be written) ends with
 exit status 2 and one line ``benchsel: error: ...`` on stderr, never a
-traceback; the checks run before any long work. ``cv --out`` writes its table
+traceback; the checks run before any long work. On big or wide matrices the
+pipelines choose, before the work, a path that fits (the recommended
+pipeline's inner search on seeded subsamples, the floored pairwise correlation
+where EM would take too long); ``select`` and ``predict`` say so in one line
+each, ``benchsel: ...`` on stderr. ``cv --out`` writes its table
 all or nothing (a temporary file in the same folder, renamed into place): when
 that write fails after the cross-validation (a full disk, a file-size limit)
 no partial file is left, the summary is still printed and the exit status is
@@ -43,10 +47,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
 import os
 import secrets
 import sys
+import warnings
 
 #: BLAS thread variables the command sets to 1 unless the user set them.
 BLAS_THREAD_VARS: tuple[str, ...] = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -57,8 +63,8 @@ if "numpy" not in sys.modules:  # the console script / python -m: numpy (BLAS) i
     # yourself to use more threads. Imported after numpy (tests, notebooks) this does nothing.
     for _var in BLAS_THREAD_VARS:
         os.environ.setdefault(_var, "1")
-from collections.abc import Iterable, Sequence
-from contextlib import ExitStack, suppress
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -67,8 +73,9 @@ import pandas as pd
 
 from . import __version__
 from ._checks import suggest_names, unknown_name_error
-from .data import DATASETS, load_csv, load_matrix
+from .data import DATASETS, ScoreWarning, load_csv, load_matrix
 from .data.loaders import read_csv_rows
+from .method.correlation import Correlation, em_too_costly
 from .method.pipeline import (
     PAPER_OBJECTIVES,
     RANGE_SDS,
@@ -678,10 +685,62 @@ def _note(text: str) -> None:
 
 
 def _slow_em_note(matrix, estimator: str, what: str) -> None:
-    """Say on stderr when the correlation estimate is an EM over many columns (the slow case)."""
-    n = matrix.shape[1]
-    if estimator in ("auto", "em") and n > 150 and not matrix.observed.all():
+    """Say on stderr when the correlation estimate is an EM over many columns (the slow case).
+
+    Where the "auto" rule replaces EM by the floored pairwise correlation
+    (EM would take too long) the pipeline says so itself (:class:`_LibraryNotes`).
+    """
+    m, n = matrix.shape
+    method = Correlation(estimator).resolved(matrix.scores) if estimator == "auto" else estimator
+    if estimator == "em" and em_too_costly(m, n):
+        _note(f"EM on {m} {'models' if what == 'benchmark' else 'benchmarks'} x {n} {what}s can take very long "
+              "(O(N^3) work per iteration); --estimator auto uses the floored pairwise correlation here")
+    elif method == "em" and n > 150 and not matrix.observed.all():
         _note(f"EM on {n} {what}s with missing entries can take tens of seconds; --estimator pairwise is much faster")
+
+
+class _LibraryNotes(logging.Handler):
+    """Prints the library's notes (level INFO under ``benchsel_lib``) as ``benchsel: ...`` lines on stderr.
+
+    The pipelines log, before the work, the choices they make because of a
+    matrix's size (EM replaced by the floored pairwise correlation, a search
+    run on subsamples); ``select`` and ``predict`` show them as they come.
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:  # noqa: D102
+        _note(record.getMessage())
+
+
+@contextmanager
+def _library_notes() -> Iterator[None]:
+    """Show the library's notes on stderr inside the block (:class:`_LibraryNotes`)."""
+    logger = logging.getLogger("benchsel_lib")
+    handler, level = _LibraryNotes(logging.INFO), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+@contextmanager
+def _warnings_as_lines() -> Iterator[None]:
+    """Show warnings inside the block as one line each, ``benchsel: warning: ...`` on stderr.
+
+    The library reports data problems (a constant column, mixed 0-1 and
+    0-100 scales: :class:`~benchsel_lib.data.matrix.ScoreWarning`) and cache
+    repairs (:class:`~benchsel_lib.protocol.cache.CacheWarning`) as warnings;
+    a command line shows the message, not the source line that raised it.
+    """
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: TextIO | None = None, line: str | None = None) -> None:
+        _note(f"warning: {' '.join(str(message).split())}")
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
 
 
 # ---------------------------------------------------------------- commands
@@ -1112,6 +1171,8 @@ def _cv_table_text(df: Any, json_out: bool) -> str:
 def _cmd_cv(args: argparse.Namespace) -> int:
     out_path = None if args.out is None else _check_out(args.out)  # before the data and the work
     matrix = _load(args.data, data_dir=args.data_dir)
+    for problem in matrix.column_problems():  # reported; the protocol itself is the paper's, unchanged
+        warnings.warn(problem.message, ScoreWarning, stacklevel=1)
     methods = _parse_list(args.methods, "methods")
     for m in methods:
         try:
@@ -1259,7 +1320,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if getattr(args, "data_dir", None) is not None and not Path(args.data_dir).is_dir():
             raise UsageError(f"--data-dir {args.data_dir} is not an existing folder")
-        return int(args.func(args))
+        with _warnings_as_lines(), _library_notes() if args.command in ("select", "predict") else nullcontext():
+            return int(args.func(args))
     except SystemExit as exc:  # --help / --version
         return exc.code if isinstance(exc.code, int) else 0
     except BrokenPipeError:  # e.g. `benchsel ... | head`

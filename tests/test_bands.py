@@ -18,6 +18,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 import benchsel_lib as bs  # noqa: E402
 from benchsel_lib.book import plotting  # noqa: E402
+from benchsel_lib.data import ScoreMatrix  # noqa: E402
 from benchsel_lib.method import correlation as correlation_module  # noqa: E402
 from benchsel_lib.method.pipeline import Pipeline  # noqa: E402
 from benchsel_lib.protocol.cache import correlation_cache  # noqa: E402
@@ -25,7 +26,6 @@ from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
 from benchsel_lib.protocol.splits import cv_splits  # noqa: E402
 from benchsel_lib.protocol.summaries import summarize_cv  # noqa: E402
 from benchsel_lib.studies.bands import first_pick_band, tie_break_band, variant_range  # noqa: E402
-from benchsel_lib.data import ScoreMatrix  # noqa: E402
 
 CV = dict(k_max=4, n_folds=3, seed=0, progress=False)
 

@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from _book_build import NOTEBOOKS, ROOT, quick_build
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -66,9 +65,8 @@ def test_every_notebook_page_has_outputs(site, nb):
 
 def _appendix_pages() -> list[str]:
     """The non-notebook entries of _toc.yml (``docs/performance``, ...), in toc order."""
-    import yaml
-
     import build_book
+    import yaml
 
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     return [f for f in build_book.toc_files(toc) if not f.startswith("notebooks/")]
@@ -247,9 +245,8 @@ def test_browser_check_flags_unrendered_math_and_remote_requests(tmp_path):
 @pytest.mark.parametrize("nb", PARAMS)
 def test_executed_notebooks_keep_no_blank_progress_output(site, nb):
     """A finished progress bar must not leave an empty output box on the page."""
-    import nbformat
-
     import build_book
+    import nbformat
 
     executed = site.parent / "notebooks" / nb.name
     if not executed.exists():
@@ -260,10 +257,9 @@ def test_executed_notebooks_keep_no_blank_progress_output(site, nb):
 
 
 def test_strip_blank_outputs_removes_only_empty_displays(tmp_path):
+    import build_book
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook, new_output
-
-    import build_book
 
     cell = new_code_cell("x", outputs=[
         new_output("display_data", data={"text/plain": ""}),
@@ -346,9 +342,8 @@ def test_glue_check_finds_keys_the_text_reads_but_the_run_did_not_glue(tmp_path)
 
 
 def test_buttons_come_from_one_repository_setting_and_vanish_without_it():
-    import yaml
-
     import build_book
+    import yaml
 
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     assert "url" not in config.get("repository", {}), "_config.yml must not name a repository itself"

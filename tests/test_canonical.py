@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchsel_lib.data import canonical as C
 from benchsel_lib.data import AUXILIARY_COLUMNS, load_matrix
+from benchsel_lib.data import canonical as C
 
 PAPER = Path(__file__).resolve().parents[1].parent / "shared" / "paper" / "submodular-benchmark-selection.tex"
 

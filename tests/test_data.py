@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchsel_lib.data import ScoreMatrix
 from benchsel_lib.data import loaders as L
 from benchsel_lib.data import sources as D
-from benchsel_lib.data import ScoreMatrix
 
 SMALL = "mt_bench.npz"  # a small manifest file used for download tests
 

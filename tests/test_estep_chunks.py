@@ -5,13 +5,12 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from test_estimation import _brute_em_step, _random_spd
 
-from benchsel_lib.method import em as estimation
 from benchsel_lib.data import load_matrix
+from benchsel_lib.method import em as estimation
 from benchsel_lib.method.correlation import estimate_correlation
 from benchsel_lib.method.em import em_covariance
-
-from test_estimation import _brute_em_step, _random_spd
 
 
 def _patterned(M: int, N: int, *, missing: float, seed: int, repeats: int = 1) -> np.ndarray:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.linalg as sla
 
 from benchsel_lib.method.correlation import estimate_correlation
 from benchsel_lib.method.covariance import cov_to_corr, pairwise_covariance

@@ -9,14 +9,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchsel_lib.data import ScoreMatrix
 from benchsel_lib.method.correlation import estimate_correlation
+from benchsel_lib.method.gaussian import GaussianPredictor
 from benchsel_lib.method.pipeline import Pipeline
 from benchsel_lib.protocol.cv import cross_validate
 from benchsel_lib.protocol.splits import cv_splits, fold_assignments
-from benchsel_lib.protocol.summaries import calibration_table, summarize_cv, top_residuals
+from benchsel_lib.protocol.summaries import (
+    calibration_table,
+    summarize_cv,
+    top_residuals,
+)
 from benchsel_lib.studies.extrapolation import extrapolation_check
-from benchsel_lib.method.gaussian import GaussianPredictor
-from benchsel_lib.data import ScoreMatrix
 
 
 def _toy(M: int = 30, N: int = 6, *, seed: int = 0, missing: float = 0.0, rank: int = 2) -> ScoreMatrix:

@@ -5,7 +5,11 @@ import numpy as np
 import pytest
 
 from benchsel_lib.method.base import Predictor
-from benchsel_lib.method.gaussian import GaussianPredictor, conditional_impute, impute_missing
+from benchsel_lib.method.gaussian import (
+    GaussianPredictor,
+    conditional_impute,
+    impute_missing,
+)
 
 
 def _spd(n: int, seed: int) -> np.ndarray:

@@ -5,6 +5,7 @@ import importlib.util
 
 import numpy as np
 import pytest
+from _synthetic import low_rank_scores
 
 from benchsel_lib.method.completion import BenchPressBlend, KNNImputer, SoftImpute
 from benchsel_lib.method.tabimpute import (
@@ -14,8 +15,6 @@ from benchsel_lib.method.tabimpute import (
     TabImputeV2Imputer,
     find_tabimpute_checkpoint,
 )
-
-from _synthetic import low_rank_scores
 
 
 def low_rank_problem(seed: int = 0, m: int = 80, v: int = 20, n: int = 12, rank: int = 2, noise: float = 0.1):

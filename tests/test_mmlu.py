@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchsel_lib.data import mmlu as MM
 from benchsel_lib.data import load_matrix
+from benchsel_lib.data import mmlu as MM
 
 SUBJ = MM.MMLU_SUBJECTS
 

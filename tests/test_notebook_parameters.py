@@ -16,7 +16,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from _book_build import NOTEBOOKS, QUICK_BUDGET_S, build_book
 
 # quick=True is added to each; quick mode caps these values, it does not replace them

@@ -5,7 +5,6 @@ import json
 import re
 
 import pytest
-
 from _book_build import NOTEBOOKS, QUICK_BUDGET_S, quick_build
 
 NO_NOTEBOOKS = pytest.mark.skip(reason="no numbered notebooks (NN_*.ipynb) in notebooks/ yet")

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from _synthetic import as_matrix, low_rank_scores
+
 from benchsel_lib import (
     Correlation,
     GaussianIntervals,

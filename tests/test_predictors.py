@@ -5,13 +5,18 @@ from functools import partial
 
 import numpy as np
 import pytest
+from _synthetic import low_rank_scores
 
-from benchsel_lib.method.predictors import PREDICTORS, StackedPredictor, inner_cv_predictions, make_predictor, nnls_weights
+from benchsel_lib.method.predictors import (
+    PREDICTORS,
+    StackedPredictor,
+    inner_cv_predictions,
+    make_predictor,
+    nnls_weights,
+)
 from benchsel_lib.method.predictors import inner_folds as _inner_folds
 from benchsel_lib.method.regression import RidgePredictor, ridge_loo, ridge_loo_batch
 from benchsel_lib.method.scaling import Scaling
-
-from _synthetic import low_rank_scores
 
 
 def _plain_ridge(A: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:

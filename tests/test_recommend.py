@@ -6,15 +6,13 @@ from functools import partial
 import numpy as np
 import pandas as pd
 import pytest
+from _synthetic import as_matrix, low_rank_scores
 
+from benchsel_lib.method.pipeline import Pipeline, parse_pipeline
+from benchsel_lib.method.search import FALLBACK, pipeline_path
 from benchsel_lib.protocol.cv import cross_validate
 from benchsel_lib.protocol.splits import cv_splits
 from benchsel_lib.protocol.summaries import coverage_column as _cov_col
-from benchsel_lib.method.pipeline import Pipeline, parse_pipeline
-from benchsel_lib.method.search import FALLBACK, pipeline_path
-
-from _synthetic import as_matrix, low_rank_scores
-
 
 _data = partial(low_rank_scores, m=80, n=10, noise=0.5, missing=0.2, standardize=True)
 _matrix = as_matrix

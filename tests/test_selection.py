@@ -8,8 +8,13 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from benchsel_lib.method.selection import Selection, log_det, mutual_information, select
-from benchsel_lib.method.selection import _complement_precision_diag
+from benchsel_lib.method.selection import (
+    Selection,
+    _complement_precision_diag,
+    log_det,
+    mutual_information,
+    select,
+)
 
 LOG_2PIE = math.log(2 * math.pi * math.e)
 

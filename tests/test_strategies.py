@@ -7,14 +7,12 @@ from functools import partial
 
 import numpy as np
 import pytest
+from _synthetic import low_rank_scores
 
 from benchsel_lib.method.correlation import inner_correlation
 from benchsel_lib.method.regression import ridge_loo
 from benchsel_lib.method.selection import lasso_path_order, predictive_greedy
 from benchsel_lib.method.selectors import SELECTORS, min_observed_for, selector_named
-
-from _synthetic import low_rank_scores
-
 
 _data = partial(low_rank_scores, m=60, n=8, noise=0.5, missing=0.0, standardize=True)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchsel_lib._memo import LRUMemo, array_key
 from benchsel_lib._checks import check_int
+from benchsel_lib._memo import LRUMemo, array_key
 
 
 @pytest.mark.parametrize("value, minimum, message", [

@@ -20,7 +20,7 @@ from .loaders import (
     load_npz,
     load_source,
 )
-from .matrix import ScoreMatrix
+from .matrix import ColumnProblem, ScoreMatrix, ScoreWarning, column_problems
 from .sources import (
     MANIFEST,
     PROJECT_ROOT,
@@ -33,12 +33,15 @@ from .sources import (
 
 __all__ = [
     "AUXILIARY_COLUMNS",
+    "ColumnProblem",
     "DATASETS",
     "MANIFEST",
     "MISSING_MARKERS",
     "PROJECT_ROOT",
     "SOURCES",
     "ScoreMatrix",
+    "ScoreWarning",
+    "column_problems",
     "data_path",
     "fetch_all",
     "from_frame",

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["ScoreMatrix"]
+__all__ = ["ColumnProblem", "ScoreMatrix", "ScoreWarning", "column_problems"]
 
 
 def _as_names(names: Iterable[Any], what: str) -> tuple[str, ...]:
@@ -170,6 +170,10 @@ class ScoreMatrix:
             raise ValueError(f"model row(s) with no observed score: {', '.join(map(repr, empty_rows[:10]))}")
         return self
 
+    def column_problems(self) -> list[ColumnProblem]:
+        """Columns that look wrong: constant, or mixing 0-1 and 0-100 scales (:func:`column_problems`)."""
+        return column_problems(self.scores, self.benchmarks)
+
     def transpose(self) -> ScoreMatrix:
         """Benchmarks as rows and models as columns (the model-selection dual)."""
         return ScoreMatrix(self.scores.T, self.benchmarks, self.models, f"{self.source} (transposed)".strip())
@@ -204,6 +208,88 @@ class ScoreMatrix:
                 )
             values[:, j] = converted.to_numpy(dtype=float)
         return cls(values, [str(i) for i in df.index], [str(c) for c in df.columns], source)
+
+
+class ScoreWarning(UserWarning):
+    """A score column looks wrong (constant, mixed scales): the message, one line, names it."""
+
+
+#: a column mixes scales when its scores in (0, 1] and those above 1 are this factor apart or more
+MIXED_SCALE_GAP = 20.0
+
+
+@dataclass(frozen=True)
+class ColumnProblem:
+    """A benchmark column that looks wrong.
+
+    Attributes
+    ----------
+    benchmark : str
+        The column's name.
+    kind : {"constant", "mixed-scale"}
+        ``"constant"``: every observed score is the same value, so the column
+        carries no information about the others (its standardized scores are
+        all zero, yet its variance stays 1 in a correlation matrix, which makes
+        it look maximally uncertain to greedy entropy). ``"mixed-scale"``: some
+        scores lie in (0, 1] and the rest at least :data:`MIXED_SCALE_GAP`
+        times higher, about 100 times the first group: fractions mixed with
+        percentages, most likely (:func:`column_problems`).
+    message : str
+        One line naming the column and what was seen.
+    """
+
+    benchmark: str
+    kind: str
+    message: str
+
+
+def column_problems(scores: np.ndarray, names: Sequence[str]) -> list[ColumnProblem]:
+    """Constant columns and columns that mix 0-1 and 0-100 scales, in column order.
+
+    Parameters
+    ----------
+    scores : ndarray (M, N)
+        Scores in original units, NaN missing.
+    names : sequence of str, length N
+        Benchmark names.
+
+    Returns
+    -------
+    list of ColumnProblem
+        Empty when nothing looks wrong (the paper's matrices). Columns with no
+        observed score are not reported here (:meth:`ScoreMatrix.require_observed`).
+
+    Notes
+    -----
+    A column mixes scales when its positive scores split at 1 into a group in
+    (0, 1] of at least two scores and a group above 1 whose smallest member is
+    at least :data:`MIXED_SCALE_GAP` times the largest of the first, and the
+    first group's median times 100 falls inside the range of the second: a
+    0-100 benchmark on which some models were reported as fractions. Low but
+    real scores (0.5 % among scores from 3 % up; 0.05 % and 0.1 % among scores
+    from 30 % up) are not flagged, and neither is a single fraction, which
+    cannot be told from a real low score. Cost O(M N).
+    """
+    X = np.asarray(scores, dtype=float)
+    out: list[ColumnProblem] = []
+    for j, name in enumerate(names):
+        v = X[:, j]
+        v = v[~np.isnan(v)]
+        if v.size == 0:
+            continue
+        if float(np.ptp(v)) == 0.0:
+            how = "the only observed score is" if v.size == 1 else f"all {v.size} observed scores are"
+            out.append(ColumnProblem(str(name), "constant", f"benchmark {str(name)!r} is constant ({how} {v[0]:g})"))
+            continue
+        low, high = v[(v > 0) & (v <= 1)], v[v > 1]
+        if (low.size >= 2 and high.size and float(high.min()) >= MIXED_SCALE_GAP * float(low.max())
+                and float(high.min()) <= 100 * float(np.median(low)) <= float(high.max())):
+            out.append(ColumnProblem(
+                str(name), "mixed-scale",
+                f"benchmark {str(name)!r} mixes scales: {low.size} of {v.size} scores lie in (0, 1] "
+                f"(up to {low.max():g}) and the others from {high.min():g} to {high.max():g}; "
+                "fractions among percentages?"))
+    return out
 
 
 def _lookup(names: tuple[str, ...], wanted: str | Sequence[str], what: str) -> list[int]:

@@ -14,6 +14,7 @@ deterministic and need no weights:
 """
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -210,6 +211,11 @@ class SoftImpute(BasePredictor):
         return pass_through(fit[tr.shape[0]:], qu)
 
 
+#: most (query row, training row) distance pairs :class:`KNNImputer` holds at once (8 bytes each, a few
+#: such arrays); smaller problems are one block
+KNN_BATCH = 1 << 24
+
+
 class KNNImputer(BasePredictor):
     """Nan-aware k-nearest-neighbour imputation among the training models.
 
@@ -234,7 +240,9 @@ class KNNImputer(BasePredictor):
     Deterministic: ties in distance go to the lower training-row index (stable
     sort).  Complexity O(v m N) for the distances, O(v m log m) for one sort
     of each query row's distances and O(v m N) at most to pick every column's
-    donors (O(v k N) when the nearest rows observed every column).
+    donors (O(v k N) when the nearest rows observed every column).  Memory
+    O(min(v m, KNN_BATCH) + (v + m) N): the distances are computed for
+    blocks of query rows (:data:`KNN_BATCH` pairs at most).
     """
 
     rowwise = True  # a query row's neighbours are training rows only
@@ -250,10 +258,29 @@ class KNNImputer(BasePredictor):
         return f"KNNImputer(n_neighbors={self.n_neighbors}, weights={self.weights!r})"
 
     def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
-        """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored."""
+        """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored.
+
+        The (query rows x training rows) distances are held for at most
+        :data:`KNN_BATCH` pairs at a time (blocks of query rows; one block
+        when everything fits), so memory stays O(KNN_BATCH + (v + m) N).
+        """
         tr, qu = train, query
-        tm, qm = ~np.isnan(tr), ~np.isnan(qu)
-        tf, qf = np.where(tm, tr, 0.0), np.where(qm, qu, 0.0)
+        tm = ~np.isnan(tr)
+        tf = np.where(tm, tr, 0.0)
+        m, N = tr.shape
+        pred = np.zeros_like(qu)
+        # rows per sorting step (below); a block of query rows is a whole number of steps
+        step = max(1, 4_000_000 // max(1, m * N))
+        v_all = qu.shape[0]
+        block = v_all if v_all * m <= KNN_BATCH else max(step, (KNN_BATCH // max(1, m)) // step * step)
+        for b in range(0, v_all, block):
+            pred[b : b + block] = self._predict_block(tm, tf, qu[b : b + block], step)
+        return pass_through(pred, qu)
+
+    def _predict_block(self, tm: np.ndarray, tf: np.ndarray, qu: np.ndarray, step: int) -> np.ndarray:
+        """Predictions of the query rows ``qu`` from the training mask ``tm`` and zero-filled values ``tf``."""
+        qm = ~np.isnan(qu)
+        qf = np.where(qm, qu, 0.0)
         # squared differences over commonly observed columns, vectorized
         sq = (qf**2) @ tm.T + qm.astype(float) @ (tf**2).T - 2.0 * qf @ tf.T
         common = qm.astype(float) @ tm.T.astype(float)
@@ -262,14 +289,13 @@ class KNNImputer(BasePredictor):
             dist = np.sqrt(np.clip(sq, 0.0, None) * n_obs / common)
         dist[common == 0] = np.inf
         pred = np.zeros_like(qu)
-        m, N = tr.shape
+        m, N = tf.shape
         k = min(self.n_neighbors, m)
         # Sort each query row's training rows by distance once (stable: ties to the lower row);
         # the donors of column j are the first k rows in that order that observed j, which is
         # what a stable sort of the distances restricted to j's observers gives.  Donors are
         # gathered into a contiguous (rows, N, k) block so that every sum runs over the same k
         # terms in the same order as predicting one column at a time.
-        step = max(1, 4_000_000 // max(1, m * N))
         for a in range(0, qu.shape[0], step):
             d = dist[a : a + step]
             v = d.shape[0]
@@ -299,7 +325,7 @@ class KNNImputer(BasePredictor):
             wsum = w.sum(axis=2)
             with np.errstate(invalid="ignore", divide="ignore"):
                 pred[a : a + step] = np.where(wsum > 0, (w * vals).sum(axis=2) / wsum, 0.0)
-        return pass_through(pred, qu)
+        return pred
 
 
 def _co_observed_counts(X: np.ndarray) -> np.ndarray:
@@ -309,6 +335,23 @@ def _co_observed_counts(X: np.ndarray) -> np.ndarray:
 
 
 _BLEND_STATES = LRUMemo(8)  # BenchPressBlend's per-training-matrix state
+
+#: most elements (training rows x fits x predictors) of one batch of the blend's ridge fits (8 bytes each,
+#: a few such arrays at a time); smaller problems are one batch
+FIT_BATCH = 1 << 22
+
+
+def _batches(n: int, per_item: int) -> list[slice]:
+    """Slices cutting ``n`` items into near-equal batches of at most :data:`FIT_BATCH` / ``per_item`` items.
+
+    One batch when everything fits; otherwise every batch holds at least two
+    items (a batch of one can take another summation path in ``einsum``). O(1).
+    """
+    if n * per_item <= FIT_BATCH or n < 4:
+        return [slice(0, n)]
+    parts = min(-(-n * per_item // FIT_BATCH), n // 2)
+    bounds = np.linspace(0, n, parts + 1).round().astype(int)
+    return [slice(int(a), int(b)) for a, b in pairwise(bounds)]
 
 
 def _pairwise_corr(X: np.ndarray, min_overlap: int) -> tuple[np.ndarray, np.ndarray]:
@@ -458,31 +501,47 @@ class BenchPressBlend(BasePredictor):
         predictor, then solves ``(Ac' Ac + ridge I) beta = Ac' (y - ybar)`` on
         those models' centred scores; ``None`` when no predictor is left.
         Fits with the same number of predictors are computed together (masked
-        moments over all training rows, one batched solve): O(F m p^2).
+        moments over all training rows, one batched solve): O(F m p^2) time;
+        memory O(m p) per fit, in batches of at most :data:`FIT_BATCH`
+        elements (m x fits x p), each fit's numbers as in one batch.
         """
         out: list = [None] * len(keys)
         if not keys:
             return out
         tf = np.where(tm, tr, 0.0)
+        m = tr.shape[0]
         width = max(len(c) for _, c in keys)
         js = np.array([j for j, _ in keys])
         cols = np.array([list(c) + [c[-1]] * (width - len(c)) for _, c in keys])  # (F, width), padded
         lens = np.array([len(c) for _, c in keys])
-        # rows observing j and the first l predictors, for every prefix length l
-        prefix = tm[:, js][:, :, None] & np.logical_and.accumulate(tm[:, cols], axis=2)  # (m, F, width)
-        enough = (prefix.sum(axis=0) >= self.min_rows) & (np.arange(1, width + 1)[None, :] <= lens[:, None])
+        # rows observing j and the first l predictors, counted for every prefix length l
+        counts = np.empty((len(keys), width), dtype=np.int64)
+        for b in _batches(len(keys), m * width):
+            acc = tm[:, js[b]]
+            for l in range(width):
+                acc = acc & tm[:, cols[b, l]]
+                counts[b, l] = acc.sum(axis=0)
+        enough = (counts >= self.min_rows) & (np.arange(1, width + 1)[None, :] <= lens[:, None])
         use = np.where(enough.any(axis=1), width - np.argmax(enough[:, ::-1], axis=1), 0)
         for p in np.unique(use[use > 0]).tolist():
             idx = np.flatnonzero(use == p)
-            W = prefix[:, idx, p - 1].astype(float)  # (m, f) row masks
-            A = tf[:, cols[idx, :p]]  # (m, f, p)
-            y = tf[:, js[idx]]  # (m, f)
-            n = W.sum(axis=0)
-            a_mean = np.einsum("mf,mfp->fp", W, A) / n[:, None]
-            y_mean = np.einsum("mf,mf->f", W, y) / n
-            Ac = (A - a_mean[None]) * W[:, :, None]
-            G = np.einsum("mfp,mfq->fpq", Ac, Ac) + self.ridge * np.eye(p)[None]
-            rhs = np.einsum("mfp,mf->fp", Ac, (y - y_mean[None]) * W)
+            moments = []  # (a_mean, y_mean, G, rhs) of each batch: the m-sized arrays live one batch at a time
+            for b in _batches(idx.size, m * p):
+                sub = idx[b]
+                rows = tm[:, js[sub]]
+                for l in range(p):
+                    rows = rows & tm[:, cols[sub, l]]
+                W = rows.astype(float)  # (m, f) row masks
+                A = tf[:, cols[sub, :p]]  # (m, f, p)
+                y = tf[:, js[sub]]  # (m, f)
+                n = W.sum(axis=0)
+                a_mean = np.einsum("mf,mfp->fp", W, A) / n[:, None]
+                y_mean = np.einsum("mf,mf->f", W, y) / n
+                Ac = (A - a_mean[None]) * W[:, :, None]
+                G = np.einsum("mfp,mfq->fpq", Ac, Ac) + self.ridge * np.eye(p)[None]
+                rhs = np.einsum("mfp,mf->fp", Ac, (y - y_mean[None]) * W)
+                moments.append((a_mean, y_mean, G, rhs))
+            a_mean, y_mean, G, rhs = (np.concatenate(part) for part in zip(*moments))
             try:
                 beta = np.linalg.solve(G, rhs[:, :, None])[:, :, 0]
             except np.linalg.LinAlgError:  # ridge = 0 with collinear predictors: minimum-norm solutions

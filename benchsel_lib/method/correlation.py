@@ -4,6 +4,18 @@
 or EM, the paper's "auto" rule) and converts it to a correlation matrix;
 :func:`inner_correlation` is the cheaper estimate used inside inner folds;
 :class:`Correlation` is a pipeline's estimation step, naming one of them.
+
+Costs: the pairwise estimate is two matrix products, O(M N^2); EM costs
+O(M N^2 + N^3 + sum_p s_p^3) per iteration (``s_p``: block size of missingness
+pattern ``p``) over up to 1000 iterations, with an N x N eigendecomposition per
+iteration while its PSD floor is active. Where EM would take too long -- fewer
+models than benchmarks and more than :data:`EM_WIDE_BENCHMARKS` benchmarks, or
+more than :data:`EM_MAX_BENCHMARKS` benchmarks (:func:`em_too_costly`) -- the
+"auto" rule and :func:`inner_correlation` use the pairwise correlation with
+its eigenvalues floored at :data:`EIGEN_FLOOR`
+(:func:`floored_pairwise_correlation`) instead; :func:`costly_em_note` says so
+in one line. The thresholds lie far above the paper's matrices (at most 114
+benchmarks), whose estimates do not change.
 """
 from __future__ import annotations
 
@@ -23,13 +35,55 @@ __all__ = [
     "ESTIMATORS",
     "estimate_correlation",
     "inner_correlation",
+    "floored_pairwise_correlation",
+    "em_too_costly",
+    "costly_em_note",
     "EM_MAX_MISSING",
+    "EM_WIDE_BENCHMARKS",
+    "EM_MAX_BENCHMARKS",
+    "EIGEN_FLOOR",
 ]
 
 #: names of the correlation estimators of a pipeline
 ESTIMATORS = ("auto", "pairwise", "em", "fast")
 #: EM configurations (:func:`~benchsel_lib.method.em.em_settings`)
 CONFIGS = ("released", "early")
+#: with fewer models than benchmarks, EM on more than this many benchmarks takes too long (its heavy regime:
+#: up to 1000 iterations, each with O(N^3) factorizations and an N x N eigendecomposition, about 0.05 s at
+#: N = 500 on one core): the "auto" rule uses :func:`floored_pairwise_correlation` instead
+EM_WIDE_BENCHMARKS = 500
+#: EM on more than this many benchmarks takes too long whatever the number of models (O(N^3) per
+#: iteration, about 1 s at N = 2000 on one core): :func:`floored_pairwise_correlation` instead
+EM_MAX_BENCHMARKS = 2000
+#: eigenvalue floor of the pairwise correlation (:func:`floored_pairwise_correlation`)
+EIGEN_FLOOR = 1e-4
+
+
+def em_too_costly(n_models: int, n_benchmarks: int) -> bool:
+    """Whether EM on an ``n_models x n_benchmarks`` matrix would take too long (see the module docstring). O(1).
+
+    True with fewer models than benchmarks and more than
+    :data:`EM_WIDE_BENCHMARKS` benchmarks, or with more than
+    :data:`EM_MAX_BENCHMARKS` benchmarks.
+    """
+    M, N = int(n_models), int(n_benchmarks)
+    return (M < N and N > EM_WIDE_BENCHMARKS) or N > EM_MAX_BENCHMARKS
+
+
+def costly_em_note(n_models: int, n_benchmarks: int) -> str:
+    """The one line that says EM was replaced by the floored pairwise correlation on this shape."""
+    why = "fewer models than benchmarks" if n_models < n_benchmarks else "that many benchmarks"
+    return (f"EM on {n_models:,} models x {n_benchmarks:,} benchmarks would take too long ({why}: "
+            f"O(N^3) work per iteration, up to 1000 iterations); using the pairwise correlation with "
+            f"eigenvalues floored at {EIGEN_FLOOR:g} instead")
+
+
+def _auto_method(A: np.ndarray) -> str:
+    """The estimator of the "auto" rule on ``A``: "pairwise", "em" or "pairwise-floored" (EM too costly)."""
+    M, N = A.shape
+    if not np.isnan(A).any() and M >= N:
+        return "pairwise"
+    return "pairwise-floored" if em_too_costly(M, N) else "em"
 
 
 @dataclass(frozen=True)
@@ -45,7 +99,7 @@ class CorrelationEstimate:
     cov : np.ndarray (N, N)
         Covariance of the standardized data.
     method : str
-        ``"pairwise"`` or ``"em"``, the estimator actually used.
+        ``"pairwise"``, ``"em"`` or ``"pairwise-floored"``, the estimator actually used.
     em : EMResult or None
         The EM result when EM was used.
     """
@@ -83,7 +137,10 @@ def estimate_correlation(
         ``"auto"`` follows the paper (Section 5.1): the pairwise estimate
         (Eq. pairwise-cov, here the ``1/(M-1)`` sample covariance) when no
         entry is missing and ``M >= N``; otherwise EM (Appendix G) with the
-        settings of :func:`em_settings` for ``config``.
+        settings of :func:`em_settings` for ``config`` -- unless EM would
+        take too long (:func:`em_too_costly`), where it is the floored
+        pairwise correlation (:func:`floored_pairwise_correlation`, method
+        ``"pairwise-floored"``).
     config : {"released", "early"}
         EM configuration, see :func:`em_settings`.
     context : {"full", "cv"}
@@ -102,11 +159,13 @@ def estimate_correlation(
     -------
     CorrelationEstimate
         ``corr = cov_to_corr(cov)``; always finite, also for constant or
-        duplicated columns and for ``M < N``.
+        duplicated columns and for ``M < N``. For ``"pairwise-floored"``
+        ``cov`` is the floored correlation itself.
 
     Notes
     -----
-    Cost: O(M N^2) for pairwise; EM as in :func:`em_covariance`.
+    Cost: O(M N^2) for pairwise; EM as in :func:`em_covariance`;
+    pairwise-floored as :func:`floored_pairwise_correlation`.
     """
     A = check_data_matrix(X, min_rows=2)
     if method not in ("auto", "pairwise", "em"):
@@ -116,8 +175,11 @@ def estimate_correlation(
     Z = st.transform(A)
     obs = ~np.isnan(A)
     if method == "auto":
-        method = "pairwise" if obs.all() and M >= N else "em"
+        method = _auto_method(A)
     em = None
+    if method == "pairwise-floored":  # already a correlation: cleaned in place (N x N copies are big here)
+        cov = _clean_correlation(floored_pairwise_correlation(Z))
+        return CorrelationEstimate(corr=cov, mean=st.mean, std=st.std, cov=cov, method=method)
     if method == "pairwise":
         cov = pairwise_covariance(Z)
     else:
@@ -144,31 +206,117 @@ def inner_correlation(train: np.ndarray) -> np.ndarray:
     estimator (``estimate_correlation(method="auto", context="cv")``: pairwise
     on complete data, EM otherwise), cheap there and better conditioned than
     pairwise correlations.  On sparser matrices (EM per inner fold would cost
-    seconds): the pairwise-complete covariance (Appendix G) as a correlation,
-    eigenvalues floored at ``1e-4`` and rescaled to a unit diagonal,
-    O(m N^2 + N^3).
+    seconds), and where EM would take too long (:func:`em_too_costly`): the
+    pairwise-complete covariance (Appendix G) as a correlation, eigenvalues
+    floored at :data:`EIGEN_FLOOR` and rescaled to a unit diagonal
+    (:func:`floored_pairwise_correlation`), O(m N^2 + N^3).
     """
 
     tr = np.asarray(train, dtype=float)
-    obs_cols = (~np.isnan(tr)).sum(axis=0) >= 2
-    if np.isnan(tr).mean() <= EM_MAX_MISSING and obs_cols.all() and tr.shape[0] >= 3:
+    if _inner_route(tr) == "paper":
         try:
             R = np.asarray(estimate_correlation(tr, method="auto", context="cv", std_floor="relative").corr, dtype=float)
             if np.isfinite(R).all():
                 return (R + R.T) / 2.0
         except ValueError:
             pass
+    return floored_pairwise_correlation(tr)
+
+
+def _inner_route(tr: np.ndarray) -> str:
+    """The route of :func:`inner_correlation`: "paper" (the "auto" estimate), "floored", or "costly" (floored: EM too costly). O(m N)."""
+    obs_cols = (~np.isnan(tr)).sum(axis=0) >= 2
+    if np.isnan(tr).mean() <= EM_MAX_MISSING and obs_cols.all() and tr.shape[0] >= 3:
+        return "costly" if _auto_method(tr) == "pairwise-floored" else "paper"
+    return "floored"
+
+
+def floored_pairwise_correlation(train: np.ndarray, floor: float = EIGEN_FLOOR) -> np.ndarray:
+    """The pairwise-complete correlation with its eigenvalues floored at ``floor``, rescaled to a unit diagonal.
+
+    The pairwise-complete covariance (Appendix G) of the rows as a
+    correlation (columns never observed: identity), its eigenvalues raised to
+    ``floor`` (``V max(w, floor) V^T``), then rescaled to a unit diagonal: a
+    positive definite correlation whatever the missingness.
+
+    Parameters
+    ----------
+    train : ndarray (m, N)
+        Scores (standardized or not), NaN missing.
+    floor : float
+        Smallest eigenvalue before the rescaling.
+
+    Returns
+    -------
+    ndarray (N, N)
+
+    Notes
+    -----
+    Cost O(m N^2 + N^3) (one eigendecomposition of the N x N matrix). A
+    complete matrix with fewer rows than columns and more than
+    :data:`EM_WIDE_BENCHMARKS` columns takes the low-rank route instead: its
+    correlation is ``Y^T Y`` for the m x N standardized rows ``Y``, so the
+    eigenpairs come from the m x m Gram matrix ``Y Y^T`` and the floored
+    matrix is ``floor I + W W^T`` with ``W`` (N x m): O(m^2 N + m N^2), no
+    N x N eigendecomposition (equal to the general route up to rounding).
+    """
+    tr = np.asarray(train, dtype=float)
+    m, N = tr.shape
+    if m < N and N > EM_WIDE_BENCHMARKS and m >= 2 and not np.isnan(tr).any():
+        return _floored_low_rank(tr, floor)
     ok = (~np.isnan(tr)).sum(axis=0) >= 1
-    C = np.eye(tr.shape[1])
+    C = np.eye(N)
     if ok.any():
         sub = tr[:, ok]
         keep = (~np.isnan(sub)).any(axis=1)
         if keep.sum() >= 1:
             C[np.ix_(ok, ok)] = cov_to_corr(pairwise_covariance(sub[keep]))
     w, V = np.linalg.eigh((C + C.T) / 2.0)
-    C = (V * np.maximum(w, 1e-4)) @ V.T
+    C = (V * np.maximum(w, floor)) @ V.T
     d = np.sqrt(np.diag(C))
     return C / d[:, None] / d[None, :]
+
+
+def _floored_low_rank(tr: np.ndarray, floor: float) -> np.ndarray:
+    """:func:`floored_pairwise_correlation` of a complete ``m x N`` matrix with ``m < N`` via its m x m Gram matrix.
+
+    With ``Y`` the centred columns scaled to unit norm (constant columns: 0),
+    the correlation is ``Y^T Y + diag(constant)``; its nonzero eigenvalues are
+    those ``lam`` of ``Y Y^T = U diag(lam) U^T`` with eigenvectors
+    ``Y^T u / sqrt(lam)``, every other one is 0 (or 1 for a constant column).
+    Flooring gives ``floor I + W W^T + (1 - floor) diag(constant)`` with
+    ``W = Y^T U diag(sqrt(max(lam - floor, 0) / lam))``. O(m^2 N + m N^2),
+    memory one N x N array.
+    """
+    Yc = tr - tr.mean(axis=0)
+    norm = np.sqrt((Yc * Yc).sum(axis=0))
+    const = ~(norm > 0) | ~np.isfinite(norm)
+    Y = np.where(const, 0.0, Yc / np.where(const, 1.0, norm))
+    lam, U = np.linalg.eigh(Y @ Y.T)
+    big = lam > floor
+    W = (Y.T @ U[:, big]) * np.sqrt((lam[big] - floor) / lam[big])
+    C = W @ W.T
+    C[np.diag_indices(C.shape[0])] += floor + (1.0 - floor) * const
+    d = np.sqrt(np.diag(C)).copy()
+    C /= d[:, None]
+    C /= d[None, :]
+    return _clean_correlation(C)
+
+
+def _clean_correlation(C: np.ndarray, block: int = 1024) -> np.ndarray:
+    """``C`` made exactly symmetric (blockwise ``(C + C^T) / 2``), clipped to [-1, 1], unit diagonal; in place.
+
+    Memory: one ``block x block`` temporary instead of N x N copies. O(N^2).
+    """
+    n = C.shape[0]
+    for i in range(0, n, block):
+        for j in range(i, n, block):
+            avg = (C[i:i + block, j:j + block] + C[j:j + block, i:i + block].T) / 2.0
+            C[i:i + block, j:j + block] = avg
+            C[j:j + block, i:i + block] = avg.T
+    np.clip(C, -1.0, 1.0, out=C)
+    np.fill_diagonal(C, 1.0)
+    return C
 
 
 @dataclass(frozen=True)
@@ -180,11 +328,13 @@ class Correlation:
     estimator : {"auto", "pairwise", "em", "fast"}
         ``"auto"``, ``"pairwise"``, ``"em"``: :func:`estimate_correlation`
         with that method (Section 5.1's rule for "auto": pairwise on complete
-        data with at least as many models as benchmarks, EM otherwise) on the
-        training scores in the pipeline's space, standardized with the
-        protocol's floor. ``"fast"``: :func:`inner_correlation` of the
-        pipeline's standardized rows (EM up to half the entries missing,
-        floored pairwise beyond), the estimate of the recommended pipeline.
+        data with at least as many models as benchmarks, EM otherwise, the
+        floored pairwise correlation where EM would take too long,
+        :func:`em_too_costly`) on the training scores in the pipeline's
+        space, standardized with the protocol's floor. ``"fast"``:
+        :func:`inner_correlation` of the pipeline's standardized rows (EM up
+        to half the entries missing, floored pairwise beyond or where EM
+        would take too long), the estimate of the recommended pipeline.
     config : {"released", "early"}
         EM configuration (Appendix G; :func:`~benchsel_lib.method.em.em_settings`).
     """
@@ -199,11 +349,26 @@ class Correlation:
             raise ValueError(f"unknown EM configuration {self.config!r}: use one of {CONFIGS}")
 
     def resolved(self, values: np.ndarray) -> str:
-        """The estimator that runs on ``values``: ``"pairwise"`` or ``"em"`` (the paper's rule for ``"auto"``), or ``"fast"``."""
+        """The estimator that runs on ``values``: ``"pairwise"``, ``"em"`` or ``"pairwise-floored"`` (the rule for ``"auto"``), or ``"fast"``."""
         if self.estimator != "auto":
             return self.estimator
-        A = np.asarray(values, dtype=float)
-        return "pairwise" if not np.isnan(A).any() and A.shape[0] >= A.shape[1] else "em"
+        return _auto_method(np.asarray(values, dtype=float))
+
+    def note(self, values: np.ndarray, standardized: np.ndarray | None = None) -> str | None:
+        """One line when EM would take too long here and the floored pairwise correlation replaces it, else None.
+
+        ``values`` as for :meth:`estimate`; ``"fast"`` reads ``standardized``
+        (default ``values``). O(M N).
+        """
+        if self.estimator == "auto":
+            A = np.asarray(values, dtype=float)
+            costly = _auto_method(A) == "pairwise-floored"
+        elif self.estimator == "fast":
+            A = np.asarray(values if standardized is None else standardized, dtype=float)
+            costly = _inner_route(A) == "costly"
+        else:
+            return None
+        return costly_em_note(*A.shape) if costly else None
 
     def estimate(self, values: np.ndarray, standardized: np.ndarray, *, context: Literal["full", "cv"] = "cv") -> np.ndarray:
         """The (symmetric) correlation of the training rows.
@@ -219,11 +384,13 @@ class Correlation:
 
         Notes
         -----
-        Cost: pairwise O(M N^2); EM as :func:`~benchsel_lib.method.em.em_covariance`.
+        Cost: pairwise O(M N^2); EM as :func:`~benchsel_lib.method.em.em_covariance`;
+        floored pairwise as :func:`floored_pairwise_correlation`; memory a few
+        N x N arrays.
         """
         if self.estimator == "fast":
             return inner_correlation(standardized)
         est = estimate_correlation(values, method=self.estimator, config=self.config, context=context,
                                    std_floor="relative")
         R = np.asarray(est.corr, dtype=float)
-        return (R + R.T) / 2.0
+        return R if est.method == "pairwise-floored" else (R + R.T) / 2.0  # the floored one is symmetric

@@ -39,7 +39,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import logging
 import math
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,7 +52,7 @@ from scipy.special import expit, ndtri
 from threadpoolctl import threadpool_limits
 
 from .._checks import check_int, check_level, check_matrix, unknown_name_error
-from ..data import ScoreMatrix
+from ..data import ScoreMatrix, ScoreWarning, column_problems
 from .calibration import (
     Conformal,
     GaussianIntervals,
@@ -91,6 +93,8 @@ RANGE_SDS: float = 10.0
 PAPER_OBJECTIVES = ("entropy", "mi", "random")
 #: interval levels whose conformal multipliers a search keeps (any other level is read off the residuals)
 DEFAULT_LEVELS = (0.5, 0.8, 0.9)
+#: the notes of a fit (``Pipeline.notes_``) are also logged here (level INFO) when the choice is made
+_LOG = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------- given scores
@@ -284,6 +288,10 @@ class FittedPath:
     n_forced : int or None
         Mandatory benchmarks present in these training rows (None when the
         selector has none).
+    notes : list of str
+        One line per choice the fit made because of the matrix's size (the
+        correlation estimator where EM would take too long, a search cut
+        down to its budget); empty on the paper's matrices.
     """
 
     scaling: FittedScaling
@@ -292,6 +300,7 @@ class FittedPath:
     _predict: Callable[[np.ndarray, list[PathStep]], list[StepPrediction]] = field(repr=False)
     correlation: np.ndarray | None = field(default=None, repr=False)
     selection: Selection | None = None
+    notes: list[str] = field(default_factory=list)
 
     def predict(self, z: np.ndarray, steps: list[PathStep] | None = None) -> list[StepPrediction]:
         """Predictions for query rows ``z`` (standardized, NaN missing) at every step (or at ``steps``).
@@ -347,6 +356,17 @@ class Pipeline:
     choice_ : Recommendation or None
         A search's choice (selector, predictor, inner-CV R^2 of every candidate).
     benchmarks_ : list of str
+    notes_ : list of str
+        One line per column that looks wrong (constant: never selected;
+        mixing 0-1 and 0-100 scales; each also a :class:`ScoreWarning`), and
+        one per choice made because of the matrix's size, before the work
+        started: the floored pairwise correlation where EM would take too
+        long (:func:`~benchsel_lib.method.correlation.em_too_costly`), a search
+        run on subsamples of the models or benchmarks
+        (:func:`~benchsel_lib.method.search.plan_search`; these are logged,
+        level INFO, loggers under ``benchsel_lib``, when made). Empty on the
+        paper's matrices and on small clean ones, whose results these rules
+        never change.
     selected : list of str
         The selected benchmarks, in order.
 
@@ -428,6 +448,14 @@ class Pipeline:
             Variance factor of the Gaussian intervals, or fit it on inner folds.
         inner_folds : int
             Inner folds of the fitted inflation.
+
+        With ``estimator="auto"`` the correlation is the paper's rule, except
+        where EM would take too long (fewer models than benchmarks and more
+        than :data:`~benchsel_lib.method.correlation.EM_WIDE_BENCHMARKS`
+        benchmarks, or more than
+        :data:`~benchsel_lib.method.correlation.EM_MAX_BENCHMARKS`:
+        :func:`~benchsel_lib.method.correlation.em_too_costly`), where it is
+        the pairwise correlation with floored eigenvalues (``notes_`` says so).
         """
         return cls(
             k,
@@ -462,6 +490,14 @@ class Pipeline:
         ``random``) with the predictors (default Gaussian, ridge, kNN, blend)
         and their NNLS stack; correlation ``"fast"``; split-conformal intervals.
         ``min_observed`` and ``initial`` apply to every candidate selector.
+
+        Cost: the inner search of :func:`~benchsel_lib.method.search.pipeline_path`,
+        estimated before it starts (:func:`~benchsel_lib.method.search.search_cost`);
+        beyond :data:`~benchsel_lib.method.search.SEARCH_BUDGET` (tens of
+        thousands of models, thousands of benchmarks) it runs on seeded
+        subsamples and leaves out candidates whose selection would take too
+        long, while the final selection and fit use every model and
+        benchmark (``notes_`` says so).
         """
         sels = []
         for s in selectors:
@@ -656,6 +692,7 @@ class Pipeline:
         context: str = "cv",
         revealed: Sequence[int] | None = None,
         correlation: np.ndarray | None = None,
+        exclude: Sequence[str] = (),
     ) -> FittedPath:
         """Fit on training rows for every subset size up to ``k_max`` (the unit of work of cross-validation).
 
@@ -685,12 +722,21 @@ class Pipeline:
             chooses the predictor).
         correlation : ndarray (N, N), optional
             The training correlation when it is already known (not estimated again).
+        exclude : sequence of str
+            Benchmarks no selector may pick here, on top of each selector's
+            own ``exclude`` (:meth:`fit` passes the matrix's constant
+            columns; mandatory benchmarks are never excluded).
 
         Returns
         -------
         FittedPath
         """
         spec = self.validate()
+        if exclude:
+            spec["selector"] = [
+                dataclasses.replace(s, exclude=s.exclude + tuple(
+                    b for b in map(str, exclude) if b not in s.exclude and b not in s.initial))
+                for s in spec["selector"]]
         if unconditioned not in UNCONDITIONED:
             raise ValueError(f"unknown unconditioned rule {unconditioned!r}: use one of {UNCONDITIONED}")
         seeds = seeds or FitSeeds.from_seed(int(self.seed))
@@ -699,9 +745,14 @@ class Pipeline:
         fs = spec["scaling"].fit(X)
         values, z = fs.values(X), fs.transform(X)
         corr: Correlation = spec["correlation"]
+        notes: list[str] = []
         if correlation is not None:
             R = np.asarray(correlation, dtype=float)
         else:
+            cnote = corr.note(values, z)  # EM replaced where it would take too long: said before the estimate
+            if cnote:
+                _LOG.info(cnote)
+                notes.append(cnote)
             R = correlate(corr, values, z) if correlate is not None else corr.estimate(values, z, context=context)
         # inner folds of a fitted inflation are cross-validation splits
         inner = correlate or (lambda c, v, s: c.estimate(v, s, context="cv"))
@@ -710,16 +761,18 @@ class Pipeline:
         initial = set().union(*(s.initial for s in sels))
         n_forced = sum(1 for b in initial if b in names) if initial else None
         if spec["search"]:
-            return self._fit_search(spec, fs, z, R, names, k_max, ks, seeds, intervals, revealed, n_forced)
-        return self._fit_direct(spec, fs, values, z, R, names, counts, k_max, ks, seeds, inner, intervals,
-                                unconditioned, revealed, n_forced)
+            path = self._fit_search(spec, fs, z, R, names, k_max, ks, seeds, intervals, revealed, n_forced)
+        else:
+            path = self._fit_direct(spec, fs, values, z, R, names, counts, k_max, ks, seeds, inner, intervals,
+                                    unconditioned, revealed, n_forced)
+        path.notes[:0] = notes
+        return path
 
     def _fit_direct(self, spec, fs, values, z, R, names, counts, k_max, ks, seeds, inner, intervals,
                     unconditioned, revealed, n_forced) -> FittedPath:
         sel: Selector = spec["selector"][0]
         N = len(names)
         pred = spec["predictor"][0]
-        fitted = (make_predictor(pred) if isinstance(pred, str) else copy.deepcopy(pred)).fit(z, cov=R)  # own copy
         if revealed is not None:
             order = np.asarray(list(revealed), dtype=int)
             steps = [PathStep(order.size, order, _nan_diagnostics())]
@@ -731,7 +784,7 @@ class Pipeline:
             if k_max is None:
                 k_eff = None
             else:
-                k_eff = min(int(k_max), N, sel.n_candidates(counts, forced, z.shape[0]))
+                k_eff = min(int(k_max), N, sel.n_candidates(counts, forced, z.shape[0], names=names))
                 if k_eff < 1:
                     return FittedPath(fs, [], n_forced, _NoPredictions(), R)
             selection = sel.select(R, k_eff, names=names, counts=counts, n_models=z.shape[0], train=z,
@@ -741,6 +794,9 @@ class Pipeline:
                                              "logdet": float(selection.logdet[k - 1]),
                                              "mi": float(selection.mi[k - 1]) if len(selection.mi) >= k else np.nan})
                      for k in range(1, order.size + 1) if ks is None or k in ks]
+        # fit after the selection: the predictor's copy of the N x N correlation and the selection's work
+        # arrays are then never held together
+        fitted = (make_predictor(pred) if isinstance(pred, str) else copy.deepcopy(pred)).fit(z, cov=R)  # own copy
         cal = spec["calibrator"]
         gaussian = isinstance(cal, GaussianIntervals)
         fixed = float(cal.inflation) if gaussian and cal.inflation != "inner" else 1.0
@@ -770,7 +826,7 @@ class Pipeline:
             for sel in spec["selector"]:
                 forced = np.zeros(len(names), dtype=bool)
                 forced[sel.resolve_initial(names, missing="skip")] = True
-                reach.append(sel.n_candidates(counts, forced, z.shape[0]))
+                reach.append(sel.n_candidates(counts, forced, z.shape[0], names=names))
             k_max = min(int(k_max), max(reach))  # the largest size some candidate selector can reach
             if k_max < 1:
                 return FittedPath(fs, [], n_forced, _NoPredictions(), R)
@@ -780,7 +836,9 @@ class Pipeline:
                     return FittedPath(fs, [], n_forced, _NoPredictions(), R)
             recs = [r for r in pipeline_path(z, k_max, ks=ks, **kw) if len(r.selection) >= r.k]
         steps = [PathStep(r.k, np.asarray(r.selection, dtype=int), _nan_diagnostics(), choice=r) for r in recs]
-        return FittedPath(fs, steps, n_forced, _SearchPredictions(z, R, spec["calibrator"] is not None), R)
+        notes = [recs[0].plan] if recs and recs[0].plan else []
+        return FittedPath(fs, steps, n_forced, _SearchPredictions(z, R, spec["calibrator"] is not None), R,
+                          notes=notes)
 
     def fit(self, matrix: ScoreMatrix, *, revealed: Sequence[str] | None = None) -> Pipeline:
         """Fit on a whole score matrix: scale, estimate, select ``k`` benchmarks, fit the predictor; return self.
@@ -792,6 +850,17 @@ class Pipeline:
         revealed : sequence of str, optional
             The benchmarks a new model ran, in place of a selection (a search
             then chooses only the predictor, for these benchmarks).
+
+        Notes
+        -----
+        Cost: the correlation estimate (pairwise O(M N^2); EM O(M N^2 + N^3)
+        per iteration, replaced by the floored pairwise correlation where it
+        would take too long), the selection (O(k^2 N) greedy entropy, O(k N^3)
+        greedy MI, plus one O(N^3) factorization for its diagnostics) and,
+        for a search, the inner cross-validation planned within
+        :data:`~benchsel_lib.method.search.SEARCH_BUDGET`. Memory: a few
+        N x N arrays and O(M N). Choices made for the matrix's size are in
+        ``notes_``.
         """
         check_matrix(matrix)
         spec = self.validate()
@@ -814,10 +883,14 @@ class Pipeline:
             if self.k is not None and self.k > len(names):
                 raise ValueError(f"k={self.k} is out of range: the matrix has {len(names)} benchmarks")
         k = len(cols) if cols is not None else self.k
+        notes, constant = self._column_notes(X, names, spec, select=cols is None)
         with threadpool_limits(limits=1, user_api="blas"):  # EM and the inner CV: many small solves, one thread is fastest
-            path = self.fit_path(X, names=names, k_max=k, ks=None if k is None else [k], context="full", revealed=cols)
+            path = self.fit_path(X, names=names, k_max=k, ks=None if k is None else [k], context="full", revealed=cols,
+                                 exclude=constant)
         if not path.steps:
-            raise ValueError(f"no selection of k={k} benchmarks is possible on this matrix")
+            why = (f" ({len(constant)} constant benchmark(s) are never selected: "
+                   f"{', '.join(map(repr, constant[:5]))}{' ...' if len(constant) > 5 else ''})" if constant else "")
+            raise ValueError(f"no selection of k={k} benchmarks is possible on this matrix{why}")
         self.benchmarks_ = names
         self.matrix_ = matrix
         self.scaling_ = path.scaling
@@ -826,10 +899,36 @@ class Pipeline:
         self.step_ = path.steps[-1]
         self.selection_: Selection | None = path.selection
         self.choice_: Recommendation | None = self.step_.choice
+        self.notes_: list[str] = notes + list(path.notes)
         self.ranges_ = column_ranges(X)
         self._revealed_fits: dict[tuple[int, ...], tuple[FittedPath, PathStep]] = {
             tuple(sorted(int(j) for j in self.step_.selected)): (path, self.step_)}
         return self
+
+    @staticmethod
+    def _column_notes(X: np.ndarray, names: list[str], spec: dict[str, Any], *,
+                      select: bool) -> tuple[list[str], list[str]]:
+        """Warn about constant and mixed-scale columns; return the notes and the constant columns to exclude.
+
+        A constant column carries no information about the others, yet its
+        variance stays 1 in the correlation, so greedy entropy would pick it
+        early: a whole-matrix fit never selects it (unless it is mandatory).
+        Cross-validation keeps the paper's protocol and does not apply this.
+        """
+        mandatory = set().union(*(s.initial for s in spec["selector"]))
+        notes: list[str] = []
+        constant: list[str] = []
+        for problem in column_problems(X, names):
+            text = problem.message
+            if problem.kind == "constant" and select:
+                if problem.benchmark in mandatory:
+                    text += ": it carries no information, but is selected because it is mandatory"
+                else:
+                    text += ": it carries no information and is never selected"
+                    constant.append(problem.benchmark)
+            warnings.warn(text, ScoreWarning, stacklevel=3)
+            notes.append(text)
+        return notes, constant
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "path_"):
@@ -852,6 +951,7 @@ class Pipeline:
             X = np.asarray(self.matrix_.scores, dtype=float)
             path = self.fit_path(X, names=self.benchmarks_, k_max=len(cols), context="full", revealed=cols,
                                  correlation=self.correlation_, seeds=FitSeeds.from_seed(int(self.seed)))
+            self.notes_.extend(n for n in path.notes if n not in self.notes_)
             out = (path, path.steps[-1])
         else:
             order = np.asarray(cols, dtype=int)

@@ -17,9 +17,28 @@ the chosen pair (:func:`~benchsel_lib.method.calibration.conformal_scales`):
 the interval at level ``L`` is ``pred +- q_L s_j``.  A
 :class:`~benchsel_lib.method.pipeline.Pipeline` with several candidates or
 conformal intervals fits through this function.
+
+Cost and big matrices: before any work, :func:`plan_search` estimates the
+operations of the search (:func:`search_cost`: per inner fold a correlation,
+one selection per strategy and every predictor per (strategy, k); the
+k-nearest-neighbour distances grow with the square of the number of models,
+the selections with the cube of the number of benchmarks).  Within
+:data:`SEARCH_BUDGET` the search runs on every model and benchmark.  Above
+it, the inner cross-validation runs on a seeded subsample of the models (at
+least :data:`SEARCH_MIN_MODELS`, so a matrix with no more models keeps them
+all) and/or of the benchmarks (at least :data:`SEARCH_MIN_BENCHMARKS`;
+mandatory and given benchmarks always kept), and a candidate strategy whose
+selection on all benchmarks would cost more than :data:`SELECTION_BUDGET`
+(MI on several thousand benchmarks) is left out; the final selection and the
+fits use every model and benchmark.  The paper's matrices (at most 263
+models and 114 benchmarks) lie far below the floors: their searches, and
+every number computed from them, are those of the full search.  ``Recommendation.plan`` says so in one line,
+which is also logged (level INFO, logger ``benchsel_lib.method.search``)
+when the plan is made, before the work; the ``benchsel`` command prints it.
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -28,9 +47,10 @@ import numpy as np
 import pandas as pd
 
 from .._checks import check_int
+from .._random import rng
 from .base import pass_through
 from .calibration import conformal_quantile, conformal_scores
-from .correlation import inner_correlation
+from .correlation import EM_MAX_MISSING, em_too_costly, inner_correlation
 from .predictors import PREDICTORS, inner_folds, make_predictor, nnls_weights
 from .scaling import Scaling
 from .selectors import Selector, selector_named
@@ -42,6 +62,14 @@ __all__ = [
     "DEFAULT_STRATEGIES",
     "DEFAULT_PREDICTORS",
     "FALLBACK",
+    "SearchPlan",
+    "plan_search",
+    "search_cost",
+    "selection_cost",
+    "SEARCH_BUDGET",
+    "SEARCH_MIN_MODELS",
+    "SEARCH_MIN_BENCHMARKS",
+    "SELECTION_BUDGET",
 ]
 
 
@@ -55,6 +83,20 @@ DEFAULT_PREDICTORS = ("gaussian", "ridge", "knn", "blend")
 
 #: the named default used when there are too few training models for the inner CV
 FALLBACK = ("mi", "gaussian")
+
+#: a search cut down to its budget is also logged (level INFO) here when it is planned, before the work
+_LOG = logging.getLogger(__name__)
+
+#: estimated operations (:func:`search_cost`) above which the inner search runs on subsamples (about
+#: ten seconds on one core); a matrix within both subsample floors below is never subsampled
+SEARCH_BUDGET = 3e10
+#: a subsample of the models keeps at least this many (a matrix with no more models is never subsampled)
+SEARCH_MIN_MODELS = 2000
+#: a subsample of the benchmarks keeps at least this many (a matrix with no more is never subsampled)
+SEARCH_MIN_BENCHMARKS = 1000
+#: a candidate strategy whose selection on every benchmark is estimated above this many operations
+#: (:func:`selection_cost`) is left out of a search that has other candidates
+SELECTION_BUDGET = 1e12
 
 
 @dataclass
@@ -84,6 +126,10 @@ class Recommendation:
     conformal : ndarray or None
         The sorted scaled absolute inner-CV residuals, from which the
         multiplier of any level is read (:meth:`quantile`).
+    plan : str or None
+        How the search was cut down to fit :data:`SEARCH_BUDGET` (subsamples,
+        strategies left out), one line; None when it ran on every model and
+        benchmark with every candidate.
     """
 
     k: int
@@ -98,6 +144,7 @@ class Recommendation:
     seed: int = 0
     inner_r2: float = float("nan")
     conformal: np.ndarray | None = field(default=None, repr=False)
+    plan: str | None = None
 
     @property
     def name(self) -> str:
@@ -191,6 +238,264 @@ def block_predictions(pred: Any, train: np.ndarray, blocks: list, cov: np.ndarra
     return out
 
 
+def selection_cost(objective: str, n_benchmarks: int, k: int, n_models: int = 0) -> float:
+    """Estimated operations of one selection of ``k`` among ``n_benchmarks`` (:meth:`Selector.select`). O(1).
+
+    Every selection ends with one factorization of the N x N correlation for
+    its diagnostics (``N^3 / 3``); on top: entropy and random ``k^2 N``, MI a
+    fresh factorization and triangular inverse of the complement per step
+    (``(k + 1) 2 N^3 / 3``), the lasso path ``k (200 k^2 N + 2 k N^2)``, the
+    predictive greedy ``20 k`` ridge fits on ``n_models`` rows
+    (``20 k^3 m N``).
+    """
+    N, k, m = float(n_benchmarks), float(k), float(n_models)
+    base = N**3 / 3.0
+    if objective == "mi":
+        return base + (k + 1.0) * 2.0 * N**3 / 3.0
+    if objective == "lasso":
+        return base + k * (200.0 * k * k * N + 2.0 * k * N * N)
+    if objective == "greedy":
+        return base + 20.0 * k**3 * m * N
+    return base + k * k * N
+
+
+def _correlation_cost(m: float, N: float, observed: float) -> float:
+    """Estimated operations of :func:`~benchsel_lib.method.correlation.inner_correlation` of ``m`` rows."""
+    if observed < 1.0 - EM_MAX_MISSING or em_too_costly(int(m), int(N)) or (observed >= 1.0 and m >= N):
+        if observed >= 1.0 and m < N:  # complete and wide: the low-rank route
+            return 2.0 * m * m * N + 2.0 * m * N * N
+        return 2.0 * m * N * N + 9.0 * N**3  # two products and one eigendecomposition
+    s = observed * N  # EM: about 30 iterations of block factorizations, products and the N x N updates
+    return 30.0 * (m * min(s, N - s) ** 3 / 3.0 + 2.0 * m * N * N + 10.0 * N**3)
+
+
+def _predictor_cost(name: str, m: float, v: float, N: float, k: float) -> float:
+    """Estimated operations of one predictor for ``v`` query rows revealing ``k`` benchmarks, fit on ``m`` rows."""
+    G = min(2.0 ** min(k, 60.0), v)  # distinct reveal patterns among the query rows
+    p = min(k, 5.0)  # predictors per ridge fit of the blend
+    svd = (m + v) * N * min(m + v, N)  # one iteration of the SVD completion
+    if name == "gaussian":
+        return G * k**3 + v * k * N
+    if name == "ridge":
+        return 4.0 * G * m * N * k * k
+    if name == "knn":
+        return 6.0 * v * m * N
+    if name == "blend":
+        return 10.0 * G * m * N * p * p + 5.0 * svd
+    if name == "lowrank":
+        return 20.0 * svd
+    return 0.0
+
+
+def search_cost(
+    n_models: int,
+    n_benchmarks: int,
+    *,
+    k: int,
+    strategies: Sequence[str | Selector] = DEFAULT_STRATEGIES,
+    predictors: Sequence[str] = DEFAULT_PREDICTORS,
+    n_ks: int = 1,
+    n_folds: int = 5,
+    observed: float = 1.0,
+) -> float:
+    """Estimated operations of :func:`pipeline_path` on an ``n_models x n_benchmarks`` training matrix. O(1).
+
+    Per inner fold (``m_t = m - m / F`` training rows, ``v = m / F`` query
+    rows): the fold's correlation (two products and an N x N
+    eigendecomposition, the low-rank route for a complete wide matrix, or
+    about 30 EM iterations where the inner correlation is EM), one selection
+    per strategy (:func:`selection_cost`) and, for each of the ``n_ks``
+    subset sizes of each strategy, every predictor: the Gaussian mean
+    ``G k^3 + v k N``, ridge ``4 G m_t N k^2``, k-nearest neighbours
+    ``6 v m_t N`` (the distances: quadratic in the models), the blend
+    ``10 G m_t N p^2`` plus 5 SVD iterations, soft-impute 20 SVD iterations
+    (``G = min(2^k, v)`` reveal patterns, ``p = min(k, 5)``; one SVD
+    iteration ``(m_t + v) N min(m_t + v, N)``).  The weights were read off
+    timings of the search on one core, where about 2e9 of these operations
+    take a second; the estimate orders the work, it does not promise seconds.
+
+    Parameters
+    ----------
+    n_models, n_benchmarks : int
+    k : int
+        The largest subset size.
+    strategies, predictors : sequences
+        The candidates (names or selectors; ``"given"``: a given revealed
+        set, no selection; the predictor ``"stack"`` costs nothing more).
+    n_ks : int
+        Subset sizes scored per strategy.
+    n_folds : int
+    observed : float
+        Observed fraction of the entries.
+
+    Returns
+    -------
+    float
+    """
+    m, N, k = float(n_models), float(n_benchmarks), float(max(1, int(k)))
+    F = float(max(2, int(n_folds)))
+    m_t, v = m - m / F, m / F
+    sels = [None if s == "given" else selector_named(s) for s in strategies]
+    fold = _correlation_cost(m_t, N, float(observed))
+    fold += sum(selection_cost(sel.objective, int(N), int(k), int(m_t)) for sel in sels if sel is not None)
+    fold += len(sels) * n_ks * sum(_predictor_cost(p, m_t, v, N, k) for p in set(predictors) if p != "stack")
+    return F * fold
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """How :func:`pipeline_path` runs its inner cross-validation (see :func:`plan_search`).
+
+    Attributes
+    ----------
+    rows : ndarray of int or None
+        The models the inner cross-validation uses (sorted; None: every model).
+    columns : ndarray of int or None
+        The benchmarks it uses (sorted; None: every benchmark).
+    left_out : tuple of str
+        Candidate strategies left out (their selection on every benchmark
+        would cost more than :data:`SELECTION_BUDGET`).
+    cost : float
+        Estimated operations of the search on every model and benchmark (:func:`search_cost`).
+    planned : float
+        Estimated operations of the planned search.
+    shape : (int, int)
+        The training matrix's shape.
+    seed : int
+        Seed of the subsamples.
+    budget : float
+        The budget the plan was made for.
+    given : bool
+        The search only chooses a predictor for a given revealed set (no selection).
+    """
+
+    rows: np.ndarray | None
+    columns: np.ndarray | None
+    left_out: tuple[str, ...]
+    cost: float
+    planned: float
+    shape: tuple[int, int]
+    seed: int = 0
+    budget: float = SEARCH_BUDGET
+    given: bool = False
+
+    @property
+    def full(self) -> bool:
+        """Whether the search runs on every model and benchmark with every candidate."""
+        return self.rows is None and self.columns is None and not self.left_out
+
+    def note(self) -> str | None:
+        """The plan in one line (None for the full search)."""
+        if self.full:
+            return None
+        m, N = self.shape
+        sub = []
+        if self.rows is not None:
+            sub.append(f"{self.rows.size:,} of the {m:,} models")
+        if self.columns is not None:
+            sub.append(f"{self.columns.size:,} of the {N:,} benchmarks")
+        parts = []
+        if sub:
+            parts.append(f"its inner cross-validation runs on a seeded subsample of {' and '.join(sub)} "
+                         f"(seed {self.seed})")
+        if self.left_out:
+            parts.append(f"{', '.join(self.left_out)} left out of the candidates (its selection on {N:,} benchmarks "
+                         f"is estimated over {SELECTION_BUDGET:.0e} operations)")
+        tail = "fit uses" if self.given else "selection and fit use"
+        return (f"the inner search on {m:,} models x {N:,} benchmarks is estimated at {self.cost:.1e} operations, "
+                f"over the budget of {self.budget:.0e}: {'; '.join(parts)}, estimated at {self.planned:.1e}; "
+                f"the final {tail} every model and benchmark")
+
+
+def plan_search(
+    n_models: int,
+    n_benchmarks: int,
+    *,
+    k: int,
+    strategies: Sequence[str | Selector] = DEFAULT_STRATEGIES,
+    predictors: Sequence[str] = DEFAULT_PREDICTORS,
+    n_ks: int = 1,
+    n_folds: int = 5,
+    observed: float = 1.0,
+    keep: Sequence[int] = (),
+    seed: int = 0,
+    budget: float | None = None,
+) -> SearchPlan:
+    """Choose, before any work, how the inner search of :func:`pipeline_path` runs.
+
+    Within ``budget`` (default :data:`SEARCH_BUDGET`) estimated operations
+    (:func:`search_cost`) the search runs on everything.  Otherwise, in this
+    order: a strategy whose selection on every benchmark costs more than
+    :data:`SELECTION_BUDGET` is left out (when another candidate remains);
+    with more than :data:`SEARCH_MIN_BENCHMARKS` benchmarks, the inner
+    cross-validation uses the largest seeded subsample of them (at least
+    that many, the ``keep`` columns always in) whose selections and
+    correlations fit half the budget; with more than
+    :data:`SEARCH_MIN_MODELS` models, the largest seeded subsample of the
+    models (at least that many) whose whole search fits the budget.  The
+    subsamples are uniform without replacement from the streams
+    ``(seed, 12)`` (models) and ``(seed, 13)`` (benchmarks), sorted.
+    Deterministic; O(log(M) + log(N)) cost evaluations plus the draws.
+
+    Parameters
+    ----------
+    n_models, n_benchmarks : int
+        The training matrix's shape.
+    k, strategies, predictors, n_ks, n_folds, observed
+        As for :func:`search_cost`.
+    keep : sequence of int
+        Columns every subsample of the benchmarks keeps (mandatory and given ones).
+    seed : int
+    budget : float, optional
+
+    Returns
+    -------
+    SearchPlan
+    """
+    m, N = int(n_models), int(n_benchmarks)
+    budget = SEARCH_BUDGET if budget is None else float(budget)
+    given = list(strategies) == ["given"]
+    kw = {"k": k, "predictors": predictors, "n_ks": n_ks, "n_folds": n_folds, "observed": observed}
+    cost = search_cost(m, N, strategies=strategies, **kw)
+    if cost <= budget:
+        return SearchPlan(None, None, (), cost, cost, (m, N), int(seed), budget, given)
+    sels = [None if s == "given" else selector_named(s) for s in strategies]
+    costly = [sel.label for sel in sels
+              if sel is not None and selection_cost(sel.objective, N, k, m) > SELECTION_BUDGET]
+    if len(costly) == len(sels):
+        costly = []
+    kept = [s for s, sel in zip(strategies, sels) if sel is None or sel.label not in costly]
+
+    def largest(lo: int, hi: int, fits) -> int:
+        """The largest n in [lo, hi] with fits(n) (lo when none)."""
+        if fits(hi):
+            return hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        return lo
+
+    n_cols = N
+    if N > SEARCH_MIN_BENCHMARKS:
+        def columns_fit(n: int) -> bool:
+            cost_n = search_cost(max(m, 2), n, strategies=kept, **{**kw, "predictors": ()})
+            return cost_n <= budget / 2.0
+        n_cols = largest(SEARCH_MIN_BENCHMARKS, N, columns_fit)
+    n_rows = m
+    if m > SEARCH_MIN_MODELS:
+        n_rows = largest(SEARCH_MIN_MODELS, m, lambda r: search_cost(r, n_cols, strategies=kept, **kw) <= budget)
+    rows = columns = None
+    if n_rows < m:
+        rows = np.sort(rng(int(seed), 12).choice(m, n_rows, replace=False))
+    if n_cols < N:
+        forced = np.unique(np.asarray(list(keep), dtype=int))
+        rest = np.setdiff1d(np.arange(N), forced)
+        extra = rng(int(seed), 13).choice(rest.size, max(0, n_cols - forced.size), replace=False)
+        columns = np.sort(np.concatenate([forced, rest[extra]]))
+    planned = search_cost(n_rows, n_cols, strategies=kept, **kw)
+    return SearchPlan(rows, columns, tuple(costly), cost, planned, (m, N), int(seed), budget, given)
+
+
 def pipeline_path(
     train: Any,
     k_max: int,
@@ -205,6 +510,7 @@ def pipeline_path(
     levels: Sequence[float] = (0.5, 0.8, 0.9),
     fixed: Sequence[int] | None = None,
     ks: Sequence[int] | None = None,
+    budget: float | str | None = "auto",
 ) -> list[Recommendation]:
     """The recommended pipeline for every ``k = 1..k_max`` from one inner cross-validation.
 
@@ -250,6 +556,13 @@ def pipeline_path(
     ks : sequence of int, optional
         Score and recommend only these subset sizes (default ``1..k_max``);
         the selections still run to ``k_max``.
+    budget : float, "auto" or None
+        Estimated operations the inner search may take (:func:`plan_search`;
+        ``"auto"``: :data:`SEARCH_BUDGET`): above it the inner cross-validation
+        runs on seeded subsamples of the models and/or benchmarks and costly
+        strategies are left out (``Recommendation.plan`` says so), while the
+        final selections use every row and column.  None: always the full
+        search.
 
     Returns
     -------
@@ -260,7 +573,11 @@ def pipeline_path(
     -----
     Cost: ``n_folds`` x (one pairwise correlation + one selection per
     strategy + ``k_max`` predictions per (strategy, predictor)), then one
-    final selection and fit per ``k``.
+    final selection and fit per ``k`` (:func:`search_cost` estimates it);
+    within ``budget`` on every model and benchmark.  Memory O(m N) for the
+    out-of-fold predictions plus the predictors' own (bounded) work arrays.
+    With a plan that subsamples the benchmarks, the conformal scale of a
+    benchmark outside the subsample is the pooled one.
     """
     tr = _check_train(train)
     m, N = tr.shape
@@ -306,13 +623,29 @@ def pipeline_path(
             strategies, predictors, stack, search = (fallback.label,), (FALLBACK[1],), False, False
         else:
             note += "; no intervals"
+    plan = None
+    if budget is not None and note is None and (search or levels):
+        keep = list(fixed or [])
+        for sel in selectors.values():
+            keep += sel.resolve_initial(names, missing="skip")
+        n_ks = 1 if fixed is not None else (k_max if ks is None else len(set(ks)))
+        plan = plan_search(m, N, k=k_max, strategies=list(strategies) if fixed is not None else list(selectors.values()),
+                           predictors=predictors, n_ks=n_ks, n_folds=n_folds, observed=float(obs.mean()),
+                           keep=keep, seed=seed, budget=None if budget == "auto" else float(budget))
+        if plan.full:
+            plan = None
+        else:
+            _LOG.info(plan.note())
+            if plan.left_out:
+                strategies = tuple(s for s in strategies if s not in plan.left_out)
     # final selections on all training rows (these also check k against the filters)
-    def choose(x: np.ndarray, s: str, c: np.ndarray, sel: Selector | None) -> list[int]:
+    def choose(x: np.ndarray, s: str, c: np.ndarray, sel: Selector | None, given: Sequence[int] | None = None,
+               labels: Sequence[str] | None = None) -> list[int]:
         if s == "given":
-            return list(fixed)  # type: ignore[arg-type]
+            return list(fixed if given is None else given)  # type: ignore[arg-type]
         counts = (~np.isnan(x)).sum(axis=0)
-        return [int(j) for j in sel.select(c, k_max, names=names, counts=counts, n_models=x.shape[0], train=x,
-                                           seed=seed, missing_initial="skip").order]
+        return [int(j) for j in sel.select(c, k_max, names=names if labels is None else labels, counts=counts,
+                                           n_models=x.shape[0], train=x, seed=seed, missing_initial="skip").order]
 
     if fixed is not None:
         ks = [k_max]
@@ -324,101 +657,150 @@ def pipeline_path(
                                 for k in given):
             raise ValueError(f"ks={given!r} is out of range: give subset sizes in 1..k_max={k_max}")
         ks = sorted({int(k) for k in given})
-    finals: dict[str, list[int]] = {}
+    # the inner cross-validation's matrix: every row and column, or the plan's subsamples
+    sub_rows = None if plan is None else plan.rows
+    sub_cols = None if plan is None else plan.columns
+    if sub_cols is None:
+        given_s, names_s = fixed, names
+        cv = tr if sub_rows is None else tr[sub_rows]
+    else:
+        pos = {int(j): i for i, j in enumerate(sub_cols)}
+        given_s = None if fixed is None else [pos[j] for j in fixed]
+        names_s = [names[j] for j in sub_cols]
+        cv = (tr if sub_rows is None else tr[sub_rows])[:, sub_cols]
+    m_s, N_s = cv.shape
+    obs_s = obs if cv is tr else ~np.isnan(cv)
+    truth_s = truth if cv is tr else np.where(obs_s, cv, 0.0)
+    finals: dict[str, list[int]] = {}  # selections on every row and column
     errors: list[str] = []
-    for s in strategies:
-        try:
-            finals[s] = choose(tr, s, R, selectors.get(s))
-        except ValueError as exc:  # e.g. k larger than what this strategy's filter leaves
-            if len(strategies) == 1:
-                raise
-            errors.append(f"{s} left out: {exc}")
-    if not finals:
-        raise ValueError("no candidate strategy can select k benchmarks here: " + "; ".join(errors))
+    if sub_cols is None:
+        for s in strategies:
+            try:
+                finals[s] = choose(tr, s, R, selectors.get(s))
+            except ValueError as exc:  # e.g. k larger than what this strategy's filter leaves
+                if len(strategies) == 1:
+                    raise
+                errors.append(f"{s} left out: {exc}")
+        if not finals:
+            raise ValueError("no candidate strategy can select k benchmarks here: " + "; ".join(errors))
+        fallback_orders = finals
+    else:  # the fold fallbacks are selections on the subsample; the final ones are made once chosen
+        R_s = R[np.ix_(sub_cols, sub_cols)]
+        fallback_orders = {}
+        for s in strategies:
+            try:
+                fallback_orders[s] = choose(cv, s, R_s, selectors.get(s), given_s, names_s)
+            except ValueError as exc:
+                if len(strategies) == 1:
+                    raise
+                errors.append(f"{s} left out: {exc}")
+        if not fallback_orders:
+            raise ValueError("no candidate strategy can select k benchmarks here: " + "; ".join(errors))
     if errors:
-        strategies = tuple(s for s in strategies if s in finals)
+        strategies = tuple(s for s in strategies if s in fallback_orders)
         note = "; ".join(([note] if note else []) + errors)
     oof: dict[tuple[str, str, int], np.ndarray] = {}
     masks: dict[tuple[str, int], np.ndarray] = {}
-    folds = inner_folds(m, n_folds, seed) if (search or levels) and note is None else []
-    fold_of = np.zeros(m, dtype=int)
+    folds = inner_folds(m_s, n_folds, seed) if (search or levels) and note is None else []
+    fold_of = np.zeros(m_s, dtype=int)
     for f, rows in enumerate(folds):
         fold_of[rows] = f
     for f, rows in enumerate(folds):
-        others = np.setdiff1d(np.arange(m), rows)
-        keep_cols = obs[others].any(axis=0)
+        others = np.setdiff1d(np.arange(m_s), rows)
+        keep_cols = obs_s[others].any(axis=0)
         if keep_cols.sum() < 2:
             continue
-        fold_scaling = Scaling().fit(tr[others], empty="identity")  # the fold's own (no inner-validation rows)
-        itr, zrows = fold_scaling.transform(tr[others]), fold_scaling.transform(tr[rows])
-        ob = obs[rows]
+        fold_scaling = Scaling().fit(cv[others], empty="identity")  # the fold's own (no inner-validation rows)
+        itr, zrows = fold_scaling.transform(cv[others]), fold_scaling.transform(cv[rows])
+        ob = obs_s[rows]
         Ri = inner_correlation(itr)
         blocks: list[tuple[str, int, np.ndarray, np.ndarray]] = []  # (strategy, k, query, scored mask)
         for s in strategies:
             try:
                 sel = selectors.get(s)
-                order = choose(itr, s, Ri, None if sel is None else sel.scaled(len(others), m))
+                order = choose(itr, s, Ri, None if sel is None else sel.scaled(len(others), m_s), given_s, names_s)
             except ValueError:
-                order = finals[s]
+                order = fallback_orders[s]
             for k in ks:
                 if k > len(order):
                     continue
                 sel = np.asarray(order[:k])
-                rev = np.zeros(N, dtype=bool)
+                rev = np.zeros(N_s, dtype=bool)
                 rev[sel] = True
                 q = np.where(ob & rev[None, :], zrows, np.nan)
                 mk = ob & ~rev[None, :] & (ob & rev[None, :]).any(axis=1)[:, None]
-                masks.setdefault((s, k), np.zeros((m, N), dtype=bool))[rows] = mk
+                masks.setdefault((s, k), np.zeros((m_s, N_s), dtype=bool))[rows] = mk
                 blocks.append((s, k, q, mk))
         for p in predictors:
             for (s, k, _, mk), out in zip(blocks, block_predictions(make_predictor(p), itr, blocks, Ri)):
                 out = fold_scaling.inverse(np.where(np.isfinite(out), out, 0.0))  # back to the units of ``train``
-                oof.setdefault((s, p, k), np.zeros((m, N)))[rows] = np.where(mk, out, 0.0)
+                oof.setdefault((s, p, k), np.zeros((m_s, N_s)))[rows] = np.where(mk, out, 0.0)
     recs: list[Recommendation] = []
     score_rows: list[dict[str, Any]] = []
     stack_w: dict[tuple[str, int], dict[str, float]] = {}
     stack_oof: dict[tuple[str, int], np.ndarray] = {}
     for (s, k), mk in masks.items():
-        tot = float((truth[mk] ** 2).sum())
+        tot = float((truth_s[mk] ** 2).sum())
         for p in predictors:
-            res = float(((oof[(s, p, k)] - truth)[mk] ** 2).sum())
+            res = float(((oof[(s, p, k)] - truth_s)[mk] ** 2).sum())
             score_rows.append(dict(strategy=s, predictor=p, k=k, r2=1.0 - res / tot if tot > 0 else np.nan,
                                    n_eval=int(mk.sum())))
         if stack and len(predictors) > 1:
-            cross = np.zeros((m, N))
+            cross = np.zeros((m_s, N_s))
             for f in range(len(folds)):
                 inf = (fold_of == f)[:, None] & mk
                 outf = mk & ~inf
-                w = nnls_weights([oof[(s, p, k)][outf] for p in predictors], truth[outf])
+                w = nnls_weights([oof[(s, p, k)][outf] for p in predictors], truth_s[outf])
                 cross[inf] = sum(wb * oof[(s, p, k)][inf] for wb, p in zip(w, predictors))
-            res = float(((cross - truth)[mk] ** 2).sum())
+            res = float(((cross - truth_s)[mk] ** 2).sum())
             score_rows.append(dict(strategy=s, predictor="stack", k=k, r2=1.0 - res / tot if tot > 0 else np.nan,
                                    n_eval=int(mk.sum())))
-            w_all = nnls_weights([oof[(s, p, k)][mk] for p in predictors], truth[mk])
+            w_all = nnls_weights([oof[(s, p, k)][mk] for p in predictors], truth_s[mk])
             stack_w[(s, k)] = dict(zip(predictors, w_all.tolist()))
             stack_oof[(s, k)] = cross
     scores = pd.DataFrame(score_rows, columns=["strategy", "predictor", "k", "r2", "n_eval"])
     rank_s = {s: i for i, s in enumerate(strategies)}
     rank_p = {p: i for i, p in enumerate(tuple(predictors) + ("stack",))}
+    plan_note = None if plan is None else plan.note()
+
+    def final(s: str) -> list[int] | None:
+        """The selection of ``s`` on every row and column (None when its filter leaves too few benchmarks)."""
+        if s not in finals:
+            try:
+                finals[s] = choose(tr, s, R, selectors.get(s))
+            except ValueError:
+                finals[s] = None  # type: ignore[assignment]
+        return finals[s]
+
     for k in ks:
         # the highest inner R^2; ties go to the earlier strategy, then the earlier predictor (stack last)
         at = [r for r in score_rows if r["k"] == k and not np.isnan(r["r2"])
               and not (only_stack and stack and r["predictor"] != "stack")]
         inner = float("nan")
+        if sub_cols is not None:  # the best candidate whose strategy can select on every benchmark
+            at = sorted(at, key=lambda r: (-r["r2"], rank_s[r["strategy"]], rank_p[r["predictor"]]))
+            at = next(([r] for r in at if final(r["strategy"]) is not None), [])
         if at:
             best = min(at, key=lambda r: (-r["r2"], rank_s[r["strategy"]], rank_p[r["predictor"]]))
             s, p, inner = best["strategy"], best["predictor"], float(best["r2"])
         else:
-            s, p = strategies[0], predictors[0]
+            s, p = next((t for t in strategies if final(t) is not None), strategies[0]), predictors[0]
+            if final(s) is None:
+                raise ValueError(f"no candidate strategy can select k={k_max} benchmarks here")
         weights = stack_w.get((s, k), {}) if p == "stack" else {}
         mk = masks.get((s, k))
         if mk is not None and mk.any():
             pred = stack_oof[(s, k)] if p == "stack" else oof[(s, p, k)]
-            scale, scores_k = conformal_scores(pred - truth, mk)
+            res = pred - truth_s
+            if sub_cols is not None:  # benchmarks outside the subsample get the pooled scale
+                res_all, mk_all = np.zeros((m_s, N)), np.zeros((m_s, N), dtype=bool)
+                res_all[:, sub_cols], mk_all[:, sub_cols] = res, mk
+                res, mk = res_all, mk_all
+            scale, scores_k = conformal_scores(res, mk)
             qs = {lv: conformal_quantile(scores_k, lv) for lv in levels}
         else:
             scale, scores_k, qs = np.ones(N), None, {lv: float("nan") for lv in levels}
-        recs.append(Recommendation(k=k, strategy=s, predictor=p, selection=list(finals[s][:k]), scores=scores,
+        recs.append(Recommendation(k=k, strategy=s, predictor=p, selection=list(final(s)[:k]), scores=scores,
                                    weights=weights, scale=scale, quantiles=qs, note=note, seed=int(seed),
-                                   inner_r2=inner, conformal=scores_k))
+                                   inner_r2=inner, conformal=scores_k, plan=plan_note))
     return recs

@@ -116,7 +116,7 @@ class Selection:
         Number of marginal-gain evaluations performed by the selection loop
         (mandatory steps and diagnostics not counted).
     excluded : list of int
-        Candidates removed by ``min_observed``.
+        Candidates removed by ``min_observed`` or ``exclude``.
     shift : float
         Modular shift ``c`` of the entropy objective used under a budget
         (0 otherwise); the shifted marginal is ``gain + shift``.
@@ -586,6 +586,7 @@ def select(
     observed_counts: object = None,
     lazy: bool = False,
     train: object = None,
+    exclude: Sequence[int | str] = (),
 ) -> Selection:
     """Select ``k`` benchmarks from a covariance (or correlation) matrix: the one selection entry point.
 
@@ -666,6 +667,11 @@ def select(
         off when a gain evaluation is expensive.
     train : array_like (M, N), optional
         Standardized training rows (NaN missing); needed by ``"greedy"``.
+    exclude : sequence of int or str
+        Benchmarks (indices, or names when ``names`` is given) that are never
+        candidates, for example constant columns (no information, yet unit
+        variance in a correlation matrix). They stay part of the predicted
+        rest (residual, MI). A benchmark cannot be both mandatory and excluded.
 
     Returns
     -------
@@ -680,7 +686,8 @@ def select(
     ValueError
         Bad covariance, ``k`` out of range, unknown objective or tie rule,
         unknown / repeated mandatory benchmark, bad costs or budget, nothing
-        affordable, too few candidates after ``min_observed``.
+        affordable, too few candidates after ``min_observed`` and ``exclude``,
+        a benchmark both mandatory and excluded.
 
     Notes
     -----
@@ -747,6 +754,15 @@ def select(
         oc = np.asarray(observed_counts)
         if oc.shape != (n,):
             raise ValueError(f"observed_counts must have {n} entries, got shape {oc.shape}")
+    out_of_play = resolve_indices(exclude, n, names, what="excluded benchmark")
+    both = sorted(set(out_of_play) & set(init))
+    if both:
+        label = names[both[0]] if names is not None else both[0]
+        raise ValueError(f"benchmark {label!r} is both mandatory (initial) and excluded")
+    candidates[out_of_play] = False
+    why = ([f"min_observed={min_observed} excluded {len(excluded)}"] if excluded else []) + (
+        [f"exclude= removed {len(out_of_play)}"] if out_of_play else [])
+    excluded = sorted(set(excluded) | set(out_of_play))
     candidates[init] = False
     n_cand = int(candidates.sum())
 
@@ -760,7 +776,7 @@ def select(
         if k - len(init) > n_cand:
             raise ValueError(
                 f"k={k} is out of range: only {len(init) + n_cand} benchmarks are selectable"
-                + (f" after min_observed={min_observed} excluded {len(excluded)}" if excluded else "")
+                + (" after " + " and ".join(why) if why else "")
             )
     else:
         btol = _BUDGET_RTOL * b  # float slack: 1.2 - 0.1 - 0.1 < 1.0 must not make 1.0 unaffordable

@@ -9,6 +9,8 @@ maximizes and under which constraints, independently of the data:
 * ``min_observed`` -- candidates need this many observing training models (an
   int), or this fraction of them (a float in (0, 1); ``*-obs`` presets use 30 %);
 * ``initial`` -- mandatory benchmarks, selected first (Section 6);
+* ``exclude`` -- benchmarks never selected (a whole-matrix fit adds its
+  constant columns);
 * ``costs`` / ``budget`` -- a knapsack constraint (Krause-Guestrin modified
   greedy, Appendix B);
 * ``tie_break``, ``lazy`` -- as in :func:`~benchsel_lib.method.selection.select`.
@@ -66,6 +68,10 @@ class Selector:
     name : str, optional
         Label of the selector in tables (default: the objective, with
         ``"-obs"`` for the 30 % filter).
+    exclude : sequence of str
+        Benchmark names that are never selected (still predicted). Names a
+        split lacks are ignored there; a name cannot be both in ``initial``
+        and here.
     """
 
     objective: str = "mi"
@@ -76,6 +82,7 @@ class Selector:
     tie_break: str = "auto"
     lazy: bool = False
     name: str | None = None
+    exclude: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
@@ -94,6 +101,14 @@ class Selector:
         object.__setattr__(self, "initial", tuple(str(b) for b in self.initial))
         if len(set(self.initial)) != len(self.initial):
             raise ValueError(f"initial lists a benchmark twice: {list(self.initial)}")
+        if isinstance(self.exclude, str):
+            object.__setattr__(self, "exclude", (self.exclude,))
+        object.__setattr__(self, "exclude", tuple(str(b) for b in self.exclude))
+        if len(set(self.exclude)) != len(self.exclude):
+            raise ValueError(f"exclude lists a benchmark twice: {list(self.exclude)}")
+        both = [b for b in self.initial if b in self.exclude]
+        if both:
+            raise ValueError(f"benchmark {both[0]!r} is both mandatory (initial) and excluded")
         if (self.costs is None) != (self.budget is None):
             raise ValueError("give both costs and budget, or neither")
         if self.costs is not None and self.objective == "lasso":
@@ -124,12 +139,14 @@ class Selector:
             return self
         return replace(self, min_observed=max(1, int(round(int(mo) * n_rows / n_total))))
 
-    def n_candidates(self, counts: np.ndarray, forced: np.ndarray, n_models: int) -> int:
-        """How many benchmarks the filter leaves (mandatory ones always count). O(N)."""
+    def n_candidates(self, counts: np.ndarray, forced: np.ndarray, n_models: int, *,
+                     names: Sequence[str] | None = None) -> int:
+        """How many benchmarks the filter and ``exclude`` (with ``names``) leave; mandatory ones always count. O(N)."""
         t = self.threshold(n_models)
-        if t is None:
-            return int(np.size(counts))
-        return int(((np.asarray(counts) >= t) | forced).sum())
+        keep = np.ones(np.size(counts), dtype=bool) if t is None else np.asarray(counts) >= t
+        if self.exclude and names is not None:
+            keep[self.resolve_exclude(names)] = False
+        return int((keep | forced).sum())
 
     def resolve_initial(self, names: Sequence[str], *, missing: str = "error") -> list[int]:
         """Column indices of the mandatory benchmarks in ``names``; ``missing="skip"`` drops absent ones."""
@@ -141,6 +158,11 @@ class Selector:
             elif missing == "error":
                 raise ValueError(f"unknown mandatory benchmark {b!r}: not a benchmark of the matrix")
         return out
+
+    def resolve_exclude(self, names: Sequence[str]) -> list[int]:
+        """Column indices of the excluded benchmarks in ``names`` (absent names are ignored)."""
+        pos = {b: j for j, b in enumerate(names)}
+        return [pos[b] for b in self.exclude if b in pos]
 
     def select(
         self,
@@ -188,15 +210,18 @@ class Selector:
         selection once per pipeline that shares it).
         """
         init = self.resolve_initial(names, missing=missing_initial)
+        excl = self.resolve_exclude(names)
         threshold = self.threshold(n_models)
         counts = np.asarray(counts)
         if k is not None:
             forced = np.zeros(len(names), dtype=bool)
             forced[init] = True
-            n_cand = self.n_candidates(counts, forced, n_models)
+            n_cand = self.n_candidates(counts, forced, n_models, names=names)
             k = check_int(k, "k")
             if k > n_cand:
-                raise ValueError(f"k={k} is larger than the {n_cand} candidate benchmarks left by the min_observed filter")
+                left_by = " and exclude" if self.exclude else ""
+                raise ValueError(f"k={k} is larger than the {n_cand} candidate benchmarks left by the min_observed "
+                                 f"filter{left_by}")
             if k < len(init):
                 raise ValueError(f"k={k} is smaller than the {len(init)} mandatory (initial) benchmarks")
         costs = None
@@ -211,12 +236,12 @@ class Selector:
                    None if train is None or self.objective != "greedy" else array_key(np.asarray(train, dtype=float)),
                    tuple(counts.tolist()), tuple(names), self.objective, threshold, tuple(init), self.tie_break,
                    self.lazy, k,
-                   _seed_key(seed) if self.objective == "random" else None)
+                   _seed_key(seed) if self.objective == "random" else None, tuple(excl))
             hit = _SELECTIONS.get(key)
             if hit is not None:
                 return hit
         kw: dict[str, Any] = dict(objective=self.objective, initial=init, observed_counts=counts, names=list(names),
-                                  min_observed=threshold, tie_break=self.tie_break, lazy=self.lazy)
+                                  min_observed=threshold, tie_break=self.tie_break, lazy=self.lazy, exclude=excl)
         if self.objective == "random":
             kw["seed"] = seed
         if self.objective == "greedy":

@@ -13,7 +13,8 @@ the order of the list, whatever the backend and the number of workers:
 * inside ``with joblib.parallel_config(backend="dask"):`` with a
   :class:`dask.distributed.Client` connected (or :func:`dask_backend`, which
   does both from a scheduler address): on the Dask cluster, one task per
-  cell.
+  cell, submitted through that client (every worker is used, even a single
+  one, whatever ``n_jobs`` says).
 
 Results never depend on the backend: a cell's function must derive every
 random stream from its arguments (the CV protocol keys them by seed, fold and
@@ -21,16 +22,28 @@ holdout), never from the worker. Cells are submitted largest first (their
 ``cost``), so a long cell does not start last and leave the other workers
 idle; results are put back in the order of the list.
 
-A cell that raises makes the sweep raise :class:`SweepError` naming the cell
-(its ``label``), chained to the original exception; a worker that dies (killed,
-out of memory) makes it raise :class:`SweepError` naming the cells that had not
-finished. A sweep never returns a partial result.
+Failures end the sweep with one :class:`SweepError` whose message is one
+line (a sweep never returns a partial result):
+
+* a cell that raises: the message names the cell (its ``label``), and the
+  error is chained to the original exception;
+* a worker that dies (killed, out of memory; a Dask task whose workers all
+  died): the message says so and names the cells whose results had not
+  arrived, with their count (``3 of 30 cell(s) did not finish: ...``);
+* a Dask scheduler that stops or becomes unreachable: the same, naming the
+  scheduler.
+
+The count is of cells whose results did not reach this process: cells that
+had returned, whether computed or read from a cache, are not in it.
 """
 from __future__ import annotations
 
+import asyncio
+import logging
+import re
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -42,7 +55,7 @@ from threadpoolctl import threadpool_limits
 
 from .._progress import progress as _progress
 
-__all__ = ["Cell", "SweepError", "run_sweep", "dask_backend", "local_cluster"]
+__all__ = ["Cell", "SweepError", "check_address", "dask_backend", "local_cluster", "run_sweep"]
 
 
 @dataclass(frozen=True)
@@ -70,29 +83,41 @@ class Cell:
 
 
 class SweepError(RuntimeError):
-    """A cell of a sweep failed, or a worker died; the message names the cell(s)."""
+    """A cell of a sweep failed, a worker died or the Dask scheduler was lost; the message names the cell(s)."""
 
 
-def _run_cell_args(label: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+def _run_cell_args(label: str, fn: Callable[..., Any], kwargs: dict[str, Any], *args: Any) -> Any:
     """Run one cell (in a worker); a failure is re-raised naming the cell.
 
-    The cell's arguments are passed at top level so that joblib's Dask backend
-    scatters large ones (the score matrix) to the workers once per sweep, not
-    once per cell.
+    The cell's positional arguments are passed at top level so that Dask
+    resolves the futures of the arrays broadcast to its workers
+    (:func:`_broadcast_arrays`) before the call.
     """
     try:
         with threadpool_limits(limits=1, user_api="blas"):  # small matrices: one BLAS thread per cell is fastest
             return fn(*args, **kwargs)
-    except Exception as exc:  # noqa: BLE001 -- re-raised with the cell's name, chained
+    except Exception as exc:  # re-raised with the cell's name, chained
         raise SweepError(f"cell {label!r} failed: {type(exc).__name__}: {exc}") from exc
 
 
+def _run_numbered_cell(number: int, label: str, fn: Callable[..., Any], kwargs: dict[str, Any],
+                       *args: Any) -> tuple[int, Any]:
+    """Run one cell and return ``(number, result)``, so that results may come back in any order."""
+    return number, _run_cell_args(label, fn, kwargs, *args)
+
+
 def _run_cell(cell: Cell) -> Any:
-    return _run_cell_args(cell.label, cell.fn, *cell.args, **cell.kwargs)
+    return _run_cell_args(cell.label, cell.fn, cell.kwargs, *cell.args)
 
 
 def check_n_jobs(n_jobs: object) -> int | None:
+    """Validate a number of workers: a positive integer, or None (as the active joblib configuration says).
 
+    Raises
+    ------
+    ValueError
+        ``n_jobs`` is not None and not an integer >= 1 (booleans are refused).
+    """
     if n_jobs is None:
         return None
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs < 1:
@@ -106,16 +131,15 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _worker_death_types() -> tuple[type[BaseException], ...]:
-    """Exception types that mean a worker died rather than a cell raised."""
-    types: list[type[BaseException]] = [BrokenProcessPool, TerminatedWorkerError]
-    try:
-        from distributed.scheduler import KilledWorker
+def _unfinished(cells: Sequence[Cell], order: Sequence[int], arrived: Sequence[bool]) -> str:
+    """``"k of n cells did not finish: 'a', 'b' and 3 more"`` for the cells whose results did not arrive.
 
-        types.append(KilledWorker)
-    except ImportError:
-        pass
-    return tuple(types)
+    The cells are named in the order of submission (the largest first), so
+    the cells that were running come first.
+    """
+    pending = [cells[i].label for i in order if not arrived[i]]
+    shown = ", ".join(repr(p) for p in pending[:5]) + (f" and {len(pending) - 5} more" if len(pending) > 5 else "")
+    return f"{len(pending)} of {len(cells)} cell(s) did not finish: {shown or 'none'}"
 
 
 def run_sweep(
@@ -137,7 +161,7 @@ def run_sweep(
         active joblib backend (with the default loky backend: processes with
         one BLAS thread each; other backends as configured). ``None``: as the active
         ``joblib.parallel_config`` says (its ``n_jobs``; 1 when nothing is
-        configured; a Dask backend uses every worker of the cluster).
+        configured). A Dask backend always uses every worker of the cluster.
     progress : bool or None
         Progress bar over finished cells (None: only in a terminal or notebook).
     desc : str
@@ -156,8 +180,9 @@ def run_sweep(
         is not a :class:`Cell`.
     SweepError
         A cell raised (the message names it; the original exception is the
-        ``__cause__``), or a worker died (the message names the cells that had
-        not finished).
+        ``__cause__``), a worker died or the Dask scheduler was lost (the
+        message, one line, names what happened and the cells whose results
+        had not arrived).
 
     Notes
     -----
@@ -165,7 +190,8 @@ def run_sweep(
     ``W`` workers the wall time is close to ``max(sum(cost) / W, max(cost))``
     instead of ending on one long cell started last. Scheduling overhead is
     O(len(cells)); arguments are pickled once per cell (loky memory-maps
-    arrays over 1 MB).
+    arrays over 1 MB; on Dask, arrays over 64 kB are sent to every worker
+    once per sweep).
     """
     cells = list(cells)
     for c in cells:
@@ -175,67 +201,161 @@ def run_sweep(
     if not cells:
         return []
     backend, cfg_jobs = get_active_backend()
+    order = sorted(range(len(cells)), key=lambda i: -float(cells[i].cost))
+    client = getattr(backend, "client", None)
+    if client is not None:
+        return _run_on_dask(client, cells, order, progress=progress, desc=desc)
     loky = type(backend).__name__ == "LokyBackend"
     if n is None:
         n = cfg_jobs if loky else -1
         if n is None:
             n = 1
-    order = sorted(range(len(cells)), key=lambda i: -float(cells[i].cost))
+    results: list[Any] = [None] * len(cells)
     if loky and (n == 1 or len(cells) == 1):
         # serially in this process (no pickling; exceptions keep their traceback)
-        results: list[Any] = [None] * len(cells)
         for i in _progress(order, total=len(cells), desc=desc, enabled=progress):
             results[i] = _run_cell(cells[i])
         return results
 
-    if not loky:
-        cells = _broadcast_arrays(backend, cells)
-
-    def gen() -> Iterator[Any]:
-        par = joblib.Parallel(n_jobs=n, return_as="generator")
-        return par(joblib.delayed(_run_cell_args)(cells[i].label, cells[i].fn, *cells[i].args, **cells[i].kwargs)
-                   for i in order)
-
-    done: list[Any] = []
-    deaths = _worker_death_types()
+    arrived = [False] * len(cells)
+    par = joblib.Parallel(n_jobs=n, return_as="generator_unordered")
+    jobs = (joblib.delayed(_run_numbered_cell)(i, cells[i].label, cells[i].fn, cells[i].kwargs, *cells[i].args)
+            for i in order)
     try:
-        if loky:
-            with joblib.parallel_config(backend="loky", inner_max_num_threads=1):
-                it = gen()
-                done.extend(_progress(it, total=len(cells), desc=desc, enabled=progress))
-        else:
-            it = gen()
-            done.extend(_progress(it, total=len(cells), desc=desc, enabled=progress))
+        with joblib.parallel_config(backend="loky", inner_max_num_threads=1) if loky else nullcontext():
+            for i, value in _progress(par(jobs), total=len(cells), desc=desc, enabled=progress):
+                results[i] = value
+                arrived[i] = True
     except SweepError:
         raise
-    except deaths as exc:
-        pending = [cells[i].label for i in order[len(done):]]
-        shown = ", ".join(repr(p) for p in pending[:5]) + (f" and {len(pending) - 5} more" if len(pending) > 5 else "")
+    except (BrokenProcessPool, TerminatedWorkerError) as exc:
         raise SweepError(
             f"a worker died while running the sweep ({type(exc).__name__}: {_first_line(exc)}); "
-            f"{len(pending)} cell(s) had not finished: {shown}"
+            f"{_unfinished(cells, order, arrived)}"
         ) from exc
-    if len(done) != len(cells):  # pragma: no cover - joblib either returns everything or raises
-        raise SweepError(f"the sweep returned {len(done)} results for {len(cells)} cells")
-    results = [None] * len(cells)
-    for i, r in zip(order, done):
-        results[i] = r
+    if not all(arrived):  # pragma: no cover - joblib either returns everything or raises
+        raise SweepError(f"the sweep returned {sum(arrived)} results for {len(cells)} cells")
     return results
 
 
-def _broadcast_arrays(backend: Any, cells: list[Cell]) -> list[Cell]:
-    """On a Dask backend, copy the large arrays of the cells' arguments to every worker once.
+def _scheduler_address(client: Any) -> str:
+    """The address of the scheduler of a Dask client, for messages."""
+    address = getattr(getattr(client, "scheduler", None), "address", None)
+    return str(address) if address else "(unknown address)"
 
-    joblib's Dask backend would scatter each large argument to one worker,
-    and the scheduler then runs the cells that need it there first, leaving
-    other workers idle; a broadcast copy gives every worker the data. Arrays
-    are replaced by their futures (resolved on the worker); other backends
-    are left alone.
+
+def _run_on_dask(client: Any, cells: list[Cell], order: list[int], *, progress: bool | None,
+                 desc: str) -> list[Any]:
+    """Run the cells as tasks of the Dask cluster of ``client``; the results in the order of ``cells``.
+
+    Each cell is one task, with the priority of its rank in ``order`` (the
+    first runs first). Results are gathered here as their tasks finish; at the
+    first failure the tasks still queued are released and :class:`SweepError`
+    is raised, counting the cells whose results had not arrived.
     """
-    client = getattr(backend, "client", None)
-    if client is None or not hasattr(client, "scatter"):
-        return cells
+    from distributed import KilledWorker, as_completed
 
+    address = _scheduler_address(client)
+    arrived = [False] * len(cells)
+    if client.status != "running":
+        raise SweepError(f"the Dask client is not connected to the scheduler at {address} (its status is "
+                         f"{client.status!r}); {_unfinished(cells, order, arrived)}")
+    results: list[Any] = [None] * len(cells)
+    index: dict[Any, int] = {}
+    pending = as_completed([], loop=client.loop)
+
+    def lost(exc: BaseException | None) -> SweepError:
+        # a cancellation says only that the client cancelled its tasks when it lost the scheduler
+        named = exc is not None and not isinstance(exc, asyncio.CancelledError) and str(exc).strip()
+        why = f" ({type(exc).__name__}: {_first_line(exc)})" if named else ""
+        return SweepError(f"lost the connection to the Dask scheduler at {address} while running the sweep "
+                          f"(the scheduler stopped or cannot be reached){why}; {_unfinished(cells, order, arrived)}")
+
+    def killed(exc: BaseException, label: str) -> SweepError:
+        last = getattr(getattr(exc, "last_worker", None), "address", None)
+        where = f", the last at {last}" if last else ""
+        tries = getattr(exc, "allowed_failures", 0) + 1
+        error = SweepError(f"a Dask worker died while running cell {label!r} (KilledWorker: it was tried on "
+                           f"{tries} worker(s){where}, and each died); {_unfinished(cells, order, arrived)}")
+        error.__cause__ = exc
+        return error
+
+    def collect(finished: list[Any]) -> Iterator[int]:
+        try:
+            values = client.gather(finished, errors="raise")
+        except KilledWorker as exc:  # a result was lost with its worker, and its recomputation failed
+            i = index.get(getattr(exc, "task", None))
+            raise killed(exc, cells[i].label if i is not None else "(unknown)") from exc
+        for future, value in zip(finished, values):
+            i = index[future.key]
+            results[i] = value
+            arrived[i] = True
+            yield i
+
+    def failure(future: Any) -> SweepError:
+        label = cells[index[future.key]].label
+        if future.status != "error":  # cancelled: the scheduler was lost, or someone cancelled the task
+            if client.status != "running":
+                return lost(None)
+            return SweepError(f"the task of cell {label!r} was cancelled on the Dask cluster; "
+                              f"{_unfinished(cells, order, arrived)}")
+        exc = future.exception()
+        if isinstance(exc, SweepError):  # the cell raised: its message names it
+            return exc
+        if isinstance(exc, KilledWorker):
+            return killed(exc, label)
+        # e.g. the cell could not be unpickled on the worker
+        error = SweepError(f"cell {label!r} failed on the Dask cluster: {type(exc).__name__}: "
+                           f"{_first_line(exc)}; {_unfinished(cells, order, arrived)}")
+        error.__cause__ = exc
+        return error
+
+    def arrivals() -> Iterator[int]:
+        for batch in pending.batches():
+            finished = [f for f in batch if f.status == "finished"]
+            failed = [f for f in batch if f.status != "finished"]
+            if finished:
+                yield from collect(finished)
+            if failed:
+                with suppress(Exception):  # count the results that are ready too; the sweep fails anyway
+                    ready = [f for f in pending.next_batch(block=False) if f.status == "finished"]
+                    if ready:
+                        for _ in collect(ready):
+                            pass
+                raise failure(failed[0])
+
+    try:
+        sent = _broadcast_arrays(client, cells)
+        submitted = [client.submit(_run_cell_args, sent[i].label, sent[i].fn, sent[i].kwargs, *sent[i].args,
+                                   pure=False, priority=len(order) - rank) for rank, i in enumerate(order)]
+        index.update((f.key, i) for f, i in zip(submitted, order))
+        pending.update(submitted)
+        del submitted, sent  # the queue holds the only references: clearing it releases the tasks
+        for _ in _progress(arrivals(), total=len(cells), desc=desc, enabled=progress):
+            pass
+    except SweepError:
+        raise
+    except (OSError, TimeoutError, asyncio.CancelledError) as exc:  # the connection failed in a scatter or gather
+        if client.status != "running" or isinstance(exc, asyncio.CancelledError):
+            raise lost(exc) from exc
+        raise SweepError(f"the Dask cluster at {address} failed while running the sweep ({type(exc).__name__}: "
+                         f"{_first_line(exc)}); {_unfinished(cells, order, arrived)}") from exc
+    finally:
+        pending.clear()  # release the tasks still queued on the cluster
+    if not all(arrived):  # pragma: no cover - every task either arrives or fails
+        raise SweepError(f"the sweep returned {sum(arrived)} results for {len(cells)} cells")
+    return results
+
+
+def _broadcast_arrays(client: Any, cells: list[Cell]) -> list[Cell]:
+    """Copy the large arrays of the cells' arguments to every Dask worker once.
+
+    Sent with each task, a large argument would be pickled once per cell;
+    scattered to one worker, the scheduler would run the cells that need it
+    there first, leaving other workers idle. A broadcast copy gives every
+    worker the data. Arrays are replaced by their futures (resolved on the
+    worker before the call).
+    """
     big: dict[int, np.ndarray] = {}
     for c in cells:
         for a in c.args:
@@ -246,6 +366,100 @@ def _broadcast_arrays(backend: Any, cells: list[Cell]) -> list[Cell]:
     futures = dict(zip(big, client.scatter(list(big.values()), broadcast=True, hash=False)))
     return [replace(c, args=tuple(futures.get(id(a), a) if isinstance(a, np.ndarray) else a for a in c.args))
             for c in cells]
+
+
+#: the schemes a scheduler address may have (those of Dask's connection backends but its websockets)
+SCHEMES = ("tcp", "tls", "ucx", "inproc")
+_HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\]")
+
+
+def check_address(address: object) -> str:
+    """Validate a Dask scheduler address without connecting to it.
+
+    Accepted: ``SCHEME://HOST:PORT`` with ``SCHEME`` one of :data:`SCHEMES`
+    but ``inproc`` (``HOST`` a name, an IPv4 address, or an IPv6 address in
+    brackets; ``PORT`` in 1..65535), ``HOST:PORT`` (Dask's default scheme,
+    tcp unless configured), and ``inproc://IP/PID/N`` (a scheduler in this
+    process).
+
+    Parameters
+    ----------
+    address : object
+        What was given as the address.
+
+    Returns
+    -------
+    str
+        The address, without surrounding spaces.
+
+    Raises
+    ------
+    ValueError
+        Anything else; the message, one line, names the address and what is
+        wrong with it.
+    """
+    if not isinstance(address, str) or not address.strip():
+        raise ValueError(f"scheduler address must be a non-empty string like 'tcp://host:8786', got {address!r}")
+    text = address.strip()
+
+    def bad(why: str, expected: str = "expected tcp://HOST:PORT (or tls://, ucx://, inproc://)") -> ValueError:
+        return ValueError(f"scheduler address {address!r} is not a Dask scheduler address: {why}; {expected}")
+
+    if any(ch.isspace() for ch in text):
+        raise bad("it contains spaces")
+    scheme, sep, location = text.partition("://")
+    if not sep:
+        scheme, location = "", text
+    elif scheme in ("http", "https"):
+        raise bad(f"{scheme}:// is the protocol of Dask's dashboard",
+                  "the scheduler listens on tcp://HOST:PORT (port 8786 by default)")
+    elif scheme not in SCHEMES:
+        raise bad(f"unknown scheme {scheme + '://'!r}")
+    if scheme == "inproc":
+        parts = location.split("/")
+        if len(parts) != 3 or not all(parts):
+            raise bad("an in-process address is inproc://IP/PID/N")
+        return text
+    host, colon, port = location.rpartition(":")
+    if not colon or not port:
+        raise bad("no port number (HOST:PORT)")
+    if not _HOST.fullmatch(host):
+        raise bad(f"{host!r} is not a host name or IP address" if host else "no host")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise bad(f"port {port!r} is not a number from 1 to 65535")
+    return text
+
+
+@contextmanager
+def _quiet_logs(name: str) -> Iterator[None]:
+    """Silence the logger ``name`` and its children (but for critical records) inside the block."""
+    names = [name] + [n for n in list(logging.root.manager.loggerDict) if n.startswith(name + ".")]
+    loggers = [logging.getLogger(n) for n in names]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
+def _close_client(client: Any, timeout: float) -> None:
+    """Close a Dask client, also one whose connection failed or whose scheduler is gone, without raising.
+
+    A client whose scheduler is gone logs the end of its reconnection
+    attempts as an error when it is closed; those records are silenced.
+    """
+    lost = getattr(client, "status", None) != "running"
+    with _quiet_logs("distributed") if lost else nullcontext(), suppress(Exception):
+        client.close(timeout=timeout)
+    # A client that failed to connect is marked closed without stopping the thread of its event
+    # loop, and close() then leaves it running: stop it here.
+    runner = getattr(client, "_loop_runner", None)
+    if runner is not None:
+        with suppress(Exception):
+            runner.stop()
 
 
 @contextmanager
@@ -259,7 +473,8 @@ def dask_backend(address: str, *, timeout: float = 10.0) -> Iterator[Any]:
     Parameters
     ----------
     address : str
-        Scheduler address, e.g. ``"tcp://10.0.0.5:8786"``.
+        Scheduler address, e.g. ``"tcp://10.0.0.5:8786"`` (see
+        :func:`check_address`); it is checked before connecting.
     timeout : float
         Seconds to wait for the scheduler.
 
@@ -271,8 +486,18 @@ def dask_backend(address: str, *, timeout: float = 10.0) -> Iterator[Any]:
     ------
     ImportError
         ``dask.distributed`` is not installed (``pip install "benchsel[cluster]"``).
+    ValueError
+        ``address`` is not a scheduler address (:func:`check_address`; no
+        connection is tried), or ``timeout`` is not a positive number.
     ConnectionError
-        No scheduler answered at ``address`` within ``timeout``.
+        No scheduler answered at ``address`` within ``timeout``, or the
+        connection failed; whatever was opened for it is closed.
+
+    Notes
+    -----
+    A scheduler lost inside the block makes the sweeps raise
+    :class:`SweepError`; the client is then closed quietly at the end of the
+    block.
     """
     try:
         from distributed import Client
@@ -281,17 +506,32 @@ def dask_backend(address: str, *, timeout: float = 10.0) -> Iterator[Any]:
             "running on a Dask cluster needs dask.distributed: pip install 'benchsel[cluster]'"
         ) from exc
 
-    if not isinstance(address, str) or not address.strip():
-        raise ValueError(f"scheduler address must be a non-empty string like 'tcp://host:8786', got {address!r}")
+    address = check_address(address)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)) or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    timeout = float(timeout)
+    # Made in two steps so that a client whose connection fails can still be closed here: left to
+    # the garbage collector, it would try to close itself at exit, and fail with a traceback.
+    client = Client.__new__(Client)
     try:
-        client = Client(address, timeout=f"{float(timeout)}s", set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        raise ConnectionError(f"no Dask scheduler answered at {address!r} within {timeout:g} s ({exc})") from exc
+        client.__init__(address, timeout=f"{timeout}s", set_as_default=False)
+    except Exception as exc:
+        _close_client(client, timeout)
+        if isinstance(exc, (OSError, TimeoutError)):
+            raise ConnectionError(
+                f"no Dask scheduler answered at {address!r} within {timeout:g} s ({_first_line(exc)})"
+            ) from exc
+        raise ConnectionError(
+            f"cannot connect to the Dask scheduler at {address!r}: {type(exc).__name__}: {_first_line(exc)}"
+        ) from exc
+    except BaseException:
+        _close_client(client, timeout)
+        raise
     try:
         with joblib.parallel_config(backend="dask", client=client):
             yield client
     finally:
-        client.close()
+        _close_client(client, timeout)
 
 
 #: Dask's default for worker processes; it pins glibc's mmap threshold, so every large NumPy
@@ -323,7 +563,7 @@ def local_cluster(n_workers: int = 2, **kwargs: Any) -> Any:
     except ImportError as exc:
         raise ImportError("a Dask cluster needs dask.distributed: pip install 'benchsel[cluster]'") from exc
     n = check_n_jobs(n_workers)
-    opts = dict(threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address="127.0.0.1:0")
+    opts = {"threads_per_worker": 1, "processes": True, "host": "127.0.0.1", "dashboard_address": "127.0.0.1:0"}
     opts.update(kwargs)
     with dask.config.set({_TRIM_KEY: None}):
         return LocalCluster(n_workers=n, **opts)

@@ -1,0 +1,168 @@
+"""Big and wide leaderboards through the ``benchsel`` command: wall time and peak memory against targets.
+
+Two seeded synthetic matrices from the generator of ``bench_scale.py``
+(low rank plus noise, every model and every benchmark with its own coverage
+rate):
+
+* ``big``: 20,000 models x 300 benchmarks, 70% missing (a leaderboard of many
+  models), the first 20,000 rows of a 20,001-row draw; the last row is the
+  new model of ``predict``;
+* ``wide``: 50 models x 10,000 benchmarks, fully observed.
+
+Commands, each run by ``benchsel_lib.cli.main`` in its own subprocess (one
+BLAS thread, the command's default), with their targets:
+
+1. ``select --data big.csv -k 5`` (the recommended pipeline): <= 120 s, <= 2 GB;
+2. ``predict --data big.csv --scores ...`` (the recommended predictor, the new
+   model's first five observed scores): <= 60 s;
+3. ``select --data wide.csv -k 5`` (the recommended pipeline): <= 60 s;
+4. ``select --data wide.csv -k 5 --method gaussian`` (the paper's greedy): <= 60 s.
+
+Wall time is that of the subprocess (interpreter start, imports and reading
+the CSV included). Peak memory is the maximum resident set size of the
+subprocess, read with ``resource.getrusage(RUSAGE_CHILDREN)`` in a runner
+process whose only child it is (so each command is measured alone). The
+``benchsel: ...`` lines each command printed on stderr (the path it chose for
+the matrix's size) are shown under its result. Prints one ``VERDICT`` line per
+target.
+
+Usage::
+
+    python benchmarks/bench_big.py [--out-dir DIR] [--only 1,2,3,4] [--timeout 600]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..")
+sys.path.insert(0, ROOT)
+sys.path.insert(0, HERE)
+
+import numpy as np  # noqa: E402
+from bench_scale import synthetic  # noqa: E402
+
+#: the command's subprocess: ``benchsel_lib.cli.main`` on the arguments after ``-c``
+CHILD = "import sys; from benchsel_lib.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out-dir", default=None, help="folder for the CSV files (default: a temporary folder)")
+    ap.add_argument("--only", default="1,2,3,4", help="comma-separated subset of the commands 1-4")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds after which a command is stopped")
+    ap.add_argument("--measure", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    return ap
+
+
+def measure(cli_args: list[str], timeout: float) -> dict:
+    """Run ``benchsel cli_args`` in a child process; wall seconds, peak memory (MB), exit status and output."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(var, "1")
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, "-c", CHILD, *cli_args], env=env, capture_output=True, text=True,
+                              timeout=timeout, check=False)
+        rc, out, err = proc.returncode, proc.stdout, proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        rc = None
+        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+    wall = time.perf_counter() - t0
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0  # kilobytes on Linux
+    return {"wall": wall, "peak_mb": peak_mb, "rc": rc, "stdout": out, "stderr": err}
+
+
+def run_alone(cli_args: list[str], timeout: float) -> dict:
+    """:func:`measure` in a fresh runner process, so that RUSAGE_CHILDREN sees this command only."""
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--measure", str(timeout), *cli_args],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        return {"wall": float("nan"), "peak_mb": float("nan"), "rc": -1, "stdout": proc.stdout,
+                "stderr": proc.stderr}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def write_matrices(folder: str) -> tuple[str, str, str]:
+    """Write big.csv and wide.csv into ``folder``; return their paths and the new model's ``--scores``."""
+    draw = synthetic(20001, 300, 0.70, seed=0)
+    scores = np.asarray(draw.scores)
+    big = scores[:-1]
+    new = scores[-1]
+    given = np.flatnonzero(~np.isnan(new))[:5]
+    given_text = ",".join(f"{draw.benchmarks[j]}={new[j]:.4f}" for j in given)
+    wide = np.asarray(synthetic(50, 10000, 0.0, seed=0).scores)
+    paths = []
+    for name, X, models, benchmarks in (("big", big, draw.models[:-1], draw.benchmarks),
+                                        ("wide", wide, [f"m{i}" for i in range(50)],
+                                         [f"b{j}" for j in range(10000)])):
+        path = os.path.join(folder, f"{name}.csv")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write("model," + ",".join(benchmarks) + "\n")
+            for i in range(X.shape[0]):
+                cells = ["" if np.isnan(x) else f"{x:.4f}" for x in X[i]]
+                fh.write(models[i] + "," + ",".join(cells) + "\n")
+        paths.append(path)
+        print(f"wrote {path}: {X.shape[0]:,} x {X.shape[1]:,}, {np.isnan(X).mean():.1%} missing", flush=True)
+    return paths[0], paths[1], given_text
+
+
+def main() -> int:
+    args = _parser().parse_args()
+    if args.measure is not None:  # runner mode: one command, one child
+        timeout, cli_args = float(args.measure[0]), list(args.measure[1:])
+        print(json.dumps(measure(cli_args, timeout)))
+        return 0
+    only = {int(x) for x in args.only.split(",")}
+    load = os.getloadavg()
+    print(f"bench_big: cores={os.cpu_count()} load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
+          flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = args.out_dir or tmp
+        os.makedirs(folder, exist_ok=True)
+        big, wide, given = write_matrices(folder)
+        runs = [
+            (1, "select -k 5 on 20,000 x 300 (70% missing), default pipeline", ["select", "--data", big, "-k", "5"],
+             120.0, 2048.0),
+            (2, "predict on 20,000 x 300 (70% missing), default pipeline",
+             ["predict", "--data", big, "--scores", given], 60.0, None),
+            (3, "select -k 5 on 50 x 10,000 (full), default pipeline", ["select", "--data", wide, "-k", "5"],
+             60.0, None),
+            (4, "select -k 5 on 50 x 10,000 (full), --method gaussian",
+             ["select", "--data", wide, "-k", "5", "--method", "gaussian"], 60.0, None),
+        ]
+        verdicts = []
+        for number, title, cli_args, max_s, max_mb in runs:
+            if number not in only:
+                continue
+            print(f"\n== {number}. benchsel {' '.join(a if a not in (big, wide) else os.path.basename(a) for a in cli_args)}",
+                  flush=True)
+            r = run_alone(cli_args, args.timeout)
+            status = "timed out" if r["rc"] is None else f"exit {r['rc']}"
+            print(f"{title}: wall {r['wall']:.1f} s (target <= {max_s:g} s), peak memory {r['peak_mb']:.0f} MB"
+                  + (f" (target <= {max_mb:g} MB)" if max_mb else "") + f", {status}", flush=True)
+            for line in r["stderr"].splitlines():
+                print(f"  stderr| {line}")
+            for line in r["stdout"].splitlines()[:4]:
+                print(f"  stdout| {line}")
+            ok = r["rc"] == 0 and r["wall"] <= max_s and (max_mb is None or r["peak_mb"] <= max_mb)
+            detail = f"{r['wall']:.1f} s" + (f", {r['peak_mb']:.0f} MB" if max_mb else "") + f", {status}"
+            verdicts.append((title, ok, detail))
+    print()
+    for title, ok, detail in verdicts:
+        print(f"VERDICT {title}: {'PASS' if ok else 'FAIL'} ({detail})")
+    load = os.getloadavg()
+    print(f"load average at end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
