@@ -78,10 +78,8 @@ from .data.loaders import read_csv_rows
 from .method.correlation import Correlation, em_too_costly
 from .method.pipeline import (
     PAPER_OBJECTIVES,
-    RANGE_SDS,
     Pipeline,
     check_given,
-    column_ranges,
     parse_pipeline,
 )
 from .method.search import Recommendation
@@ -517,68 +515,13 @@ def _read_scores_file(path: str) -> tuple[list[tuple[str, float]] | None, Any]:
     return None, m.to_frame()
 
 
-def _check_given(pairs: Sequence[tuple[str, float]], matrix: Any, *, what: str = "benchmark",
-                 skip_missing: bool = False) -> dict[str, float]:
-    """:func:`check_given` with every message naming ``what`` (``"model"`` under ``--axis models``).
-
-    Parameters
-    ----------
-    pairs : sequence of (str, float)
-        The given scores.
-    matrix : ScoreMatrix
-        The matrix they refer to (transposed under ``--axis models``).
-    what : str
-        What the matrix's columns are: ``"benchmark"`` or ``"model"``.
-    skip_missing : bool
-        Drop NaN values instead of rejecting them.
-
-    Returns
-    -------
-    dict
-        The given scores by name, as :func:`check_given` returns them.
-
-    Raises
-    ------
-    ValueError
-        The rules of :func:`check_given`: an unknown name, a name given twice,
-        a non-finite value or one out of the plausible range. O(M N).
-    """
-    if what == "benchmark":
-        return check_given(pairs, matrix, skip_missing=skip_missing)
-    names = list(matrix.benchmarks)
-    pos = {b: j for j, b in enumerate(names)}
-    seen: set[str] = set()
-    for name, _ in pairs:  # names first, as check_given does
-        if name not in pos:
-            raise unknown_name_error(name, names, what)
-        if name in seen:
-            raise ValueError(f"{what} {name!r} is given more than once")
-        seen.add(name)
-    scores = np.asarray(matrix.scores, dtype=float)
-    low, high = column_ranges(scores)
-    for name, value in pairs:
-        value = float(value)
-        if math.isnan(value) and skip_missing:
-            continue
-        if not math.isfinite(value):
-            raise ValueError(f"value {value!r} for {what} {name!r} is not finite")
-        j = pos[name]
-        if not low[j] <= value <= high[j]:
-            raise ValueError(
-                f"value {value:g} for {what} {name!r} is out of range: the training scores span "
-                f"{np.nanmin(scores[:, j]):.4g}..{np.nanmax(scores[:, j]):.4g}, "
-                f"allowed [{low[j]:.4g}, {high[j]:.4g}] (observed range +- {RANGE_SDS:g} sd); wrong units?"
-            )
-    return check_given(pairs, matrix, skip_missing=skip_missing, ranges=(low, high))
-
-
 def _check_frame(frame: Any, matrix: Any, what: str = "benchmark") -> None:
     """Validate a many-row scores table (names, duplicates, values) without fitting."""
     row_what = "model" if what == "benchmark" else "benchmark"
     for i in range(frame.shape[0]):
         row = [(str(c), v) for c, v in zip(frame.columns, frame.iloc[i].to_numpy(dtype=float))]
         try:
-            given = _check_given(row, matrix, what=what, skip_missing=True)
+            given = check_given(row, matrix, what=what, skip_missing=True)
         except ValueError as exc:
             raise ValueError(f"{row_what} {str(frame.index[i])!r}: {exc}") from None
         if not given:
@@ -930,7 +873,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         frame = None
     # validate the input before the (possibly slow) correlation estimate
     if frame is None:
-        if not _check_given(pairs, matrix, what=what, skip_missing=args.scores_file is not None):
+        if not check_given(pairs, matrix, what=what, skip_missing=args.scores_file is not None):
             raise UsageError("no scores given (every entry is empty)")
     else:
         _check_frame(frame, matrix, what)

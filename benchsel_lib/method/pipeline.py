@@ -114,6 +114,7 @@ def check_given(
     *,
     skip_missing: bool = False,
     ranges: tuple[np.ndarray, np.ndarray] | None = None,
+    what: str = "benchmark",
 ) -> dict[str, float]:
     """Validate given scores against ``matrix`` and return them as an ordered dict.
 
@@ -129,6 +130,9 @@ def check_given(
         instead of rejecting them.
     ranges : (low, high), optional
         Precomputed allowed ranges per benchmark (saves the O(M N) pass).
+    what : str
+        What the matrix's columns are, for messages: ``"benchmark"``, or
+        ``"model"`` for the model-selection dual (a transposed matrix).
 
     Raises
     ------
@@ -143,9 +147,9 @@ def check_given(
     seen: set[str] = set()
     for name, _ in pairs:  # names first: unknown and duplicate names before any value problem
         if name not in pos:
-            raise unknown_name_error(name, names)
+            raise unknown_name_error(name, names, what)
         if name in seen:
-            raise ValueError(f"benchmark {name!r} is given more than once")
+            raise ValueError(f"{what} {name!r} is given more than once")
         seen.add(name)
     low, high = ranges if ranges is not None else column_ranges(np.asarray(matrix.scores, dtype=float))
     out: dict[str, float] = {}
@@ -153,15 +157,15 @@ def check_given(
         try:
             value = float(value)
         except (TypeError, ValueError):
-            raise ValueError(f"value {value!r} for benchmark {name!r} is not a number") from None
+            raise ValueError(f"value {value!r} for {what} {name!r} is not a number") from None
         if math.isnan(value) and skip_missing:
             continue
         if not math.isfinite(value):
-            raise ValueError(f"value {value!r} for benchmark {name!r} is not finite")
+            raise ValueError(f"value {value!r} for {what} {name!r} is not finite")
         j = pos[name]
         if not low[j] <= value <= high[j]:
             raise ValueError(
-                f"value {value:g} for benchmark {name!r} is out of range: the training scores span "
+                f"value {value:g} for {what} {name!r} is out of range: the training scores span "
                 f"{np.nanmin(matrix.scores[:, j]):.4g}..{np.nanmax(matrix.scores[:, j]):.4g}, "
                 f"allowed [{low[j]:.4g}, {high[j]:.4g}] (observed range +- {RANGE_SDS:g} sd); wrong units?"
             )
