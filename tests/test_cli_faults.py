@@ -194,3 +194,69 @@ def test_json_out_is_a_complete_list_of_records(capsys, tiny_csv, tmp_path):
     assert code == 0
     rows = json.loads(target.read_text())
     assert len(rows) == 6 and {"method", "fold", "k", "r2", "selected"} <= set(rows[0])
+
+
+def _cpu_seconds_by_process(root: int) -> dict[int, float]:
+    """CPU seconds of ``root`` and of its descendants, read from /proc (Linux)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
+    family = {root}
+    grew = True
+    while grew:
+        more = {pid for pid, ppid in parents.items() if ppid in family} - family
+        family |= more
+        grew = bool(more)
+    return {pid: cpu[pid] for pid in family if pid in cpu}
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and SIGINT of POSIX")
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_sigint_mid_cross_validation_exits_130_with_one_line_no_output_and_no_leftover_process(tmp_path, jobs):
+    import signal
+    import time
+
+    target = tmp_path / "results.csv"
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    env.pop("BENCHSEL_CACHE_DIR", None)
+    proc = subprocess.Popen(  # minutes of work: EM on every split of the Merged matrix
+        [sys.executable, "-m", "benchsel_lib.cli", "cv", "--data", "merged", "--methods", "entropy,mi,random",
+         "--holdouts", "0.1,0.2,0.5,0.9", "--jobs", jobs,
+         "--out", str(target)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    # wait until the work is under way: the command (and each worker) past its imports, computing
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and proc.poll() is None:
+        cpu = _cpu_seconds_by_process(proc.pid)
+        workers = [c for pid, c in cpu.items() if pid != proc.pid and c >= 3.0]
+        if cpu.get(proc.pid, 0.0) >= 3.0 if jobs == "1" else len(workers) >= int(jobs):
+            break
+        time.sleep(0.5)
+    assert proc.poll() is None, proc.communicate()
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends: the whole foreground group
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "benchsel: interrupted"
+    assert "Traceback" not in err
+    assert out == "" and list(tmp_path.iterdir()) == []
+    deadline = time.monotonic() + 20
+    while _group_alive(proc.pid) and time.monotonic() < deadline:  # worker processes wind down
+        time.sleep(0.2)
+    assert not _group_alive(proc.pid), "a worker process outlived the interrupted command"
