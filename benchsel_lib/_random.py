@@ -6,7 +6,8 @@ order of the work. Keys in use: ``(0,)`` fold permutation, ``(1, fold)``
 training subsample, ``(2, fold)`` random selection and ``(3, fold)`` inner
 folds of the variance inflation (the CV protocol), ``(4,)`` the random control
 split of the extrapolation check, ``(5,)`` the sample of first picks,
-``(6, fold)`` a pipeline's inner cross-validation in a CV split, ``(11,)`` the
+``(6, fold)`` a pipeline's inner cross-validation in a CV split, ``(7,)`` the
+rounding drawn at random by the first-pick study, ``(11,)`` the
 inner folds of a pipeline's search, ``(12,)`` and ``(13,)`` the subsamples of
 models and benchmarks of a search too big for its budget.
 

@@ -12,13 +12,15 @@ Steps
    by default.  A failing cell fails the build: the exit status is nonzero and the
    failing notebook is named (its partially executed copy is kept for inspection).
 4. Assemble a book source in ``<build>/src/``: ``_config.yml`` (with the vendor
-   path made absolute), a ``_toc.yml`` filtered to the notebooks that exist (plus
-   any other numbered notebook under "Additional notebooks"), ``intro.md``, the
-   other pages the toc lists (the appendix, ``docs/*.md``; links to missing
-   notebooks become plain text in these and in ``intro.md``) and the *executed*
-   notebooks.
+   path and the repository files it names, the favicon and the local Sphinx
+   extension ``book/_ext/benchsel_html.py``, made absolute), a ``_toc.yml``
+   filtered to the notebooks that exist (plus any other numbered notebook under
+   "Additional notebooks"), ``intro.md``, the other pages the toc lists (the
+   appendix, ``docs/*.md``; links to missing notebooks become plain text in
+   these and in ``intro.md``) and the *executed* notebooks.
 5. ``jupyter-book build <build>/src -W -n --keep-going --all`` with
-   ``execute_notebooks: "off"``; the site ends up in ``<build>/html/``.
+   ``execute_notebooks: "off"``; the site ends up in ``<build>/html/`` (its
+   bare ``index.html`` redirect made a complete page with the favicon).
    Before rendering, every ``{glue}`` reference in a notebook's markdown is
    checked against the keys its run glued: a key that a parameter choice did
    not produce fails the build with the notebook and key named.
@@ -42,14 +44,19 @@ Usage
     python scripts/build_book.py -p seed 1 -p k_max 10  # any papermill parameter (all notebooks)
     python scripts/build_book.py --only 04 05         # a subset (by number or name prefix)
     python scripts/build_book.py --jobs 1             # serial execution
+    python scripts/build_book.py --timeout 1800       # per-cell limit in seconds (0: none)
     python scripts/build_book.py --skip-execute       # re-render the last executed copies
     python scripts/build_book.py --no-cache           # recompute every correlation estimate
     python scripts/build_book.py --fresh              # empty the shared cache first (a fresh clone's build)
 
 ``-p NAME VALUE`` values are parsed as YAML, like papermill's own ``-p`` (``True``,
 ``10``, ``0.5``, ``[0.1, 0.2]``, ``mteb``); a parameter a notebook does not declare
-is injected anyway (papermill warns).  Per-notebook overrides: run papermill
-directly, e.g. ``papermill notebooks/04_greedy_cv.ipynb out.ipynb -p k_max 10``.
+is injected anyway (papermill warns).  Every cell has a time limit
+(``--timeout``, default :data:`DEFAULT_CELL_TIMEOUT_S` seconds; 0 for none), and
+the kernel client re-polls the kernel every second (:func:`_sliced_zmq_polling`),
+so that no run waits for ever at a widget cell.  Per-notebook overrides, with the
+same limit and re-poll: ``python scripts/run_notebook.py notebooks/04_greedy_cv.ipynb
+out.ipynb -p k_max 10`` (not a bare ``papermill`` call, which has neither).
 """
 from __future__ import annotations
 
@@ -72,6 +79,10 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
 NOTEBOOK_RE = re.compile(r"^(\d{2})_[A-Za-z0-9_\-]+\.ipynb$")
 KERNEL_NAME = "python3"
+# Per-cell time limit of a build (and of scripts/run_notebook.py). The costliest notebook
+# takes about 2 minutes in all at the paper's parameters on one core, so a cell that
+# runs 10 minutes is stuck; --timeout 0 removes the limit.
+DEFAULT_CELL_TIMEOUT_S = 600
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import vendor_js  # noqa: E402
@@ -155,7 +166,8 @@ def _sliced_zmq_polling() -> None:
     ZMQ socket misses its wake-up and, with no timeout, never looks again.
     This happened to the explorer cells here in roughly one quick build in
     three. Re-polling every second finds the waiting message; the overall
-    timeout is unchanged.
+    timeout is unchanged. ``scripts/run_notebook.py`` applies it to a single
+    notebook run too (a bare ``papermill`` call has no such re-poll).
     """
     from queue import Empty
 
@@ -179,32 +191,56 @@ def _sliced_zmq_polling() -> None:
     AsyncZMQSocketChannel._benchsel_sliced = True
 
 
+#: How often a notebook is started again when its kernel dies before running any cell.
+KERNEL_START_ATTEMPTS = 3
+_KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
+
+
+def _kernel_start_failed(error: str | None) -> bool:
+    """Whether ``error`` says the kernel never started (no cell ran), as opposed to a failure of the notebook.
+
+    Two kernels launched at the same moment can pick the same free TCP port
+    (jupyter_client chooses ports by binding and releasing them); the loser
+    dies before its first reply. Nothing of the notebook ran, so starting it
+    again is safe.
+    """
+    return error is not None and any(f in error for f in _KERNEL_START_FAILURES)
+
+
 def execute_one(src: str, dest: str, params: dict[str, Any], root: str, timeout: int | None) -> dict[str, Any]:
-    """Execute one notebook with papermill (run in a worker process)."""
+    """Execute one notebook with papermill (run in a worker process).
+
+    A kernel that dies before running any cell is started again, up to
+    :data:`KERNEL_START_ATTEMPTS` times in all (``starts`` in the result).
+    """
     import papermill as pm
 
     _kernel_env(Path(root))
     _sliced_zmq_polling()
     t0 = time.perf_counter()
-    error = None
-    try:
-        pm.execute_notebook(
-            src,
-            dest,
-            parameters=params,
-            kernel_name=KERNEL_NAME,
-            cwd=str(Path(dest).parent),
-            progress_bar=False,
-            log_output=False,
-            execution_timeout=timeout,
-        )
-    except pm.PapermillExecutionError as exc:
-        error = f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
-    except Exception as exc:  # kernel died, bad notebook, ...
-        error = f"{type(exc).__name__}: {exc}"
+    for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+        error = None
+        try:
+            pm.execute_notebook(
+                src,
+                dest,
+                parameters=params,
+                kernel_name=KERNEL_NAME,
+                cwd=str(Path(dest).parent),
+                progress_bar=False,
+                log_output=False,
+                execution_timeout=timeout,
+            )
+        except pm.PapermillExecutionError as exc:
+            error = f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
+        except Exception as exc:  # kernel died, bad notebook, ...
+            error = f"{type(exc).__name__}: {exc}"
+        if not _kernel_start_failed(error):
+            break
+        time.sleep(0.5 * attempt)
     if error is None:
         strip_blank_outputs(Path(dest))
-    return {"notebook": Path(src).name, "seconds": time.perf_counter() - t0, "error": error}
+    return {"notebook": Path(src).name, "seconds": time.perf_counter() - t0, "error": error, "starts": attempt}
 
 
 def _is_blank(output: dict[str, Any]) -> bool:
@@ -539,6 +575,35 @@ def configure_buttons(config: dict[str, Any], url: str | None, branch: str | Non
     return config
 
 
+def resolve_config_paths(config: dict[str, Any], root: Path = ROOT) -> dict[str, Any]:
+    """Return ``config`` (parsed ``_config.yml``) with its repository file paths made absolute.
+
+    The book is rendered from a copy of the configuration in ``<build>/src``, so
+    the paths that ``_config.yml`` gives relative to itself (the favicon, the
+    logo, the folders of local Sphinx extensions) are resolved against ``root``.
+    URLs and absolute paths are left alone.
+    """
+    config = json.loads(json.dumps(config))
+
+    def absolute(value: Any) -> Any:
+        if not isinstance(value, str) or not value or re.match(r"^[a-z][a-z0-9+.-]*://", value):
+            return value
+        if Path(value).is_absolute():
+            return value
+        return str((root / value).resolve())
+
+    html = config.get("html") or {}
+    for key in ("favicon",):
+        if key in html:
+            html[key] = absolute(html[key])
+    if "logo" in config:
+        config["logo"] = absolute(config["logo"])
+    local = (config.get("sphinx") or {}).get("local_extensions") or {}
+    for name in list(local):
+        local[name] = absolute(local[name])
+    return config
+
+
 def assemble_source(executed: list[Path], src_dir: Path, vendor_dir: Path) -> None:
     """Write the book source (config, toc, intro, appendix pages, executed notebooks) to ``src_dir``."""
     if src_dir.exists():
@@ -548,7 +613,7 @@ def assemble_source(executed: list[Path], src_dir: Path, vendor_dir: Path) -> No
         shutil.copy2(nb, src_dir / "notebooks" / nb.name)
     present = {f"notebooks/{nb.stem}" for nb in executed}
 
-    config = configure_buttons(yaml.safe_load((ROOT / "_config.yml").read_text()),
+    config = configure_buttons(resolve_config_paths(yaml.safe_load((ROOT / "_config.yml").read_text())),
                                os.environ.get(REPOSITORY_ENV), os.environ.get(BRANCH_ENV))
     sconf = config.setdefault("sphinx", {}).setdefault("config", {})
     sconf["html_extra_path"] = [str(vendor_dir.parent.resolve())]
@@ -574,6 +639,46 @@ def assemble_source(executed: list[Path], src_dir: Path, vendor_dir: Path) -> No
     (src_dir / f"{root_doc}.md").write_text(_unlink_missing(intro.read_text(), present, absent=set(missing_pages)))
 
 
+_REDIRECT = re.compile(r'^\s*<meta http-equiv="Refresh" content="0; url=([^"<>\s]+)"\s*/?>\s*$', flags=re.I)
+_TITLE = re.compile(r"<title>(.*?)</title>", flags=re.S | re.I)
+_ICON = re.compile(r'<link\b[^>]*\brel="(?:shortcut )?icon"[^>]*>', flags=re.I)
+
+
+def complete_index_redirect(html_dir: Path) -> bool:
+    """Make the bare ``index.html`` redirect that Jupyter Book writes a complete page; True if rewritten.
+
+    sphinx-external-toc writes ``index.html`` as one ``<meta http-equiv="Refresh">``
+    line. The rewritten page keeps that redirect and adds what every page of the
+    site has: a title, the favicon link of the page it leads to (so that no
+    browser asks for ``/favicon.ico``) and a plain link for readers whose
+    browser does not follow the redirect.
+    """
+    index = html_dir / "index.html"
+    if not index.is_file():
+        return False
+    m = _REDIRECT.match(index.read_text(encoding="utf-8"))
+    if not m:
+        return False
+    target = m.group(1)
+    title, icon = "", ""
+    root_page = html_dir / target
+    if root_page.is_file() and "/" not in target:
+        text = root_page.read_text(encoding="utf-8")
+        if t := _TITLE.search(text):
+            title = t.group(1).strip()
+        if i := _ICON.search(text):
+            icon = i.group(0)
+    title = title or target
+    index.write_text(
+        "<!DOCTYPE html>\n<html>\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<title>{title}</title>\n<meta http-equiv=\"Refresh\" content=\"0; url={target}\">\n"
+        + (f"{icon}\n" if icon else "")
+        + f"</head>\n<body>\n<p><a href=\"{target}\">{title}</a></p>\n</body>\n</html>\n",
+        encoding="utf-8",
+    )
+    return True
+
+
 def render(src_dir: Path, build_dir: Path, *, strict: bool = True) -> Path:
     """Run jupyter-book on ``src_dir``; move the HTML to ``build_dir/html``."""
     jb_out = build_dir / ".jupyter-book"
@@ -592,13 +697,14 @@ def render(src_dir: Path, build_dir: Path, *, strict: bool = True) -> Path:
     if html.exists():
         shutil.rmtree(html)
     shutil.move(str(jb_out / "_build" / "html"), str(html))
+    complete_index_redirect(html)
     return html
 
 
 def build(
     *, build_dir: Path = ROOT / "_build", quick: bool = False, params: dict[str, Any] | None = None,
     only: list[str] | None = None, jobs: int = 2, skip_execute: bool = False, strict: bool = True,
-    timeout: int | None = None, cache: bool = True, fresh: bool = False,
+    timeout: int | None = DEFAULT_CELL_TIMEOUT_S, cache: bool = True, fresh: bool = False,
 ) -> dict[str, Any]:
     """Run the whole build; return the timings dict (also written to timings.json).
 
@@ -692,7 +798,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", "-j", type=int, default=2, help="notebooks executed in parallel (default 2)")
     parser.add_argument("--build-dir", type=Path, default=ROOT / "_build", help="output folder (default _build)")
     parser.add_argument("--skip-execute", action="store_true", help="render the existing executed copies")
-    parser.add_argument("--timeout", type=int, default=None, help="per-cell timeout in seconds")
+    parser.add_argument("--timeout", type=int, default=DEFAULT_CELL_TIMEOUT_S,
+                        help="per-cell timeout in seconds, 0 for none (default %(default)s)")
     parser.add_argument("--no-strict", action="store_true", help="do not turn Sphinx warnings into errors")
     parser.add_argument("--no-cache", action="store_true",
                         help="do not share training-split correlation estimates on disk (<build>/cache)")
@@ -703,7 +810,8 @@ def main(argv: list[str] | None = None) -> int:
         params = parse_parameters(args.parameter, quick=args.quick)
         build(build_dir=args.build_dir, quick=args.quick, params=params, only=args.only,
               jobs=args.jobs, skip_execute=args.skip_execute, strict=not args.no_strict,
-              timeout=args.timeout, cache=not args.no_cache, fresh=args.fresh)
+              timeout=args.timeout if args.timeout and args.timeout > 0 else None,
+              cache=not args.no_cache, fresh=args.fresh)
     except (BuildError, ValueError) as exc:
         print(f"build_book: error: {exc}", file=sys.stderr)
         return 1

@@ -7,7 +7,13 @@ Chromium with every non-loopback host made unresolvable (so the check proves the
 site works with no network), and asserts for each page:
 
 * it loads (the article body is in the DOM) and every request the page made to the
-  local server succeeded (a missing ``favicon.ico`` is tolerated);
+  local server succeeded (the favicon included: a 404 is a failure);
+* static checks of the HTML file, no browser needed (also run by
+  ``tests/test_book.py``): no two inline scripts of the page declare the same
+  top-level ``const`` / ``let`` / ``class`` (the second one is a ``SyntaxError``
+  in every browser), see :func:`inline_script_redeclarations`; the page names its
+  favicon (``<link rel="icon">``) and the file is in the site, see
+  :func:`favicon_problems`;
 * pages with math: ``<mjx-container`` elements were produced by MathJax, none of
   them is a MathJax error (``<mjx-merror>``, e.g. an undefined TeX macro), and no
   unrendered ``\\(`` / ``\\[`` / ``$$`` / ``$\\macro`` is left in the text;
@@ -16,7 +22,8 @@ site works with no network), and asserts for each page:
 * every request the page made to the local server succeeded (attributed per page
   through Chromium's NetLog);
 * pages with widget snapshots: the widget manager rendered them (``widget-*`` DOM);
-* no unexpected console errors (known harmless ones are listed in ``HARMLESS``);
+* no console errors (uncaught exceptions, failed loads) other than the known
+  harmless ones listed in ``HARMLESS``;
 * every link (``<a href>``) to another file of the site leads to a file that
   exists (buttons and the table of contents included); links out of the site
   (``http(s)://``) are listed in the report, as they cannot be followed offline;
@@ -53,17 +60,18 @@ import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-# console messages known to be harmless (see shared/notes/offline-book-site.md)
+# console messages known to be harmless (any other that reads as an error fails the page)
 HARMLESS = (
-    "THEBE_JS_URL",  # sphinx-thebe declares it twice
     "Got invalid theme mode",  # pydata theme, headless has no stored mode
-    "favicon.ico",
 )
+# console lines that are errors (Chromium's log does not give the console level)
+CONSOLE_ERROR_WORDS = ("error", "uncaught", "failed to load")
 BUDGET_MS = 10000
 
 
@@ -248,6 +256,181 @@ def page_links(page: str, html_text: str, html_dir: Path) -> tuple[list[str], li
     return sorted(broken), sorted(remote)
 
 
+_JS_TYPES = ("", "text/javascript", "application/javascript", "application/x-javascript", "text/ecmascript")
+
+
+class _PageHeadParser(HTMLParser):
+    """Collects a page's classic inline scripts and its ``<link rel="icon">`` targets."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.inline_scripts: list[str] = []
+        self.icons: list[str] = []
+        self._script: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k.lower(): (v or "") for k, v in attrs}
+        if tag == "script":
+            # modules have a scope of their own; JSON and template types are not run
+            classic = a.get("type", "").strip().lower() in _JS_TYPES
+            self._script = [] if classic and "src" not in a else None
+        elif tag == "link" and "icon" in a.get("rel", "").lower().split():
+            self.icons.append(a.get("href", ""))
+
+    def handle_data(self, data: str) -> None:
+        if self._script is not None:
+            self._script.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script" and self._script is not None:
+            self.inline_scripts.append("".join(self._script))
+            self._script = None
+
+
+def _parse_head(html_text: str) -> _PageHeadParser:
+    parser = _PageHeadParser()
+    parser.feed(html_text)
+    parser.close()
+    return parser
+
+
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+# after these tokens a "/" starts a regular expression, not a division
+_REGEX_AFTER = set("(,=:[!&|?{};+-*%<>~^") | {""}
+# a declaration list goes on past a line break after these
+_CONTINUES = set(",=+-*/%&|^<>?:([{.!~") | {"const", "let"}
+_NUMBER = re.compile(r"[\w.]+")
+_REGEX_AFTER_WORDS = {"return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "do",
+                      "else", "yield", "await"}
+
+
+def top_level_declarations(js: str) -> list[str]:
+    """Names that script ``js`` declares with ``const`` / ``let`` / ``class`` at its top level, in order.
+
+    A small scanner, not a parser: strings, template literals, comments and
+    regular expression literals are skipped, and only declarations outside
+    every ``{}`` / ``()`` / ``[]`` count (those are the global lexical bindings
+    that two classic scripts of one page share). Destructuring patterns
+    (``const {a, b} = ...``) are not looked into.
+    """
+    names: list[str] = []
+    i, n, depth = 0, len(js), 0
+    prev = ""  # last significant token (punctuation char or word)
+    pending: str | None = None  # "decl" right after const/let/class or a top-level comma of one
+    in_decl = False  # inside a const/let declaration list at depth 0
+    while i < n:
+        c = js[i]
+        if c in " \t\r\n":
+            # a line break ends a declaration list unless the line clearly goes on (ASI)
+            if c == "\n" and in_decl and prev not in _CONTINUES:
+                in_decl = False
+            i += 1
+            continue
+        if js.startswith("//", i):
+            j = js.find("\n", i)
+            i = n if j < 0 else j  # the line break itself still ends a declaration list
+            continue
+        if js.startswith("/*", i):
+            j = js.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            continue
+        if c in "'\"`":
+            j = i + 1
+            while j < n and js[j] != c:
+                j += 2 if js[j] == "\\" else 1
+            i, prev, pending = j + 1, "str", None
+            continue
+        if c == "/" and (prev in _REGEX_AFTER or prev in _REGEX_AFTER_WORDS):
+            j, in_class = i + 1, False
+            while j < n and js[j] != "\n" and (in_class or js[j] != "/"):
+                if js[j] == "\\":
+                    j += 1
+                elif js[j] == "[":
+                    in_class = True
+                elif js[j] == "]":
+                    in_class = False
+                j += 1
+            i, prev, pending = j + 1, "regex", None
+            continue
+        m = _IDENT.match(js, i)
+        if m:
+            word = m.group(0)
+            if pending and depth == 0:
+                names.append(word)
+                pending = None
+            elif depth == 0 and word in ("const", "let", "class") and prev not in (".", "str"):
+                pending = word
+                in_decl = word != "class"
+            i, prev = m.end(), word
+            continue
+        if c.isdigit():
+            m = _NUMBER.match(js, i)
+            i, prev = m.end() if m else i + 1, "num"
+            continue
+        pending = None
+        if c in "{([":
+            depth += 1
+        elif c in "})]":
+            depth = max(0, depth - 1)
+        elif depth == 0 and c == ";":
+            in_decl = False
+        elif depth == 0 and c == "," and in_decl:
+            pending = "decl"
+        prev = c
+        i += 1
+    return names
+
+
+def inline_script_redeclarations(html_text: str) -> list[str]:
+    """Top-level ``const`` / ``let`` / ``class`` names declared more than once by a page's inline scripts.
+
+    All classic scripts of a page share one global scope, so a second
+    declaration of a name (in the same script or another) is a ``SyntaxError``
+    and that whole script does not run.  Returns the repeated names, sorted.
+    """
+    counts: dict[str, int] = {}
+    for js in _parse_head(html_text).inline_scripts:
+        for name in top_level_declarations(js):
+            counts[name] = counts.get(name, 0) + 1
+    return sorted(name for name, k in counts.items() if k > 1)
+
+
+def favicon_problems(page: str, html_text: str, html_dir: Path) -> list[str]:
+    """Why the favicon of ``page`` (path below the site root) would not load; empty when it does.
+
+    Without a ``<link rel="icon">`` a browser asks for ``/favicon.ico`` at the
+    root of the host (a 404 here, and not even this site's on a project page of
+    GitHub Pages); a named icon must be a file of the site, not a remote URL.
+    """
+    icons = _parse_head(html_text).icons
+    if not icons:
+        return ["no <link rel=\"icon\"> (the browser then asks for /favicon.ico)"]
+    problems = []
+    for href in icons:
+        target = _site_path(page, html_lib.unescape(href).strip())
+        if target is None or href.startswith("//"):
+            problems.append(f"favicon {href!r} is not a file of the site")
+        elif not (html_dir / target.lstrip("/")).is_file():
+            problems.append(f"favicon {href!r} ({target}) is not in the site")
+    return problems
+
+
+def static_problems(page: str, html_text: str, html_dir: Path) -> list[str]:
+    """The browser-free checks of one built page: repeated inline declarations, the favicon."""
+    problems = []
+    repeated = inline_script_redeclarations(html_text)
+    if repeated:
+        problems.append(f"inline scripts declare {', '.join(map(repr, repeated))} more than once "
+                        "(a SyntaxError in the browser)")
+    return problems + favicon_problems(page, html_text, html_dir)
+
+
+def site_pages(html_dir: Path) -> list[str]:
+    """Every HTML page of the site (paths below ``html_dir``), without the theme's templates and vendored files."""
+    return sorted(str(p.relative_to(html_dir)) for p in Path(html_dir).rglob("*.html")
+                  if p.relative_to(html_dir).parts[0] not in ("_static", "vendor", "_sources"))
+
+
 def check_page(page: str, html_dir: Path, server: SiteServer, chromium: str, out_dir: Path,
                *, budget_ms: int = BUDGET_MS, screenshot: bool = True) -> PageResult:
     """Load one page (path relative to ``html_dir``) and check it; see module doc."""
@@ -262,6 +445,8 @@ def check_page(page: str, html_dir: Path, server: SiteServer, chromium: str, out
     src_imgs = [m for m in re.findall(r"<img\b[^>]*\bsrc=\"([^\"]+)\"", source) if "_static/" not in m]
     res.images = len(src_imgs)
     res.figure_paths = sorted({p for p in (_site_path(page, m) for m in src_imgs) if p})
+    for problem in static_problems(page, source, html_dir):
+        res.fail(problem)
     res.broken_links, res.remote_links = page_links(page, source, html_dir)
     if res.broken_links:
         res.fail(f"link(s) to pages that do not exist: {res.broken_links[:5]}")
@@ -319,7 +504,7 @@ def check_page(page: str, html_dir: Path, server: SiteServer, chromium: str, out
         if res.widgets_rendered == 0:
             res.fail("page has a widget snapshot but no widget was rendered")
     bad_console = [c for c in res.console
-                   if ("error" in c.lower() or "uncaught" in c.lower()) and not any(h in c for h in HARMLESS)]
+                   if any(w in c.lower() for w in CONSOLE_ERROR_WORDS) and not any(h in c for h in HARMLESS)]
     if bad_console:
         res.fail(f"console errors: {bad_console[:3]}")
     if screenshot:
@@ -362,7 +547,7 @@ def check_site(html_dir: Path = ROOT / "_build" / "html", out_dir: Path = ROOT /
             results = list(pool.map(
                 lambda p: check_page(p, html_dir, server, chromium, Path(out_dir),
                                      budget_ms=budget_ms, screenshot=screenshot), pages))
-        failed = {path: code for path, code in server.log if code >= 400 and not path.endswith("favicon.ico")}
+        failed = {path: code for path, code in server.log if code >= 400}
     # attribute each failed local request to the page(s) that made it (NetLog); any the NetLogs
     # do not explain go to every page, as before
     unexplained = set(failed)
@@ -378,11 +563,16 @@ def check_site(html_dir: Path = ROOT / "_build" / "html", out_dir: Path = ROOT /
     if unexplained:
         for r in results:
             r.fail(f"failed requests to the local server: {sorted(unexplained)[:5]}")
-    # scan every built page for remote script/link (not only the checked ones)
+    # scan every built page for remote script/link and the static problems (not only the checked ones)
+    checked = {r.page for r in results}
     for page in html_dir.rglob("*.html"):
         ext = external_refs(page.read_text(encoding="utf-8", errors="replace"))
         if ext and results:
             results[0].fail(f"{page.relative_to(html_dir)} references remote resources: {ext[:3]}")
+    for page in site_pages(html_dir):
+        if page not in checked and results:
+            for problem in static_problems(page, (html_dir / page).read_text(encoding="utf-8"), html_dir):
+                results[0].fail(f"{page}: {problem}")
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     (Path(out_dir) / "report.json").write_text(json.dumps([asdict(r) for r in results], indent=1))
     return results

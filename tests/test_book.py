@@ -152,6 +152,21 @@ def test_mathjax_require_and_widget_manager_are_served_locally(site):
 
 
 @pytest.mark.book
+def test_no_page_declares_an_inline_script_name_twice_and_every_page_has_its_favicon(site):
+    """Browser-free: a repeated top-level const/let is a SyntaxError on the page; no icon link is a 404."""
+    pages = check_site.site_pages(site)
+    assert "intro.html" in pages and "index.html" in pages
+    bad = {}
+    for page in pages:
+        problems = check_site.static_problems(page, (site / page).read_text(encoding="utf-8"), site)
+        if problems:
+            bad[page] = problems
+    assert not bad, f"pages with repeated inline declarations or a missing favicon: {bad}"
+    intro = (site / "intro.html").read_text(encoding="utf-8")
+    assert intro.count("const THEBE_JS_URL") == 1
+
+
+@pytest.mark.book
 def test_site_renders_in_headless_chromium(site, tmp_path):
     chromium = check_site.find_chromium()
     if chromium is None:
@@ -375,3 +390,237 @@ def test_link_check_flags_links_to_missing_pages(tmp_path):
     broken, remote = check_site.page_links("notebooks/04_x.html", html, site)
     assert broken == ["../genindex.html", "05_y.html"]
     assert remote == ["https://mybinder.org/v2/gh/x/y/main"]
+
+
+# --------------------------------------------------------------------- page scripts and favicon (fast)
+def test_top_level_declarations_skip_nested_scopes_strings_comments_and_regexes():
+    t = check_site.top_level_declarations
+    assert t('const THEBE_JS_URL = "x"; const thebe_selector = ".a,.b"') == ["THEBE_JS_URL", "thebe_selector"]
+    assert t("let a = 1, b = [1, 2], c = {x: 1, y: 2}; var d = 3") == ["a", "b", "c"]
+    assert t("function f() { const inner = 1 } class K extends B { m() { let q } }") == ["K"]
+    assert t("for (let i = 0; i < 3; i++) {}\nif (x) { const y = 2 }") == []
+    assert t("// const c1 = 1\n/* let c2 */ const s = 'const fake = 1; let x'") == ["s"]
+    assert t("const re = /const [a-z]+ = '\\//g; let after = 1") == ["re", "after"]
+    assert t("const a = f(1)\ng(), h()\nlet b = 2") == ["a", "b"]  # a line break ends the list
+    assert t("const a = 1,\n  b = 2") == ["a", "b"]
+    assert t("obj.let = 1; x = y / 2; let w = `t ${1} const q`") == ["w"]
+
+
+def test_repeated_inline_declarations_are_found_across_the_scripts_of_a_page():
+    thebe = ('<script>const THEBE_JS_URL = "https://unpkg.com/thebe@0.8.2/lib/index.js"; '
+             'const thebe_selector = ".thebe,.cell"</script>')
+    page = (f"<html><head>{thebe}<script>let toggleHintShow = 'x';</script>{thebe}"
+            '<script type="module">const toggleHintShow = 1</script>'
+            '<script type="application/vnd.jupyter.widget-state+json">{"const": 1}</script>'
+            '<script src="x.js"></script></head><body><script>class K {}</script></body></html>')
+    assert check_site.inline_script_redeclarations(page) == ["THEBE_JS_URL", "thebe_selector"]
+    once = page.replace(thebe, "", 1)
+    assert check_site.inline_script_redeclarations(once) == []
+    assert check_site.inline_script_redeclarations(once + "<script>class K { }</script>") == ["K"]
+
+
+def test_favicon_must_be_linked_and_be_a_file_of_the_site(tmp_path):
+    site = tmp_path / "html"
+    (site / "_static").mkdir(parents=True)
+    (site / "_static" / "favicon.svg").write_text("<svg/>")
+    ok = '<html><head><link rel="icon" href="../_static/favicon.svg"/></head></html>'
+    assert check_site.favicon_problems("notebooks/04_x.html", ok, site) == []
+    assert check_site.favicon_problems("intro.html", ok.replace("../", ""), site) == []
+    missing = check_site.favicon_problems("intro.html", ok.replace("favicon.svg", "favicon.ico"), site)
+    assert len(missing) == 1 and "not in the site" in missing[0]
+    assert "no <link" in check_site.favicon_problems("intro.html", "<html><head></head></html>", site)[0]
+    remote = '<link rel="shortcut icon" href="https://example.org/favicon.ico">'
+    assert "not a file of the site" in check_site.favicon_problems("intro.html", remote, site)[0]
+
+
+def test_the_book_registers_the_script_dedup_extension_and_a_favicon_that_exist():
+    import yaml
+
+    config = build_book.resolve_config_paths(yaml.safe_load((ROOT / "_config.yml").read_text()))
+    favicon = Path(config["html"]["favicon"])
+    assert favicon.is_absolute() and favicon.is_file()
+    ext_dir = Path(config["sphinx"]["local_extensions"]["benchsel_html"])
+    assert ext_dir.is_absolute() and (ext_dir / "benchsel_html.py").is_file()
+    # URLs and absolute paths are left alone
+    same = build_book.resolve_config_paths({"html": {"favicon": "https://example.org/f.ico"}, "logo": "/abs/l.png"})
+    assert same == {"html": {"favicon": "https://example.org/f.ico"}, "logo": "/abs/l.png"}
+
+
+def test_sphinx_extension_keeps_one_copy_of_an_inline_script_registered_twice():
+    """Sphinx 7 keeps an inline script once with file name None and once with "": one must go."""
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import benchsel_html
+    from sphinx.builders.html._assets import _JavaScript
+
+    body = 'const THEBE_JS_URL = "x"'
+    scripts = [_JavaScript("_static/doctools.js", priority=200), _JavaScript(None, body=body),
+               _JavaScript("_static/sphinx-thebe.js", **{"async": "async"}), _JavaScript("", body=body),
+               _JavaScript("", body="let other = 1")]
+    context = {"script_files": list(scripts)}
+    benchsel_html.dedupe_page_scripts(None, "intro", "page.html", context, None)
+    assert context["script_files"] == [scripts[0], scripts[1], scripts[2], scripts[4]]
+
+
+def test_bare_index_redirect_becomes_a_page_with_the_favicon(tmp_path):
+    site = tmp_path / "html"
+    site.mkdir()
+    (site / "intro.html").write_text('<html><head><title>The Book</title>\n<link rel="icon" '
+                                     'href="_static/favicon.svg"/></head></html>')
+    (site / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=intro.html" />\n')
+    assert build_book.complete_index_redirect(site)
+    index = (site / "index.html").read_text()
+    assert '<meta http-equiv="Refresh" content="0; url=intro.html">' in index
+    assert '<link rel="icon" href="_static/favicon.svg"/>' in index and "<title>The Book</title>" in index
+    assert not build_book.complete_index_redirect(site)  # a real page is left alone
+
+
+# --------------------------------------------------------------------- one notebook, as the build runs it (fast)
+def _tiny_notebook(path: Path, code: str) -> Path:
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nb = new_notebook(cells=[new_code_cell("quick = False\nk = 1", metadata={"tags": ["parameters"]}),
+                             new_code_cell(code)])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def test_run_notebook_executes_with_parameters_and_widgets(tmp_path, capsys):
+    import nbformat
+    import run_notebook
+
+    src = _tiny_notebook(tmp_path / "w.ipynb", "import ipywidgets as widgets\n"
+                         "print('quick', quick, 'k', k)\n"
+                         "widgets.interactive(lambda k: print(k), k=widgets.IntSlider(value=k, min=1, max=9))")
+    out = tmp_path / "sub" / "out.ipynb"
+    assert run_notebook.main([str(src), str(out), "--quick", "-p", "k", "3", "--no-cache"]) == 0
+    cells = nbformat.read(out, as_version=4).cells
+    text = "".join(o.get("text", "") for c in cells if c.cell_type == "code" for o in c.outputs)
+    assert "quick True k 3" in text
+    assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {})
+               for c in cells if c.cell_type == "code" for o in c.outputs)
+    assert "ok in" in capsys.readouterr().out
+
+
+def test_run_notebook_stops_a_cell_at_the_time_limit(tmp_path, capsys):
+    import time
+
+    import run_notebook
+
+    src = _tiny_notebook(tmp_path / "slow.ipynb", "import time\ntime.sleep(60)")
+    t0 = time.perf_counter()
+    assert run_notebook.main([str(src), str(tmp_path / "out.ipynb"), "--timeout", "2", "--no-cache"]) == 1
+    assert time.perf_counter() - t0 < 45
+    assert "CellTimeoutError" in capsys.readouterr().err
+    assert run_notebook.main(["99_no_such", str(tmp_path / "x.ipynb")]) == 2
+    assert run_notebook.main([str(src), str(src)]) == 2  # never overwrites the notebook itself
+
+
+def test_build_and_run_notebook_share_a_per_cell_time_limit():
+    import inspect
+
+    import run_notebook
+
+    assert build_book.DEFAULT_CELL_TIMEOUT_S > 0
+    assert inspect.signature(build_book.build).parameters["timeout"].default == build_book.DEFAULT_CELL_TIMEOUT_S
+    assert inspect.signature(run_notebook.run).parameters["timeout"].default == build_book.DEFAULT_CELL_TIMEOUT_S
+    if NOTEBOOKS:
+        assert run_notebook.resolve_notebook(NOTEBOOKS[0].name[:2]) == NOTEBOOKS[0]
+
+
+# --------------------------------------------------------------------- publishing workflow (fast)
+WORKFLOW = ROOT / ".github" / "workflows" / "book.yml"
+
+
+def _readme_build_command() -> str:
+    """The README's command that builds the book (``make book``), from its console blocks."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for block in re.findall(r"```console\n(.*?)```", readme, flags=re.S):
+        for line in block.splitlines():
+            cmd = line.split("#", 1)[0].strip()
+            if re.fullmatch(r"make book", cmd):
+                return cmd
+    raise AssertionError("the README shows no `make book` command")
+
+
+def _default_build_dir() -> Path:
+    """The build's default output folder (``build_book.build(build_dir=...)``)."""
+    import inspect
+
+    return Path(inspect.signature(build_book.build).parameters["build_dir"].default)
+
+
+def _steps(job: dict) -> list[dict]:
+    return job.get("steps", [])
+
+
+def test_pages_workflow_builds_with_the_readme_command_and_deploys_the_site():
+    import yaml
+
+    wf = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+    on = wf.get("on", wf.get(True))  # YAML 1.1 reads the key `on` as True
+    assert "main" in on["push"]["branches"]
+    assert wf["concurrency"]["group"] and wf["concurrency"]["cancel-in-progress"] is False
+    jobs = wf["jobs"]
+    build_cmd = _readme_build_command()
+    builders = [name for name, job in jobs.items()
+                if any(build_cmd in str(s.get("run", "")).splitlines() for s in _steps(job))]
+    assert len(builders) == 1, f"no job runs the README's `{build_cmd}`"
+    build = jobs[builders[0]]
+    uses = [str(s.get("uses", "")) for s in _steps(build)]
+    python = next(s for s in _steps(build) if str(s.get("uses", "")).startswith("actions/setup-python"))
+    assert tuple(int(x) for x in str(python["with"]["python-version"]).split(".")[:2]) >= (3, 10)
+    assert any(u.startswith("actions/setup-node") for u in uses), "make book needs npm"
+    upload = next(s for s in _steps(build) if str(s.get("uses", "")).startswith("actions/upload-pages-artifact"))
+    html = _default_build_dir() / "html"
+    assert Path(upload["with"]["path"]) == html.relative_to(ROOT) == Path("_build/html")
+    # the repository and launch buttons: the variable the build reads, this repository
+    env = {**wf.get("env", {}), **build.get("env", {})}
+    assert env[build_book.REPOSITORY_ENV] == "https://github.com/${{ github.repository }}"
+    assert build_book.configure_buttons({}, "https://github.com/owner/benchsel")["html"]["use_repository_button"]
+    deploy = [job for job in jobs.values()
+              if any(str(s.get("uses", "")).startswith("actions/deploy-pages") for s in _steps(job))]
+    assert len(deploy) == 1
+    (deploy,) = deploy
+    assert deploy["needs"] == builders[0] or builders[0] in deploy["needs"]
+    perms = {**wf.get("permissions", {}), **deploy.get("permissions", {})}
+    assert perms.get("pages") == "write" and perms.get("id-token") == "write"
+    assert deploy["environment"]["name"] == "github-pages"
+
+
+def test_a_kernel_that_dies_before_its_first_reply_is_started_again_but_a_failing_notebook_is_not(
+        tmp_path, monkeypatch):
+    import papermill
+
+    calls = []
+
+    def flaky(src, dest, **kwargs):
+        calls.append(dest)
+        if len(calls) == 1:
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        Path(dest).write_text(Path(src).read_text())
+
+    monkeypatch.setattr(papermill, "execute_notebook", flaky)
+    monkeypatch.setattr(build_book.time, "sleep", lambda s: None)
+    src = _tiny_notebook(tmp_path / "a.ipynb", "print(1)")
+    r = build_book.execute_one(str(src), str(tmp_path / "out.ipynb"), {}, str(ROOT), 60)
+    assert r["error"] is None and r["starts"] == 2 and len(calls) == 2
+
+    def failing(src, dest, **kwargs):
+        calls.append(dest)
+        raise papermill.PapermillExecutionError(0, 1, "k = 0", "ValueError", "bad k", [])
+
+    calls.clear()
+    monkeypatch.setattr(papermill, "execute_notebook", failing)
+    r = build_book.execute_one(str(src), str(tmp_path / "out2.ipynb"), {}, str(ROOT), 60)
+    assert r["error"] == "cell 1: ValueError: bad k" and r["starts"] == 1 and len(calls) == 1
+
+    def never(src, dest, **kwargs):
+        calls.append(dest)
+        raise RuntimeError("Kernel died before replying to kernel_info")
+
+    calls.clear()
+    monkeypatch.setattr(papermill, "execute_notebook", never)
+    r = build_book.execute_one(str(src), str(tmp_path / "out3.ipynb"), {}, str(ROOT), 60)
+    assert "Kernel died" in r["error"] and len(calls) == build_book.KERNEL_START_ATTEMPTS

@@ -57,9 +57,3 @@ def test_and_join_and_labels():
     assert book.and_join(["MMLU", "MTEB"]) == "MMLU and MTEB"
     assert book.and_join(["a", "b", "c"]) == "a, b and c"
     assert book.dataset_label("benchpress") == "BenchPress" and book.dataset_label("own") == "own"
-
-
-def test_run_note_names_the_described_matrices_a_run_skipped():
-    assert book.run_note(["mmlu", "mteb"], ["mmlu", "mteb"]) == ""
-    note = book.run_note(["benchpress"], ["mmlu", "mteb", "benchpress"])
-    assert note.startswith("This run computed BenchPress only; values quoted below for MMLU and MTEB read nan")

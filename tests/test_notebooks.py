@@ -87,3 +87,30 @@ def test_notebook_text_reads_only_keys_its_quick_run_glued(nb):
 
     missing = build_book.missing_glue(qb.build_dir / "notebooks" / nb.name)
     assert not missing, f"{nb.name}: the text reads glue keys the quick run did not produce: {missing}"
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("nb", PARAMS)
+def test_notebook_page_passes_the_checks_after_its_quick_run(nb):
+    """No error or warning output, no nan/None or TeX in pasted text, no finding about a matrix not run."""
+    from benchsel_lib.book import checks
+
+    qb = _quick_build_or_skip()
+    if qb.results[nb.name]["error"]:
+        pytest.fail(f"{nb.name} did not execute: {qb.results[nb.name]['error']}")
+    problems = checks.check_notebook(qb.build_dir / "notebooks" / nb.name)
+    assert not problems, f"{nb.name} (quick=True):\n" + checks.format_problems(problems)
+
+
+@pytest.mark.parametrize("nb", PARAMS)
+def test_notebook_summaries_are_written_by_the_library_not_in_the_notebook(nb):
+    """The findings are glued by a ``benchsel_lib.book.pages`` module; no cell glues hand-made prose."""
+    cells = _load(nb)["cells"]
+    code = "\n".join(_source(c) for c in cells if c["cell_type"] == "code")
+    text = "\n".join(_source(c) for c in cells if c["cell_type"] == "markdown")
+    assert "from benchsel_lib.book.pages import" in code and re.search(r"\bprose\.glue\(\)", code), \
+        f"{nb.name}: the page's summaries are not written by benchsel_lib.book.pages"
+    assert "Markdown(" not in code, f"{nb.name}: a cell builds Markdown prose itself"
+    assert re.search(r"^## What we found\s+```\{glue:md\} findings\s+```\s*$", text, flags=re.M), \
+        f"{nb.name}: 'What we found' is not the glued findings passage"
+    assert "{glue:md}`this_book`" in text, f"{nb.name}: the At a glance box does not read the glued 'this_book'"

@@ -1,4 +1,11 @@
-"""Helpers of the book's notebooks (:mod:`.notebook`) and its figures (:mod:`.plotting`)."""
+"""Helpers of the book's notebooks.
+
+* :mod:`.notebook` -- parameter checks and quick mode;
+* :mod:`.prose` -- sentences written from a run's results (numbers that refuse NaN, the run line, glue);
+* :mod:`.pages` -- one module per chapter: its tables and the prose written from them;
+* :mod:`.checks` -- checks of an executed notebook (errors, warnings, missing glue, nan, TeX, unrun matrices);
+* :mod:`.plotting` -- the figures.
+"""
 from __future__ import annotations
 
 from .notebook import (
@@ -6,9 +13,7 @@ from .notebook import (
     and_join,
     check_parameters,
     dataset_label,
-    glue_not_run,
     quick,
-    run_note,
 )
 
-__all__ = ["LABELS", "and_join", "check_parameters", "dataset_label", "glue_not_run", "quick", "run_note"]
+__all__ = ["LABELS", "and_join", "check_parameters", "dataset_label", "quick"]

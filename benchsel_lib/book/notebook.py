@@ -12,9 +12,9 @@ cross-validation loop twenty minutes later.
 passed rather than replacing them, so ``quick=True`` combined with other
 parameters still runs those parameters, only smaller.
 
-:func:`and_join` and :func:`dataset_label` build the small pieces of prose
-that a notebook glues into its text when the text depends on the
-parameters (which matrices were run, how many folds, ...).
+:func:`and_join` and :func:`dataset_label` are the smallest pieces of the
+prose that :mod:`benchsel_lib.book.prose` and :mod:`benchsel_lib.book.pages`
+write from a run's results.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ import numpy as np
 from .._checks import check_int
 from ..data import DATASETS, load_matrix
 
-__all__ = ["LABELS", "and_join", "check_parameters", "dataset_label", "glue_not_run", "quick", "run_note"]
+__all__ = ["LABELS", "and_join", "check_parameters", "dataset_label", "quick"]
 
 #: Display names of the experiment matrices (``benchsel_lib.data.DATASETS``).
 LABELS: dict[str, str] = {"mmlu": "MMLU", "mteb": "MTEB", "merged": "Merged", "benchpress": "BenchPress"}
@@ -72,6 +72,7 @@ def check_parameters(
     seed: int | None = None,
     methods: Sequence[str] | None = None,
     levels: Sequence[float] | None = None,
+    counts: Mapping[str, int] | None = None,
     choices: Mapping[str, tuple[Any, Sequence[Any]]] | None = None,
 ) -> None:
     """Check a notebook's parameters; raise ``ValueError`` naming the first bad one.
@@ -101,6 +102,9 @@ def check_parameters(
         Selection methods, each of ``"entropy"``, ``"mi"``, ``"random"``.
     levels : list of float, optional
         Nominal interval levels, each in ``(0, 1)``.
+    counts : mapping, optional
+        ``{parameter name: value}`` for any other count (draws, repeats),
+        each a non-negative integer.
     choices : mapping, optional
         ``{parameter name: (value, allowed values)}`` for any other
         enumerated parameter (``{"config": (config, ["early", "released"])}``).
@@ -162,6 +166,8 @@ def check_parameters(
             raise ValueError(f"{param} {h!r} is out of range: a holdout fraction must be in (0, 1)")
     if seed is not None:
         check_int(seed, "seed", minimum=0)
+    for param, value in (counts or {}).items():
+        check_int(value, param, minimum=0)
     if methods is not None:
         allowed = ["entropy", "mi", "random"]
         ms = _as_list(methods, "methods")
@@ -194,32 +200,3 @@ def quick(value: Any, cap: Any) -> Any:
     if _is_int(value):
         return min(value, cap)
     raise ValueError(f"quick() caps integers and lists, got {value!r}")
-
-
-def glue_not_run(keys: Iterable[str]) -> list[str]:
-    """Glue NaN under every key in ``keys`` (a value the text quotes for a matrix this run skipped).
-
-    The page then still renders (a glue key its text reads always exists) and
-    shows ``nan`` where a number of a matrix that was not run would be,
-    instead of a number from another run. Returns the keys. Needs
-    ``myst_nb`` (the book extra).
-    """
-    from myst_nb import glue
-
-    out = list(keys)
-    for key in out:
-        glue(key, float("nan"), display=False)
-    return out
-
-
-def run_note(ran: Sequence[str], described: Sequence[str]) -> str:
-    """One sentence for the top of a page: which of the matrices its text describes this run computed.
-
-    ``run_note(["mmlu"], ["mmlu", "mteb"])`` -> ``"This run computed MMLU only; values quoted below for
-    MTEB read nan (re-run with datasets including them)."``; empty when every described matrix ran.
-    """
-    skipped = [d for d in described if d not in ran]
-    if not skipped:
-        return ""
-    return (f"This run computed {and_join(dataset_label(d) for d in ran)} only; values quoted below for "
-            f"{and_join(dataset_label(d) for d in skipped)} read nan (re-run with `datasets` including them).")

@@ -1128,3 +1128,89 @@ def plot_pooled_coverage(cov: pd.DataFrame, *, tolerance: float = 0.03) -> Figur
 
 
 __all__ += ["plot_pipeline_curves", "plot_pooled_coverage"]
+
+
+# ---------------------------------------------------------------------------- first entropy pick
+#: Colours and labels of the first-pick rules (tie rules of the selector, then the covariance paths).
+FIRST_PICK_STYLE: dict[str, tuple[str, str]] = {
+    "auto": ("tab:blue", 'tie rule "auto"'),
+    "argmax": ("tab:orange", 'tie rule "argmax"'),
+    "index": ("tab:green", 'tie rule "index"'),
+    "mi": ("tab:purple", 'tie rule "mi"'),
+    "rounded": ("tab:brown", "argmax of the rounded diagonal"),
+    "covariance": ("tab:olive", "largest covariance diagonal"),
+}
+
+
+@_readable
+def plot_first_pick(study: Any, *, k: int | None = None, title: str = "") -> Figure:
+    """Greedy-entropy curves under each first-pick rule, the rounding noise model, and the paper's values.
+
+    Parameters
+    ----------
+    study : FirstPickStudy
+        :func:`benchsel_lib.studies.first_pick.first_pick_study` result.
+    k : int, optional
+        Subset size of the right panel (default: the smallest reported ``k``,
+        else ``min(5, k_max)``).
+    title : str
+
+    Returns
+    -------
+    Figure
+        Left: mean R^2 vs ``k`` per rule, the noise model's 5-95% range
+        (shaded) and median (dashed), the paper's values (black crosses).
+        Right (when the noise model ran): the distribution of the noise
+        model's mean R^2 at ``k``, with the paper's value and each rule's.
+        O(n_draws + rules x k_max).
+    """
+    curves = getattr(study, "curves", None)
+    if not isinstance(curves, pd.DataFrame) or "paper" not in curves.columns:
+        raise ValueError(f"study must be a FirstPickStudy, got {type(study).__name__}")
+    paper = curves["paper"].dropna()
+    ks = curves.index.to_numpy(int)
+    if k is None:
+        k = int(paper.index.min()) if len(paper) else int(min(5, ks.max()))
+    k = check_int(k, "k")
+    if k not in ks:
+        raise ValueError(f"k={k} is not in the study's 1..{ks.max()}")
+    draws = np.asarray(study.draws, dtype=float)
+    has_noise = draws.size > 0
+    fig = Figure(figsize=(WIDTH, 3.6), layout="constrained")
+    axes = fig.subplots(1, 2 if has_noise else 1, squeeze=False)[0]
+    ax = axes[0]
+    if has_noise:
+        ax.fill_between(ks, curves["noise_q05"], curves["noise_q95"], color="grey", alpha=0.25, linewidth=0,
+                        label="rounding drawn at random, 5-95%")
+        ax.plot(ks, curves["noise_median"], color="grey", linestyle="--", linewidth=1.2, label="its median")
+    rules = [r for r in FIRST_PICK_STYLE if r in curves.columns]
+    for r in rules:
+        color, name = FIRST_PICK_STYLE[r]
+        ax.plot(ks, curves[r], color=color, linewidth=1.2, marker="o", markersize=3, label=name)
+    if len(paper):
+        ax.plot(paper.index, paper.to_numpy(), linestyle="none", marker="X", markersize=9, color="black",
+                label="paper")
+    ax.set_xlabel("number of selected benchmarks $k$")
+    ax.set_ylabel("mean imputation $R^2$")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(True, alpha=0.3)
+    if has_noise:
+        bx = axes[1]
+        at = draws[:, k - 1]
+        at = at[np.isfinite(at)]
+        bx.hist(at, bins=30, color="grey", alpha=0.6)
+        for r in rules:
+            bx.axvline(float(curves.loc[k, r]), color=FIRST_PICK_STYLE[r][0], linewidth=1.5)
+        if k in paper.index:
+            bx.axvline(float(paper.loc[k]), color="black", linestyle="--", linewidth=2)
+        bx.set_xlabel(f"mean imputation $R^2$ at $k = {k}$")
+        bx.set_ylabel("draws")
+        bx.grid(True, alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    handles, names = ax.get_legend_handles_labels()
+    _legend_below(fig, handles, names, ncol=3)
+    return fig
+
+
+__all__ += ["FIRST_PICK_STYLE", "plot_first_pick"]

@@ -642,7 +642,11 @@ def select(
         correlation with the not-yet-selected benchmarks,
         :math:`\\sum_{j\\notin A, j\\ne i}\\Sigma_{ij}^2/(\\Sigma_{ii}\\Sigma_{jj})` (the most
         central one), then the lowest index.  ``"argmax"``: plain ``numpy.argmax``
-        (first exact maximum, no tolerance; reproduces the paper's code path).
+        (first exact maximum, no tolerance). On a correlation whose diagonal is
+        exactly 1 this is ``"index"``; the paper's code takes the argmax over a
+        diagonal that is 1 only up to rounding, so its first pick is set by the
+        last bits of the estimate
+        (:func:`benchsel_lib.studies.first_pick.rounded_diagonal`).
         ``"index"``: lowest index among the tied.  ``"mi"``: the largest MI gain
         among the tied, then lowest index (for ``objective="mi"`` this is ``"index"``).
     tie_tol : float

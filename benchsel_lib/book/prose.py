@@ -1,0 +1,235 @@
+"""Sentences of the book's pages, written from a run's results.
+
+A page's summaries (the "This book" and "Where they differ" paragraphs of its
+*At a glance* box, the "What we found" section, and the captions whose
+content depends on the run) are produced by the functions of
+:mod:`benchsel_lib.book.pages` from the objects the run computed, with the
+helpers below, and glued into the page as Markdown. They speak only of what
+the run computed:
+
+* a matrix the run did not include is named once, as not run
+  (:func:`run_line`), and never quoted with a missing value;
+* counts (folds, seeds, holdouts, subset sizes) are the run's own;
+* a number is formatted by :func:`num`, which refuses a missing value (NaN,
+  None): a sentence that would print "nan" fails where it is written;
+* glued text holds no TeX (``$...$`` is not rendered inside glued Markdown):
+  ``R²`` and *k* are written in plain Unicode and Markdown emphasis.
+
+The paper's own claims stay fixed text in the notebooks, with its section,
+figure and appendix numbers.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .notebook import LABELS, and_join, dataset_label
+
+__all__ = [
+    "K",
+    "R2",
+    "RUN_KEY",
+    "PageProse",
+    "bullets",
+    "cap",
+    "code",
+    "count",
+    "label",
+    "labels",
+    "num",
+    "paragraph",
+    "pct",
+    "range_text",
+    "run_line",
+    "signed",
+    "was_were",
+]
+
+#: R squared in glued text (TeX is not rendered there).
+R2 = "R²"
+#: The subset size in glued text.
+K = "*k*"
+#: Glue key under which a page records the matrices its run computed (read by :mod:`.checks`).
+RUN_KEY = "run_matrices"
+
+
+def label(name: str) -> str:
+    """Display name of a matrix (``"merged"`` -> ``"Merged"``)."""
+    return dataset_label(name)
+
+
+def labels(names: Iterable[str]) -> str:
+    """``["mmlu", "merged"]`` -> ``"MMLU and Merged"``."""
+    return and_join(label(n) for n in names)
+
+
+def _finite(value: Any, what: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} has no numeric value ({value!r})") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{what} has no value in this run ({value!r}); the sentence quoting it must not be written")
+    return v
+
+
+def num(value: Any, spec: str = ".2f", *, what: str = "a quoted number") -> str:
+    """``value`` formatted with ``spec``; a missing value (NaN, None, inf) raises ``ValueError``.
+
+    Integers (``spec="d"``) are accepted from floats that hold whole numbers.
+    """
+    v = _finite(value, what)
+    if spec.endswith("d"):
+        if v != int(v):
+            raise ValueError(f"{what} is not a whole number ({value!r})")
+        return format(int(v), spec)
+    return format(v, spec)
+
+
+def signed(value: Any, spec: str = ".2f", *, what: str = "a quoted difference") -> str:
+    """``value`` with an explicit sign (``+0.12``, ``-0.03``); missing values raise."""
+    return num(value, "+" + spec, what=what)
+
+
+def pct(value: Any, digits: int = 0, *, what: str = "a quoted fraction") -> str:
+    """A fraction as a percentage (``0.1`` -> ``"10%"``); missing values raise."""
+    return f"{100 * _finite(value, what):.{digits}f}%"
+
+
+def range_text(lo: Any, hi: Any, spec: str = ".2f") -> str:
+    """``"0.31"`` when both ends print the same, else ``"0.31 to 0.45"``."""
+    a, b = num(lo, spec), num(hi, spec)
+    return a if a == b else f"{a} to {b}"
+
+
+def count(n: int, singular: str, plural: str | None = None) -> str:
+    """``count(1, "fold") == "1 fold"``, ``count(3, "fold") == "3 folds"``."""
+    n = int(n)
+    return f"{n} {singular if n == 1 else (plural or singular + 's')}"
+
+
+def was_were(items: Sequence[Any]) -> str:
+    """``"was"`` for one item, ``"were"`` for several."""
+    return "was" if len(items) == 1 else "were"
+
+
+def code(text: Any) -> str:
+    """Inline code (a benchmark or parameter name)."""
+    return f"`{text}`"
+
+
+def cap(text: str) -> str:
+    """The text with its first letter upper-cased (the rest unchanged, unlike ``str.capitalize``)."""
+    return text[:1].upper() + text[1:]
+
+
+def paragraph(*sentences: str) -> str:
+    """Join the non-empty sentences with single spaces."""
+    return " ".join(s.strip() for s in sentences if s and s.strip())
+
+
+def bullets(items: Iterable[str]) -> str:
+    """A Markdown bullet list of the non-empty items (each may span several sentences)."""
+    lines = [f"- {s.strip()}" for s in items if s and s.strip()]
+    return "\n".join(lines)
+
+
+def run_line(
+    ran: Sequence[str],
+    *,
+    described: Sequence[str] = (),
+    parameter: str = "datasets",
+    details: Sequence[str] = (),
+    quick: bool = False,
+) -> str:
+    """One sentence saying what this run computed, naming each matrix it skipped once, as not run.
+
+    Parameters
+    ----------
+    ran : list of str
+        Matrices the run computed, in the order of the page.
+    described : list of str
+        Matrices the paper's part of the page discusses; those not in ``ran``
+        are named as not run.
+    parameter : str
+        The parameter that chooses the matrices.
+    details : list of str
+        Further facts of the run ("3 folds", "10% holdout", "seed 1").
+    quick : bool
+        Adds "quick mode" (the capped smoke-test parameters).
+
+    Returns
+    -------
+    str
+        E.g. ``"This run: MTEB with 3 folds, 10% holdout (quick mode); MMLU and Merged were not run
+        (parameter `datasets`)."``
+    """
+    facts = [f for f in details if f]
+    if quick:
+        facts.append("quick mode")
+    head = f"This run: {labels(ran)}" if ran else "This run"
+    if facts:
+        head += " (" + ", ".join(facts) + ")"
+    skipped = [d for d in described if d not in ran]
+    if skipped:
+        head += f"; {labels(skipped)} {was_were(skipped)} not run (parameter {code(parameter)})"
+    return head + "."
+
+
+@dataclass
+class PageProse:
+    """The generated passages of one page and the matrices its run computed.
+
+    Attributes
+    ----------
+    matrices : list of str
+        Matrices whose results the passages may speak of (recorded under
+        :data:`RUN_KEY` for :func:`benchsel_lib.book.checks.check_notebook`).
+    passages : dict of str to str
+        Markdown passages keyed by their glue name (``"this_book"``,
+        ``"differ"``, ``"findings"``, captions, ...).
+    """
+
+    matrices: list[str]
+    passages: dict[str, str] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> str:
+        return self.passages[key]
+
+    def add(self, **passages: str) -> PageProse:
+        """Add passages (keyword = glue name); returns ``self``."""
+        self.passages.update(passages)
+        return self
+
+    def glue(self) -> PageProse:
+        """Glue every passage as Markdown, and the run's matrices under :data:`RUN_KEY` (needs ``myst_nb``)."""
+        glue_prose(self.passages, matrices=self.matrices)
+        return self
+
+
+def glue_prose(passages: Mapping[str, str], *, matrices: Sequence[str] | None = None) -> None:
+    """Glue each passage as Markdown (``{glue:md}`` in the text) and, if given, the run's matrices.
+
+    Raises ``ValueError`` for a passage that holds TeX (``$``), which glued
+    Markdown does not render.
+    """
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    for key, text in passages.items():
+        if "$" in _without_code(text):
+            raise ValueError(f"passage {key!r} holds TeX ('$'), which glued Markdown shows raw: {text[:80]!r}")
+        glue(key, Markdown(text), display=False)
+    if matrices is not None:
+        unknown = [m for m in matrices if m not in LABELS]
+        if unknown:
+            raise ValueError(f"unknown matrices {unknown}; known: {list(LABELS)}")
+        glue(RUN_KEY, list(matrices), display=False)
+
+
+def _without_code(text: str) -> str:
+    import re
+
+    return re.sub(r"`[^`]*`", "", text)
