@@ -20,9 +20,12 @@ and a verdict line (PASS / FAIL) per target.
 Usage::
 
     python benchmarks/bench_recommend.py [--datasets mteb merged benchpress mmlu] [--seeds 0 42]
-                                         [--n-jobs 2] [--greedy] [--skip-grid] [--skip-timing]
+                                         [--n-jobs 2] [--greedy] [--anchors] [--skip-grid]
+                                         [--skip-timing]
 
-``--greedy`` adds the predictive-greedy strategy to the fixed grid (slow).
+``--greedy`` adds the predictive-greedy strategy to the fixed grid (slow);
+``--anchors`` adds the anchor-point (k-medoids) strategy.  Both are off by
+default so that the default grid, and its verdicts, stay as they were.
 """
 from __future__ import annotations
 
@@ -73,9 +76,9 @@ def _verdict(ok: bool, text: str) -> str:
     return f"{'PASS' if ok else 'FAIL'}  {text}"
 
 
-def grid(datasets, seeds, n_jobs: int, greedy: bool) -> list[str]:
+def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False) -> list[str]:
     verdicts = []
-    fixed = fixed_pairs(STRATS + (("greedy",) if greedy else ()), PREDS)
+    fixed = fixed_pairs(STRATS + (("greedy",) if greedy else ()) + (("anchors",) if anchors else ()), PREDS)
     for name in datasets:
         M = load_matrix(name)
         t0 = time.perf_counter()
@@ -143,6 +146,7 @@ def main() -> None:
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 42])
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--greedy", action="store_true", help="add the predictive-greedy strategy to the fixed grid")
+    ap.add_argument("--anchors", action="store_true", help="add the anchor-point (k-medoids) strategy to the fixed grid")
     ap.add_argument("--skip-grid", action="store_true")
     ap.add_argument("--skip-timing", action="store_true")
     args = ap.parse_args()
@@ -150,7 +154,7 @@ def main() -> None:
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores: {os.cpu_count()}")
     verdicts = []
     if not args.skip_grid:
-        verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy)
+        verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors)
     if not args.skip_timing:
         verdicts += timing(args.datasets, args.n_jobs)
     print("\nverdicts:")

@@ -5,9 +5,10 @@
 * :mod:`.scaling` -- the one standardizer and the logit transform (Appendix K);
 * :mod:`.covariance`, :mod:`.em`, :mod:`.correlation` -- the pairwise and EM
   estimates (Section 3, Appendix G) and a pipeline's correlation step;
-* :mod:`.selection`, :mod:`.selectors` -- the one selection entry point
-  (greedy entropy / MI, Algorithms 1-2, Appendices B-C; random; lasso path;
-  predictive greedy) and a pipeline's selection step;
+* :mod:`.selection`, :mod:`.selectors`, :mod:`.medoids` -- the one selection
+  entry point (greedy entropy / MI, Algorithms 1-2, Appendices B-C; random;
+  lasso path; predictive greedy; anchor points by k-medoids) and a pipeline's
+  selection step;
 * :mod:`.base`, :mod:`.gaussian`, :mod:`.regression`, :mod:`.completion`,
   :mod:`.tabimpute`, :mod:`.predictors` -- the predictor protocol and the
   predictors (Gaussian conditional mean, ridge, soft-impute, kNN, BenchPress

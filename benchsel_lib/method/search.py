@@ -246,7 +246,8 @@ def selection_cost(objective: str, n_benchmarks: int, k: int, n_models: int = 0)
     fresh factorization and triangular inverse of the complement per step
     (``(k + 1) 2 N^3 / 3``), the lasso path ``k (200 k^2 N + 2 k N^2)``, the
     predictive greedy ``20 k`` ridge fits on ``n_models`` rows
-    (``20 k^3 m N``).
+    (``20 k^3 m N``), anchor points (PAM k-medoids) BUILD plus about ``k``
+    SWAP sweeps of ``k N^2`` each (``(k + 1) k N^2``).
     """
     N, k, m = float(n_benchmarks), float(k), float(n_models)
     base = N**3 / 3.0
@@ -256,6 +257,8 @@ def selection_cost(objective: str, n_benchmarks: int, k: int, n_models: int = 0)
         return base + k * (200.0 * k * k * N + 2.0 * k * N * N)
     if objective == "greedy":
         return base + 20.0 * k**3 * m * N
+    if objective == "anchors":
+        return base + (k + 1.0) * k * N * N
     return base + k * k * N
 
 

@@ -1,6 +1,6 @@
 """The one selection entry point, :func:`select` (paper Sections 2-4, Appendices B, C).
 
-Five objectives:
+Six objectives:
 
 * ``"entropy"`` -- greedy maximization of :math:`H(X_A) = \\tfrac12\\log\\det(2\\pi e\\,\\Sigma_{AA})`
   (Algorithm 1).  The greedy step picks the largest residual diagonal, so the
@@ -17,6 +17,9 @@ Five objectives:
 * ``"greedy"`` -- predictive greedy: forward selection on the leave-one-out
   R^2 of per-target ridge regression on the training rows
   (:func:`predictive_greedy`, an extension).
+* ``"anchors"`` -- anchor points: the medoids of a k-medoids (PAM) clustering
+  of the benchmarks with dissimilarity :math:`1 - R_{ij}^2`
+  (:func:`~benchsel_lib.method.medoids.k_medoids`, a peer method).
 
 Extras for practitioners (paper Section 6, Appendix B): mandatory benchmarks
 (``initial``), knapsack budgets with the Krause-Guestrin modified greedy
@@ -47,6 +50,7 @@ import pandas as pd
 from scipy.linalg import lapack
 
 from .._checks import check_covariance, check_k, resolve_indices
+from .medoids import anchor_dissimilarity, k_medoids
 from .regression import RidgePredictor, ridge_loo_batch
 
 __all__ = [
@@ -60,8 +64,8 @@ __all__ = [
 ]
 
 
-#: the objectives of :func:`select`: Algorithms 1 and 2, the random baseline, two prediction-aimed orders
-OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy")
+#: the objectives of :func:`select`: Algorithms 1 and 2, the random baseline, two prediction-aimed orders, anchor points
+OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors")
 _GAUSSIAN = ("entropy", "mi", "random")
 
 
@@ -97,7 +101,8 @@ class Selection:
         Marginal gain of each step in the objective: for ``"entropy"``
         (and ``"random"``) :math:`\\tfrac12\\log(2\\pi e\\, d_j)` (Eq. schur-entropy),
         for ``"mi"`` :math:`\\tfrac12[\\log\\sigma^2_{j|A} - \\log\\sigma^2_{j|\\bar A_j}]`
-        (Eq. mi-gain).  Never shifted; see ``shift``.
+        (Eq. mi-gain); for ``"lasso"``, ``"greedy"`` and ``"anchors"`` the
+        entropy gains along the order.  Never shifted; see ``shift``.
     residual_fraction : numpy.ndarray
         :math:`\\operatorname{tr}(\\Sigma - L_tL_t^\\top)/\\operatorname{tr}\\Sigma` after each
         step, i.e. the summed conditional variance of the unselected benchmarks
@@ -108,13 +113,15 @@ class Selection:
         :math:`I(X_{A_t}; X_{\\bar A_t})` after each step (Eq. mi-formula), filled
         for every objective; 0 once the complement is empty.
     objective : str
-        ``"entropy"``, ``"mi"`` or ``"random"``.
+        One of :data:`OBJECTIVES`.
     strategy : str
         ``"greedy"`` (cardinality), ``"cost-effective"`` or ``"singleton"``
-        (which Krause-Guestrin strategy won under a budget), ``"random"``.
+        (which Krause-Guestrin strategy won under a budget), ``"random"``,
+        ``"lasso"``, ``"anchors"``.
     n_evaluations : int
         Number of marginal-gain evaluations performed by the selection loop
-        (mandatory steps and diagnostics not counted).
+        (mandatory steps and diagnostics not counted); for ``"anchors"`` the
+        k-medoids objective evaluations of BUILD and SWAP.
     excluded : list of int
         Candidates removed by ``min_observed`` or ``exclude``.
     shift : float
@@ -599,7 +606,7 @@ def select(
         ones (so ``k >= len(initial)``), in ``1..N``.  Under a budget ``k`` is an
         upper bound and may be ``None`` ("as many as the budget allows"); a
         ``k`` larger than the most benchmarks the budget can pay for raises.
-    objective : {"entropy", "mi", "random"}
+    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors"}
         ``"entropy"``: greedy :math:`H(X_A)`, i.e. pivoted Cholesky (Algorithm 1),
         :math:`O(k^2 N)`.  ``"mi"``: greedy :math:`I(X_A;X_{\\bar A})` (Algorithm 2)
         with gain :math:`\\tfrac12[\\log d_j + \\log P_{jj}]`, ``P`` the complement
@@ -610,7 +617,16 @@ def select(
         group-lasso path of the correlation (:func:`lasso_path_order`; no
         costs). ``"greedy"``: predictive greedy, forward selection maximizing
         the leave-one-out R^2 of per-target ridge regression on ``train``
-        (:func:`predictive_greedy`).
+        (:func:`predictive_greedy`).  ``"anchors"``: anchor points, the
+        ``k`` medoids of a PAM k-medoids clustering of all benchmarks with
+        dissimilarity :math:`d_{ij} = 1 - R_{ij}^2` on the correlation
+        (:func:`~benchsel_lib.method.medoids.k_medoids`; no costs).  The set is
+        PAM's (BUILD, then best exchanges until none improves; mandatory
+        benchmarks are fixed medoids, excluded ones still count as points to
+        cover); the order is mandatory first, then greedy within the set, so
+        a prefix is the greedy smaller selection *within* the ``k``-medoid
+        set, not the k-medoid solution of its own size (k-medoid solutions
+        are not nested; cross-validation scores prefixes of one selection).
     initial : sequence of int or str
         Mandatory benchmarks (indices, or names when ``names`` is given),
         selected first in the given order (paper Section 6); greedy continues on
@@ -682,8 +698,8 @@ def select(
     Selection
         Order, per-step gains, residual-variance fraction, cumulative
         log-determinant and :math:`I(X_A;X_{\\bar A})` (see :class:`Selection`);
-        for ``"lasso"`` and ``"greedy"`` the gains are the entropy gains
-        along the order.
+        for ``"lasso"``, ``"greedy"`` and ``"anchors"`` the gains are the
+        entropy gains along the order.
 
     Raises
     ------
@@ -698,7 +714,9 @@ def select(
     Conditional variances are clamped at ``1e-12 * max(diag(cov))`` so
     near-singular inputs give finite results.  Complexity: entropy
     :math:`O(k^2N)` plus :math:`O(N^3)` once for the MI diagnostic; MI
-    :math:`O(kN^3)`; budgets add nothing asymptotically.
+    :math:`O(kN^3)`; anchors :math:`O(N^2)` for the dissimilarity plus
+    :math:`O(\\text{iterations}\\cdot k(N-k)N)` for PAM; budgets add nothing
+    asymptotically.
     """
     S = check_covariance(cov)
     n = S.shape[0]
@@ -729,8 +747,9 @@ def select(
         initial = [initial]
     init = resolve_indices(list(initial), n, names, what="mandatory benchmark")
     c, b = _check_costs(costs, budget, n)
-    if objective == "lasso" and c is not None:
-        raise ValueError("the lasso objective has no cost-aware form; use entropy, mi, random or greedy with costs")
+    if objective in ("lasso", "anchors") and c is not None:
+        raise ValueError(f"the {objective} objective has no cost-aware form; use entropy, mi, random or greedy "
+                         "with costs")
     tr = None
     if objective == "greedy":
         if train is None:
@@ -829,6 +848,10 @@ def select(
     elif objective == "lasso":
         order = lasso_path_order(S, k, initial=init, candidates=candidates | _mask(n, init))
         strategy = "lasso"
+    elif objective == "anchors":
+        medoids = k_medoids(anchor_dissimilarity(S), k, fixed=init, candidates=candidates)
+        order, n_eval = medoids.order, medoids.n_evaluations
+        strategy = "anchors"
     elif objective == "greedy":
         order = predictive_greedy(tr, k, initial=init, candidates=candidates | _mask(n, init), costs=c, budget=b)
         strategy = "greedy"

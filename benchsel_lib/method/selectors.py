@@ -5,7 +5,8 @@ maximizes and under which constraints, independently of the data:
 
 * ``objective`` -- ``"entropy"`` (Algorithm 1, pivoted Cholesky), ``"mi"``
   (Algorithm 2), ``"random"`` (the paper's baseline), ``"lasso"`` (group-lasso
-  entry order) or ``"greedy"`` (predictive greedy on ridge LOO R^2);
+  entry order), ``"greedy"`` (predictive greedy on ridge LOO R^2) or
+  ``"anchors"`` (anchor points: k-medoids of the benchmarks on ``1 - R^2``);
 * ``min_observed`` -- candidates need this many observing training models (an
   int), or this fraction of them (a float in (0, 1); ``*-obs`` presets use 30 %);
 * ``initial`` -- mandatory benchmarks, selected first (Section 6);
@@ -16,7 +17,7 @@ maximizes and under which constraints, independently of the data:
 * ``tie_break``, ``lazy`` -- as in :func:`~benchsel_lib.method.selection.select`.
 
 :data:`SELECTORS` holds the named presets that pipelines and the command line
-refer to (``"mi"``, ``"entropy-obs"``, ``"lasso"``, ...).
+refer to (``"mi"``, ``"entropy-obs"``, ``"lasso"``, ``"anchors"``, ...).
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ class Selector:
 
     Parameters
     ----------
-    objective : {"entropy", "mi", "random", "lasso", "greedy"}
+    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors"}
     min_observed : int, float in (0, 1) or None
         Candidate filter on the number of training models observing a
         benchmark (count), or on their fraction; None keeps every benchmark
@@ -111,8 +112,9 @@ class Selector:
             raise ValueError(f"benchmark {both[0]!r} is both mandatory (initial) and excluded")
         if (self.costs is None) != (self.budget is None):
             raise ValueError("give both costs and budget, or neither")
-        if self.costs is not None and self.objective == "lasso":
-            raise ValueError("the lasso objective has no cost-aware form; use entropy, mi, random or greedy with costs")
+        if self.costs is not None and self.objective in ("lasso", "anchors"):
+            raise ValueError(f"the {self.objective} objective has no cost-aware form; use entropy, mi, random or "
+                             "greedy with costs")
         if self.tie_break not in _TIE_BREAKS:
             raise ValueError(f"unknown tie_break {self.tie_break!r}: use one of {_TIE_BREAKS}")
 
@@ -272,6 +274,7 @@ SELECTORS: dict[str, Selector] = {
     "entropy-obs": Selector("entropy", min_observed=OBS_FRACTION),
     "greedy": Selector("greedy"),
     "lasso": Selector("lasso"),
+    "anchors": Selector("anchors"),
 }
 
 

@@ -1,0 +1,223 @@
+"""Anchor points: benchmarks chosen as the medoids of a k-medoids clustering (the ``"anchors"`` objective).
+
+A peer method selects the benchmarks that are the medoids ("anchor points")
+of a k-medoids clustering of all benchmarks.  Here the dissimilarity comes
+from the training correlation :math:`R`:
+
+.. math::  d_{ij} = 1 - R_{ij}^2 ,
+
+the fraction of the variance of benchmark ``i`` that a univariate linear
+prediction from benchmark ``j`` leaves unexplained.  The k-medoids objective
+:math:`\\sum_i \\min_{m\\in A} d_{im}` is then the summed residual variance when
+every benchmark is predicted from its single best anchor, the univariate
+analogue of :attr:`~benchsel_lib.method.selection.Selection.residual_fraction`.
+It is blind to the sign of a correlation (a benchmark that is anti-correlated
+with an anchor is predicted by it just as well), and unlike ``1 - |R_ij|``
+it is on the scale of explained variance, which is what the predictors use.
+
+:func:`k_medoids` is PAM (Kaufman and Rousseeuw): a greedy BUILD, then SWAP
+steps, each the best (medoid, non-medoid) exchange over all pairs, until no
+exchange lowers the objective.  The result is a local optimum of the
+one-exchange neighbourhood; it is the exact optimum when one medoid is free
+(``k = 1``, or one more than the mandatory ones) and when a single candidate
+is left out (any two such sets differ by one exchange).
+Mandatory medoids are never swapped out; benchmarks outside the candidates
+are never medoids but are still points to cover.  Everything is
+deterministic: ties (objective values within a relative ``1e-12``) go to the
+lowest index.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["Medoids", "anchor_dissimilarity", "medoid_cost", "k_medoids"]
+
+
+#: relative tolerance of the objective: smaller differences are ties, smaller improvements stop SWAP
+_COST_RTOL = 1e-12
+
+
+class Medoids(NamedTuple):
+    """Result of :func:`k_medoids`.
+
+    Attributes
+    ----------
+    order : list of int
+        The medoids: the ``fixed`` ones first in their given order, then the
+        others in greedy order (each the one among the remaining medoids that
+        lowers the objective most given those before it), so that every
+        prefix is the greedy k-medoid solution within the final set.
+    cost : float
+        The objective :math:`\\sum_i \\min_{m} d_{im}` of the final set.
+    n_swaps : int
+        Improving exchanges made by SWAP.
+    n_evaluations : int
+        Objective evaluations of candidate sets (BUILD and SWAP).
+    """
+
+    order: list[int]
+    cost: float
+    n_swaps: int
+    n_evaluations: int
+
+
+def anchor_dissimilarity(cov: np.ndarray) -> np.ndarray:
+    """The anchor-point dissimilarity :math:`d_{ij} = 1 - R_{ij}^2` of a covariance or correlation matrix.
+
+    ``cov`` is rescaled to a correlation (a zero-variance benchmark is
+    uncorrelated with every other, so at dissimilarity 1 from it);
+    :math:`R_{ij}^2` is clipped to ``[0, 1]`` and the diagonal is 0.  O(N^2).
+    """
+    S = np.asarray(cov, dtype=float)
+    sd = np.sqrt(np.maximum(np.diag(S), 0.0))
+    scale = np.outer(sd, sd)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        R2 = np.where(scale > 0.0, S * S / np.where(scale > 0.0, scale * scale, 1.0), 0.0)
+    D = 1.0 - np.clip(R2, 0.0, 1.0)
+    np.fill_diagonal(D, 0.0)
+    return D
+
+
+def medoid_cost(dissimilarity: np.ndarray, medoids: Sequence[int]) -> float:
+    """The k-medoids objective :math:`\\sum_i \\min_{m\\in\\text{medoids}} d_{im}` over every point. O(kN)."""
+    D = np.asarray(dissimilarity, dtype=float)
+    return float(D[:, list(medoids)].min(axis=1).sum())
+
+
+def _first_min(values: np.ndarray) -> int:
+    """Position of the first value within the relative tie tolerance of the minimum."""
+    best = float(values.min())
+    return int(np.flatnonzero(values <= best + _COST_RTOL * max(1.0, abs(best)))[0])
+
+
+#: most entries of one temporary (N x block of candidate columns) in :func:`_cost_with`
+_BLOCK_ENTRIES = 1 << 22
+
+
+def _cost_with(nearest: np.ndarray, D: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Objective after adding each column of ``cols`` to a set whose nearest distances are ``nearest``.
+
+    O(N |cols|) time, in column blocks of at most ``_BLOCK_ENTRIES`` temporary entries.
+    """
+    step = max(1, _BLOCK_ENTRIES // max(1, nearest.size))
+    out = np.empty(cols.size)
+    for s in range(0, cols.size, step):
+        c = cols[s:s + step]
+        out[s:s + step] = np.minimum(nearest[:, None], D[:, c]).sum(axis=0)
+    return out
+
+
+def k_medoids(
+    dissimilarity: np.ndarray,
+    k: int,
+    *,
+    fixed: Sequence[int] = (),
+    candidates: np.ndarray | None = None,
+) -> Medoids:
+    """PAM k-medoids (BUILD, then best-exchange SWAP until no exchange improves) with fixed medoids.
+
+    Parameters
+    ----------
+    dissimilarity : ndarray (N, N)
+        Non-negative dissimilarities with a zero diagonal (for anchor points,
+        :func:`anchor_dissimilarity`).  Every row is a point to cover.
+    k : int
+        Number of medoids, ``fixed`` included; ``len(fixed) <= k <= len(fixed)
+        + (number of candidates)`` (the caller checks the range).
+    fixed : sequence of int
+        Mandatory medoids, never swapped out; they lead ``order`` in this order.
+    candidates : bool ndarray (N,), optional
+        Points that may become medoids besides ``fixed`` (default: all).  The
+        others are still covered by the objective.
+
+    Returns
+    -------
+    Medoids
+        The medoids in greedy order, the objective, swaps and evaluations.
+
+    Notes
+    -----
+    BUILD adds, from the ``fixed`` medoids, the candidate that lowers the
+    objective most, ``k - len(fixed)`` times.  Each SWAP iteration evaluates
+    every exchange of a non-fixed medoid ``m`` with a non-medoid candidate
+    ``h`` at O(N) per pair (nearest and second-nearest distances are cached:
+    a point whose nearest medoid is ``m`` falls back to its second nearest),
+    applies the best one if it lowers the objective by more than a relative
+    ``1e-12``, and stops otherwise; the objective strictly decreases, so SWAP
+    terminates.  Cost O(iterations * k * (N - k) * N) time and O(N^2)
+    memory (the dissimilarity; temporaries are blocked); BUILD and the
+    final ordering are O(k (N - k) N) and O(k^2 N).  Ties go to the lowest
+    index (BUILD, ordering) and to the first medoid in order, then the
+    lowest candidate index (SWAP).
+    """
+    D = np.asarray(dissimilarity, dtype=float)
+    N = D.shape[0]
+    fixed = [int(j) for j in fixed]
+    cand = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool).copy()
+    cand[fixed] = False
+    n_eval = 0
+
+    # BUILD
+    nearest = D[:, fixed].min(axis=1) if fixed else np.full(N, np.inf)
+    medoids = list(fixed)
+    free = cand.copy()
+    while len(medoids) < k:
+        H = np.flatnonzero(free)
+        costs = _cost_with(nearest, D, H)
+        n_eval += H.size
+        h = int(H[_first_min(costs)])
+        medoids.append(h)
+        free[h] = False
+        nearest = np.minimum(nearest, D[:, h])
+
+    # SWAP: best exchange over all (non-fixed medoid, non-medoid candidate) pairs
+    n_swaps = 0
+    swappable = len(medoids) - len(fixed)
+    while swappable and free.any():
+        M = np.asarray(medoids)
+        DM = D[:, M]
+        if M.size > 1:
+            two = np.argpartition(DM, 1, axis=1)[:, :2]
+            d_two = np.take_along_axis(DM, two, axis=1)
+            first = np.argmin(d_two, axis=1)
+            near = M[np.take_along_axis(two, first[:, None], axis=1)[:, 0]]
+            d1 = d_two.min(axis=1)
+            d2 = d_two.max(axis=1)
+        else:
+            near = np.full(N, M[0])
+            d1 = DM[:, 0]
+            d2 = np.full(N, np.inf)
+        current = float(d1.sum())
+        best_cost = current - _COST_RTOL * max(1.0, abs(current))
+        best: tuple[int, int] | None = None
+        H = np.flatnonzero(free)
+        for pos in range(len(fixed), len(medoids)):
+            m = medoids[pos]
+            costs = _cost_with(np.where(near == m, d2, d1), D, H)
+            n_eval += H.size
+            j = _first_min(costs)
+            if costs[j] < best_cost:
+                best_cost, best = float(costs[j]), (pos, int(H[j]))
+        if best is None:
+            break
+        pos, h = best
+        free[medoids[pos]] = True
+        free[h] = False
+        medoids[pos] = h
+        n_swaps += 1
+
+    # order: fixed first, then greedily within the final medoids
+    nearest = D[:, fixed].min(axis=1) if fixed else np.full(N, np.inf)
+    order = list(fixed)
+    rest = np.array(sorted(medoids[len(fixed):]), dtype=int)
+    while rest.size:
+        i = _first_min(_cost_with(nearest, D, rest))
+        h = int(rest[i])
+        order.append(h)
+        nearest = np.minimum(nearest, D[:, h])
+        rest = np.delete(rest, i)
+    cost = float(nearest.sum()) if order else float("inf")
+    return Medoids(order=order, cost=cost, n_swaps=n_swaps, n_evaluations=int(n_eval))
