@@ -1161,7 +1161,9 @@ def plot_first_pick(study: Any, *, k: int | None = None, title: str = "") -> Fig
         Left: mean R^2 vs ``k`` per rule, the noise model's 5-95% range
         (shaded) and median (dashed), the paper's values (black crosses).
         Right (when the noise model ran): the distribution of the noise
-        model's mean R^2 at ``k``, with the paper's value and each rule's.
+        model's mean R^2 at ``k`` from its 5th percentile up (the
+        number of draws further left is printed), with the paper's value (dashed)
+        and each rule's.
         O(n_draws + rules x k_max).
     """
     curves = getattr(study, "curves", None)
@@ -1198,7 +1200,15 @@ def plot_first_pick(study: Any, *, k: int | None = None, title: str = "") -> Fig
         bx = axes[1]
         at = draws[:, k - 1]
         at = at[np.isfinite(at)]
-        bx.hist(at, bins=30, color="grey", alpha=0.6)
+        marks = [float(curves.loc[k, r]) for r in rules] + ([float(paper.loc[k])] if k in paper.index else [])
+        lo = min([float(np.quantile(at, 0.05))] + marks) if at.size else min(marks)
+        hi = max([float(at.max())] + marks) if at.size else max(marks)
+        pad = 0.05 * (hi - lo) or 0.01
+        shown = at[(at >= lo - pad) & (at <= hi + pad)]
+        bx.hist(shown, bins=30, color="grey", alpha=0.6)
+        bx.set_xlim(lo - pad, hi + pad)
+        if shown.size < at.size:
+            bx.text(0.02, 0.97, f"{at.size - shown.size} draws further left", transform=bx.transAxes, va="top", fontsize=9)
         for r in rules:
             bx.axvline(float(curves.loc[k, r]), color=FIRST_PICK_STYLE[r][0], linewidth=1.5)
         if k in paper.index:
