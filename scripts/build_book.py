@@ -21,9 +21,11 @@ Steps
 5. ``jupyter-book build <build>/src -W -n --keep-going --all`` with
    ``execute_notebooks: "off"``; the site ends up in ``<build>/html/`` (its
    bare ``index.html`` redirect made a complete page with the favicon).
-   Before rendering, every ``{glue}`` reference in a notebook's markdown is
-   checked against the keys its run glued: a key that a parameter choice did
-   not produce fails the build with the notebook and key named.
+   Before rendering, every executed notebook is checked
+   (:func:`benchsel_lib.book.checks.check_notebook`): a cell error or
+   warning output, a ``{glue}`` key the run did not produce, glued text that
+   reads ``nan`` or holds raw TeX, or a findings sentence about a matrix the
+   run did not include fails the build, with the notebook, cell and rule named.
 6. Write the timings (seconds per notebook, execution, rendering, total, the
    load average before and after) to ``<build>/timings.json`` and print them.
 
@@ -302,51 +304,27 @@ def _source(cell: dict[str, Any]) -> str:
     return "".join(src) if isinstance(src, list) else src
 
 
-_GLUE_ROLE = re.compile(r"\{glue(?::\w*)?\}`([^`]+)`")
-_GLUE_DIRECTIVE = re.compile(r"^\s*(?:`{3,}|:{3,})\{glue(?::\w*)?\}\s+(\S+)", flags=re.M)
-
-
-def glue_references(nb: dict[str, Any]) -> set[str]:
-    """Keys that the markdown cells of notebook ``nb`` (parsed JSON) read with ``{glue}`` roles or directives.
-
-    Formats (``{glue:text}`key:.3f```) are stripped; references into other
-    notebooks (``other.ipynb::key``) are not included.
-    """
-    keys: set[str] = set()
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") != "markdown":
-            continue
-        src = _source(cell)
-        for ref in _GLUE_ROLE.findall(src) + _GLUE_DIRECTIVE.findall(src):
-            if "::" in ref:
-                continue
-            keys.add(ref.split(":", 1)[0].strip())
-    return keys
-
-
-def glued_keys(nb: dict[str, Any]) -> set[str]:
-    """Keys that an executed notebook ``nb`` (parsed JSON) glued (``myst_nb.glue`` outputs)."""
-    keys: set[str] = set()
-    for cell in nb.get("cells", []):
-        for out in cell.get("outputs", []) if cell.get("cell_type") == "code" else []:
-            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
-            if name:
-                keys.add(name)
-    return keys
-
-
 def missing_glue(path: Path) -> list[str]:
     """Glue keys that the text of executed notebook ``path`` reads but its run did not produce (sorted)."""
+    from benchsel_lib.book import checks
+
     nb = json.loads(path.read_text(encoding="utf-8"))
-    return sorted(glue_references(nb) - glued_keys(nb))
+    return sorted(checks.glue_references(nb) - set(checks.glued_values(nb)))
 
 
-def check_glue(executed: list[Path]) -> None:
-    """Raise BuildError naming every executed notebook whose text reads a key its run did not glue."""
-    bad = {p.name: m for p in executed if (m := missing_glue(p))}
-    if bad:
-        lines = "\n".join(f"  {name}: {', '.join(keys)}" for name, keys in bad.items())
-        raise BuildError(f"text reads glue keys that the run did not produce (a parameter-dependent key?):\n{lines}")
+def check_pages(executed: list[Path]) -> None:
+    """Raise BuildError listing the problems of the executed notebooks (:mod:`benchsel_lib.book.checks`).
+
+    A page fails when a cell raised or wrote to standard error, when its text
+    reads a glue key the run did not produce, when glued text shows ``nan``
+    or raw TeX, or when a findings sentence names a matrix the run did not
+    include.
+    """
+    from benchsel_lib.book import checks
+
+    found = checks.check_notebooks(executed)
+    if found:
+        raise BuildError("the executed pages do not pass the book's checks:\n" + checks.format_problems(found))
 
 
 def declares_parameter(path: Path, name: str) -> bool:
@@ -750,7 +728,7 @@ def build(
             ensure_kernel()
         per_nb = execute_notebooks(notebooks, executed_dir, params, jobs=jobs, timeout=timeout)
         executed = [executed_dir / nb.name for nb in notebooks]
-    check_glue(executed)
+    check_pages(executed)
     t_exec = time.perf_counter() - t0
     t0 = time.perf_counter()
     assemble_source(executed, build_dir / "src", vendor_dir)

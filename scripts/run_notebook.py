@@ -105,6 +105,13 @@ def main(argv: list[str] | None = None) -> int:
               f"(partially executed copy in {args.output})", file=sys.stderr)
         return 1
     print(f"run_notebook: {notebook.name} ok in {result['seconds']:.1f} s -> {args.output}")
+    if notebook.parent == build_book.NOTEBOOK_DIR.resolve():  # a chapter: would its page pass the book's checks?
+        from benchsel_lib.book import checks
+
+        problems = checks.check_notebook(args.output)
+        if problems:
+            print("run_notebook: note: with these parameters the page would not pass the book's checks:\n"
+                  + checks.format_problems(problems))
     return 0
 
 

@@ -347,13 +347,16 @@ def test_glue_check_finds_keys_the_text_reads_but_the_run_did_not_glue(tmp_path)
              "metadata": {"scrapbook": {"name": "table", "mime_prefix": ""}}}
     nb = {"cells": [{"cell_type": "markdown", "source": md, "metadata": {}},
                     {"cell_type": "code", "source": "", "metadata": {}, "outputs": [glued]}], "metadata": {}}
-    assert build_book.glue_references(nb) == {"r2_mmlu_k5_entropy", "table", "fig_a"}
-    assert build_book.glued_keys(nb) == {"table"}
+    from benchsel_lib.book import checks
+
+    assert checks.glue_references(nb) == {"r2_mmlu_k5_entropy", "table", "fig_a"}
+    assert set(checks.glued_values(nb)) == {"table"}
     path = tmp_path / "04_x.ipynb"
     path.write_text(json.dumps(nb))
     assert build_book.missing_glue(path) == ["fig_a", "r2_mmlu_k5_entropy"]
-    with pytest.raises(build_book.BuildError, match=r"04_x.ipynb: fig_a, r2_mmlu_k5_entropy"):
-        build_book.check_glue([path])
+    with pytest.raises(build_book.BuildError, match=r"(?s)04_x.ipynb:.*\[missing-glue\].*'fig_a'.*"
+                                                    r"\[missing-glue\].*'r2_mmlu_k5_entropy'"):
+        build_book.check_pages([path])
 
 
 def test_buttons_come_from_one_repository_setting_and_vanish_without_it():

@@ -50,6 +50,7 @@ __all__ = [
     "check_notebooks",
     "findings_sentences",
     "format_problems",
+    "glue_references",
     "glued_values",
     "render_markdown",
 ]
@@ -131,6 +132,16 @@ def glued_values(nb: Mapping[str, Any]) -> dict[str, dict[str, str]]:
             values[name] = {mime[len(prefix):] if mime.startswith(prefix) else mime: _text(data)
                             for mime, data in out.get("data", {}).items()}
     return values
+
+
+def glue_references(nb: Mapping[str, Any]) -> set[str]:
+    """Keys that the markdown cells of a notebook read with ``{glue}`` roles or directives.
+
+    Formats (``{glue:text}`key:.3f```) are stripped; references into other
+    notebooks (``other.ipynb::key``) are not included.
+    """
+    return {key for cell in nb.get("cells", []) if cell.get("cell_type") == "markdown"
+            for key in render_markdown(_source(cell), {})[2]}
 
 
 def _format_plain(text: str, spec: str) -> str:
