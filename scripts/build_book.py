@@ -304,14 +304,6 @@ def _source(cell: dict[str, Any]) -> str:
     return "".join(src) if isinstance(src, list) else src
 
 
-def missing_glue(path: Path) -> list[str]:
-    """Glue keys that the text of executed notebook ``path`` reads but its run did not produce (sorted)."""
-    from benchsel_lib.book import checks
-
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    return sorted(checks.glue_references(nb) - set(checks.glued_values(nb)))
-
-
 def check_pages(executed: list[Path]) -> None:
     """Raise BuildError listing the problems of the executed notebooks (:mod:`benchsel_lib.book.checks`).
 
