@@ -349,3 +349,31 @@ def test_choice_counts_are_the_most_frequent_choices_per_k():
                            choice=["a+b", "a+b", "c+d", "c+d", "c+d", "e+f", np.nan]))
     assert choice_counts(df, ks=(5, 10), top=1) == {5: {"a+b": 2}, 10: {"c+d": 2}}
     assert choice_counts(df, ks=(5,)) == {5: {"a+b": 2, "c+d": 1}}
+
+
+def test_peer_differences_pair_the_reference_and_each_peer_by_seed_and_fold():
+    from benchsel_lib.studies.pipelines import peer_differences
+
+    rows = []
+    for seed in (0, 42):
+        for fold in range(3):
+            for method, r2 in (("auto", 0.6 + 0.01 * fold), ("a+b", 0.5 + 0.02 * fold), ("c+d", 0.7)):
+                rows.append(dict(seed=seed, fold=fold, k=5, method=method, r2=r2))
+    rows.append(dict(seed=0, fold=0, k=5, method="e+f", r2=np.nan))
+    out = peer_differences(pd.DataFrame(rows), ["a+b", "c+d", "missing"], ks=(5,)).set_index("peer")
+    assert list(out.index) == ["a+b", "c+d"]  # a peer absent from the table is skipped
+    d = [0.1, 0.09, 0.08] * 2
+    assert out.loc["a+b", "diff"] == pytest.approx(np.mean(d))
+    assert out.loc["a+b", "diff_se"] == pytest.approx(np.std(d, ddof=1) / np.sqrt(6))
+    assert out.loc["c+d", "diff"] == pytest.approx(-0.09) and out.loc["c+d", "n_cells"] == 6
+    assert out.loc["c+d", "reference_r2"] == pytest.approx(0.61) and out.loc["c+d", "peer_r2"] == pytest.approx(0.7)
+
+
+def test_k_gain_is_the_paired_difference_between_two_subset_sizes():
+    from benchsel_lib.studies.pipelines import k_gain
+
+    df = pd.DataFrame(dict(method=["auto"] * 4 + ["mi"] * 2, seed=0, fold=[0, 0, 1, 1, 0, 0], k=[5, 10] * 3,
+                           r2=[0.5, 0.6, 0.4, 0.3, 0.0, 1.0]))
+    g = k_gain(df, k0=5, k1=10)
+    assert g["gain"] == pytest.approx(0.0) and g["n_cells"] == 2
+    assert g["gain_se"] == pytest.approx(np.std([0.1, -0.1], ddof=1) / np.sqrt(2))
