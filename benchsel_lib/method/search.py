@@ -829,12 +829,19 @@ def pipeline_path(
     for k in scored:
         at = [r for r in score_rows if r["k"] == k and not np.isnan(r["r2"])
               and not (only_stack and stack and r["predictor"] != "stack")]
-        if sub_cols is not None:  # only candidates whose strategy can select on every benchmark
-            at = [r for r in at if final(r["strategy"]) is not None]
         inner = float("nan")
-        if at:
-            best = choose_candidate(at, previous if previous is not None and previous["k"] == k - 1 else None,
-                                    rule=rule, order=lambda r: (rank_s[r["strategy"]], rank_p[r["predictor"]]))
+        best = None
+        prev = previous if previous is not None and previous["k"] == k - 1 else None
+        while at:
+            cand = choose_candidate(at, prev, rule=rule,
+                                    order=lambda r: (rank_s[r["strategy"]], rank_p[r["predictor"]]))
+            # on a subsample, only a strategy that can select on every benchmark; its final selection (one per
+            # strategy, on every row and column) is made only when it is chosen
+            if sub_cols is None or final(cand["strategy"]) is not None:
+                best = cand
+                break
+            at = [r for r in at if r["strategy"] != cand["strategy"]]
+        if best is not None:
             previous = best
             s, p, inner = best["strategy"], best["predictor"], float(best["r2"])
         else:
