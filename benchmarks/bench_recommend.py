@@ -15,13 +15,22 @@ Prints, per matrix and k in (5, 10):
 * wall time of the full CV (10 folds, k = 1..10, seed 42, ``n_jobs`` workers)
   of ``auto`` on all four matrices, and of one ``benchsel predict`` on Merged;
 
+* the peers table: auto against re-implementations, with the library, of
+  published methods (:data:`PEERS`), at k = 5 and 10 for seed 42 (and pooled
+  over the seeds when there are several): mean R^2 of each and the paired
+  difference auto - peer with its standard error;
+* auto's gain from k = 5 to k = 10 (paired by fold);
+
 and a verdict line (PASS / FAIL) per target.
 
 Usage::
 
     python benchmarks/bench_recommend.py [--datasets mteb merged benchpress mmlu] [--seeds 0 42]
                                          [--n-jobs 2] [--greedy] [--anchors] [--skip-grid]
-                                         [--skip-timing]
+                                         [--skip-timing] [--quick]
+
+``--quick``: seed 42 only, auto against the peers alone (no fixed grid), no
+timing; with ``--datasets merged`` it runs one matrix.
 
 ``--greedy`` adds the predictive-greedy strategy to the fixed grid (slow);
 ``--anchors`` adds the anchor-point (k-medoids) strategy.  Both are off by
@@ -51,7 +60,9 @@ from benchsel_lib.studies.pipelines import (  # noqa: E402
     compare_pipelines,
     fixed_pairs,
     inner_optimism,
+    k_gain,
     paired_summary,
+    peer_differences,
     pooled_coverage,
 )
 
@@ -64,6 +75,18 @@ TARGETS = {  # minimum mean R^2 of the recommended pipeline at k = 5 and 10
 LEVELS = (0.5, 0.8, 0.9)
 STRATS = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso")
 PREDS = ("gaussian", "ridge", "lowrank", "knn", "blend")
+#: published methods re-implemented with the library's selections and predictors: pipeline -> what it stands for.
+#: The library's "lasso" selection is the entry order of a group-lasso path on the correlation, not a Lasso
+#: whose strength is cross-validated, so "lasso+ridge" stands in for both the group-lasso path + ridge and
+#: BenchPred's Lasso selection + RidgeCV.  MICE has no counterpart here.
+PEERS = {
+    "anchors+ridge": "anchor points (k-medoids on 1 - R^2) + ridge",
+    "lasso+ridge": "group-lasso path + ridge (also the stand-in for BenchPred Lasso + RidgeCV)",
+    "mi+knn": "kNN on MI selection",
+    "random+knn": "kNN on random selection",
+    "mi": "the paper's Gaussian + MI",
+}
+PEER_SEED = 42
 
 
 def _cv(M, name: str, methods, seed: int, levels, n_jobs: int) -> pd.DataFrame:
@@ -76,16 +99,54 @@ def _verdict(ok: bool, text: str) -> str:
     return f"{'PASS' if ok else 'FAIL'}  {text}"
 
 
-def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False) -> list[str]:
+def _peer_table(df: pd.DataFrame, label: str) -> list[tuple]:
+    tab = peer_differences(df, list(PEERS), ks=(5, 10))
+    print(f"peers ({label}): auto - peer paired by fold")
+    print(f"{'k':>3} {'peer':<16} {'auto':>6} {'peer':>6} {'auto-peer':>10} {'SE':>6}  what")
+    for r in tab.itertuples():
+        print(f"{r.k:>3} {r.peer:<16} {r.reference_r2:6.3f} {r.peer_r2:6.3f} {r.diff:+10.3f} {r.diff_se:6.3f}  "
+              f"{PEERS[r.peer]}")
+    return list(tab.itertuples())
+
+
+def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quick: bool = False) -> list[str]:
     verdicts = []
-    fixed = fixed_pairs(STRATS + (("greedy",) if greedy else ()) + (("anchors",) if anchors else ()), PREDS)
+    if quick:
+        fixed = [p for p in PEERS if p != "mi"]
+    else:
+        fixed = fixed_pairs(STRATS + (("greedy",) if greedy else ()) + (("anchors",) if anchors else ()), PREDS)
+        fixed += [p for p in PEERS if p != "mi" and p not in fixed]
     for name in datasets:
         M = load_matrix(name)
         t0 = time.perf_counter()
         df = compare_pipelines(M, fixed=fixed, seeds=seeds, config=CONFIG.get(name, "released"), levels=LEVELS,
                                n_jobs=n_jobs)
-        summ = paired_summary(df, ks=(5, 10))
         print(f"\n== {name} {M.shape}  ({time.perf_counter() - t0:.0f} s, {len(seeds)} seeds x 10 folds)")
+        if PEER_SEED in seeds:
+            for r in _peer_table(df[df["seed"] == PEER_SEED], f"seed {PEER_SEED}"):
+                verdicts.append(_verdict(r.diff >= 0, f"{name} k={r.k}: auto {r.reference_r2:.3f} vs {r.peer} "
+                                         f"{r.peer_r2:.3f} (seed {PEER_SEED}, paired diff {r.diff:+.3f} +- "
+                                         f"{r.diff_se:.3f}; target >= 0)"))
+        if len(seeds) > 1:
+            _peer_table(df, f"seeds {' '.join(map(str, seeds))} pooled")
+        for sd in sorted(set(seeds)) + ([None] if len(seeds) > 1 else []):
+            g = k_gain(df if sd is None else df[df["seed"] == sd])
+            label = "pooled" if sd is None else f"seed {sd}"
+            print(f"auto k=10 - k=5 ({label}): {g['gain']:+.3f} +- {g['gain_se']:.3f}")
+            if sd == PEER_SEED:
+                verdicts.append(_verdict(g["gain"] >= 0, f"{name}: auto at k=10 - auto at k=5 = {g['gain']:+.3f} +- "
+                                         f"{g['gain_se']:.3f} (seed {PEER_SEED}; target >= 0)"))
+        if quick:
+            for r in pooled_coverage(df, levels=LEVELS).itertuples():
+                verdicts.append(_verdict(abs(r.gap) <= 0.03, f"{name}: coverage at {r.nominal:.0%} = "
+                                         f"{r.coverage:.3f} (pooled over folds and k; target +-0.03)"))
+            opt = inner_optimism(df, ks=(5, 10))
+            print("inner-CV R^2 of auto's choice minus its held-out R^2:",
+                  ", ".join(f"k={r.k} {r.inner_r2:.3f} - {r.r2:.3f} = {r.optimism:+.3f} +- {r.optimism_se:.3f}"
+                            for r in opt.itertuples()))
+            print("auto's choices (top 3):", choice_counts(df, ks=(5, 10)))
+            continue
+        summ = paired_summary(df, ks=(5, 10))
         print(f"{'k':>3} {'auto':>7} {'mi(paper)':>9} {'best fixed pair':>28} {'auto-best':>10} {'SE':>6}")
         for r in summ.itertuples():
             print(f"{r.k:>3} {r.reference:7.3f} {r.baseline:9.3f} {r.best_fixed:>20} {r.best_fixed_r2:7.3f} "
@@ -149,12 +210,16 @@ def main() -> None:
     ap.add_argument("--anchors", action="store_true", help="add the anchor-point (k-medoids) strategy to the fixed grid")
     ap.add_argument("--skip-grid", action="store_true")
     ap.add_argument("--skip-timing", action="store_true")
+    ap.add_argument("--quick", action="store_true",
+                    help="seed 42 only, auto against the peers alone (no fixed grid), no timing")
     args = ap.parse_args()
+    if args.quick:
+        args.seeds, args.skip_timing = [PEER_SEED], True
     load = os.getloadavg()
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores: {os.cpu_count()}")
     verdicts = []
     if not args.skip_grid:
-        verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors)
+        verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick)
     if not args.skip_timing:
         verdicts += timing(args.datasets, args.n_jobs)
     print("\nverdicts:")

@@ -349,3 +349,78 @@ def test_choice_counts_are_the_most_frequent_choices_per_k():
                            choice=["a+b", "a+b", "c+d", "c+d", "c+d", "e+f", np.nan]))
     assert choice_counts(df, ks=(5, 10), top=1) == {5: {"a+b": 2}, 10: {"c+d": 2}}
     assert choice_counts(df, ks=(5,)) == {5: {"a+b": 2, "c+d": 1}}
+
+
+def test_peer_differences_pair_the_reference_and_each_peer_by_seed_and_fold():
+    from benchsel_lib.studies.pipelines import peer_differences
+
+    rows = []
+    for seed in (0, 42):
+        for fold in range(3):
+            for method, r2 in (("auto", 0.6 + 0.01 * fold), ("a+b", 0.5 + 0.02 * fold), ("c+d", 0.7)):
+                rows.append(dict(seed=seed, fold=fold, k=5, method=method, r2=r2))
+    rows.append(dict(seed=0, fold=0, k=5, method="e+f", r2=np.nan))
+    out = peer_differences(pd.DataFrame(rows), ["a+b", "c+d", "missing"], ks=(5,)).set_index("peer")
+    assert list(out.index) == ["a+b", "c+d"]  # a peer absent from the table is skipped
+    d = [0.1, 0.09, 0.08] * 2
+    assert out.loc["a+b", "diff"] == pytest.approx(np.mean(d))
+    assert out.loc["a+b", "diff_se"] == pytest.approx(np.std(d, ddof=1) / np.sqrt(6))
+    assert out.loc["c+d", "diff"] == pytest.approx(-0.09) and out.loc["c+d", "n_cells"] == 6
+    assert out.loc["c+d", "reference_r2"] == pytest.approx(0.61) and out.loc["c+d", "peer_r2"] == pytest.approx(0.7)
+
+
+def test_k_gain_is_the_paired_difference_between_two_subset_sizes():
+    from benchsel_lib.studies.pipelines import k_gain
+
+    df = pd.DataFrame(dict(method=["auto"] * 4 + ["mi"] * 2, seed=0, fold=[0, 0, 1, 1, 0, 0], k=[5, 10] * 3,
+                           r2=[0.5, 0.6, 0.4, 0.3, 0.0, 1.0]))
+    g = k_gain(df, k0=5, k1=10)
+    assert g["gain"] == pytest.approx(0.0) and g["n_cells"] == 2
+    assert g["gain_se"] == pytest.approx(np.std([0.1, -0.1], ddof=1) / np.sqrt(2))
+
+
+def _row(strategy, predictor, r2, k=5):
+    return dict(strategy=strategy, predictor=predictor, r2=r2, k=k)
+
+
+def test_the_monotone_rule_keeps_the_previous_pipeline_only_when_the_best_falls_below_its_score():
+    from benchsel_lib.method.search import choose_candidate
+
+    previous = _row("mi", "ridge", 0.55, k=4)
+    rows = [_row("mi", "ridge", 0.48), _row("lasso", "knn", 0.50), _row("random", "gaussian", 0.30)]
+    kept = choose_candidate(rows, previous, rule="monotone")
+    assert (kept["strategy"], kept["predictor"], kept["r2"]) == ("mi", "ridge", 0.48)  # the best 0.50 < 0.55
+    assert choose_candidate(rows, previous, rule="best")["strategy"] == "lasso"
+    rows[1]["r2"] = 0.56  # now the best beats the previous choice's score: switch
+    assert choose_candidate(rows, previous, rule="monotone")["strategy"] == "lasso"
+    rows[1]["r2"] = 0.55  # a tie with the previous score also switches
+    assert choose_candidate(rows, previous, rule="monotone")["strategy"] == "lasso"
+    # the previous pipeline was not scored at this k: the best
+    assert choose_candidate(rows[1:], dict(previous, r2=0.9), rule="monotone")["strategy"] == "lasso"
+    assert choose_candidate(rows, None, rule="monotone")["strategy"] == "lasso"
+    # ties go to the smaller order key
+    tie = [_row("b", "x", 0.5), _row("a", "x", 0.5)]
+    assert choose_candidate(tie, rule="best", order=lambda r: r["strategy"])["strategy"] == "a"
+    with pytest.raises(ValueError, match="choice rule"):
+        choose_candidate(rows, rule="one-se")
+
+
+def test_the_monotone_path_never_switches_to_a_score_below_the_previous_choice():
+    X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
+    kw = dict(strategies=("mi", "random"), predictors=("gaussian", "ridge"), levels=())
+    best = pipeline_path(X, 5, rule="best", **kw)
+    mono = pipeline_path(X, 5, **kw)
+    assert [r.name for r in best] != [r.name for r in mono]  # the rule acts on this case
+    for prev, rec in zip(mono, mono[1:]):
+        scores = rec.scores[rec.scores["k"] == rec.k]
+        if scores["r2"].max() < prev.inner_r2:  # kept: the same pipeline, its selection one benchmark longer
+            assert rec.name == prev.name and rec.selection[:-1] == prev.selection
+        else:
+            assert rec.inner_r2 == pytest.approx(scores["r2"].max()) and rec.inner_r2 >= prev.inner_r2
+    # a size asked for alone gets the choice it has on the whole path
+    for k in (4, 5):
+        alone = pipeline_path(X, 5, ks=[k], **kw)
+        assert [(r.k, r.name, r.selection, r.inner_r2) for r in alone] == [
+            (mono[k - 1].k, mono[k - 1].name, mono[k - 1].selection, mono[k - 1].inner_r2)]
+    with pytest.raises(ValueError, match="choice rule"):
+        pipeline_path(X, 3, rule="smallest", **kw)

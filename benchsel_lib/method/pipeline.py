@@ -493,6 +493,10 @@ class Pipeline:
         Candidates: the selectors (default ``mi``, ``entropy-obs``, ``lasso``,
         ``random``) with the predictors (default Gaussian, ridge, kNN, blend)
         and their NNLS stack; correlation ``"fast"``; split-conformal intervals.
+        At each ``k`` the pair with the highest inner R^2 is chosen, unless
+        that score falls below the one of the choice at ``k - 1``, which is
+        then kept with one more benchmark
+        (:func:`~benchsel_lib.method.search.choose_candidate`).
         ``min_observed`` and ``initial`` apply to every candidate selector.
 
         Cost: the inner search of :func:`~benchsel_lib.method.search.pipeline_path`,

@@ -9,7 +9,9 @@ scored by ``n_folds``-fold cross-validation *of the training models* (each
 inner fold's standardization, selection and fits use only the other inner
 folds, with :func:`~benchsel_lib.method.correlation.inner_correlation` of
 those rows, as the outer protocol does with its training models), with the
-paper's R^2 (Section 5.1).  The best one is refit on all training models.
+paper's R^2 (Section 5.1).  The chosen one -- the best, unless its inner
+R^2 falls below that of the choice at ``k - 1``, which is then kept
+(:func:`choose_candidate`) -- is refit on all training models.
 Held-out models are never seen.
 
 Intervals are split-conformal (CV+ style) from the same inner-CV residuals of
@@ -58,6 +60,9 @@ from .selectors import Selector, selector_named
 __all__ = [
     "Recommendation",
     "pipeline_path",
+    "choose_candidate",
+    "CHOICE_RULES",
+    "DEFAULT_RULE",
     "block_predictions",
     "DEFAULT_STRATEGIES",
     "DEFAULT_PREDICTORS",
@@ -175,6 +180,38 @@ class Recommendation:
             raise ValueError(f"no interval at level {level!r}: the inner cross-validation kept no residuals")
         half = q * self.scale
         return pred - half, pred + half
+
+
+#: how :func:`pipeline_path` chooses among the scored candidates at each ``k`` (see :func:`choose_candidate`)
+CHOICE_RULES = ("best", "monotone")
+#: the rule of the recommended pipeline
+DEFAULT_RULE = "monotone"
+
+
+def choose_candidate(rows: Sequence[dict[str, Any]], previous: dict[str, Any] | None = None, *,
+                     rule: str = DEFAULT_RULE, order: Any = None) -> dict[str, Any]:
+    """The candidate chosen at one ``k`` among the scored ``rows`` (dicts with ``strategy, predictor, r2``).
+
+    ``"best"``: the highest inner R^2, ties to the smaller ``order(row)`` key.
+    ``"monotone"``: the same, unless that R^2 is below the inner R^2 that the
+    choice at ``k - 1`` (``previous``: its row at ``k - 1``) had; then the
+    previous pipeline is kept -- its row here, the same strategy with one
+    more benchmark and the same predictor -- so that no larger subset is
+    chosen by a score that a smaller one already beat: the best inner R^2
+    at ``k`` falling below the previous choice's is the mark of a winner
+    chosen for its luck on the inner folds.  Falls back to the best when the
+    previous pipeline was not scored at ``k``.  O(len(rows)).
+    """
+    if rule not in CHOICE_RULES:
+        raise ValueError(f"unknown choice rule {rule!r}: use one of {CHOICE_RULES}")
+    if not rows:
+        raise ValueError("no scored candidate to choose from")
+    key = order or (lambda r: 0)
+    best = min(rows, key=lambda r: (-r["r2"], key(r)))
+    if rule == "best" or previous is None or best["r2"] >= previous["r2"]:
+        return best
+    same = (previous["strategy"], previous["predictor"])
+    return next((r for r in rows if (r["strategy"], r["predictor"]) == same), best)
 
 
 def _fit_predict(predictor: str, weights: dict[str, float], train: np.ndarray, query: np.ndarray,
@@ -514,6 +551,7 @@ def pipeline_path(
     fixed: Sequence[int] | None = None,
     ks: Sequence[int] | None = None,
     budget: float | str | None = "auto",
+    rule: str = DEFAULT_RULE,
 ) -> list[Recommendation]:
     """The recommended pipeline for every ``k = 1..k_max`` from one inner cross-validation.
 
@@ -566,6 +604,13 @@ def pipeline_path(
         strategies are left out (``Recommendation.plan`` says so), while the
         final selections use every row and column.  None: always the full
         search.
+    rule : {"monotone", "best"}
+        How the candidate is chosen at each ``k`` (:func:`choose_candidate`):
+        the highest inner R^2, or (``"monotone"``, the default) the same
+        unless it falls below the inner R^2 of the choice at ``k - 1``, in
+        which case that pipeline is kept with one more benchmark.  With
+        ``"monotone"`` every size up to the largest of ``ks`` is scored, so
+        that a choice does not depend on which sizes were asked for.
 
     Returns
     -------
@@ -582,6 +627,8 @@ def pipeline_path(
     With a plan that subsamples the benchmarks, the conformal scale of a
     benchmark outside the subsample is the pooled one.
     """
+    if rule not in CHOICE_RULES:
+        raise ValueError(f"unknown choice rule {rule!r}: use one of {CHOICE_RULES}")
     tr = _check_train(train)
     m, N = tr.shape
     names = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
@@ -631,7 +678,7 @@ def pipeline_path(
         keep = list(fixed or [])
         for sel in selectors.values():
             keep += sel.resolve_initial(names, missing="skip")
-        n_ks = 1 if fixed is not None else (k_max if ks is None else len(set(ks)))
+        n_ks = 1 if fixed is not None else (k_max if ks is None or (rule == "monotone" and search) else len(set(ks)))
         plan = plan_search(m, N, k=k_max, strategies=list(strategies) if fixed is not None else list(selectors.values()),
                            predictors=predictors, n_ks=n_ks, n_folds=n_folds, observed=float(obs.mean()),
                            keep=keep, seed=seed, budget=None if budget == "auto" else float(budget))
@@ -660,6 +707,9 @@ def pipeline_path(
                                 for k in given):
             raise ValueError(f"ks={given!r} is out of range: give subset sizes in 1..k_max={k_max}")
         ks = sorted({int(k) for k in given})
+    # a choice that looks back at k - 1 needs every size below the largest one asked for scored
+    wanted = set(ks)
+    scored = list(range(1, max(ks) + 1)) if rule == "monotone" and search and fixed is None else list(ks)
     # the inner cross-validation's matrix: every row and column, or the plan's subsamples
     sub_rows = None if plan is None else plan.rows
     sub_cols = None if plan is None else plan.columns
@@ -724,7 +774,7 @@ def pipeline_path(
                 order = choose(itr, s, Ri, None if sel is None else sel.scaled(len(others), m_s), given_s, names_s)
             except ValueError:
                 order = fallback_orders[s]
-            for k in ks:
+            for k in scored:
                 if k > len(order):
                     continue
                 sel = np.asarray(order[:k])
@@ -775,21 +825,32 @@ def pipeline_path(
                 finals[s] = None  # type: ignore[assignment]
         return finals[s]
 
-    for k in ks:
-        # the highest inner R^2; ties go to the earlier strategy, then the earlier predictor (stack last)
+    previous: dict[str, Any] | None = None  # the choice at the size scored before, when that is k - 1
+    for k in scored:
         at = [r for r in score_rows if r["k"] == k and not np.isnan(r["r2"])
               and not (only_stack and stack and r["predictor"] != "stack")]
         inner = float("nan")
-        if sub_cols is not None:  # the best candidate whose strategy can select on every benchmark
-            at = sorted(at, key=lambda r: (-r["r2"], rank_s[r["strategy"]], rank_p[r["predictor"]]))
-            at = next(([r] for r in at if final(r["strategy"]) is not None), [])
-        if at:
-            best = min(at, key=lambda r: (-r["r2"], rank_s[r["strategy"]], rank_p[r["predictor"]]))
+        best = None
+        prev = previous if previous is not None and previous["k"] == k - 1 else None
+        while at:
+            cand = choose_candidate(at, prev, rule=rule,
+                                    order=lambda r: (rank_s[r["strategy"]], rank_p[r["predictor"]]))
+            # on a subsample, only a strategy that can select on every benchmark; its final selection (one per
+            # strategy, on every row and column) is made only when it is chosen
+            if sub_cols is None or final(cand["strategy"]) is not None:
+                best = cand
+                break
+            at = [r for r in at if r["strategy"] != cand["strategy"]]
+        if best is not None:
+            previous = best
             s, p, inner = best["strategy"], best["predictor"], float(best["r2"])
         else:
+            previous = None
             s, p = next((t for t in strategies if final(t) is not None), strategies[0]), predictors[0]
             if final(s) is None:
                 raise ValueError(f"no candidate strategy can select k={k_max} benchmarks here")
+        if k not in wanted:
+            continue
         weights = stack_w.get((s, k), {}) if p == "stack" else {}
         mk = masks.get((s, k))
         if mk is not None and mk.any():

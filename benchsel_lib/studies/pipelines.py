@@ -19,6 +19,8 @@ __all__ = [
     "pooled_coverage",
     "inner_optimism",
     "choice_counts",
+    "peer_differences",
+    "k_gain",
 ]
 
 
@@ -144,3 +146,33 @@ def inner_optimism(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] 
         rows.append(dict(k=int(k), inner_r2=float(g["inner_r2"].mean()), r2=float(g["r2"].mean()),
                          optimism=optimism, optimism_se=optimism_se, n_cells=int(len(g))))
     return pd.DataFrame(rows, columns=["k", "inner_r2", "r2", "optimism", "optimism_se", "n_cells"])
+
+
+def peer_differences(df: pd.DataFrame, peers: Sequence[str], *, ks: Sequence[int] = (5, 10),
+                     reference: str = "auto") -> pd.DataFrame:
+    """Mean R^2 of ``reference`` and of each peer per ``k``, with the paired difference ``reference - peer``.
+
+    The difference is taken per (seed, fold) cell (the same folds), its mean
+    and standard error (``sd / sqrt(cells)``) over the cells where both were
+    scored.  Rows ``k, peer, reference_r2, peer_r2, diff, diff_se, n_cells``,
+    in the order of ``ks`` then ``peers``; a peer absent from ``df`` is skipped.
+    """
+    wide = df.pivot_table(index=["seed", "fold", "k"], columns="method", values="r2")
+    rows = []
+    for k in ks:
+        w = wide.xs(k, level="k")
+        for peer in peers:
+            if peer not in w.columns:
+                continue
+            both = w[[reference, peer]].dropna()
+            diff, diff_se = _mean_se(both[reference] - both[peer])
+            rows.append(dict(k=int(k), peer=str(peer), reference_r2=float(w[reference].mean()),
+                             peer_r2=float(w[peer].mean()), diff=diff, diff_se=diff_se, n_cells=int(len(both))))
+    return pd.DataFrame(rows, columns=["k", "peer", "reference_r2", "peer_r2", "diff", "diff_se", "n_cells"])
+
+
+def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10) -> dict[str, float]:
+    """How much ``method`` gains from ``k0`` to ``k1`` benchmarks: mean of R^2(k1) - R^2(k0) per (seed, fold) cell, with SE."""
+    d = df[df["method"] == method].pivot_table(index=["seed", "fold"], columns="k", values="r2")
+    gain, gain_se = _mean_se((d[k1] - d[k0]).dropna())
+    return dict(k0=int(k0), k1=int(k1), gain=gain, gain_se=gain_se, n_cells=int((d[k1] - d[k0]).notna().sum()))
