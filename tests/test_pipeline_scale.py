@@ -193,3 +193,13 @@ def test_cli_gaussian_select_announces_the_floored_correlation(monkeypatch, tmp_
     notes = _notes(captured.err)
     assert len(notes) == 1 and "using the pairwise correlation with eigenvalues floored" in notes[0]
     assert "correlation: pairwise-floored" in captured.out
+
+
+def test_a_search_cut_to_its_budget_scores_only_the_sizes_asked_for(small_search):
+    X = low_rank_scores(5, m=120, n=10, missing=0.2, standardize=True)
+    cut = pipeline_path(X, 4, seed=1, ks=[4])
+    assert cut[0].plan is not None and set(cut[0].scores["k"]) == {4}
+    best = cut[0].scores.sort_values("r2", ascending=False).iloc[0]
+    assert (cut[0].strategy, cut[0].predictor) == (best["strategy"], best["predictor"])
+    full = pipeline_path(X, 4, seed=1, ks=[4], budget=None)  # the monotone rule looks back at every smaller size
+    assert full[0].plan is None and set(full[0].scores["k"]) == {1, 2, 3, 4}

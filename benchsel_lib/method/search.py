@@ -610,7 +610,9 @@ def pipeline_path(
         unless it falls below the inner R^2 of the choice at ``k - 1``, in
         which case that pipeline is kept with one more benchmark.  With
         ``"monotone"`` every size up to the largest of ``ks`` is scored, so
-        that a choice does not depend on which sizes were asked for.
+        that a choice does not depend on which sizes were asked for; a
+        search cut down to its ``budget`` (big matrices) scores only the
+        sizes asked for, each choosing its best candidate.
 
     Returns
     -------
@@ -674,14 +676,26 @@ def pipeline_path(
         else:
             note += "; no intervals"
     plan = None
+    lookback = rule == "monotone" and search and fixed is None  # the monotone rule scores every size up to the largest
     if budget is not None and note is None and (search or levels):
         keep = list(fixed or [])
         for sel in selectors.values():
             keep += sel.resolve_initial(names, missing="skip")
-        n_ks = 1 if fixed is not None else (k_max if ks is None or (rule == "monotone" and search) else len(set(ks)))
-        plan = plan_search(m, N, k=k_max, strategies=list(strategies) if fixed is not None else list(selectors.values()),
-                           predictors=predictors, n_ks=n_ks, n_folds=n_folds, observed=float(obs.mean()),
-                           keep=keep, seed=seed, budget=None if budget == "auto" else float(budget))
+        asked = 1 if fixed is not None else (k_max if ks is None else len(set(ks)))
+        n_ks = k_max if rule == "monotone" and search and fixed is None else asked
+
+        def planned(n: int) -> SearchPlan:
+            return plan_search(m, N, k=k_max, strategies=list(strategies) if fixed is not None else
+                               list(selectors.values()), predictors=predictors, n_ks=n, n_folds=n_folds,
+                               observed=float(obs.mean()), keep=keep, seed=seed,
+                               budget=None if budget == "auto" else float(budget))
+
+        plan = planned(n_ks)
+        if not plan.full and n_ks != asked:
+            # a search cut down to its budget scores only the sizes asked for (the monotone rule's look back
+            # at every smaller size would multiply the work the plan cuts); each is then its best candidate
+            lookback = False
+            plan = planned(asked)
         if plan.full:
             plan = None
         else:
@@ -709,7 +723,7 @@ def pipeline_path(
         ks = sorted({int(k) for k in given})
     # a choice that looks back at k - 1 needs every size below the largest one asked for scored
     wanted = set(ks)
-    scored = list(range(1, max(ks) + 1)) if rule == "monotone" and search and fixed is None else list(ks)
+    scored = list(range(1, max(ks) + 1)) if lookback else list(ks)
     # the inner cross-validation's matrix: every row and column, or the plan's subsamples
     sub_rows = None if plan is None else plan.rows
     sub_cols = None if plan is None else plan.columns
