@@ -217,3 +217,15 @@ def test_the_first_pick_figure_has_the_noise_panel_only_when_the_model_ran(compl
         plot_first_pick(st, k=9)
     with pytest.raises(ValueError, match="FirstPickStudy"):
         plot_first_pick(pd.DataFrame())
+
+
+def test_the_chapter_compares_with_the_paper_only_on_its_folds_and_sizes():
+    from benchsel_lib.book.pages.benchpress import first_pick_passages, first_pick_reference
+
+    paper = dict(holdout=0.1, seed=42, scheme="paper", estimator="auto")
+    assert first_pick_reference(k_max=15, **paper) == {5: 0.21, 15: 0.25}
+    assert first_pick_reference(k_max=10, **paper) == {5: 0.21}
+    for change in (dict(seed=1), dict(scheme="nested"), dict(holdout=0.2), dict(estimator="pairwise")):
+        assert first_pick_reference(k_max=15, **{**paper, **change}) is None
+    out = first_pick_passages(None, table=pd.DataFrame(), k=5)
+    assert "not run" in out["first_pick_md"] and out["first_pick_finding"] == ""

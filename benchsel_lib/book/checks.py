@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from .notebook import LABELS
-from .prose import RUN_KEY
+from .prose import RUN_KEY, without_code
 
 __all__ = [
     "MATRIX_PATTERNS",
@@ -66,7 +66,6 @@ MATRIX_PATTERNS: dict[str, re.Pattern[str]] = {
 }
 _NOT_RUN = re.compile(r"\bnot run\b|\bwas not part of this run\b|\bwere not part of this run\b")
 _NAN = re.compile(r"(?<![\w.])(?:nan|NaN|NAN)(?![\w])|\bNone\b(?!\s+of\b)")
-_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", flags=re.S)
 _ROLE = re.compile(r"\{glue(?::(\w*))?\}`([^`]+)`")
 _DIRECTIVE = re.compile(
     r"^(?P<fence>`{3,}|:{3,})\{glue(?::(?P<kind>\w*))?\}[ \t]+(?P<key>\S+)[^\n]*\n(?P<body>.*?)^(?P=fence)[ \t]*$",
@@ -215,11 +214,6 @@ def render_markdown(source: str, values: Mapping[str, Mapping[str, str]]) -> tup
     return text, pasted, missing
 
 
-def _without_code(text: str) -> str:
-    text = re.sub(r"^(`{3,}|~{3,}).*?^\1", "", text, flags=re.M | re.S)
-    return _CODE_SPAN.sub("", text)
-
-
 def _findings_parts(cells: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """The findings text of each rendered markdown cell: "This book" onwards in the At a glance box, "What we found"."""
     parts: list[tuple[int, str]] = []
@@ -312,7 +306,7 @@ def check_notebook(nb: Path | str | Mapping[str, Any]) -> list[Problem]:
         for p in pasted:
             if not p.checked:
                 continue
-            shown = _without_code(p.text)
+            shown = without_code(p.text)
             if _NAN.search(shown):
                 add("nan", i, f"{p.key!r} shows {_quote(p.text)}")
             if "$" in shown:
@@ -324,7 +318,7 @@ def check_notebook(nb: Path | str | Mapping[str, Any]) -> list[Problem]:
         return problems
     for i, part in _findings_parts(rendered):
         for sentence in _sentences(part):
-            plain = _without_code(sentence)
+            plain = without_code(sentence)
             if _NOT_RUN.search(plain):
                 continue
             named = [k for k, pat in MATRIX_PATTERNS.items() if k not in ran and pat.search(plain)]

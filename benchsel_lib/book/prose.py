@@ -21,6 +21,7 @@ figure and appendix numbers.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,7 @@ __all__ = [
     "run_line",
     "signed",
     "was_were",
+    "without_code",
 ]
 
 #: R squared in glued text (TeX is not rendered there).
@@ -219,7 +221,7 @@ def glue_prose(passages: Mapping[str, str], *, matrices: Sequence[str] | None = 
     from myst_nb import glue
 
     for key, text in passages.items():
-        if "$" in _without_code(text):
+        if "$" in without_code(text):
             raise ValueError(f"passage {key!r} holds TeX ('$'), which glued Markdown shows raw: {text[:80]!r}")
         glue(key, Markdown(text), display=False)
     if matrices is not None:
@@ -229,7 +231,7 @@ def glue_prose(passages: Mapping[str, str], *, matrices: Sequence[str] | None = 
         glue(RUN_KEY, list(matrices), display=False)
 
 
-def _without_code(text: str) -> str:
-    import re
-
-    return re.sub(r"`[^`]*`", "", text)
+def without_code(text: str) -> str:
+    """``text`` without fenced code blocks and inline code spans (where ``$`` and names are literal)."""
+    text = re.sub(r"^(`{3,}|~{3,}).*?^\1", "", text, flags=re.M | re.S)
+    return re.sub(r"(`+)(?:(?!\1).)+?\1", "", text, flags=re.S)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...studies.first_pick import describe_first_pick
+from ...studies.first_pick import PAPER_BENCHPRESS_ENTROPY, describe_first_pick
 from ..prose import (
     PageProse,
     and_join,
@@ -23,7 +23,8 @@ from ..prose import (
     signed,
 )
 
-__all__ = ["REFERENCE", "config_table", "figure_captions", "first_pick_passages", "mi_holdout", "prose", "spread_table"]
+__all__ = ["REFERENCE", "config_table", "figure_captions", "first_pick_passages", "first_pick_reference", "mi_holdout",
+           "prose", "spread_table"]
 
 #: Appendix I: mean R^2 at k = 5, 10% holdout, of the configuration the paper's numbers come from.
 REFERENCE: dict[str, dict[str, float]] = {"early": {"entropy": 0.21, "mi": -0.11, "random": 0.24}}
@@ -202,14 +203,26 @@ def prose(
                                       "spread_md": spread_md, "findings": paragraph(lead) + "\n\n" + bullets(found)})
 
 
+def first_pick_reference(*, k_max: int, holdout: float, seed: int, scheme: str,
+                         estimator: str) -> dict[int, float] | None:
+    """The paper's entropy values the first-pick study is compared with, or None where they do not apply.
+
+    They apply on the paper's folds (``scheme="paper"``, seed 42) at 10% holdout with the EM estimate
+    (``estimator="auto"``), at the subset sizes up to ``k_max``.
+    """
+    if scheme != "paper" or seed != 42 or not np.isclose(holdout, PAPER_AT[0]) or estimator != "auto":
+        return None
+    return {kk: v for kk, v in PAPER_BENCHPRESS_ENTROPY.items() if kk <= k_max}
+
+
 def first_pick_passages(study: Any, *, table: pd.DataFrame, k: int) -> dict[str, str]:
     """What the first-pick study shows, against the paper's values (passages ``first_pick_md``, ``first_pick_finding``).
 
     Parameters
     ----------
-    study : FirstPickStudy
+    study : FirstPickStudy or None
         :func:`benchsel_lib.studies.first_pick.first_pick_study` of the ``early`` configuration on the
-        paper's folds.
+        paper's folds; None when the run has no ``early`` configuration (the passages then say so).
     table : DataFrame
         :func:`config_table` of the same run (MI's and random's distance from the paper on the same folds).
     k : int
@@ -220,6 +233,9 @@ def first_pick_passages(study: Any, *, table: pd.DataFrame, k: int) -> dict[str,
     dict
         ``first_pick_md`` (the section's text) and ``first_pick_finding`` (one item of "What we found").
     """
+    if study is None:
+        return {"first_pick_md": "The `early` configuration was not run (parameter `configs`), so the first-pick "
+                                 "study was not run.", "first_pick_finding": ""}
     c = study.curves
     paper = study.paper
     early = table[table["config"] == "early"].set_index("method")
