@@ -1,6 +1,6 @@
 """The one selection entry point, :func:`select` (paper Sections 2-4, Appendices B, C).
 
-Six objectives:
+Seven objectives:
 
 * ``"entropy"`` -- greedy maximization of :math:`H(X_A) = \\tfrac12\\log\\det(2\\pi e\\,\\Sigma_{AA})`
   (Algorithm 1).  The greedy step picks the largest residual diagonal, so the
@@ -20,6 +20,10 @@ Six objectives:
 * ``"anchors"`` -- anchor points: the medoids of a k-medoids (PAM) clustering
   of the benchmarks with dissimilarity :math:`1 - R_{ij}^2`
   (:func:`~benchsel_lib.method.medoids.k_medoids`, a peer method).
+* ``"sparse"`` -- the benchmarks with the largest coefficients of a Lasso in
+  covariance form that predicts the mean standardized score, its strength
+  cross-validated on the training rows
+  (:func:`~benchsel_lib.method.sparse.sparse_order`, a peer method).
 
 Extras for practitioners (paper Section 6, Appendix B): mandatory benchmarks
 (``initial``), knapsack budgets with the Krause-Guestrin modified greedy
@@ -52,6 +56,7 @@ from scipy.linalg import lapack
 from .._checks import check_covariance, check_k, resolve_indices
 from .medoids import anchor_dissimilarity, k_medoids
 from .regression import RidgePredictor, ridge_loo_batch
+from .sparse import sparse_order
 
 __all__ = [
     "OBJECTIVES",
@@ -64,8 +69,9 @@ __all__ = [
 ]
 
 
-#: the objectives of :func:`select`: Algorithms 1 and 2, the random baseline, two prediction-aimed orders, anchor points
-OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors")
+#: the objectives of :func:`select`: Algorithms 1 and 2, the random baseline, two prediction-aimed orders, anchor
+#: points, the cross-validated Lasso of the mean score
+OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse")
 _GAUSSIAN = ("entropy", "mi", "random")
 
 
@@ -101,8 +107,8 @@ class Selection:
         Marginal gain of each step in the objective: for ``"entropy"``
         (and ``"random"``) :math:`\\tfrac12\\log(2\\pi e\\, d_j)` (Eq. schur-entropy),
         for ``"mi"`` :math:`\\tfrac12[\\log\\sigma^2_{j|A} - \\log\\sigma^2_{j|\\bar A_j}]`
-        (Eq. mi-gain); for ``"lasso"``, ``"greedy"`` and ``"anchors"`` the
-        entropy gains along the order.  Never shifted; see ``shift``.
+        (Eq. mi-gain); for ``"lasso"``, ``"greedy"``, ``"anchors"`` and
+        ``"sparse"`` the entropy gains along the order.  Never shifted; see ``shift``.
     residual_fraction : numpy.ndarray
         :math:`\\operatorname{tr}(\\Sigma - L_tL_t^\\top)/\\operatorname{tr}\\Sigma` after each
         step, i.e. the summed conditional variance of the unselected benchmarks
@@ -117,7 +123,7 @@ class Selection:
     strategy : str
         ``"greedy"`` (cardinality), ``"cost-effective"`` or ``"singleton"``
         (which Krause-Guestrin strategy won under a budget), ``"random"``,
-        ``"lasso"``, ``"anchors"``.
+        ``"lasso"``, ``"anchors"``, ``"sparse"``.
     n_evaluations : int
         Number of marginal-gain evaluations performed by the selection loop
         (mandatory steps and diagnostics not counted); for ``"anchors"`` the
@@ -606,7 +612,7 @@ def select(
         ones (so ``k >= len(initial)``), in ``1..N``.  Under a budget ``k`` is an
         upper bound and may be ``None`` ("as many as the budget allows"); a
         ``k`` larger than the most benchmarks the budget can pay for raises.
-    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors"}
+    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse"}
         ``"entropy"``: greedy :math:`H(X_A)`, i.e. pivoted Cholesky (Algorithm 1),
         :math:`O(k^2 N)`.  ``"mi"``: greedy :math:`I(X_A;X_{\\bar A})` (Algorithm 2)
         with gain :math:`\\tfrac12[\\log d_j + \\log P_{jj}]`, ``P`` the complement
@@ -627,6 +633,15 @@ def select(
         a prefix is the greedy smaller selection *within* the ``k``-medoid
         set, not the k-medoid solution of its own size (k-medoid solutions
         are not nested; cross-validation scores prefixes of one selection).
+        ``"sparse"``: a Lasso in covariance form predicting the mean
+        standardized score :math:`y = \\tfrac1N\\sum_j x_j` from the
+        benchmarks (:math:`\\operatorname{cov}(x, y) = Rw`, :math:`w = \\mathbf 1/N`),
+        mandatory benchmarks unpenalized, its strength chosen by
+        ``n_folds = 5`` fold cross-validation of the held-out risk on
+        ``train``; the order is the benchmarks active at that strength by
+        decreasing coefficient, then those entering at smaller strengths
+        (:func:`~benchsel_lib.method.sparse.sparse_order`; needs ``train``,
+        at least 10 rows; no costs).
     initial : sequence of int or str
         Mandatory benchmarks (indices, or names when ``names`` is given),
         selected first in the given order (paper Section 6); greedy continues on
@@ -686,7 +701,7 @@ def select(
         the vectorized eager loop is faster in wall time; lazy evaluation pays
         off when a gain evaluation is expensive.
     train : array_like (M, N), optional
-        Standardized training rows (NaN missing); needed by ``"greedy"``.
+        Standardized training rows (NaN missing); needed by ``"greedy"`` and ``"sparse"``.
     exclude : sequence of int or str
         Benchmarks (indices, or names when ``names`` is given) that are never
         candidates, for example constant columns (no information, yet unit
@@ -698,8 +713,8 @@ def select(
     Selection
         Order, per-step gains, residual-variance fraction, cumulative
         log-determinant and :math:`I(X_A;X_{\\bar A})` (see :class:`Selection`);
-        for ``"lasso"``, ``"greedy"`` and ``"anchors"`` the gains are the
-        entropy gains along the order.
+        for ``"lasso"``, ``"greedy"``, ``"anchors"`` and ``"sparse"`` the
+        gains are the entropy gains along the order.
 
     Raises
     ------
@@ -707,7 +722,8 @@ def select(
         Bad covariance, ``k`` out of range, unknown objective or tie rule,
         unknown / repeated mandatory benchmark, bad costs or budget, nothing
         affordable, too few candidates after ``min_observed`` and ``exclude``,
-        a benchmark both mandatory and excluded.
+        a benchmark both mandatory and excluded, no (or a misshapen) ``train``
+        for ``"greedy"`` or ``"sparse"``.
 
     Notes
     -----
@@ -715,7 +731,9 @@ def select(
     near-singular inputs give finite results.  Complexity: entropy
     :math:`O(k^2N)` plus :math:`O(N^3)` once for the MI diagnostic; MI
     :math:`O(kN^3)`; anchors :math:`O(N^2)` for the dissimilarity plus
-    :math:`O(\\text{iterations}\\cdot k(N-k)N)` for PAM; budgets add nothing
+    :math:`O(\\text{iterations}\\cdot k(N-k)N)` for PAM; sparse six Lasso paths of
+    50 strengths, each at most :math:`O(50\\cdot\\text{sweeps}\\cdot N^2)`,
+    plus five fold correlations :math:`O(MN^2 + N^3)`; budgets add nothing
     asymptotically.
     """
     S = check_covariance(cov)
@@ -747,13 +765,13 @@ def select(
         initial = [initial]
     init = resolve_indices(list(initial), n, names, what="mandatory benchmark")
     c, b = _check_costs(costs, budget, n)
-    if objective in ("lasso", "anchors") and c is not None:
+    if objective in ("lasso", "anchors", "sparse") and c is not None:
         raise ValueError(f"the {objective} objective has no cost-aware form; use entropy, mi, random or greedy "
                          "with costs")
     tr = None
-    if objective == "greedy":
+    if objective in ("greedy", "sparse"):
         if train is None:
-            raise ValueError("objective 'greedy' needs train= (the standardized training rows)")
+            raise ValueError(f"objective {objective!r} needs train= (the standardized training rows)")
         tr = np.asarray(train, dtype=float)
         if tr.ndim != 2 or tr.shape[1] != n:
             raise ValueError(f"train must be (models x {n} benchmarks), got shape {tr.shape}")
@@ -852,6 +870,9 @@ def select(
         medoids = k_medoids(anchor_dissimilarity(S), k, fixed=init, candidates=candidates)
         order, n_eval = medoids.order, medoids.n_evaluations
         strategy = "anchors"
+    elif objective == "sparse":
+        order = sparse_order(S, tr, k, initial=init, candidates=candidates | _mask(n, init)).order
+        strategy = "sparse"
     elif objective == "greedy":
         order = predictive_greedy(tr, k, initial=init, candidates=candidates | _mask(n, init), costs=c, budget=b)
         strategy = "greedy"

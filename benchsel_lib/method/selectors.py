@@ -5,8 +5,10 @@ maximizes and under which constraints, independently of the data:
 
 * ``objective`` -- ``"entropy"`` (Algorithm 1, pivoted Cholesky), ``"mi"``
   (Algorithm 2), ``"random"`` (the paper's baseline), ``"lasso"`` (group-lasso
-  entry order), ``"greedy"`` (predictive greedy on ridge LOO R^2) or
-  ``"anchors"`` (anchor points: k-medoids of the benchmarks on ``1 - R^2``);
+  entry order), ``"greedy"`` (predictive greedy on ridge LOO R^2),
+  ``"anchors"`` (anchor points: k-medoids of the benchmarks on ``1 - R^2``) or
+  ``"sparse"`` (the largest coefficients of a cross-validated Lasso of the
+  mean standardized score, in covariance form);
 * ``min_observed`` -- candidates need this many observing training models (an
   int), or this fraction of them (a float in (0, 1); ``*-obs`` presets use 30 %);
 * ``initial`` -- mandatory benchmarks, selected first (Section 6);
@@ -17,7 +19,7 @@ maximizes and under which constraints, independently of the data:
 * ``tie_break``, ``lazy`` -- as in :func:`~benchsel_lib.method.selection.select`.
 
 :data:`SELECTORS` holds the named presets that pipelines and the command line
-refer to (``"mi"``, ``"entropy-obs"``, ``"lasso"``, ``"anchors"``, ...).
+refer to (``"mi"``, ``"entropy-obs"``, ``"lasso"``, ``"anchors"``, ``"sparse"``, ...).
 """
 from __future__ import annotations
 
@@ -37,6 +39,8 @@ __all__ = ["Selector", "SELECTORS", "OBS_FRACTION", "min_observed_for", "selecto
 #: fraction of training models that must observe a candidate of the ``*-obs`` presets
 OBS_FRACTION = 0.3
 _TIE_BREAKS = ("auto", "argmax", "index", "mi")
+#: the objectives that select from the training rows, not only their correlation
+_NEEDS_TRAIN = ("greedy", "sparse")
 
 
 def min_observed_for(n_train: int, fraction: float = OBS_FRACTION) -> int:
@@ -50,7 +54,7 @@ class Selector:
 
     Parameters
     ----------
-    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors"}
+    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse"}
     min_observed : int, float in (0, 1) or None
         Candidate filter on the number of training models observing a
         benchmark (count), or on their fraction; None keeps every benchmark
@@ -112,7 +116,7 @@ class Selector:
             raise ValueError(f"benchmark {both[0]!r} is both mandatory (initial) and excluded")
         if (self.costs is None) != (self.budget is None):
             raise ValueError("give both costs and budget, or neither")
-        if self.costs is not None and self.objective in ("lasso", "anchors"):
+        if self.costs is not None and self.objective in ("lasso", "anchors", "sparse"):
             raise ValueError(f"the {self.objective} objective has no cost-aware form; use entropy, mi, random or "
                              "greedy with costs")
         if self.tie_break not in _TIE_BREAKS:
@@ -193,7 +197,7 @@ class Selector:
         n_models : int
             Number of training models (for a fractional ``min_observed``).
         train : ndarray (M, N), optional
-            Standardized training rows (the ``"greedy"`` objective needs them).
+            Standardized training rows (the ``"greedy"`` and ``"sparse"`` objectives need them).
         seed : int or Generator
             The random baseline's stream.
         missing_initial : {"error", "skip"}
@@ -235,7 +239,8 @@ class Selector:
         key = None
         if costs is None and not isinstance(seed, np.random.Generator):
             key = (array_key(np.asarray(cov, dtype=float)),
-                   None if train is None or self.objective != "greedy" else array_key(np.asarray(train, dtype=float)),
+                   None if train is None or self.objective not in _NEEDS_TRAIN
+                   else array_key(np.asarray(train, dtype=float)),
                    tuple(counts.tolist()), tuple(names), self.objective, threshold, tuple(init), self.tie_break,
                    self.lazy, k,
                    _seed_key(seed) if self.objective == "random" else None, tuple(excl))
@@ -246,7 +251,7 @@ class Selector:
                                   min_observed=threshold, tie_break=self.tie_break, lazy=self.lazy, exclude=excl)
         if self.objective == "random":
             kw["seed"] = seed
-        if self.objective == "greedy":
+        if self.objective in _NEEDS_TRAIN:
             kw["train"] = train
         if costs is not None:
             kw.update(costs=costs, budget=float(self.budget))
@@ -275,6 +280,7 @@ SELECTORS: dict[str, Selector] = {
     "greedy": Selector("greedy"),
     "lasso": Selector("lasso"),
     "anchors": Selector("anchors"),
+    "sparse": Selector("sparse"),
 }
 
 
