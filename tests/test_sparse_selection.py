@@ -1,4 +1,4 @@
-"""The sparse objective (cross-validated Lasso of the mean score), checked against direct fits and brute force."""
+"""The sparse objective (per-target Lasso with a cross-validated strength), checked against direct fits and brute force."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,9 +15,13 @@ from benchsel_lib.method.sparse import (
     held_out_risk,
     lambda_grid,
     lasso_cov_path,
+    multi_target_lasso_path,
     pairwise_correlation,
     sparse_order,
 )
+
+#: a stopping rule tight enough for FISTA to reach the exact solutions of these small problems
+TIGHT = dict(tol=1e-13, max_iter=20000)
 
 
 def _corr(seed: int, n: int, m: int = 30) -> np.ndarray:
@@ -60,12 +64,12 @@ PATH_CASES = [(seed, n) for seed, n in enumerate((4, 5, 6, 7, 8))]
 @pytest.mark.parametrize("seed,n", PATH_CASES)
 def test_coordinate_descent_equals_a_direct_fit_and_meets_the_optimality_conditions(seed, n):
     R = _corr(seed, n)
-    w = np.full(n, 1.0 / n)
-    c = R @ w
+    c = R[:, 0]  # target 0, predicted from the others: it is no feature of its own
     for unpen in ((), (n - 1,)):
         feats = np.ones(n, dtype=bool)
-        feats[0] = False  # one benchmark outside the features: its coefficient stays zero
-        grid = lambda_grid(R, c, unpenalized=unpen, features=feats, n_lambdas=12)
+        feats[0] = False
+        lam_max = np.abs(c[1:]).max()
+        grid = np.geomspace(lam_max, lam_max * 1e-3, 12)
         B = lasso_cov_path(R, c, grid, unpenalized=unpen, features=feats)
         assert B.shape == (12, n) and np.all(B[:, 0] == 0.0)
         F = np.flatnonzero(feats)
@@ -83,36 +87,84 @@ def test_coordinate_descent_equals_a_direct_fit_and_meets_the_optimality_conditi
                     assert grad[j] == pytest.approx(-lam * np.sign(b[j]), abs=1e-9)
 
 
-def test_only_mandatory_benchmarks_are_active_at_the_largest_strength_and_tiny_strengths_approach_w():
+def _features(n, seed):
+    """All benchmarks but one (a non-candidate that is still a target)."""
+    feats = np.ones(n, dtype=bool)
+    feats[seed % n] = False
+    return feats
+
+
+@pytest.mark.parametrize("seed,n", PATH_CASES)
+def test_each_column_of_the_multi_target_path_is_the_single_target_fit_without_itself(seed, n):
+    R = _corr(seed, n)
+    for unpen in ((), (n - 1,)):
+        feats = _features(n, seed)
+        grid = lambda_grid(R, unpenalized=unpen, features=feats, n_lambdas=12)
+        B = multi_target_lasso_path(R, grid, features=feats, unpenalized=unpen, **TIGHT)
+        assert B.shape == (12, n, n)
+        assert np.all(np.diagonal(B, axis1=1, axis2=2) == 0.0) and np.all(B[:, ~feats, :] == 0.0)
+        for j in range(n):
+            F = [c for c in np.flatnonzero(feats) if c != j]
+            U = [u for u in unpen if u != j]
+            single = lasso_cov_path(R, R[:, j], grid, unpenalized=U, features=F)
+            for i in (0, 4, 8, 11):
+                np.testing.assert_allclose(B[i, :, j], single[i], atol=1e-5)
+
+
+@pytest.mark.parametrize("seed,n", [(7, 5), (8, 8)])
+def test_multi_target_solution_meets_the_optimality_conditions(seed, n):
+    R = 0.7 * _corr(seed, n) + 0.3 * np.eye(n)
+    unpen = (1,)
+    feats = _features(n, seed)
+    feats[1] = True
+    grid = lambda_grid(R, unpenalized=unpen, features=feats, n_lambdas=8)
+    B = multi_target_lasso_path(R, grid, features=feats, unpenalized=unpen, **TIGHT)
+    for lam, Bl in zip(grid, B):
+        G = R @ Bl - R  # gradient of every target's smooth part
+        for j in range(n):
+            for c in np.flatnonzero(feats):
+                if c == j:
+                    continue
+                if c in unpen:
+                    assert abs(G[c, j]) <= 1e-8
+                elif Bl[c, j] == 0.0:
+                    assert abs(G[c, j]) <= lam * (1 + 1e-6) + 1e-10
+                else:
+                    assert G[c, j] == pytest.approx(-lam * np.sign(Bl[c, j]), abs=1e-8)
+
+
+def test_the_largest_strength_leaves_only_the_mandatory_fit_and_the_default_stop_is_close():
     n = 6
     R = 0.6 * _corr(11, n) + 0.4 * np.eye(n)  # well conditioned
-    w = np.full(n, 1.0 / n)
-    c = R @ w
-    grid = lambda_grid(R, c, n_lambdas=20)
-    B = lasso_cov_path(R, c, [grid[0], 2.0 * grid[0]])
-    assert np.all(B == 0.0)
-    # the largest strength is the first at which a benchmark is about to enter
-    assert np.count_nonzero(lasso_cov_path(R, c, [grid[0] * 0.999])) == 1
-    Bm = lasso_cov_path(R, c, lambda_grid(R, c, unpenalized=[2, 4]), unpenalized=[2, 4])
-    assert set(np.flatnonzero(Bm[0])) == {2, 4}
-    np.testing.assert_allclose(Bm[0][[2, 4]], np.linalg.solve(R[np.ix_([2, 4], [2, 4])], c[[2, 4]]), atol=1e-9)
-    tiny = lasso_cov_path(R, c, [grid[0] * 1e-9])[0]
-    np.testing.assert_allclose(tiny, w, atol=1e-7)  # the exact regression of y on every benchmark
+    off = np.abs(R - np.eye(n))
+    grid = lambda_grid(R, n_lambdas=20)
+    assert grid[0] == pytest.approx(off.max()) and grid[-1] == pytest.approx(grid[0] * 1e-3)
+    assert np.all(multi_target_lasso_path(R, [grid[0] * (1 + 1e-9), 2.0 * grid[0]]) == 0.0)
+    assert np.count_nonzero(multi_target_lasso_path(R, [grid[0] * 0.99], **TIGHT)) >= 1
+    u = 2
+    gm = lambda_grid(R, unpenalized=[u])
+    B0 = multi_target_lasso_path(R, gm[:1], unpenalized=[u], **TIGHT)[0]
+    others = [j for j in range(n) if j != u]
+    np.testing.assert_allclose(B0[u, others], R[u, others], atol=1e-9)  # the fit on the mandatory one alone
+    assert np.abs(np.delete(B0, u, axis=0)).max() < 1e-8
+    # the default stopping rule (tol 1e-7, 300 iterations) is close to the exact path on a well-conditioned R
+    np.testing.assert_allclose(multi_target_lasso_path(R, grid), multi_target_lasso_path(R, grid, **TIGHT),
+                               atol=1e-4)
 
 
-def test_held_out_risk_is_the_mean_squared_error_of_predicting_the_mean_score():
+def test_held_out_risk_is_the_summed_mean_squared_error_of_predicting_each_benchmark():
     rng = np.random.default_rng(3)
-    X = rng.standard_normal((25, 7)) @ rng.standard_normal((7, 7))
+    m, n = 25, 7
+    X = rng.standard_normal((m, n)) @ rng.standard_normal((n, n))
     X -= X.mean(axis=0)
     C = np.cov(X.T, ddof=0)  # = X'X / m for centred rows
-    w = np.full(7, 1.0 / 7)
-    B = rng.standard_normal((4, 7))
-    y = X @ w
-    brute = np.array([np.mean((y - X @ b) ** 2) for b in B])
-    np.testing.assert_allclose(held_out_risk(C, B, w), brute, rtol=1e-12)
-    expanded = np.array([b @ C @ b - 2 * b @ C @ w + w @ C @ w for b in B])
-    np.testing.assert_allclose(held_out_risk(C, B, w), expanded, rtol=1e-10)
-    assert held_out_risk(C, w[None, :], w)[0] == pytest.approx(0.0, abs=1e-15)
+    B = rng.standard_normal((4, n, n))
+    for Bl in B:
+        np.fill_diagonal(Bl, 0.0)
+    brute = np.array([sum(np.mean((X[:, j] - X @ Bl[:, j]) ** 2) for j in range(n)) for Bl in B])
+    np.testing.assert_allclose(held_out_risk(C, B), brute, rtol=1e-12)
+    assert held_out_risk(C, B[1]) == pytest.approx(brute[1], rel=1e-12)
+    assert held_out_risk(C, np.zeros((n, n))) == pytest.approx(np.trace(C), rel=1e-14)
 
 
 def test_pairwise_correlation_is_pearson_on_complete_data_and_handles_thin_pairs():
@@ -134,20 +186,62 @@ def _data(seed=0, m=60, n=10, noise=0.7, missing=0.0):
     return pairwise_correlation(X), X
 
 
+def test_cross_validation_picks_a_strength_inside_the_grid_with_every_benchmark_a_candidate():
+    for seed in (1, 2):
+        R, X = _data(seed, m=60, n=20, noise=1.0)
+        res = sparse_order(R, X, 3)
+        i = int(np.flatnonzero(res.lambdas == res.lam)[0])
+        assert 0 < i < len(res.lambdas) - 1
+        assert res.cv_risk[i] < res.cv_risk[0] and res.cv_risk[i] < res.cv_risk[-1]
+        assert 0 < res.n_active <= 20
+
+
+def test_cross_validated_strength_is_computed_from_the_folds():
+    R, X = _data(3, m=40, n=8)
+    res = sparse_order(R, X, 3, n_folds=4, n_lambdas=15)
+    risk = np.zeros(15)
+    for f in range(4):
+        rows = np.arange(40) % 4 == f
+        Rtr, Rte = pairwise_correlation(X[~rows]), pairwise_correlation(X[rows])
+        B = multi_target_lasso_path(Rtr, res.lambdas, max_iter=100)
+        risk += [sum((e - b) @ Rte @ (e - b) for e, b in zip(np.eye(8), Bl.T)) for Bl in B]
+    np.testing.assert_allclose(res.cv_risk, risk / 4, rtol=1e-8, atol=1e-12)
+    assert res.lambdas[0] == pytest.approx(np.abs(R - np.eye(8)).max())
+    assert res.lam == res.lambdas[int(np.argmin(res.cv_risk))]
+
+
+def test_order_is_by_importance_at_the_chosen_strength_then_by_entry():
+    R, X = _data(2, n=12)
+    cand = np.ones(12, dtype=bool)
+    cand[[3, 8]] = False  # targets, never selected
+    res = sparse_order(R, X, 11, initial=[5], candidates=cand, n_lambdas=20)
+    assert res.order[0] == 5 and len(res.order) == 10 and not {3, 8} & set(res.order)
+    i = int(np.flatnonzero(res.lambdas == res.lam)[0])
+    B = multi_target_lasso_path(R, res.lambdas, features=cand, unpenalized=[5], max_iter=100)
+    imp = np.abs(B).sum(axis=2)
+    lead = res.order[1:1 + res.n_active]
+    assert all(imp[i, c] > 0 for c in lead) and list(imp[i, lead]) == sorted(imp[i, lead], reverse=True)
+    assert all(imp[i, c] == 0 for c in res.order[1 + res.n_active:])
+    # the whole rule: importance at the chosen strength, then entry along the grid, the weakest importance, index
+    entry = [next((t for t in range(20) if imp[t, c] > 0), 20) for c in range(12)]
+    cands = [c for c in range(12) if cand[c] and c != 5]
+    expected = ([5] + sorted((c for c in cands if imp[i, c] > 0), key=lambda c: (-imp[i, c], c))
+                + sorted((c for c in cands if imp[i, c] == 0), key=lambda c: (entry[c], -imp[-1, c], c)))
+    assert res.order == expected
+
+
 def test_selection_has_k_benchmarks_mandatory_first_and_only_candidates():
     R, X = _data(1)
-    for k in (1, 4, 10):
-        sel = select(R, k, objective="sparse", train=X)
-        assert len(sel.order) == len(set(sel.order)) == k and sel.strategy == sel.objective == "sparse"
+    sel = select(R, 10, objective="sparse", train=X)
+    assert len(sel.order) == len(set(sel.order)) == 10 and sel.strategy == sel.objective == "sparse"
     sel = select(R, 4, objective="sparse", train=X, initial=[7, 2])
     assert sel.order[:2] == [7, 2] and len(set(sel.order)) == 4
-    out = select(R, 3, objective="sparse", train=X).order[:2]
+    out = sel.order[:2]
     ex = select(R, 5, objective="sparse", train=X, exclude=out)
     assert not set(out) & set(ex.order) and ex.excluded == sorted(out)
     counts = np.array([60, 60, 3, 60, 3, 60, 60, 60, 60, 60])
     thin = select(R, 5, objective="sparse", train=X, min_observed=10, observed_counts=counts)
     assert not {2, 4} & set(thin.order) and thin.excluded == [2, 4]
-    assert len(select(R, 8, objective="sparse", train=X, exclude=[0, 1]).order) == 8
 
 
 def test_selection_is_deterministic_nested_and_its_strength_is_on_the_grid():
@@ -156,46 +250,13 @@ def test_selection_is_deterministic_nested_and_its_strength_is_on_the_grid():
     again = sparse_order(R.copy(), X.copy(), 10)
     assert res.order == again.order and res.lam == again.lam
     np.testing.assert_array_equal(res.cv_risk, again.cv_risk)
-    for k in range(1, 10):
-        assert sparse_order(R, X, k).order == res.order[:k]
+    assert sparse_order(R, X, 3).order == res.order[:3]
+    for k in (1, 6):
         assert select(R, k, objective="sparse", train=X).order == res.order[:k]
-    assert res.lam in res.lambdas and np.all(np.diff(res.lambdas) < 0)
+    assert res.lam in res.lambdas and np.all(np.diff(res.lambdas) < 0) and len(res.lambdas) == 20
     assert res.lambdas[-1] == pytest.approx(res.lambdas[0] * 1e-3)
     i = int(np.flatnonzero(res.lambdas == res.lam)[0])
     assert res.cv_risk[i] == res.cv_risk.min()
-    # the active benchmarks at the chosen strength lead the order, by decreasing coefficient
-    B = lasso_cov_path(R, R @ np.full(10, 0.1), res.lambdas)[i]
-    lead = res.order[:res.n_active]
-    assert set(lead) == set(np.flatnonzero(B)) and list(np.abs(B[lead])) == sorted(np.abs(B[lead]), reverse=True)
-
-
-def test_cross_validated_strength_is_computed_from_the_folds():
-    R, X = _data(3, m=40, n=8)
-    res = sparse_order(R, X, 3, n_folds=4, n_lambdas=15)
-    w = np.full(8, 1.0 / 8)
-    risk = np.zeros(15)
-    for f in range(4):
-        rows = np.arange(40) % 4 == f
-        Rtr, Rte = pairwise_correlation(X[~rows]), pairwise_correlation(X[rows])
-        B = lasso_cov_path(Rtr, Rtr @ w, res.lambdas)
-        risk += [(w - b) @ Rte @ (w - b) for b in B]
-    np.testing.assert_allclose(res.cv_risk, risk / 4, rtol=1e-8, atol=1e-14)
-    assert res.lambdas[0] == pytest.approx(np.abs(R @ w).max())
-
-
-def test_strength_is_chosen_inside_the_grid_when_the_mean_is_not_in_the_span_of_the_candidates():
-    # with every benchmark a candidate, b = w predicts the mean exactly and the smallest strength wins;
-    # with half of them the target has a part the candidates cannot explain and the risk has an interior minimum
-    R, X = _data(1, m=60, n=20, noise=1.0)
-    cand = np.zeros(20, dtype=bool)
-    cand[:10] = True
-    res = sparse_order(R, X, 3, candidates=cand)
-    i = int(np.flatnonzero(res.lambdas == res.lam)[0])
-    assert 0 < i < len(res.lambdas) - 1
-    assert res.cv_risk[i] < res.cv_risk[0] and res.cv_risk[i] < res.cv_risk[-1]
-    assert set(res.order) <= set(range(10))
-    sel = select(R, 3, objective="sparse", train=X, exclude=list(range(10, 20)))
-    assert sel.order == res.order
 
 
 def test_missing_scores_are_handled_and_train_is_required():
@@ -218,14 +279,18 @@ def test_missing_scores_are_handled_and_train_is_required():
     ],
 )
 def test_bad_input_is_a_clear_error(kwargs, match):
-    R, X = _data(5)
+    R, full = _data(5)
     kwargs = dict(kwargs)
     k = kwargs.pop("k")
-    X = X[:kwargs.pop("train_rows", 60), :kwargs.pop("train_cols", 10)]
+    X = full[:kwargs.pop("train_rows", 60), :kwargs.pop("train_cols", 10)]
     with pytest.raises(ValueError, match=match):
         select(R, k, objective="sparse", train=X, **kwargs)
     with pytest.raises(ValueError, match="train must be"):
         sparse_order(R, X[:, :3], 2)
+    with pytest.raises(ValueError, match="n_folds must be"):
+        sparse_order(R, full, 2, n_folds=1)
+    with pytest.raises(ValueError, match="lambdas must be"):
+        multi_target_lasso_path(R, [-1.0])
 
 
 def test_sparse_is_a_named_selector_and_pipeline_strategy():
@@ -234,16 +299,16 @@ def test_sparse_is_a_named_selector_and_pipeline_strategy():
     assert parse_pipeline("sparse+ridge") == ("sparse", "ridge")
     with pytest.raises(ValueError, match="sparse objective has no cost-aware form"):
         Selector("sparse", costs={"b0": 1.0}, budget=1.0)
-    assert selection_cost("sparse", 50, 5, 100) > selection_cost("entropy", 50, 5, 100)
+    assert selection_cost("sparse", 50, 5, 100) > selection_cost("mi", 50, 5, 100)
 
 
 def test_selector_passes_the_training_rows_and_keys_its_memo_on_them():
     R, X = _data(1, m=60, n=20, noise=1.0)
     names = [f"b{j}" for j in range(20)]
     counts = np.full(20, 60)
-    sel = Selector("sparse", exclude=tuple(names[10:]))  # the strength matters only when the mean is not in the span
+    sel = Selector("sparse")
     Y = X[30:]  # other rows, another cross-validated strength
-    direct = [select(R, 10, objective="sparse", train=T, exclude=list(range(10, 20))).order for T in (X, Y)]
+    direct = [select(R, 10, objective="sparse", train=T).order for T in (X, Y)]
     assert direct[0] != direct[1]
     got = [sel.select(R, 10, names=names, counts=counts, n_models=60, train=T).order for T in (X, Y)]
     assert got == direct
@@ -255,7 +320,7 @@ def test_sparse_pipeline_fits_and_cross_validates_end_to_end():
     assert len(p.selected) == 3 and set(p.selected) <= set(m.benchmarks)
     direct = Pipeline.paper(k=3, objective="sparse").fit(m)
     assert direct.selection_.objective == "sparse" and direct.selected == direct.selection_.names
-    df = cross_validate(m, ["sparse+ridge", "sparse+gaussian"], k_max=3, n_folds=3, seed=1, progress=False,
+    df = cross_validate(m, [Pipeline.paper(objective="sparse")], k_max=3, n_folds=2, seed=1, progress=False,
                         levels=(0.9,))
-    assert set(df["method"]) == {"sparse+ridge", "sparse+gaussian"}
+    assert len(set(df["method"])) == 1
     assert set(df["k"]) == {1, 2, 3} and np.isfinite(df["r2"]).all()

@@ -285,9 +285,10 @@ def selection_cost(objective: str, n_benchmarks: int, k: int, n_models: int = 0)
     predictive greedy ``20 k`` ridge fits on ``n_models`` rows
     (``20 k^3 m N``), anchor points (PAM k-medoids) BUILD plus about ``k``
     SWAP sweeps of ``k N^2`` each (``(k + 1) k N^2``), the cross-validated
-    sparse Lasso six paths of 50 strengths at about 10 coordinate-descent
-    sweeps of ``N^2`` each plus five folds of two pairwise correlations and
-    their eigendecompositions (``3000 N^2 + 5 (2 m N^2 + 18 N^3)``).
+    per-target sparse Lasso six multi-target paths of 20 strengths at about
+    60 FISTA iterations of ``2 N^3`` each plus five folds of two pairwise
+    correlations and their eigendecompositions
+    (``6 * 20 * 60 * 2 N^3 + 5 (2 m N^2 + 18 N^3)``).
     """
     N, k, m = float(n_benchmarks), float(k), float(n_models)
     base = N**3 / 3.0
@@ -300,7 +301,7 @@ def selection_cost(objective: str, n_benchmarks: int, k: int, n_models: int = 0)
     if objective == "anchors":
         return base + (k + 1.0) * k * N * N
     if objective == "sparse":
-        return base + 6.0 * 50.0 * 10.0 * N * N + 5.0 * (2.0 * m * N * N + 18.0 * N**3)
+        return base + 6.0 * 20.0 * 60.0 * 2.0 * N**3 + 5.0 * (2.0 * m * N * N + 18.0 * N**3)
     return base + k * k * N
 
 

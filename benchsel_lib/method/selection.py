@@ -20,9 +20,11 @@ Seven objectives:
 * ``"anchors"`` -- anchor points: the medoids of a k-medoids (PAM) clustering
   of the benchmarks with dissimilarity :math:`1 - R_{ij}^2`
   (:func:`~benchsel_lib.method.medoids.k_medoids`, a peer method).
-* ``"sparse"`` -- the benchmarks with the largest coefficients of a Lasso in
-  covariance form that predicts the mean standardized score, its strength
-  cross-validated on the training rows
+* ``"sparse"`` -- the way the BenchPred peer selects: a cross-validated
+  Lasso, then the largest coefficients.  Every benchmark is predicted from
+  the others by a Lasso in covariance form, one strength shared by all
+  targets and cross-validated on the training rows; the benchmarks carrying
+  the largest summed absolute coefficients are selected
   (:func:`~benchsel_lib.method.sparse.sparse_order`, a peer method).
 
 Extras for practitioners (paper Section 6, Appendix B): mandatory benchmarks
@@ -70,7 +72,7 @@ __all__ = [
 
 
 #: the objectives of :func:`select`: Algorithms 1 and 2, the random baseline, two prediction-aimed orders, anchor
-#: points, the cross-validated Lasso of the mean score
+#: points, the per-target Lasso with a cross-validated strength
 OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse")
 _GAUSSIAN = ("entropy", "mi", "random")
 
@@ -633,15 +635,15 @@ def select(
         a prefix is the greedy smaller selection *within* the ``k``-medoid
         set, not the k-medoid solution of its own size (k-medoid solutions
         are not nested; cross-validation scores prefixes of one selection).
-        ``"sparse"``: a Lasso in covariance form predicting the mean
-        standardized score :math:`y = \\tfrac1N\\sum_j x_j` from the
-        benchmarks (:math:`\\operatorname{cov}(x, y) = Rw`, :math:`w = \\mathbf 1/N`),
-        mandatory benchmarks unpenalized, its strength chosen by
-        ``n_folds = 5`` fold cross-validation of the held-out risk on
-        ``train``; the order is the benchmarks active at that strength by
-        decreasing coefficient, then those entering at smaller strengths
-        (:func:`~benchsel_lib.method.sparse.sparse_order`; needs ``train``,
-        at least 10 rows; no costs).
+        ``"sparse"``: a per-target Lasso in covariance form that predicts
+        every benchmark from the candidates and mandatory benchmarks other
+        than itself (mandatory ones unpenalized), one strength shared by all
+        targets and chosen by ``n_folds = 5`` fold cross-validation of the
+        held-out risk summed over the targets on ``train``; the order is the
+        candidates by decreasing importance :math:`\\sum_j |B_{cj}|` at that
+        strength, then those of zero importance by the strength at which
+        they enter the path (:func:`~benchsel_lib.method.sparse.sparse_order`;
+        needs ``train``, at least 10 rows; no costs).
     initial : sequence of int or str
         Mandatory benchmarks (indices, or names when ``names`` is given),
         selected first in the given order (paper Section 6); greedy continues on
@@ -731,10 +733,11 @@ def select(
     near-singular inputs give finite results.  Complexity: entropy
     :math:`O(k^2N)` plus :math:`O(N^3)` once for the MI diagnostic; MI
     :math:`O(kN^3)`; anchors :math:`O(N^2)` for the dissimilarity plus
-    :math:`O(\\text{iterations}\\cdot k(N-k)N)` for PAM; sparse six Lasso paths of
-    50 strengths, each at most :math:`O(50\\cdot\\text{sweeps}\\cdot N^2)`,
-    plus five fold correlations :math:`O(MN^2 + N^3)`; budgets add nothing
-    asymptotically.
+    :math:`O(\\text{iterations}\\cdot k(N-k)N)` for PAM; sparse six multi-target
+    Lasso paths of 20 strengths, each at most
+    :math:`O(20\\cdot\\text{iterations}\\cdot 2N^3)` (at most 100 FISTA
+    iterations per strength), plus five fold correlations
+    :math:`O(MN^2 + N^3)`; budgets add nothing asymptotically.
     """
     S = check_covariance(cov)
     n = S.shape[0]

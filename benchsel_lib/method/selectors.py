@@ -7,8 +7,8 @@ maximizes and under which constraints, independently of the data:
   (Algorithm 2), ``"random"`` (the paper's baseline), ``"lasso"`` (group-lasso
   entry order), ``"greedy"`` (predictive greedy on ridge LOO R^2),
   ``"anchors"`` (anchor points: k-medoids of the benchmarks on ``1 - R^2``) or
-  ``"sparse"`` (the largest coefficients of a cross-validated Lasso of the
-  mean standardized score, in covariance form);
+  ``"sparse"`` (the largest summed coefficients of a per-target Lasso of
+  every benchmark on the others, its strength cross-validated);
 * ``min_observed`` -- candidates need this many observing training models (an
   int), or this fraction of them (a float in (0, 1); ``*-obs`` presets use 30 %);
 * ``initial`` -- mandatory benchmarks, selected first (Section 6);
