@@ -16,7 +16,7 @@ Prints, per matrix and k in (5, 10):
   of ``auto`` on all four matrices, and of one ``benchsel predict`` on Merged;
 
 * the peers table: auto against re-implementations, with the library, of
-  published methods (:data:`PEERS`), at k = 5 and 10 for seed 42 (and pooled
+  published methods (:data:`benchsel_lib.studies.pipelines.PEERS`), at k = 5 and 10 for seed 42 (and pooled
   over the seeds when there are several): mean R^2 of each and the paired
   difference auto - peer with its standard error;
 * auto's gain from k = 5 to k = 10 (paired by fold);
@@ -56,6 +56,7 @@ from benchsel_lib.data import load_matrix  # noqa: E402
 from benchsel_lib.method.pipeline import Pipeline  # noqa: E402
 from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
 from benchsel_lib.studies.pipelines import (  # noqa: E402
+    PEERS,
     choice_counts,
     compare_pipelines,
     fixed_pairs,
@@ -63,6 +64,7 @@ from benchsel_lib.studies.pipelines import (  # noqa: E402
     k_gain,
     paired_summary,
     peer_differences,
+    peer_pairs,
     pooled_coverage,
 )
 
@@ -75,17 +77,6 @@ TARGETS = {  # minimum mean R^2 of the recommended pipeline at k = 5 and 10
 LEVELS = (0.5, 0.8, 0.9)
 STRATS = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso")
 PREDS = ("gaussian", "ridge", "lowrank", "knn", "blend")
-#: published methods re-implemented with the library's selections and predictors: pipeline -> what it stands for.
-#: The library's "lasso" selection is the entry order of a group-lasso path on the correlation, not a Lasso
-#: whose strength is cross-validated, so "lasso+ridge" stands in for both the group-lasso path + ridge and
-#: BenchPred's Lasso selection + RidgeCV.  MICE has no counterpart here.
-PEERS = {
-    "anchors+ridge": "anchor points (k-medoids on 1 - R^2) + ridge",
-    "lasso+ridge": "group-lasso path + ridge (also the stand-in for BenchPred Lasso + RidgeCV)",
-    "mi+knn": "kNN on MI selection",
-    "random+knn": "kNN on random selection",
-    "mi": "the paper's Gaussian + MI",
-}
 PEER_SEED = 42
 
 
@@ -102,7 +93,7 @@ def _verdict(ok: bool, text: str) -> str:
 def _peer_table(df: pd.DataFrame, label: str) -> list[tuple]:
     tab = peer_differences(df, list(PEERS), ks=(5, 10))
     print(f"peers ({label}): auto - peer paired by fold")
-    print(f"{'k':>3} {'peer':<16} {'auto':>6} {'peer':>6} {'auto-peer':>10} {'SE':>6}  what")
+    print(f"{'k':>3} {'peer':<16} {'auto':>6} {'peer':>6} {'auto-peer':>10} {'SE':>6}  what it stands for")
     for r in tab.itertuples():
         print(f"{r.k:>3} {r.peer:<16} {r.reference_r2:6.3f} {r.peer_r2:6.3f} {r.diff:+10.3f} {r.diff_se:6.3f}  "
               f"{PEERS[r.peer]}")
@@ -112,10 +103,10 @@ def _peer_table(df: pd.DataFrame, label: str) -> list[tuple]:
 def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quick: bool = False) -> list[str]:
     verdicts = []
     if quick:
-        fixed = [p for p in PEERS if p != "mi"]
+        fixed = peer_pairs(PEERS)
     else:
         fixed = fixed_pairs(STRATS + (("greedy",) if greedy else ()) + (("anchors",) if anchors else ()), PREDS)
-        fixed += [p for p in PEERS if p != "mi" and p not in fixed]
+        fixed += [p for p in peer_pairs(PEERS) if p not in fixed]
     for name in datasets:
         M = load_matrix(name)
         t0 = time.perf_counter()

@@ -220,7 +220,10 @@ def test_the_first_pick_figure_has_the_noise_panel_only_when_the_model_ran(compl
 
 
 def test_the_chapter_compares_with_the_paper_only_on_its_folds_and_sizes():
-    from benchsel_lib.book.pages.benchpress import first_pick_passages, first_pick_reference
+    from benchsel_lib.book.pages.benchpress import (
+        first_pick_passages,
+        first_pick_reference,
+    )
 
     paper = dict(holdout=0.1, seed=42, scheme="paper", estimator="auto")
     assert first_pick_reference(k_max=15, **paper) == {5: 0.21, 15: 0.25}

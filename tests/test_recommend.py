@@ -379,6 +379,35 @@ def test_k_gain_is_the_paired_difference_between_two_subset_sizes():
     assert g["gain_se"] == pytest.approx(np.std([0.1, -0.1], ddof=1) / np.sqrt(2))
 
 
+def test_every_listed_peer_is_a_pipeline_and_the_paper_is_run_by_every_comparison():
+    from benchsel_lib.method.pipeline import parse_pipeline
+    from benchsel_lib.studies.pipelines import PEERS, peer_pairs
+
+    pairs = peer_pairs(PEERS)
+    assert "mi" in PEERS and "mi" not in pairs and len(pairs) == len(PEERS) - 1
+    assert all(parse_pipeline(p) is not None for p in pairs)
+    with pytest.raises(ValueError, match="unknown selection strategy 'nope'"):
+        peer_pairs(["nope+ridge"])
+    with pytest.raises(ValueError, match="'auto' is not"):
+        peer_pairs(["auto"])
+
+
+def test_the_peer_passage_counts_the_comparisons_and_names_each_one_below():
+    from benchsel_lib.book.pages.pipelines import peer_passage
+
+    peers = pd.DataFrame(dict(matrix=["A", "A", "B"], k=[5, 5, 10], peer=["a+b", "c+d", "a+b"],
+                              reference_r2=[0.6, 0.6, 0.5], peer_r2=[0.5, 0.62, 0.49],
+                              diff=[0.1, -0.02, 0.01], diff_se=[0.01, 0.03, 0.02]))
+    gains = pd.DataFrame(dict(matrix=["A", "B"], k0=5, k1=10, gain=[0.03, -0.005], gain_se=[0.01, 0.03]))
+    text = peer_passage(peers, gains)
+    assert "at or above the peer in 2 of 3 (matrix, k, peer) comparisons" in text
+    assert "better by more than two standard errors in 1, worse by as much in 0" in text
+    assert "below `c+d` on A at k = 5: 0.600 against 0.620 (-0.020 ± 0.030)" in text
+    assert "A +0.030 ± 0.010 and B -0.005 ± 0.030" in text and "lower at k = 10 on B" in text
+    assert "never lower" in peer_passage(None, gains.assign(gain=[0.03, 0.0]))
+    assert peer_passage(None, None) == ""
+
+
 def _row(strategy, predictor, r2, k=5):
     return dict(strategy=strategy, predictor=predictor, r2=r2, k=k)
 

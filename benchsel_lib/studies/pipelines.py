@@ -13,6 +13,8 @@ from ..protocol.cv import cv_grid
 from ..protocol.summaries import coverage_column
 
 __all__ = [
+    "PEERS",
+    "peer_pairs",
     "fixed_pairs",
     "compare_pipelines",
     "paired_summary",
@@ -22,6 +24,30 @@ __all__ = [
     "peer_differences",
     "k_gain",
 ]
+
+
+#: published methods, re-implemented with the library's selections and predictors: pipeline name -> what it
+#: stands for.  ``"mi"`` is the paper's own pipeline (Gaussian conditional mean on the greedy MI selection).
+PEERS: dict[str, str] = {
+    "anchors+ridge": "anchor points (k-medoids of the benchmarks on 1 - R^2) + ridge",
+    "sparse+ridge": "cross-validated Lasso selection (largest coefficients) + ridge, the BenchPred way",
+    "lasso+ridge": "group-lasso path order + ridge",
+    "mi+knn": "kNN on the MI selection",
+    "random+knn": "kNN on a random selection",
+    "mi": "the paper's Gaussian + MI",
+}
+
+
+def peer_pairs(peers: Sequence[str]) -> list[str]:
+    """The fixed pairs among ``peers`` (every name but the paper's ``"mi"``, which every comparison runs), checked."""
+    out = []
+    for name in peers:
+        if name == "mi":
+            continue
+        if parse_pipeline(name) is None:
+            raise ValueError(f"peer {name!r} is not a \"strategy+predictor\" pipeline name")
+        out.append(str(name))
+    return out
 
 
 def fixed_pairs(strategies: Sequence[str] = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso"),

@@ -19,7 +19,7 @@ from ..prose import (
     signed,
 )
 
-__all__ = ["VERDICT", "prose", "verdict_lines"]
+__all__ = ["VERDICT", "prose", "verdict_lines", "peer_passage"]
 
 VERDICT = {"better": "the recommended pipeline is better", "worse": "Gaussian + MI is better",
            "level": "no clear difference: the paper's recommendation holds"}
@@ -37,6 +37,43 @@ def verdict_lines(summary: pd.DataFrame) -> list[str]:
     return lines
 
 
+def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None) -> str:
+    """What the peers table and the gain from the smallest to the largest k say, as Markdown.
+
+    ``peers``: ``peer_differences`` rows of every matrix with a ``matrix`` column
+    (display name); ``gains``: one ``k_gain`` row per matrix with a ``matrix``
+    column, or None when the table has a single k.  A difference counts when
+    it exceeds two standard errors.
+    """
+    parts = []
+    if peers is not None and len(peers):
+        d, se = peers["diff"].to_numpy(float), peers["diff_se"].to_numpy(float)
+        clear = np.isfinite(se) & (np.abs(d) > 2 * se)
+        n, n_at = len(peers), int((d >= 0).sum())
+        n_better, n_worse = int(((d > 0) & clear).sum()), int(((d < 0) & clear).sum())
+        below = peers[d < 0]
+        head = (f"Against the re-implemented published methods the recommended pipeline is at or above the peer in "
+                f"{n_at} of {count(n, '(matrix, k, peer) comparison')}: better by more than two standard errors in "
+                f"{n_better}, worse by as much in {n_worse}.")
+        lines = [f"below {code(r.peer)} on {r.matrix} at k = {r.k}: {num(r.reference_r2, '.3f')} against "
+                 f"{num(r.peer_r2, '.3f')} ({signed(r.diff, '.3f')} ± {num(r.diff_se, '.3f')})"
+                 for r in below.itertuples(index=False)]
+        parts.append(paragraph(head, ("It is " + and_join(lines) + ".") if lines else
+                               "It is below none of them anywhere."))
+    if gains is not None and len(gains):
+        k0, k1 = int(gains["k0"].iloc[0]), int(gains["k1"].iloc[0])
+        each = [f"{r.matrix} {signed(r.gain, '.3f')} ± {num(r.gain_se, '.3f')}" for r in gains.itertuples(index=False)]
+        down = [r.matrix for r in gains.itertuples(index=False) if r.gain < 0]
+        parts.append(paragraph(
+            f"From k = {k0} to k = {k1} revealed benchmarks the recommended pipeline's R² changes by "
+            f"{and_join(each)} (paired by fold).",
+            (f"It is lower at k = {k1} on {and_join(down)}: the R² at each k is over the benchmarks not revealed, "
+             f"so the two sizes are not scored on the same targets, and revealing a benchmark that was easy to "
+             f"predict removes it from the score." if down else
+             f"It is never lower at k = {k1} than at k = {k0}.")))
+    return "\n\n".join(parts)
+
+
 def prose(
     *,
     summary: pd.DataFrame,
@@ -51,6 +88,8 @@ def prose(
     predictors: Sequence[str],
     estimator: str,
     quick: bool,
+    peers: pd.DataFrame | None = None,
+    gains: pd.DataFrame | None = None,
 ) -> PageProse:
     """The page's passages, written from the paired comparison of this run.
 
@@ -64,11 +103,13 @@ def prose(
         Observed fraction of each matrix (display name -> fraction).
     datasets, seeds, n_folds, ks, k_max, strategies, predictors, estimator, quick :
         The run's parameters.
+    peers, gains : DataFrame, optional
+        The peers table and the gains from the smallest to the largest k (:func:`peer_passage`).
 
     Returns
     -------
     PageProse
-        Passages ``this_book``, ``differ``, ``verdicts_md``, ``findings``.
+        Passages ``this_book``, ``differ``, ``verdicts_md``, ``peers_md``, ``findings``.
     """
     counts = summary["vs_baseline"].value_counts()
     n_rows = len(summary)
@@ -100,17 +141,19 @@ def prose(
     this_book = paragraph(
         run_line(datasets, described=("mteb", "merged", "benchpress", "mmlu"), details=details, quick=quick),
         "It adds simple alternatives (per-target ridge, a BenchPress-style blend, kNN, soft-impute, lasso-path and "
-        "filtered greedy selections) and a recommended pipeline chosen by inner cross-validation on the training "
+        "filtered greedy selections), re-implementations of published methods (anchor points, a cross-validated "
+        "Lasso selection) and a recommended pipeline chosen by inner cross-validation on the training "
         "models only.", counts_sentence)
     differ = paragraph(
         "The paper's pair is built on one Gaussian model of all benchmarks; the alternatives fit predictors directly "
         "on the models that ran the revealed benchmarks, and the recommended pipeline picks among them by inner "
         "cross-validation.", where)
     lines = verdict_lines(summary)
-    found = paragraph(counts_sentence) + "\n\n" + bullets(lines) + "\n\n" + paragraph(
+    peers_md = peer_passage(peers, gains) or "No published method was compared in this run (`peers` is empty)."
+    found = paragraph(counts_sentence) + "\n\n" + bullets(lines) + "\n\n" + peers_md + "\n\n" + paragraph(
         where,
         "`benchsel predict` and `benchsel select` use the recommended pipeline by default and print what was chosen "
         "and its inner-CV scores; `--method gaussian --objective mi` reproduces the paper.")
     return PageProse(list(datasets), {"this_book": this_book, "differ": differ, "verdicts_md": bullets(lines),
-                                      "findings": found})
+                                      "peers_md": peers_md, "findings": found})
 
