@@ -533,12 +533,22 @@ def lambda_grid(R: np.ndarray, *, unpenalized: Sequence[int] = (),
 
 
 def _as_correlation(S: np.ndarray) -> np.ndarray:
+    """``S`` rescaled to a unit diagonal and made positive semi-definite (eigenvalues clipped at the floor).
+
+    A pairwise estimate can be indefinite; the Lasso is then unbounded below and FISTA diverges.
+    """
+    S = (np.asarray(S, dtype=float) + np.asarray(S, dtype=float).T) / 2.0
     d = np.sqrt(np.maximum(np.diag(S), 0.0))
     safe = np.where(d > 0, d, 1.0)
     R = S / np.outer(safe, safe)
     R[d == 0, :] = 0.0
     R[:, d == 0] = 0.0
     np.fill_diagonal(R, 1.0)
+    w, V = np.linalg.eigh(R)
+    if w[0] < _EIGEN_FLOOR:
+        R = (V * np.maximum(w, _EIGEN_FLOOR)) @ V.T
+        d = np.sqrt(np.diag(R))
+        R = (R / np.outer(d, d) + (R / np.outer(d, d)).T) / 2.0
     return R
 
 
