@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 
 from .._checks import check_data_matrix
-from .covariance import cov_to_corr, pairwise_covariance
+from .covariance import cov_to_corr, floor_eigenvalues, pairwise_covariance
 from .em import EMResult, em_covariance, em_settings
 from .scaling import Standardizer, fit_standardizer
 
@@ -271,10 +271,7 @@ def floored_pairwise_correlation(train: np.ndarray, floor: float = EIGEN_FLOOR) 
         keep = (~np.isnan(sub)).any(axis=1)
         if keep.sum() >= 1:
             C[np.ix_(ok, ok)] = cov_to_corr(pairwise_covariance(sub[keep]))
-    w, V = np.linalg.eigh((C + C.T) / 2.0)
-    C = (V * np.maximum(w, floor)) @ V.T
-    d = np.sqrt(np.diag(C))
-    return C / d[:, None] / d[None, :]
+    return floor_eigenvalues(C, floor)
 
 
 def _floored_low_rank(tr: np.ndarray, floor: float) -> np.ndarray:

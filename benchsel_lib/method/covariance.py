@@ -8,6 +8,7 @@ from .._checks import check_data_matrix
 __all__ = [
     "pairwise_covariance",
     "cov_to_corr",
+    "floor_eigenvalues",
 ]
 
 
@@ -73,3 +74,15 @@ def cov_to_corr(cov: np.ndarray) -> np.ndarray:
     R = np.clip(R, -1.0, 1.0)
     np.fill_diagonal(R, 1.0)
     return R
+
+
+def floor_eigenvalues(C: np.ndarray, floor: float) -> np.ndarray:
+    """A correlation with its eigenvalues raised to ``floor`` (``V max(w, floor) V^T``), rescaled to a unit diagonal.
+
+    Positive definite whatever ``C`` was (a pairwise estimate can be
+    indefinite). O(N^3): one eigendecomposition.
+    """
+    w, V = np.linalg.eigh((C + C.T) / 2.0)
+    C = (V * np.maximum(w, floor)) @ V.T
+    d = np.sqrt(np.diag(C))
+    return C / d[:, None] / d[None, :]

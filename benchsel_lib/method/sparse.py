@@ -67,6 +67,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .covariance import cov_to_corr, floor_eigenvalues
+
 __all__ = ["SparseResult", "lasso_cov_path", "multi_target_lasso_path", "pairwise_correlation", "held_out_risk",
            "lambda_grid", "sparse_order"]
 
@@ -455,11 +457,7 @@ def pairwise_correlation(X: np.ndarray) -> np.ndarray:
         C = np.where(ok, cov / np.where(ok, den, 1.0), 0.0)
     C = np.clip((C + C.T) / 2.0, -1.0, 1.0)
     np.fill_diagonal(C, 1.0)
-    w, V = np.linalg.eigh(C)
-    C = (V * np.maximum(w, _EIGEN_FLOOR)) @ V.T
-    d = np.sqrt(np.diag(C))
-    C = C / np.outer(d, d)
-    return (C + C.T) / 2.0
+    return floor_eigenvalues(C, _EIGEN_FLOOR)
 
 
 def held_out_risk(C: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -532,26 +530,6 @@ def lambda_grid(R: np.ndarray, *, unpenalized: Sequence[int] = (),
     return np.geomspace(lam_max, lam_max * _LAMBDA_RATIO, int(n_lambdas))
 
 
-def _as_correlation(S: np.ndarray) -> np.ndarray:
-    """``S`` rescaled to a unit diagonal and made positive semi-definite (eigenvalues clipped at the floor).
-
-    A pairwise estimate can be indefinite; the Lasso is then unbounded below and FISTA diverges.
-    """
-    S = (np.asarray(S, dtype=float) + np.asarray(S, dtype=float).T) / 2.0
-    d = np.sqrt(np.maximum(np.diag(S), 0.0))
-    safe = np.where(d > 0, d, 1.0)
-    R = S / np.outer(safe, safe)
-    R[d == 0, :] = 0.0
-    R[:, d == 0] = 0.0
-    np.fill_diagonal(R, 1.0)
-    w, V = np.linalg.eigh(R)
-    if w[0] < _EIGEN_FLOOR:
-        R = (V * np.maximum(w, _EIGEN_FLOOR)) @ V.T
-        d = np.sqrt(np.diag(R))
-        R = (R / np.outer(d, d) + (R / np.outer(d, d)).T) / 2.0
-    return R
-
-
 def sparse_order(
     R: np.ndarray,
     train: np.ndarray,
@@ -619,7 +597,7 @@ def sparse_order(
     """
     S = np.asarray(R, dtype=float)
     N = S.shape[0]
-    R = _as_correlation(S)
+    R = floor_eigenvalues(cov_to_corr(S), _EIGEN_FLOOR)  # a pairwise estimate can be indefinite
     tr = np.asarray(train, dtype=float)
     if tr.ndim != 2 or tr.shape[1] != N:
         raise ValueError(f"train must be (models x {N} benchmarks) like R, got shape {tr.shape}")
