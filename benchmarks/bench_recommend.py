@@ -20,6 +20,10 @@ Prints, per matrix and k in (5, 10):
   over the seeds when there are several): mean R^2 of each and the paired
   difference auto - peer with its standard error;
 * auto's gain from k = 5 to k = 10 (paired by fold);
+* the same peers table and gain, seed 42, on the per-leaderboard sources kept
+  aside (:data:`benchsel_lib.studies.pipelines.HELD_ASIDE`: BIG-bench,
+  BigCode, WildBench), where no default was chosen; k = 5 and 10 capped to
+  leave four benchmarks hidden (:func:`~benchsel_lib.studies.pipelines.aside_ks`);
 
 and a verdict line (PASS / FAIL) per target.
 
@@ -27,10 +31,11 @@ Usage::
 
     python benchmarks/bench_recommend.py [--datasets mteb merged benchpress mmlu] [--seeds 0 42]
                                          [--n-jobs 2] [--greedy] [--anchors] [--skip-grid]
-                                         [--skip-timing] [--quick]
+                                         [--skip-timing] [--quick] [--aside NAME ...]
 
 ``--quick``: seed 42 only, auto against the peers alone (no fixed grid), no
-timing; with ``--datasets merged`` it runs one matrix.
+timing; with ``--datasets merged`` it runs one matrix.  ``--aside`` names the
+held-aside sources to check (default all three; ``--aside`` alone: none).
 
 ``--greedy`` adds the predictive-greedy strategy to the fixed grid (slow);
 ``--anchors`` adds the anchor-point (k-medoids) strategy.  Both are off by
@@ -52,11 +57,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from benchsel_lib.data import load_matrix  # noqa: E402
+from benchsel_lib.data import load_matrix, load_source  # noqa: E402
 from benchsel_lib.method.pipeline import Pipeline  # noqa: E402
 from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
 from benchsel_lib.studies.pipelines import (  # noqa: E402
+    HELD_ASIDE,
     PEERS,
+    aside_ks,
     choice_counts,
     compare_pipelines,
     fixed_pairs,
@@ -90,8 +97,8 @@ def _verdict(ok: bool, text: str) -> str:
     return f"{'PASS' if ok else 'FAIL'}  {text}"
 
 
-def _peer_table(df: pd.DataFrame, label: str) -> list[tuple]:
-    tab = peer_differences(df, list(PEERS), ks=(5, 10))
+def _peer_table(df: pd.DataFrame, label: str, ks=(5, 10)) -> list[tuple]:
+    tab = peer_differences(df, list(PEERS), ks=ks)
     print(f"peers ({label}): auto - peer paired by fold")
     print(f"{'k':>3} {'peer':<16} {'auto':>6} {'peer':>6} {'auto-peer':>10} {'SE':>6}  what it stands for")
     for r in tab.itertuples():
@@ -165,6 +172,30 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
     return verdicts
 
 
+def aside(names, n_jobs: int) -> list[str]:
+    """Auto against the peers (seed 42) on the held-aside sources; verdicts marked "held aside"."""
+    verdicts = []
+    for name in names:
+        M = load_source(name)
+        ks = aside_ks(M.shape[1])
+        t0 = time.perf_counter()
+        df = compare_pipelines(M, fixed=peer_pairs(PEERS), seeds=[PEER_SEED], k_max=max(ks), levels=LEVELS,
+                               n_jobs=n_jobs)
+        print(f"\n== held aside: {name} {M.shape}  ({time.perf_counter() - t0:.0f} s, seed {PEER_SEED} x 10 folds)")
+        for r in _peer_table(df, f"seed {PEER_SEED}", ks):
+            verdicts.append(_verdict(r.diff >= 0, f"held aside {name} k={r.k}: auto {r.reference_r2:.3f} vs {r.peer} "
+                                     f"{r.peer_r2:.3f} (paired diff {r.diff:+.3f} +- {r.diff_se:.3f}; target >= 0)"))
+        g = k_gain(df, k0=ks[0], k1=ks[-1])
+        print(f"auto k={ks[-1]} - k={ks[0]}: {g['gain']:+.3f} +- {g['gain_se']:.3f}")
+        verdicts.append(_verdict(g["gain"] >= 0, f"held aside {name}: auto at k={ks[-1]} - auto at k={ks[0]} = "
+                                 f"{g['gain']:+.3f} +- {g['gain_se']:.3f} (target >= 0)"))
+        for r in pooled_coverage(df, levels=LEVELS).itertuples():
+            verdicts.append(_verdict(abs(r.gap) <= 0.03, f"held aside {name}: coverage at {r.nominal:.0%} = "
+                                     f"{r.coverage:.3f} (pooled over folds and k; target +-0.03)"))
+        print("auto's choices (top 3):", choice_counts(df, ks=ks))
+    return verdicts
+
+
 def timing(datasets, n_jobs: int) -> list[str]:
     t0 = time.perf_counter()
     for name in datasets:
@@ -201,6 +232,8 @@ def main() -> None:
     ap.add_argument("--anchors", action="store_true", help="add the anchor-point (k-medoids) strategy to the fixed grid")
     ap.add_argument("--skip-grid", action="store_true")
     ap.add_argument("--skip-timing", action="store_true")
+    ap.add_argument("--aside", nargs="*", default=list(HELD_ASIDE), choices=list(HELD_ASIDE), metavar="NAME",
+                    help="held-aside sources to check (default: all; give the flag alone for none)")
     ap.add_argument("--quick", action="store_true",
                     help="seed 42 only, auto against the peers alone (no fixed grid), no timing")
     args = ap.parse_args()
@@ -211,6 +244,8 @@ def main() -> None:
     verdicts = []
     if not args.skip_grid:
         verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick)
+    if args.aside:
+        verdicts += aside(args.aside, args.n_jobs)
     if not args.skip_timing:
         verdicts += timing(args.datasets, args.n_jobs)
     print("\nverdicts:")

@@ -392,6 +392,28 @@ def test_every_listed_peer_is_a_pipeline_and_the_paper_is_run_by_every_compariso
         peer_pairs(["auto"])
 
 
+def test_held_aside_sizes_are_capped_to_leave_four_benchmarks_hidden():
+    from benchsel_lib.studies.pipelines import aside_ks
+
+    assert aside_ks(24) == (5, 10)
+    assert aside_ks(14) == (5, 10)
+    assert aside_ks(11) == (5, 7)
+    assert aside_ks(8) == (4,)  # both sizes capped to the same one
+    assert aside_ks(6, (1, 5)) == (1, 2)
+    with pytest.raises(ValueError, match="4 benchmarks leave fewer than 4"):
+        aside_ks(4)
+
+
+def test_held_aside_sources_are_not_the_papers_matrices_and_fit_the_comparison(shared_data_dir):
+    from benchsel_lib.data import DATASETS, load_source
+    from benchsel_lib.studies.pipelines import HELD_ASIDE
+
+    assert not set(HELD_ASIDE) & set(DATASETS)
+    for name in HELD_ASIDE:
+        m, n = load_source(name, data_dir=shared_data_dir).shape
+        assert m >= 50 and n >= 11, name
+
+
 def test_the_peer_passage_counts_the_comparisons_and_names_each_one_below():
     from benchsel_lib.book.pages.pipelines import peer_passage
 

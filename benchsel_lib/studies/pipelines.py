@@ -14,6 +14,8 @@ from ..protocol.summaries import coverage_column
 
 __all__ = [
     "PEERS",
+    "HELD_ASIDE",
+    "aside_ks",
     "peer_pairs",
     "fixed_pairs",
     "compare_pipelines",
@@ -36,6 +38,21 @@ PEERS: dict[str, str] = {
     "random+knn": "kNN on a random selection",
     "mi": "the paper's Gaussian + MI",
 }
+
+
+#: per-leaderboard sources (:func:`~benchsel_lib.data.load_source`) kept aside from the paper's four
+#: matrices: no default of the recommended pipeline was chosen on them, so a comparison there tests whether
+#: its rules hold beyond the matrices they were measured on (each has at least 50 models and 11 benchmarks)
+HELD_ASIDE: tuple[str, ...] = ("bigbench", "bigcode", "wildbench")
+
+
+def aside_ks(n_benchmarks: int, ks: Sequence[int] = (5, 10), *, min_targets: int = 4) -> tuple[int, ...]:
+    """The subset sizes compared on a held-aside matrix: ``ks`` capped so that ``min_targets`` benchmarks stay
+    hidden (``(5, 10)`` on 24 benchmarks, ``(5, 7)`` on 11), distinct and at least 1. O(len(ks))."""
+    top = int(n_benchmarks) - int(min_targets)
+    if top < 1:
+        raise ValueError(f"{n_benchmarks} benchmarks leave fewer than {min_targets} to predict at k = 1")
+    return tuple(sorted({max(1, min(int(k), top)) for k in ks}))
 
 
 def peer_pairs(peers: Sequence[str]) -> list[str]:
