@@ -23,7 +23,7 @@ Prints, per matrix and k in (5, 10):
 * the same peers table and gain, seed 42, on the per-leaderboard sources kept
   aside (:data:`benchsel_lib.studies.pipelines.HELD_ASIDE`: BIG-bench,
   BigCode, WildBench), where no default was chosen; k = 5 and 10 capped to
-  leave four benchmarks hidden (:func:`~benchsel_lib.studies.pipelines.aside_ks`);
+  leave four benchmarks hidden (:func:`~benchsel_lib.studies.pipelines.compare_aside`);
 
 and a verdict line (PASS / FAIL) per target.
 
@@ -57,14 +57,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from benchsel_lib.data import load_matrix, load_source  # noqa: E402
+from benchsel_lib.data import load_matrix  # noqa: E402
 from benchsel_lib.method.pipeline import Pipeline  # noqa: E402
 from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
 from benchsel_lib.studies.pipelines import (  # noqa: E402
     HELD_ASIDE,
     PEERS,
-    aside_ks,
     choice_counts,
+    compare_aside,
     compare_pipelines,
     fixed_pairs,
     inner_optimism,
@@ -176,12 +176,10 @@ def aside(names, n_jobs: int) -> list[str]:
     """Auto against the peers (seed 42) on the held-aside sources; verdicts marked "held aside"."""
     verdicts = []
     for name in names:
-        M = load_source(name)
-        ks = aside_ks(M.shape[1])
         t0 = time.perf_counter()
-        df = compare_pipelines(M, fixed=peer_pairs(PEERS), seeds=[PEER_SEED], k_max=max(ks), levels=LEVELS,
-                               n_jobs=n_jobs)
-        print(f"\n== held aside: {name} {M.shape}  ({time.perf_counter() - t0:.0f} s, seed {PEER_SEED} x 10 folds)")
+        run = compare_aside(name, peers=list(PEERS), seeds=[PEER_SEED], levels=LEVELS, n_jobs=n_jobs)
+        df, ks = run.results, run.ks
+        print(f"\n== held aside: {name} {run.shape}  ({time.perf_counter() - t0:.0f} s, seed {PEER_SEED} x 10 folds)")
         for r in _peer_table(df, f"seed {PEER_SEED}", ks):
             verdicts.append(_verdict(r.diff >= 0, f"held aside {name} k={r.k}: auto {r.reference_r2:.3f} vs {r.peer} "
                                      f"{r.peer_r2:.3f} (paired diff {r.diff:+.3f} +- {r.diff_se:.3f}; target >= 0)"))

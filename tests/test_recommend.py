@@ -430,6 +430,39 @@ def test_the_peer_passage_counts_the_comparisons_and_names_each_one_below():
     assert peer_passage(None, None) == ""
 
 
+def test_the_aside_passage_names_each_leaderboards_sizes_and_the_coverage_gap():
+    from benchsel_lib.book.pages.pipelines import aside_passage
+
+    peers = pd.DataFrame(dict(matrix=["X", "Y"], k=[5, 5], peer=["a+b", "a+b"], reference_r2=[0.6, 0.7],
+                              peer_r2=[0.5, 0.75], diff=[0.1, -0.05], diff_se=[0.01, 0.01]))
+    gains = pd.DataFrame(dict(matrix=["X", "Y"], k0=5, k1=[10, 7], gain=[0.02, 0.01], gain_se=[0.01, 0.01]))
+    cov = pd.DataFrame(dict(matrix=["X", "X", "Y"], nominal=[0.5, 0.9, 0.5], coverage=[0.52, 0.87, 0.5]))
+    text = aside_passage(peers, gains, cov)
+    assert text.startswith("On the leaderboards kept aside (X and Y), against the same methods,")
+    assert "worse by as much in 1" in text and "below `a+b` on Y at k = 5" in text
+    assert "X +0.020 ± 0.010 (k = 5 to 10) and Y +0.010 ± 0.010 (k = 5 to 7)" in text
+    assert "never lower at the larger k than at the smaller" in text
+    assert "within 0.030 of the nominal level" in text
+    assert aside_passage(None, None, None) == "" and aside_passage(peers.iloc[:0], gains, cov) == ""
+
+
+def test_compare_aside_caps_the_sizes_and_scores_every_peer_there(shared_data_dir):
+    from benchsel_lib.studies.pipelines import aside_tables, compare_aside
+
+    run = compare_aside("wildbench", peers=["mi+knn", "mi"], ks=(2, 10), n_folds=2, levels=(0.8,),
+                        data_dir=shared_data_dir)
+    assert (run.label, run.shape, run.ks) == ("WildBench", (63, 11), (2, 7))
+    df = run.results
+    assert set(df["method"]) == {"auto", "mi", "mi+knn"}
+    assert set(df.loc[df["method"] == "mi+knn", "k"]) == {2, 7}
+    peers, gains, cov = aside_tables([run], ["mi+knn", "mi"], levels=(0.8,))
+    assert list(peers["k"]) == [2, 2, 7, 7] and set(peers["matrix"]) == {"WildBench"}
+    assert (int(gains["k0"].iloc[0]), int(gains["k1"].iloc[0])) == (2, 7)
+    assert list(cov["nominal"]) == [0.8]
+    empty = aside_tables([], ["mi"])
+    assert all(len(t) == 0 for t in empty)
+
+
 def _row(strategy, predictor, r2, k=5):
     return dict(strategy=strategy, predictor=predictor, r2=r2, k=k)
 

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..data import load_source
 from ..method.pipeline import Pipeline, parse_pipeline
 from ..protocol.cache import correlation_cache
 from ..protocol.cv import cv_grid
@@ -16,6 +18,9 @@ __all__ = [
     "PEERS",
     "HELD_ASIDE",
     "aside_ks",
+    "AsideRun",
+    "compare_aside",
+    "aside_tables",
     "peer_pairs",
     "fixed_pairs",
     "compare_pipelines",
@@ -41,9 +46,10 @@ PEERS: dict[str, str] = {
 
 
 #: per-leaderboard sources (:func:`~benchsel_lib.data.load_source`) kept aside from the paper's four
-#: matrices: no default of the recommended pipeline was chosen on them, so a comparison there tests whether
-#: its rules hold beyond the matrices they were measured on (each has at least 50 models and 11 benchmarks)
-HELD_ASIDE: tuple[str, ...] = ("bigbench", "bigcode", "wildbench")
+#: matrices, with their display names: no default of the recommended pipeline was chosen on them, so a
+#: comparison there tests whether its rules hold beyond the matrices they were measured on (each has at
+#: least 50 models and 11 benchmarks)
+HELD_ASIDE: dict[str, str] = {"bigbench": "BIG-bench", "bigcode": "BigCode", "wildbench": "WildBench"}
 
 
 def aside_ks(n_benchmarks: int, ks: Sequence[int] = (5, 10), *, min_targets: int = 4) -> tuple[int, ...]:
@@ -117,6 +123,70 @@ def compare_pipelines(
     with correlation_cache():  # one sweep: a split's runs share one cell and its correlation estimate
         frames = cv_grid(runs, n_jobs=n_jobs, progress=False)
     return pd.concat([df.assign(seed=seed) for df, seed in zip(frames, tags)], ignore_index=True)
+
+
+@dataclass
+class AsideRun:
+    """The comparison on one leaderboard kept aside (:func:`compare_aside`).
+
+    Attributes
+    ----------
+    name, label : str
+        Source name and display name.
+    shape : (int, int)
+        Models x benchmarks of the source.
+    ks : tuple of int
+        The subset sizes compared (:func:`aside_ks`).
+    results : DataFrame
+        :func:`compare_pipelines` rows.
+    """
+
+    name: str
+    label: str
+    shape: tuple[int, int]
+    ks: tuple[int, ...]
+    results: pd.DataFrame
+
+
+def compare_aside(
+    name: str,
+    *,
+    peers: Sequence[str] = tuple(PEERS),
+    ks: Sequence[int] = (5, 10),
+    seeds: Sequence[int] = (42,),
+    data_dir: Any = None,
+    **kwargs: Any,
+) -> AsideRun:
+    """The recommended pipeline against the ``peers`` on one per-leaderboard source (:data:`HELD_ASIDE`).
+
+    Loads the source (:func:`~benchsel_lib.data.load_source`, so any source
+    name is accepted), caps ``ks`` to leave four benchmarks hidden
+    (:func:`aside_ks`) and runs :func:`compare_pipelines` with the peers'
+    fixed pairs, ``k_max`` the largest capped size, scoring the capped sizes
+    only; ``kwargs`` go to :func:`compare_pipelines` (``n_folds``,
+    ``levels``, ``estimator``, ``n_jobs`` ...).  Cost: that of
+    :func:`compare_pipelines` on the source.
+    """
+    matrix = load_source(name, data_dir=data_dir)
+    sizes = aside_ks(matrix.shape[1], ks)
+    df = compare_pipelines(matrix, fixed=peer_pairs(peers), seeds=seeds, k_max=max(sizes), ks=sizes, **kwargs)
+    return AsideRun(str(name), HELD_ASIDE.get(name, str(name)), tuple(matrix.shape), sizes, df)
+
+
+def aside_tables(runs: Sequence[AsideRun], peers: Sequence[str], *,
+                 levels: Sequence[float] = (0.5, 0.8, 0.9)) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The peers table, the gain from the smallest to the largest compared ``k`` and the pooled coverage of
+    the recommended pipeline, over the leaderboards kept aside; each with a ``matrix`` column (display name).
+
+    Returns ``(peers, gains, coverage)``: :func:`peer_differences`, :func:`k_gain` (one row per run, with
+    its own ``k0, k1``; none for a run with a single ``k``) and :func:`pooled_coverage` rows. O(rows).
+    """
+    tabs = [peer_differences(r.results, peers, ks=r.ks).assign(matrix=r.label) for r in runs]
+    gains = [dict(matrix=r.label, **k_gain(r.results, k0=min(r.ks), k1=max(r.ks))) for r in runs if len(r.ks) > 1]
+    covs = [pooled_coverage(r.results, levels=levels).assign(matrix=r.label) for r in runs]
+    empty = pd.DataFrame(columns=["matrix"])
+    return (pd.concat(tabs, ignore_index=True) if tabs else empty, pd.DataFrame(gains) if gains else empty,
+            pd.concat(covs, ignore_index=True) if covs else empty)
 
 
 def _mean_se(d: pd.Series) -> tuple[float, float]:

@@ -19,7 +19,7 @@ from ..prose import (
     signed,
 )
 
-__all__ = ["VERDICT", "prose", "verdict_lines", "peer_passage"]
+__all__ = ["VERDICT", "prose", "verdict_lines", "peer_passage", "aside_passage"]
 
 VERDICT = {"better": "the recommended pipeline is better", "worse": "Gaussian + MI is better",
            "level": "no clear difference: the paper's recommendation holds"}
@@ -37,13 +37,15 @@ def verdict_lines(summary: pd.DataFrame) -> list[str]:
     return lines
 
 
-def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None) -> str:
+def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, *,
+                 lead: str = "Against the re-implemented published methods") -> str:
     """What the peers table and the gain from the smallest to the largest k say, as Markdown.
 
     ``peers``: ``peer_differences`` rows of every matrix with a ``matrix`` column
     (display name); ``gains``: one ``k_gain`` row per matrix with a ``matrix``
-    column, or None when the table has a single k.  A difference counts when
-    it exceeds two standard errors.
+    column, or None when the table has a single k (matrices compared at
+    different sizes each name theirs).  ``lead`` opens the first sentence.
+    A difference counts when it exceeds two standard errors.
     """
     parts = []
     if peers is not None and len(peers):
@@ -52,7 +54,7 @@ def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None) -> str:
         n, n_at = len(peers), int((d >= 0).sum())
         n_better, n_worse = int(((d > 0) & clear).sum()), int(((d < 0) & clear).sum())
         below = peers[d < 0]
-        head = (f"Against the re-implemented published methods the recommended pipeline is at or above the peer in "
+        head = (f"{lead} the recommended pipeline is at or above the peer in "
                 f"{n_at} of {count(n, '(matrix, k, peer) comparison')}: better by more than two standard errors in "
                 f"{n_better}, worse by as much in {n_worse}.")
         lines = [f"below {code(r.peer)} on {r.matrix} at k = {r.k}: {num(r.reference_r2, '.3f')} against "
@@ -61,17 +63,40 @@ def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None) -> str:
         parts.append(paragraph(head, ("It is " + and_join(lines) + ".") if lines else
                                "It is below none of them anywhere."))
     if gains is not None and len(gains):
-        k0, k1 = int(gains["k0"].iloc[0]), int(gains["k1"].iloc[0])
-        each = [f"{r.matrix} {signed(r.gain, '.3f')} ± {num(r.gain_se, '.3f')}" for r in gains.itertuples(index=False)]
-        down = [r.matrix for r in gains.itertuples(index=False) if r.gain < 0]
+        rows = list(gains.itertuples(index=False))
+        same = len({(int(r.k0), int(r.k1)) for r in rows}) == 1
+        k0, k1 = int(rows[0].k0), int(rows[0].k1)
+        each = [f"{r.matrix} {signed(r.gain, '.3f')} ± {num(r.gain_se, '.3f')}"
+                + ("" if same else f" (k = {int(r.k0)} to {int(r.k1)})") for r in rows]
+        down = [r.matrix for r in rows if r.gain < 0]
+        sizes = f"k = {k0} to k = {k1}" if same else "the smaller to the larger k"
+        larger = f"k = {k1}" if same else "the larger k"
         parts.append(paragraph(
-            f"From k = {k0} to k = {k1} revealed benchmarks the recommended pipeline's R² changes by "
+            f"From {sizes} revealed benchmarks the recommended pipeline's R² changes by "
             f"{and_join(each)} (paired by fold).",
-            (f"It is lower at k = {k1} on {and_join(down)}: the R² at each k is over the benchmarks not revealed, "
+            (f"It is lower at {larger} on {and_join(down)}: the R² at each k is over the benchmarks not revealed, "
              f"so the two sizes are not scored on the same targets, and revealing a benchmark that was easy to "
              f"predict removes it from the score." if down else
-             f"It is never lower at k = {k1} than at k = {k0}.")))
+             f"It is never lower at {larger} than at {'k = ' + str(k0) if same else 'the smaller'}.")))
     return "\n\n".join(parts)
+
+
+def aside_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, coverage: pd.DataFrame | None) -> str:
+    """What the comparison on the leaderboards kept aside says, as Markdown (empty when none was run).
+
+    ``peers``, ``gains``: as for :func:`peer_passage`, over the leaderboards
+    kept aside; ``coverage``: ``pooled_coverage`` rows of each (``nominal,
+    coverage``), whose largest gap to the nominal level is reported.
+    """
+    if peers is None or not len(peers):
+        return ""
+    names = and_join(dict.fromkeys(peers["matrix"]))
+    text = peer_passage(peers, gains, lead=f"On the leaderboards kept aside ({names}), against the same methods,")
+    if coverage is not None and len(coverage):
+        gap = float((coverage["coverage"] - coverage["nominal"]).abs().max())
+        text += "\n\n" + paragraph(f"There the intervals' empirical coverage is within {num(gap, '.3f')} of the "
+                                     "nominal level.")
+    return text
 
 
 def prose(
@@ -90,6 +115,7 @@ def prose(
     quick: bool,
     peers: pd.DataFrame | None = None,
     gains: pd.DataFrame | None = None,
+    aside: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None = None,
 ) -> PageProse:
     """The page's passages, written from the paired comparison of this run.
 
@@ -105,11 +131,14 @@ def prose(
         The run's parameters.
     peers, gains : DataFrame, optional
         The peers table and the gains from the smallest to the largest k (:func:`peer_passage`).
+    aside : (peers, gains, coverage), optional
+        The same on the leaderboards kept aside
+        (:func:`~benchsel_lib.studies.pipelines.aside_tables`, :func:`aside_passage`).
 
     Returns
     -------
     PageProse
-        Passages ``this_book``, ``differ``, ``verdicts_md``, ``peers_md``, ``findings``.
+        Passages ``this_book``, ``differ``, ``verdicts_md``, ``peers_md``, ``aside_md``, ``findings``.
     """
     counts = summary["vs_baseline"].value_counts()
     n_rows = len(summary)
@@ -150,10 +179,13 @@ def prose(
         "cross-validation.", where)
     lines = verdict_lines(summary)
     peers_md = peer_passage(peers, gains) or "No published method was compared in this run (`peers` is empty)."
-    found = paragraph(counts_sentence) + "\n\n" + bullets(lines) + "\n\n" + peers_md + "\n\n" + paragraph(
+    aside_md = (aside_passage(*aside) if aside is not None else "") or \
+        "No leaderboard was kept aside in this run (`aside` is empty)."
+    found = paragraph(counts_sentence) + "\n\n" + bullets(lines) + "\n\n" + peers_md + "\n\n" + aside_md + \
+        "\n\n" + paragraph(
         where,
         "`benchsel predict` and `benchsel select` use the recommended pipeline by default and print what was chosen "
         "and its inner-CV scores; `--method gaussian --objective mi` reproduces the paper.")
     return PageProse(list(datasets), {"this_book": this_book, "differ": differ, "verdicts_md": bullets(lines),
-                                      "peers_md": peers_md, "findings": found})
+                                      "peers_md": peers_md, "aside_md": aside_md, "findings": found})
 
