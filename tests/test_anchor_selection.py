@@ -5,13 +5,9 @@ import itertools
 
 import numpy as np
 import pytest
-from _synthetic import as_matrix, low_rank_scores
 
-from benchsel_lib import Pipeline, cross_validate
 from benchsel_lib.method.medoids import anchor_dissimilarity, k_medoids, medoid_cost
-from benchsel_lib.method.pipeline import parse_pipeline
-from benchsel_lib.method.selection import OBJECTIVES, select
-from benchsel_lib.method.selectors import SELECTORS, Selector, selector_named
+from benchsel_lib.method.selection import select
 
 
 def _corr(seed: int, n: int, m: int = 30) -> np.ndarray:
@@ -145,27 +141,6 @@ def test_bad_input_is_a_clear_error(kwargs, match):
     k = kwargs.pop("k")
     with pytest.raises(ValueError, match=match):
         select(_corr(9, 7), k, objective="anchors", **kwargs)
-
-
-def test_anchors_is_a_named_selector_and_pipeline_strategy():
-    assert "anchors" in OBJECTIVES and selector_named("anchors") == Selector("anchors")
-    assert SELECTORS["anchors"].label == "anchors"
-    assert parse_pipeline("anchors+ridge") == ("anchors", "ridge")
-    with pytest.raises(ValueError, match="anchors objective has no cost-aware form"):
-        Selector("anchors", costs={"b0": 1.0}, budget=1.0)
-
-
-def test_anchors_pipeline_fits_and_cross_validates_end_to_end():
-    m = as_matrix(50 + 10 * low_rank_scores(11, 60, 8, missing=0.1))
-    p = Pipeline.from_name("anchors+ridge", k=3).fit(m)
-    assert len(p.selected) == 3 and set(p.selected) <= set(m.benchmarks)
-    direct = Pipeline.paper(k=3, objective="anchors").fit(m)
-    assert direct.selection_.objective == "anchors" and direct.selected == direct.selection_.names
-    df = cross_validate(m, ["anchors+ridge", "anchors+gaussian", "lasso+ridge"], k_max=3, n_folds=3, seed=1,
-                        progress=False, levels=(0.9,))
-    assert set(df["method"]) == {"anchors+ridge", "anchors+gaussian", "lasso+ridge"}
-    got = df[df["method"].str.startswith("anchors")]
-    assert set(got["k"]) == {1, 2, 3} and np.isfinite(got["r2"]).all()
 
 
 def test_blocked_cost_evaluation_gives_the_same_medoids(monkeypatch):

@@ -3,14 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _synthetic import as_matrix, low_rank_scores
+from _synthetic import low_rank_scores
 from scipy.optimize import minimize
 
-from benchsel_lib import Pipeline, cross_validate
-from benchsel_lib.method.pipeline import parse_pipeline
 from benchsel_lib.method.search import selection_cost
-from benchsel_lib.method.selection import OBJECTIVES, select
-from benchsel_lib.method.selectors import SELECTORS, Selector, selector_named
+from benchsel_lib.method.selection import select
+from benchsel_lib.method.selectors import Selector
 from benchsel_lib.method.sparse import (
     held_out_risk,
     lambda_grid,
@@ -293,12 +291,7 @@ def test_bad_input_is_a_clear_error(kwargs, match):
         multi_target_lasso_path(R, [-1.0])
 
 
-def test_sparse_is_a_named_selector_and_pipeline_strategy():
-    assert "sparse" in OBJECTIVES and selector_named("sparse") == Selector("sparse")
-    assert SELECTORS["sparse"].label == "sparse"
-    assert parse_pipeline("sparse+ridge") == ("sparse", "ridge")
-    with pytest.raises(ValueError, match="sparse objective has no cost-aware form"):
-        Selector("sparse", costs={"b0": 1.0}, budget=1.0)
+def test_the_sparse_selection_is_costed_above_mi_for_the_search_plan():
     assert selection_cost("sparse", 50, 5, 100) > selection_cost("mi", 50, 5, 100)
 
 
@@ -312,15 +305,3 @@ def test_selector_passes_the_training_rows_and_keys_its_memo_on_them():
     assert direct[0] != direct[1]
     got = [sel.select(R, 10, names=names, counts=counts, n_models=60, train=T).order for T in (X, Y)]
     assert got == direct
-
-
-def test_sparse_pipeline_fits_and_cross_validates_end_to_end():
-    m = as_matrix(50 + 10 * low_rank_scores(11, 60, 8, missing=0.1))
-    p = Pipeline.from_name("sparse+ridge", k=3).fit(m)
-    assert len(p.selected) == 3 and set(p.selected) <= set(m.benchmarks)
-    direct = Pipeline.paper(k=3, objective="sparse").fit(m)
-    assert direct.selection_.objective == "sparse" and direct.selected == direct.selection_.names
-    df = cross_validate(m, [Pipeline.paper(objective="sparse")], k_max=3, n_folds=2, seed=1, progress=False,
-                        levels=(0.9,))
-    assert len(set(df["method"])) == 1
-    assert set(df["k"]) == {1, 2, 3} and np.isfinite(df["r2"]).all()

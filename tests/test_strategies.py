@@ -7,12 +7,24 @@ from functools import partial
 
 import numpy as np
 import pytest
-from _synthetic import low_rank_scores
+from _synthetic import as_matrix, low_rank_scores
 
+from benchsel_lib import Pipeline, cross_validate
 from benchsel_lib.method.correlation import inner_correlation
+from benchsel_lib.method.pipeline import parse_pipeline
 from benchsel_lib.method.regression import ridge_loo
-from benchsel_lib.method.selection import lasso_path_order, predictive_greedy
-from benchsel_lib.method.selectors import SELECTORS, min_observed_for, selector_named
+from benchsel_lib.method.selection import (
+    COST_AWARE,
+    OBJECTIVES,
+    lasso_path_order,
+    predictive_greedy,
+)
+from benchsel_lib.method.selectors import (
+    SELECTORS,
+    Selector,
+    min_observed_for,
+    selector_named,
+)
 
 _data = partial(low_rank_scores, m=60, n=8, noise=0.5, missing=0.0, standardize=True)
 
@@ -54,6 +66,31 @@ def test_k_larger_than_filtered_candidates_is_a_clear_error():
     X[5:, :6] = np.nan
     with pytest.raises(ValueError, match="larger than the 2 candidate benchmarks"):
         _select(X, 3, strategy="mi-obs")
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_every_objective_is_a_named_selector_and_a_pipeline_strategy_with_or_without_costs(objective):
+    assert selector_named(objective) == Selector(objective) and SELECTORS[objective].label == objective
+    assert parse_pipeline(f"{objective}+ridge") == (objective, "ridge")
+    if objective in COST_AWARE:
+        assert Selector(objective, costs={"b0": 1.0}, budget=1.0).budget == 1.0
+    else:
+        with pytest.raises(ValueError, match=f"the {objective} objective has no cost-aware form; use entropy, mi, "
+                                             "random or greedy with costs"):
+            Selector(objective, costs={"b0": 1.0}, budget=1.0)
+
+
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_every_objective_fits_a_pipeline_and_cross_validates_end_to_end(objective):
+    m = as_matrix(50 + 10 * low_rank_scores(11, 60, 8, missing=0.1))
+    p = Pipeline.from_name(f"{objective}+ridge", k=3).fit(m)
+    assert len(p.selected) == 3 and set(p.selected) <= set(m.benchmarks)
+    direct = Pipeline.paper(k=3, objective=objective).fit(m)
+    assert direct.selection_.objective == objective and direct.selected == direct.selection_.names
+    df = cross_validate(m, [Pipeline.paper(objective=objective)], k_max=3, n_folds=2, seed=1, progress=False,
+                        levels=(0.9,))
+    assert list(df["method"].unique()) == [objective]
+    assert set(df["k"]) == {1, 2, 3} and np.isfinite(df["r2"]).all()
 
 
 def test_lasso_refuses_costs_and_unknown_strategy_is_named():

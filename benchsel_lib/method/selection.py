@@ -62,6 +62,8 @@ from .sparse import sparse_order
 
 __all__ = [
     "OBJECTIVES",
+    "COST_AWARE",
+    "check_cost_form",
     "Selection",
     "select",
     "log_det",
@@ -75,6 +77,15 @@ __all__ = [
 #: points, the per-target Lasso with a cross-validated strength
 OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse")
 _GAUSSIAN = ("entropy", "mi", "random")
+#: the objectives with a budgeted, cost-aware form (gain per unit cost); the others select by count only
+COST_AWARE = ("entropy", "mi", "random", "greedy")
+
+
+def check_cost_form(objective: str) -> None:
+    """Raise ValueError when ``objective`` has no cost-aware form (it is not in :data:`COST_AWARE`). O(1)."""
+    if objective not in COST_AWARE:
+        raise ValueError(f"the {objective} objective has no cost-aware form; use "
+                         f"{', '.join(COST_AWARE[:-1])} or {COST_AWARE[-1]} with costs")
 
 
 _TIE_BREAKS = ("auto", "argmax", "index", "mi")
@@ -768,9 +779,8 @@ def select(
         initial = [initial]
     init = resolve_indices(list(initial), n, names, what="mandatory benchmark")
     c, b = _check_costs(costs, budget, n)
-    if objective in ("lasso", "anchors", "sparse") and c is not None:
-        raise ValueError(f"the {objective} objective has no cost-aware form; use entropy, mi, random or greedy "
-                         "with costs")
+    if c is not None:
+        check_cost_form(objective)
     tr = None
     if objective in ("greedy", "sparse"):
         if train is None:

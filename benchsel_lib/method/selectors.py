@@ -32,7 +32,7 @@ import numpy as np
 
 from .._checks import check_int
 from .._memo import LRUMemo, array_key
-from .selection import OBJECTIVES, Selection, select
+from .selection import OBJECTIVES, Selection, check_cost_form, select
 
 __all__ = ["Selector", "SELECTORS", "OBS_FRACTION", "min_observed_for", "selector_named"]
 
@@ -116,9 +116,8 @@ class Selector:
             raise ValueError(f"benchmark {both[0]!r} is both mandatory (initial) and excluded")
         if (self.costs is None) != (self.budget is None):
             raise ValueError("give both costs and budget, or neither")
-        if self.costs is not None and self.objective in ("lasso", "anchors", "sparse"):
-            raise ValueError(f"the {self.objective} objective has no cost-aware form; use entropy, mi, random or "
-                             "greedy with costs")
+        if self.costs is not None:
+            check_cost_form(self.objective)
         if self.tie_break not in _TIE_BREAKS:
             raise ValueError(f"unknown tie_break {self.tie_break!r}: use one of {_TIE_BREAKS}")
 
