@@ -63,6 +63,7 @@ from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
 from benchsel_lib.studies.pipelines import (  # noqa: E402
     HELD_ASIDE,
     PEERS,
+    aside_tables,
     choice_counts,
     compare_aside,
     compare_pipelines,
@@ -97,8 +98,10 @@ def _verdict(ok: bool, text: str) -> str:
     return f"{'PASS' if ok else 'FAIL'}  {text}"
 
 
-def _peer_table(df: pd.DataFrame, label: str, ks=(5, 10)) -> list[tuple]:
-    tab = peer_differences(df, list(PEERS), ks=ks)
+def _peer_table(df: pd.DataFrame, label: str, ks=(5, 10), tab: pd.DataFrame | None = None) -> list[tuple]:
+    """Print the peers table of ``df`` at ``ks`` (or the given ``tab``) and return its rows."""
+    if tab is None:
+        tab = peer_differences(df, list(PEERS), ks=ks)
     print(f"peers ({label}): auto - peer paired by fold")
     print(f"{'k':>3} {'peer':<16} {'auto':>6} {'peer':>6} {'auto-peer':>10} {'SE':>6}  what it stands for")
     for r in tab.itertuples():
@@ -178,19 +181,19 @@ def aside(names, n_jobs: int) -> list[str]:
     for name in names:
         t0 = time.perf_counter()
         run = compare_aside(name, peers=list(PEERS), seeds=[PEER_SEED], levels=LEVELS, n_jobs=n_jobs)
-        df, ks = run.results, run.ks
+        peers, gains, coverage = aside_tables([run], list(PEERS), levels=LEVELS)
         print(f"\n== held aside: {name} {run.shape}  ({time.perf_counter() - t0:.0f} s, seed {PEER_SEED} x 10 folds)")
-        for r in _peer_table(df, f"seed {PEER_SEED}", ks):
+        for r in _peer_table(run.results, f"seed {PEER_SEED}", tab=peers):
             verdicts.append(_verdict(r.diff >= 0, f"held aside {name} k={r.k}: auto {r.reference_r2:.3f} vs {r.peer} "
                                      f"{r.peer_r2:.3f} (paired diff {r.diff:+.3f} +- {r.diff_se:.3f}; target >= 0)"))
-        g = k_gain(df, k0=ks[0], k1=ks[-1])
-        print(f"auto k={ks[-1]} - k={ks[0]}: {g['gain']:+.3f} +- {g['gain_se']:.3f}")
-        verdicts.append(_verdict(g["gain"] >= 0, f"held aside {name}: auto at k={ks[-1]} - auto at k={ks[0]} = "
-                                 f"{g['gain']:+.3f} +- {g['gain_se']:.3f} (target >= 0)"))
-        for r in pooled_coverage(df, levels=LEVELS).itertuples():
+        for g in gains.itertuples():
+            print(f"auto k={g.k1} - k={g.k0}: {g.gain:+.3f} +- {g.gain_se:.3f}")
+            verdicts.append(_verdict(g.gain >= 0, f"held aside {name}: auto at k={g.k1} - auto at k={g.k0} = "
+                                     f"{g.gain:+.3f} +- {g.gain_se:.3f} (target >= 0)"))
+        for r in coverage.itertuples():
             verdicts.append(_verdict(abs(r.gap) <= 0.03, f"held aside {name}: coverage at {r.nominal:.0%} = "
                                      f"{r.coverage:.3f} (pooled over folds and k; target +-0.03)"))
-        print("auto's choices (top 3):", choice_counts(df, ks=ks))
+        print("auto's choices (top 3):", choice_counts(run.results, ks=run.ks))
     return verdicts
 
 
