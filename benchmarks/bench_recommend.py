@@ -19,7 +19,9 @@ Prints, per matrix and k in (5, 10):
   published methods (:data:`benchsel_lib.studies.pipelines.PEERS`), at k = 5 and 10 for seed 42 (and pooled
   over the seeds when there are several): mean R^2 of each and the paired
   difference auto - peer with its standard error;
-* auto's gain from k = 5 to k = 10 (paired by fold);
+* auto's gain from k = 5 to k = 10 (paired by fold), in the protocol's R^2 and
+  on the entries every scored size scores (``r2_common``: the same entries at
+  both sizes);
 * the same peers table and gain, seed 42, on the per-leaderboard sources kept
   aside (:data:`benchsel_lib.studies.pipelines.HELD_ASIDE`: BIG-bench,
   BigCode, WildBench), where no default was chosen; k = 5 and 10 capped to
@@ -133,10 +135,13 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
         for sd in sorted(set(seeds)) + ([None] if len(seeds) > 1 else []):
             g = k_gain(df if sd is None else df[df["seed"] == sd])
             label = "pooled" if sd is None else f"seed {sd}"
-            print(f"auto k=10 - k=5 ({label}): {g['gain']:+.3f} +- {g['gain_se']:.3f}")
+            print(f"auto k=10 - k=5 ({label}): {g['gain']:+.3f} +- {g['gain_se']:.3f}; on the entries every size "
+                  f"scores: {g['gain_common']:+.3f} +- {g['gain_common_se']:.3f}")
             if sd == PEER_SEED:
                 verdicts.append(_verdict(g["gain"] >= 0, f"{name}: auto at k=10 - auto at k=5 = {g['gain']:+.3f} +- "
                                          f"{g['gain_se']:.3f} (seed {PEER_SEED}; target >= 0)"))
+                verdicts.append(_verdict(g["gain_common"] >= 0, f"{name}: the same on the entries every size scores "
+                                         f"= {g['gain_common']:+.3f} +- {g['gain_common_se']:.3f} (target >= 0)"))
         if quick:
             for r in pooled_coverage(df, levels=LEVELS).itertuples():
                 verdicts.append(_verdict(abs(r.gap) <= 0.03, f"{name}: coverage at {r.nominal:.0%} = "
@@ -187,9 +192,12 @@ def aside(names, n_jobs: int) -> list[str]:
             verdicts.append(_verdict(r.diff >= 0, f"held aside {name} k={r.k}: auto {r.reference_r2:.3f} vs {r.peer} "
                                      f"{r.peer_r2:.3f} (paired diff {r.diff:+.3f} +- {r.diff_se:.3f}; target >= 0)"))
         for g in gains.itertuples():
-            print(f"auto k={g.k1} - k={g.k0}: {g.gain:+.3f} +- {g.gain_se:.3f}")
+            print(f"auto k={g.k1} - k={g.k0}: {g.gain:+.3f} +- {g.gain_se:.3f}; on the entries every size scores: "
+                  f"{g.gain_common:+.3f} +- {g.gain_common_se:.3f}")
             verdicts.append(_verdict(g.gain >= 0, f"held aside {name}: auto at k={g.k1} - auto at k={g.k0} = "
                                      f"{g.gain:+.3f} +- {g.gain_se:.3f} (target >= 0)"))
+            verdicts.append(_verdict(g.gain_common >= 0, f"held aside {name}: the same on the entries every size "
+                                     f"scores = {g.gain_common:+.3f} +- {g.gain_common_se:.3f} (target >= 0)"))
         for r in coverage.itertuples():
             verdicts.append(_verdict(abs(r.gap) <= 0.03, f"held aside {name}: coverage at {r.nominal:.0%} = "
                                      f"{r.coverage:.3f} (pooled over folds and k; target +-0.03)"))

@@ -39,12 +39,14 @@ def _paper(*objectives: str, **options) -> list[Pipeline]:
     return [Pipeline.paper(objective=o, estimator="pairwise", **options) for o in objectives]
 
 
-def _hand_fold(X, train, val, sel, *, ridge=1e-2, clip=10.0, unconditioned="skip"):
+def _hand_fold(X, train, val, sel, *, ridge=1e-2, clip=10.0, unconditioned="skip", entries=None):
     """Independent computation of one fold at one k (Section 5.1).
 
     Training standard deviations use the n - 1 denominator; a validation model
     that observes none of the selected benchmarks is skipped (``"skip"``, the
-    paper's numbers) or predicted by the training mean (``"mean"``).
+    paper's numbers) or predicted by the training mean (``"mean"``).  A dict
+    ``entries`` receives ``(model, benchmark) -> (squared residual, z^2)`` of
+    every scored entry.
     """
     Xtr = X[train]
     mu = np.nanmean(Xtr, axis=0)
@@ -70,6 +72,8 @@ def _hand_fold(X, train, val, sel, *, ridge=1e-2, clip=10.0, unconditioned="skip
             ss_res += (z[t] - pred) ** 2
             ss_tot += z[t] ** 2
             n_eval += 1
+            if entries is not None:
+                entries[(i, t)] = ((z[t] - pred) ** 2, z[t] ** 2)
     return (1 - ss_res / ss_tot if n_eval else np.nan), ss_res, ss_tot, n_eval
 
 
@@ -133,6 +137,31 @@ def test_hand_computed_fold_with_missing_entries():
         assert row.rmse == pytest.approx(np.sqrt(ss_res / n_eval), rel=1e-8)
         checked += 1
     assert checked == len(df) == 2 * 10 * 4
+
+
+def test_same_entries_r2_is_scored_on_the_entries_every_size_scores():
+    """``r2_common``: R^2 at each k over the entries scored at every size of the fold, by hand."""
+    m = _toy(30, 6, seed=2, missing=0.3)
+    X = m.scores
+    df = cross_validate(m, _paper("entropy", "random"), k_max=4, seed=4)
+    splits = cv_splits(30, n_folds=10, holdout=0.1, seed=4)
+    narrower = 0
+    for (method, fold), g in df.groupby(["method", "fold"]):
+        _, tr, va = splits[int(fold)]
+        per_k = {}
+        for row in g.itertuples():
+            per_k[row.k] = {}
+            _hand_fold(X, tr, va, _name_idx(row.selected), entries=per_k[row.k])
+        common = set.intersection(*(set(e) for e in per_k.values()))
+        tot = sum(per_k[1][e][1] for e in common)
+        for row in g.itertuples():
+            assert row.n_common == len(common)
+            assert row.r2_common == pytest.approx(1 - sum(per_k[row.k][e][0] for e in common) / tot, rel=1e-8)
+        narrower += len(common) < g.n_eval.max()
+    assert narrower > 0  # the missing entries make some sizes score entries that others do not
+    one = cross_validate(m, _paper("entropy"), k_max=4, ks=[3], seed=4)
+    np.testing.assert_allclose(one.r2_common, one.r2)  # one size: its own entries
+    np.testing.assert_array_equal(one.n_common, one.n_eval)
 
 
 def test_model_without_selected_scores_is_skipped_or_predicted_by_the_mean():

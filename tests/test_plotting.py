@@ -229,6 +229,19 @@ def test_pipeline_curves_draw_reference_baseline_and_each_matrixs_top_pairs_with
     _renders(fig)
 
 
+def test_pipeline_curves_add_the_references_same_entries_curve_where_the_rows_have_it():
+    runs = {n: g.assign(r2_common=g["r2"] - 0.1) for n, g in _pipeline_runs().items()}
+    runs["merged"] = runs["merged"].drop(columns="r2_common")
+    fig = plotting.plot_pipeline_curves(runs, n_top=1)
+    first = {ln.get_label(): ln for ln in fig.axes[0].get_lines()}
+    assert list(first) == ["auto", "mi", "lasso+ridge", "auto, same entries"]
+    np.testing.assert_allclose(first["auto, same entries"].get_ydata(), [0.71, 0.72, 0.75])
+    assert "auto, same entries" not in [ln.get_label() for ln in fig.axes[1].get_lines()]
+    plain = plotting.plot_pipeline_curves(runs, n_top=1, common=False)
+    assert [ln.get_label() for ln in plain.axes[0].get_lines()] == ["auto", "mi", "lasso+ridge"]
+    _renders(fig)
+
+
 def test_pipeline_curves_name_a_missing_reference_and_empty_input():
     runs = _pipeline_runs()
     with pytest.raises(ValueError, match=r"runs\['mteb'\] has no rows for method\(s\) \['best'\]"):

@@ -377,6 +377,12 @@ def test_k_gain_is_the_paired_difference_between_two_subset_sizes():
     g = k_gain(df, k0=5, k1=10)
     assert g["gain"] == pytest.approx(0.0) and g["n_cells"] == 2
     assert g["gain_se"] == pytest.approx(np.std([0.1, -0.1], ddof=1) / np.sqrt(2))
+    assert np.isnan(g["gain_common"]) and np.isnan(g["gain_common_se"])  # no same-entries column
+    g = k_gain(df.assign(r2_common=[0.5, 0.7, 0.4, 0.6, 0.0, 0.0]), k0=5, k1=10)
+    assert g["gain"] == pytest.approx(0.0)  # the protocol's R^2 is unchanged by the same-entries column
+    assert g["gain_common"] == pytest.approx(0.2) and g["gain_common_se"] == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="not scored at both k = 5 and k = 7"):
+        k_gain(df, k0=5, k1=7)
 
 
 def test_every_listed_peer_is_a_pipeline_and_the_paper_is_run_by_every_comparison():
@@ -427,6 +433,11 @@ def test_the_peer_passage_counts_the_comparisons_and_names_each_one_below():
     assert "below `c+d` on A at k = 5: 0.600 against 0.620 (-0.020 ± 0.030)" in text
     assert "A +0.030 ± 0.010 and B -0.005 ± 0.030" in text and "lower at k = 10 on B" in text
     assert "never lower" in peer_passage(None, gains.assign(gain=[0.03, 0.0]))
+    assert "same entries at both sizes" not in text  # no same-entries gain given
+    text = peer_passage(None, gains.assign(gain_common=[0.02, 0.01], gain_common_se=[0.01, 0.005]))
+    assert "same entries at both sizes" in text and "A +0.020 ± 0.010 and B +0.010 ± 0.005: lower nowhere" in text
+    text = peer_passage(None, gains.assign(gain_common=[0.02, -0.01], gain_common_se=[0.01, 0.005]))
+    assert "B -0.010 ± 0.005; lower on B." in text
     assert peer_passage(None, None) == ""
 
 

@@ -1027,6 +1027,7 @@ def plot_pipeline_curves(
     baseline: str = "mi",
     n_top: int = 3,
     labels: Mapping[str, str] | None = None,
+    common: bool = True,
 ) -> Figure:
     """Mean R^2 against ``k`` of the recommended pipeline, the paper's pair and the best fixed pairs.
 
@@ -1043,6 +1044,10 @@ def plot_pipeline_curves(
         largest ``k`` of that matrix.
     labels : mapping, optional
         Panel titles per matrix name (default: the names).
+    common : bool
+        Also draw the reference's mean ``r2_common`` (thin black, dotted,
+        labelled ``"<reference>, same entries"``): its R^2 over the entries
+        that every scored ``k`` of the fold scores, where the rows have it.
 
     Returns
     -------
@@ -1054,7 +1059,7 @@ def plot_pipeline_curves(
     if not runs:
         raise ValueError("runs is empty: give at least one matrix's cross-validation rows")
     check_int(n_top, "n_top", minimum=0)
-    means = {}
+    means, same = {}, {}
     for name, df in runs.items():
         d = _require_columns(df, ["method", "k", "r2"], f"runs[{name!r}]")
         mean = d.groupby(["method", "k"])["r2"].mean().unstack("k")
@@ -1062,6 +1067,8 @@ def plot_pipeline_curves(
         if absent:
             raise ValueError(f"runs[{name!r}] has no rows for method(s) {absent}")
         means[name] = mean
+        if common and "r2_common" in d.columns:
+            same[name] = d[d["method"] == reference].groupby("k")["r2_common"].mean().dropna()
     drawn = {name: [reference, baseline] + mean.drop([reference, baseline])[mean.columns.max()]
              .sort_values(ascending=False).index[:n_top].tolist() for name, mean in means.items()}
     others = list(dict.fromkeys(m for ms in drawn.values() for m in ms[2:]))
@@ -1076,6 +1083,9 @@ def plot_pipeline_curves(
         for m in drawn[name]:
             row = mean.loc[m].dropna()
             ax.plot(row.index, row.to_numpy(), markersize=3, label=m, **style[m])
+        if len(same.get(name, ())):
+            ax.plot(same[name].index, same[name].to_numpy(), color="black", linewidth=1.2, linestyle=":",
+                    marker="o", markersize=3, label=f"{reference}, same entries")
         ax.set_title((labels or {}).get(name, str(name)))
         ax.set_xlabel("benchmarks run $k$")
         ax.set_ylabel("mean $R^2$ (held-out models)")

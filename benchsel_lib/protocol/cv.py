@@ -34,7 +34,12 @@ Protocol (Section 5.1, with the settings of the paper's code release), implement
    raw training statistics and clipped to ``[-clip, clip]`` (``SS_tot = sum
    z^2``: predicting 0 = predicting the training mean; a logit pipeline's
    predictions are mapped back to raw units first, Appendix K);
-   ``rmse = sqrt(SS_res / n_eval)``.
+   ``rmse = sqrt(SS_res / n_eval)``.  The scored entries change with ``k``:
+   a larger selection takes its benchmarks out of the targets and, under
+   ``"skip"``, brings in the models that observe only a newly revealed one.
+   ``r2_common`` is the same R^2 over the entries that every scored size of
+   the (pipeline, split) scores, so that its change with ``k`` is what the
+   extra benchmarks do to the same predictions.
 
 Random streams are derived from ``seed`` (:mod:`benchsel_lib._random`): the
 folds and training sets (:mod:`~benchsel_lib.protocol.splits`), and per split
@@ -192,11 +197,16 @@ def _score_path(
             return (fs.inverse(v, cols) - evaluation.mean[cols]) / evaluation.std[cols]
 
     rows, tops = [], []
+    # the entries scored at every size of the path (in the split's columns), for the same-entries R^2
+    scored_sq: list[tuple[np.ndarray, np.ndarray]] = []
     for step, sp in zip(path.steps, path.predict(z_val)):
         T, sel = sp.targets, step.selected
         E = scored_entries(Ov, sel, T, unconditioned)
         truth = truth_all[:, T]
         res2 = np.where(E, (truth - to_eval(sp.mean, T)) ** 2, 0.0)
+        full_E, full_res2 = np.zeros(Ov.shape, dtype=bool), np.zeros(Ov.shape)
+        full_E[:, T], full_res2[:, T] = E, res2
+        scored_sq.append((full_E, full_res2))
         ss_res = float(res2.sum())
         ss_tot = float(np.where(E, truth**2, 0.0).sum())
         n_eval = int(E.sum())
@@ -224,6 +234,12 @@ def _score_path(
                 tops.append(dict(meta, method=label, fold=fold, k=step.k, rank=rank + 1, model=vnames[i],
                                  benchmark=names[int(T[jj])], sq_residual=float(flat[t]),
                                  share=float(flat[t] / ss_res) if ss_res > 0 else np.nan))
+    common = np.logical_and.reduce([e for e, _ in scored_sq])
+    tot_c = float((truth_all[common] ** 2).sum())
+    for row, (_, res2) in zip(rows, scored_sq):
+        res_c = float(res2[common].sum())
+        row.update(r2_common=(1.0 - res_c / tot_c) if common.any() and tot_c > 0 else np.nan,
+                   n_common=int(common.sum()))
     return rows, tops
 
 
@@ -330,7 +346,7 @@ def _split_cells(plans: Sequence[_CVPlan]) -> tuple[list[Any], list[list[tuple[i
 
 _ORDER = ("method", "holdout", "fold", "k")
 _METRICS = ("r2", "rmse", "residual_fraction", "logdet", "mi", "selected", "n_eval", "n_train", "n_val",
-            "n_dropped", "ss_res", "ss_tot", "n_forced", "choice", "inner_r2")
+            "n_dropped", "ss_res", "ss_tot", "r2_common", "n_common", "n_forced", "choice", "inner_r2")
 
 
 def _cv_frame(plan: _CVPlan, collected: Sequence[tuple[list, list, dict]]) -> pd.DataFrame:
@@ -654,8 +670,11 @@ def cross_validate(
         One row per (pipeline, holdout, fold, k): ``method`` (the pipeline's
         label), ``holdout, fold, k, r2, rmse, residual_fraction, logdet, mi``
         (of the selection on the training correlation; NaN for a search),
-        ``selected, n_eval, n_train, n_val, n_dropped, ss_res, ss_tot``
-        (+ ``n_forced`` with mandatory benchmarks, ``choice, inner_r2`` for a
+        ``selected, n_eval, n_train, n_val, n_dropped, ss_res, ss_tot``,
+        ``r2_common, n_common`` (the R^2 over the ``n_common`` entries that
+        every scored size of that pipeline and split scores: the same entries
+        at every ``k``, so it depends on which sizes ``ks`` scores; NaN where
+        none) (+ ``n_forced`` with mandatory benchmarks, ``choice, inner_r2`` for a
         search, coverage columns). ``df.attrs["top_residuals"]`` is a
         read-only sequence of records (one per (method, holdout, fold, k,
         rank), rank 1..3) with ``model, benchmark, sq_residual, share`` -- the

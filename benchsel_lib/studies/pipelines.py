@@ -285,7 +285,26 @@ def peer_differences(df: pd.DataFrame, peers: Sequence[str], *, ks: Sequence[int
 
 
 def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10) -> dict[str, float]:
-    """How much ``method`` gains from ``k0`` to ``k1`` benchmarks: mean of R^2(k1) - R^2(k0) per (seed, fold) cell, with SE."""
-    d = df[df["method"] == method].pivot_table(index=["seed", "fold"], columns="k", values="r2")
-    gain, gain_se = _mean_se((d[k1] - d[k0]).dropna())
-    return dict(k0=int(k0), k1=int(k1), gain=gain, gain_se=gain_se, n_cells=int((d[k1] - d[k0]).notna().sum()))
+    """How much ``method`` gains from ``k0`` to ``k1`` benchmarks, paired by (seed, fold) cell.
+
+    ``gain``: the mean of R^2(k1) - R^2(k0) over the cells, with its standard
+    error ``gain_se`` -- the protocol's R^2 (Section 5.1), each size scored
+    on the entries it scores, so a size that reveals a benchmark more models
+    observe is scored on more models.  ``gain_common``, ``gain_common_se``:
+    the same with ``r2_common``, the R^2 over the entries every scored size
+    of the fold scores (:func:`~benchsel_lib.protocol.cv.cross_validate`):
+    what the extra benchmarks do to the same predictions (NaN when ``df``
+    has no ``r2_common``).  O(rows).
+    """
+    d = df[df["method"] == method]
+    pairs = {}
+    for col in ("r2", "r2_common"):
+        if col in d.columns:
+            w = d.pivot_table(index=["seed", "fold"], columns="k", values=col)
+            pairs[col] = (w[k1] - w[k0]).dropna() if k0 in w.columns and k1 in w.columns else pd.Series(dtype=float)
+    if "r2" not in pairs or not len(pairs["r2"]):
+        raise ValueError(f"{method!r} is not scored at both k = {k0} and k = {k1} in any (seed, fold) cell")
+    gain, gain_se = _mean_se(pairs["r2"])
+    common, common_se = _mean_se(pairs["r2_common"]) if len(pairs.get("r2_common", ())) else (np.nan, np.nan)
+    return dict(k0=int(k0), k1=int(k1), gain=gain, gain_se=gain_se, gain_common=common, gain_common_se=common_se,
+                n_cells=int(len(pairs["r2"])))

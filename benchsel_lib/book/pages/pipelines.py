@@ -71,13 +71,22 @@ def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, *,
         down = [r.matrix for r in rows if r.gain < 0]
         sizes = f"k = {k0} to k = {k1}" if same else "the smaller to the larger k"
         larger = f"k = {k1}" if same else "the larger k"
-        parts.append(paragraph(
-            f"From {sizes} revealed benchmarks the recommended pipeline's R² changes by "
-            f"{and_join(each)} (paired by fold).",
-            (f"It is lower at {larger} on {and_join(down)}: the R² at each k is over the benchmarks not revealed, "
-             f"so the two sizes are not scored on the same targets, and revealing a benchmark that was easy to "
-             f"predict removes it from the score." if down else
-             f"It is never lower at {larger} than at {'k = ' + str(k0) if same else 'the smaller'}.")))
+        text = [f"From {sizes} revealed benchmarks the recommended pipeline's R² changes by "
+                f"{and_join(each)} (paired by fold)."]
+        if down:
+            text.append(f"It is lower at {larger} on {and_join(down)}: the two sizes are not scored on the same "
+                        "entries, since a larger selection takes its benchmarks out of the targets and brings in "
+                        "the models that observe only a newly revealed one.")
+        else:
+            text.append(f"It is never lower at {larger} than at {'k = ' + str(k0) if same else 'the smaller'}.")
+        known = [r for r in rows if np.isfinite(getattr(r, "gain_common", np.nan))]
+        if known:
+            lower = [r.matrix for r in known if r.gain_common < 0]
+            text.append("Scored on the same entries at both sizes (those that every compared size scores), it "
+                        "changes by " + and_join([f"{r.matrix} {signed(r.gain_common, '.3f')} ± "
+                                                          f"{num(r.gain_common_se, '.3f')}" for r in known])
+                        + (f"; lower on {and_join(lower)}." if lower else ": lower nowhere."))
+        parts.append(paragraph(*text))
     return "\n\n".join(parts)
 
 
