@@ -74,9 +74,9 @@ def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, *,
         text = [f"From {sizes} revealed benchmarks the recommended pipeline's R² changes by "
                 f"{and_join(each)} (paired by fold)."]
         if down:
-            text.append(f"It is lower at {larger} on {and_join(down)}: the two sizes are not scored on the same "
-                        "entries, since a larger selection takes its benchmarks out of the targets and brings in "
-                        "the models that observe only a newly revealed one.")
+            text.append(f"It is lower at {larger} on {and_join(down)}. The two sizes are not scored on the same "
+                        "entries: a larger selection takes its benchmarks out of the targets and brings in the "
+                        "models that observe only a newly revealed one.")
         else:
             text.append(f"It is never lower at {larger} than at {'k = ' + str(k0) if same else 'the smaller'}.")
         known = [r for r in rows if np.isfinite(getattr(r, "gain_common", np.nan))]
