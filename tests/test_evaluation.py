@@ -119,12 +119,16 @@ def test_n_train_column_and_validation_size():
     assert set(df.n_val) <= {2, 3}
 
 
+def _missing_entries_run():
+    """A toy matrix with 30 % missing scores, its CV rows (entropy and random, k = 1..4) and its splits."""
+    m = _toy(30, 6, seed=2, missing=0.3)
+    df = cross_validate(m, _paper("entropy", "random"), k_max=4, seed=4)
+    return m.scores, df, cv_splits(30, n_folds=10, holdout=0.1, seed=4)
+
+
 def test_hand_computed_fold_with_missing_entries():
     """Conditioning only on observed selected, evaluation only on observed unselected, ridge, R^2."""
-    m = _toy(30, 6, seed=2, missing=0.3)
-    X = m.scores
-    df = cross_validate(m, _paper("entropy", "random"), k_max=4, seed=4)
-    splits = cv_splits(30, n_folds=10, holdout=0.1, seed=4)
+    X, df, splits = _missing_entries_run()
     checked = 0
     for _, row in df.iterrows():
         f, tr, va = splits[int(row.fold)]
@@ -141,10 +145,7 @@ def test_hand_computed_fold_with_missing_entries():
 
 def test_same_entries_r2_is_scored_on_the_entries_every_size_scores():
     """``r2_common``: R^2 at each k over the entries scored at every size of the fold, by hand."""
-    m = _toy(30, 6, seed=2, missing=0.3)
-    X = m.scores
-    df = cross_validate(m, _paper("entropy", "random"), k_max=4, seed=4)
-    splits = cv_splits(30, n_folds=10, holdout=0.1, seed=4)
+    X, df, splits = _missing_entries_run()
     narrower = 0
     for (method, fold), g in df.groupby(["method", "fold"]):
         _, tr, va = splits[int(fold)]
@@ -159,7 +160,7 @@ def test_same_entries_r2_is_scored_on_the_entries_every_size_scores():
             assert row.r2_common == pytest.approx(1 - sum(per_k[row.k][e][0] for e in common) / tot, rel=1e-8)
         narrower += len(common) < g.n_eval.max()
     assert narrower > 0  # the missing entries make some sizes score entries that others do not
-    one = cross_validate(m, _paper("entropy"), k_max=4, ks=[3], seed=4)
+    one = cross_validate(_toy(30, 6, seed=2, missing=0.3), _paper("entropy"), k_max=4, ks=[3], seed=4)
     np.testing.assert_allclose(one.r2_common, one.r2)  # one size: its own entries
     np.testing.assert_array_equal(one.n_common, one.n_eval)
 
