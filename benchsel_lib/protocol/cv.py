@@ -39,7 +39,7 @@ Protocol (Section 5.1, with the settings of the paper's code release), implement
    ``"skip"``, brings in the models that observe only a newly revealed one.
    ``r2_common`` is the same R^2 over the entries that every scored size of
    the (pipeline, split) scores, so that its change with ``k`` is what the
-   extra benchmarks do to the same predictions.
+   extra benchmarks do to the predictions of the same entries.
 
 Random streams are derived from ``seed`` (:mod:`benchsel_lib._random`): the
 folds and training sets (:mod:`~benchsel_lib.protocol.splits`), and per split

@@ -293,8 +293,13 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
     observe is scored on more models.  ``gain_common``, ``gain_common_se``:
     the same with ``r2_common``, the R^2 over the entries every scored size
     of the fold scores (:func:`~benchsel_lib.protocol.cv.cross_validate`):
-    what the extra benchmarks do to the same predictions (NaN when ``df``
-    has no ``r2_common``).  O(rows).
+    what the extra benchmarks do to the predictions of the same entries
+    (NaN when ``df`` has no ``r2_common``).  O(rows).
+
+    Raises
+    ------
+    ValueError
+        ``method`` is not scored at both sizes in any cell.
     """
     d = df[df["method"] == method]
     pairs = {}
