@@ -100,16 +100,28 @@ def _verdict(ok: bool, text: str) -> str:
     return f"{'PASS' if ok else 'FAIL'}  {text}"
 
 
-def _peer_table(df: pd.DataFrame, label: str, ks=(5, 10), tab: pd.DataFrame | None = None) -> list[tuple]:
-    """Print the peers table of ``df`` at ``ks`` (or the given ``tab``) and return its rows."""
+def _peer_table(df: pd.DataFrame, label: str, tab: pd.DataFrame | None = None) -> list[tuple]:
+    """Print the peers table of ``df`` at k = 5 and 10 (or the given ``tab``) and return its rows."""
     if tab is None:
-        tab = peer_differences(df, list(PEERS), ks=ks)
+        tab = peer_differences(df, list(PEERS), ks=(5, 10))
     print(f"peers ({label}): auto - peer paired by fold")
     print(f"{'k':>3} {'peer':<16} {'auto':>6} {'peer':>6} {'auto-peer':>10} {'SE':>6}  what it stands for")
     for r in tab.itertuples():
         print(f"{r.k:>3} {r.peer:<16} {r.reference_r2:6.3f} {r.peer_r2:6.3f} {r.diff:+10.3f} {r.diff_se:6.3f}  "
               f"{PEERS[r.peer]}")
     return list(tab.itertuples())
+
+
+def _gain_verdicts(where: str, g) -> list[str]:
+    """Print auto's gain ``g`` (a :func:`k_gain` row) and return its two verdicts: in the protocol's R^2 and on
+    the entries every size scores."""
+    k0, k1 = g["k0"], g["k1"]
+    print(f"auto k={k1} - k={k0}: {g['gain']:+.3f} +- {g['gain_se']:.3f}; on the entries every size scores: "
+          f"{g['gain_common']:+.3f} +- {g['gain_common_se']:.3f}")
+    return [_verdict(g["gain"] >= 0, f"{where}: auto at k={k1} - auto at k={k0} = {g['gain']:+.3f} +- "
+                     f"{g['gain_se']:.3f} (target >= 0)"),
+            _verdict(g["gain_common"] >= 0, f"{where}: the same on the entries every size scores = "
+                     f"{g['gain_common']:+.3f} +- {g['gain_common_se']:.3f} (target >= 0)")]
 
 
 def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quick: bool = False) -> list[str]:
@@ -133,15 +145,10 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
         if len(seeds) > 1:
             _peer_table(df, f"seeds {' '.join(map(str, seeds))} pooled")
         for sd in sorted(set(seeds)) + ([None] if len(seeds) > 1 else []):
-            g = k_gain(df if sd is None else df[df["seed"] == sd])
-            label = "pooled" if sd is None else f"seed {sd}"
-            print(f"auto k=10 - k=5 ({label}): {g['gain']:+.3f} +- {g['gain_se']:.3f}; on the entries every size "
-                  f"scores: {g['gain_common']:+.3f} +- {g['gain_common_se']:.3f}")
+            print("pooled:" if sd is None else f"seed {sd}:", end=" ")
+            found = _gain_verdicts(f"{name} (seed {sd})", k_gain(df if sd is None else df[df["seed"] == sd]))
             if sd == PEER_SEED:
-                verdicts.append(_verdict(g["gain"] >= 0, f"{name}: auto at k=10 - auto at k=5 = {g['gain']:+.3f} +- "
-                                         f"{g['gain_se']:.3f} (seed {PEER_SEED}; target >= 0)"))
-                verdicts.append(_verdict(g["gain_common"] >= 0, f"{name}: the same on the entries every size scores "
-                                         f"= {g['gain_common']:+.3f} +- {g['gain_common_se']:.3f} (target >= 0)"))
+                verdicts += found
         if quick:
             for r in pooled_coverage(df, levels=LEVELS).itertuples():
                 verdicts.append(_verdict(abs(r.gap) <= 0.03, f"{name}: coverage at {r.nominal:.0%} = "
@@ -191,13 +198,8 @@ def aside(names, n_jobs: int) -> list[str]:
         for r in _peer_table(run.results, f"seed {PEER_SEED}", tab=peers):
             verdicts.append(_verdict(r.diff >= 0, f"held aside {name} k={r.k}: auto {r.reference_r2:.3f} vs {r.peer} "
                                      f"{r.peer_r2:.3f} (paired diff {r.diff:+.3f} +- {r.diff_se:.3f}; target >= 0)"))
-        for g in gains.itertuples():
-            print(f"auto k={g.k1} - k={g.k0}: {g.gain:+.3f} +- {g.gain_se:.3f}; on the entries every size scores: "
-                  f"{g.gain_common:+.3f} +- {g.gain_common_se:.3f}")
-            verdicts.append(_verdict(g.gain >= 0, f"held aside {name}: auto at k={g.k1} - auto at k={g.k0} = "
-                                     f"{g.gain:+.3f} +- {g.gain_se:.3f} (target >= 0)"))
-            verdicts.append(_verdict(g.gain_common >= 0, f"held aside {name}: the same on the entries every size "
-                                     f"scores = {g.gain_common:+.3f} +- {g.gain_common_se:.3f} (target >= 0)"))
+        for g in gains.to_dict("records"):
+            verdicts += _gain_verdicts(f"held aside {name}", g)
         for r in coverage.itertuples():
             verdicts.append(_verdict(abs(r.gap) <= 0.03, f"held aside {name}: coverage at {r.nominal:.0%} = "
                                      f"{r.coverage:.3f} (pooled over folds and k; target +-0.03)"))
