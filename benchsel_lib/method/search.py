@@ -288,7 +288,9 @@ def selection_cost(objective: str, n_benchmarks: int, k: int, n_models: int = 0)
     per-target sparse Lasso six multi-target paths of 20 strengths at about
     60 FISTA iterations of ``2 N^3`` each plus five folds of two pairwise
     correlations and their eigendecompositions
-    (``6 * 20 * 60 * 2 N^3 + 5 (2 m N^2 + 18 N^3)``).
+    (``6 * 20 * 60 * 2 N^3 + 5 (2 m N^2 + 18 N^3)``), and the Lasso path of
+    the mean score an eigenvalue floor and 400 strengths of a few sweeps
+    (``9 N^3 + 400 * 3 N^2``).
     """
     N, k, m = float(n_benchmarks), float(k), float(n_models)
     base = N**3 / 3.0
@@ -302,6 +304,8 @@ def selection_cost(objective: str, n_benchmarks: int, k: int, n_models: int = 0)
         return base + (k + 1.0) * k * N * N
     if objective == "sparse":
         return base + 6.0 * 20.0 * 60.0 * 2.0 * N**3 + 5.0 * (2.0 * m * N * N + 18.0 * N**3)
+    if objective == "mean-lasso":
+        return base + 9.0 * N**3 + 400.0 * 3.0 * N * N
     return base + k * k * N
 
 

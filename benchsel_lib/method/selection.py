@@ -1,6 +1,6 @@
 """The one selection entry point, :func:`select` (paper Sections 2-4, Appendices B, C).
 
-Seven objectives:
+Eight objectives:
 
 * ``"entropy"`` -- greedy maximization of :math:`H(X_A) = \\tfrac12\\log\\det(2\\pi e\\,\\Sigma_{AA})`
   (Algorithm 1).  The greedy step picks the largest residual diagonal, so the
@@ -20,12 +20,15 @@ Seven objectives:
 * ``"anchors"`` -- anchor points: the medoids of a k-medoids (PAM) clustering
   of the benchmarks with dissimilarity :math:`1 - R_{ij}^2`
   (:func:`~benchsel_lib.method.medoids.k_medoids`, a peer method).
-* ``"sparse"`` -- the way the BenchPred peer selects: a cross-validated
-  Lasso, then the largest coefficients.  Every benchmark is predicted from
-  the others by a Lasso in covariance form, one strength shared by all
-  targets and cross-validated on the training rows; the benchmarks carrying
-  the largest summed absolute coefficients are selected
-  (:func:`~benchsel_lib.method.sparse.sparse_order`, a peer method).
+* ``"sparse"`` -- a cross-validated Lasso, then the largest coefficients.
+  Every benchmark is predicted from the others by a Lasso in covariance
+  form, one strength shared by all targets and cross-validated on the
+  training rows; the benchmarks carrying the largest summed absolute
+  coefficients are selected (:func:`~benchsel_lib.method.sparse.sparse_order`,
+  a peer method).
+* ``"mean-lasso"`` -- the rule of BenchPred's released code: the order in
+  which benchmarks enter the Lasso path of the mean standardized score
+  (:func:`~benchsel_lib.method.sparse.mean_lasso_order`, a peer method).
 
 Extras for practitioners (paper Section 6, Appendix B): mandatory benchmarks
 (``initial``), knapsack budgets with the Krause-Guestrin modified greedy
@@ -58,7 +61,7 @@ from scipy.linalg import lapack
 from .._checks import check_covariance, check_k, resolve_indices
 from .medoids import anchor_dissimilarity, k_medoids
 from .regression import RidgePredictor, ridge_loo_batch
-from .sparse import sparse_order
+from .sparse import mean_lasso_order, sparse_order
 
 __all__ = [
     "OBJECTIVES",
@@ -74,8 +77,8 @@ __all__ = [
 
 
 #: the objectives of :func:`select`: Algorithms 1 and 2, the random baseline, two prediction-aimed orders, anchor
-#: points, the per-target Lasso with a cross-validated strength
-OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse")
+#: points, the per-target Lasso with a cross-validated strength, the Lasso path of the mean score
+OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso")
 _GAUSSIAN = ("entropy", "mi", "random")
 #: the objectives with a budgeted, cost-aware form (gain per unit cost); the others select by count only
 COST_AWARE = ("entropy", "mi", "random", "greedy")
@@ -120,8 +123,8 @@ class Selection:
         Marginal gain of each step in the objective: for ``"entropy"``
         (and ``"random"``) :math:`\\tfrac12\\log(2\\pi e\\, d_j)` (Eq. schur-entropy),
         for ``"mi"`` :math:`\\tfrac12[\\log\\sigma^2_{j|A} - \\log\\sigma^2_{j|\\bar A_j}]`
-        (Eq. mi-gain); for ``"lasso"``, ``"greedy"``, ``"anchors"`` and
-        ``"sparse"`` the entropy gains along the order.  Never shifted; see ``shift``.
+        (Eq. mi-gain); for ``"lasso"``, ``"greedy"``, ``"anchors"``,
+        ``"sparse"`` and ``"mean-lasso"`` the entropy gains along the order.  Never shifted; see ``shift``.
     residual_fraction : numpy.ndarray
         :math:`\\operatorname{tr}(\\Sigma - L_tL_t^\\top)/\\operatorname{tr}\\Sigma` after each
         step, i.e. the summed conditional variance of the unselected benchmarks
@@ -136,7 +139,7 @@ class Selection:
     strategy : str
         ``"greedy"`` (cardinality), ``"cost-effective"`` or ``"singleton"``
         (which Krause-Guestrin strategy won under a budget), ``"random"``,
-        ``"lasso"``, ``"anchors"``, ``"sparse"``.
+        ``"lasso"``, ``"anchors"``, ``"sparse"``, ``"mean-lasso"``.
     n_evaluations : int
         Number of marginal-gain evaluations performed by the selection loop
         (mandatory steps and diagnostics not counted); for ``"anchors"`` the
@@ -625,7 +628,7 @@ def select(
         ones (so ``k >= len(initial)``), in ``1..N``.  Under a budget ``k`` is an
         upper bound and may be ``None`` ("as many as the budget allows"); a
         ``k`` larger than the most benchmarks the budget can pay for raises.
-    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse"}
+    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso"}
         ``"entropy"``: greedy :math:`H(X_A)`, i.e. pivoted Cholesky (Algorithm 1),
         :math:`O(k^2 N)`.  ``"mi"``: greedy :math:`I(X_A;X_{\\bar A})` (Algorithm 2)
         with gain :math:`\\tfrac12[\\log d_j + \\log P_{jj}]`, ``P`` the complement
@@ -654,7 +657,13 @@ def select(
         candidates by decreasing importance :math:`\\sum_j |B_{cj}|` at that
         strength, then those of zero importance by the strength at which
         they enter the path (:func:`~benchsel_lib.method.sparse.sparse_order`;
-        needs ``train``, at least 10 rows; no costs).
+        needs ``train``, at least 10 rows; no costs).  ``"mean-lasso"``: the
+        Lasso in covariance form of the mean standardized score on the
+        candidates and mandatory benchmarks (mandatory ones unpenalized); the
+        order is the candidates by the strength at which they enter its path,
+        so the first ``k`` are the non-zero coefficients at the strength that
+        leaves ``k`` of them, as BenchPred's released code selects
+        (:func:`~benchsel_lib.method.sparse.mean_lasso_order`; no costs).
     initial : sequence of int or str
         Mandatory benchmarks (indices, or names when ``names`` is given),
         selected first in the given order (paper Section 6); greedy continues on
@@ -726,8 +735,8 @@ def select(
     Selection
         Order, per-step gains, residual-variance fraction, cumulative
         log-determinant and :math:`I(X_A;X_{\\bar A})` (see :class:`Selection`);
-        for ``"lasso"``, ``"greedy"``, ``"anchors"`` and ``"sparse"`` the
-        gains are the entropy gains along the order.
+        for ``"lasso"``, ``"greedy"``, ``"anchors"``, ``"sparse"`` and
+        ``"mean-lasso"`` the gains are the entropy gains along the order.
 
     Raises
     ------
@@ -748,7 +757,9 @@ def select(
     Lasso paths of 20 strengths, each at most
     :math:`O(20\\cdot\\text{iterations}\\cdot 2N^3)` (at most 100 FISTA
     iterations per strength), plus five fold correlations
-    :math:`O(MN^2 + N^3)`; budgets add nothing asymptotically.
+    :math:`O(MN^2 + N^3)`; mean-lasso one single-target path of 400
+    strengths, :math:`O(N^3)` for the eigenvalue floor plus a few
+    :math:`O(N^2)` sweeps per strength; budgets add nothing asymptotically.
     """
     S = check_covariance(cov)
     n = S.shape[0]
@@ -886,6 +897,9 @@ def select(
     elif objective == "sparse":
         order = sparse_order(S, tr, k, initial=init, candidates=candidates | _mask(n, init)).order
         strategy = "sparse"
+    elif objective == "mean-lasso":
+        order = mean_lasso_order(S, k, initial=init, candidates=candidates | _mask(n, init))
+        strategy = "mean-lasso"
     elif objective == "greedy":
         order = predictive_greedy(tr, k, initial=init, candidates=candidates | _mask(n, init), costs=c, budget=b)
         strategy = "greedy"

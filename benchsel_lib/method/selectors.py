@@ -6,9 +6,10 @@ maximizes and under which constraints, independently of the data:
 * ``objective`` -- ``"entropy"`` (Algorithm 1, pivoted Cholesky), ``"mi"``
   (Algorithm 2), ``"random"`` (the paper's baseline), ``"lasso"`` (group-lasso
   entry order), ``"greedy"`` (predictive greedy on ridge LOO R^2),
-  ``"anchors"`` (anchor points: k-medoids of the benchmarks on ``1 - R^2``) or
+  ``"anchors"`` (anchor points: k-medoids of the benchmarks on ``1 - R^2``),
   ``"sparse"`` (the largest summed coefficients of a per-target Lasso of
-  every benchmark on the others, its strength cross-validated);
+  every benchmark on the others, its strength cross-validated) or
+  ``"mean-lasso"`` (the entry order of the Lasso path of the mean score);
 * ``min_observed`` -- candidates need this many observing training models (an
   int), or this fraction of them (a float in (0, 1); ``*-obs`` presets use 30 %);
 * ``initial`` -- mandatory benchmarks, selected first (Section 6);
@@ -54,7 +55,7 @@ class Selector:
 
     Parameters
     ----------
-    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse"}
+    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso"}
     min_observed : int, float in (0, 1) or None
         Candidate filter on the number of training models observing a
         benchmark (count), or on their fraction; None keeps every benchmark
@@ -280,6 +281,7 @@ SELECTORS: dict[str, Selector] = {
     "lasso": Selector("lasso"),
     "anchors": Selector("anchors"),
     "sparse": Selector("sparse"),
+    "mean-lasso": Selector("mean-lasso"),
 }
 
 

@@ -1,10 +1,17 @@
-"""Sparse selection: a per-target Lasso with one cross-validated strength (the ``"sparse"`` objective).
+"""Sparse selections: a per-target Lasso with one cross-validated strength, and the Lasso of the mean score.
 
-This is the way the BenchPred peer selects: a cross-validated Lasso, then the
-largest coefficients.  Every benchmark is predicted from the others by a
-Lasso; the benchmarks that carry the most weight in those predictions are
-selected.  The regressions are written on second moments only, so missing
-scores need no completion.
+Two ways to select with the Lasso, both written on second moments only, so
+missing scores need no completion:
+
+* ``"sparse"`` (:func:`sparse_order`): a cross-validated Lasso, then the
+  largest coefficients.  Every benchmark is predicted from the others by a
+  Lasso; the benchmarks that carry the most weight in those predictions are
+  selected.  The sections below describe it.
+* ``"mean-lasso"`` (:func:`mean_lasso_order`): the rule of BenchPred's
+  released code.  One Lasso predicts the mean score of all benchmarks; the
+  benchmarks are taken in the order they enter its path, so the first ``k``
+  are the non-zero coefficients at the strength that leaves ``k`` of them
+  (no cross-validation).
 
 Per-target Lasso in covariance form
     Every benchmark ``j`` (all ``N``, candidate or not) is a target,
@@ -70,7 +77,7 @@ import numpy as np
 from .covariance import cov_to_corr, floor_eigenvalues
 
 __all__ = ["SparseResult", "lasso_cov_path", "multi_target_lasso_path", "pairwise_correlation", "held_out_risk",
-           "lambda_grid", "sparse_order"]
+           "lambda_grid", "sparse_order", "mean_lasso_order"]
 
 
 #: relative stopping tolerance of coordinate descent (largest coefficient change over the largest coefficient)
@@ -90,6 +97,10 @@ _MIN_PAIRS = 3
 
 #: relative tolerance under which two mean risks tie
 _RISK_RTOL = 1e-12
+
+#: strengths of the path of the mean score (:func:`mean_lasso_order`) and its smallest, relative to the largest
+_MEAN_N_LAMBDAS = 400
+_MEAN_LAMBDA_RATIO = 1e-4
 
 
 class SparseResult(NamedTuple):
@@ -639,3 +650,80 @@ def sparse_order(
     order = U + lead + rest
     return SparseResult(order=order[:int(k)], lam=float(lambdas[i_star]), lambdas=lambdas, cv_risk=risk,
                         n_active=len(lead))
+
+
+def mean_lasso_order(
+    R: np.ndarray,
+    k: int,
+    *,
+    initial: Sequence[int] = (),
+    candidates: np.ndarray | None = None,
+    n_lambdas: int = _MEAN_N_LAMBDAS,
+) -> list[int]:
+    """``k`` benchmarks in the order they enter the Lasso path of the mean score (BenchPred's released rule).
+
+    The target is the mean standardized score :math:`\\bar z = \\frac1N
+    \\sum_j z_j` over all ``N`` benchmarks, regressed on the features ``F``
+    (the candidates and the mandatory benchmarks ``U``, unpenalized) by the
+    Lasso in covariance form (:func:`lasso_cov_path` with linear term
+    :math:`c = \\frac1N R\\mathbf 1`, the covariance of each benchmark with
+    the mean).  Along ``n_lambdas`` strengths log-spaced over four decades
+    from the smallest at which only ``U`` is active, the candidates are
+    ordered by the strength at which they first get a non-zero coefficient
+    (ties to the lower index); candidates that never enter follow by
+    decreasing :math:`|c_j - R_{jU} b_U|` (their correlation with what ``U``
+    leaves of the mean), then by index.  BenchPred's released code selects the
+    non-zero coefficients of the Lasso of the mean score whose strength gives
+    ``k`` of them; that set is the first ``k`` of this order whenever no
+    benchmark leaves the path before ``k`` have entered.
+
+    Parameters
+    ----------
+    R : ndarray (N, N)
+        Training correlation (a covariance is rescaled to one).
+    k : int
+        Number of benchmarks, mandatory ones included (the caller checks the range).
+    initial : sequence of int
+        Mandatory benchmarks, first in this order.
+    candidates : bool ndarray (N,), optional
+        Benchmarks that may be selected besides ``initial`` (default: all);
+        every benchmark counts in the mean.
+    n_lambdas : int
+        Strengths of the path.
+
+    Returns
+    -------
+    list of int
+        The first ``k`` benchmarks of the order (mandatory first); it does not
+        depend on ``k``, so a smaller selection is a prefix of a larger one.
+
+    Notes
+    -----
+    One single-target path, ``O(n_lambdas * sweeps * N^2)`` at most (few
+    sweeps per strength once warm started), plus ``O(|U|^3 + N^2)``.
+    """
+    S = np.asarray(R, dtype=float)
+    N = S.shape[0]
+    n_lambdas = int(n_lambdas)
+    if n_lambdas < 2:
+        raise ValueError(f"n_lambdas must be >= 2, got {n_lambdas}")
+    R = floor_eigenvalues(cov_to_corr(S), _EIGEN_FLOOR)
+    U = list(dict.fromkeys(int(j) for j in initial))
+    feats = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool).copy()
+    feats[U] = True
+    free = feats.copy()
+    free[U] = False
+    cand = np.flatnonzero(free)
+    c = R.mean(axis=1)
+    b_U = np.linalg.lstsq(R[np.ix_(U, U)], c[U], rcond=None)[0] if U else np.zeros(0)
+    grad0 = c - (R[:, U] @ b_U if U else 0.0)
+    lam_max = float(np.abs(grad0[cand]).max()) if cand.size else 0.0
+    order = list(U)
+    if lam_max > 0.0:
+        lambdas = np.geomspace(lam_max, lam_max * _MEAN_LAMBDA_RATIO, n_lambdas)
+        nonzero = lasso_cov_path(R, c, lambdas, unpenalized=U, features=feats)[:, cand] != 0.0
+        entry = np.where(nonzero.any(axis=0), nonzero.argmax(axis=0), n_lambdas)
+        order += [int(cand[i]) for i in np.lexsort((cand, entry)) if entry[i] < n_lambdas]
+    seen = set(order)
+    order += sorted((int(j) for j in cand if int(j) not in seen), key=lambda j: (-abs(float(grad0[j])), j))
+    return order[:int(k)]

@@ -37,7 +37,8 @@ __all__ = [
 #: stands for.  ``"mi"`` is the paper's own pipeline (Gaussian conditional mean on the greedy MI selection).
 PEERS: dict[str, str] = {
     "anchors+ridge": "anchor points (k-medoids of the benchmarks on 1 - R^2) + ridge",
-    "sparse+ridge": "cross-validated Lasso selection (largest coefficients) + ridge, the BenchPred way",
+    "sparse+ridge": "per-target Lasso selection, strength cross-validated (largest summed coefficients) + ridge",
+    "mean-lasso+ridge": "BenchPred's released selection (the Lasso of the mean score, entry order) + ridge",
     "lasso+ridge": "group-lasso path order + ridge",
     "mi+knn": "kNN on the MI selection",
     "random+knn": "kNN on a random selection",
