@@ -34,6 +34,7 @@ Usage::
     python benchmarks/bench_recommend.py [--datasets mteb merged benchpress mmlu] [--seeds 0 42]
                                          [--n-jobs 2] [--greedy] [--anchors] [--skip-grid]
                                          [--skip-timing] [--quick] [--aside NAME ...]
+                                         [--candidates STRATEGY ...]
 
 ``--quick``: seed 42 only, auto against the peers alone (no fixed grid), no
 timing; with ``--datasets merged`` it runs one matrix.  ``--aside`` names the
@@ -42,6 +43,11 @@ held-aside sources to check (default all three; ``--aside`` alone: none).
 ``--greedy`` adds the predictive-greedy strategy to the fixed grid (slow);
 ``--anchors`` adds the anchor-point (k-medoids) strategy.  Both are off by
 default so that the default grid, and its verdicts, stay as they were.
+
+``--candidates anchors`` (any selection strategies) also runs, on the
+paper's folds with seed 42, the recommended pipeline with those strategies
+added to its candidates, and prints its R^2 at k = 5 and 10 (the held-aside
+sizes there) against auto's, paired by fold: what the candidate would change.
 """
 from __future__ import annotations
 
@@ -59,8 +65,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from benchsel_lib.data import load_matrix  # noqa: E402
+from benchsel_lib.data import load_matrix, load_source  # noqa: E402
 from benchsel_lib.method.pipeline import Pipeline  # noqa: E402
+from benchsel_lib.method.search import DEFAULT_STRATEGIES  # noqa: E402
+from benchsel_lib.method.selectors import SELECTORS  # noqa: E402
 from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
 from benchsel_lib.studies.pipelines import (  # noqa: E402
     HELD_ASIDE,
@@ -124,7 +132,23 @@ def _gain_verdicts(where: str, g) -> list[str]:
                      f"{g['gain_common']:+.3f} +- {g['gain_common_se']:.3f} (target >= 0)")]
 
 
-def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quick: bool = False) -> list[str]:
+def _with_candidates(M, extra, ks, n_jobs: int, results: pd.DataFrame) -> None:
+    """Print auto with the strategies ``extra`` added to its candidates against auto's rows of ``results`` (seed 42,
+    the same folds), paired by fold, at the sizes ``ks``."""
+    label = "auto+" + "+".join(extra)
+    pipe = Pipeline.auto(selectors=tuple(DEFAULT_STRATEGIES) + tuple(s for s in extra if s not in DEFAULT_STRATEGIES),
+                         name=label)
+    df = cross_validate(M, [pipe], holdouts=(0.1,), k_max=max(ks), ks=tuple(ks), n_folds=10, seed=PEER_SEED,
+                        scheme="paper", levels=(), progress=False, n_jobs=n_jobs).assign(seed=PEER_SEED)
+    auto = results[(results["method"] == "auto") & (results["seed"] == PEER_SEED)]
+    for r in peer_differences(pd.concat([auto, df], ignore_index=True), [label], ks=ks).itertuples():
+        print(f"auto with {', '.join(extra)} among its candidates, k={r.k}: {r.peer_r2:.3f} against auto's "
+              f"{r.reference_r2:.3f} "
+              f"(paired diff {-r.diff:+.3f} +- {r.diff_se:.3f})")
+
+
+def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quick: bool = False,
+         candidates=()) -> list[str]:
     verdicts = []
     if quick:
         fixed = peer_pairs(PEERS)
@@ -144,6 +168,8 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
                                          f"{r.diff_se:.3f}; target >= 0)"))
         if len(seeds) > 1:
             _peer_table(df, f"seeds {' '.join(map(str, seeds))} pooled")
+        if candidates and PEER_SEED in seeds:
+            _with_candidates(M, candidates, (5, 10), n_jobs, df)
         for sd in sorted(set(seeds)) + ([None] if len(seeds) > 1 else []):
             print("pooled:" if sd is None else f"seed {sd}:", end=" ")
             found = _gain_verdicts(f"{name} (seed {sd})", k_gain(df if sd is None else df[df["seed"] == sd]))
@@ -187,7 +213,7 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
     return verdicts
 
 
-def aside(names, n_jobs: int) -> list[str]:
+def aside(names, n_jobs: int, candidates=()) -> list[str]:
     """Auto against the peers (seed 42) on the held-aside sources; verdicts marked "held aside"."""
     verdicts = []
     for name in names:
@@ -204,6 +230,8 @@ def aside(names, n_jobs: int) -> list[str]:
             verdicts.append(_verdict(abs(r.gap) <= 0.03, f"held aside {name}: coverage at {r.nominal:.0%} = "
                                      f"{r.coverage:.3f} (pooled over folds and k; target +-0.03)"))
         print("auto's choices (top 3):", choice_counts(run.results, ks=run.ks))
+        if candidates:
+            _with_candidates(load_source(name), candidates, run.ks, n_jobs, run.results)
     return verdicts
 
 
@@ -247,6 +275,8 @@ def main() -> None:
                     help="held-aside sources to check (default: all; give the flag alone for none)")
     ap.add_argument("--quick", action="store_true",
                     help="seed 42 only, auto against the peers alone (no fixed grid), no timing")
+    ap.add_argument("--candidates", nargs="+", default=[], metavar="STRATEGY", choices=list(SELECTORS),
+                    help="also run auto with these strategies among its candidates, against auto (seed 42)")
     args = ap.parse_args()
     if args.quick:
         args.seeds, args.skip_timing = [PEER_SEED], True
@@ -254,9 +284,10 @@ def main() -> None:
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores: {os.cpu_count()}")
     verdicts = []
     if not args.skip_grid:
-        verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick)
+        verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick,
+                         args.candidates)
     if args.aside:
-        verdicts += aside(args.aside, args.n_jobs)
+        verdicts += aside(args.aside, args.n_jobs, args.candidates)
     if not args.skip_timing:
         verdicts += timing(args.datasets, args.n_jobs)
     print("\nverdicts:")

@@ -150,3 +150,22 @@ def test_blocked_cost_evaluation_gives_the_same_medoids(monkeypatch):
     whole = k_medoids(D, 4, fixed=[3])
     monkeypatch.setattr(medoids, "_BLOCK_ENTRIES", 7)  # one or two candidate columns per block
     assert k_medoids(D, 4, fixed=[3]) == whole
+
+
+def test_a_pipeline_path_selects_the_medoids_of_each_size_not_a_prefix_of_the_largest():
+    from _synthetic import low_rank_scores
+
+    from benchsel_lib.method.pipeline import Pipeline
+    from benchsel_lib.method.selectors import Selector
+
+    X = low_rank_scores(6, 50, 12, noise=1.0)  # a matrix whose 3 medoids are not the first 3 of its 6
+    names = [f"b{j}" for j in range(12)]
+    for pipe in (Pipeline.paper(objective="anchors"), Pipeline.from_name("anchors+ridge")):
+        path = pipe.fit_path(X, names=names, k_max=6, ks=[3, 6])
+        R = path.correlation
+        own = {k: select(R, k, objective="anchors").order for k in (3, 6)}
+        assert set(own[3]) != set(own[6][:3])
+        assert {st.k: list(st.selected) for st in path.steps} == own
+    assert Selector("anchors").select_sizes(R, [6, 3], names=names, counts=np.full(12, 50), n_models=50) == own
+    mi = Selector("mi").select_sizes(R, [3, 6], names=names, counts=np.full(12, 50), n_models=50)
+    assert mi[3] == mi[6][:3] and not Selector("anchors").nested and Selector("mi").nested

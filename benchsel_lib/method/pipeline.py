@@ -795,13 +795,17 @@ class Pipeline:
                 k_eff = min(int(k_max), N, sel.n_candidates(counts, forced, z.shape[0], names=names))
                 if k_eff < 1:
                     return FittedPath(fs, [], n_forced, _NoPredictions(), R)
-            selection = sel.select(R, k_eff, names=names, counts=counts, n_models=z.shape[0], train=z,
-                                   seed=seeds.selection, missing_initial="skip")
+            kw = dict(names=names, counts=counts, n_models=z.shape[0], train=z, seed=seeds.selection,
+                      missing_initial="skip")
+            selection = sel.select(R, k_eff, **kw)
             order = np.asarray(selection.order, dtype=int)
-            steps = [PathStep(k, order[:k], {"residual_fraction": float(selection.residual_fraction[k - 1]),
-                                             "logdet": float(selection.logdet[k - 1]),
-                                             "mi": float(selection.mi[k - 1]) if len(selection.mi) >= k else np.nan})
-                     for k in range(1, order.size + 1) if ks is None or k in ks]
+            sizes = [k for k in range(1, order.size + 1) if ks is None or k in ks]
+            # a nested objective's smaller selections are prefixes of this one; anchor points select per size
+            per_size = {k: selection if sel.nested or k == order.size else sel.select(R, k, **kw) for k in sizes}
+            steps = [PathStep(k, np.asarray(s.order[:k], dtype=int),
+                              {"residual_fraction": float(s.residual_fraction[k - 1]), "logdet": float(s.logdet[k - 1]),
+                               "mi": float(s.mi[k - 1]) if len(s.mi) >= k else np.nan})
+                     for k, s in per_size.items()]
         # fit after the selection: the predictor's copy of the N x N correlation and the selection's work
         # arrays are then never held together
         fitted = (make_predictor(pred) if isinstance(pred, str) else copy.deepcopy(pred)).fit(z, cov=R)  # own copy
@@ -810,12 +814,14 @@ class Pipeline:
         fixed = float(cal.inflation) if gaussian and cal.inflation != "inner" else 1.0
         if intervals and gaussian and cal.inflation == "inner" and steps:
             fresh = (make_predictor(pred) if isinstance(pred, str) else copy.deepcopy(pred))
-            factors = inflation_factors(values, z, {0: order}, order.size, correlation=spec["correlation"],
+            # one order, or (anchor points) each size's own, its prefix of length k scored at that k
+            orders = {0: order} if sel.nested or revealed is not None else {st.k: st.selected for st in steps}
+            factors = inflation_factors(values, z, orders, order.size, correlation=spec["correlation"],
                                         predictor=fresh, inner_folds=cal.inner_folds,
                                         rng=np.random.default_rng(seeds.inflation), unconditioned=unconditioned,
-                                        correlate=inner)[0]
+                                        correlate=inner)
             for st in steps:
-                st.inflation = float(factors[st.k - 1])
+                st.inflation = float(factors[0 if 0 in orders else st.k][st.k - 1])
 
         return FittedPath(fs, steps, n_forced, _DirectPredictions(fitted, N, gaussian, fixed), R, selection)
 

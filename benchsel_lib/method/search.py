@@ -712,14 +712,18 @@ def pipeline_path(
             _LOG.info(plan.note())
             if plan.left_out:
                 strategies = tuple(s for s in strategies if s not in plan.left_out)
-    # final selections on all training rows (these also check k against the filters)
+    # final selections on all training rows (these also check k against the filters): per strategy, the
+    # selected benchmarks at every size scored and at k_max (prefixes of the one at k_max, unless the objective
+    # is not nested)
     def choose(x: np.ndarray, s: str, c: np.ndarray, sel: Selector | None, given: Sequence[int] | None = None,
-               labels: Sequence[str] | None = None) -> list[int]:
+               labels: Sequence[str] | None = None) -> dict[int, list[int]]:
+        sizes = sorted(set(scored) | {k_max})
         if s == "given":
-            return list(fixed if given is None else given)  # type: ignore[arg-type]
+            order = list(fixed if given is None else given)  # type: ignore[arg-type]
+            return {k: order[:k] for k in sizes if k <= len(order)}
         counts = (~np.isnan(x)).sum(axis=0)
-        return [int(j) for j in sel.select(c, k_max, names=names if labels is None else labels, counts=counts,
-                                           n_models=x.shape[0], train=x, seed=seed, missing_initial="skip").order]
+        return sel.select_sizes(c, sizes, names=names if labels is None else labels, counts=counts,
+                                n_models=x.shape[0], train=x, seed=seed, missing_initial="skip")
 
     if fixed is not None:
         ks = [k_max]
@@ -748,7 +752,7 @@ def pipeline_path(
     m_s, N_s = cv.shape
     obs_s = obs if cv is tr else ~np.isnan(cv)
     truth_s = truth if cv is tr else np.where(obs_s, cv, 0.0)
-    finals: dict[str, list[int]] = {}  # selections on every row and column
+    finals: dict[str, dict[int, list[int]]] = {}  # selections on every row and column, by size
     errors: list[str] = []
     if sub_cols is None:
         for s in strategies:
@@ -795,13 +799,13 @@ def pipeline_path(
         for s in strategies:
             try:
                 sel = selectors.get(s)
-                order = choose(itr, s, Ri, None if sel is None else sel.scaled(len(others), m_s), given_s, names_s)
+                sized = choose(itr, s, Ri, None if sel is None else sel.scaled(len(others), m_s), given_s, names_s)
             except ValueError:
-                order = fallback_orders[s]
+                sized = fallback_orders[s]
             for k in scored:
-                if k > len(order):
+                if k not in sized:
                     continue
-                sel = np.asarray(order[:k])
+                sel = np.asarray(sized[k])
                 rev = np.zeros(N_s, dtype=bool)
                 rev[sel] = True
                 q = np.where(ob & rev[None, :], zrows, np.nan)
@@ -840,8 +844,8 @@ def pipeline_path(
     rank_p = {p: i for i, p in enumerate(tuple(predictors) + ("stack",))}
     plan_note = None if plan is None else plan.note()
 
-    def final(s: str) -> list[int] | None:
-        """The selection of ``s`` on every row and column (None when its filter leaves too few benchmarks)."""
+    def final(s: str) -> dict[int, list[int]] | None:
+        """The selections of ``s`` on every row and column by size (None when its filter leaves too few)."""
         if s not in finals:
             try:
                 finals[s] = choose(tr, s, R, selectors.get(s))
@@ -888,7 +892,7 @@ def pipeline_path(
             qs = {lv: conformal_quantile(scores_k, lv) for lv in levels}
         else:
             scale, scores_k, qs = np.ones(N), None, {lv: float("nan") for lv in levels}
-        recs.append(Recommendation(k=k, strategy=s, predictor=p, selection=list(final(s)[:k]), scores=scores,
-                                   weights=weights, scale=scale, quantiles=qs, note=note, seed=int(seed),
-                                   inner_r2=inner, conformal=scores_k, plan=plan_note))
+        recs.append(Recommendation(k=k, strategy=s, predictor=p, selection=list(final(s).get(k, [])),
+                                   scores=scores, weights=weights, scale=scale, quantiles=qs, note=note,
+                                   seed=int(seed), inner_r2=inner, conformal=scores_k, plan=plan_note))
     return recs

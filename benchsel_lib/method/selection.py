@@ -65,6 +65,7 @@ from .sparse import mean_lasso_order, sparse_order
 
 __all__ = [
     "OBJECTIVES",
+    "UNNESTED",
     "COST_AWARE",
     "check_cost_form",
     "Selection",
@@ -80,6 +81,9 @@ __all__ = [
 #: points, the per-target Lasso with a cross-validated strength, the Lasso path of the mean score
 OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso")
 _GAUSSIAN = ("entropy", "mi", "random")
+#: the objectives whose ``k`` benchmarks are not the first ``k`` of a larger selection (a set of ``k`` medoids
+#: depends on ``k``); a pipeline selects them once per subset size
+UNNESTED = ("anchors",)
 #: the objectives with a budgeted, cost-aware form (gain per unit cost); the others select by count only
 COST_AWARE = ("entropy", "mi", "random", "greedy")
 
@@ -648,7 +652,9 @@ def select(
         cover); the order is mandatory first, then greedy within the set, so
         a prefix is the greedy smaller selection *within* the ``k``-medoid
         set, not the k-medoid solution of its own size (k-medoid solutions
-        are not nested; cross-validation scores prefixes of one selection).
+        are not nested: a pipeline, and so cross-validation, selects the
+        medoids of every size it needs,
+        :meth:`~benchsel_lib.method.selectors.Selector.select_sizes`).
         ``"sparse"``: a per-target Lasso in covariance form that predicts
         every benchmark from the candidates and mandatory benchmarks other
         than itself (mandatory ones unpenalized), one strength shared by all

@@ -33,7 +33,7 @@ import numpy as np
 
 from .._checks import check_int
 from .._memo import LRUMemo, array_key
-from .selection import OBJECTIVES, Selection, check_cost_form, select
+from .selection import OBJECTIVES, UNNESTED, Selection, check_cost_form, select
 
 __all__ = ["Selector", "SELECTORS", "OBS_FRACTION", "min_observed_for", "selector_named"]
 
@@ -128,6 +128,11 @@ class Selector:
         if self.name:
             return self.name
         return self.objective + ("-obs" if self.min_observed == OBS_FRACTION else "")
+
+    @property
+    def nested(self) -> bool:
+        """Whether the selection of ``k`` benchmarks is the first ``k`` of any larger one (not for anchor points)."""
+        return self.objective not in UNNESTED
 
     def threshold(self, n_models: int) -> int | None:
         """The candidate filter as a count for ``n_models`` training models (None: no filter)."""
@@ -259,6 +264,23 @@ class Selector:
         if key is not None:
             _SELECTIONS.put(key, out)
         return out
+
+    def select_sizes(self, cov: np.ndarray, sizes: Sequence[int], **kwargs: Any) -> dict[int, list[int]]:
+        """The selected benchmarks at every subset size of ``sizes`` (keyword options as :meth:`select`).
+
+        A nested objective selects once, at the largest size, and every
+        smaller selection is a prefix of it; anchor points select once per
+        size (the ``k`` medoids of that ``k``).  Sizes the selection cannot
+        reach are left out.  Cost: one :meth:`select` at the largest size, or
+        one per size.
+        """
+        wanted = sorted({check_int(k, "k") for k in sizes})
+        if not wanted:
+            return {}
+        if self.nested:
+            order = self.select(cov, wanted[-1], **kwargs).order
+            return {k: list(order[:k]) for k in wanted if k <= len(order)}
+        return {k: list(self.select(cov, k, **kwargs).order) for k in wanted}
 
 
 _SELECTIONS = LRUMemo(256)

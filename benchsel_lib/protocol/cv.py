@@ -23,7 +23,8 @@ Protocol (Section 5.1, with the settings of the paper's code release), implement
    falls below ``5e-4``; one estimate per split is shared by the pipelines
    that use the same estimator, through :mod:`benchsel_lib.protocol.cache`),
    and selects once up to ``k_max`` (greedy selections are nested, so the
-   prefixes give every ``k``).
+   prefixes give every ``k``; anchor points, whose ``k`` medoids depend on
+   ``k``, select once per size scored).
 5. Each validation model reveals only the selected benchmarks it has
    observed (clipped standardized scores); the pipeline predicts the rest.
    A model that observes none of the selected benchmarks is not scored at
@@ -613,7 +614,8 @@ def cross_validate(
     ks : sequence of int, optional
         Report only these subset sizes (each in ``1..k_max``; default every
         ``k = 1..k_max``). Selections still run to ``k_max`` (the greedy
-        prefixes are the same); predictions and, for searches, the inner
+        prefixes are the same; anchor points select at each size reported and
+        at ``k_max``); predictions and, for searches, the inner
         cross-validation are skipped at the other sizes.
     n_folds : int
         ``K`` (10 in the paper).
