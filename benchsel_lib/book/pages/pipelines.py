@@ -179,8 +179,8 @@ def prose(
     this_book = paragraph(
         run_line(datasets, described=("mteb", "merged", "benchpress", "mmlu"), details=details, quick=quick),
         "It adds simple alternatives (per-target ridge, a BenchPress-style blend, kNN, soft-impute, lasso-path and "
-        "filtered greedy selections), re-implementations of published methods (anchor points, a cross-validated "
-        "Lasso selection) and a recommended pipeline chosen by inner cross-validation on the training "
+        "filtered greedy selections), re-implementations of published methods (anchor points, two Lasso "
+        "selections) and a recommended pipeline chosen by inner cross-validation on the training "
         "models only.", counts_sentence)
     differ = paragraph(
         "The paper's pair is built on one Gaussian model of all benchmarks; the alternatives fit predictors directly "
