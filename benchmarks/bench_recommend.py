@@ -21,7 +21,8 @@ Prints, per matrix and k in (5, 10):
   difference auto - peer with its standard error;
 * auto's gain from k = 5 to k = 10 (paired by fold), in the protocol's R^2 and
   on the entries every scored size scores (``r2_common``: the same entries at
-  both sizes);
+  both sizes), and where the two differ: the R^2 pooled over folds on those
+  entries and on the entries each size scores beyond them;
 * the same peers table and gain, seed 42, on the per-leaderboard sources kept
   aside (:data:`benchsel_lib.studies.pipelines.HELD_ASIDE`: BIG-bench,
   BigCode, WildBench), where no default was chosen; k = 5 and 10 capped to
@@ -126,6 +127,9 @@ def _gain_verdicts(where: str, g) -> list[str]:
     k0, k1 = g["k0"], g["k1"]
     print(f"auto k={k1} - k={k0}: {g['gain']:+.3f} +- {g['gain_se']:.3f}; on the entries every size scores: "
           f"{g['gain_common']:+.3f} +- {g['gain_common_se']:.3f}")
+    print(f"  R^2 pooled over folds: on the entries every size scores k={k0} {g['common_r2_k0']:.3f}, "
+          f"k={k1} {g['common_r2_k1']:.3f}; on those k={k0} scores beyond them (the benchmarks larger sizes reveal, "
+          f"among them) {g['only_r2_k0']:.3f}; on those k={k1} scores beyond them {g['only_r2_k1']:.3f}")
     return [_verdict(g["gain"] >= 0, f"{where}: auto at k={k1} - auto at k={k0} = {g['gain']:+.3f} +- "
                      f"{g['gain_se']:.3f} (target >= 0)"),
             _verdict(g["gain_common"] >= 0, f"{where}: the same on the entries every size scores = "

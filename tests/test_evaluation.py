@@ -158,6 +158,8 @@ def test_same_entries_r2_is_scored_on_the_entries_every_size_scores():
         for row in g.itertuples():
             assert row.n_common == len(common)
             assert row.r2_common == pytest.approx(1 - sum(per_k[row.k][e][0] for e in common) / tot, rel=1e-8)
+            assert row.ss_tot_common == pytest.approx(tot, rel=1e-10)
+            assert row.ss_res_common == pytest.approx(sum(per_k[row.k][e][0] for e in common), rel=1e-8)
         narrower += len(common) < g.n_eval.max()
     assert narrower > 0  # the missing entries make some sizes score entries that others do not
     one = cross_validate(_toy(30, 6, seed=2, missing=0.3), _paper("entropy"), k_max=4, ks=[3], seed=4)

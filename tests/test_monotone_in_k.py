@@ -4,7 +4,7 @@ The paper's protocol (Section 5.1, seed 42: the paper's own folds, 10 % holdout)
 entries that size scores, so k = 5 and k = 10 are not scored on the same entries: the extra benchmarks leave the
 targets, and models that observe none of the smaller selection but one of the larger enter the score (on the
 sparse Merged matrix, scores on benchmarks that two or three training models observe, which standardize to many
-training SDs).  Two checks follow:
+training SDs); ``k_gain``'s ``only_r2_k0`` and ``only_r2_k1`` measure both.  Two checks follow:
 
 * on the same entries (``r2_common``: those that both sizes score), the recommended pipeline is at least as good
   with ten revealed benchmarks as with five, in the mean over the ten folds;

@@ -381,8 +381,25 @@ def test_k_gain_is_the_paired_difference_between_two_subset_sizes():
     g = k_gain(df.assign(r2_common=[0.5, 0.7, 0.4, 0.6, 0.0, 0.0]), k0=5, k1=10)
     assert g["gain"] == pytest.approx(0.0)  # the protocol's R^2 is unchanged by the same-entries column
     assert g["gain_common"] == pytest.approx(0.2) and g["gain_common_se"] == pytest.approx(0.0)
+    assert np.isnan(g["only_r2_k0"]) and np.isnan(g["common_r2_k1"])  # no sums of squares given
     with pytest.raises(ValueError, match="not scored at both k = 5 and k = 7"):
         k_gain(df, k0=5, k1=7)
+
+
+def test_k_gain_splits_each_size_into_the_entries_both_score_and_those_only_it_scores():
+    from benchsel_lib.studies.pipelines import k_gain
+
+    # two folds; per row: all entries scored (ss_res, ss_tot) and those every size scores (*_common)
+    df = pd.DataFrame(dict(method="auto", seed=0, fold=[0, 0, 1, 1, 2], k=[5, 10, 5, 10, 5],
+                           r2=[0.5, 0.4, 0.6, 0.5, 0.9],
+                           ss_res=[5.0, 9.0, 4.0, 6.0, 1.0], ss_tot=[10.0, 15.0, 10.0, 12.0, 10.0],
+                           ss_res_common=[4.0, 3.0, 3.0, 2.0, 1.0], ss_tot_common=[8.0, 8.0, 6.0, 6.0, 10.0]))
+    g = k_gain(df, k0=5, k1=10)
+    assert g["n_cells"] == 2  # fold 2 has no k = 10 and is left out of the sums too
+    assert g["common_r2_k0"] == pytest.approx(1 - 7 / 14) and g["common_r2_k1"] == pytest.approx(1 - 5 / 14)
+    assert g["only_r2_k0"] == pytest.approx(1 - 2 / 6) and g["only_r2_k1"] == pytest.approx(1 - 10 / 13)
+    same = df.assign(ss_tot_common=df.ss_tot, ss_res_common=df.ss_res)
+    assert np.isnan(k_gain(same, k0=5, k1=10)["only_r2_k1"])  # every entry is scored at both sizes
 
 
 def test_every_listed_peer_is_a_pipeline_and_the_paper_is_run_by_every_comparison():
@@ -438,6 +455,13 @@ def test_the_peer_passage_counts_the_comparisons_and_names_each_one_below():
     assert "same entries at both sizes" in text and "A +0.020 ± 0.010 and B +0.010 ± 0.005: lower nowhere" in text
     text = peer_passage(None, gains.assign(gain_common=[0.02, -0.01], gain_common_se=[0.01, 0.005]))
     assert "B -0.010 ± 0.005; lower on B." in text
+    assert "Pooled over the folds" not in text  # no decomposition given
+    split = gains.assign(only_r2_k0=[0.9, 0.8], only_r2_k1=[0.7, 0.4], common_r2_k1=[0.75, 0.7])
+    text = peer_passage(None, split)
+    assert ("on B the entries that the smaller selection scores beyond those every compared size scores (the "
+            "benchmarks larger ones reveal, among them) were predicted at R² 0.800, and those the larger one scores "
+            "beyond them are at 0.400, against 0.700 on the entries every size scores.") in text
+    assert "on A" not in text  # only where the protocol's R^2 is lower
     assert peer_passage(None, None) == ""
 
 

@@ -40,7 +40,10 @@ Protocol (Section 5.1, with the settings of the paper's code release), implement
    ``"skip"``, brings in the models that observe only a newly revealed one.
    ``r2_common`` is the same R^2 over the entries that every scored size of
    the (pipeline, split) scores, so that its change with ``k`` is what the
-   extra benchmarks do to the predictions of the same entries.
+   extra benchmarks do to the predictions of the same entries;
+   ``ss_res_common, ss_tot_common`` are its sums, so that ``ss_res -
+   ss_res_common`` and ``ss_tot - ss_tot_common`` score the entries that
+   only some sizes score.
 
 Random streams are derived from ``seed`` (:mod:`benchsel_lib._random`): the
 folds and training sets (:mod:`~benchsel_lib.protocol.splits`), and per split
@@ -240,7 +243,7 @@ def _score_path(
     for row, (_, res2) in zip(rows, scored_sq):
         res_c = float(res2[common].sum())
         row.update(r2_common=(1.0 - res_c / tot_c) if common.any() and tot_c > 0 else np.nan,
-                   n_common=int(common.sum()))
+                   n_common=int(common.sum()), ss_res_common=res_c, ss_tot_common=tot_c)
     return rows, tops
 
 
@@ -347,7 +350,8 @@ def _split_cells(plans: Sequence[_CVPlan]) -> tuple[list[Any], list[list[tuple[i
 
 _ORDER = ("method", "holdout", "fold", "k")
 _METRICS = ("r2", "rmse", "residual_fraction", "logdet", "mi", "selected", "n_eval", "n_train", "n_val",
-            "n_dropped", "ss_res", "ss_tot", "r2_common", "n_common", "n_forced", "choice", "inner_r2")
+            "n_dropped", "ss_res", "ss_tot", "r2_common", "n_common", "ss_res_common", "ss_tot_common", "n_forced",
+            "choice", "inner_r2")
 
 
 def _cv_frame(plan: _CVPlan, collected: Sequence[tuple[list, list, dict]]) -> pd.DataFrame:
@@ -676,8 +680,9 @@ def cross_validate(
         ``r2_common, n_common`` (the R^2 over the ``n_common`` entries that
         every scored size of that pipeline and split scores: the same entries
         at every ``k``, so it depends on which sizes ``ks`` scores; NaN where
-        none) (+ ``n_forced`` with mandatory benchmarks, ``choice, inner_r2`` for a
-        search, coverage columns). ``df.attrs["top_residuals"]`` is a
+        none), ``ss_res_common, ss_tot_common`` (its sums) (+ ``n_forced``
+        with mandatory benchmarks, ``choice, inner_r2`` for a search,
+        coverage columns). ``df.attrs["top_residuals"]`` is a
         read-only sequence of records (one per (method, holdout, fold, k,
         rank), rank 1..3) with ``model, benchmark, sq_residual, share`` -- the
         largest squared standardized residual contributors, so a collapsing

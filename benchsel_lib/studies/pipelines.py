@@ -295,7 +295,16 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
     the same with ``r2_common``, the R^2 over the entries every scored size
     of the fold scores (:func:`~benchsel_lib.protocol.cv.cross_validate`):
     what the extra benchmarks do to the predictions of the same entries
-    (NaN when ``df`` has no ``r2_common``).  O(rows).
+    (NaN when ``df`` has no ``r2_common``).
+
+    Where the two differ, the sums ``ss_res_common, ss_tot_common`` say why,
+    pooled over the paired cells: ``common_r2_k0`` and ``common_r2_k1`` are
+    each size's R^2 on the entries every scored size scores, ``only_r2_k0``
+    the R^2 of ``k0`` on the entries it scores beyond those (among them the
+    benchmarks larger selections reveal, no longer targets there) and
+    ``only_r2_k1`` that of ``k1`` on the entries it scores beyond them
+    (among them the models that observe only a newly revealed benchmark);
+    NaN without those columns or without such entries.  O(rows).
 
     Raises
     ------
@@ -312,5 +321,21 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
         raise ValueError(f"{method!r} is not scored at both k = {k0} and k = {k1} in any (seed, fold) cell")
     gain, gain_se = _mean_se(pairs["r2"])
     common, common_se = _mean_se(pairs["r2_common"]) if len(pairs.get("r2_common", ())) else (np.nan, np.nan)
-    return dict(k0=int(k0), k1=int(k1), gain=gain, gain_se=gain_se, gain_common=common, gain_common_se=common_se,
-                n_cells=int(len(pairs["r2"])))
+    out = dict(k0=int(k0), k1=int(k1), gain=gain, gain_se=gain_se, gain_common=common, gain_common_se=common_se,
+               n_cells=int(len(pairs["r2"])))
+    sums = ["ss_res", "ss_tot", "ss_res_common", "ss_tot_common"]
+    cells = d.set_index(["seed", "fold"])
+    both = pairs["r2"].index
+    for k, tag in ((k0, "k0"), (k1, "k1")):
+        out[f"common_r2_{tag}"] = out[f"only_r2_{tag}"] = np.nan
+        if set(sums) <= set(d.columns):
+            at = cells[cells["k"] == k].loc[lambda x: x.index.isin(both), sums].sum()
+            out[f"common_r2_{tag}"] = _pooled_r2(at["ss_res_common"], at["ss_tot_common"], at["ss_tot"])
+            out[f"only_r2_{tag}"] = _pooled_r2(at["ss_res"] - at["ss_res_common"], at["ss_tot"] - at["ss_tot_common"],
+                                               at["ss_tot"])
+    return out
+
+
+def _pooled_r2(ss_res: float, ss_tot: float, scale: float) -> float:
+    """``1 - ss_res / ss_tot``; NaN when nothing is scored (``ss_tot`` within rounding of 0 beside ``scale``)."""
+    return float(1.0 - ss_res / ss_tot) if ss_tot > 1e-9 * max(scale, 1.0) else float("nan")

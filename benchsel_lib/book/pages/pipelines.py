@@ -77,6 +77,15 @@ def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, *,
             text.append(f"It is lower at {larger} on {and_join(down)}. The two sizes are not scored on the same "
                         "entries: a larger selection takes its benchmarks out of the targets and brings in the "
                         "models that observe only a newly revealed one.")
+            split = [r for r in rows if r.gain < 0 and all(np.isfinite(getattr(r, c, np.nan)) for c in
+                                                           ("only_r2_k0", "only_r2_k1", "common_r2_k1"))]
+            if split:
+                text.append("Pooled over the folds, " + and_join([
+                    f"on {r.matrix} the entries that the smaller selection scores beyond those every compared size "
+                    f"scores (the benchmarks larger ones reveal, among them) were predicted at R² "
+                    f"{num(r.only_r2_k0, '.3f')}, and those the larger one scores beyond them are at "
+                    f"{num(r.only_r2_k1, '.3f')}, against {num(r.common_r2_k1, '.3f')} on the entries every "
+                    "size scores" for r in split]) + ".")
         else:
             text.append(f"It is never lower at {larger} than at {'k = ' + str(k0) if same else 'the smaller'}.")
         known = [r for r in rows if np.isfinite(getattr(r, "gain_common", np.nan))]
