@@ -35,7 +35,7 @@ Usage::
     python benchmarks/bench_recommend.py [--datasets mteb merged benchpress mmlu] [--seeds 0 42]
                                          [--n-jobs 2] [--greedy] [--anchors] [--skip-grid]
                                          [--skip-timing] [--quick] [--aside NAME ...]
-                                         [--candidates STRATEGY ...]
+                                         [--candidates STRATEGY ...] [--choice nested|best]
 
 ``--quick``: seed 42 only, auto against the peers alone (no fixed grid), no
 timing; with ``--datasets merged`` it runs one matrix.  ``--aside`` names the
@@ -49,6 +49,9 @@ default so that the default grid, and its verdicts, stay as they were.
 paper's folds with seed 42, the recommended pipeline with those strategies
 added to its candidates, and prints its R^2 at k = 5 and 10 (the held-aside
 sizes there) against auto's, paired by fold: what the candidate would change.
+``--choice nested`` (or ``best``) does the same for auto with that choice
+rule (:data:`benchsel_lib.method.search.CHOICE_RULES`), with its gain from
+k = 5 to 10.
 """
 from __future__ import annotations
 
@@ -68,7 +71,7 @@ import pandas as pd  # noqa: E402
 
 from benchsel_lib.data import load_matrix, load_source  # noqa: E402
 from benchsel_lib.method.pipeline import Pipeline  # noqa: E402
-from benchsel_lib.method.search import DEFAULT_STRATEGIES  # noqa: E402
+from benchsel_lib.method.search import CHOICE_RULES, DEFAULT_RULE, DEFAULT_STRATEGIES  # noqa: E402
 from benchsel_lib.method.selectors import SELECTORS  # noqa: E402
 from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
 from benchsel_lib.studies.pipelines import (  # noqa: E402
@@ -136,23 +139,35 @@ def _gain_verdicts(where: str, g) -> list[str]:
                      f"{g['gain_common']:+.3f} +- {g['gain_common_se']:.3f} (target >= 0)")]
 
 
-def _with_candidates(M, extra, ks, n_jobs: int, results: pd.DataFrame) -> None:
-    """Print auto with the strategies ``extra`` added to its candidates against auto's rows of ``results`` (seed 42,
-    the same folds), paired by fold, at the sizes ``ks``."""
-    label = "auto+" + "+".join(extra)
-    pipe = Pipeline.auto(selectors=tuple(DEFAULT_STRATEGIES) + tuple(s for s in extra if s not in DEFAULT_STRATEGIES),
-                         name=label)
-    df = cross_validate(M, [pipe], holdouts=(0.1,), k_max=max(ks), ks=tuple(ks), n_folds=10, seed=PEER_SEED,
-                        scheme="paper", levels=(), progress=False, n_jobs=n_jobs).assign(seed=PEER_SEED)
+def _variants(candidates=(), choice=None) -> list[tuple[Pipeline, str]]:
+    """The variants of auto that ``--candidates`` and ``--choice`` ask for, each with what it is."""
+    out = []
+    if candidates:
+        extra = tuple(s for s in candidates if s not in DEFAULT_STRATEGIES)
+        out.append((Pipeline.auto(selectors=tuple(DEFAULT_STRATEGIES) + extra, name="auto+" + "+".join(candidates)),
+                    f"auto with {', '.join(candidates)} among its candidates"))
+    if choice is not None:
+        out.append((Pipeline.auto(choice=choice, name=f"auto:{choice}"), f"auto with the {choice!r} choice"))
+    return out
+
+
+def _against_auto(M, variants, ks, n_jobs: int, results: pd.DataFrame) -> None:
+    """Print each variant of auto (:func:`_variants`) against auto's rows of ``results`` (seed 42, the same folds),
+    paired by fold, at the sizes ``ks``, and its gain from the smallest to the largest."""
     auto = results[(results["method"] == "auto") & (results["seed"] == PEER_SEED)]
-    for r in peer_differences(pd.concat([auto, df], ignore_index=True), [label], ks=ks).itertuples():
-        print(f"auto with {', '.join(extra)} among its candidates, k={r.k}: {r.peer_r2:.3f} against auto's "
-              f"{r.reference_r2:.3f} "
-              f"(paired diff {-r.diff:+.3f} +- {r.diff_se:.3f})")
+    for pipe, what in variants:
+        df = cross_validate(M, [pipe], holdouts=(0.1,), k_max=max(ks), ks=tuple(ks), n_folds=10, seed=PEER_SEED,
+                            scheme="paper", levels=(), progress=False, n_jobs=n_jobs).assign(seed=PEER_SEED)
+        for r in peer_differences(pd.concat([auto, df], ignore_index=True), [pipe.name], ks=ks).itertuples():
+            print(f"{what}, k={r.k}: {r.peer_r2:.3f} against auto's {r.reference_r2:.3f} "
+                  f"(paired diff {-r.diff:+.3f} +- {r.diff_se:.3f})")
+        g = k_gain(df, method=pipe.name, k0=min(ks), k1=max(ks))
+        print(f"{what}, k={g['k1']} - k={g['k0']}: {g['gain']:+.3f} +- {g['gain_se']:.3f}; on the entries both "
+              f"sizes score: {g['gain_common']:+.3f} +- {g['gain_common_se']:.3f}")
 
 
 def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quick: bool = False,
-         candidates=()) -> list[str]:
+         variants=()) -> list[str]:
     verdicts = []
     if quick:
         fixed = peer_pairs(PEERS)
@@ -172,8 +187,8 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
                                          f"{r.diff_se:.3f}; target >= 0)"))
         if len(seeds) > 1:
             _peer_table(df, f"seeds {' '.join(map(str, seeds))} pooled")
-        if candidates and PEER_SEED in seeds:
-            _with_candidates(M, candidates, (5, 10), n_jobs, df)
+        if variants and PEER_SEED in seeds:
+            _against_auto(M, variants, (5, 10), n_jobs, df)
         for sd in sorted(set(seeds)) + ([None] if len(seeds) > 1 else []):
             print("pooled:" if sd is None else f"seed {sd}:", end=" ")
             found = _gain_verdicts(f"{name} (seed {sd})", k_gain(df if sd is None else df[df["seed"] == sd]))
@@ -217,7 +232,7 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
     return verdicts
 
 
-def aside(names, n_jobs: int, candidates=()) -> list[str]:
+def aside(names, n_jobs: int, variants=()) -> list[str]:
     """Auto against the peers (seed 42) on the held-aside sources; verdicts marked "held aside"."""
     verdicts = []
     for name in names:
@@ -234,8 +249,8 @@ def aside(names, n_jobs: int, candidates=()) -> list[str]:
             verdicts.append(_verdict(abs(r.gap) <= 0.03, f"held aside {name}: coverage at {r.nominal:.0%} = "
                                      f"{r.coverage:.3f} (pooled over folds and k; target +-0.03)"))
         print("auto's choices (top 3):", choice_counts(run.results, ks=run.ks))
-        if candidates:
-            _with_candidates(load_source(name), candidates, run.ks, n_jobs, run.results)
+        if variants:
+            _against_auto(load_source(name), variants, run.ks, n_jobs, run.results)
     return verdicts
 
 
@@ -281,17 +296,19 @@ def main() -> None:
                     help="seed 42 only, auto against the peers alone (no fixed grid), no timing")
     ap.add_argument("--candidates", nargs="+", default=[], metavar="STRATEGY", choices=list(SELECTORS),
                     help="also run auto with these strategies among its candidates, against auto (seed 42)")
+    ap.add_argument("--choice", default=None, choices=[c for c in CHOICE_RULES if c != DEFAULT_RULE],
+                    help="also run auto with this choice rule, against auto (seed 42)")
     args = ap.parse_args()
     if args.quick:
         args.seeds, args.skip_timing = [PEER_SEED], True
     load = os.getloadavg()
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores: {os.cpu_count()}")
     verdicts = []
+    variants = _variants(args.candidates, args.choice)
     if not args.skip_grid:
-        verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick,
-                         args.candidates)
+        verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick, variants)
     if args.aside:
-        verdicts += aside(args.aside, args.n_jobs, args.candidates)
+        verdicts += aside(args.aside, args.n_jobs, variants)
     if not args.skip_timing:
         verdicts += timing(args.datasets, args.n_jobs)
     print("\nverdicts:")

@@ -82,7 +82,7 @@ from .method.pipeline import (
     check_given,
     parse_pipeline,
 )
-from .method.search import Recommendation
+from .method.search import DEFAULT_RULE, Recommendation
 from .protocol.cv import cross_validate
 from .protocol.splits import cv_splits
 from .protocol.summaries import coverage_column, summarize_cv
@@ -140,6 +140,7 @@ examples:
 _SELECT_EPILOG = """\
 examples:
   benchsel select --data mteb -k 5
+  benchsel select --data mteb -k 10 --nested           # any first j: the choice for j
   benchsel select --data merged -k 8 --objective mi --min-observed 10
   benchsel select --data mteb -k 5 --require SciFact --require "STS12"
   benchsel select --data mteb --costs costs.csv --budget 10
@@ -360,6 +361,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"skip candidates observed for fewer than N models (default: min({DEFAULT_MIN_OBSERVED}, #models); 0 = keep all)")
     p.add_argument("--axis", choices=("benchmarks", "models"), default="benchmarks",
                    help="'models' selects reference models instead (the transposed matrix)")
+    p.add_argument("--nested", action="store_true",
+                   help="--method auto with one selection strategy for every size (choice 'nested'): the first j "
+                   "benchmarks are its selection of j, so they can be run in order and stopped at any point")
     p.set_defaults(func=_cmd_select)
 
     p = sub.add_parser("predict", parents=[_common()], help="predict a new model's other scores with intervals",
@@ -705,6 +709,8 @@ def _cmd_select(args: argparse.Namespace) -> int:
         args.method = "gaussian" if paper_only else "auto"
     if args.method == "auto" and paper_only:
         raise UsageError("--objective, --costs, --budget and --axis models are options of --method gaussian")
+    if args.nested and args.method != "auto":
+        raise UsageError("--nested is an option of --method auto (the paper's greedy selections are nested already)")
     if args.objective is None:
         args.objective = "entropy"
     matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
@@ -999,8 +1005,9 @@ def _select_auto(args: argparse.Namespace, matrix: Any, k: int, require: list[in
                  thin: list[int]) -> int:
     """``benchsel select`` with the recommended pipeline."""
     names = list(matrix.benchmarks)
+    choice = "nested" if args.nested else DEFAULT_RULE
     pipe = Pipeline.auto(k, seed=args.seed, initial=[names[j] for j in require],
-                         min_observed=min_obs if min_obs > 0 else None).fit(matrix)
+                         min_observed=min_obs if min_obs > 0 else None, choice=choice).fit(matrix)
     rec = pipe.choice_
     order = rec.selection
     counts = matrix.observed.sum(axis=0)
@@ -1009,8 +1016,10 @@ def _select_auto(args: argparse.Namespace, matrix: Any, k: int, require: list[in
     if require:
         df.insert(2, "required", [j in require for j in order])
     lines = _recommend_lines(rec)
+    if args.nested:
+        lines.insert(1, f"--nested: {rec.strategy} at every size, so the first j steps are its selection of j")
     header = [_describe(matrix, args.data), *lines, ""]
-    meta = {"data": args.data, "method": "auto", "pipeline": rec.name, "strategy": rec.strategy,
+    meta = {"data": args.data, "method": "auto", "choice": choice, "pipeline": rec.name, "strategy": rec.strategy,
             "predictor": rec.predictor, "inner_r2": rec.inner_r2, "k": k, "seed": args.seed,
             "scores": _records(rec.scores[rec.scores["k"] == rec.k]), "weights": rec.weights, "note": rec.note,
             "min_observed": min_obs, "required": [names[j] for j in require], "excluded": [names[j] for j in thin]}

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from _synthetic import as_matrix, low_rank_scores
 
+from benchsel_lib.data import load_csv
 from benchsel_lib.method.pipeline import Pipeline, parse_pipeline
 from benchsel_lib.method.search import FALLBACK, pipeline_path
 from benchsel_lib.protocol.cv import cross_validate
@@ -182,6 +183,23 @@ def test_cli_select_auto_and_paper_path(capsys, small_csv):
     assert code == 0 and json.loads(out)["objective"] == "mi"
 
 
+def test_cli_select_nested_gives_the_auto_pipeline_with_one_strategy_for_every_size(capsys, small_csv):
+    import json
+
+    from benchsel_lib.method.search import nested_strategy
+
+    code, out, _ = _cli(capsys, "select", "--data", small_csv, "-k", "3", "--nested", "--format", "json",
+                        "--estimator", "pairwise")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["choice"] == "nested" and len(doc["selection"]) == 3
+    pipe = Pipeline.auto(3, choice="nested").fit(load_csv(small_csv))
+    assert [r["benchmark"] for r in doc["selection"]] == pipe.selected
+    assert pipe.choice_.strategy == nested_strategy(pipe.choice_.scores.to_dict("records"), [1, 2, 3])
+    code, out, _ = _cli(capsys, "select", "--data", small_csv, "-k", "3", "--nested", "--estimator", "pairwise")
+    assert code == 0 and f"--nested: {pipe.choice_.strategy} at every size" in out
+
+
 def test_cli_cv_compares_pipelines_in_json(capsys, small_csv):
     import json
 
@@ -197,6 +215,7 @@ def test_cli_cv_compares_pipelines_in_json(capsys, small_csv):
     (["cv", "--methods", "mi+nope"], "unknown predictor 'nope'"),
     (["predict", "--scores", "b0=0.5", "--method", "auto", "--transform", "logit"], "options of --method gaussian"),
     (["select", "-k", "2", "--method", "auto", "--objective", "mi"], "options of --method gaussian"),
+    (["select", "-k", "2", "--method", "gaussian", "--nested"], "--nested is an option of --method auto"),
 ])
 def test_cli_pipeline_errors_exit_2_with_one_line(capsys, small_csv, argv, needle):
     code, _, err = _cli(capsys, argv[0], "--data", small_csv, *argv[1:])
@@ -543,3 +562,52 @@ def test_the_monotone_path_never_switches_to_a_score_below_the_previous_choice()
             (mono[k - 1].k, mono[k - 1].name, mono[k - 1].selection, mono[k - 1].inner_r2)]
     with pytest.raises(ValueError, match="choice rule"):
         pipeline_path(X, 3, rule="smallest", **kw)
+
+
+def test_nested_strategy_is_the_best_mean_over_the_sizes_of_each_strategys_best_predictor():
+    from benchsel_lib.method.search import nested_strategy
+
+    rows = [_row("mi", "ridge", 0.60, k=1), _row("mi", "knn", 0.40, k=1), _row("mi", "ridge", 0.50, k=2),
+            _row("lasso", "knn", 0.70, k=1), _row("lasso", "ridge", 0.30, k=2),
+            _row("random", "ridge", 0.90, k=3), _row("random", "ridge", np.nan, k=1)]
+    # mi: mean(0.60, 0.50) = 0.55 beats lasso: mean(0.70, 0.30) = 0.50; random has no finite score at sizes 1, 2
+    assert nested_strategy(rows, [1, 2]) == "mi"
+    assert nested_strategy(rows, [1]) == "lasso"  # the best predictor at each size counts, not the others
+    assert nested_strategy(rows, [1, 2, 3]) == "random"  # each strategy over the sizes it was scored at
+    tie = [_row("b", "x", 0.5, k=1), _row("a", "x", 0.5, k=1)]
+    assert nested_strategy(tie, [1], order={"a": 1, "b": 0}.get) == "b"
+    with pytest.raises(ValueError, match="no scored candidate"):
+        nested_strategy(rows, [4])
+
+
+def test_the_nested_rule_keeps_one_strategy_so_each_selection_is_a_prefix_of_the_largest():
+    from benchsel_lib.method.search import nested_strategy
+
+    X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
+    kw = dict(strategies=("mi", "random", "lasso"), predictors=("gaussian", "ridge"), levels=())
+    best = pipeline_path(X, 5, rule="best", **kw)
+    nested = pipeline_path(X, 5, rule="nested", **kw)
+    assert len({r.strategy for r in best}) > 1  # the per-size choice switches strategy on this case
+    assert len({r.strategy for r in nested}) == 1
+    scores = nested[-1].scores
+    assert nested[0].strategy == nested_strategy(scores.to_dict("records"), range(1, 6))
+    for rec in nested:
+        assert rec.selection == nested[-1].selection[:rec.k]
+        at = scores[(scores["k"] == rec.k) & (scores["strategy"] == rec.strategy)]
+        assert rec.inner_r2 == pytest.approx(at["r2"].max())  # the strategy's best predictor at that size
+
+
+def test_the_pipelines_choice_rule_is_a_declared_validated_parameter():
+    from benchsel_lib.method.pipeline import clone
+    from benchsel_lib.method.search import nested_strategy
+
+    X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
+    p = Pipeline.auto(k=4, choice="nested", selectors=("mi", "random", "lasso"), predictors=("gaussian", "ridge"))
+    assert p.get_params()["choice"] == "nested" and clone(p).choice == "nested"
+    assert Pipeline.auto().choice == "monotone"
+    fitted = p.fit(as_matrix(X))
+    scores = fitted.choice_.scores
+    assert fitted.choice_.strategy == nested_strategy(scores.to_dict("records"), range(1, 5))
+    assert set(scores["k"]) == {1, 2, 3, 4}  # every size up to k is scored
+    with pytest.raises(ValueError, match="unknown choice rule 'first'"):
+        Pipeline.auto(choice="first").fit(as_matrix(X))

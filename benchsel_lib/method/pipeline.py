@@ -64,7 +64,9 @@ from .gaussian import GaussianPredictor
 from .predictors import PREDICTORS, UNCONDITIONED, make_predictor, reveal_and_predict
 from .scaling import FittedScaling, Scaling
 from .search import (
+    CHOICE_RULES,
     DEFAULT_PREDICTORS,
+    DEFAULT_RULE,
     DEFAULT_STRATEGIES,
     Recommendation,
     block_predictions,
@@ -315,8 +317,8 @@ class FittedPath:
 
 
 # --------------------------------------------------------------------------- the pipeline
-_PARAMS = ("k", "scaling", "correlation", "selector", "predictor", "calibrator", "stack", "search_folds", "seed",
-           "name")
+_PARAMS = ("k", "scaling", "correlation", "selector", "predictor", "calibrator", "stack", "search_folds", "choice",
+           "seed", "name")
 
 
 def clone(pipeline: Pipeline) -> Pipeline:
@@ -344,6 +346,14 @@ class Pipeline:
         With several predictors, also score their NNLS stack as a candidate.
     search_folds : int
         Inner folds of a search (candidates or conformal intervals).
+    choice : {"monotone", "best", "nested"}
+        How a search with candidates chooses at each size
+        (:data:`~benchsel_lib.method.search.CHOICE_RULES`, see
+        :func:`~benchsel_lib.method.search.pipeline_path`): ``"monotone"``
+        (default) the best inner R^2 unless it falls below the choice one
+        benchmark smaller, which is then kept; ``"best"`` the best inner R^2;
+        ``"nested"`` one selection strategy for every size, so that the
+        benchmarks of a smaller size are the first of a larger one's.
     seed : int
         Seed of the random selection, the inner folds and the fitted inflation.
     name : str, optional
@@ -393,6 +403,7 @@ class Pipeline:
         calibrator: GaussianIntervals | Conformal | str | None = "gaussian",
         stack: bool = False,
         search_folds: int = 5,
+        choice: str = DEFAULT_RULE,
         seed: int = 0,
         name: str | None = None,
     ) -> None:
@@ -404,6 +415,7 @@ class Pipeline:
         self.calibrator = calibrator
         self.stack = stack
         self.search_folds = search_folds
+        self.choice = choice
         self.seed = seed
         self.name = name
 
@@ -486,6 +498,7 @@ class Pipeline:
         initial: Sequence[str] = (),
         logit: bool = False,
         search_folds: int = 5,
+        choice: str = DEFAULT_RULE,
         name: str = "auto",
     ) -> Pipeline:
         """The recommended pipeline: the (selection, predictor) pair chosen by inner CV on the training models.
@@ -496,7 +509,9 @@ class Pipeline:
         At each ``k`` the pair with the highest inner R^2 is chosen, unless
         that score falls below the one of the choice at ``k - 1``, which is
         then kept with one more benchmark
-        (:func:`~benchsel_lib.method.search.choose_candidate`).
+        (:func:`~benchsel_lib.method.search.choose_candidate`);
+        ``choice="nested"`` keeps one selection strategy for every size
+        instead (see the class's ``choice``).
         ``min_observed`` and ``initial`` apply to every candidate selector.
 
         Cost: the inner search of :func:`~benchsel_lib.method.search.pipeline_path`,
@@ -518,7 +533,7 @@ class Pipeline:
             sels.append(dataclasses.replace(sel, **changes))
         return cls(k, scaling=Scaling(logit=logit), correlation=Correlation("fast"), selector=tuple(sels),
                    predictor=tuple(predictors), calibrator="conformal", stack=stack, search_folds=search_folds,
-                   seed=seed, name=name)
+                   choice=choice, seed=seed, name=name)
 
     @classmethod
     def from_name(
@@ -654,6 +669,8 @@ class Pipeline:
         elif len(spec["selector"]) != 1 or spec["selector"][0].budget is None:
             raise ValueError("k=None (as many as the budget allows) needs one selector with a budget")
         check_int(self.search_folds, "search_folds", minimum=2)
+        if not isinstance(self.choice, str) or self.choice not in CHOICE_RULES:
+            raise ValueError(f"unknown choice rule {self.choice!r}: use one of {CHOICE_RULES}")
         check_int(self.seed, "seed", minimum=0)
         if not isinstance(self.stack, (bool, np.bool_)):
             raise ValueError(f"stack must be True or False, got {self.stack!r}")
@@ -830,7 +847,7 @@ class Pipeline:
         single = len(spec["selector"]) == 1 and len(preds) == 1 and not self.stack
         levels = DEFAULT_LEVELS if intervals and spec["calibrator"] is not None else ()
         kw: dict[str, Any] = dict(cov=R, strategies=spec["selector"], predictors=tuple(preds), stack=bool(self.stack),
-                                  seed=int(seeds.search), names=names, levels=levels,
+                                  seed=int(seeds.search), names=names, levels=levels, rule=self.choice,
                                   n_folds=2 if single and not levels and preds != ["stack"] else int(self.search_folds))
         if revealed is not None:
             recs = pipeline_path(z, len(revealed), fixed=list(revealed), **kw)

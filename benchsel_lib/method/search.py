@@ -61,6 +61,7 @@ __all__ = [
     "Recommendation",
     "pipeline_path",
     "choose_candidate",
+    "nested_strategy",
     "CHOICE_RULES",
     "DEFAULT_RULE",
     "block_predictions",
@@ -182,8 +183,9 @@ class Recommendation:
         return pred - half, pred + half
 
 
-#: how :func:`pipeline_path` chooses among the scored candidates at each ``k`` (see :func:`choose_candidate`)
-CHOICE_RULES = ("best", "monotone")
+#: how :func:`pipeline_path` chooses among the scored candidates at each ``k`` (see :func:`choose_candidate`;
+#: ``"nested"``: one strategy for every size, see :func:`nested_strategy`)
+CHOICE_RULES = ("best", "monotone", "nested")
 #: the rule of the recommended pipeline
 DEFAULT_RULE = "monotone"
 
@@ -192,8 +194,9 @@ def choose_candidate(rows: Sequence[dict[str, Any]], previous: dict[str, Any] | 
                      rule: str = DEFAULT_RULE, order: Any = None) -> dict[str, Any]:
     """The candidate chosen at one ``k`` among the scored ``rows`` (dicts with ``strategy, predictor, r2``).
 
-    ``"best"``: the highest inner R^2, ties to the smaller ``order(row)`` key.
-    ``"monotone"``: the same, unless that R^2 is below the inner R^2 that the
+    ``"best"`` (and ``"nested"``, whose rows are those of its one strategy,
+    :func:`nested_strategy`): the highest inner R^2, ties to the smaller
+    ``order(row)`` key.  ``"monotone"``: the same, unless that R^2 is below the inner R^2 that the
     choice at ``k - 1`` (``previous``: its row at ``k - 1``) had; then the
     previous pipeline is kept -- its row here, the same strategy with one
     more benchmark and the same predictor -- so that no larger subset is
@@ -208,10 +211,41 @@ def choose_candidate(rows: Sequence[dict[str, Any]], previous: dict[str, Any] | 
         raise ValueError("no scored candidate to choose from")
     key = order or (lambda r: 0)
     best = min(rows, key=lambda r: (-r["r2"], key(r)))
-    if rule == "best" or previous is None or best["r2"] >= previous["r2"]:
+    if rule != "monotone" or previous is None or best["r2"] >= previous["r2"]:
         return best
     same = (previous["strategy"], previous["predictor"])
     return next((r for r in rows if (r["strategy"], r["predictor"]) == same), best)
+
+
+def nested_strategy(rows: Sequence[dict[str, Any]], sizes: Sequence[int], *, order: Any = None) -> str:
+    """The one strategy of the ``"nested"`` rule: the best mean over ``sizes`` of its best inner R^2 at each size.
+
+    ``rows``: scored candidates (dicts with ``strategy, predictor, k, r2``).
+    Each strategy is scored by the mean, over the sizes at which it was
+    scored, of the highest inner R^2 among its predictors there; ties go to
+    the smaller ``order(strategy)`` key.  Choosing the strategy once for the
+    whole path makes every size's selection the first ``k`` of the largest
+    (for a nested objective), so a model that ran the smaller selection
+    runs only the benchmarks that the larger one adds.  O(len(rows)).
+
+    Raises
+    ------
+    ValueError
+        No row with a finite R^2 at any of ``sizes``.
+    """
+    key = order or (lambda s: 0)
+    wanted = set(int(k) for k in sizes)
+    best: dict[tuple[str, int], float] = {}
+    for r in rows:
+        if int(r["k"]) in wanted and np.isfinite(r["r2"]):
+            at = (r["strategy"], int(r["k"]))
+            best[at] = max(best.get(at, -np.inf), float(r["r2"]))
+    if not best:
+        raise ValueError("no scored candidate to choose from")
+    means: dict[str, list[float]] = {}
+    for (strategy, _), r2 in best.items():
+        means.setdefault(strategy, []).append(r2)
+    return min(means, key=lambda s: (-float(np.mean(means[s])), key(s)))
 
 
 def _fit_predict(predictor: str, weights: dict[str, float], train: np.ndarray, query: np.ndarray,
@@ -614,7 +648,7 @@ def pipeline_path(
         strategies are left out (``Recommendation.plan`` says so), while the
         final selections use every row and column.  None: always the full
         search.
-    rule : {"monotone", "best"}
+    rule : {"monotone", "best", "nested"}
         How the candidate is chosen at each ``k`` (:func:`choose_candidate`):
         the highest inner R^2, or (``"monotone"``, the default) the same
         unless it falls below the inner R^2 of the choice at ``k - 1``, in
@@ -622,7 +656,12 @@ def pipeline_path(
         ``"monotone"`` every size up to the largest of ``ks`` is scored, so
         that a choice does not depend on which sizes were asked for; a
         search cut down to its ``budget`` (big matrices) scores only the
-        sizes asked for, each choosing its best candidate.
+        sizes asked for, each choosing its best candidate.  ``"nested"``:
+        one strategy for every size, the best in the mean over the scored
+        sizes (:func:`nested_strategy`), and at each size its best
+        predictor, so that each size's selection is the first ``k`` of the
+        largest (unless the objective selects per size, as anchor points
+        do); its choice at a size depends on the largest size scored.
 
     Returns
     -------
@@ -686,13 +725,14 @@ def pipeline_path(
         else:
             note += "; no intervals"
     plan = None
-    lookback = rule == "monotone" and search and fixed is None  # the monotone rule scores every size up to the largest
+    # the monotone and nested rules score every size up to the largest
+    lookback = rule != "best" and search and fixed is None
     if budget is not None and note is None and (search or levels):
         keep = list(fixed or [])
         for sel in selectors.values():
             keep += sel.resolve_initial(names, missing="skip")
         asked = 1 if fixed is not None else (k_max if ks is None else len(set(ks)))
-        n_ks = k_max if rule == "monotone" and search and fixed is None else asked
+        n_ks = k_max if lookback else asked
 
         def planned(n: int) -> SearchPlan:
             return plan_search(m, N, k=k_max, strategies=list(strategies) if fixed is not None else
@@ -854,9 +894,16 @@ def pipeline_path(
         return finals[s]
 
     previous: dict[str, Any] | None = None  # the choice at the size scored before, when that is k - 1
+    usable = [r for r in score_rows if not np.isnan(r["r2"]) and not (only_stack and stack and r["predictor"] != "stack")]
+    path_strategy = None  # the "nested" rule's one strategy (on a subsample: one that can select on every benchmark)
+    pool = usable if rule == "nested" else []
+    while pool:
+        path_strategy = nested_strategy(pool, scored, order=rank_s.get)
+        if sub_cols is None or final(path_strategy) is not None:
+            break
+        pool, path_strategy = [r for r in pool if r["strategy"] != path_strategy], None
     for k in scored:
-        at = [r for r in score_rows if r["k"] == k and not np.isnan(r["r2"])
-              and not (only_stack and stack and r["predictor"] != "stack")]
+        at = [r for r in usable if r["k"] == k and (path_strategy is None or r["strategy"] == path_strategy)]
         inner = float("nan")
         best = None
         prev = previous if previous is not None and previous["k"] == k - 1 else None
