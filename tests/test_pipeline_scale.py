@@ -203,3 +203,11 @@ def test_a_search_cut_to_its_budget_scores_only_the_sizes_asked_for(small_search
     assert (cut[0].strategy, cut[0].predictor) == (best["strategy"], best["predictor"])
     full = pipeline_path(X, 4, seed=1, ks=[4], budget=None)  # the monotone rule looks back at every smaller size
     assert full[0].plan is None and set(full[0].scores["k"]) == {1, 2, 3, 4}
+
+
+def test_a_nested_search_cut_to_its_budget_keeps_one_strategy_over_the_sizes_asked_for(small_search):
+    X = low_rank_scores(5, m=120, n=10, missing=0.2, standardize=True)
+    cut = pipeline_path(X, 4, seed=1, ks=[2, 4], rule="nested")
+    assert cut[0].plan is not None and set(cut[0].scores["k"]) == {2, 4}
+    assert [r.k for r in cut] == [2, 4] and cut[0].strategy == cut[1].strategy
+    assert cut[0].selection == cut[1].selection[:2]
