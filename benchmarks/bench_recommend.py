@@ -133,6 +133,7 @@ def _gain_verdicts(where: str, g) -> list[str]:
     print(f"  R^2 pooled over folds: on the entries every size scores k={k0} {g['common_r2_k0']:.3f}, "
           f"k={k1} {g['common_r2_k1']:.3f}; on those k={k0} scores beyond them (the benchmarks larger sizes reveal, "
           f"among them) {g['only_r2_k0']:.3f}; on those k={k1} scores beyond them {g['only_r2_k1']:.3f}")
+    print(f"  the k={k1} selection contains the k={k0} one in {g['nested_cells']} of {g['n_cells']} folds")
     return [_verdict(g["gain"] >= 0, f"{where}: auto at k={k1} - auto at k={k0} = {g['gain']:+.3f} +- "
                      f"{g['gain_se']:.3f} (target >= 0)"),
             _verdict(g["gain_common"] >= 0, f"{where}: the same on the entries every size scores = "
@@ -163,7 +164,8 @@ def _against_auto(M, variants, ks, n_jobs: int, results: pd.DataFrame) -> None:
                   f"(paired diff {-r.diff:+.3f} +- {r.diff_se:.3f})")
         g = k_gain(df, method=pipe.name, k0=min(ks), k1=max(ks))
         print(f"{what}, k={g['k1']} - k={g['k0']}: {g['gain']:+.3f} +- {g['gain_se']:.3f}; on the entries both "
-              f"sizes score: {g['gain_common']:+.3f} +- {g['gain_common_se']:.3f}")
+              f"sizes score: {g['gain_common']:+.3f} +- {g['gain_common_se']:.3f}; the k={g['k1']} selection "
+              f"contains the k={g['k0']} one in {g['nested_cells']} of {g['n_cells']} folds")
 
 
 def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quick: bool = False,

@@ -419,6 +419,9 @@ def test_k_gain_splits_each_size_into_the_entries_both_score_and_those_only_it_s
     assert g["only_r2_k0"] == pytest.approx(1 - 2 / 6) and g["only_r2_k1"] == pytest.approx(1 - 10 / 13)
     same = df.assign(ss_tot_common=df.ss_tot, ss_res_common=df.ss_res)
     assert np.isnan(k_gain(same, k0=5, k1=10)["only_r2_k1"])  # every entry is scored at both sizes
+    assert g["nested_cells"] == -1  # no selected column
+    picks = [("a", "b"), ("b", "a", "c"), ("a", "b"), ("c", "d", "e"), ("a",)]
+    assert k_gain(df.assign(selected=picks), k0=5, k1=10)["nested_cells"] == 1  # fold 0 nests, fold 1 does not
 
 
 def test_every_listed_peer_is_a_pipeline_and_the_paper_is_run_by_every_comparison():
@@ -481,6 +484,8 @@ def test_the_peer_passage_counts_the_comparisons_and_names_each_one_below():
             "benchmarks larger ones reveal, among them) were predicted at R² 0.800, and those the larger one scores "
             "beyond them are at 0.400, against 0.700 on the entries every size scores.") in text
     assert "on A" not in text  # only where the protocol's R^2 is lower
+    nesting = gains.assign(gain_common=[0.02, -0.01], gain_common_se=0.005, nested_cells=[10, 3], n_cells=10)
+    assert "lower on B (where its larger selection contains the smaller in 3 of 10 folds)." in peer_passage(None, nesting)
     assert peer_passage(None, None) == ""
 
 

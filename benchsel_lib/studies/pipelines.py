@@ -304,7 +304,11 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
     benchmarks larger selections reveal, no longer targets there) and
     ``only_r2_k1`` that of ``k1`` on the entries it scores beyond them
     (among them the models that observe only a newly revealed benchmark);
-    NaN without those columns or without such entries.  O(rows).
+    NaN without those columns or without such entries.  ``nested_cells``:
+    in how many of the paired cells the ``k1`` selection contains the ``k0``
+    one (a selection that is not a superset can lose on the shared
+    entries what the smaller one got right); -1 without a ``selected``
+    column.  O(rows).
 
     Raises
     ------
@@ -326,6 +330,11 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
     sums = ["ss_res", "ss_tot", "ss_res_common", "ss_tot_common"]
     cells = d.set_index(["seed", "fold"])
     both = pairs["r2"].index
+    out["nested_cells"] = -1
+    if "selected" in d.columns:
+        chosen = {k: cells.loc[cells["k"] == k, "selected"] for k in (k0, k1)}
+        out["nested_cells"] = int(sum(set(chosen[k0].loc[[c]].iloc[0]) <= set(chosen[k1].loc[[c]].iloc[0])
+                                      for c in both))
     for k, tag in ((k0, "k0"), (k1, "k1")):
         out[f"common_r2_{tag}"] = out[f"only_r2_{tag}"] = np.nan
         if set(sums) <= set(d.columns):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -90,13 +91,21 @@ def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, *,
             text.append(f"It is never lower at {larger} than at {'k = ' + str(k0) if same else 'the smaller'}.")
         known = [r for r in rows if np.isfinite(getattr(r, "gain_common", np.nan))]
         if known:
-            lower = [r.matrix for r in known if r.gain_common < 0]
+            lower = [r.matrix + _nesting(r) for r in known if r.gain_common < 0]
             text.append("Scored on the same entries at both sizes (those that every compared size scores), it "
                         "changes by " + and_join([f"{r.matrix} {signed(r.gain_common, '.3f')} ± "
                                                           f"{num(r.gain_common_se, '.3f')}" for r in known])
                         + (f"; lower on {and_join(lower)}." if lower else ": lower nowhere."))
         parts.append(paragraph(*text))
     return "\n\n".join(parts)
+
+
+def _nesting(row: Any) -> str:
+    """`` (where its larger selection contains the smaller in N of M folds)`` for a ``k_gain`` row, or ``""``."""
+    n = getattr(row, "nested_cells", -1)
+    if not np.isfinite(n) or n < 0:
+        return ""
+    return f" (where its larger selection contains the smaller in {int(n)} of {count(int(row.n_cells), 'fold')})"
 
 
 def aside_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, coverage: pd.DataFrame | None) -> str:
