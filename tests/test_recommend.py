@@ -485,7 +485,8 @@ def test_the_peer_passage_counts_the_comparisons_and_names_each_one_below():
             "beyond them are at 0.400, against 0.700 on the entries every size scores.") in text
     assert "on A" not in text  # only where the protocol's R^2 is lower
     nesting = gains.assign(gain_common=[0.02, -0.01], gain_common_se=0.005, nested_cells=[10, 3], n_cells=10)
-    assert "lower on B (where its larger selection contains the smaller in 3 of 10 folds)." in peer_passage(None, nesting)
+    text = peer_passage(None, nesting)
+    assert "lower on B (where its larger selection contains the smaller in 3 of 10 folds)." in text
     assert peer_passage(None, None) == ""
 
 

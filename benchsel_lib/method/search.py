@@ -196,14 +196,15 @@ def choose_candidate(rows: Sequence[dict[str, Any]], previous: dict[str, Any] | 
 
     ``"best"`` (and ``"nested"``, whose rows are those of its one strategy,
     :func:`nested_strategy`): the highest inner R^2, ties to the smaller
-    ``order(row)`` key.  ``"monotone"``: the same, unless that R^2 is below the inner R^2 that the
-    choice at ``k - 1`` (``previous``: its row at ``k - 1``) had; then the
-    previous pipeline is kept -- its row here, the same strategy with one
-    more benchmark and the same predictor -- so that no larger subset is
-    chosen by a score that a smaller one already beat: the best inner R^2
-    at ``k`` falling below the previous choice's is the mark of a winner
-    chosen for its luck on the inner folds.  Falls back to the best when the
-    previous pipeline was not scored at ``k``.  O(len(rows)).
+    ``order(row)`` key.  ``"monotone"``: the same, unless that R^2 is below
+    the inner R^2 that the choice at ``k - 1`` (``previous``: its row at
+    ``k - 1``) had; then the previous pipeline is kept -- its row here, the
+    same strategy with one more benchmark and the same predictor -- so that
+    no larger subset is chosen by a score that a smaller one already beat:
+    the best inner R^2 at ``k`` falling below the previous choice's is the
+    mark of a winner chosen for its luck on the inner folds.  Falls back to
+    the best when the previous pipeline was not scored at ``k``.
+    O(len(rows)).
     """
     if rule not in CHOICE_RULES:
         raise ValueError(f"unknown choice rule {rule!r}: use one of {CHOICE_RULES}")
@@ -894,7 +895,8 @@ def pipeline_path(
         return finals[s]
 
     previous: dict[str, Any] | None = None  # the choice at the size scored before, when that is k - 1
-    usable = [r for r in score_rows if not np.isnan(r["r2"]) and not (only_stack and stack and r["predictor"] != "stack")]
+    usable = [r for r in score_rows
+              if not np.isnan(r["r2"]) and not (only_stack and stack and r["predictor"] != "stack")]
     path_strategy = None  # the "nested" rule's one strategy (on a subsample: one that can select on every benchmark)
     pool = usable if rule == "nested" else []
     while pool:
