@@ -64,12 +64,12 @@ from .gaussian import GaussianPredictor
 from .predictors import PREDICTORS, UNCONDITIONED, make_predictor, reveal_and_predict
 from .scaling import FittedScaling, Scaling
 from .search import (
-    CHOICE_RULES,
     DEFAULT_PREDICTORS,
     DEFAULT_RULE,
     DEFAULT_STRATEGIES,
     Recommendation,
     block_predictions,
+    check_choice_rule,
     pipeline_path,
 )
 from .selection import Selection
@@ -669,8 +669,7 @@ class Pipeline:
         elif len(spec["selector"]) != 1 or spec["selector"][0].budget is None:
             raise ValueError("k=None (as many as the budget allows) needs one selector with a budget")
         check_int(self.search_folds, "search_folds", minimum=2)
-        if not isinstance(self.choice, str) or self.choice not in CHOICE_RULES:
-            raise ValueError(f"unknown choice rule {self.choice!r}: use one of {CHOICE_RULES}")
+        check_choice_rule(self.choice)
         check_int(self.seed, "seed", minimum=0)
         if not isinstance(self.stack, (bool, np.bool_)):
             raise ValueError(f"stack must be True or False, got {self.stack!r}")

@@ -64,6 +64,7 @@ __all__ = [
     "nested_strategy",
     "CHOICE_RULES",
     "DEFAULT_RULE",
+    "check_choice_rule",
     "block_predictions",
     "DEFAULT_STRATEGIES",
     "DEFAULT_PREDICTORS",
@@ -190,6 +191,13 @@ CHOICE_RULES = ("best", "monotone", "nested")
 DEFAULT_RULE = "monotone"
 
 
+def check_choice_rule(rule: Any) -> str:
+    """``rule`` if it is one of :data:`CHOICE_RULES`; ``ValueError`` naming them otherwise."""
+    if not isinstance(rule, str) or rule not in CHOICE_RULES:
+        raise ValueError(f"unknown choice rule {rule!r}: use one of {CHOICE_RULES}")
+    return rule
+
+
 def choose_candidate(rows: Sequence[dict[str, Any]], previous: dict[str, Any] | None = None, *,
                      rule: str = DEFAULT_RULE, order: Any = None) -> dict[str, Any]:
     """The candidate chosen at one ``k`` among the scored ``rows`` (dicts with ``strategy, predictor, r2``).
@@ -206,8 +214,7 @@ def choose_candidate(rows: Sequence[dict[str, Any]], previous: dict[str, Any] | 
     the best when the previous pipeline was not scored at ``k``.
     O(len(rows)).
     """
-    if rule not in CHOICE_RULES:
-        raise ValueError(f"unknown choice rule {rule!r}: use one of {CHOICE_RULES}")
+    check_choice_rule(rule)
     if not rows:
         raise ValueError("no scored candidate to choose from")
     key = order or (lambda r: 0)
@@ -679,8 +686,7 @@ def pipeline_path(
     With a plan that subsamples the benchmarks, the conformal scale of a
     benchmark outside the subsample is the pooled one.
     """
-    if rule not in CHOICE_RULES:
-        raise ValueError(f"unknown choice rule {rule!r}: use one of {CHOICE_RULES}")
+    check_choice_rule(rule)
     tr = _check_train(train)
     m, N = tr.shape
     names = [str(j) for j in range(N)] if names is None else [str(b) for b in names]

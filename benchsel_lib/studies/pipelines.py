@@ -332,9 +332,8 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
     both = pairs["r2"].index
     out["nested_cells"] = -1
     if "selected" in d.columns:
-        chosen = {k: cells.loc[cells["k"] == k, "selected"] for k in (k0, k1)}
-        out["nested_cells"] = int(sum(set(chosen[k0].loc[[c]].iloc[0]) <= set(chosen[k1].loc[[c]].iloc[0])
-                                      for c in both))
+        chosen = d.groupby(["seed", "fold", "k"])["selected"].first()
+        out["nested_cells"] = int(sum(set(chosen[(*c, k0)]) <= set(chosen[(*c, k1)]) for c in both))
     for k, tag in ((k0, "k0"), (k1, "k1")):
         out[f"common_r2_{tag}"] = out[f"only_r2_{tag}"] = np.nan
         if set(sums) <= set(d.columns):
