@@ -36,6 +36,7 @@ Usage::
                                          [--n-jobs 2] [--greedy] [--anchors] [--skip-grid]
                                          [--skip-timing] [--quick] [--aside NAME ...]
                                          [--candidates STRATEGY ...] [--choice nested|best]
+                                         [--gain-seeds SEED ...]
 
 ``--quick``: seed 42 only, auto against the peers alone (no fixed grid), no
 timing; with ``--datasets merged`` it runs one matrix.  ``--aside`` names the
@@ -52,6 +53,15 @@ sizes there) against auto's, paired by fold: what the candidate would change.
 ``--choice nested`` (or ``best``) does the same for auto with that choice
 rule (:data:`benchsel_lib.method.search.CHOICE_RULES`), with its gain from
 k = 5 to 10.
+
+``--gain-seeds 0 1 2`` also runs auto, and the variants that ``--candidates``
+and ``--choice`` ask for, at k = 5 and 10 on the paper's folds drawn with
+each of those seeds (:func:`~benchsel_lib.studies.pipelines.seed_gains`):
+whether the gain from k = 5 to 10 holds beyond the one seed of the peers
+table, and each variant's difference from auto averaged over the seeds.
+With ``--skip-grid --aside`` it runs alone::
+
+    python benchmarks/bench_recommend.py --skip-grid --skip-timing --aside --choice nested --gain-seeds 0 1 2
 """
 from __future__ import annotations
 
@@ -88,6 +98,7 @@ from benchsel_lib.studies.pipelines import (  # noqa: E402
     peer_differences,
     peer_pairs,
     pooled_coverage,
+    seed_gains,
 )
 
 CONFIG = {"benchpress": "early"}
@@ -256,6 +267,39 @@ def aside(names, n_jobs: int, variants=()) -> list[str]:
     return verdicts
 
 
+def gain_seeds(datasets, seeds, n_jobs: int, variants=()) -> None:
+    """Auto, and each variant of it (:func:`_variants`), at k = 5 and 10 on the paper's folds drawn with each of
+    ``seeds``: the gain from k = 5 to 10 at every seed (:func:`seed_gains`), how many seeds it is negative at,
+    and each variant's difference from auto, averaged over the seeds."""
+    pipes = [Pipeline.auto()] + [pipe for pipe, _ in variants]
+    for name in datasets:
+        M = load_matrix(name)
+        t0 = time.perf_counter()
+        df = pd.concat([cross_validate(M, pipes, holdouts=(0.1,), k_max=10, ks=(5, 10), n_folds=10, seed=sd,
+                                       scheme="paper", levels=(), progress=False, n_jobs=n_jobs).assign(seed=sd)
+                        for sd in seeds], ignore_index=True)
+        tab = seed_gains(df, [pipe.name for pipe in pipes])
+        print(f"\n== {name}: the gain from k=5 to k=10 at each seed ({time.perf_counter() - t0:.0f} s, "
+              f"{len(seeds)} seeds x 10 folds)")
+        print(f"{'method':<12} {'seed':>4} {'k=5':>6} {'k=10':>6} {'gain':>7} {'SE':>6} {'shared':>7} {'SE':>6} "
+              f"{'nested':>6}")
+        for r in tab.itertuples():
+            print(f"{r.method:<12} {r.seed:>4} {r.r2_k0:6.3f} {r.r2_k1:6.3f} {r.gain:+7.3f} {r.gain_se:6.3f} "
+                  f"{r.gain_common:+7.3f} {r.gain_common_se:6.3f} {r.nested_cells:>3}/{r.n_cells}")
+        for method, t in tab.groupby("method", sort=False):
+            print(f"{method}: R^2 falls from k=5 to k=10 at {int((t.gain < 0).sum())} of {len(t)} seeds, on the "
+                  f"entries both sizes score ('shared') at {int((t.gain_common < 0).sum())}; mean gain "
+                  f"{t.gain.mean():+.3f}")
+        ref = tab[tab["method"] == "auto"].set_index("seed")
+        for pipe, what in variants:
+            t = tab[tab["method"] == pipe.name].set_index("seed")
+            for col, k in (("r2_k0", 5), ("r2_k1", 10)):
+                d = t[col] - ref[col]
+                se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+                print(f"{what} - auto at k={k}, mean over the seeds: {d.mean():+.3f} +- {se:.3f} "
+                      f"(above at {int((d > 0).sum())}, below at {int((d < 0).sum())} of {len(d)})")
+
+
 def timing(datasets, n_jobs: int) -> list[str]:
     t0 = time.perf_counter()
     for name in datasets:
@@ -300,6 +344,8 @@ def main() -> None:
                     help="also run auto with these strategies among its candidates, against auto (seed 42)")
     ap.add_argument("--choice", default=None, choices=[c for c in CHOICE_RULES if c != DEFAULT_RULE],
                     help="also run auto with this choice rule, against auto (seed 42)")
+    ap.add_argument("--gain-seeds", nargs="+", type=int, default=[], metavar="SEED",
+                    help="also run auto (and the variants above) at k = 5 and 10 with each of these seeds")
     args = ap.parse_args()
     if args.quick:
         args.seeds, args.skip_timing = [PEER_SEED], True
@@ -311,6 +357,8 @@ def main() -> None:
         verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick, variants)
     if args.aside:
         verdicts += aside(args.aside, args.n_jobs, variants)
+    if args.gain_seeds:
+        gain_seeds(args.datasets, args.gain_seeds, args.n_jobs, variants)
     if not args.skip_timing:
         verdicts += timing(args.datasets, args.n_jobs)
     print("\nverdicts:")

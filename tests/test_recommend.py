@@ -424,6 +424,27 @@ def test_k_gain_splits_each_size_into_the_entries_both_score_and_those_only_it_s
     assert k_gain(df.assign(selected=picks), k0=5, k1=10)["nested_cells"] == 1  # fold 0 nests, fold 1 does not
 
 
+def test_seed_gains_gives_each_seeds_paired_gain_from_k0_to_k1():
+    from benchsel_lib.studies.pipelines import seed_gains
+
+    # seed 1: gains +0.1 and -0.3 in its two folds; seed 7: +0.2 in its one fold scored at both sizes
+    df = pd.DataFrame(dict(method=["b"] * 7 + ["a"] * 2, seed=[7, 7, 1, 1, 1, 1, 7, 1, 1],
+                           fold=[0, 0, 0, 0, 1, 1, 1, 0, 0], k=[5, 10, 5, 10, 5, 10, 5, 5, 10],
+                           r2=[0.5, 0.7, 0.4, 0.5, 0.6, 0.3, 0.9, 0.2, 0.2]))
+    out = seed_gains(df)
+    assert list(zip(out.method, out.seed)) == [("b", 1), ("b", 7), ("a", 1)]  # first appearance, then seed
+    b1, b7 = out.iloc[0], out.iloc[1]
+    assert b1.r2_k0 == pytest.approx(0.5) and b1.r2_k1 == pytest.approx(0.4) and b1.n_cells == 2
+    assert b1.gain == pytest.approx(-0.1) and b1.gain_se == pytest.approx(np.std([0.1, -0.3], ddof=1) / np.sqrt(2))
+    assert b7.r2_k0 == pytest.approx(0.5) and b7.gain == pytest.approx(0.2) and b7.n_cells == 1  # fold 1 has no k=10
+    assert np.isnan(b7.gain_se) and b1.nested_cells == -1
+    assert list(seed_gains(df, ["a"]).method) == ["a"]
+    with pytest.raises(ValueError, match="method 'c' is not in the frame"):
+        seed_gains(df, ["c"])
+    with pytest.raises(ValueError, match="not scored at both k = 5 and k = 7"):
+        seed_gains(df, k0=5, k1=7)
+
+
 def test_every_listed_peer_is_a_pipeline_and_the_paper_is_run_by_every_comparison():
     from benchsel_lib.method.pipeline import parse_pipeline
     from benchsel_lib.studies.pipelines import PEERS, peer_pairs

@@ -30,6 +30,7 @@ __all__ = [
     "choice_counts",
     "peer_differences",
     "k_gain",
+    "seed_gains",
 ]
 
 
@@ -342,6 +343,38 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
             out[f"only_r2_{tag}"] = _pooled_r2(at["ss_res"] - at["ss_res_common"], at["ss_tot"] - at["ss_tot_common"],
                                                at["ss_tot"])
     return out
+
+
+def seed_gains(df: pd.DataFrame, methods: Sequence[str] | None = None, *, k0: int = 5,
+               k1: int = 10) -> pd.DataFrame:
+    """:func:`k_gain` of each method at each seed: does the gain from ``k0`` to ``k1`` hold beyond one seed?
+
+    One seed draws one set of folds, so a gain measured at one seed may be
+    that draw's.  Each (method, seed) row has ``method, seed``, the mean R^2
+    ``r2_k0, r2_k1`` over the folds scored at both sizes, and ``k_gain``'s
+    ``gain, gain_se, gain_common, gain_common_se, nested_cells, n_cells``.
+    ``methods``: the methods of ``df`` in their order of first appearance
+    when omitted.  Rows are ordered by method, then seed.  O(rows).
+
+    Raises
+    ------
+    ValueError
+        A method of ``methods`` is not in ``df``, or is not scored at both
+        sizes at one of its seeds.
+    """
+    names = list(pd.unique(df["method"])) if methods is None else list(methods)
+    rows = []
+    for method in names:
+        d = df[df["method"] == method]
+        if d.empty:
+            raise ValueError(f"method {method!r} is not in the frame: it has {list(pd.unique(df['method']))}")
+        for seed, ds in d.groupby("seed", sort=True):
+            g = k_gain(ds, method=method, k0=k0, k1=k1)
+            w = ds.pivot_table(index="fold", columns="k", values="r2")[[k0, k1]].dropna()
+            rows.append(dict(method=method, seed=int(seed), r2_k0=float(w[k0].mean()), r2_k1=float(w[k1].mean()),
+                             **{c: g[c] for c in ("gain", "gain_se", "gain_common", "gain_common_se",
+                                                  "nested_cells", "n_cells")}))
+    return pd.DataFrame(rows)
 
 
 def _pooled_r2(ss_res: float, ss_tot: float, scale: float) -> float:
