@@ -55,11 +55,14 @@ rule (:data:`benchsel_lib.method.search.CHOICE_RULES`), with its gain from
 k = 5 to 10.
 
 ``--gain-seeds 0 1 2`` also runs auto, and the variants that ``--candidates``
-and ``--choice`` ask for, at k = 5 and 10 on the paper's folds drawn with
-each of those seeds (:func:`~benchsel_lib.studies.pipelines.seed_gains`):
-whether the gain from k = 5 to 10 holds beyond the one seed of the peers
-table, and each variant's difference from auto averaged over the seeds.
-With ``--skip-grid --aside`` it runs alone::
+and ``--choice`` ask for, at k = 5 and 10 (capped on a held-aside source as
+in its peers table) on the paper's folds drawn with each of those seeds
+(:func:`~benchsel_lib.studies.pipelines.seed_gains`), on the ``--datasets``
+and the ``--aside`` sources: whether the gain from k = 5 to 10 holds beyond
+the one seed of the peers table, and each variant's difference from auto
+averaged over the seeds.  With ``--skip-grid --skip-timing --aside`` it runs
+alone on the four matrices, with ``--datasets`` alone (and ``--skip-grid``)
+on the held-aside sources::
 
     python benchmarks/bench_recommend.py --skip-grid --skip-timing --aside --choice nested --gain-seeds 0 1 2
 """
@@ -87,6 +90,7 @@ from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
 from benchsel_lib.studies.pipelines import (  # noqa: E402
     HELD_ASIDE,
     PEERS,
+    aside_ks,
     aside_tables,
     choice_counts,
     compare_aside,
@@ -267,33 +271,41 @@ def aside(names, n_jobs: int, variants=()) -> list[str]:
     return verdicts
 
 
-def gain_seeds(datasets, seeds, n_jobs: int, variants=()) -> None:
-    """Auto, and each variant of it (:func:`_variants`), at k = 5 and 10 on the paper's folds drawn with each of
-    ``seeds``: the gain from k = 5 to 10 at every seed (:func:`seed_gains`), how many seeds it is negative at,
-    and each variant's difference from auto, averaged over the seeds."""
+def gain_seeds(datasets, aside_names, seeds, n_jobs: int, variants=()) -> None:
+    """Auto, and each variant of it (:func:`_variants`), at k = 5 and 10 (capped on a held-aside source as its peers
+    table is, :func:`aside_ks`) on the paper's folds drawn with each of ``seeds``: the gain from the smaller size to
+    the larger at every seed (:func:`seed_gains`), how many seeds it is negative at, and each variant's difference
+    from auto, averaged over the seeds."""
     pipes = [Pipeline.auto()] + [pipe for pipe, _ in variants]
-    for name in datasets:
-        M = load_matrix(name)
+    runs = [(name, load_matrix(name), (5, 10)) for name in datasets]
+    for name in aside_names:
+        M = load_source(name)
+        runs.append((f"held aside: {name}", M, aside_ks(M.shape[1])))
+    for name, M, ks in runs:
+        k0, k1 = min(ks), max(ks)
+        if k0 == k1:
+            print(f"\n== {name}: one size only (k={k0}), no gain to measure")
+            continue
         t0 = time.perf_counter()
-        df = pd.concat([cross_validate(M, pipes, holdouts=(0.1,), k_max=10, ks=(5, 10), n_folds=10, seed=sd,
+        df = pd.concat([cross_validate(M, pipes, holdouts=(0.1,), k_max=k1, ks=ks, n_folds=10, seed=sd,
                                        scheme="paper", levels=(), progress=False, n_jobs=n_jobs).assign(seed=sd)
                         for sd in seeds], ignore_index=True)
-        tab = seed_gains(df, [pipe.name for pipe in pipes])
-        print(f"\n== {name}: the gain from k=5 to k=10 at each seed ({time.perf_counter() - t0:.0f} s, "
+        tab = seed_gains(df, [pipe.name for pipe in pipes], k0=k0, k1=k1)
+        print(f"\n== {name}: the gain from k={k0} to k={k1} at each seed ({time.perf_counter() - t0:.0f} s, "
               f"{len(seeds)} seeds x 10 folds)")
-        print(f"{'method':<12} {'seed':>4} {'k=5':>6} {'k=10':>6} {'gain':>7} {'SE':>6} {'shared':>7} {'SE':>6} "
-              f"{'nested':>6}")
+        print(f"{'method':<12} {'seed':>4} {f'k={k0}':>6} {f'k={k1}':>6} {'gain':>7} {'SE':>6} {'shared':>7} "
+              f"{'SE':>6} {'nested':>6}")
         for r in tab.itertuples():
             print(f"{r.method:<12} {r.seed:>4} {r.r2_k0:6.3f} {r.r2_k1:6.3f} {r.gain:+7.3f} {r.gain_se:6.3f} "
                   f"{r.gain_common:+7.3f} {r.gain_common_se:6.3f} {r.nested_cells:>3}/{r.n_cells}")
         for method, t in tab.groupby("method", sort=False):
-            print(f"{method}: R^2 falls from k=5 to k=10 at {int((t.gain < 0).sum())} of {len(t)} seeds, on the "
+            print(f"{method}: R^2 falls from k={k0} to k={k1} at {int((t.gain < 0).sum())} of {len(t)} seeds, on the "
                   f"entries both sizes score ('shared') at {int((t.gain_common < 0).sum())}; mean gain "
                   f"{t.gain.mean():+.3f}")
         ref = tab[tab["method"] == "auto"].set_index("seed")
         for pipe, what in variants:
             t = tab[tab["method"] == pipe.name].set_index("seed")
-            for col, k in (("r2_k0", 5), ("r2_k1", 10)):
+            for col, k in (("r2_k0", k0), ("r2_k1", k1)):
                 d = t[col] - ref[col]
                 se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
                 print(f"{what} - auto at k={k}, mean over the seeds: {d.mean():+.3f} +- {se:.3f} "
@@ -329,7 +341,8 @@ def timing(datasets, n_jobs: int) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--datasets", nargs="+", default=["mteb", "merged", "benchpress", "mmlu"])
+    ap.add_argument("--datasets", nargs="*", default=["mteb", "merged", "benchpress", "mmlu"],
+                    help="the built-in matrices to compare on (default: all four; give the flag alone for none)")
     ap.add_argument("--seeds", nargs="+", type=int, default=[0, 42])
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--greedy", action="store_true", help="add the predictive-greedy strategy to the fixed grid")
@@ -358,8 +371,8 @@ def main() -> None:
     if args.aside:
         verdicts += aside(args.aside, args.n_jobs, variants)
     if args.gain_seeds:
-        gain_seeds(args.datasets, args.gain_seeds, args.n_jobs, variants)
-    if not args.skip_timing:
+        gain_seeds(args.datasets, args.aside, args.gain_seeds, args.n_jobs, variants)
+    if not args.skip_timing and args.datasets:
         verdicts += timing(args.datasets, args.n_jobs)
     print("\nverdicts:")
     for v in verdicts:
