@@ -395,6 +395,7 @@ def test_k_gain_is_the_paired_difference_between_two_subset_sizes():
                            r2=[0.5, 0.6, 0.4, 0.3, 0.0, 1.0]))
     g = k_gain(df, k0=5, k1=10)
     assert g["gain"] == pytest.approx(0.0) and g["n_cells"] == 2
+    assert g["r2_k0"] == pytest.approx(0.45) and g["r2_k1"] == pytest.approx(0.45)
     assert g["gain_se"] == pytest.approx(np.std([0.1, -0.1], ddof=1) / np.sqrt(2))
     assert np.isnan(g["gain_common"]) and np.isnan(g["gain_common_se"])  # no same-entries column
     g = k_gain(df.assign(r2_common=[0.5, 0.7, 0.4, 0.6, 0.0, 0.0]), k0=5, k1=10)

@@ -289,6 +289,7 @@ def peer_differences(df: pd.DataFrame, peers: Sequence[str], *, ks: Sequence[int
 def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10) -> dict[str, float]:
     """How much ``method`` gains from ``k0`` to ``k1`` benchmarks, paired by (seed, fold) cell.
 
+    ``r2_k0``, ``r2_k1``: each size's mean R^2 over the cells scored at both.
     ``gain``: the mean of R^2(k1) - R^2(k0) over the cells, with its standard
     error ``gain_se`` -- the protocol's R^2 (Section 5.1), each size scored
     on the entries it scores, so a size that reveals a benchmark more models
@@ -317,20 +318,21 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
         ``method`` is not scored at both sizes in any cell.
     """
     d = df[df["method"] == method]
-    pairs = {}
+    pairs, wide = {}, {}
     for col in ("r2", "r2_common"):
         if col in d.columns:
-            w = d.pivot_table(index=["seed", "fold"], columns="k", values=col)
+            wide[col] = w = d.pivot_table(index=["seed", "fold"], columns="k", values=col)
             pairs[col] = (w[k1] - w[k0]).dropna() if k0 in w.columns and k1 in w.columns else pd.Series(dtype=float)
     if "r2" not in pairs or not len(pairs["r2"]):
         raise ValueError(f"{method!r} is not scored at both k = {k0} and k = {k1} in any (seed, fold) cell")
     gain, gain_se = _mean_se(pairs["r2"])
     common, common_se = _mean_se(pairs["r2_common"]) if len(pairs.get("r2_common", ())) else (np.nan, np.nan)
-    out = dict(k0=int(k0), k1=int(k1), gain=gain, gain_se=gain_se, gain_common=common, gain_common_se=common_se,
-               n_cells=int(len(pairs["r2"])))
+    both = pairs["r2"].index
+    out = dict(k0=int(k0), k1=int(k1), r2_k0=float(wide["r2"].loc[both, k0].mean()),
+               r2_k1=float(wide["r2"].loc[both, k1].mean()), gain=gain, gain_se=gain_se, gain_common=common,
+               gain_common_se=common_se, n_cells=int(len(both)))
     sums = ["ss_res", "ss_tot", "ss_res_common", "ss_tot_common"]
     cells = d.set_index(["seed", "fold"])
-    both = pairs["r2"].index
     out["nested_cells"] = -1
     if "selected" in d.columns:
         chosen = d.groupby(["seed", "fold", "k"])["selected"].first()
@@ -370,10 +372,8 @@ def seed_gains(df: pd.DataFrame, methods: Sequence[str] | None = None, *, k0: in
             raise ValueError(f"method {method!r} is not in the frame: it has {list(pd.unique(df['method']))}")
         for seed, ds in d.groupby("seed", sort=True):
             g = k_gain(ds, method=method, k0=k0, k1=k1)
-            w = ds.pivot_table(index="fold", columns="k", values="r2")[[k0, k1]].dropna()
-            rows.append(dict(method=method, seed=int(seed), r2_k0=float(w[k0].mean()), r2_k1=float(w[k1].mean()),
-                             **{c: g[c] for c in ("gain", "gain_se", "gain_common", "gain_common_se",
-                                                  "nested_cells", "n_cells")}))
+            rows.append(dict(method=method, seed=int(seed), **{c: g[c] for c in (
+                "r2_k0", "r2_k1", "gain", "gain_se", "gain_common", "gain_common_se", "nested_cells", "n_cells")}))
     return pd.DataFrame(rows)
 
 
