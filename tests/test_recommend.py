@@ -446,6 +446,44 @@ def test_seed_gains_gives_each_seeds_paired_gain_from_k0_to_k1():
         seed_gains(df, k0=5, k1=7)
 
 
+def test_paired_summaries_pair_the_holdouts_of_one_cross_validate_run():
+    from benchsel_lib.studies.pipelines import k_gain, paired_summary, peer_differences
+
+    # no seed column (one run), two holdouts x two folds: four cells, each with its own difference
+    rows = []
+    for i, (holdout, fold) in enumerate([(0.1, 0), (0.1, 1), (0.2, 0), (0.2, 1)]):
+        for method, r2 in (("auto", 0.6 + 0.1 * i), ("a+b", 0.5), ("mi", 0.4)):
+            rows += [dict(method=method, holdout=holdout, fold=fold, k=5, r2=r2),
+                     dict(method=method, holdout=holdout, fold=fold, k=10, r2=r2 + 0.01 * i)]
+    df = pd.DataFrame(rows)
+    d = [0.1, 0.2, 0.3, 0.4]
+    out = peer_differences(df, ["a+b"], ks=(5,)).iloc[0]
+    assert out["n_cells"] == 4 and out["diff"] == pytest.approx(np.mean(d))
+    assert out["diff_se"] == pytest.approx(np.std(d, ddof=1) / 2)
+    assert paired_summary(df, ks=(5,)).iloc[0]["n_cells"] == 4
+    g = k_gain(df, k0=5, k1=10)
+    assert g["n_cells"] == 4 and g["gain"] == pytest.approx(0.015)  # 0, 0.01, 0.02, 0.03: not averaged over holdouts
+    real = cross_validate(_matrix(_data(3)), _pairwise("entropy", "random"), holdouts=(0.1, 0.2), k_max=3,
+                          n_folds=3, scheme="paper", seed=0, progress=False)
+    assert k_gain(real, method="entropy", k0=1, k1=3)["n_cells"] == 6
+    assert peer_differences(real, ["random"], ks=(1, 3), reference="entropy")["n_cells"].tolist() == [6, 6]
+
+
+@pytest.mark.parametrize("name, kwargs, drop, needle", [
+    ("k_gain", {}, "fold", "no 'fold' column"),
+    ("k_gain", {"method": "x"}, None, "method 'x' is not in the frame"),
+    ("peer_differences", {"peers": ["mi"], "ks": (7,)}, None, r"k = \[7\] is not scored: the frame has k = \[5, 10\]"),
+    ("paired_summary", {"baseline": "none"}, None, "method 'none' is not in the frame"),
+    ("seed_gains", {}, "seed", "no 'seed' column"),
+])
+def test_paired_summaries_name_a_missing_column_size_or_method(name, kwargs, drop, needle):
+    from benchsel_lib.studies import pipelines
+
+    df = pd.DataFrame(dict(method=["auto", "auto", "mi", "mi"], seed=0, fold=0, k=[5, 10, 5, 10], r2=0.5))
+    with pytest.raises(ValueError, match=needle):
+        getattr(pipelines, name)(df if drop is None else df.drop(columns=drop), **kwargs)
+
+
 def test_every_listed_peer_is_a_pipeline_and_the_paper_is_run_by_every_comparison():
     from benchsel_lib.method.pipeline import parse_pipeline
     from benchsel_lib.studies.pipelines import PEERS, peer_pairs

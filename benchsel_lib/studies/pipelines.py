@@ -191,6 +191,39 @@ def aside_tables(runs: Sequence[AsideRun], peers: Sequence[str], *,
             pd.concat(covs, ignore_index=True) if covs else empty)
 
 
+def _cell_keys(df: pd.DataFrame, *, values: Sequence[str] = ("r2",)) -> list[str]:
+    """The columns of ``df`` that name one (seed, holdout, fold) cell, after checking those pairing needs.
+
+    Rows of :func:`compare_pipelines` carry ``seed``; rows of one
+    :func:`~benchsel_lib.protocol.cv.cross_validate` run have one seed and
+    carry ``holdout`` and ``fold``.  Methods compared in the same cell saw
+    the same training and validation models, so their differences pair.
+
+    Raises
+    ------
+    ValueError
+        ``df`` lacks ``method``, ``fold``, ``k`` or one of ``values``.
+    """
+    missing = [c for c in ("method", "fold", "k", *values) if c not in df.columns]
+    if missing:
+        raise ValueError(f"the frame has no {', '.join(map(repr, missing))} column: pass the rows of "
+                         "cross_validate or compare_pipelines")
+    return [c for c in ("seed", "holdout", "fold") if c in df.columns]
+
+
+def _wide_r2(df: pd.DataFrame, ks: Sequence[int], methods: Sequence[str]) -> pd.DataFrame:
+    """R^2 per cell and ``k`` (rows) and method (columns), after checking that ``ks`` and ``methods`` were scored."""
+    wide = df.pivot_table(index=[*_cell_keys(df), "k"], columns="method", values="r2")
+    scored = sorted(set(wide.index.get_level_values("k")))
+    absent = [int(k) for k in ks if k not in scored]
+    if absent:
+        raise ValueError(f"k = {absent} is not scored: the frame has k = {[int(k) for k in scored]}")
+    for method in methods:
+        if method not in wide.columns:
+            raise ValueError(f"method {method!r} is not in the frame: it has {list(pd.unique(df['method']))}")
+    return wide
+
+
 def _mean_se(d: pd.Series) -> tuple[float, float]:
     """Mean and standard error (``sd / sqrt(n)``; NaN below two values) of paired differences."""
     return float(d.mean()), (float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan"))
@@ -200,14 +233,22 @@ def paired_summary(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10), reference: 
                    baseline: str = "mi", n_se: float = 2.0) -> pd.DataFrame:
     """Mean R^2 of ``reference``, ``baseline`` and the best other method per ``k``, with paired differences.
 
-    The difference ``reference - best`` is taken per (seed, fold) cell (same
-    folds), and its mean and standard error (``sd / sqrt(cells)``) are
-    reported.  ``best`` is the method (other than ``reference`` and
+    The difference ``reference - best`` is taken per (seed, holdout, fold)
+    cell (same folds), and its mean and standard error (``sd / sqrt(cells)``)
+    are reported.  ``best`` is the method (other than ``reference`` and
     ``baseline``) with the highest mean R^2 at that ``k``.  ``vs_baseline``
     reads the difference to ``baseline``: ``"better"`` / ``"worse"`` when it
-    exceeds ``n_se`` standard errors either way, else ``"level"``.
+    exceeds ``n_se`` standard errors either way, else ``"level"``.  ``df``
+    holds the rows of :func:`compare_pipelines` or of one
+    :func:`~benchsel_lib.protocol.cv.cross_validate` run.  O(rows).
+
+    Raises
+    ------
+    ValueError
+        ``df`` lacks a column pairing needs, a size of ``ks`` is not scored,
+        or ``reference`` or ``baseline`` is not in ``df``.
     """
-    wide = df.pivot_table(index=["seed", "fold", "k"], columns="method", values="r2")
+    wide = _wide_r2(df, ks, (reference, baseline))
     rows = []
     for k in ks:
         w = wide.xs(k, level="k")
@@ -267,12 +308,19 @@ def peer_differences(df: pd.DataFrame, peers: Sequence[str], *, ks: Sequence[int
                      reference: str = "auto") -> pd.DataFrame:
     """Mean R^2 of ``reference`` and of each peer per ``k``, with the paired difference ``reference - peer``.
 
-    The difference is taken per (seed, fold) cell (the same folds), its mean
-    and standard error (``sd / sqrt(cells)``) over the cells where both were
-    scored.  Rows ``k, peer, reference_r2, peer_r2, diff, diff_se, n_cells``,
-    in the order of ``ks`` then ``peers``; a peer absent from ``df`` is skipped.
+    The difference is taken per (seed, holdout, fold) cell (the same folds),
+    its mean and standard error (``sd / sqrt(cells)``) over the cells where
+    both were scored.  Rows ``k, peer, reference_r2, peer_r2, diff, diff_se,
+    n_cells``, in the order of ``ks`` then ``peers``; a peer absent from
+    ``df`` is skipped.  O(rows).
+
+    Raises
+    ------
+    ValueError
+        ``df`` lacks a column pairing needs, a size of ``ks`` is not scored,
+        or ``reference`` is not in ``df``.
     """
-    wide = df.pivot_table(index=["seed", "fold", "k"], columns="method", values="r2")
+    wide = _wide_r2(df, ks, (reference,))
     rows = []
     for k in ks:
         w = wide.xs(k, level="k")
@@ -287,7 +335,7 @@ def peer_differences(df: pd.DataFrame, peers: Sequence[str], *, ks: Sequence[int
 
 
 def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10) -> dict[str, float]:
-    """How much ``method`` gains from ``k0`` to ``k1`` benchmarks, paired by (seed, fold) cell.
+    """How much ``method`` gains from ``k0`` to ``k1`` benchmarks, paired by (seed, holdout, fold) cell.
 
     ``r2_k0``, ``r2_k1``: each size's mean R^2 over the cells scored at both.
     ``gain``: the mean of R^2(k1) - R^2(k0) over the cells, with its standard
@@ -315,16 +363,20 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
     Raises
     ------
     ValueError
-        ``method`` is not scored at both sizes in any cell.
+        ``df`` lacks a column pairing needs, ``method`` is not in it, or it
+        is not scored at both sizes in any cell.
     """
+    keys = _cell_keys(df)
     d = df[df["method"] == method]
+    if d.empty:
+        raise ValueError(f"method {method!r} is not in the frame: it has {list(pd.unique(df['method']))}")
     pairs, wide = {}, {}
     for col in ("r2", "r2_common"):
         if col in d.columns:
-            wide[col] = w = d.pivot_table(index=["seed", "fold"], columns="k", values=col)
+            wide[col] = w = d.pivot_table(index=keys, columns="k", values=col)
             pairs[col] = (w[k1] - w[k0]).dropna() if k0 in w.columns and k1 in w.columns else pd.Series(dtype=float)
     if "r2" not in pairs or not len(pairs["r2"]):
-        raise ValueError(f"{method!r} is not scored at both k = {k0} and k = {k1} in any (seed, fold) cell")
+        raise ValueError(f"{method!r} is not scored at both k = {k0} and k = {k1} in any (seed, holdout, fold) cell")
     gain, gain_se = _mean_se(pairs["r2"])
     common, common_se = _mean_se(pairs["r2_common"]) if len(pairs.get("r2_common", ())) else (np.nan, np.nan)
     both = pairs["r2"].index
@@ -332,11 +384,12 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
                r2_k1=float(wide["r2"].loc[both, k1].mean()), gain=gain, gain_se=gain_se, gain_common=common,
                gain_common_se=common_se, n_cells=int(len(both)))
     sums = ["ss_res", "ss_tot", "ss_res_common", "ss_tot_common"]
-    cells = d.set_index(["seed", "fold"])
+    cells = d.set_index(keys)
     out["nested_cells"] = -1
     if "selected" in d.columns:
-        chosen = d.groupby(["seed", "fold", "k"])["selected"].first()
-        out["nested_cells"] = int(sum(set(chosen[(*c, k0)]) <= set(chosen[(*c, k1)]) for c in both))
+        chosen = d.groupby([*keys, "k"])["selected"].first()
+        cell = [c if isinstance(c, tuple) else (c,) for c in both]
+        out["nested_cells"] = int(sum(set(chosen[(*c, k0)]) <= set(chosen[(*c, k1)]) for c in cell))
     for k, tag in ((k0, "k0"), (k1, "k1")):
         out[f"common_r2_{tag}"] = out[f"only_r2_{tag}"] = np.nan
         if set(sums) <= set(d.columns):
@@ -361,9 +414,14 @@ def seed_gains(df: pd.DataFrame, methods: Sequence[str] | None = None, *, k0: in
     Raises
     ------
     ValueError
-        A method of ``methods`` is not in ``df``, or is not scored at both
+        ``df`` has no ``seed`` column or lacks another column pairing needs,
+        a method of ``methods`` is not in ``df``, or it is not scored at both
         sizes at one of its seeds.
     """
+    if "seed" not in df.columns:
+        raise ValueError("the frame has no 'seed' column: seed_gains compares the seeds of compare_pipelines "
+                         "rows (k_gain reads one cross_validate run)")
+    _cell_keys(df)
     names = list(pd.unique(df["method"])) if methods is None else list(methods)
     rows = []
     for method in names:
