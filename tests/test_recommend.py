@@ -475,6 +475,9 @@ def test_paired_summaries_pair_the_holdouts_of_one_cross_validate_run():
     ("peer_differences", {"peers": ["mi"], "ks": (7,)}, None, r"k = \[7\] is not scored: the frame has k = \[5, 10\]"),
     ("paired_summary", {"baseline": "none"}, None, "method 'none' is not in the frame"),
     ("seed_gains", {}, "seed", "no 'seed' column"),
+    ("choice_counts", {}, None, "no 'choice' column"),
+    ("inner_optimism", {}, None, "no 'inner_r2' column"),
+    ("pooled_coverage", {"levels": (0.8,)}, None, r"no 'n_eval', 'cov_80' columns: .*levels=\(0\.8,\)"),
 ])
 def test_paired_summaries_name_a_missing_column_size_or_method(name, kwargs, drop, needle):
     from benchsel_lib.studies import pipelines

@@ -204,11 +204,16 @@ def _cell_keys(df: pd.DataFrame, *, values: Sequence[str] = ("r2",)) -> list[str
     ValueError
         ``df`` lacks ``method``, ``fold``, ``k`` or one of ``values``.
     """
-    missing = [c for c in ("method", "fold", "k", *values) if c not in df.columns]
-    if missing:
-        raise ValueError(f"the frame has no {', '.join(map(repr, missing))} column: pass the rows of "
-                         "cross_validate or compare_pipelines")
+    _require_columns(df, ("method", "fold", "k", *values))
     return [c for c in ("seed", "holdout", "fold") if c in df.columns]
+
+
+def _require_columns(df: pd.DataFrame, columns: Sequence[str], *,
+                     hint: str = "pass the rows of cross_validate or compare_pipelines") -> None:
+    """Raise ``ValueError`` naming the ``columns`` that ``df`` lacks, with ``hint``."""
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ValueError(f"the frame has no {', '.join(map(repr, missing))} column{'s' * (len(missing) > 1)}: {hint}")
 
 
 def _wide_r2(df: pd.DataFrame, ks: Sequence[int], methods: Sequence[str]) -> pd.DataFrame:
@@ -267,15 +272,28 @@ def paired_summary(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10), reference: 
 
 def choice_counts(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] = (5, 10),
                   top: int = 3) -> dict[int, dict[str, int]]:
-    """How often each pipeline was ``method``'s choice over the (seed, fold) cells, per ``k``: the ``top`` most frequent."""
+    """How often each pipeline was ``method``'s choice over the (seed, fold) cells, per ``k``: the ``top`` most frequent.
+
+    ``df`` needs ``method``, ``k`` and ``choice`` (the recommended pipeline's
+    rows of :func:`~benchsel_lib.protocol.cv.cross_validate` carry it);
+    ``ValueError`` names a missing one.
+    """
+    _require_columns(df, ("method", "k", "choice"),
+                     hint="the recommended pipeline's rows of cross_validate carry its choice")
     d = df[(df["method"] == method) & df["k"].isin(list(ks))]
     return {int(k): {str(c): int(n) for c, n in g["choice"].value_counts().head(top).items()}
             for k, g in d.groupby("k")}
 
 
 def pooled_coverage(df: pd.DataFrame, *, method: str = "auto", levels: Sequence[float] = (0.5, 0.8, 0.9)) -> pd.DataFrame:
-    """Interval coverage of ``method`` pooled over folds and ``k`` (weighted by evaluated entries), per level."""
+    """Interval coverage of ``method`` pooled over folds and ``k`` (weighted by evaluated entries), per level.
 
+    ``ValueError`` names a level whose coverage column ``df`` lacks (run
+    :func:`~benchsel_lib.protocol.cv.cross_validate` with that level in
+    ``levels``).
+    """
+    _require_columns(df, ("method", "n_eval", *(coverage_column(lev) for lev in levels)),
+                     hint=f"cross_validate gives interval coverage with levels={tuple(float(v) for v in levels)}")
     d = df[df["method"] == method]
     out = []
     for lev in levels:
@@ -293,8 +311,11 @@ def inner_optimism(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] 
     ``r2``, e.g. from :func:`compare_pipelines`).  Returns per ``k`` the mean
     of each over the (seed, fold) cells and their mean difference
     ``inner_r2 - r2`` with its standard error: the optimism of the inner
-    score that a user of ``benchsel predict`` is shown.
+    score that a user of ``benchsel predict`` is shown.  ``ValueError``
+    names a missing column.
     """
+    _require_columns(df, ("method", "k", "inner_r2", "r2"),
+                     hint="the recommended pipeline's rows of cross_validate carry its inner_r2")
     d = df[(df["method"] == method) & df["k"].isin(list(ks))].dropna(subset=["inner_r2", "r2"])
     rows = []
     for k, g in d.groupby("k"):
