@@ -36,7 +36,7 @@ Usage::
                                          [--n-jobs 2] [--greedy] [--anchors] [--skip-grid]
                                          [--skip-timing] [--quick] [--aside NAME ...]
                                          [--candidates STRATEGY ...] [--choice nested|best]
-                                         [--gain-seeds SEED ...]
+                                         [--gain-seeds SEED ...] [--unconditioned skip|mean]
 
 ``--quick``: seed 42 only, auto against the peers alone (no fixed grid), no
 timing; with ``--datasets merged`` it runs one matrix.  ``--aside`` names the
@@ -65,6 +65,12 @@ alone on the four matrices, with ``--datasets`` alone (and ``--skip-grid``)
 on the held-aside sources::
 
     python benchmarks/bench_recommend.py --skip-grid --skip-timing --aside --choice nested --gain-seeds 0 1 2
+
+``--unconditioned mean`` scores, in those runs, a held-out model that
+observes none of the revealed benchmarks with the training mean instead of
+leaving it out (the paper's rule, ``skip``): every held-out model is then
+scored at both sizes, so what the gain measures no longer depends on which
+models each size can score.
 """
 from __future__ import annotations
 
@@ -271,11 +277,12 @@ def aside(names, n_jobs: int, variants=()) -> list[str]:
     return verdicts
 
 
-def gain_seeds(datasets, aside_names, seeds, n_jobs: int, variants=()) -> None:
+def gain_seeds(datasets, aside_names, seeds, n_jobs: int, variants=(), unconditioned: str = "skip") -> None:
     """Auto, and each variant of it (:func:`_variants`), at k = 5 and 10 (capped on a held-aside source as its peers
     table is, :func:`aside_ks`) on the paper's folds drawn with each of ``seeds``: the gain from the smaller size to
     the larger at every seed (:func:`seed_gains`), how many seeds it is negative at, and each variant's difference
-    from auto, averaged over the seeds."""
+    from auto, averaged over the seeds.  ``unconditioned``: the protocol's rule for a held-out model that observes
+    none of the revealed benchmarks (:func:`cross_validate`)."""
     pipes = [Pipeline.auto()] + [pipe for pipe, _ in variants]
     runs = [(name, load_matrix(name), (5, 10)) for name in datasets]
     for name in aside_names:
@@ -288,11 +295,13 @@ def gain_seeds(datasets, aside_names, seeds, n_jobs: int, variants=()) -> None:
             continue
         t0 = time.perf_counter()
         df = pd.concat([cross_validate(M, pipes, holdouts=(0.1,), k_max=k1, ks=ks, n_folds=10, seed=sd,
-                                       scheme="paper", levels=(), progress=False, n_jobs=n_jobs).assign(seed=sd)
+                                       scheme="paper", levels=(), progress=False, n_jobs=n_jobs,
+                                       unconditioned=unconditioned).assign(seed=sd)
                         for sd in seeds], ignore_index=True)
         tab = seed_gains(df, [pipe.name for pipe in pipes], k0=k0, k1=k1)
         print(f"\n== {name}: the gain from k={k0} to k={k1} at each seed ({time.perf_counter() - t0:.0f} s, "
-              f"{len(seeds)} seeds x 10 folds)")
+              f"{len(seeds)} seeds x 10 folds" + (", unscored models at the training mean)" if unconditioned == "mean"
+                                                  else ")"))
         print(f"{'method':<12} {'seed':>4} {f'k={k0}':>6} {f'k={k1}':>6} {'gain':>7} {'SE':>6} {'shared':>7} "
               f"{'SE':>6} {'nested':>6}")
         for r in tab.itertuples():
@@ -359,6 +368,9 @@ def main() -> None:
                     help="also run auto with this choice rule, against auto (seed 42)")
     ap.add_argument("--gain-seeds", nargs="+", type=int, default=[], metavar="SEED",
                     help="also run auto (and the variants above) at k = 5 and 10 with each of these seeds")
+    ap.add_argument("--unconditioned", default="skip", choices=["skip", "mean"],
+                    help="in the --gain-seeds runs, leave out a held-out model that observes none of the revealed "
+                         "benchmarks (skip: the paper) or score it with the training mean (mean)")
     args = ap.parse_args()
     if args.quick:
         args.seeds, args.skip_timing = [PEER_SEED], True
@@ -371,7 +383,7 @@ def main() -> None:
     if args.aside:
         verdicts += aside(args.aside, args.n_jobs, variants)
     if args.gain_seeds:
-        gain_seeds(args.datasets, args.aside, args.gain_seeds, args.n_jobs, variants)
+        gain_seeds(args.datasets, args.aside, args.gain_seeds, args.n_jobs, variants, args.unconditioned)
     if not args.skip_timing and args.datasets:
         verdicts += timing(args.datasets, args.n_jobs)
     print("\nverdicts:")
