@@ -191,7 +191,7 @@ def aside_tables(runs: Sequence[AsideRun], peers: Sequence[str], *,
             pd.concat(covs, ignore_index=True) if covs else empty)
 
 
-def _cell_keys(df: pd.DataFrame, *, values: Sequence[str] = ("r2",)) -> list[str]:
+def _cell_keys(df: pd.DataFrame) -> list[str]:
     """The columns of ``df`` that name one (seed, holdout, fold) cell, after checking those pairing needs.
 
     Rows of :func:`compare_pipelines` carry ``seed``; rows of one
@@ -202,9 +202,9 @@ def _cell_keys(df: pd.DataFrame, *, values: Sequence[str] = ("r2",)) -> list[str
     Raises
     ------
     ValueError
-        ``df`` lacks ``method``, ``fold``, ``k`` or one of ``values``.
+        ``df`` lacks ``method``, ``fold``, ``k`` or ``r2``.
     """
-    _require_columns(df, ("method", "fold", "k", *values))
+    _require_columns(df, ("method", "fold", "k", "r2"))
     return [c for c in ("seed", "holdout", "fold") if c in df.columns]
 
 
@@ -216,6 +216,14 @@ def _require_columns(df: pd.DataFrame, columns: Sequence[str], *,
         raise ValueError(f"the frame has no {', '.join(map(repr, missing))} column{'s' * (len(missing) > 1)}: {hint}")
 
 
+def _require_methods(df: pd.DataFrame, methods: Sequence[str]) -> None:
+    """Raise ``ValueError`` naming the first of ``methods`` that has no row in ``df``, with the methods it has."""
+    have = list(pd.unique(df["method"]))
+    for method in methods:
+        if method not in have:
+            raise ValueError(f"method {method!r} is not in the frame: it has {have}")
+
+
 def _wide_r2(df: pd.DataFrame, ks: Sequence[int], methods: Sequence[str]) -> pd.DataFrame:
     """R^2 per cell and ``k`` (rows) and method (columns), after checking that ``ks`` and ``methods`` were scored."""
     wide = df.pivot_table(index=[*_cell_keys(df), "k"], columns="method", values="r2")
@@ -223,9 +231,7 @@ def _wide_r2(df: pd.DataFrame, ks: Sequence[int], methods: Sequence[str]) -> pd.
     absent = [int(k) for k in ks if k not in scored]
     if absent:
         raise ValueError(f"k = {absent} is not scored: the frame has k = {[int(k) for k in scored]}")
-    for method in methods:
-        if method not in wide.columns:
-            raise ValueError(f"method {method!r} is not in the frame: it has {list(pd.unique(df['method']))}")
+    _require_methods(df, methods)
     return wide
 
 
@@ -388,9 +394,8 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
         is not scored at both sizes in any cell.
     """
     keys = _cell_keys(df)
+    _require_methods(df, (method,))
     d = df[df["method"] == method]
-    if d.empty:
-        raise ValueError(f"method {method!r} is not in the frame: it has {list(pd.unique(df['method']))}")
     pairs, wide = {}, {}
     for col in ("r2", "r2_common"):
         if col in d.columns:
@@ -439,16 +444,14 @@ def seed_gains(df: pd.DataFrame, methods: Sequence[str] | None = None, *, k0: in
         a method of ``methods`` is not in ``df``, or it is not scored at both
         sizes at one of its seeds.
     """
-    if "seed" not in df.columns:
-        raise ValueError("the frame has no 'seed' column: seed_gains compares the seeds of compare_pipelines "
-                         "rows (k_gain reads one cross_validate run)")
-    _cell_keys(df)
+    _require_columns(df, ("seed", "method", "fold", "k", "r2"),
+                     hint="seed_gains compares the seeds of compare_pipelines rows "
+                          "(k_gain reads one cross_validate run)")
     names = list(pd.unique(df["method"])) if methods is None else list(methods)
+    _require_methods(df, names)
     rows = []
     for method in names:
         d = df[df["method"] == method]
-        if d.empty:
-            raise ValueError(f"method {method!r} is not in the frame: it has {list(pd.unique(df['method']))}")
         for seed, ds in d.groupby("seed", sort=True):
             g = k_gain(ds, method=method, k0=k0, k1=k1)
             rows.append(dict(method=method, seed=int(seed), **{c: g[c] for c in (
