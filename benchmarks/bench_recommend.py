@@ -36,6 +36,7 @@ Usage::
                                          [--n-jobs 2] [--greedy] [--anchors] [--skip-grid]
                                          [--skip-timing] [--quick] [--aside NAME ...]
                                          [--candidates STRATEGY ...] [--choice nested|best]
+                                         [--search-repeats R]
                                          [--gain-seeds SEED ...] [--unconditioned skip|mean]
 
 ``--quick``: seed 42 only, auto against the peers alone (no fixed grid), no
@@ -52,11 +53,15 @@ added to its candidates, and prints its R^2 at k = 5 and 10 (the held-aside
 sizes there) against auto's, paired by fold: what the candidate would change.
 ``--choice nested`` (or ``best``) does the same for auto with that choice
 rule (:data:`benchsel_lib.method.search.CHOICE_RULES`), with its gain from
-k = 5 to 10.
+k = 5 to 10.  ``--search-repeats 2`` does the same for auto whose inner
+cross-validation pools two seeded draws of its folds (``search_repeats``).
+With the timing, each of these variants' full CV is timed as auto's is, and
+its interval coverage printed.
 
-``--gain-seeds 0 1 2`` also runs auto, and the variants that ``--candidates``
-and ``--choice`` ask for, at k = 5 and 10 (capped on a held-aside source as
-in its peers table) on the paper's folds drawn with each of those seeds
+``--gain-seeds 0 1 2`` also runs auto, and the variants that ``--candidates``,
+``--choice`` and ``--search-repeats`` ask for, at k = 5 and 10 (capped on a
+held-aside source as in its peers table) on the paper's folds drawn with
+each of those seeds
 (:func:`~benchsel_lib.studies.pipelines.seed_gains`), on the ``--datasets``
 and the ``--aside`` sources: whether the gain from k = 5 to 10 holds beyond
 the one seed of the peers table, and each variant's difference from auto
@@ -161,8 +166,9 @@ def _gain_verdicts(where: str, g) -> list[str]:
                      f"{g['gain_common']:+.3f} +- {g['gain_common_se']:.3f} (target >= 0)")]
 
 
-def _variants(candidates=(), choice=None) -> list[tuple[Pipeline, str]]:
-    """The variants of auto that ``--candidates`` and ``--choice`` ask for, each with what it is."""
+def _variants(candidates=(), choice=None, repeats=None) -> list[tuple[Pipeline, str]]:
+    """The variants of auto that ``--candidates``, ``--choice`` and ``--search-repeats`` ask for, each with what
+    it is."""
     out = []
     if candidates:
         extra = tuple(s for s in candidates if s not in DEFAULT_STRATEGIES)
@@ -170,6 +176,9 @@ def _variants(candidates=(), choice=None) -> list[tuple[Pipeline, str]]:
                     f"auto with {', '.join(candidates)} among its candidates"))
     if choice is not None:
         out.append((Pipeline.auto(choice=choice, name=f"auto:{choice}"), f"auto with the {choice!r} choice"))
+    if repeats is not None:
+        out.append((Pipeline.auto(search_repeats=repeats, name=f"auto:x{repeats}"),
+                    f"auto with {repeats} draws of its inner folds"))
     return out
 
 
@@ -321,15 +330,31 @@ def gain_seeds(datasets, aside_names, seeds, n_jobs: int, variants=(), unconditi
                       f"(above at {int((d > 0).sum())}, below at {int((d < 0).sum())} of {len(d)})")
 
 
-def timing(datasets, n_jobs: int) -> list[str]:
-    t0 = time.perf_counter()
-    for name in datasets:
-        t = time.perf_counter()
-        _cv(load_matrix(name), name, ("auto",), 42, LEVELS, n_jobs)
-        print(f"full CV of auto on {name}: {time.perf_counter() - t:.1f} s")
-    total = time.perf_counter() - t0
-    out = [_verdict(total <= 120, f"full CV of auto (10 folds, k=1..10, levels) on {'+'.join(datasets)}: "
-                    f"{total:.1f} s with {n_jobs} workers (target <= 120 s on 2 cores)")]
+def timing(datasets, n_jobs: int, variants=()) -> list[str]:
+    """The full CV of auto on ``datasets`` and one ``benchsel predict``, timed; each variant of auto
+    (:func:`_variants`) is timed the same way, with its interval coverage, for comparison (no verdict)."""
+    out = []
+    for pipe in [None] + [p for p, _ in variants]:
+        label = "auto" if pipe is None else pipe.name
+        t0 = time.perf_counter()
+        for name in datasets:
+            t = time.perf_counter()
+            if pipe is None:
+                _cv(load_matrix(name), name, ("auto",), 42, LEVELS, n_jobs)
+            else:
+                df = cross_validate(load_matrix(name), [pipe], holdouts=(0.1,), k_max=10, n_folds=10, seed=42,
+                                    scheme="paper", levels=LEVELS, progress=False, n_jobs=n_jobs)
+                cov = ", ".join(f"{r.coverage:.3f}" for r in pooled_coverage(df, method=pipe.name,
+                                                                                levels=LEVELS).itertuples())
+                print(f"{label} on {name}: coverage at {' / '.join(f'{v:.0%}' for v in LEVELS)} = {cov}")
+            print(f"full CV of {label} on {name}: {time.perf_counter() - t:.1f} s")
+        total = time.perf_counter() - t0
+        text = (f"full CV of {label} (10 folds, k=1..10, levels) on {'+'.join(datasets)}: {total:.1f} s with "
+                f"{n_jobs} workers")
+        if pipe is None:
+            out.append(_verdict(total <= 120, text + " (target <= 120 s on 2 cores)"))
+        else:
+            print(text)
     M = load_matrix("merged")
     counts = (~np.isnan(M.scores)).sum(axis=0)
     cols = np.argsort(-counts, kind="stable")[:5]
@@ -366,6 +391,8 @@ def main() -> None:
                     help="also run auto with these strategies among its candidates, against auto (seed 42)")
     ap.add_argument("--choice", default=None, choices=[c for c in CHOICE_RULES if c != DEFAULT_RULE],
                     help="also run auto with this choice rule, against auto (seed 42)")
+    ap.add_argument("--search-repeats", type=int, default=None, metavar="R",
+                    help="also run auto with R draws of its inner folds, against auto (seed 42)")
     ap.add_argument("--gain-seeds", nargs="+", type=int, default=[], metavar="SEED",
                     help="also run auto (and the variants above) at k = 5 and 10 with each of these seeds")
     ap.add_argument("--unconditioned", default="skip", choices=["skip", "mean"],
@@ -377,7 +404,7 @@ def main() -> None:
     load = os.getloadavg()
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores: {os.cpu_count()}")
     verdicts = []
-    variants = _variants(args.candidates, args.choice)
+    variants = _variants(args.candidates, args.choice, args.search_repeats)
     if not args.skip_grid:
         verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick, variants)
     if args.aside:
@@ -385,7 +412,7 @@ def main() -> None:
     if args.gain_seeds:
         gain_seeds(args.datasets, args.aside, args.gain_seeds, args.n_jobs, variants, args.unconditioned)
     if not args.skip_timing and args.datasets:
-        verdicts += timing(args.datasets, args.n_jobs)
+        verdicts += timing(args.datasets, args.n_jobs, variants)
     print("\nverdicts:")
     for v in verdicts:
         print(v)

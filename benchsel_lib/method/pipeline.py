@@ -317,8 +317,8 @@ class FittedPath:
 
 
 # --------------------------------------------------------------------------- the pipeline
-_PARAMS = ("k", "scaling", "correlation", "selector", "predictor", "calibrator", "stack", "search_folds", "choice",
-           "seed", "name")
+_PARAMS = ("k", "scaling", "correlation", "selector", "predictor", "calibrator", "stack", "search_folds",
+           "search_repeats", "choice", "seed", "name")
 
 
 def clone(pipeline: Pipeline) -> Pipeline:
@@ -346,6 +346,10 @@ class Pipeline:
         With several predictors, also score their NNLS stack as a candidate.
     search_folds : int
         Inner folds of a search (candidates or conformal intervals).
+    search_repeats : int
+        How many seeded draws of the inner folds a search pools (1: one
+        draw; ``r`` draws cost ``r`` times the inner search, see
+        :func:`~benchsel_lib.method.search.pipeline_path`).
     choice : {"monotone", "best", "nested"}
         How a search with candidates chooses at each size
         (:data:`~benchsel_lib.method.search.CHOICE_RULES`, see
@@ -403,6 +407,7 @@ class Pipeline:
         calibrator: GaussianIntervals | Conformal | str | None = "gaussian",
         stack: bool = False,
         search_folds: int = 5,
+        search_repeats: int = 1,
         choice: str = DEFAULT_RULE,
         seed: int = 0,
         name: str | None = None,
@@ -415,6 +420,7 @@ class Pipeline:
         self.calibrator = calibrator
         self.stack = stack
         self.search_folds = search_folds
+        self.search_repeats = search_repeats
         self.choice = choice
         self.seed = seed
         self.name = name
@@ -498,6 +504,7 @@ class Pipeline:
         initial: Sequence[str] = (),
         logit: bool = False,
         search_folds: int = 5,
+        search_repeats: int = 1,
         choice: str = DEFAULT_RULE,
         name: str = "auto",
     ) -> Pipeline:
@@ -511,7 +518,9 @@ class Pipeline:
         then kept with one more benchmark
         (:func:`~benchsel_lib.method.search.choose_candidate`);
         ``choice="nested"`` keeps one selection strategy for every size
-        instead (see the class's ``choice``).
+        instead (see the class's ``choice``); ``search_repeats=2`` scores the
+        candidates on two seeded draws of the ``search_folds`` inner folds,
+        pooled, at twice the search's cost.
         ``min_observed`` and ``initial`` apply to every candidate selector.
 
         Cost: the inner search of :func:`~benchsel_lib.method.search.pipeline_path`,
@@ -533,7 +542,7 @@ class Pipeline:
             sels.append(dataclasses.replace(sel, **changes))
         return cls(k, scaling=Scaling(logit=logit), correlation=Correlation("fast"), selector=tuple(sels),
                    predictor=tuple(predictors), calibrator="conformal", stack=stack, search_folds=search_folds,
-                   choice=choice, seed=seed, name=name)
+                   search_repeats=search_repeats, choice=choice, seed=seed, name=name)
 
     @classmethod
     def from_name(
@@ -669,6 +678,7 @@ class Pipeline:
         elif len(spec["selector"]) != 1 or spec["selector"][0].budget is None:
             raise ValueError("k=None (as many as the budget allows) needs one selector with a budget")
         check_int(self.search_folds, "search_folds", minimum=2)
+        check_int(self.search_repeats, "search_repeats")
         check_choice_rule(self.choice)
         check_int(self.seed, "seed", minimum=0)
         if not isinstance(self.stack, (bool, np.bool_)):
@@ -847,7 +857,8 @@ class Pipeline:
         levels = DEFAULT_LEVELS if intervals and spec["calibrator"] is not None else ()
         kw: dict[str, Any] = dict(cov=R, strategies=spec["selector"], predictors=tuple(preds), stack=bool(self.stack),
                                   seed=int(seeds.search), names=names, levels=levels, rule=self.choice,
-                                  n_folds=2 if single and not levels and preds != ["stack"] else int(self.search_folds))
+                                  n_folds=2 if single and not levels and preds != ["stack"] else int(self.search_folds),
+                                  repeats=1 if single and not levels and preds != ["stack"] else int(self.search_repeats))
         if revealed is not None:
             recs = pipeline_path(z, len(revealed), fixed=list(revealed), **kw)
         else:

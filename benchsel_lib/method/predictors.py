@@ -44,9 +44,14 @@ __all__ = [
 ]
 
 
-def inner_folds(m: int, n_folds: int, seed: int) -> list[np.ndarray]:
-    """The inner folds of ``m`` training rows (sorted indices), from the stream ``(seed, 11)``. O(m)."""
-    return [np.sort(c) for c in balanced_folds(rng(int(seed), 11).permutation(m), n_folds)]
+def inner_folds(m: int, n_folds: int, seed: int, *, repeat: int = 0) -> list[np.ndarray]:
+    """The inner folds of ``m`` training rows (sorted indices). O(m).
+
+    From the stream ``(seed, 11)``; a repeated cross-validation's further
+    draws (``repeat`` = 1, 2, ...) come from the streams ``(seed, 11, repeat)``.
+    """
+    key = (11,) if repeat == 0 else (11, int(repeat))
+    return [np.sort(c) for c in balanced_folds(rng(int(seed), *key).permutation(m), n_folds)]
 
 
 def inner_cv_predictions(

@@ -118,7 +118,8 @@ class Recommendation:
     selection : list of int
         Columns selected on all training models.
     scores : DataFrame
-        Inner-CV R^2 of every candidate: ``strategy, predictor, k, r2, n_eval``.
+        Inner-CV R^2 of every candidate: ``strategy, predictor, k, r2, n_eval``
+        (``n_eval``: the inner residuals it pools, over every draw of the folds).
     weights : dict
         Stack weights (empty unless ``predictor == "stack"``).
     scale : ndarray (N,)
@@ -604,6 +605,7 @@ def pipeline_path(
     ks: Sequence[int] | None = None,
     budget: float | str | None = "auto",
     rule: str = DEFAULT_RULE,
+    repeats: int = 1,
 ) -> list[Recommendation]:
     """The recommended pipeline for every ``k = 1..k_max`` from one inner cross-validation.
 
@@ -671,6 +673,14 @@ def pipeline_path(
         largest (unless the objective selects per size, as anchor points
         do); its choice at a size depends on the largest size scored.
 
+    repeats : int
+        How many times the inner cross-validation is run, each on its own
+        seeded draw of the ``n_folds`` folds: a candidate's inner R^2 pools the
+        residuals of every repeat (so does the stack's cross-fitting, fold by
+        fold), and the conformal scores pool every repeat's residuals.  More
+        repeats make the choice less dependent on one draw of the folds, at
+        ``repeats`` times the cost of the inner search.  1 (default): one draw.
+
     Returns
     -------
     list of Recommendation, one per ``k`` in increasing order: index ``k - 1``
@@ -678,7 +688,7 @@ def pipeline_path(
 
     Notes
     -----
-    Cost: ``n_folds`` x (one pairwise correlation + one selection per
+    Cost: ``repeats`` x ``n_folds`` x (one pairwise correlation + one selection per
     strategy + ``k_max`` predictions per (strategy, predictor)), then one
     final selection and fit per ``k`` (:func:`search_cost` estimates it);
     within ``budget`` on every model and benchmark.  Memory O(m N) for the
@@ -715,6 +725,7 @@ def pipeline_path(
         k_max, strategies = len(fixed), ("given",)
     k_max = check_int(k_max, "k")
     n_folds = check_int(n_folds, "n_folds", minimum=2)
+    repeats = check_int(repeats, "repeats")
     R = inner_correlation(tr) if cov is None else np.asarray(cov, dtype=float)
     levels = tuple(float(lv) for lv in levels)
     obs = ~np.isnan(tr)
@@ -829,11 +840,15 @@ def pipeline_path(
         note = "; ".join(([note] if note else []) + errors)
     oof: dict[tuple[str, str, int], np.ndarray] = {}
     masks: dict[tuple[str, int], np.ndarray] = {}
-    folds = inner_folds(m_s, n_folds, seed) if (search or levels) and note is None else []
-    fold_of = np.zeros(m_s, dtype=int)
-    for f, rows in enumerate(folds):
-        fold_of[rows] = f
-    for f, rows in enumerate(folds):
+    # repeat r's out-of-fold predictions fill rows r m_s .. (r + 1) m_s - 1 of the stacked arrays
+    folds = ([(r * m_s, rows) for r in range(repeats) for rows in inner_folds(m_s, n_folds, seed, repeat=r)]
+             if (search or levels) and note is None else [])
+    m_t = m_s * repeats
+    truth_t = truth_s if repeats == 1 else np.tile(truth_s, (repeats, 1))
+    fold_of = np.zeros(m_t, dtype=int)
+    for f, (off, rows) in enumerate(folds):
+        fold_of[off + rows] = f
+    for off, rows in folds:
         others = np.setdiff1d(np.arange(m_s), rows)
         keep_cols = obs_s[others].any(axis=0)
         if keep_cols.sum() < 2:
@@ -857,33 +872,33 @@ def pipeline_path(
                 rev[sel] = True
                 q = np.where(ob & rev[None, :], zrows, np.nan)
                 mk = ob & ~rev[None, :] & (ob & rev[None, :]).any(axis=1)[:, None]
-                masks.setdefault((s, k), np.zeros((m_s, N_s), dtype=bool))[rows] = mk
+                masks.setdefault((s, k), np.zeros((m_t, N_s), dtype=bool))[off + rows] = mk
                 blocks.append((s, k, q, mk))
         for p in predictors:
             for (s, k, _, mk), out in zip(blocks, block_predictions(make_predictor(p), itr, blocks, Ri)):
                 out = fold_scaling.inverse(np.where(np.isfinite(out), out, 0.0))  # back to the units of ``train``
-                oof.setdefault((s, p, k), np.zeros((m_s, N_s)))[rows] = np.where(mk, out, 0.0)
+                oof.setdefault((s, p, k), np.zeros((m_t, N_s)))[off + rows] = np.where(mk, out, 0.0)
     recs: list[Recommendation] = []
     score_rows: list[dict[str, Any]] = []
     stack_w: dict[tuple[str, int], dict[str, float]] = {}
     stack_oof: dict[tuple[str, int], np.ndarray] = {}
     for (s, k), mk in masks.items():
-        tot = float((truth_s[mk] ** 2).sum())
+        tot = float((truth_t[mk] ** 2).sum())
         for p in predictors:
-            res = float(((oof[(s, p, k)] - truth_s)[mk] ** 2).sum())
+            res = float(((oof[(s, p, k)] - truth_t)[mk] ** 2).sum())
             score_rows.append(dict(strategy=s, predictor=p, k=k, r2=1.0 - res / tot if tot > 0 else np.nan,
                                    n_eval=int(mk.sum())))
         if stack and len(predictors) > 1:
-            cross = np.zeros((m_s, N_s))
+            cross = np.zeros((m_t, N_s))
             for f in range(len(folds)):
                 inf = (fold_of == f)[:, None] & mk
                 outf = mk & ~inf
-                w = nnls_weights([oof[(s, p, k)][outf] for p in predictors], truth_s[outf])
+                w = nnls_weights([oof[(s, p, k)][outf] for p in predictors], truth_t[outf])
                 cross[inf] = sum(wb * oof[(s, p, k)][inf] for wb, p in zip(w, predictors))
-            res = float(((cross - truth_s)[mk] ** 2).sum())
+            res = float(((cross - truth_t)[mk] ** 2).sum())
             score_rows.append(dict(strategy=s, predictor="stack", k=k, r2=1.0 - res / tot if tot > 0 else np.nan,
                                    n_eval=int(mk.sum())))
-            w_all = nnls_weights([oof[(s, p, k)][mk] for p in predictors], truth_s[mk])
+            w_all = nnls_weights([oof[(s, p, k)][mk] for p in predictors], truth_t[mk])
             stack_w[(s, k)] = dict(zip(predictors, w_all.tolist()))
             stack_oof[(s, k)] = cross
     scores = pd.DataFrame(score_rows, columns=["strategy", "predictor", "k", "r2", "n_eval"])
@@ -938,9 +953,9 @@ def pipeline_path(
         mk = masks.get((s, k))
         if mk is not None and mk.any():
             pred = stack_oof[(s, k)] if p == "stack" else oof[(s, p, k)]
-            res = pred - truth_s
+            res = pred - truth_t
             if sub_cols is not None:  # benchmarks outside the subsample get the pooled scale
-                res_all, mk_all = np.zeros((m_s, N)), np.zeros((m_s, N), dtype=bool)
+                res_all, mk_all = np.zeros((m_t, N)), np.zeros((m_t, N), dtype=bool)
                 res_all[:, sub_cols], mk_all[:, sub_cols] = res, mk
                 res, mk = res_all, mk_all
             scale, scores_k = conformal_scores(res, mk)
