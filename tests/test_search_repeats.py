@@ -76,3 +76,18 @@ def test_a_search_refuses_a_repeat_count_that_is_not_a_positive_integer(bad):
         Pipeline.auto(k=3, search_repeats=bad).fit(as_matrix(_data(24)))
     with pytest.raises(ValueError, match="repeats"):
         pipeline_path(_data(24), 3, strategies=("mi",), predictors=("gaussian",), stack=False, repeats=bad)
+
+
+def test_the_search_budget_counts_every_draw_of_the_inner_folds(monkeypatch):
+    from benchsel_lib.method import search
+
+    monkeypatch.setattr(search, "SEARCH_MIN_MODELS", 40)  # so that an 80-model search can be subsampled
+    X = _data(25, m=80)
+    kw = dict(k=3, n_ks=3, observed=float((~np.isnan(X)).mean()))
+    one = search.search_cost(80, 10, **kw)
+    assert search.search_cost(80, 10, repeats=2, **kw) == pytest.approx(2 * one)
+    assert search.plan_search(80, 10, budget=1.5 * one, **kw).full
+    assert search.plan_search(80, 10, budget=1.5 * one, repeats=2, **kw).rows is not None
+    single, double = (pipeline_path(X, 3, seed=2, budget=1.5 * one, repeats=r)[-1] for r in (1, 2))
+    assert single.plan is None
+    assert double.plan is not None and "of the 80 models" in double.plan

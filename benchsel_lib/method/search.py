@@ -390,6 +390,7 @@ def search_cost(
     n_ks: int = 1,
     n_folds: int = 5,
     observed: float = 1.0,
+    repeats: int = 1,
 ) -> float:
     """Estimated operations of :func:`pipeline_path` on an ``n_models x n_benchmarks`` training matrix. O(1).
 
@@ -420,6 +421,8 @@ def search_cost(
     n_folds : int
     observed : float
         Observed fraction of the entries.
+    repeats : int
+        Draws of the inner folds (each costs as much as the first).
 
     Returns
     -------
@@ -432,7 +435,7 @@ def search_cost(
     fold = _correlation_cost(m_t, N, float(observed))
     fold += sum(selection_cost(sel.objective, int(N), int(k), int(m_t)) for sel in sels if sel is not None)
     fold += len(sels) * n_ks * sum(_predictor_cost(p, m_t, v, N, k) for p in set(predictors) if p != "stack")
-    return F * fold
+    return float(max(1, int(repeats))) * F * fold
 
 
 @dataclass(frozen=True)
@@ -510,6 +513,7 @@ def plan_search(
     n_ks: int = 1,
     n_folds: int = 5,
     observed: float = 1.0,
+    repeats: int = 1,
     keep: Sequence[int] = (),
     seed: int = 0,
     budget: float | None = None,
@@ -534,7 +538,7 @@ def plan_search(
     ----------
     n_models, n_benchmarks : int
         The training matrix's shape.
-    k, strategies, predictors, n_ks, n_folds, observed
+    k, strategies, predictors, n_ks, n_folds, observed, repeats
         As for :func:`search_cost`.
     keep : sequence of int
         Columns every subsample of the benchmarks keeps (mandatory and given ones).
@@ -548,7 +552,8 @@ def plan_search(
     m, N = int(n_models), int(n_benchmarks)
     budget = SEARCH_BUDGET if budget is None else float(budget)
     given = list(strategies) == ["given"]
-    kw = {"k": k, "predictors": predictors, "n_ks": n_ks, "n_folds": n_folds, "observed": observed}
+    kw = {"k": k, "predictors": predictors, "n_ks": n_ks, "n_folds": n_folds, "observed": observed,
+          "repeats": repeats}
     cost = search_cost(m, N, strategies=strategies, **kw)
     if cost <= budget:
         return SearchPlan(None, None, (), cost, cost, (m, N), int(seed), budget, given)
@@ -755,7 +760,7 @@ def pipeline_path(
         def planned(n: int) -> SearchPlan:
             return plan_search(m, N, k=k_max, strategies=list(strategies) if fixed is not None else
                                list(selectors.values()), predictors=predictors, n_ks=n, n_folds=n_folds,
-                               observed=float(obs.mean()), keep=keep, seed=seed,
+                               observed=float(obs.mean()), repeats=repeats, keep=keep, seed=seed,
                                budget=None if budget == "auto" else float(budget))
 
         plan = planned(n_ks)
