@@ -91,3 +91,26 @@ def test_the_search_budget_counts_every_draw_of_the_inner_folds(monkeypatch):
     single, double = (pipeline_path(X, 3, seed=2, budget=1.5 * one, repeats=r)[-1] for r in (1, 2))
     assert single.plan is None
     assert double.plan is not None and "of the 80 models" in double.plan
+
+
+def test_the_stack_of_a_repeated_search_is_cross_fitted_within_each_draw(monkeypatch):
+    from benchsel_lib.method.predictors import nnls_weights
+
+    X = _data(26)
+    revealed = [2, 5, 9]
+    rec = pipeline_path(X, 3, fixed=revealed, predictors=_PREDICTORS, stack=True, n_folds=5, seed=6, levels=(),
+                        repeats=2)[0]
+    res = tot = 0.0
+    for r in range(2):
+        preds, mask = _oof(X, revealed, 6, r, monkeypatch)
+        truth = np.where(mask, X, 0.0)
+        cross = np.zeros_like(truth)
+        for rows in inner_folds(X.shape[0], 5, 6, repeat=r):
+            inf = np.zeros_like(mask)
+            inf[rows] = mask[rows]
+            w = nnls_weights([preds[p][mask & ~inf] for p in _PREDICTORS], truth[mask & ~inf])
+            cross[inf] = sum(wb * preds[p][inf] for wb, p in zip(w, _PREDICTORS))
+        res += float(((cross - truth)[mask] ** 2).sum())
+        tot += float((truth[mask] ** 2).sum())
+    got = rec.scores.loc[rec.scores["predictor"] == "stack", "r2"].item()
+    assert got == pytest.approx(1.0 - res / tot, abs=1e-12)

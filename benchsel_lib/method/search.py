@@ -853,6 +853,7 @@ def pipeline_path(
     fold_of = np.zeros(m_t, dtype=int)
     for f, (off, rows) in enumerate(folds):
         fold_of[off + rows] = f
+    draw_of = np.repeat(np.arange(repeats), m_s)  # the draw of each stacked row
     for off, rows in folds:
         others = np.setdiff1d(np.arange(m_s), rows)
         keep_cols = obs_s[others].any(axis=0)
@@ -895,9 +896,9 @@ def pipeline_path(
                                    n_eval=int(mk.sum())))
         if stack and len(predictors) > 1:
             cross = np.zeros((m_t, N_s))
-            for f in range(len(folds)):
+            for f, (off, _) in enumerate(folds):  # weights from the other folds of the same draw
                 inf = (fold_of == f)[:, None] & mk
-                outf = mk & ~inf
+                outf = mk & ~inf & (draw_of == off // m_s)[:, None]
                 w = nnls_weights([oof[(s, p, k)][outf] for p in predictors], truth_t[outf])
                 cross[inf] = sum(wb * oof[(s, p, k)][inf] for wb, p in zip(w, predictors))
             res = float(((cross - truth_t)[mk] ** 2).sum())
