@@ -129,7 +129,9 @@ PEER_SEED = 42
 
 
 def _cv(M, name: str, methods, seed: int, levels, n_jobs: int) -> pd.DataFrame:
-    pipelines = [Pipeline.from_name(m, config=CONFIG.get(name, "released")) for m in methods]
+    """The paper's CV (seed ``seed``, 10 % holdout, k = 1..10) of ``methods``: short names or pipelines."""
+    pipelines = [Pipeline.from_name(m, config=CONFIG.get(name, "released")) if isinstance(m, str) else m
+                 for m in methods]
     return cross_validate(M, pipelines, holdouts=(0.1,), k_max=10, n_folds=10, seed=seed, scheme="paper",
                           levels=tuple(levels), progress=False, n_jobs=n_jobs)
 
@@ -339,11 +341,8 @@ def timing(datasets, n_jobs: int, variants=()) -> list[str]:
         t0 = time.perf_counter()
         for name in datasets:
             t = time.perf_counter()
-            if pipe is None:
-                _cv(load_matrix(name), name, ("auto",), 42, LEVELS, n_jobs)
-            else:
-                df = cross_validate(load_matrix(name), [pipe], holdouts=(0.1,), k_max=10, n_folds=10, seed=42,
-                                    scheme="paper", levels=LEVELS, progress=False, n_jobs=n_jobs)
+            df = _cv(load_matrix(name), name, ("auto" if pipe is None else pipe,), 42, LEVELS, n_jobs)
+            if pipe is not None:
                 cov = ", ".join(f"{r.coverage:.3f}" for r in pooled_coverage(df, method=pipe.name,
                                                                                 levels=LEVELS).itertuples())
                 print(f"{label} on {name}: coverage at {' / '.join(f'{v:.0%}' for v in LEVELS)} = {cov}")

@@ -855,10 +855,11 @@ class Pipeline:
         preds = spec["predictor"]
         single = len(spec["selector"]) == 1 and len(preds) == 1 and not self.stack
         levels = DEFAULT_LEVELS if intervals and spec["calibrator"] is not None else ()
+        bare = single and not levels and preds != ["stack"]  # one pair, nothing to score: the smallest inner CV
         kw: dict[str, Any] = dict(cov=R, strategies=spec["selector"], predictors=tuple(preds), stack=bool(self.stack),
                                   seed=int(seeds.search), names=names, levels=levels, rule=self.choice,
-                                  n_folds=2 if single and not levels and preds != ["stack"] else int(self.search_folds),
-                                  repeats=1 if single and not levels and preds != ["stack"] else int(self.search_repeats))
+                                  n_folds=2 if bare else int(self.search_folds),
+                                  repeats=1 if bare else int(self.search_repeats))
         if revealed is not None:
             recs = pipeline_path(z, len(revealed), fixed=list(revealed), **kw)
         else:

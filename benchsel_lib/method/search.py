@@ -681,8 +681,9 @@ def pipeline_path(
     repeats : int
         How many times the inner cross-validation is run, each on its own
         seeded draw of the ``n_folds`` folds: a candidate's inner R^2 pools the
-        residuals of every repeat (so does the stack's cross-fitting, fold by
-        fold), and the conformal scores pool every repeat's residuals.  More
+        residuals of every repeat (the stack's weights are cross-fitted fold
+        by fold within each draw), and the conformal scores pool every
+        repeat's residuals.  More
         repeats make the choice less dependent on one draw of the folds, at
         ``repeats`` times the cost of the inner search.  1 (default): one draw.
 
