@@ -22,7 +22,11 @@ Prints, per matrix and k in (5, 10):
 * auto's gain from k = 5 to k = 10 (paired by fold), in the protocol's R^2 and
   on the entries every scored size scores (``r2_common``: the same entries at
   both sizes), and where the two differ: the R^2 pooled over folds on those
-  entries and on the entries each size scores beyond them;
+  entries and on the entries each size scores beyond them; at seed 42, the
+  fold where it falls most (or gains least) and the held-out models that
+  only k = 10 scores there, with the revealed benchmarks they observe and
+  how many training models observe each
+  (:func:`~benchsel_lib.studies.pipelines.newly_scored`);
 * the same peers table and gain, seed 42, on the per-leaderboard sources kept
   aside (:data:`benchsel_lib.studies.pipelines.HELD_ASIDE`: BIG-bench,
   BigCode, WildBench), where no default was chosen; k = 5 and 10 capped to
@@ -36,7 +40,7 @@ Usage::
                                          [--n-jobs 2] [--greedy] [--anchors] [--skip-grid]
                                          [--skip-timing] [--quick] [--aside NAME ...]
                                          [--candidates STRATEGY ...] [--choice nested|best]
-                                         [--search-repeats R]
+                                         [--search-repeats R] [--min-observed N]
                                          [--gain-seeds SEED ...] [--unconditioned skip|mean]
 
 ``--quick``: seed 42 only, auto against the peers alone (no fixed grid), no
@@ -55,11 +59,14 @@ sizes there) against auto's, paired by fold: what the candidate would change.
 rule (:data:`benchsel_lib.method.search.CHOICE_RULES`), with its gain from
 k = 5 to 10.  ``--search-repeats 2`` does the same for auto whose inner
 cross-validation pools two seeded draws of its folds (``search_repeats``).
+``--min-observed 5`` does the same for auto whose candidates without a filter
+of their own never reveal a benchmark that fewer than 5 training models
+observe (``Pipeline.auto(min_observed=5)``, what ``benchsel select`` runs).
 With the timing, each of these variants' full CV is timed as auto's is, and
 its interval coverage printed.
 
 ``--gain-seeds 0 1 2`` also runs auto, and the variants that ``--candidates``,
-``--choice`` and ``--search-repeats`` ask for, at k = 5 and 10 (capped on a
+``--choice``, ``--search-repeats`` and ``--min-observed`` ask for, at k = 5 and 10 (capped on a
 held-aside source as in its peers table) on the paper's folds drawn with
 each of those seeds
 (:func:`~benchsel_lib.studies.pipelines.seed_gains`), on the ``--datasets``
@@ -109,6 +116,7 @@ from benchsel_lib.studies.pipelines import (  # noqa: E402
     fixed_pairs,
     inner_optimism,
     k_gain,
+    newly_scored,
     paired_summary,
     peer_differences,
     peer_pairs,
@@ -168,9 +176,9 @@ def _gain_verdicts(where: str, g) -> list[str]:
                      f"{g['gain_common']:+.3f} +- {g['gain_common_se']:.3f} (target >= 0)")]
 
 
-def _variants(candidates=(), choice=None, repeats=None) -> list[tuple[Pipeline, str]]:
-    """The variants of auto that ``--candidates``, ``--choice`` and ``--search-repeats`` ask for, each with what
-    it is."""
+def _variants(candidates=(), choice=None, repeats=None, min_observed=None) -> list[tuple[Pipeline, str]]:
+    """The variants of auto that ``--candidates``, ``--choice``, ``--search-repeats`` and ``--min-observed``
+    ask for, each with what it is."""
     out = []
     if candidates:
         extra = tuple(s for s in candidates if s not in DEFAULT_STRATEGIES)
@@ -181,7 +189,29 @@ def _variants(candidates=(), choice=None, repeats=None) -> list[tuple[Pipeline, 
     if repeats is not None:
         out.append((Pipeline.auto(search_repeats=repeats, name=f"auto:x{repeats}"),
                     f"auto with {repeats} draws of its inner folds"))
+    if min_observed is not None:
+        out.append((Pipeline.auto(min_observed=min_observed, name=f"auto:m{min_observed}"),
+                    f"auto revealing only benchmarks that at least {min_observed} training models observe"))
     return out
+
+
+def _worst_fold(M, df: pd.DataFrame, g, seed: int, shown: int = 3) -> None:
+    """Print the fold where auto's R^2 falls most from k0 to k1 (a :func:`k_gain` row ``g``) and the held-out
+    models only k1 scores there (:func:`newly_scored`: those whose revealed benchmarks fewest training models
+    observe first)."""
+    k0, k1, f = g["k0"], g["k1"], g["worst_fold"]
+    new = newly_scored(M, df, fold=f, seed=seed, k0=k0, k1=k1)
+    at = df[(df["method"] == "auto") & (df["fold"] == f)].set_index("k")["r2"]
+    n = g["n_cells"]
+    rest = (g["gain"] * n - g["worst_gain"]) / (n - 1) if n > 1 else float("nan")
+    how = "falls most" if g["worst_gain"] < 0 else "gains least"
+    print(f"  fold {f} {how}: R^2 {at[k0]:.3f} at k={k0}, {at[k1]:.3f} at k={k1} ({g['worst_gain']:+.3f}; "
+          f"mean gain of the other {n - 1} folds {rest:+.3f}); k={k1} scores {len(new)} held-out "
+          f"model{'s' * (len(new) != 1)} there that k={k0} does not")
+    for r in new.head(shown).itertuples():
+        seen = ", ".join(f"{b} ({n})" for b, n in zip(r.revealed, r.train_observed))
+        print(f"    {r.model}: {r.targets} entries scored; the revealed benchmarks it observes (training models "
+              f"observing them): {seen}")
 
 
 def _against_auto(M, variants, ks, n_jobs: int, results: pd.DataFrame) -> None:
@@ -225,9 +255,11 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
             _against_auto(M, variants, (5, 10), n_jobs, df)
         for sd in sorted(set(seeds)) + ([None] if len(seeds) > 1 else []):
             print("pooled:" if sd is None else f"seed {sd}:", end=" ")
-            found = _gain_verdicts(f"{name} (seed {sd})", k_gain(df if sd is None else df[df["seed"] == sd]))
+            g = k_gain(df if sd is None else df[df["seed"] == sd])
+            found = _gain_verdicts(f"{name} (seed {sd})", g)
             if sd == PEER_SEED:
                 verdicts += found
+                _worst_fold(M, df[df["seed"] == sd], g, sd)
         if quick:
             for r in pooled_coverage(df, levels=LEVELS).itertuples():
                 verdicts.append(_verdict(abs(r.gap) <= 0.03, f"{name}: coverage at {r.nominal:.0%} = "
@@ -392,6 +424,9 @@ def main() -> None:
                     help="also run auto with this choice rule, against auto (seed 42)")
     ap.add_argument("--search-repeats", type=int, default=None, metavar="R",
                     help="also run auto with R draws of its inner folds, against auto (seed 42)")
+    ap.add_argument("--min-observed", type=int, default=None, metavar="N",
+                    help="also run auto whose candidates (but entropy-obs, 30%%) reveal only benchmarks that at least "
+                         "N training models observe, against auto (seed 42)")
     ap.add_argument("--gain-seeds", nargs="+", type=int, default=[], metavar="SEED",
                     help="also run auto (and the variants above) at k = 5 and 10 with each of these seeds")
     ap.add_argument("--unconditioned", default="skip", choices=["skip", "mean"],
@@ -403,7 +438,9 @@ def main() -> None:
     load = os.getloadavg()
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores: {os.cpu_count()}")
     verdicts = []
-    variants = _variants(args.candidates, args.choice, args.search_repeats)
+    if args.min_observed is not None and args.min_observed < 1:
+        ap.error(f"--min-observed must be >= 1, got {args.min_observed}")
+    variants = _variants(args.candidates, args.choice, args.search_repeats, args.min_observed)
     if not args.skip_grid:
         verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick, variants)
     if args.aside:

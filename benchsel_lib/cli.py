@@ -358,7 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=_float, default=None, metavar="B", help="total cost budget (modified greedy)")
     p.add_argument("--seed", type=_int, default=0, help="seed for --objective random (default: 0)")
     p.add_argument("--min-observed", type=int, default=None, metavar="N",
-                   help=f"skip candidates observed for fewer than N models (default: min({DEFAULT_MIN_OBSERVED}, #models); 0 = keep all)")
+                   help=f"skip candidates observed for fewer than N models (default: min({DEFAULT_MIN_OBSERVED}, #models); "
+                   "0 = keep all; the recommended pipeline's entropy-obs keeps its own 30%%)")
     p.add_argument("--axis", choices=("benchmarks", "models"), default="benchmarks",
                    help="'models' selects reference models instead (the transposed matrix)")
     p.add_argument("--nested", action="store_true",

@@ -194,6 +194,19 @@ def test_components_are_small_validated_objects():
         Correlation("exact")
 
 
+
+def test_a_shared_min_observed_leaves_the_filter_a_preset_is_named_for():
+    auto = Pipeline.auto(min_observed=5, initial=["b0"]).component("selector")
+    assert {s.label: s.min_observed for s in auto} == {"mi": 5, "entropy-obs": 0.3, "lasso": 5, "random": 5}
+    assert all(s.initial == ("b0",) for s in auto)
+    own = Selector("mi", min_observed=12, name="mi-12")
+    assert Pipeline.auto(selectors=[own, "random"], min_observed=5).component("selector") == [
+        own, Selector("random", min_observed=5, name="random")]
+    assert Pipeline.from_name("entropy-obs+ridge", min_observed=10).component("selector") == [
+        Selector("entropy", min_observed=0.3, name="entropy-obs")]
+    assert Pipeline.from_name("mi+ridge", min_observed=10).component("selector") == [
+        Selector("mi", min_observed=10, name="mi")]
+
 # --------------------------------------------------------------------------- the package's layout
 _LAYERS = {"data": 0, "method": 1, "protocol": 2, "studies": 3, "book": 4, "cli": 5}
 

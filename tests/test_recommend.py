@@ -402,6 +402,7 @@ def test_k_gain_is_the_paired_difference_between_two_subset_sizes():
     assert g["gain"] == pytest.approx(0.0)  # the protocol's R^2 is unchanged by the same-entries column
     assert g["gain_common"] == pytest.approx(0.2) and g["gain_common_se"] == pytest.approx(0.0)
     assert np.isnan(g["only_r2_k0"]) and np.isnan(g["common_r2_k1"])  # no sums of squares given
+    assert g["worst_fold"] == 1 and g["worst_gain"] == pytest.approx(-0.1)  # fold 1 falls, fold 0 gains
     with pytest.raises(ValueError, match="not scored at both k = 5 and k = 7"):
         k_gain(df, k0=5, k1=7)
 
@@ -423,6 +424,32 @@ def test_k_gain_splits_each_size_into_the_entries_both_score_and_those_only_it_s
     assert g["nested_cells"] == -1  # no selected column
     picks = [("a", "b"), ("b", "a", "c"), ("a", "b"), ("c", "d", "e"), ("a",)]
     assert k_gain(df.assign(selected=picks), k0=5, k1=10)["nested_cells"] == 1  # fold 0 nests, fold 1 does not
+
+
+def test_newly_scored_names_the_held_out_models_only_the_larger_selection_brings_into_the_score():
+    from benchsel_lib.studies.pipelines import newly_scored
+
+    X = np.random.default_rng(0).normal(size=(14, 6))
+    _, train, val = cv_splits(14, n_folds=2, holdout=0.0, seed=3, scheme="paper")[0]
+    via_b4, via_b3, only_b3, thin = val[:4]
+    X[via_b4, [0, 1, 3]] = np.nan  # observes b4 (revealed at k = 3 only) and targets b2, b5
+    X[via_b3, [0, 1, 2, 4]] = np.nan  # observes b3 (revealed at k = 3 only) and target b5
+    X[only_b3, [0, 1, 2, 4, 5]] = np.nan  # observes b3 alone: nothing left to score
+    X[thin, 2] = np.nan  # misses one target: scored at both sizes
+    X[train[:4], 3] = np.nan  # b3: observed by fewer training models than b4, so its model comes first
+    df = pd.DataFrame(dict(method="auto", seed=3, holdout=0.0, fold=0, k=[1, 3], r2=0.5,
+                           selected=[("b0",), ("b0", "b4", "b3")]))
+    new = newly_scored(as_matrix(X), df, fold=0, seed=3, k0=1, k1=3, holdout=0.0, n_folds=2)
+    assert new.to_dict("records") == [
+        dict(model=f"m{via_b3}", targets=1, revealed=("b3",), train_observed=(len(train) - 4,)),
+        dict(model=f"m{via_b4}", targets=2, revealed=("b4",), train_observed=(len(train),))]
+    assert newly_scored(as_matrix(X), df, fold=0, seed=3, k0=3, k1=3, holdout=0.0, n_folds=2).empty
+    with pytest.raises(ValueError, match="no row at fold 1"):
+        newly_scored(as_matrix(X), df, fold=1, seed=3, k0=1, k1=3, holdout=0.0, n_folds=2)
+    with pytest.raises(ValueError, match="method 'mi' is not in the frame"):
+        newly_scored(as_matrix(X), df, fold=0, seed=3, method="mi", k0=1, k1=3, holdout=0.0, n_folds=2)
+    with pytest.raises(ValueError, match="'selected' column"):
+        newly_scored(as_matrix(X), df.drop(columns="selected"), fold=0, seed=3, k0=1, k1=3)
 
 
 def test_seed_gains_gives_each_seeds_paired_gain_from_k0_to_k1():
@@ -551,6 +578,23 @@ def test_the_peer_passage_counts_the_comparisons_and_names_each_one_below():
     text = peer_passage(None, nesting)
     assert "lower on B (where its larger selection contains the smaller in 3 of 10 folds)." in text
     assert peer_passage(None, None) == ""
+
+
+def test_the_peer_passage_names_the_fold_that_falls_most_and_a_model_only_the_larger_size_scores():
+    from benchsel_lib.book.pages.pipelines import peer_passage
+
+    gains = pd.DataFrame(dict(matrix=["A", "B"], k0=5, k1=10, gain=[0.03, -0.005], gain_se=0.01, n_cells=10,
+                              worst_fold=[2, 1], worst_gain=[0.01, -0.23]))
+    new = pd.DataFrame(dict(model=["GPT-4", "m2"], targets=[10, 4], revealed=[("mt",), ("x", "y")],
+                            train_observed=[(2,), (13, 50)]))
+    text = peer_passage(None, gains, falls={"B": new})
+    assert ("On B the fall is largest in fold 1 (-0.230; the other 9 folds change by +0.020 on average), where "
+            "k = 10 scores 2 held-out models that k = 5 does not; among them GPT-4, whose revealed benchmarks (and "
+            "how many training models of the fold observe each) are `mt` (2 training models).") in text
+    assert "fold 2" not in text  # A does not fall
+    assert "fall is largest" not in peer_passage(None, gains)  # no falls given
+    text = peer_passage(None, gains, falls={"B": new.iloc[:0]})
+    assert "scores 0 held-out models that k = 5 does not." in text
 
 
 def test_the_aside_passage_names_each_leaderboards_sizes_and_the_coverage_gap():

@@ -321,6 +321,24 @@ _PARAMS = ("k", "scaling", "correlation", "selector", "predictor", "calibrator",
            "search_repeats", "choice", "seed", "name")
 
 
+def _with_options(strategy: str | Selector, *, min_observed: int | float | None,
+                  initial: Sequence[str]) -> Selector:
+    """``strategy``'s selector with the shared options of :meth:`Pipeline.auto` and the named pairs. O(1).
+
+    ``initial`` (mandatory benchmarks) replaces the selector's own;
+    ``min_observed`` is set only where the selector has no filter of its
+    own, so that a preset keeps the filter its label names (``entropy-obs``:
+    30 % of the training models).  The label stays the preset's.
+    """
+    sel = selector_named(strategy)
+    changes: dict[str, Any] = {"name": sel.label}
+    if min_observed is not None and sel.min_observed is None:
+        changes["min_observed"] = min_observed
+    if initial:
+        changes["initial"] = tuple(initial)
+    return dataclasses.replace(sel, **changes)
+
+
 def clone(pipeline: Pipeline) -> Pipeline:
     """An unfitted pipeline with the same parameters."""
     return type(pipeline)(**pipeline.get_params(deep=False))
@@ -521,7 +539,9 @@ class Pipeline:
         instead (see the class's ``choice``); ``search_repeats=2`` scores the
         candidates on two seeded draws of the ``search_folds`` inner folds,
         pooled, at twice the search's cost.
-        ``min_observed`` and ``initial`` apply to every candidate selector.
+        ``initial`` applies to every candidate selector, ``min_observed``
+        to every one without a filter of its own (``entropy-obs`` keeps its
+        30 %; pass a :class:`Selector` to set another).
 
         Cost: the inner search of :func:`~benchsel_lib.method.search.pipeline_path`,
         estimated before it starts (:func:`~benchsel_lib.method.search.search_cost`);
@@ -531,15 +551,7 @@ class Pipeline:
         long, while the final selection and fit use every model and
         benchmark (``notes_`` says so).
         """
-        sels = []
-        for s in selectors:
-            sel = selector_named(s)
-            changes: dict[str, Any] = {"name": sel.label}
-            if min_observed is not None:
-                changes["min_observed"] = min_observed
-            if initial:
-                changes["initial"] = tuple(initial)
-            sels.append(dataclasses.replace(sel, **changes))
+        sels = [_with_options(s, min_observed=min_observed, initial=initial) for s in selectors]
         return cls(k, scaling=Scaling(logit=logit), correlation=Correlation("fast"), selector=tuple(sels),
                    predictor=tuple(predictors), calibrator="conformal", stack=stack, search_folds=search_folds,
                    search_repeats=search_repeats, choice=choice, seed=seed, name=name)
@@ -568,7 +580,8 @@ class Pipeline:
         ``"auto"`` -> :meth:`auto` (``logit``, ``min_observed``, ``initial``,
         ``seed``); ``"STRATEGY+PREDICTOR"`` (e.g. ``"lasso+ridge"``) -> that
         pair with conformal intervals (``estimator``, ``config``, ``logit``,
-        ``min_observed``, ``initial``, ``seed``).
+        ``min_observed``, ``initial``, ``seed``).  As in :meth:`auto`,
+        ``min_observed`` leaves a strategy's own filter (``entropy-obs``) as it is.
         """
         if name in PAPER_OBJECTIVES:
             return cls.paper(k, objective=name, estimator=estimator, config=config, logit=logit, tie_break=tie_break,
@@ -578,14 +591,9 @@ class Pipeline:
         if pair is None:
             return cls.auto(k if k is not None else 5, seed=seed, min_observed=min_observed, initial=initial,
                             logit=logit)
-        sel = selector_named(pair[0])
-        changes: dict[str, Any] = {"name": sel.label}
-        if min_observed is not None:
-            changes["min_observed"] = min_observed
-        if initial:
-            changes["initial"] = tuple(initial)
         return cls(k, scaling=Scaling(logit=logit), correlation=Correlation(estimator, config),
-                   selector=dataclasses.replace(sel, **changes), predictor=pair[1], calibrator="conformal",
+                   selector=_with_options(pair[0], min_observed=min_observed, initial=initial),
+                   predictor=pair[1], calibrator="conformal",
                    seed=seed, name=name)
 
     # ------------------------------------------------------------------ scikit-learn conventions

@@ -10,8 +10,10 @@ import pandas as pd
 
 from ..data import load_source
 from ..method.pipeline import Pipeline, parse_pipeline
+from ..method.predictors import scored_entries
 from ..protocol.cache import correlation_cache
 from ..protocol.cv import cv_grid
+from ..protocol.splits import cv_splits
 from ..protocol.summaries import coverage_column
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "peer_differences",
     "k_gain",
     "seed_gains",
+    "newly_scored",
 ]
 
 
@@ -385,7 +388,11 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
     in how many of the paired cells the ``k1`` selection contains the ``k0``
     one (a selection that is not a superset can lose on the shared
     entries what the smaller one got right); -1 without a ``selected``
-    column.  O(rows).
+    column.  ``worst_fold``, ``worst_seed``, ``worst_gain``: the fold and
+    seed (-1 without a ``seed`` column) of the cell where R^2 falls most
+    (or gains least), and that cell's difference; a mean over ten folds
+    can hang on one of them (:func:`newly_scored` says which models that
+    fold scores at ``k1`` only).  O(rows).
 
     Raises
     ------
@@ -409,6 +416,10 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
     out = dict(k0=int(k0), k1=int(k1), r2_k0=float(wide["r2"].loc[both, k0].mean()),
                r2_k1=float(wide["r2"].loc[both, k1].mean()), gain=gain, gain_se=gain_se, gain_common=common,
                gain_common_se=common_se, n_cells=int(len(both)))
+    worst = pairs["r2"].idxmin()
+    cell = dict(zip(keys, worst if isinstance(worst, tuple) else (worst,)))
+    out.update(worst_fold=int(cell["fold"]), worst_seed=int(cell.get("seed", -1)),
+               worst_gain=float(pairs["r2"].min()))
     sums = ["ss_res", "ss_tot", "ss_res_common", "ss_tot_common"]
     cells = d.set_index(keys)
     out["nested_cells"] = -1
@@ -457,6 +468,76 @@ def seed_gains(df: pd.DataFrame, methods: Sequence[str] | None = None, *, k0: in
             rows.append(dict(method=method, seed=int(seed), **{c: g[c] for c in (
                 "r2_k0", "r2_k1", "gain", "gain_se", "gain_common", "gain_common_se", "nested_cells", "n_cells")}))
     return pd.DataFrame(rows)
+
+
+def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method: str = "auto", k0: int = 5,
+                 k1: int = 10, holdout: float = 0.1, n_folds: int = 10, scheme: str = "paper",
+                 min_train_observed: int = 1) -> pd.DataFrame:
+    """The held-out models of one fold that ``method`` scores at ``k1`` benchmarks and not at ``k0``.
+
+    Under the protocol (Section 5.1, ``unconditioned="skip"``) a held-out
+    model is scored at a size when it observes at least one revealed
+    benchmark and one other; on a sparse matrix a larger selection can reveal
+    a benchmark that a model observes alone among the revealed, and bring the
+    model into the score.  The fold's splits are drawn again from ``seed``
+    (:func:`~benchsel_lib.protocol.splits.cv_splits`, as the run drew them)
+    and the selections are the run's ``selected`` column.  One row per such
+    model: ``model``, ``targets`` (its entries scored at ``k1``),
+    ``revealed`` (the revealed benchmarks it observes, in selection order)
+    and ``train_observed`` (how many training models of the fold observe
+    each of them: a correlation with a benchmark that two models observe is
+    noise).  Rows are ordered by the fewest training models that observe
+    one of a model's revealed benchmarks, then by model.  O(v N) for v
+    held-out models and N benchmarks.
+
+    Raises
+    ------
+    ValueError
+        ``df`` lacks a column, ``method``, or a row of ``fold`` at ``k0``
+        or ``k1`` (at ``holdout``, and at ``seed`` when ``df`` has seeds).
+    """
+    _require_columns(df, ("method", "fold", "k", "selected"))
+    _require_methods(df, (method,))
+    X = np.asarray(matrix.scores, dtype=float)
+    d = df[(df["method"] == method) & (df["fold"] == fold)]
+    if "holdout" in d.columns:
+        d = d[np.isclose(d["holdout"], holdout)]
+    if "seed" in d.columns:
+        d = d[d["seed"] == seed]
+    chosen = {}
+    for k in (k0, k1):
+        at = d[d["k"] == k]
+        if at.empty:
+            raise ValueError(f"{method!r} has no row at fold {fold}, k = {k} (holdout {holdout}, seed {seed})")
+        chosen[k] = list(at["selected"].iloc[0])
+    splits = {f: (tr, va) for f, tr, va in cv_splits(X.shape[0], n_folds=n_folds, holdout=holdout, seed=seed,
+                                                      scheme=scheme)}
+    if fold not in splits:
+        raise ValueError(f"fold {fold} is not one of the {n_folds} folds")
+    train, val = splits[fold]
+    counts = (~np.isnan(X[train])).sum(axis=0)
+    cols = np.flatnonzero(counts >= max(min_train_observed, 1))
+    names = [matrix.benchmarks[j] for j in cols]
+    where = {b: i for i, b in enumerate(names)}
+    Ov = ~np.isnan(X[np.ix_(val, cols)])
+    scored = {}
+    for k, sel_names in chosen.items():
+        unknown = [b for b in sel_names if b not in where]
+        if unknown:
+            raise ValueError(f"the run's k = {k} selection names {unknown[0]!r}, which this split does not keep: "
+                             "give the run's seed, holdout, scheme and n_folds")
+        sel = np.array([where[b] for b in sel_names], dtype=int)
+        targets = np.setdiff1d(np.arange(cols.size), sel)
+        scored[k] = (sel, scored_entries(Ov, sel, targets, "skip"))
+    sel1, E1 = scored[k1]
+    rows = []
+    for i in np.flatnonzero(E1.any(axis=1) & ~scored[k0][1].any(axis=1)):
+        seen = [int(j) for j in sel1 if Ov[i, j]]
+        rows.append(dict(model=matrix.models[val[i]], targets=int(E1[i].sum()),
+                         revealed=tuple(names[j] for j in seen),
+                         train_observed=tuple(int(counts[cols[j]]) for j in seen)))
+    rows.sort(key=lambda r: (min(r["train_observed"]), r["model"]))
+    return pd.DataFrame(rows, columns=["model", "targets", "revealed", "train_observed"])
 
 
 def _pooled_r2(ss_res: float, ss_tot: float, scale: float) -> float:

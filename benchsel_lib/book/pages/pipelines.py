@@ -39,13 +39,17 @@ def verdict_lines(summary: pd.DataFrame) -> list[str]:
 
 
 def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, *,
-                 lead: str = "Against the re-implemented published methods") -> str:
+                 lead: str = "Against the re-implemented published methods",
+                 falls: Mapping[str, pd.DataFrame] | None = None) -> str:
     """What the peers table and the gain from the smallest to the largest k say, as Markdown.
 
     ``peers``: ``peer_differences`` rows of every matrix with a ``matrix`` column
     (display name); ``gains``: one ``k_gain`` row per matrix with a ``matrix``
     column, or None when the table has a single k (matrices compared at
     different sizes each name theirs).  ``lead`` opens the first sentence.
+    ``falls``: for a matrix whose R^2 is lower at the larger k (display
+    name), the ``newly_scored`` models of the fold where it falls most
+    (``worst_fold`` of its gains row), for a sentence on that fold.
     A difference counts when it exceeds two standard errors.
     """
     parts = []
@@ -87,6 +91,8 @@ def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, *,
                     f"{num(r.only_r2_k0, '.3f')}, and those the larger one scores beyond them are at "
                     f"{num(r.only_r2_k1, '.3f')}, against {num(r.common_r2_k1, '.3f')} on the entries every "
                     "size scores" for r in split]) + ".")
+            text += [_worst_fold_sentence(r, falls[r.matrix]) for r in rows
+                     if r.gain < 0 and falls and r.matrix in falls and hasattr(r, "worst_fold")]
         else:
             text.append(f"It is never lower at {larger} than at {'k = ' + str(k0) if same else 'the smaller'}.")
         known = [r for r in rows if np.isfinite(getattr(r, "gain_common", np.nan))]
@@ -98,6 +104,23 @@ def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, *,
                         + (f"; lower on {and_join(lower)}." if lower else ": lower nowhere."))
         parts.append(paragraph(*text))
     return "\n\n".join(parts)
+
+
+def _worst_fold_sentence(row: Any, new: pd.DataFrame) -> str:
+    """The fold where a ``k_gain`` row falls most and the first of the models only the larger size scores there."""
+    n = int(row.n_cells)
+    rest = (row.gain * n - row.worst_gain) / (n - 1) if n > 1 else float("nan")
+    text = (f"On {row.matrix} the fall is largest in fold {int(row.worst_fold)} "
+            f"({signed(row.worst_gain, '.3f')}; the other {count(n - 1, 'fold')} change by "
+            f"{signed(rest, '.3f')} on average), where k = {int(row.k1)} scores "
+            f"{count(len(new), 'held-out model')} that k = {int(row.k0)} does not")
+    if not len(new):
+        return text + "."
+    first = new.iloc[0]
+    seen = and_join(f"{code(b)} ({count(int(c), 'training model')})"
+                    for b, c in zip(first["revealed"], first["train_observed"]))
+    return text + (f"; among them {first['model']}, whose revealed benchmarks (and how many training models of the "
+                   f"fold observe each) are {seen}.")
 
 
 def _nesting(row: Any) -> str:
@@ -143,6 +166,7 @@ def prose(
     peers: pd.DataFrame | None = None,
     gains: pd.DataFrame | None = None,
     aside: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None = None,
+    falls: Mapping[str, pd.DataFrame] | None = None,
 ) -> PageProse:
     """The page's passages, written from the paired comparison of this run.
 
@@ -158,6 +182,8 @@ def prose(
         The run's parameters.
     peers, gains : DataFrame, optional
         The peers table and the gains from the smallest to the largest k (:func:`peer_passage`).
+    falls : mapping, optional
+        The models only the larger k scores in the fold where a matrix falls most (:func:`peer_passage`).
     aside : (peers, gains, coverage), optional
         The same on the leaderboards kept aside
         (:func:`~benchsel_lib.studies.pipelines.aside_tables`, :func:`aside_passage`).
@@ -205,13 +231,14 @@ def prose(
         "on the models that ran the revealed benchmarks, and the recommended pipeline picks among them by inner "
         "cross-validation.", where)
     lines = verdict_lines(summary)
-    peers_md = peer_passage(peers, gains) or "No published method was compared in this run (`peers` is empty)."
+    peers_md = peer_passage(peers, gains, falls=falls) or "No published method was compared in this run (`peers` is empty)."
     aside_md = (aside_passage(*aside) if aside is not None else "") or \
         "No leaderboard was kept aside in this run (`aside` is empty)."
     found = paragraph(counts_sentence) + "\n\n" + bullets(lines) + "\n\n" + peers_md + "\n\n" + aside_md + \
         "\n\n" + paragraph(
         where,
-        "`benchsel predict` and `benchsel select` use the recommended pipeline by default and print what was chosen "
+        "`benchsel predict` and `benchsel select` use the recommended pipeline by default (`select` leaves out the "
+        "benchmarks that almost no model has run, `--min-observed`) and print what was chosen "
         "and its inner-CV scores; `--method gaussian --objective mi` reproduces the paper.")
     return PageProse(list(datasets), {"this_book": this_book, "differ": differ, "verdicts_md": bullets(lines),
                                       "peers_md": peers_md, "aside_md": aside_md, "findings": found})
