@@ -438,7 +438,7 @@ def test_newly_scored_names_the_held_out_models_only_the_larger_selection_brings
     X[thin, 2] = np.nan  # misses one target: scored at both sizes
     X[train[:4], 3] = np.nan  # b3: observed by fewer training models than b4, so its model comes first
     df = pd.DataFrame(dict(method="auto", seed=3, holdout=0.0, fold=0, k=[1, 3], r2=0.5,
-                           selected=[("b0",), ("b0", "b4", "b3")]))
+                           selected=[("b0",), ("b0", "b4", "b3")], n_eval=[4 * 5 - 1, 4 * 3 - 1 + 2 + 1]))
     new = newly_scored(as_matrix(X), df, fold=0, seed=3, k0=1, k1=3, holdout=0.0, n_folds=2)
     assert new.to_dict("records") == [
         dict(model=f"m{via_b3}", targets=1, revealed=("b3",), train_observed=(len(train) - 4,)),
@@ -450,6 +450,8 @@ def test_newly_scored_names_the_held_out_models_only_the_larger_selection_brings
         newly_scored(as_matrix(X), df, fold=0, seed=3, method="mi", k0=1, k1=3, holdout=0.0, n_folds=2)
     with pytest.raises(ValueError, match="'selected' column"):
         newly_scored(as_matrix(X), df.drop(columns="selected"), fold=0, seed=3, k0=1, k1=3)
+    with pytest.raises(ValueError, match="this split scores .* entries at k = 1 where the run scored 19"):
+        newly_scored(as_matrix(X), df.assign(seed=6), fold=0, seed=6, k0=1, k1=3, holdout=0.0, n_folds=2)
 
 
 def test_seed_gains_gives_each_seeds_paired_gain_from_k0_to_k1():

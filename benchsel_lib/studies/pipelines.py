@@ -494,7 +494,9 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
     ------
     ValueError
         ``df`` lacks a column, ``method``, or a row of ``fold`` at ``k0``
-        or ``k1`` (at ``holdout``, and at ``seed`` when ``df`` has seeds).
+        or ``k1`` (at ``holdout``, and at ``seed`` when ``df`` has seeds),
+        or the split drawn again does not score what the run scored (its
+        ``n_eval``): a seed or scheme other than the run's.
     """
     _require_columns(df, ("method", "fold", "k", "selected"))
     _require_methods(df, (method,))
@@ -504,12 +506,13 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
         d = d[np.isclose(d["holdout"], holdout)]
     if "seed" in d.columns:
         d = d[d["seed"] == seed]
-    chosen = {}
+    chosen, n_eval = {}, {}
     for k in (k0, k1):
         at = d[d["k"] == k]
         if at.empty:
             raise ValueError(f"{method!r} has no row at fold {fold}, k = {k} (holdout {holdout}, seed {seed})")
         chosen[k] = list(at["selected"].iloc[0])
+        n_eval[k] = int(at["n_eval"].iloc[0]) if "n_eval" in at.columns else None
     splits = {f: (tr, va) for f, tr, va in cv_splits(X.shape[0], n_folds=n_folds, holdout=holdout, seed=seed,
                                                       scheme=scheme)}
     if fold not in splits:
@@ -529,6 +532,9 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
         sel = np.array([where[b] for b in sel_names], dtype=int)
         targets = np.setdiff1d(np.arange(cols.size), sel)
         scored[k] = (sel, scored_entries(Ov, sel, targets, "skip"))
+        if n_eval[k] is not None and n_eval[k] != int(scored[k][1].sum()):
+            raise ValueError(f"this split scores {int(scored[k][1].sum())} entries at k = {k} where the run scored "
+                             f"{n_eval[k]}: give the run's seed, holdout, scheme, n_folds and min_train_observed")
     sel1, E1 = scored[k1]
     rows = []
     for i in np.flatnonzero(E1.any(axis=1) & ~scored[k0][1].any(axis=1)):
