@@ -209,7 +209,7 @@ def _worst_fold(M, df: pd.DataFrame, g, seed: int, shown: int = 3) -> None:
           f"mean gain of the other {n - 1} folds {rest:+.3f}); k={k1} scores {len(new)} held-out "
           f"model{'s' * (len(new) != 1)} there that k={k0} does not")
     for r in new.head(shown).itertuples():
-        seen = ", ".join(f"{b} ({n})" for b, n in zip(r.revealed, r.train_observed))
+        seen = ", ".join(f"{b} ({c})" for b, c in zip(r.revealed, r.train_observed))
         print(f"    {r.model}: {r.targets} entries scored; the revealed benchmarks it observes (training models "
               f"observing them): {seen}")
 

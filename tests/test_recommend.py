@@ -450,6 +450,12 @@ def test_newly_scored_names_the_held_out_models_only_the_larger_selection_brings
         newly_scored(as_matrix(X), df, fold=0, seed=3, method="mi", k0=1, k1=3, holdout=0.0, n_folds=2)
     with pytest.raises(ValueError, match="'selected' column"):
         newly_scored(as_matrix(X), df.drop(columns="selected"), fold=0, seed=3, k0=1, k1=3)
+    # scoring every held-out model (unconditioned="mean"): k = 1 already scores via_b4 and via_b3
+    mean = newly_scored(as_matrix(X), df.drop(columns="n_eval"), fold=0, seed=3, k0=1, k1=3, holdout=0.0,
+                        n_folds=2, unconditioned="mean")
+    assert mean.empty
+    with pytest.raises(ValueError, match="unknown unconditioned 'all'"):
+        newly_scored(as_matrix(X), df, fold=0, seed=3, k0=1, k1=3, unconditioned="all")
     with pytest.raises(ValueError, match="this split scores .* entries at k = 1 where the run scored 19"):
         newly_scored(as_matrix(X), df.assign(seed=6), fold=0, seed=6, k0=1, k1=3, holdout=0.0, n_folds=2)
 
@@ -586,17 +592,20 @@ def test_the_peer_passage_names_the_fold_that_falls_most_and_a_model_only_the_la
     from benchsel_lib.book.pages.pipelines import peer_passage
 
     gains = pd.DataFrame(dict(matrix=["A", "B"], k0=5, k1=10, gain=[0.03, -0.005], gain_se=0.01, n_cells=10,
-                              worst_fold=[2, 1], worst_gain=[0.01, -0.23]))
+                              worst_fold=[2, 1], worst_seed=42, worst_gain=[0.01, -0.23]))
     new = pd.DataFrame(dict(model=["GPT-4", "m2"], targets=[10, 4], revealed=[("mt",), ("x", "y")],
                             train_observed=[(2,), (13, 50)]))
     text = peer_passage(None, gains, falls={"B": new})
-    assert ("On B the fall is largest in fold 1 (-0.230; the other 9 folds change by +0.020 on average), where "
+    assert ("On B the fall is largest in fold 1 of seed 42 (-0.230; the other 9 folds change by +0.020 on average), where "
             "k = 10 scores 2 held-out models that k = 5 does not; among them GPT-4, whose revealed benchmarks (and "
             "how many training models of the fold observe each) are `mt` (2 training models).") in text
     assert "fold 2" not in text  # A does not fall
     assert "fall is largest" not in peer_passage(None, gains)  # no falls given
-    text = peer_passage(None, gains, falls={"B": new.iloc[:0]})
-    assert "scores 0 held-out models that k = 5 does not." in text
+    text = peer_passage(None, gains.drop(columns="worst_seed"), falls={"B": new.iloc[:0]})
+    assert "largest in fold 1 (-0.230;" in text and "scores 0 held-out models that k = 5 does not." in text
+    blind = new.assign(revealed=[(), ()], train_observed=[(), ()])  # every held-out model scored (mean)
+    assert "among them GPT-4, which observes none of the revealed benchmarks." in peer_passage(
+        None, gains, falls={"B": blind})
 
 
 def test_the_aside_passage_names_each_leaderboards_sizes_and_the_coverage_gap():

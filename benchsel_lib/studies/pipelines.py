@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..data import load_source
 from ..method.pipeline import Pipeline, parse_pipeline
-from ..method.predictors import scored_entries
+from ..method.predictors import UNCONDITIONED, scored_entries
 from ..protocol.cache import correlation_cache
 from ..protocol.cv import cv_grid
 from ..protocol.splits import cv_splits
@@ -472,7 +472,7 @@ def seed_gains(df: pd.DataFrame, methods: Sequence[str] | None = None, *, k0: in
 
 def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method: str = "auto", k0: int = 5,
                  k1: int = 10, holdout: float = 0.1, n_folds: int = 10, scheme: str = "paper",
-                 min_train_observed: int = 1) -> pd.DataFrame:
+                 min_train_observed: int = 1, unconditioned: str = "skip") -> pd.DataFrame:
     """The held-out models of one fold that ``method`` scores at ``k1`` benchmarks and not at ``k0``.
 
     Under the protocol (Section 5.1, ``unconditioned="skip"``) a held-out
@@ -481,7 +481,10 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
     a benchmark that a model observes alone among the revealed, and bring the
     model into the score.  The fold's splits are drawn again from ``seed``
     (:func:`~benchsel_lib.protocol.splits.cv_splits`, as the run drew them)
-    and the selections are the run's ``selected`` column.  One row per such
+    and the selections are the run's ``selected`` column; ``holdout``,
+    ``n_folds``, ``scheme``, ``min_train_observed`` and ``unconditioned``
+    are the run's (those of
+    :func:`~benchsel_lib.protocol.cv.cross_validate`).  One row per such
     model: ``model``, ``targets`` (its entries scored at ``k1``),
     ``revealed`` (the revealed benchmarks it observes, in selection order)
     and ``train_observed`` (how many training models of the fold observe
@@ -496,8 +499,11 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
         ``df`` lacks a column, ``method``, or a row of ``fold`` at ``k0``
         or ``k1`` (at ``holdout``, and at ``seed`` when ``df`` has seeds),
         or the split drawn again does not score what the run scored (its
-        ``n_eval``): a seed or scheme other than the run's.
+        ``n_eval``): a seed or scheme other than the run's; or
+        ``unconditioned`` is unknown.
     """
+    if unconditioned not in UNCONDITIONED:
+        raise ValueError(f"unknown unconditioned {unconditioned!r}: use one of {UNCONDITIONED}")
     _require_columns(df, ("method", "fold", "k", "selected"))
     _require_methods(df, (method,))
     X = np.asarray(matrix.scores, dtype=float)
@@ -531,10 +537,10 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
                              "give the run's seed, holdout, scheme and n_folds")
         sel = np.array([where[b] for b in sel_names], dtype=int)
         targets = np.setdiff1d(np.arange(cols.size), sel)
-        scored[k] = (sel, scored_entries(Ov, sel, targets, "skip"))
+        scored[k] = (sel, scored_entries(Ov, sel, targets, unconditioned))
         if n_eval[k] is not None and n_eval[k] != int(scored[k][1].sum()):
             raise ValueError(f"this split scores {int(scored[k][1].sum())} entries at k = {k} where the run scored "
-                             f"{n_eval[k]}: give the run's seed, holdout, scheme, n_folds and min_train_observed")
+                             f"{n_eval[k]}: give the run's seed, holdout, scheme, n_folds, min_train_observed and unconditioned")
     sel1, E1 = scored[k1]
     rows = []
     for i in np.flatnonzero(E1.any(axis=1) & ~scored[k0][1].any(axis=1)):
@@ -542,7 +548,7 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
         rows.append(dict(model=matrix.models[val[i]], targets=int(E1[i].sum()),
                          revealed=tuple(names[j] for j in seen),
                          train_observed=tuple(int(counts[cols[j]]) for j in seen)))
-    rows.sort(key=lambda r: (min(r["train_observed"]), r["model"]))
+    rows.sort(key=lambda r: (min(r["train_observed"], default=np.inf), r["model"]))
     return pd.DataFrame(rows, columns=["model", "targets", "revealed", "train_observed"])
 
 
