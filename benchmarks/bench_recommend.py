@@ -54,7 +54,9 @@ default so that the default grid, and its verdicts, stay as they were.
 ``--candidates anchors`` (any selection strategies) also runs, on the
 paper's folds with seed 42, the recommended pipeline with those strategies
 added to its candidates, and prints its R^2 at k = 5 and 10 (the held-aside
-sizes there) against auto's, paired by fold: what the candidate would change.
+sizes there) against auto's, paired by fold: what the candidate would change,
+and the fold where the two differ most, with the entries each scores there
+and its choice.
 ``--choice nested`` (or ``best``) does the same for auto with that choice
 rule (:data:`benchsel_lib.method.search.CHOICE_RULES`), with its gain from
 k = 5 to 10.  ``--search-repeats 2`` does the same for auto whose inner
@@ -214,6 +216,22 @@ def _worst_fold(M, df: pd.DataFrame, g, seed: int, shown: int = 3) -> None:
               f"observing them): {seen}")
 
 
+def _largest_fold_difference(df: pd.DataFrame, method: str, k: int) -> None:
+    """Print the fold where ``method`` and auto differ most at ``k``, with the entries each scores there: on a
+    sparse matrix a paired difference can hang on one fold where the two score different models."""
+    cols = ["r2", "n_eval"] + (["choice"] if "choice" in df.columns else [])
+    at = df[(df["k"] == k) & df["method"].isin([method, "auto"])].set_index(["fold", "method"])[cols].unstack()
+    d = (at["r2"][method] - at["r2"]["auto"]).dropna()
+    if not len(d) or d.abs().max() == 0:
+        return
+    f = d.abs().idxmax()
+
+    def one(m: str) -> str:
+        chose = f" ({at['choice'][m][f]})" if "choice" in cols and isinstance(at["choice"][m][f], str) else ""
+        return f"{at['r2'][m][f]:.3f} on {int(at['n_eval'][m][f])} entries{chose}"
+    print(f"  the folds differ most at fold {f}: {one(method)} against auto's {one('auto')}")
+
+
 def _against_auto(M, variants, ks, n_jobs: int, results: pd.DataFrame) -> None:
     """Print each variant of auto (:func:`_variants`) against auto's rows of ``results`` (seed 42, the same folds),
     paired by fold, at the sizes ``ks``, and its gain from the smallest to the largest."""
@@ -221,9 +239,11 @@ def _against_auto(M, variants, ks, n_jobs: int, results: pd.DataFrame) -> None:
     for pipe, what in variants:
         df = cross_validate(M, [pipe], holdouts=(0.1,), k_max=max(ks), ks=tuple(ks), n_folds=10, seed=PEER_SEED,
                             scheme="paper", levels=(), progress=False, n_jobs=n_jobs).assign(seed=PEER_SEED)
-        for r in peer_differences(pd.concat([auto, df], ignore_index=True), [pipe.name], ks=ks).itertuples():
+        both = pd.concat([auto, df], ignore_index=True)
+        for r in peer_differences(both, [pipe.name], ks=ks).itertuples():
             print(f"{what}, k={r.k}: {r.peer_r2:.3f} against auto's {r.reference_r2:.3f} "
                   f"(paired diff {-r.diff:+.3f} +- {r.diff_se:.3f})")
+            _largest_fold_difference(both, pipe.name, r.k)
         g = k_gain(df, method=pipe.name, k0=min(ks), k1=max(ks))
         print(f"{what}, k={g['k1']} - k={g['k0']}: {g['gain']:+.3f} +- {g['gain_se']:.3f}; on the entries both "
               f"sizes score: {g['gain_common']:+.3f} +- {g['gain_common_se']:.3f}; the k={g['k1']} selection "
