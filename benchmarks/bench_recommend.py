@@ -80,11 +80,14 @@ on the held-aside sources::
 
     python benchmarks/bench_recommend.py --skip-grid --skip-timing --aside --choice nested --gain-seeds 0 1 2
 
-``--unconditioned mean`` scores, in those runs, a held-out model that
-observes none of the revealed benchmarks with the training mean instead of
-leaving it out (the paper's rule, ``skip``): every held-out model is then
-scored at both sizes, so what the gain measures no longer depends on which
-models each size can score.
+``--unconditioned mean`` scores, in those runs and in the grid (not on the
+held-aside sources), a held-out model that observes none of the revealed
+benchmarks with the training mean instead of leaving it out (the paper's
+rule, ``skip``): every held-out model is then scored at both sizes and by
+every method, so what the gain and the peers table measure no longer depend
+on which models each selection lets the protocol score (a diagnostic: the
+verdicts it prints are tagged with the rule).  The peers table is followed by
+the entries each method is scored on.
 """
 from __future__ import annotations
 
@@ -115,6 +118,7 @@ from benchsel_lib.studies.pipelines import (  # noqa: E402
     choice_counts,
     compare_aside,
     compare_pipelines,
+    entries_scored,
     fixed_pairs,
     inner_optimism,
     k_gain,
@@ -197,12 +201,12 @@ def _variants(candidates=(), choice=None, repeats=None, min_observed=None) -> li
     return out
 
 
-def _worst_fold(M, df: pd.DataFrame, g, seed: int, shown: int = 3) -> None:
+def _worst_fold(M, df: pd.DataFrame, g, seed: int, shown: int = 3, unconditioned: str = "skip") -> None:
     """Print the fold where auto's R^2 falls most from k0 to k1 (a :func:`k_gain` row ``g``) and the held-out
     models only k1 scores there (:func:`newly_scored`: those whose revealed benchmarks fewest training models
     observe first)."""
     k0, k1, f = g["k0"], g["k1"], g["worst_fold"]
-    new = newly_scored(M, df, fold=f, seed=seed, k0=k0, k1=k1)
+    new = newly_scored(M, df, fold=f, seed=seed, k0=k0, k1=k1, unconditioned=unconditioned)
     at = df[(df["method"] == "auto") & (df["fold"] == f)].set_index("k")["r2"]
     n = g["n_cells"]
     rest = (g["gain"] * n - g["worst_gain"]) / (n - 1) if n > 1 else float("nan")
@@ -214,6 +218,14 @@ def _worst_fold(M, df: pd.DataFrame, g, seed: int, shown: int = 3) -> None:
         seen = ", ".join(f"{b} ({c})" for b, c in zip(r.revealed, r.train_observed))
         print(f"    {r.model}: {r.targets} entries scored; the revealed benchmarks it observes (training models "
               f"observing them): {seen}")
+
+
+def _entries_scored(df: pd.DataFrame, ks=(5, 10)) -> None:
+    """Print how many held-out entries the protocol scores for auto and each peer (:func:`entries_scored`)."""
+    n = entries_scored(df, [m for m in ["auto", *PEERS] if m in set(df["method"])], ks=ks)
+    total = " / ".join(f"k={k}" for k in ks)
+    print(f"entries scored ({total}, summed over the folds): " + ", ".join(
+        f"{m} {' / '.join(str(v) for v in row)}" for m, row in zip(n.index, n.to_numpy())))
 
 
 def _largest_fold_difference(df: pd.DataFrame, method: str, k: int) -> None:
@@ -232,13 +244,14 @@ def _largest_fold_difference(df: pd.DataFrame, method: str, k: int) -> None:
     print(f"  the folds differ most at fold {f}: {one(method)} against auto's {one('auto')}")
 
 
-def _against_auto(M, variants, ks, n_jobs: int, results: pd.DataFrame) -> None:
+def _against_auto(M, variants, ks, n_jobs: int, results: pd.DataFrame, unconditioned: str = "skip") -> None:
     """Print each variant of auto (:func:`_variants`) against auto's rows of ``results`` (seed 42, the same folds),
     paired by fold, at the sizes ``ks``, and its gain from the smallest to the largest."""
     auto = results[(results["method"] == "auto") & (results["seed"] == PEER_SEED)]
     for pipe, what in variants:
         df = cross_validate(M, [pipe], holdouts=(0.1,), k_max=max(ks), ks=tuple(ks), n_folds=10, seed=PEER_SEED,
-                            scheme="paper", levels=(), progress=False, n_jobs=n_jobs).assign(seed=PEER_SEED)
+                            scheme="paper", levels=(), progress=False, n_jobs=n_jobs,
+                            unconditioned=unconditioned).assign(seed=PEER_SEED)
         both = pd.concat([auto, df], ignore_index=True)
         for r in peer_differences(both, [pipe.name], ks=ks).itertuples():
             print(f"{what}, k={r.k}: {r.peer_r2:.3f} against auto's {r.reference_r2:.3f} "
@@ -251,8 +264,9 @@ def _against_auto(M, variants, ks, n_jobs: int, results: pd.DataFrame) -> None:
 
 
 def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quick: bool = False,
-         variants=()) -> list[str]:
+         variants=(), unconditioned: str = "skip") -> list[str]:
     verdicts = []
+    rule = "" if unconditioned == "skip" else f" [unconditioned {unconditioned}]"
     if quick:
         fixed = peer_pairs(PEERS)
     else:
@@ -262,27 +276,28 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
         M = load_matrix(name)
         t0 = time.perf_counter()
         df = compare_pipelines(M, fixed=fixed, seeds=seeds, config=CONFIG.get(name, "released"), levels=LEVELS,
-                               n_jobs=n_jobs)
-        print(f"\n== {name} {M.shape}  ({time.perf_counter() - t0:.0f} s, {len(seeds)} seeds x 10 folds)")
+                               n_jobs=n_jobs, unconditioned=unconditioned)
+        print(f"\n== {name} {M.shape}{rule}  ({time.perf_counter() - t0:.0f} s, {len(seeds)} seeds x 10 folds)")
         if PEER_SEED in seeds:
             for r in _peer_table(df[df["seed"] == PEER_SEED], f"seed {PEER_SEED}"):
-                verdicts.append(_verdict(r.diff >= 0, f"{name} k={r.k}: auto {r.reference_r2:.3f} vs {r.peer} "
+                verdicts.append(_verdict(r.diff >= 0, f"{name}{rule} k={r.k}: auto {r.reference_r2:.3f} vs {r.peer} "
                                          f"{r.peer_r2:.3f} (seed {PEER_SEED}, paired diff {r.diff:+.3f} +- "
                                          f"{r.diff_se:.3f}; target >= 0)"))
+            _entries_scored(df[df["seed"] == PEER_SEED])
         if len(seeds) > 1:
             _peer_table(df, f"seeds {' '.join(map(str, seeds))} pooled")
         if variants and PEER_SEED in seeds:
-            _against_auto(M, variants, (5, 10), n_jobs, df)
+            _against_auto(M, variants, (5, 10), n_jobs, df, unconditioned)
         for sd in sorted(set(seeds)) + ([None] if len(seeds) > 1 else []):
             print("pooled:" if sd is None else f"seed {sd}:", end=" ")
             g = k_gain(df if sd is None else df[df["seed"] == sd])
-            found = _gain_verdicts(f"{name} (seed {sd})", g)
+            found = _gain_verdicts(f"{name}{rule} (seed {sd})", g)
             if sd == PEER_SEED:
                 verdicts += found
-                _worst_fold(M, df[df["seed"] == sd], g, sd)
+                _worst_fold(M, df[df["seed"] == sd], g, sd, unconditioned=unconditioned)
         if quick:
             for r in pooled_coverage(df, levels=LEVELS).itertuples():
-                verdicts.append(_verdict(abs(r.gap) <= 0.03, f"{name}: coverage at {r.nominal:.0%} = "
+                verdicts.append(_verdict(abs(r.gap) <= 0.03, f"{name}{rule}: coverage at {r.nominal:.0%} = "
                                          f"{r.coverage:.3f} (pooled over folds and k; target +-0.03)"))
             opt = inner_optimism(df, ks=(5, 10))
             print("inner-CV R^2 of auto's choice minus its held-out R^2:",
@@ -462,7 +477,8 @@ def main() -> None:
         ap.error(f"--min-observed must be >= 1, got {args.min_observed}")
     variants = _variants(args.candidates, args.choice, args.search_repeats, args.min_observed)
     if not args.skip_grid:
-        verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick, variants)
+        verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick, variants,
+                         args.unconditioned)
     if args.aside:
         verdicts += aside(args.aside, args.n_jobs, variants)
     if args.gain_seeds:

@@ -345,6 +345,39 @@ def test_compare_pipelines_equals_separate_cross_validations_per_seed():
     assert list(got["selected"]) == list(want["selected"])
 
 
+def test_compare_pipelines_scores_every_held_out_model_under_the_mean_rule():
+    from benchsel_lib.studies.pipelines import compare_pipelines
+
+    M = _matrix(_data(15, m=50, missing=0.5))
+    kw = dict(holdouts=(0.1,), k_max=2, n_folds=4, scheme="paper", progress=False, ks=(1,), seed=0)
+    pairs = [Pipeline.from_name("mi+ridge", config="released", estimator="pairwise")]
+    got = {rule: compare_pipelines(M, fixed=("mi+ridge",), seeds=(0,), n_folds=4, k_max=2, estimator="pairwise",
+                                   levels=(), ks=(1,), unconditioned=rule) for rule in ("skip", "mean")}
+    want = pd.concat([cross_validate(M, [Pipeline.auto(), Pipeline.paper(objective="mi", config="released",
+                                                                         estimator="pairwise")],
+                                     levels=(), unconditioned="mean", **kw),
+                      cross_validate(M, pairs, levels=(), unconditioned="mean", **kw)], ignore_index=True)
+    key = ["method", "fold", "k"]
+    mean, want = (d.sort_values(key).reset_index(drop=True) for d in (got["mean"], want))
+    np.testing.assert_array_equal(mean["r2"].to_numpy(dtype=float), want["r2"].to_numpy(dtype=float))
+    assert (mean["n_eval"] >= got["skip"].sort_values(key)["n_eval"].to_numpy()).all()
+    assert mean["n_eval"].sum() > got["skip"]["n_eval"].sum()  # some held-out model observes no revealed one
+
+
+def test_entries_scored_sums_each_methods_scored_entries_over_the_cells():
+    from benchsel_lib.studies.pipelines import entries_scored
+
+    df = pd.DataFrame(dict(method=["auto", "auto", "auto", "a+b", "a+b"], fold=[0, 1, 0, 0, 1], k=[5, 5, 10, 5, 5],
+                           n_eval=[10, 20, 7, 30, 31]))
+    got = entries_scored(df, ["a+b", "auto"])
+    assert got.to_dict("index") == {"a+b": {5: 61, 10: 0}, "auto": {5: 30, 10: 7}}
+    assert list(entries_scored(df).index) == ["auto", "a+b"]
+    with pytest.raises(ValueError, match="'n_eval' column"):
+        entries_scored(df.drop(columns="n_eval"))
+    with pytest.raises(ValueError, match="method 'mi' is not in the frame"):
+        entries_scored(df, ["mi"])
+
+
 def test_paired_summary_reads_the_difference_to_the_baseline_in_standard_errors():
     from benchsel_lib.studies.pipelines import paired_summary
 

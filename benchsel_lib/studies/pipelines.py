@@ -34,6 +34,7 @@ __all__ = [
     "k_gain",
     "seed_gains",
     "newly_scored",
+    "entries_scored",
 ]
 
 
@@ -100,6 +101,7 @@ def compare_pipelines(
     levels: Sequence[float] = (0.5, 0.8, 0.9),
     n_jobs: int = 1,
     ks: Sequence[int] | None = None,
+    unconditioned: str = "skip",
 ) -> pd.DataFrame:
     """Per-fold R^2 of ``auto``, the paper's Gaussian + MI (``"mi"``) and the ``fixed`` pipelines.
 
@@ -110,12 +112,17 @@ def compare_pipelines(
     :func:`~benchsel_lib.protocol.cv.cv_grid` sweep (the runs on one split
     share a cell and its training correlation).  All methods see the
     same folds.  ``ks`` (default every ``k = 1..k_max``) limits the subset
-    sizes scored.  Returns the concatenated rows with a ``seed`` column.
+    sizes scored.  ``unconditioned``: the protocol's rule for a held-out
+    model that observes none of the revealed benchmarks (``"skip"``, the
+    paper's, leaves it out; ``"mean"`` scores it with the training mean, so
+    that every method is scored on every held-out model).  Returns the
+    concatenated rows with a ``seed`` column.
     Cost: ``len(seeds) x n_folds`` splits, each running the inner search of
     ``auto`` once per split plus one selection and ``len(ks)`` predictions per fixed pair.
     """
 
-    kw = dict(matrix=matrix, holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", ks=ks)
+    kw = dict(matrix=matrix, holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", ks=ks,
+              unconditioned=unconditioned)
     reference = [Pipeline.auto(), Pipeline.paper(objective="mi", estimator=estimator, config=config)]
     pairs = [Pipeline.from_name(n, estimator=estimator, config=config) for n in fixed]
     runs, tags = [], []
@@ -550,6 +557,30 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
                          train_observed=tuple(int(counts[cols[j]]) for j in seen)))
     rows.sort(key=lambda r: (min(r["train_observed"], default=np.inf), r["model"]))
     return pd.DataFrame(rows, columns=["model", "targets", "revealed", "train_observed"])
+
+
+def entries_scored(df: pd.DataFrame, methods: Sequence[str] | None = None, *,
+                   ks: Sequence[int] = (5, 10)) -> pd.DataFrame:
+    """How many held-out entries the protocol scores for each method at each ``k``, summed over the cells.
+
+    Under the paper's rule (``unconditioned="skip"``) a held-out model is
+    scored only where it observes a revealed benchmark, so on a sparse
+    matrix methods whose selections reach different models are scored on
+    different entries, and their R^2 are not on the same footing.  One row
+    per method (``methods``, default every method of ``df`` in order of
+    appearance), one column per ``k``.  O(rows).
+
+    Raises
+    ------
+    ValueError
+        ``df`` lacks ``n_eval`` or another column, or a method is not in it.
+    """
+    _require_columns(df, ("method", "k", "n_eval"))
+    names = list(pd.unique(df["method"])) if methods is None else list(methods)
+    _require_methods(df, names)
+    n = df[df["k"].isin(ks)].groupby(["method", "k"])["n_eval"].sum()
+    return pd.DataFrame({int(k): [int(n.get((m, k), 0)) for m in names] for k in ks},
+                        index=pd.Index(names, name="method"))
 
 
 def _pooled_r2(ss_res: float, ss_tot: float, scale: float) -> float:
