@@ -118,6 +118,19 @@ def test_pipeline_path_is_deterministic_and_never_nan():
         assert np.isfinite(r.predict(X, q)).all()
 
 
+def test_the_search_scores_its_candidates_on_every_inner_held_out_row_under_the_mean_rule():
+    X = _data(6, missing=0.6)
+    skip, mean = (pipeline_path(X, 2, seed=1, ks=[1], levels=(), unconditioned=rule)[0] for rule in ("skip", "mean"))
+    key = ["strategy", "predictor"]
+    n = skip.scores.set_index(key)["n_eval"].to_frame("skip").join(mean.scores.set_index(key)["n_eval"].rename("mean"))
+    assert (n["mean"] >= n["skip"]).all() and (n["mean"] > n["skip"]).any()  # rows that observe no revealed one
+    full = _data(6, missing=0.0)
+    a, b = (pipeline_path(full, 2, seed=1, ks=[1], levels=(), unconditioned=rule)[0] for rule in ("skip", "mean"))
+    assert a.scores.equals(b.scores)  # every row observes every benchmark: nothing to leave out
+    with pytest.raises(ValueError, match="unknown unconditioned rule 'all'"):
+        pipeline_path(X, 2, unconditioned="all")
+
+
 def test_cross_validate_scores_fixed_pipelines_like_the_gaussian_path():
     X = _data(7, missing=0.1)
     M = _matrix(X)

@@ -756,7 +756,9 @@ class Pipeline:
         intervals : bool
             Fit what the intervals need (a fitted inflation, conformal residuals).
         unconditioned : {"skip", "mean"}
-            The protocol's rule for rows that reveal nothing (used by a fitted inflation).
+            The protocol's rule for rows that reveal nothing (used by a fitted
+            inflation, and by a search, which scores its candidates under it:
+            :func:`~benchsel_lib.method.search.pipeline_path`).
         context : {"cv", "full"}
             A cross-validation split or a whole matrix (the EM tolerance).
         revealed : sequence of int, optional
@@ -803,7 +805,8 @@ class Pipeline:
         initial = set().union(*(s.initial for s in sels))
         n_forced = sum(1 for b in initial if b in names) if initial else None
         if spec["search"]:
-            path = self._fit_search(spec, fs, z, R, names, k_max, ks, seeds, intervals, revealed, n_forced)
+            path = self._fit_search(spec, fs, z, R, names, k_max, ks, seeds, intervals, revealed, n_forced,
+                                    unconditioned)
         else:
             path = self._fit_direct(spec, fs, values, z, R, names, counts, k_max, ks, seeds, inner, intervals,
                                     unconditioned, revealed, n_forced)
@@ -859,7 +862,8 @@ class Pipeline:
 
         return FittedPath(fs, steps, n_forced, _DirectPredictions(fitted, N, gaussian, fixed), R, selection)
 
-    def _fit_search(self, spec, fs, z, R, names, k_max, ks, seeds, intervals, revealed, n_forced) -> FittedPath:
+    def _fit_search(self, spec, fs, z, R, names, k_max, ks, seeds, intervals, revealed, n_forced,
+                    unconditioned="skip") -> FittedPath:
         preds = spec["predictor"]
         single = len(spec["selector"]) == 1 and len(preds) == 1 and not self.stack
         levels = DEFAULT_LEVELS if intervals and spec["calibrator"] is not None else ()
@@ -867,7 +871,7 @@ class Pipeline:
         kw: dict[str, Any] = dict(cov=R, strategies=spec["selector"], predictors=tuple(preds), stack=bool(self.stack),
                                   seed=int(seeds.search), names=names, levels=levels, rule=self.choice,
                                   n_folds=2 if bare else int(self.search_folds),
-                                  repeats=1 if bare else int(self.search_repeats))
+                                  repeats=1 if bare else int(self.search_repeats), unconditioned=unconditioned)
         if revealed is not None:
             recs = pipeline_path(z, len(revealed), fixed=list(revealed), **kw)
         else:

@@ -53,7 +53,13 @@ from .._random import rng
 from .base import pass_through
 from .calibration import conformal_quantile, conformal_scores
 from .correlation import EM_MAX_MISSING, em_too_costly, inner_correlation
-from .predictors import PREDICTORS, inner_folds, make_predictor, nnls_weights
+from .predictors import (
+    PREDICTORS,
+    UNCONDITIONED,
+    inner_folds,
+    make_predictor,
+    nnls_weights,
+)
 from .scaling import Scaling
 from .selectors import Selector, selector_named
 
@@ -611,6 +617,7 @@ def pipeline_path(
     budget: float | str | None = "auto",
     rule: str = DEFAULT_RULE,
     repeats: int = 1,
+    unconditioned: str = "skip",
 ) -> list[Recommendation]:
     """The recommended pipeline for every ``k = 1..k_max`` from one inner cross-validation.
 
@@ -686,6 +693,13 @@ def pipeline_path(
         repeat's residuals.  More
         repeats make the choice less dependent on one draw of the folds, at
         ``repeats`` times the cost of the inner search.  1 (default): one draw.
+    unconditioned : {"skip", "mean"}
+        Which inner-held-out rows score a candidate, the rule of the protocol
+        the pipeline is judged by (Section 5.1): ``"skip"`` (default, the
+        paper's) leaves out a row that observes none of the candidate's
+        revealed benchmarks, so a selection that few models observe is
+        scored on fewer rows; ``"mean"`` scores every row, the training mean
+        for those, so every candidate is scored on the same rows.
 
     Returns
     -------
@@ -732,6 +746,8 @@ def pipeline_path(
     k_max = check_int(k_max, "k")
     n_folds = check_int(n_folds, "n_folds", minimum=2)
     repeats = check_int(repeats, "repeats")
+    if unconditioned not in UNCONDITIONED:
+        raise ValueError(f"unknown unconditioned rule {unconditioned!r}: use one of {UNCONDITIONED}")
     R = inner_correlation(tr) if cov is None else np.asarray(cov, dtype=float)
     levels = tuple(float(lv) for lv in levels)
     obs = ~np.isnan(tr)
@@ -878,7 +894,9 @@ def pipeline_path(
                 rev = np.zeros(N_s, dtype=bool)
                 rev[sel] = True
                 q = np.where(ob & rev[None, :], zrows, np.nan)
-                mk = ob & ~rev[None, :] & (ob & rev[None, :]).any(axis=1)[:, None]
+                mk = ob & ~rev[None, :]  # the protocol's scored entries (scored_entries)
+                if unconditioned == "skip":
+                    mk &= (ob & rev[None, :]).any(axis=1)[:, None]
                 masks.setdefault((s, k), np.zeros((m_t, N_s), dtype=bool))[off + rows] = mk
                 blocks.append((s, k, q, mk))
         for p in predictors:
