@@ -208,11 +208,9 @@ def _worst_fold(M, df: pd.DataFrame, g, seed: int, shown: int = 3, unconditioned
     k0, k1, f = g["k0"], g["k1"], g["worst_fold"]
     new = newly_scored(M, df, fold=f, seed=seed, k0=k0, k1=k1, unconditioned=unconditioned)
     at = df[(df["method"] == "auto") & (df["fold"] == f)].set_index("k")["r2"]
-    n = g["n_cells"]
-    rest = (g["gain"] * n - g["worst_gain"]) / (n - 1) if n > 1 else float("nan")
     how = "falls most" if g["worst_gain"] < 0 else "gains least"
     print(f"  fold {f} {how}: R^2 {at[k0]:.3f} at k={k0}, {at[k1]:.3f} at k={k1} ({g['worst_gain']:+.3f}; "
-          f"mean gain of the other {n - 1} folds {rest:+.3f}); k={k1} scores {len(new)} held-out "
+          f"mean gain of the other {g['n_cells'] - 1} folds {g['others_gain']:+.3f}); k={k1} scores {len(new)} held-out "
           f"model{'s' * (len(new) != 1)} there that k={k0} does not")
     for r in new.head(shown).itertuples():
         seen = ", ".join(f"{b} ({c})" for b, c in zip(r.revealed, r.train_observed))

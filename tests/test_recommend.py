@@ -449,6 +449,7 @@ def test_k_gain_is_the_paired_difference_between_two_subset_sizes():
     assert g["gain_common"] == pytest.approx(0.2) and g["gain_common_se"] == pytest.approx(0.0)
     assert np.isnan(g["only_r2_k0"]) and np.isnan(g["common_r2_k1"])  # no sums of squares given
     assert g["worst_fold"] == 1 and g["worst_gain"] == pytest.approx(-0.1)  # fold 1 falls, fold 0 gains
+    assert g["others_gain"] == pytest.approx(0.1)
     with pytest.raises(ValueError, match="not scored at both k = 5 and k = 7"):
         k_gain(df, k0=5, k1=7)
 
@@ -638,7 +639,7 @@ def test_the_peer_passage_names_the_fold_that_falls_most_and_a_model_only_the_la
     from benchsel_lib.book.pages.pipelines import peer_passage
 
     gains = pd.DataFrame(dict(matrix=["A", "B"], k0=5, k1=10, gain=[0.03, -0.005], gain_se=0.01, n_cells=10,
-                              worst_fold=[2, 1], worst_seed=42, worst_gain=[0.01, -0.23]))
+                              worst_fold=[2, 1], worst_seed=42, worst_gain=[0.01, -0.23], others_gain=[0.05, 0.02]))
     new = pd.DataFrame(dict(model=["GPT-4", "m2"], targets=[10, 4], revealed=[("mt",), ("x", "y")],
                             train_observed=[(2,), (13, 50)]))
     text = peer_passage(None, gains, falls={"B": new})

@@ -61,7 +61,12 @@ from .calibration import (
 )
 from .correlation import Correlation
 from .gaussian import GaussianPredictor
-from .predictors import PREDICTORS, UNCONDITIONED, make_predictor, reveal_and_predict
+from .predictors import (
+    PREDICTORS,
+    check_unconditioned,
+    make_predictor,
+    reveal_and_predict,
+)
 from .scaling import FittedScaling, Scaling
 from .search import (
     DEFAULT_PREDICTORS,
@@ -781,8 +786,7 @@ class Pipeline:
                 dataclasses.replace(s, exclude=s.exclude + tuple(
                     b for b in map(str, exclude) if b not in s.exclude and b not in s.initial))
                 for s in spec["selector"]]
-        if unconditioned not in UNCONDITIONED:
-            raise ValueError(f"unknown unconditioned rule {unconditioned!r}: use one of {UNCONDITIONED}")
+        check_unconditioned(unconditioned)
         seeds = seeds or FitSeeds.from_seed(int(self.seed))
         X = np.asarray(X, dtype=float)
         names = [str(b) for b in names]
@@ -863,7 +867,7 @@ class Pipeline:
         return FittedPath(fs, steps, n_forced, _DirectPredictions(fitted, N, gaussian, fixed), R, selection)
 
     def _fit_search(self, spec, fs, z, R, names, k_max, ks, seeds, intervals, revealed, n_forced,
-                    unconditioned="skip") -> FittedPath:
+                    unconditioned) -> FittedPath:
         preds = spec["predictor"]
         single = len(spec["selector"]) == 1 and len(preds) == 1 and not self.stack
         levels = DEFAULT_LEVELS if intervals and spec["calibrator"] is not None else ()

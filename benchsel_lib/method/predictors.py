@@ -41,6 +41,7 @@ __all__ = [
     "reveal_and_predict",
     "scored_entries",
     "UNCONDITIONED",
+    "check_unconditioned",
 ]
 
 
@@ -226,6 +227,13 @@ def reveal_and_predict(
 
 #: what happens to a model that observes none of the selected benchmarks: not scored, or scored at the mean
 UNCONDITIONED = ("skip", "mean")
+
+
+def check_unconditioned(rule: str) -> str:
+    """``rule`` if it is one of :data:`UNCONDITIONED`, else ``ValueError`` naming it. O(1)."""
+    if rule not in UNCONDITIONED:
+        raise ValueError(f"unknown unconditioned rule {rule!r}: use one of {UNCONDITIONED}")
+    return rule
 
 
 def scored_entries(observed: np.ndarray, sel: np.ndarray, targets: np.ndarray, unconditioned: str) -> np.ndarray:

@@ -55,7 +55,7 @@ from .calibration import conformal_quantile, conformal_scores
 from .correlation import EM_MAX_MISSING, em_too_costly, inner_correlation
 from .predictors import (
     PREDICTORS,
-    UNCONDITIONED,
+    check_unconditioned,
     inner_folds,
     make_predictor,
     nnls_weights,
@@ -746,8 +746,7 @@ def pipeline_path(
     k_max = check_int(k_max, "k")
     n_folds = check_int(n_folds, "n_folds", minimum=2)
     repeats = check_int(repeats, "repeats")
-    if unconditioned not in UNCONDITIONED:
-        raise ValueError(f"unknown unconditioned rule {unconditioned!r}: use one of {UNCONDITIONED}")
+    check_unconditioned(unconditioned)
     R = inner_correlation(tr) if cov is None else np.asarray(cov, dtype=float)
     levels = tuple(float(lv) for lv in levels)
     obs = ~np.isnan(tr)

@@ -71,7 +71,7 @@ from .._random import check_seed
 from ..data import ScoreMatrix
 from ..method.correlation import Correlation
 from ..method.pipeline import FitSeeds, FittedPath, Pipeline
-from ..method.predictors import UNCONDITIONED, scored_entries
+from ..method.predictors import UNCONDITIONED, check_unconditioned, scored_entries
 from ..method.scaling import PROTOCOL_CLIP, fit_standardizer
 from . import cache
 from .splits import SCHEMES, cv_splits, split_seeds
@@ -491,8 +491,7 @@ class CVProtocol:
         set_("n_folds", check_int(self.n_folds, "n_folds", minimum=2))
         if self.scheme not in SCHEMES:
             raise ValueError(f"unknown scheme {self.scheme!r}: use one of {SCHEMES}")
-        if self.unconditioned not in UNCONDITIONED:
-            raise ValueError(f"unknown unconditioned rule {self.unconditioned!r}: use one of {UNCONDITIONED}")
+        check_unconditioned(self.unconditioned)
         if not (isinstance(self.clip, (int, float)) and np.isfinite(self.clip) and self.clip > 0):
             raise ValueError(f"clip must be a positive number, got {self.clip!r}")
         set_("clip", float(self.clip))

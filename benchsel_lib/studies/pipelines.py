@@ -397,8 +397,9 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
     entries what the smaller one got right); -1 without a ``selected``
     column.  ``worst_fold``, ``worst_seed``, ``worst_gain``: the fold and
     seed (-1 without a ``seed`` column) of the cell where R^2 falls most
-    (or gains least), and that cell's difference; a mean over ten folds
-    can hang on one of them (:func:`newly_scored` says which models that
+    (or gains least), and that cell's difference; ``others_gain``: the mean
+    difference of the other cells (NaN for one cell).  A mean over ten
+    folds can hang on one of them (:func:`newly_scored` says which models that
     fold scores at ``k1`` only).  O(rows).
 
     Raises
@@ -425,8 +426,10 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
                gain_common_se=common_se, n_cells=int(len(both)))
     worst = pairs["r2"].idxmin()
     cell = dict(zip(keys, worst if isinstance(worst, tuple) else (worst,)))
+    n = len(pairs["r2"])
     out.update(worst_fold=int(cell["fold"]), worst_seed=int(cell.get("seed", -1)),
-               worst_gain=float(pairs["r2"].min()))
+               worst_gain=float(pairs["r2"].min()),
+               others_gain=float((pairs["r2"].sum() - pairs["r2"].min()) / (n - 1)) if n > 1 else float("nan"))
     sums = ["ss_res", "ss_tot", "ss_res_common", "ss_tot_common"]
     cells = d.set_index(keys)
     out["nested_cells"] = -1

@@ -109,12 +109,11 @@ def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, *,
 def _worst_fold_sentence(row: Any, new: pd.DataFrame) -> str:
     """The fold where a ``k_gain`` row falls most and the first of the models only the larger size scores there."""
     n = int(row.n_cells)
-    rest = (row.gain * n - row.worst_gain) / (n - 1) if n > 1 else float("nan")
     seed = int(getattr(row, "worst_seed", -1))
     where = f"fold {int(row.worst_fold)}" + (f" of seed {seed}" if seed >= 0 else "")
     text = (f"On {row.matrix} the fall is largest in {where} "
             f"({signed(row.worst_gain, '.3f')}; the other {count(n - 1, 'fold')} change by "
-            f"{signed(rest, '.3f')} on average), where k = {int(row.k1)} scores "
+            f"{signed(row.others_gain, '.3f')} on average), where k = {int(row.k1)} scores "
             f"{count(len(new), 'held-out model')} that k = {int(row.k0)} does not")
     if not len(new):
         return text + "."
