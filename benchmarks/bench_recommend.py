@@ -61,9 +61,10 @@ and its choice.
 rule (:data:`benchsel_lib.method.search.CHOICE_RULES`), with its gain from
 k = 5 to 10.  ``--search-repeats 2`` does the same for auto whose inner
 cross-validation pools two seeded draws of its folds (``search_repeats``).
-``--min-observed 5`` does the same for auto whose candidates without a filter
-of their own never reveal a benchmark that fewer than 5 training models
-observe (``Pipeline.auto(min_observed=5)``, what ``benchsel select`` runs).
+``--min-observed 0`` does the same for auto with every benchmark a
+candidate (``Pipeline.auto(min_observed=0)``; by default its candidates
+without a filter of their own never reveal a benchmark that fewer than 5
+training models observe), ``--min-observed 10`` for a floor of 10.
 With the timing, each of these variants' full CV is timed as auto's is, and
 its interval coverage printed.
 
@@ -107,7 +108,12 @@ import pandas as pd  # noqa: E402
 
 from benchsel_lib.data import load_matrix, load_source  # noqa: E402
 from benchsel_lib.method.pipeline import Pipeline  # noqa: E402
-from benchsel_lib.method.search import CHOICE_RULES, DEFAULT_RULE, DEFAULT_STRATEGIES  # noqa: E402
+from benchsel_lib.method.search import (  # noqa: E402
+    CHOICE_RULES,
+    DEFAULT_MIN_OBSERVED,
+    DEFAULT_RULE,
+    DEFAULT_STRATEGIES,
+)
 from benchsel_lib.method.selectors import SELECTORS  # noqa: E402
 from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
 from benchsel_lib.studies.pipelines import (  # noqa: E402
@@ -197,7 +203,8 @@ def _variants(candidates=(), choice=None, repeats=None, min_observed=None) -> li
                     f"auto with {repeats} draws of its inner folds"))
     if min_observed is not None:
         out.append((Pipeline.auto(min_observed=min_observed, name=f"auto:m{min_observed}"),
-                    f"auto revealing only benchmarks that at least {min_observed} training models observe"))
+                    f"auto revealing only benchmarks that at least {min_observed} training models observe"
+                    if min_observed else "auto with every benchmark a candidate"))
     return out
 
 
@@ -459,7 +466,8 @@ def main() -> None:
                     help="also run auto with R draws of its inner folds, against auto (seed 42)")
     ap.add_argument("--min-observed", type=int, default=None, metavar="N",
                     help="also run auto whose candidates (but entropy-obs, 30%%) reveal only benchmarks that at least "
-                         "N training models observe, against auto (seed 42)")
+                         f"N training models observe (auto's default: {DEFAULT_MIN_OBSERVED}; 0: every benchmark), "
+                         "against auto (seed 42)")
     ap.add_argument("--gain-seeds", nargs="+", type=int, default=[], metavar="SEED",
                     help="also run auto (and the variants above) at k = 5 and 10 with each of these seeds")
     ap.add_argument("--unconditioned", default="skip", choices=["skip", "mean"],
@@ -471,8 +479,8 @@ def main() -> None:
     load = os.getloadavg()
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores: {os.cpu_count()}")
     verdicts = []
-    if args.min_observed is not None and args.min_observed < 1:
-        ap.error(f"--min-observed must be >= 1, got {args.min_observed}")
+    if args.min_observed is not None and (args.min_observed < 0 or args.min_observed == DEFAULT_MIN_OBSERVED):
+        ap.error(f"--min-observed must be >= 0 and not auto's own {DEFAULT_MIN_OBSERVED}, got {args.min_observed}")
     variants = _variants(args.candidates, args.choice, args.search_repeats, args.min_observed)
     if not args.skip_grid:
         verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick, variants,

@@ -82,18 +82,13 @@ from .method.pipeline import (
     check_given,
     parse_pipeline,
 )
-from .method.search import DEFAULT_RULE, Recommendation
+from .method.search import DEFAULT_MIN_OBSERVED, DEFAULT_RULE, Recommendation
 from .protocol.cv import cross_validate
 from .protocol.splits import cv_splits
 from .protocol.summaries import coverage_column, summarize_cv
 from .protocol.sweep import SweepError, dask_backend
 
 __all__ = ["main", "build_parser", "parse_scores", "DEFAULT_MIN_OBSERVED"]
-
-#: ``benchsel select`` ignores candidates observed for fewer models than this
-#: (capped at the number of models) unless ``--min-observed`` says otherwise
-#: (a benchmark run by only 2 or 3 models gets a noise correlation).
-DEFAULT_MIN_OBSERVED: int = 5
 
 _OBJECTIVES = PAPER_OBJECTIVES
 #: Relative float slack of the budget check (as in the selection): 1.2 - 0.1 - 0.1 < 1.0 stays affordable.
@@ -409,8 +404,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--em-config", choices=("released", "early"), default="released",
                    help="EM configuration (default: released; the paper's BenchPress numbers come from 'early')")
     p.add_argument("--transform", choices=("none", "logit"), default="none", help="logit-space pipeline (Appendix K)")
-    p.add_argument("--min-observed", type=int, default=0, metavar="N",
-                   help="skip candidates observed for fewer than N training models (default: 0, the paper's protocol)")
+    p.add_argument("--min-observed", type=int, default=None, metavar="N",
+                   help="skip candidates observed for fewer than N training models (default: none for the paper's "
+                   f"pipelines and named pairs, as in the paper's protocol; {DEFAULT_MIN_OBSERVED} for auto; "
+                   "0: none for every method)")
     p.add_argument("--levels", default=None, metavar="L1,L2,...",
                    help="nominal interval levels in (0, 1) for coverage columns (e.g. 0.5,0.8,0.9,0.95)")
     p.add_argument("--variance-inflation", choices=("none", "inner"), default="none",
@@ -1151,7 +1148,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         raise UsageError(f"--folds {args.folds} is out of range: choose 2..{m} ({args.data} has {m} models)")
     if args.seed < 0:
         raise UsageError(f"--seed must be >= 0, got {args.seed}")
-    if args.min_observed < 0:
+    if args.min_observed is not None and args.min_observed < 0:
         raise UsageError(f"--min-observed must be >= 0, got {args.min_observed}")
     levels = [] if args.levels is None else _parse_fractions(args.levels, "levels", "level", "0.9 = 90%")
     inflate = args.variance_inflation == "inner"
@@ -1176,7 +1173,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
     if loo_note:  # after every check, so that an error stays one line
         _note(loo_note)
     pipelines = [Pipeline.from_name(m, estimator=args.estimator, config=args.em_config, logit=transform == "logit",
-                                    min_observed=args.min_observed or None, inflation="inner" if inflate else 1.0,
+                                    min_observed=args.min_observed, inflation="inner" if inflate else 1.0,
                                     inner_folds=args.inner_folds) for m in methods]
     run = dict(pipelines=pipelines, holdouts=tuple(holdouts), k_max=args.k_max, n_folds=args.folds, seed=args.seed,
                scheme=args.scheme, progress=None, levels=tuple(levels))

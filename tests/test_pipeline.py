@@ -207,6 +207,38 @@ def test_a_shared_min_observed_leaves_the_filter_a_preset_is_named_for():
     assert Pipeline.from_name("mi+ridge", min_observed=10).component("selector") == [
         Selector("mi", min_observed=10, name="mi")]
 
+
+def test_auto_by_default_reveals_no_benchmark_that_fewer_than_five_training_models_observe():
+    floors = {s.label: s.min_observed for s in Pipeline.auto().component("selector")}
+    assert floors == {"mi": 5, "entropy-obs": 0.3, "lasso": 5, "random": 5}
+    assert Pipeline.from_name("auto").get_params() == Pipeline.auto().get_params()
+    for off in (0, None):  # every benchmark a candidate, as in the paper
+        assert {s.label: s.min_observed for s in Pipeline.auto(min_observed=off).component("selector")} == {
+            "mi": None, "entropy-obs": 0.3, "lasso": None, "random": None}
+    assert Pipeline.from_name("auto", min_observed=0).get_params() == Pipeline.auto(min_observed=0).get_params()
+    # the paper's pipelines and the named pairs keep every benchmark unless told otherwise
+    assert Pipeline.from_name("mi").component("selector")[0].min_observed is None
+    assert Pipeline.from_name("mi", min_observed=0).component("selector")[0].min_observed is None
+    assert Pipeline.from_name("lasso+ridge").component("selector")[0].min_observed is None
+    # a benchmark that three of forty models observe: greedy MI would run it first
+    M = as_matrix(low_rank_scores(3, 40, 8))
+    X = M.scores.copy()
+    X[3:, 0] = np.nan
+    thin = type(M)(X, M.models, M.benchmarks)
+    one = dict(selectors=["mi"], stack=False, predictors=["gaussian"])
+    assert Pipeline.auto(k=3, min_observed=0, **one).fit(thin).selected[0] == "b0"
+    for strategy in ("mi", "lasso", "random"):
+        assert "b0" not in Pipeline.auto(k=7, **{**one, "selectors": [strategy]}).fit(thin).selected
+    with pytest.raises(ValueError, match=r"min_observed filters leave too few benchmarks: mi: 7; lower k, or pass "
+                                         r"min_observed=0"):
+        Pipeline.auto(k=8, **one).fit(thin)
+
+
+def test_a_count_floor_above_the_number_of_models_keeps_the_benchmarks_every_model_observes():
+    M = as_matrix(low_rank_scores(1, 4, 6))
+    assert Selector("mi", min_observed=5).threshold(4) == 4
+    assert len(Pipeline.auto(k=3).fit(M).selected) == 3
+
 # --------------------------------------------------------------------------- the package's layout
 _LAYERS = {"data": 0, "method": 1, "protocol": 2, "studies": 3, "book": 4, "cli": 5}
 

@@ -69,6 +69,7 @@ from .predictors import (
 )
 from .scaling import FittedScaling, Scaling
 from .search import (
+    DEFAULT_MIN_OBSERVED,
     DEFAULT_PREDICTORS,
     DEFAULT_RULE,
     DEFAULT_STRATEGIES,
@@ -333,11 +334,12 @@ def _with_options(strategy: str | Selector, *, min_observed: int | float | None,
     ``initial`` (mandatory benchmarks) replaces the selector's own;
     ``min_observed`` is set only where the selector has no filter of its
     own, so that a preset keeps the filter its label names (``entropy-obs``:
-    30 % of the training models).  The label stays the preset's.
+    30 % of the training models); None and 0 set none.  The label stays the
+    preset's.
     """
     sel = selector_named(strategy)
     changes: dict[str, Any] = {"name": sel.label}
-    if min_observed is not None and sel.min_observed is None:
+    if min_observed and sel.min_observed is None:
         changes["min_observed"] = min_observed
     if initial:
         changes["initial"] = tuple(initial)
@@ -523,7 +525,7 @@ class Pipeline:
         selectors: Sequence[str | Selector] = DEFAULT_STRATEGIES,
         predictors: Sequence[str] = DEFAULT_PREDICTORS,
         stack: bool = True,
-        min_observed: int | float | None = None,
+        min_observed: int | float | None = DEFAULT_MIN_OBSERVED,
         initial: Sequence[str] = (),
         logit: bool = False,
         search_folds: int = 5,
@@ -546,7 +548,12 @@ class Pipeline:
         pooled, at twice the search's cost.
         ``initial`` applies to every candidate selector, ``min_observed``
         to every one without a filter of its own (``entropy-obs`` keeps its
-        30 %; pass a :class:`Selector` to set another).
+        30 %; pass a :class:`Selector` to set another).  By default
+        (:data:`~benchsel_lib.method.search.DEFAULT_MIN_OBSERVED`, 5) no
+        candidate reveals a benchmark that fewer than five training models
+        observe (scaled to each inner fold's share of them): the
+        correlations behind its predictions would rest on two or three
+        models.  ``None`` or 0 keeps every benchmark a candidate.
 
         Cost: the inner search of :func:`~benchsel_lib.method.search.pipeline_path`,
         estimated before it starts (:func:`~benchsel_lib.method.search.search_cost`);
@@ -587,15 +594,19 @@ class Pipeline:
         pair with conformal intervals (``estimator``, ``config``, ``logit``,
         ``min_observed``, ``initial``, ``seed``).  As in :meth:`auto`,
         ``min_observed`` leaves a strategy's own filter (``entropy-obs``) as it is.
+        ``min_observed=None`` is each pipeline's default (none, but auto's
+        :data:`~benchsel_lib.method.search.DEFAULT_MIN_OBSERVED`); 0 is none,
+        auto's included.
         """
         if name in PAPER_OBJECTIVES:
             return cls.paper(k, objective=name, estimator=estimator, config=config, logit=logit, tie_break=tie_break,
-                             min_observed=min_observed, initial=initial, ridge=ridge, predictor=predictor,
+                             min_observed=min_observed or None, initial=initial, ridge=ridge, predictor=predictor,
                              inflation=inflation, inner_folds=inner_folds, seed=seed)
         pair = parse_pipeline(name)
         if pair is None:
-            return cls.auto(k if k is not None else 5, seed=seed, min_observed=min_observed, initial=initial,
-                            logit=logit)
+            return cls.auto(k if k is not None else 5, seed=seed,
+                            min_observed=DEFAULT_MIN_OBSERVED if min_observed is None else min_observed,
+                            initial=initial, logit=logit)
         return cls(k, scaling=Scaling(logit=logit), correlation=Correlation(estimator, config),
                    selector=_with_options(pair[0], min_observed=min_observed, initial=initial),
                    predictor=pair[1], calibrator="conformal",
@@ -948,6 +959,14 @@ class Pipeline:
         if not path.steps:
             why = (f" ({len(constant)} constant benchmark(s) are never selected: "
                    f"{', '.join(map(repr, constant[:5]))}{' ...' if len(constant) > 5 else ''})" if constant else "")
+            if cols is None and k is not None:
+                counts = np.isfinite(X).sum(axis=0)
+                reach = {s.label: s.n_candidates(counts, np.isin(np.arange(len(names)), s.resolve_initial(names)),
+                                                 X.shape[0], names=names) for s in spec["selector"]}
+                if max(reach.values()) < k:
+                    floors = ", ".join(f"{lab}: {n}" for lab, n in reach.items())
+                    why += (f" (the candidates' min_observed filters leave too few benchmarks: {floors}; "
+                            "lower k, or pass min_observed=0 to keep every benchmark a candidate)")
             raise ValueError(f"no selection of k={k} benchmarks is possible on this matrix{why}")
         self.benchmarks_ = names
         self.matrix_ = matrix

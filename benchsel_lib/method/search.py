@@ -74,6 +74,7 @@ __all__ = [
     "block_predictions",
     "DEFAULT_STRATEGIES",
     "DEFAULT_PREDICTORS",
+    "DEFAULT_MIN_OBSERVED",
     "FALLBACK",
     "SearchPlan",
     "plan_search",
@@ -92,6 +93,10 @@ DEFAULT_STRATEGIES = ("mi", "entropy-obs", "lasso", "random")
 
 
 DEFAULT_PREDICTORS = ("gaussian", "ridge", "knn", "blend")
+
+#: the recommended pipeline's candidates (those without a filter of their own) never reveal a
+#: benchmark that fewer training models observe: its correlations would rest on two or three models
+DEFAULT_MIN_OBSERVED = 5
 
 
 #: the named default used when there are too few training models for the inner CV

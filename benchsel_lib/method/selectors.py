@@ -58,8 +58,9 @@ class Selector:
     objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso"}
     min_observed : int, float in (0, 1) or None
         Candidate filter on the number of training models observing a
-        benchmark (count), or on their fraction; None keeps every benchmark
-        (the paper).
+        benchmark (count, capped at the number of training models, so that
+        a benchmark every one of them observes always passes), or on their
+        fraction; None keeps every benchmark (the paper).
     initial : sequence of str
         Mandatory benchmark names, selected first in this order. Names a split
         lacks are skipped there (counted in the CV column ``n_forced``).
@@ -135,13 +136,13 @@ class Selector:
         return self.objective not in UNNESTED
 
     def threshold(self, n_models: int) -> int | None:
-        """The candidate filter as a count for ``n_models`` training models (None: no filter)."""
+        """The candidate filter as a count for ``n_models`` training models (None: no filter; at most ``n_models``)."""
         mo = self.min_observed
         if mo is None:
             return None
         if isinstance(mo, (float, np.floating)) and not float(mo).is_integer():
             return min_observed_for(n_models, float(mo))
-        return int(mo)
+        return min(int(mo), int(n_models))
 
     def scaled(self, n_rows: int, n_total: int) -> Selector:
         """This selector for an inner fold of ``n_rows`` of ``n_total`` training rows (a count filter scales with it)."""
