@@ -346,6 +346,17 @@ def _with_options(strategy: str | Selector, *, min_observed: int | float | None,
     return dataclasses.replace(sel, **changes)
 
 
+def _selector_reach(selectors: Sequence[Selector], counts: np.ndarray, n_models: int,
+                    names: Sequence[str]) -> list[tuple[str, int]]:
+    """Each selector's label and the benchmarks its filter and exclusions leave, mandatory ones counted. O(S N)."""
+    out = []
+    for sel in selectors:
+        forced = np.zeros(len(names), dtype=bool)
+        forced[sel.resolve_initial(names, missing="skip")] = True
+        out.append((sel.label, sel.n_candidates(counts, forced, n_models, names=names)))
+    return out
+
+
 def clone(pipeline: Pipeline) -> Pipeline:
     """An unfitted pipeline with the same parameters."""
     return type(pipeline)(**pipeline.get_params(deep=False))
@@ -890,13 +901,8 @@ class Pipeline:
         if revealed is not None:
             recs = pipeline_path(z, len(revealed), fixed=list(revealed), **kw)
         else:
-            counts = (~np.isnan(z)).sum(axis=0)
-            reach = []
-            for sel in spec["selector"]:
-                forced = np.zeros(len(names), dtype=bool)
-                forced[sel.resolve_initial(names, missing="skip")] = True
-                reach.append(sel.n_candidates(counts, forced, z.shape[0], names=names))
-            k_max = min(int(k_max), max(reach))  # the largest size some candidate selector can reach
+            reach = _selector_reach(spec["selector"], (~np.isnan(z)).sum(axis=0), z.shape[0], names)
+            k_max = min(int(k_max), max(n for _, n in reach))  # the largest size some candidate selector can reach
             if k_max < 1:
                 return FittedPath(fs, [], n_forced, _NoPredictions(), R)
             if ks is not None:
@@ -960,11 +966,9 @@ class Pipeline:
             why = (f" ({len(constant)} constant benchmark(s) are never selected: "
                    f"{', '.join(map(repr, constant[:5]))}{' ...' if len(constant) > 5 else ''})" if constant else "")
             if cols is None and k is not None:
-                counts = np.isfinite(X).sum(axis=0)
-                reach = {s.label: s.n_candidates(counts, np.isin(np.arange(len(names)), s.resolve_initial(names)),
-                                                 X.shape[0], names=names) for s in spec["selector"]}
-                if max(reach.values()) < k:
-                    floors = ", ".join(f"{lab}: {n}" for lab, n in reach.items())
+                reach = _selector_reach(spec["selector"], np.isfinite(X).sum(axis=0), X.shape[0], names)
+                if max(n for _, n in reach) < k:
+                    floors = ", ".join(f"{lab}: {n}" for lab, n in reach)
                     why += (f" (the candidates' min_observed filters leave too few benchmarks: {floors}; "
                             "lower k, or pass min_observed=0 to keep every benchmark a candidate)")
             raise ValueError(f"no selection of k={k} benchmarks is possible on this matrix{why}")
