@@ -39,7 +39,8 @@ Usage::
     python benchmarks/bench_recommend.py [--datasets mteb merged benchpress mmlu] [--seeds 0 42]
                                          [--n-jobs 2] [--greedy] [--anchors] [--skip-grid]
                                          [--skip-timing] [--quick] [--aside NAME ...]
-                                         [--candidates STRATEGY ...] [--choice nested|best]
+                                         [--candidates STRATEGY ...] [--predictors PREDICTOR ...]
+                                         [--choice nested|best]
                                          [--search-repeats R] [--min-observed N]
                                          [--gain-seeds SEED ...] [--unconditioned skip|mean]
 
@@ -56,7 +57,9 @@ paper's folds with seed 42, the recommended pipeline with those strategies
 added to its candidates, and prints its R^2 at k = 5 and 10 (the held-aside
 sizes there) against auto's, paired by fold: what the candidate would change,
 and the fold where the two differ most, with the entries each scores there
-and its choice.
+and its choice.  ``--predictors imputed-ridge`` (any predictors) does the same
+with predictors added to its candidates (with ``--candidates``, one variant
+with both added).
 ``--choice nested`` (or ``best``) does the same for auto with that choice
 rule (:data:`benchsel_lib.method.search.CHOICE_RULES`), with its gain from
 k = 5 to 10.  ``--search-repeats 2`` does the same for auto whose inner
@@ -68,7 +71,7 @@ training models observe), ``--min-observed 10`` for a floor of 10.
 With the timing, each of these variants' full CV is timed as auto's is, and
 its interval coverage printed.
 
-``--gain-seeds 0 1 2`` also runs auto, and the variants that ``--candidates``,
+``--gain-seeds 0 1 2`` also runs auto, and the variants that ``--candidates`` (``--predictors``),
 ``--choice``, ``--search-repeats`` and ``--min-observed`` ask for, at k = 5 and 10 (capped on a
 held-aside source as in its peers table) on the paper's folds drawn with
 each of those seeds
@@ -108,9 +111,11 @@ import pandas as pd  # noqa: E402
 
 from benchsel_lib.data import load_matrix, load_source  # noqa: E402
 from benchsel_lib.method.pipeline import Pipeline  # noqa: E402
+from benchsel_lib.method.predictors import PREDICTORS  # noqa: E402
 from benchsel_lib.method.search import (  # noqa: E402
     CHOICE_RULES,
     DEFAULT_MIN_OBSERVED,
+    DEFAULT_PREDICTORS,
     DEFAULT_RULE,
     DEFAULT_STRATEGIES,
 )
@@ -188,14 +193,17 @@ def _gain_verdicts(where: str, g) -> list[str]:
                      f"{g['gain_common']:+.3f} +- {g['gain_common_se']:.3f} (target >= 0)")]
 
 
-def _variants(candidates=(), choice=None, repeats=None, min_observed=None) -> list[tuple[Pipeline, str]]:
-    """The variants of auto that ``--candidates``, ``--choice``, ``--search-repeats`` and ``--min-observed``
-    ask for, each with what it is."""
+def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predictors=()) -> list[tuple[Pipeline, str]]:
+    """The variants of auto that ``--candidates`` and ``--predictors`` (one variant), ``--choice``,
+    ``--search-repeats`` and ``--min-observed`` ask for, each with what it is."""
     out = []
-    if candidates:
+    if candidates or predictors:
         extra = tuple(s for s in candidates if s not in DEFAULT_STRATEGIES)
-        out.append((Pipeline.auto(selectors=tuple(DEFAULT_STRATEGIES) + extra, name="auto+" + "+".join(candidates)),
-                    f"auto with {', '.join(candidates)} among its candidates"))
+        more = tuple(p for p in predictors if p not in DEFAULT_PREDICTORS)
+        added = [*candidates, *predictors]
+        out.append((Pipeline.auto(selectors=tuple(DEFAULT_STRATEGIES) + extra,
+                                  predictors=tuple(DEFAULT_PREDICTORS) + more, name="auto+" + "+".join(added)),
+                    f"auto with {', '.join(added)} among its candidates"))
     if choice is not None:
         out.append((Pipeline.auto(choice=choice, name=f"auto:{choice}"), f"auto with the {choice!r} choice"))
     if repeats is not None:
@@ -460,6 +468,10 @@ def main() -> None:
                     help="seed 42 only, auto against the peers alone (no fixed grid), no timing")
     ap.add_argument("--candidates", nargs="+", default=[], metavar="STRATEGY", choices=list(SELECTORS),
                     help="also run auto with these strategies among its candidates, against auto (seed 42)")
+    ap.add_argument("--predictors", nargs="+", default=[], metavar="PREDICTOR",
+                    choices=[p for p in PREDICTORS if p != "stack"],
+                    help="also run auto with these predictors among its candidates (with --candidates: one variant "
+                         "with both), against auto (seed 42)")
     ap.add_argument("--choice", default=None, choices=[c for c in CHOICE_RULES if c != DEFAULT_RULE],
                     help="also run auto with this choice rule, against auto (seed 42)")
     ap.add_argument("--search-repeats", type=int, default=None, metavar="R",
@@ -481,7 +493,7 @@ def main() -> None:
     verdicts = []
     if args.min_observed is not None and (args.min_observed < 0 or args.min_observed == DEFAULT_MIN_OBSERVED):
         ap.error(f"--min-observed must be >= 0 and not auto's own {DEFAULT_MIN_OBSERVED}, got {args.min_observed}")
-    variants = _variants(args.candidates, args.choice, args.search_repeats, args.min_observed)
+    variants = _variants(args.candidates, args.choice, args.search_repeats, args.min_observed, args.predictors)
     if not args.skip_grid:
         verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick, variants,
                          args.unconditioned)

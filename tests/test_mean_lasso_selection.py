@@ -1,4 +1,5 @@
-"""The mean-lasso objective (entry order of the Lasso path of the mean score), checked against brute force."""
+"""The Lasso of the mean score (BenchPred's selection): the entry order on the correlation (mean-lasso) and the
+set of k on the mean-imputed matrix (imputed-lasso), checked against brute force."""
 from __future__ import annotations
 
 import itertools
@@ -10,7 +11,8 @@ from _synthetic import as_matrix, low_rank_scores
 from benchsel_lib.method.pipeline import Pipeline
 from benchsel_lib.method.search import selection_cost
 from benchsel_lib.method.selection import select
-from benchsel_lib.method.sparse import mean_lasso_order
+from benchsel_lib.method.selectors import Selector
+from benchsel_lib.method.sparse import imputed_lasso_order, mean_lasso_order
 
 
 def _corr(seed: int, n: int, m: int = 40) -> np.ndarray:
@@ -140,3 +142,75 @@ def test_a_pipeline_named_after_it_selects_on_missing_scores_as_select_does():
     pipe = Pipeline.from_name("mean-lasso+ridge", k=4).fit(M)
     assert pipe.selected == [M.benchmarks[j] for j in mean_lasso_order(pipe.correlation_, 4)]
     assert selection_cost("mean-lasso", 50, 5, 100) < selection_cost("sparse", 50, 5, 100)
+
+
+def _imputed_moments(train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``G = X'X/m`` and ``c = X' xbar / m`` of the column-mean-imputed, centred matrix, computed directly."""
+    X = np.array(train, dtype=float)
+    for j in range(X.shape[1]):
+        col = X[:, j]
+        col[np.isnan(col)] = np.mean(col[~np.isnan(col)])
+    X -= X.mean(axis=0)
+    ybar = X.mean(axis=1)
+    return X.T @ X / X.shape[0], X.T @ ybar / X.shape[0]
+
+
+def _benchpred_scan(G, c, k, alphas, unpenalized=()):
+    """BenchPred's rule on brute-force fits: up the grid, the smallest strength with exactly ``k``
+    penalized non-zeros, else the first with the closest count below ``k``."""
+    best, best_gap = set(), np.inf
+    for a in sorted(alphas):
+        b = _brute_lasso(G, c, a, unpenalized)
+        nz = {int(j) for j in np.flatnonzero(np.abs(b) > 1e-12) if j not in unpenalized}
+        if len(nz) <= k and k - len(nz) < best_gap:
+            best, best_gap = nz, k - len(nz)
+        if best_gap == 0:
+            break
+    return best
+
+
+def _sparse_scores(seed: int, m: int = 40, n: int = 5) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((m, n)) @ rng.standard_normal((n, n))
+    X[rng.random((m, n)) < 0.3] = np.nan
+    X[0] = rng.standard_normal(n)  # every column keeps an observation
+    return X
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_imputed_lasso_selects_what_benchpreds_scan_of_direct_fits_selects(seed):
+    X = _sparse_scores(seed)
+    G, c = _imputed_moments(X)
+    alphas = np.logspace(-3, 0, 60)
+    exact = 0
+    for k in range(1, 5):
+        got, scan = imputed_lasso_order(X, k, alphas=alphas), _benchpred_scan(G, c, k, alphas)
+        assert len(got) == k and scan <= set(got)  # a set short of k is completed
+        exact += len(scan) == k
+    assert exact >= 3
+    mand = imputed_lasso_order(X, 3, initial=[4], alphas=alphas)
+    assert mand[0] == 4 and set(mand[1:]) == _benchpred_scan(G, c, 2, alphas, unpenalized=[4])
+
+
+def test_the_imputed_lasso_weighs_a_benchmark_by_how_many_models_ran_it():
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((120, 6))
+    X[:, 2] = X.mean(axis=1) + 0.05 * rng.standard_normal(120)  # tracks the mean of all ...
+    R = np.corrcoef(X.T)
+    X[6:, 2] = np.nan  # ... but six models ran it
+    assert mean_lasso_order(R, 1) == [2]
+    assert imputed_lasso_order(X, 1) != [2]
+
+
+def test_the_imputed_lasso_completes_a_short_set_and_is_selected_once_per_size():
+    X = _sparse_scores(5, n=6)
+    short = imputed_lasso_order(X, 4, alphas=[10.0])  # nothing enters at this strength
+    G, c = _imputed_moments(X)
+    assert short == sorted(range(6), key=lambda j: (-abs(c[j]), j))[:4]
+    assert not Selector("imputed-lasso").nested
+    with pytest.raises(ValueError, match="needs train="):
+        select(np.corrcoef(np.nan_to_num(X).T), 2, objective="imputed-lasso")
+    M = as_matrix(low_rank_scores(12, 50, 10, missing=0.2))
+    pipe = Pipeline.from_name("imputed-lasso+imputed-ridge", k=3).fit(M)
+    assert len(set(pipe.selected)) == 3 and selection_cost("imputed-lasso", 50, 5, 100) < selection_cost(
+        "sparse", 50, 5, 100)

@@ -218,3 +218,47 @@ def test_rowwise_predictors_predict_each_row_as_if_it_were_alone(name):
 def test_the_transductive_predictors_do_not_claim_to_be_rowwise():
     for name in ("lowrank", "blend", "stack"):
         assert not getattr(make_predictor(name), "rowwise", False)
+
+
+def test_imputed_ridge_matches_a_direct_fit_on_the_mean_imputed_matrix():
+    X = _low_rank(6, m=70, n=8, missing=0.3)
+    train, query = X[:55], X[55:].copy()
+    query[:, 3:] = np.nan
+    query[0, 1] = np.nan  # a revealed benchmark this row did not run: its training mean stands in
+    pred = make_predictor("imputed-ridge").fit(train).predict(query)
+    obs = ~np.isnan(train)
+    mean = np.array([train[obs[:, j], j].mean() for j in range(8)])
+    filled = np.where(obs, train, mean)
+    F = [0, 1, 2]  # every benchmark some query row reveals
+    feats = np.where(np.isnan(query[:, F]), mean[F], query[:, F])
+    for j in range(3, 8):
+        rows = obs[:, j]
+        A, y = filled[np.ix_(rows, F)], train[rows, j]
+        loo = []
+        for a in (0.1, 1.0, 10.0):  # RidgeCV's strengths, each scored by refitting without every row in turn
+            errs = []
+            for i in range(A.shape[0]):
+                keep = np.arange(A.shape[0]) != i
+                bb, cc = _plain_ridge(A[keep], y[keep], a)
+                errs.append(y[i] - cc - A[i] @ bb)
+            loo.append(np.mean(np.square(errs)))
+        beta, b0 = _plain_ridge(A, y, (0.1, 1.0, 10.0)[int(np.argmin(loo))])
+        np.testing.assert_allclose(pred[:, j], b0 + feats @ beta, atol=1e-9)
+    np.testing.assert_array_equal(pred[:, :3][~np.isnan(query[:, :3])], query[:, :3][~np.isnan(query[:, :3])])
+
+
+def test_imputed_ridge_keeps_every_training_model_and_falls_back_to_the_mean_of_thin_targets():
+    X = _low_rank(7, m=40, n=6, missing=0.0)
+    train = X.copy()
+    train[::2, 0] = np.nan  # half the models did not run the revealed benchmark: none is dropped
+    train[2:, 5] = np.nan  # two models ran benchmark 5: too few to fit
+    query = np.full((1, 6), np.nan)
+    query[0, 0] = 0.7
+    pred = make_predictor("imputed-ridge").fit(train).predict(query)
+    assert pred[0, 5] == pytest.approx(np.nanmean(train[:, 5]))
+    rows = ~np.isnan(train[:, 1])
+    A = np.where(np.isnan(train[:, [0]]), np.nanmean(train[:, 0]), train[:, [0]])
+    fits = [ridge_loo(A[rows], train[rows, 1], (a,)) for a in (0.1, 1.0, 10.0)]
+    beta, b0, _, _ = min(fits, key=lambda f: f[3])
+    assert pred[0, 1] == pytest.approx(b0 + 0.7 * beta[0], abs=1e-10)
+    assert not make_predictor("imputed-ridge").rowwise  # a row's features are what any row of the call reveals

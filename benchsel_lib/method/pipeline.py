@@ -490,7 +490,7 @@ class Pipeline:
         ----------
         objective : {"entropy", "mi", "random"}
             Algorithm 1, Algorithm 2 or the random baseline (also "lasso",
-            "greedy", "anchors", "sparse", "mean-lasso").
+            "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso").
         estimator, config
             The correlation estimate (Section 5.1, Appendix G).
         logit : bool

@@ -6,6 +6,8 @@ protocol scores all of them with the paper's R^2 (Section 5.1):
 
 * ``"gaussian"`` -- the Gaussian conditional mean (:class:`~benchsel_lib.method.gaussian.GaussianPredictor`);
 * ``"ridge"`` -- per-target ridge from the revealed benchmarks (:class:`~benchsel_lib.method.regression.RidgePredictor`);
+* ``"imputed-ridge"`` -- per-target ridge from the mean-imputed revealed
+  benchmarks, BenchPred's predictor (:class:`~benchsel_lib.method.regression.ImputedRidgePredictor`);
 * ``"lowrank"``, ``"knn"``, ``"blend"`` -- soft-impute, k-nearest neighbours and
   the BenchPress blend (:mod:`benchsel_lib.method.completion`);
 * ``"stack"`` -- :class:`StackedPredictor`, a non-negative combination of base
@@ -28,7 +30,7 @@ from .base import BasePredictor, pass_through
 from .completion import BenchPressBlend, KNNImputer, SoftImpute
 from .correlation import inner_correlation
 from .gaussian import GaussianPredictor
-from .regression import RidgePredictor
+from .regression import ImputedRidgePredictor, RidgePredictor
 from .scaling import Scaling
 
 __all__ = [
@@ -179,6 +181,7 @@ def _lowrank() -> SoftImpute:
 PREDICTORS: dict[str, Callable[[], Any]] = {
     "gaussian": lambda: GaussianPredictor(ridge=1e-2),
     "ridge": RidgePredictor,
+    "imputed-ridge": ImputedRidgePredictor,
     "lowrank": _lowrank,
     "blend": lambda: BenchPressBlend(tol=1e-4),
     "knn": KNNImputer,
@@ -187,7 +190,7 @@ PREDICTORS: dict[str, Callable[[], Any]] = {
 
 
 def make_predictor(name: str) -> Any:
-    """A fresh predictor by name: one of :data:`PREDICTORS` (``gaussian, ridge, lowrank, blend, knn, stack``).
+    """A fresh predictor by name: one of :data:`PREDICTORS` (``gaussian, ridge, imputed-ridge, lowrank, blend, knn, stack``).
 
     The returned object's ``name`` is set to ``name`` so tables use the registry names.
     """

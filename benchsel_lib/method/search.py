@@ -344,7 +344,9 @@ def selection_cost(objective: str, n_benchmarks: int, k: int, n_models: int = 0)
     correlations and their eigendecompositions
     (``6 * 20 * 60 * 2 N^3 + 5 (2 m N^2 + 18 N^3)``), and the Lasso path of
     the mean score an eigenvalue floor and 400 strengths of a few sweeps
-    (``9 N^3 + 400 * 3 N^2``).
+    (``9 N^3 + 400 * 3 N^2``); on the mean-imputed matrix the second moments
+    and about 600 strengths of a few sweeps over ``k`` active coefficients
+    and a check (``2 m N^2 + 600 * 3 (k^2 + k N)``).
     """
     N, k, m = float(n_benchmarks), float(k), float(n_models)
     base = N**3 / 3.0
@@ -360,6 +362,8 @@ def selection_cost(objective: str, n_benchmarks: int, k: int, n_models: int = 0)
         return base + 6.0 * 20.0 * 60.0 * 2.0 * N**3 + 5.0 * (2.0 * m * N * N + 18.0 * N**3)
     if objective == "mean-lasso":
         return base + 9.0 * N**3 + 400.0 * 3.0 * N * N
+    if objective == "imputed-lasso":
+        return base + 2.0 * m * N * N + 600.0 * 3.0 * (k * k + k * N)
     return base + k * k * N
 
 

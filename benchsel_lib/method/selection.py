@@ -1,6 +1,6 @@
 """The one selection entry point, :func:`select` (paper Sections 2-4, Appendices B, C).
 
-Eight objectives:
+Nine objectives:
 
 * ``"entropy"`` -- greedy maximization of :math:`H(X_A) = \\tfrac12\\log\\det(2\\pi e\\,\\Sigma_{AA})`
   (Algorithm 1).  The greedy step picks the largest residual diagonal, so the
@@ -29,6 +29,11 @@ Eight objectives:
 * ``"mean-lasso"`` -- the rule of BenchPred's released code: the order in
   which benchmarks enter the Lasso path of the mean standardized score
   (:func:`~benchsel_lib.method.sparse.mean_lasso_order`, a peer method).
+* ``"imputed-lasso"`` -- the same rule as BenchPred's released code runs it:
+  the non-zero coefficients of the Lasso of the mean score on the
+  mean-imputed training matrix, at the strength of BenchPred's grid that
+  leaves ``k`` of them
+  (:func:`~benchsel_lib.method.sparse.imputed_lasso_order`, a peer method).
 
 Extras for practitioners (paper Section 6, Appendix B): mandatory benchmarks
 (``initial``), knapsack budgets with the Krause-Guestrin modified greedy
@@ -61,7 +66,7 @@ from scipy.linalg import lapack
 from .._checks import check_covariance, check_k, resolve_indices
 from .medoids import anchor_dissimilarity, k_medoids
 from .regression import RidgePredictor, ridge_loo_batch
-from .sparse import mean_lasso_order, sparse_order
+from .sparse import imputed_lasso_order, mean_lasso_order, sparse_order
 
 __all__ = [
     "OBJECTIVES",
@@ -78,12 +83,14 @@ __all__ = [
 
 
 #: the objectives of :func:`select`: Algorithms 1 and 2, the random baseline, two prediction-aimed orders, anchor
-#: points, the per-target Lasso with a cross-validated strength, the Lasso path of the mean score
-OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso")
+#: points, the per-target Lasso with a cross-validated strength, the Lasso path of the mean score (on the
+#: correlation, and on the mean-imputed matrix)
+OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso")
 _GAUSSIAN = ("entropy", "mi", "random")
 #: the objectives whose ``k`` benchmarks are not the first ``k`` of a larger selection (a set of ``k`` medoids
-#: depends on ``k``); a pipeline selects them once per subset size
-UNNESTED = ("anchors",)
+#: depends on ``k``, and so does the strength that leaves ``k`` non-zero coefficients); a pipeline selects them
+#: once per subset size
+UNNESTED = ("anchors", "imputed-lasso")
 #: the objectives with a budgeted, cost-aware form (gain per unit cost); the others select by count only
 COST_AWARE = ("entropy", "mi", "random", "greedy")
 
@@ -128,7 +135,8 @@ class Selection:
         (and ``"random"``) :math:`\\tfrac12\\log(2\\pi e\\, d_j)` (Eq. schur-entropy),
         for ``"mi"`` :math:`\\tfrac12[\\log\\sigma^2_{j|A} - \\log\\sigma^2_{j|\\bar A_j}]`
         (Eq. mi-gain); for ``"lasso"``, ``"greedy"``, ``"anchors"``,
-        ``"sparse"`` and ``"mean-lasso"`` the entropy gains along the order.  Never shifted; see ``shift``.
+        ``"sparse"``, ``"mean-lasso"`` and ``"imputed-lasso"`` the entropy gains along the order.  Never
+        shifted; see ``shift``.
     residual_fraction : numpy.ndarray
         :math:`\\operatorname{tr}(\\Sigma - L_tL_t^\\top)/\\operatorname{tr}\\Sigma` after each
         step, i.e. the summed conditional variance of the unselected benchmarks
@@ -143,7 +151,7 @@ class Selection:
     strategy : str
         ``"greedy"`` (cardinality), ``"cost-effective"`` or ``"singleton"``
         (which Krause-Guestrin strategy won under a budget), ``"random"``,
-        ``"lasso"``, ``"anchors"``, ``"sparse"``, ``"mean-lasso"``.
+        ``"lasso"``, ``"anchors"``, ``"sparse"``, ``"mean-lasso"``, ``"imputed-lasso"``.
     n_evaluations : int
         Number of marginal-gain evaluations performed by the selection loop
         (mandatory steps and diagnostics not counted); for ``"anchors"`` the
@@ -632,7 +640,7 @@ def select(
         ones (so ``k >= len(initial)``), in ``1..N``.  Under a budget ``k`` is an
         upper bound and may be ``None`` ("as many as the budget allows"); a
         ``k`` larger than the most benchmarks the budget can pay for raises.
-    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso"}
+    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso"}
         ``"entropy"``: greedy :math:`H(X_A)`, i.e. pivoted Cholesky (Algorithm 1),
         :math:`O(k^2 N)`.  ``"mi"``: greedy :math:`I(X_A;X_{\\bar A})` (Algorithm 2)
         with gain :math:`\\tfrac12[\\log d_j + \\log P_{jj}]`, ``P`` the complement
@@ -670,6 +678,13 @@ def select(
         so the first ``k`` are the non-zero coefficients at the strength that
         leaves ``k`` of them, as BenchPred's released code selects
         (:func:`~benchsel_lib.method.sparse.mean_lasso_order`; no costs).
+        ``"imputed-lasso"``: the same Lasso on the training matrix ``train``
+        with every missing score replaced by its benchmark's mean, at the
+        strength of BenchPred's grid that leaves ``k`` non-zero
+        coefficients, as BenchPred's released code runs it; the set of
+        ``k`` need not contain that of ``k - 1``
+        (:func:`~benchsel_lib.method.sparse.imputed_lasso_order`; needs
+        ``train``; no costs).
     initial : sequence of int or str
         Mandatory benchmarks (indices, or names when ``names`` is given),
         selected first in the given order (paper Section 6); greedy continues on
@@ -729,7 +744,7 @@ def select(
         the vectorized eager loop is faster in wall time; lazy evaluation pays
         off when a gain evaluation is expensive.
     train : array_like (M, N), optional
-        Standardized training rows (NaN missing); needed by ``"greedy"`` and ``"sparse"``.
+        Standardized training rows (NaN missing); needed by ``"greedy"``, ``"sparse"`` and ``"imputed-lasso"``.
     exclude : sequence of int or str
         Benchmarks (indices, or names when ``names`` is given) that are never
         candidates, for example constant columns (no information, yet unit
@@ -741,8 +756,8 @@ def select(
     Selection
         Order, per-step gains, residual-variance fraction, cumulative
         log-determinant and :math:`I(X_A;X_{\\bar A})` (see :class:`Selection`);
-        for ``"lasso"``, ``"greedy"``, ``"anchors"``, ``"sparse"`` and
-        ``"mean-lasso"`` the gains are the entropy gains along the order.
+        for ``"lasso"``, ``"greedy"``, ``"anchors"``, ``"sparse"``,
+        ``"mean-lasso"`` and ``"imputed-lasso"`` the gains are the entropy gains along the order.
 
     Raises
     ------
@@ -751,7 +766,7 @@ def select(
         unknown / repeated mandatory benchmark, bad costs or budget, nothing
         affordable, too few candidates after ``min_observed`` and ``exclude``,
         a benchmark both mandatory and excluded, no (or a misshapen) ``train``
-        for ``"greedy"`` or ``"sparse"``.
+        for ``"greedy"``, ``"sparse"`` or ``"imputed-lasso"``.
 
     Notes
     -----
@@ -765,7 +780,10 @@ def select(
     iterations per strength), plus five fold correlations
     :math:`O(MN^2 + N^3)`; mean-lasso one single-target path of 400
     strengths, :math:`O(N^3)` for the eigenvalue floor plus a few
-    :math:`O(N^2)` sweeps per strength; budgets add nothing asymptotically.
+    :math:`O(N^2)` sweeps per strength; imputed-lasso :math:`O(MN^2)` for
+    the imputed second moments plus a path down to the first strength with
+    more than ``k + 10`` non-zeros, a few :math:`O(k^2 + kN)` sweeps and
+    checks per strength; budgets add nothing asymptotically.
     """
     S = check_covariance(cov)
     n = S.shape[0]
@@ -799,7 +817,7 @@ def select(
     if c is not None:
         check_cost_form(objective)
     tr = None
-    if objective in ("greedy", "sparse"):
+    if objective in ("greedy", "sparse", "imputed-lasso"):
         if train is None:
             raise ValueError(f"objective {objective!r} needs train= (the standardized training rows)")
         tr = np.asarray(train, dtype=float)
@@ -906,6 +924,9 @@ def select(
     elif objective == "mean-lasso":
         order = mean_lasso_order(S, k, initial=init, candidates=candidates | _mask(n, init))
         strategy = "mean-lasso"
+    elif objective == "imputed-lasso":
+        order = imputed_lasso_order(tr, k, initial=init, candidates=candidates | _mask(n, init))
+        strategy = "imputed-lasso"
     elif objective == "greedy":
         order = predictive_greedy(tr, k, initial=init, candidates=candidates | _mask(n, init), costs=c, budget=b)
         strategy = "greedy"

@@ -8,8 +8,9 @@ maximizes and under which constraints, independently of the data:
   entry order), ``"greedy"`` (predictive greedy on ridge LOO R^2),
   ``"anchors"`` (anchor points: k-medoids of the benchmarks on ``1 - R^2``),
   ``"sparse"`` (the largest summed coefficients of a per-target Lasso of
-  every benchmark on the others, its strength cross-validated) or
-  ``"mean-lasso"`` (the entry order of the Lasso path of the mean score);
+  every benchmark on the others, its strength cross-validated),
+  ``"mean-lasso"`` (the entry order of the Lasso path of the mean score) or
+  ``"imputed-lasso"`` (its non-zero set of ``k`` on the mean-imputed matrix);
 * ``min_observed`` -- candidates need this many observing training models (an
   int), or this fraction of them (a float in (0, 1); ``*-obs`` presets use 30 %);
 * ``initial`` -- mandatory benchmarks, selected first (Section 6);
@@ -41,7 +42,7 @@ __all__ = ["Selector", "SELECTORS", "OBS_FRACTION", "min_observed_for", "selecto
 OBS_FRACTION = 0.3
 _TIE_BREAKS = ("auto", "argmax", "index", "mi")
 #: the objectives that select from the training rows, not only their correlation
-_NEEDS_TRAIN = ("greedy", "sparse")
+_NEEDS_TRAIN = ("greedy", "sparse", "imputed-lasso")
 
 
 def min_observed_for(n_train: int, fraction: float = OBS_FRACTION) -> int:
@@ -55,7 +56,7 @@ class Selector:
 
     Parameters
     ----------
-    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso"}
+    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso"}
     min_observed : int, float in (0, 1) or None
         Candidate filter on the number of training models observing a
         benchmark (count, capped at the number of training models, so that
@@ -132,7 +133,8 @@ class Selector:
 
     @property
     def nested(self) -> bool:
-        """Whether the selection of ``k`` benchmarks is the first ``k`` of any larger one (not for anchor points)."""
+        """Whether the selection of ``k`` benchmarks is the first ``k`` of any larger one (not for
+        :data:`~benchsel_lib.method.selection.UNNESTED`: anchor points, the imputed Lasso)."""
         return self.objective not in UNNESTED
 
     def threshold(self, n_models: int) -> int | None:
@@ -203,7 +205,8 @@ class Selector:
         n_models : int
             Number of training models (for a fractional ``min_observed``).
         train : ndarray (M, N), optional
-            Standardized training rows (the ``"greedy"`` and ``"sparse"`` objectives need them).
+            Standardized training rows (the ``"greedy"``, ``"sparse"`` and ``"imputed-lasso"`` objectives
+            need them).
         seed : int or Generator
             The random baseline's stream.
         missing_initial : {"error", "skip"}
@@ -270,8 +273,9 @@ class Selector:
         """The selected benchmarks at every subset size of ``sizes`` (keyword options as :meth:`select`).
 
         A nested objective selects once, at the largest size, and every
-        smaller selection is a prefix of it; anchor points select once per
-        size (the ``k`` medoids of that ``k``).  Sizes the selection cannot
+        smaller selection is a prefix of it; anchor points and the imputed
+        Lasso select once per size (the ``k`` medoids of that ``k``, the
+        non-zero set of the strength that leaves ``k``).  Sizes the selection cannot
         reach are left out.  Cost: one :meth:`select` at the largest size, or
         one per size.
         """
@@ -305,6 +309,7 @@ SELECTORS: dict[str, Selector] = {
     "anchors": Selector("anchors"),
     "sparse": Selector("sparse"),
     "mean-lasso": Selector("mean-lasso"),
+    "imputed-lasso": Selector("imputed-lasso"),
 }
 
 

@@ -44,6 +44,7 @@ PEERS: dict[str, str] = {
     "anchors+ridge": "anchor points (k-medoids of the benchmarks on 1 - R^2) + ridge",
     "sparse+ridge": "per-target Lasso selection, strength cross-validated (largest summed coefficients) + ridge",
     "mean-lasso+ridge": "BenchPred's released selection (the Lasso of the mean score, entry order) + ridge",
+    "imputed-lasso+imputed-ridge": "BenchPred's released code: its Lasso selection and RidgeCV, on the mean-imputed matrix",
     "lasso+ridge": "group-lasso path order + ridge",
     "mi+knn": "kNN on the MI selection",
     "random+knn": "kNN on a random selection",
