@@ -23,6 +23,7 @@ __all__ = [
     "ridge_loo_batch",
     "RidgePredictor",
     "ImputedRidgePredictor",
+    "mean_imputed",
 ]
 
 
@@ -30,6 +31,24 @@ __all__ = [
 DEFAULT_ALPHAS = tuple(float(a) for a in np.logspace(-2, 4, 13))
 #: scikit-learn's ``RidgeCV`` default strengths, those of BenchPred's released predictor
 RIDGECV_ALPHAS = (0.1, 1.0, 10.0)
+
+
+def _check_alphas(alphas: Sequence[float]) -> tuple[float, ...]:
+    """``alphas`` as a tuple of floats; ValueError unless it is a non-empty sequence of positive finite numbers."""
+    al = tuple(float(a) for a in alphas)
+    if not al or not all(np.isfinite(a) and a > 0 for a in al):
+        raise ValueError(f"alphas must be positive finite numbers, got {alphas!r}")
+    return al
+
+
+def mean_imputed(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``X`` with every missing (NaN) entry replaced by its column's mean, the means, and the observed mask.
+
+    A column that no row observes has mean 0.  O(m N).
+    """
+    obs = ~np.isnan(X)
+    mean = np.where(obs, X, 0.0).sum(axis=0) / np.maximum(obs.sum(axis=0), 1)
+    return np.where(obs, X, mean[None, :]), mean, obs
 
 
 def ridge_loo(
@@ -169,10 +188,7 @@ class RidgePredictor(BasePredictor):
     rowwise = True  # each query row is predicted from its own revealed set and the training rows
 
     def __init__(self, *, alphas: Sequence[float] = DEFAULT_ALPHAS, min_rows: int = 8) -> None:
-        al = tuple(float(a) for a in alphas)
-        if not al or not all(np.isfinite(a) and a > 0 for a in al):
-            raise ValueError(f"alphas must be positive finite numbers, got {alphas!r}")
-        self.alphas = al
+        self.alphas = _check_alphas(alphas)
         self.min_rows = check_int(min_rows, "min_rows", minimum=3)
 
     def __repr__(self) -> str:
@@ -269,10 +285,7 @@ class ImputedRidgePredictor(BasePredictor):
     rowwise = False  # the features are what any query row of the call reveals
 
     def __init__(self, *, alphas: Sequence[float] = RIDGECV_ALPHAS) -> None:
-        al = tuple(float(a) for a in alphas)
-        if not al or not all(np.isfinite(a) and a > 0 for a in al):
-            raise ValueError(f"alphas must be positive finite numbers, got {alphas!r}")
-        self.alphas = al
+        self.alphas = _check_alphas(alphas)
 
     def __repr__(self) -> str:
         return f"ImputedRidgePredictor(alphas={self.alphas})"
@@ -281,10 +294,8 @@ class ImputedRidgePredictor(BasePredictor):
         key = array_key(tr, self.alphas)
         st = _IMPUTED_STATES.get(key)
         if st is None:
-            tm = ~np.isnan(tr)
-            mean = np.where(tm, tr, 0.0).sum(axis=0) / np.maximum(tm.sum(axis=0), 1)
-            st = _IMPUTED_STATES.put(key, {"tm": tm, "mean": mean, "filled": np.where(tm, tr, mean[None, :]),
-                                           "fits": {}})
+            filled, mean, tm = mean_imputed(tr)
+            st = _IMPUTED_STATES.put(key, {"tm": tm, "mean": mean, "filled": filled, "fits": {}})
         return st
 
     def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:

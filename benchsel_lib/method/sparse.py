@@ -83,6 +83,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .covariance import cov_to_corr, floor_eigenvalues
+from .regression import mean_imputed
 
 __all__ = ["SparseResult", "lasso_cov_path", "multi_target_lasso_path", "pairwise_correlation", "held_out_risk",
            "lambda_grid", "sparse_order", "mean_lasso_order", "imputed_lasso_order", "IMPUTED_ALPHAS"]
@@ -816,9 +817,8 @@ def imputed_lasso_order(
     if X.ndim != 2:
         raise ValueError(f"train must be (models x benchmarks), got shape {X.shape}")
     m, N = X.shape
-    obs = ~np.isnan(X)
-    mean = np.where(obs, X, 0.0).sum(axis=0) / np.maximum(obs.sum(axis=0), 1)
-    X = np.where(obs, X, mean[None, :]) - mean[None, :]  # centred: every column's mean is 0
+    filled, mean, _ = mean_imputed(X)
+    X = filled - mean[None, :]  # centred: every column's mean is 0
     G = X.T @ X / max(m, 1)
     c = G.mean(axis=1)
     U = list(dict.fromkeys(int(j) for j in initial))
