@@ -1118,6 +1118,13 @@ def _cv_table_text(df: Any, json_out: bool) -> str:
     return full.to_csv(index=False, lineterminator="\n")
 
 
+def _floors(methods: Sequence[str], min_observed: int | None) -> dict[str, int]:
+    """Each method's ``--min-observed`` as :meth:`Pipeline.from_name` applies it (0: every benchmark a candidate)."""
+    if min_observed is not None:
+        return {m: int(min_observed) for m in methods}
+    return {m: DEFAULT_MIN_OBSERVED if m == "auto" else 0 for m in methods}
+
+
 def _cmd_cv(args: argparse.Namespace) -> int:
     out_path = None if args.out is None else _check_out(args.out)  # before the data and the work
     matrix = _load(args.data, data_dir=args.data_dir)
@@ -1195,7 +1202,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
     summary = summarize_cv(df)
     meta = {"data": args.data, "shape": [m, n], "methods": methods, "holdouts": holdouts, "k_max": args.k_max,
             "folds": args.folds, "seed": args.seed, "scheme": args.scheme, "em_config": args.em_config,
-            "transform": transform, "min_observed": args.min_observed,
+            "transform": transform, "min_observed": _floors(methods, args.min_observed),
             "levels": levels, "variance_inflation": "inner" if inflate else None}
     if inflate:
         meta["inner_folds"] = args.inner_folds

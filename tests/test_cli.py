@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchsel_lib.cli import main
+from benchsel_lib.cli import DEFAULT_MIN_OBSERVED, main
 
 BENCH = [f"b{j}" for j in range(6)]
 
@@ -247,6 +247,16 @@ def test_cv_defaults_are_capped_for_a_small_matrix(capsys, small_csv, tmp_path):
     code, out, err = run(capsys, "cv", "--data", tiny, "--methods", "entropy", "--format", "json")
     assert code == 0 and json.loads(out)["folds"] == 5
     assert "using --folds 5 (leave-one-out)" in err
+
+
+def test_cv_json_records_the_floor_each_method_ran_with(capsys, small_csv):
+    # without --min-observed each method keeps its own default: auto's floor, none for the paper's pipelines
+    base = ("cv", "--data", small_csv, "--methods", "entropy,lasso+ridge,auto", "--folds", "3", "--k-max", "2",
+            "--format", "json")
+    doc = json.loads(run(capsys, *base)[1])
+    assert doc["min_observed"] == {"entropy": 0, "lasso+ridge": 0, "auto": DEFAULT_MIN_OBSERVED}
+    doc = json.loads(run(capsys, *base, "--min-observed", "0")[1])
+    assert doc["min_observed"] == {"entropy": 0, "lasso+ridge": 0, "auto": 0}
 
 
 def test_cv_levels_add_coverage_columns(capsys, small_csv):
