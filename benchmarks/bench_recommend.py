@@ -18,7 +18,12 @@ Prints, per matrix and k in (5, 10):
 * the peers table: auto against re-implementations, with the library, of
   published methods (:data:`benchsel_lib.studies.pipelines.PEERS`), at k = 5 and 10 for seed 42 (and pooled
   over the seeds when there are several): mean R^2 of each and the paired
-  difference auto - peer with its standard error;
+  difference auto - peer with its standard error; with ``--quick`` (and held
+  aside) the same on the held-out entries that both auto and the peer score
+  (:func:`~benchsel_lib.studies.pipelines.shared_differences`: each method
+  is scored on the entries its own selection leaves, and on a sparse matrix
+  reaches, so a difference of protocol R^2 mixes prediction with what is
+  scored);
 * auto's gain from k = 5 to k = 10 (paired by fold), in the protocol's R^2 and
   on the entries every scored size scores (``r2_common``: the same entries at
   both sizes), and where the two differ: the R^2 pooled over folds on those
@@ -45,7 +50,8 @@ Usage::
                                          [--gain-seeds SEED ...] [--unconditioned skip|mean]
 
 ``--quick``: seed 42 only, auto against the peers alone (no fixed grid), no
-timing; with ``--datasets merged`` it runs one matrix.  ``--aside`` names the
+timing; with ``--datasets merged`` it runs one matrix; with ``--seeds 0 1 2``
+those seeds, and the peers tables pooled over them too.  ``--aside`` names the
 held-aside sources to check (default all three; ``--aside`` alone: none).
 
 ``--greedy`` adds the predictive-greedy strategy to the fixed grid (slow);
@@ -96,6 +102,7 @@ the entries each method is scored on.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import subprocess
 import sys
@@ -139,6 +146,7 @@ from benchsel_lib.studies.pipelines import (  # noqa: E402
     peer_pairs,
     pooled_coverage,
     seed_gains,
+    shared_differences,
 )
 
 CONFIG = {"benchpress": "early"}
@@ -175,6 +183,20 @@ def _peer_table(df: pd.DataFrame, label: str, tab: pd.DataFrame | None = None) -
         print(f"{r.k:>3} {r.peer:<16} {r.reference_r2:6.3f} {r.peer_r2:6.3f} {r.diff:+10.3f} {r.diff_se:6.3f}  "
               f"{PEERS[r.peer]}")
     return list(tab.itertuples())
+
+
+def _shared_table(df: pd.DataFrame, ks=(5, 10), label: str = "") -> None:
+    """Print auto against each peer on the held-out entries both score (:func:`shared_differences`)."""
+    tab = shared_differences(df, [p for p in PEERS if p in set(df["method"])], ks=ks)
+    print(f"on the entries both score{f' ({label})' if label else ''} (each pair scored on the held-out entries that "
+          "both auto and the peer score):")
+    print(f"{'k':>3} {'peer':<28} {'auto':>6} {'peer':>6} {'auto-peer':>10} {'SE':>6} {'entries':>8} {'of auto':>8}")
+    for r in tab.itertuples():
+        if not r.n_shared:
+            print(f"{r.k:>3} {r.peer:<28} no held-out entry is scored by both ({r.n_own} entries of auto)")
+            continue
+        print(f"{r.k:>3} {r.peer:<28} {r.reference_r2:6.3f} {r.peer_r2:6.3f} {r.diff:+10.3f} {r.diff_se:6.3f} "
+              f"{r.n_shared:>8} {r.n_own:>8}")
 
 
 def _gain_verdicts(where: str, g) -> list[str]:
@@ -289,7 +311,7 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
         M = load_matrix(name)
         t0 = time.perf_counter()
         df = compare_pipelines(M, fixed=fixed, seeds=seeds, config=CONFIG.get(name, "released"), levels=LEVELS,
-                               n_jobs=n_jobs, unconditioned=unconditioned)
+                               n_jobs=n_jobs, unconditioned=unconditioned, keep_entries=quick)
         print(f"\n== {name} {M.shape}{rule}  ({time.perf_counter() - t0:.0f} s, {len(seeds)} seeds x 10 folds)")
         if PEER_SEED in seeds:
             for r in _peer_table(df[df["seed"] == PEER_SEED], f"seed {PEER_SEED}"):
@@ -297,8 +319,12 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
                                          f"{r.peer_r2:.3f} (seed {PEER_SEED}, paired diff {r.diff:+.3f} +- "
                                          f"{r.diff_se:.3f}; target >= 0)"))
             _entries_scored(df[df["seed"] == PEER_SEED])
+            if quick:  # the full grid keeps no entries (every fixed pair at every size would hold them)
+                _shared_table(df[df["seed"] == PEER_SEED])
         if len(seeds) > 1:
             _peer_table(df, f"seeds {' '.join(map(str, seeds))} pooled")
+            if quick:
+                _shared_table(df, label=f"seeds {' '.join(map(str, seeds))} pooled")
         if variants and PEER_SEED in seeds:
             _against_auto(M, variants, (5, 10), n_jobs, df, unconditioned)
         for sd in sorted(set(seeds)) + ([None] if len(seeds) > 1 else []):
@@ -346,25 +372,36 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
     return verdicts
 
 
-def aside(names, n_jobs: int, variants=()) -> list[str]:
-    """Auto against the peers (seed 42) on the held-aside sources; verdicts marked "held aside"."""
+def aside(names, n_jobs: int, variants=(), seeds=(PEER_SEED,)) -> list[str]:
+    """Auto against the peers (seed 42; with more ``seeds`` also pooled over them) on the held-aside sources;
+    verdicts marked "held aside"."""
     verdicts = []
+    pooled = f"seeds {' '.join(map(str, seeds))} pooled"
     for name in names:
         t0 = time.perf_counter()
-        run = compare_aside(name, peers=list(PEERS), seeds=[PEER_SEED], levels=LEVELS, n_jobs=n_jobs)
-        peers, gains, coverage = aside_tables([run], list(PEERS), levels=LEVELS)
-        print(f"\n== held aside: {name} {run.shape}  ({time.perf_counter() - t0:.0f} s, seed {PEER_SEED} x 10 folds)")
-        for r in _peer_table(run.results, f"seed {PEER_SEED}", tab=peers):
-            verdicts.append(_verdict(r.diff >= 0, f"held aside {name} k={r.k}: auto {r.reference_r2:.3f} vs {r.peer} "
-                                     f"{r.peer_r2:.3f} (paired diff {r.diff:+.3f} +- {r.diff_se:.3f}; target >= 0)"))
-        for g in gains.to_dict("records"):
-            verdicts += _gain_verdicts(f"held aside {name}", g)
-        for r in coverage.itertuples():
-            verdicts.append(_verdict(abs(r.gap) <= 0.03, f"held aside {name}: coverage at {r.nominal:.0%} = "
-                                     f"{r.coverage:.3f} (pooled over folds and k; target +-0.03)"))
-        print("auto's choices (top 3):", choice_counts(run.results, ks=run.ks))
-        if variants:
-            _against_auto(load_source(name), variants, run.ks, n_jobs, run.results)
+        run = compare_aside(name, peers=list(PEERS), seeds=list(seeds), levels=LEVELS, n_jobs=n_jobs,
+                            keep_entries=True)
+        print(f"\n== held aside: {name} {run.shape}  ({time.perf_counter() - t0:.0f} s, seed"
+              f"{'s ' + ' '.join(map(str, seeds)) if len(seeds) > 1 else ' ' + str(seeds[0])} x 10 folds)")
+        if PEER_SEED in seeds:
+            at = dataclasses.replace(run, results=run.results[run.results["seed"] == PEER_SEED])
+            peers, gains, coverage = aside_tables([at], list(PEERS), levels=LEVELS)
+            for r in _peer_table(at.results, f"seed {PEER_SEED}", tab=peers):
+                verdicts.append(_verdict(r.diff >= 0, f"held aside {name} k={r.k}: auto {r.reference_r2:.3f} vs "
+                                         f"{r.peer} {r.peer_r2:.3f} (paired diff {r.diff:+.3f} +- {r.diff_se:.3f}; "
+                                         "target >= 0)"))
+            for g in gains.to_dict("records"):
+                verdicts += _gain_verdicts(f"held aside {name}", g)
+            for r in coverage.itertuples():
+                verdicts.append(_verdict(abs(r.gap) <= 0.03, f"held aside {name}: coverage at {r.nominal:.0%} = "
+                                         f"{r.coverage:.3f} (pooled over folds and k; target +-0.03)"))
+            _shared_table(at.results, ks=run.ks)
+            print("auto's choices (top 3):", choice_counts(at.results, ks=run.ks))
+            if variants:
+                _against_auto(load_source(name), variants, run.ks, n_jobs, at.results)
+        if len(seeds) > 1:
+            _peer_table(run.results, pooled, tab=peer_differences(run.results, list(PEERS), ks=run.ks))
+            _shared_table(run.results, ks=run.ks, label=pooled)
     return verdicts
 
 
@@ -456,7 +493,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--datasets", nargs="*", default=["mteb", "merged", "benchpress", "mmlu"],
                     help="the built-in matrices to compare on (default: all four; give the flag alone for none)")
-    ap.add_argument("--seeds", nargs="+", type=int, default=[0, 42])
+    ap.add_argument("--seeds", nargs="+", type=int, default=None,
+                    help=f"seeds of the paper's folds (default: 0 {PEER_SEED}; with --quick: {PEER_SEED})")
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--greedy", action="store_true", help="add the predictive-greedy strategy to the fixed grid")
     ap.add_argument("--anchors", action="store_true", help="add the anchor-point (k-medoids) strategy to the fixed grid")
@@ -487,7 +525,9 @@ def main() -> None:
                          "benchmarks (skip: the paper) or score it with the training mean (mean)")
     args = ap.parse_args()
     if args.quick:
-        args.seeds, args.skip_timing = [PEER_SEED], True
+        args.seeds, args.skip_timing = args.seeds or [PEER_SEED], True
+    elif args.seeds is None:
+        args.seeds = [0, PEER_SEED]
     load = os.getloadavg()
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores: {os.cpu_count()}")
     verdicts = []
@@ -498,7 +538,7 @@ def main() -> None:
         verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick, variants,
                          args.unconditioned)
     if args.aside:
-        verdicts += aside(args.aside, args.n_jobs, variants)
+        verdicts += aside(args.aside, args.n_jobs, variants, seeds=args.seeds if args.quick else (PEER_SEED,))
     if args.gain_seeds:
         gain_seeds(args.datasets, args.aside, args.gain_seeds, args.n_jobs, variants, args.unconditioned)
     if not args.skip_timing and args.datasets:

@@ -167,6 +167,27 @@ def test_same_entries_r2_is_scored_on_the_entries_every_size_scores():
     np.testing.assert_array_equal(one.n_common, one.n_eval)
 
 
+def test_kept_entries_are_the_scored_entries_with_their_residuals_and_change_no_number():
+    """``keep_entries``: each row's scored entries, squared residuals and truths, by hand; the rest is as without."""
+    m = _toy(30, 6, seed=2, missing=0.3)
+    X, splits = m.scores, cv_splits(30, n_folds=10, holdout=0.1, seed=4)
+    df = cross_validate(m, _paper("entropy", "random"), k_max=4, seed=4, keep_entries=True)
+    plain = cross_validate(m, _paper("entropy", "random"), k_max=4, seed=4)
+    pd.testing.assert_frame_equal(df.drop(columns="entries"), plain)
+    N = X.shape[1]
+    for row in df.itertuples():
+        _, tr, va = splits[int(row.fold)]
+        entries = {}
+        _hand_fold(X, tr, va, _name_idx(row.selected), entries=entries)
+        keys = sorted(i * N + t for i, t in entries)
+        np.testing.assert_array_equal(row.entries.index, keys)
+        want = np.array([entries[divmod(int(e), N)] for e in row.entries.index]).reshape(-1, 2)
+        np.testing.assert_allclose(row.entries.sq_residual, want[:, 0], rtol=1e-8, atol=1e-12)
+        np.testing.assert_allclose(row.entries.sq_truth, want[:, 1], rtol=1e-10)
+    with pytest.raises(ValueError, match="keep_entries must be True or False"):
+        cross_validate(m, _paper("entropy"), k_max=2, keep_entries="yes")
+
+
 def test_model_without_selected_scores_is_skipped_or_predicted_by_the_mean():
     """The two readings of "condition only on selected benchmarks observed" (Section 5.1)."""
     m = _toy(30, 6, seed=2, missing=0.5)

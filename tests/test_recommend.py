@@ -434,6 +434,71 @@ def test_peer_differences_pair_the_reference_and_each_peer_by_seed_and_fold():
     assert out.loc["c+d", "reference_r2"] == pytest.approx(0.61) and out.loc["c+d", "peer_r2"] == pytest.approx(0.7)
 
 
+def test_shared_differences_score_both_methods_on_the_entries_both_score():
+    from benchsel_lib.protocol.summaries import ScoredEntries
+    from benchsel_lib.studies.pipelines import shared_differences
+
+    def e(index, res, truth):
+        return ScoredEntries(np.array(index, dtype=np.int64), np.array(res, float), np.array(truth, float))
+
+    truth = {i: 1.0 + i for i in range(8)}  # one split: every method sees the same truth of an entry
+    rows = []
+    for fold, (a, b) in enumerate([((0, 1, 2, 3), (2, 3, 4)), ((1, 5, 6), (0, 5, 6, 7))]):
+        rows.append(dict(fold=fold, k=5, method="auto", r2=0.0,
+                         entries=e(a, [0.1 * i for i in a], [truth[i] for i in a])))
+        rows.append(dict(fold=fold, k=5, method="a+b", r2=0.0,
+                         entries=e(b, [0.3] * len(b), [truth[i] for i in b])))
+    out = shared_differences(pd.DataFrame(rows), ["a+b", "missing"], ks=(5,))
+    assert list(out["peer"]) == ["a+b"]
+    # fold 0 shares entries 2, 3; fold 1 shares 5, 6
+    want_auto = [1 - (0.2 + 0.3) / (3 + 4), 1 - (0.5 + 0.6) / (6 + 7)]
+    want_peer = [1 - 0.6 / 7, 1 - 0.6 / 13]
+    r = out.iloc[0]
+    assert r.reference_r2 == pytest.approx(np.mean(want_auto)) and r.peer_r2 == pytest.approx(np.mean(want_peer))
+    d = np.subtract(want_auto, want_peer)
+    assert r["diff"] == pytest.approx(d.mean()) and r.diff_se == pytest.approx(np.std(d, ddof=1) / np.sqrt(2))
+    assert (r.n_cells, r.n_shared, r.n_own) == (2, 4, 7)
+    df = pd.DataFrame(rows)
+    with pytest.raises(ValueError, match="'entries' column"):
+        shared_differences(df.drop(columns="entries"), ["a+b"], ks=(5,))
+    apart = df.copy()  # two selections that together reveal every entry: no shared entry, NaN
+    apart.at[1, "entries"], apart.at[3, "entries"] = e((4,), [0.3], [5.0]), e((7,), [0.3], [8.0])
+    out = shared_differences(apart, ["a+b"], ks=(5,)).iloc[0]
+    assert np.isnan(out.reference_r2) and np.isnan(out["diff"]) and (out.n_cells, out.n_shared, out.n_own) == (0, 0, 7)
+    bad = df.copy()
+    bad.at[1, "entries"] = e((2, 3, 4), [0.3] * 3, [9.0, 9.0, 9.0])
+    with pytest.raises(ValueError, match="different splits"):
+        shared_differences(bad, ["a+b"], ks=(5,))
+    bad.at[1, "entries"] = np.nan  # a row of a run that kept no entries
+    with pytest.raises(ValueError, match="no scored entries"):
+        shared_differences(bad, ["a+b"], ks=(5,))
+
+
+def test_compare_pipelines_keeps_the_entries_that_pair_two_methods_on_the_same_entries():
+    from benchsel_lib.studies.pipelines import compare_pipelines, shared_differences
+
+    M = _matrix(_data(15, m=50, missing=0.4))
+    df = compare_pipelines(M, fixed=("mi+ridge", "random+knn"), seeds=(3,), n_folds=4, k_max=3, estimator="pairwise",
+                           levels=(), ks=(2, 3), keep_entries=True)
+    out = shared_differences(df, ["mi+ridge", "random+knn", "mi"], ks=(2, 3)).set_index(["k", "peer"])
+    assert len(out) == 6 and (out["n_cells"] == 4).all() and (out["n_shared"] <= out["n_own"]).all()
+    for (k, peer), r in out.iterrows():  # each cell by hand from the kept entries
+        cells = []
+        for fold in range(4):
+            at = df[(df["k"] == k) & (df["fold"] == fold)].set_index("method")["entries"]
+            a, b = at["auto"], at[peer]
+            common, ia, ib = np.intersect1d(a.index, b.index, return_indices=True)
+            tot = a.sq_truth[ia].sum()
+            cells.append((1 - a.sq_residual[ia].sum() / tot, 1 - b.sq_residual[ib].sum() / tot))
+        assert r.reference_r2 == pytest.approx(np.mean([c[0] for c in cells]))
+        assert r.peer_r2 == pytest.approx(np.mean([c[1] for c in cells]))
+    # against a copy of itself a method is scored on all its own entries: its protocol R^2
+    auto = df[df["method"] == "auto"]
+    own = shared_differences(pd.concat([df, auto.assign(method="copy")], ignore_index=True), ["copy"], ks=(2,))
+    assert own["diff"].iloc[0] == 0.0 and own["n_shared"].iloc[0] == own["n_own"].iloc[0]
+    assert own["reference_r2"].iloc[0] == pytest.approx(auto[auto["k"] == 2]["r2"].mean())
+
+
 def test_k_gain_is_the_paired_difference_between_two_subset_sizes():
     from benchsel_lib.studies.pipelines import k_gain
 
@@ -633,6 +698,27 @@ def test_the_peer_passage_counts_the_comparisons_and_names_each_one_below():
     text = peer_passage(None, nesting)
     assert "lower on B (where its larger selection contains the smaller in 3 of 10 folds)." in text
     assert peer_passage(None, None) == ""
+
+
+def test_the_peer_passage_says_what_the_comparison_is_on_the_entries_both_score():
+    from benchsel_lib.book.pages.pipelines import peer_passage, shared_sentences
+
+    peers = pd.DataFrame(dict(matrix=["A", "B"], k=[5, 10], peer=["a+b", "a+b"], reference_r2=[0.6, 0.5],
+                              peer_r2=[0.5, 0.49], diff=[0.1, 0.01], diff_se=[0.01, 0.02]))
+    shared = peers.assign(reference_r2=[0.55, 0.4], peer_r2=[0.5, 0.46], diff=[0.05, -0.06], diff_se=[0.01, 0.02],
+                          n_shared=[120, 1])
+    text = peer_passage(peers, None, shared=shared)
+    assert "both it and the peer score" in text and "at or above the peer in 1 of 2 comparisons" in text
+    assert "better by more than two standard errors in 1, worse by as much in 1" in text
+    assert "clearly below `a+b` on B at k = 10 (0.400 against 0.460 on 1 shared entry)" in text
+    level = shared.assign(diff=[0.05, -0.01])
+    assert "clearly below" not in " ".join(shared_sentences(level))
+    assert shared_sentences(None) == [] and "both it and the peer" not in peer_passage(peers, None)
+    one_empty = shared.assign(diff=[0.05, np.nan], diff_se=[0.01, np.nan])
+    assert "in 1 of 1 comparison: better by more than two standard errors in 1, worse by as much in 0 " \
+           "(in 1 more comparison no held-out entry is scored by both)." in " ".join(shared_sentences(one_empty))
+    assert shared_sentences(shared.assign(diff=np.nan)) == ["In none of the 2 comparisons is a held-out entry "
+                                                            "scored by both."]
 
 
 def test_the_peer_passage_names_the_fold_that_falls_most_and_a_model_only_the_larger_size_scores():

@@ -75,7 +75,7 @@ from ..method.predictors import UNCONDITIONED, check_unconditioned, scored_entri
 from ..method.scaling import PROTOCOL_CLIP, fit_standardizer
 from . import cache
 from .splits import SCHEMES, cv_splits, split_seeds
-from .summaries import Records, coverage_column, top_residuals
+from .summaries import Records, ScoredEntries, coverage_column, top_residuals
 from .sweep import Cell, check_n_jobs, run_sweep
 
 __all__ = ["cross_validate", "cv_grid", "CVProtocol", "check_pipelines", "split_rows", "UNCONDITIONED"]
@@ -134,10 +134,13 @@ def split_rows(
     fold: int,
     meta: dict[str, Any],
     timings: dict[str, float] | None = None,
+    keep_entries: bool = False,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Fit every pipeline on one (train, validation) split and score it (protocol steps 3-6).
 
-    Returns the result rows (one per pipeline and ``k``) and the top-residual records.
+    Returns the result rows (one per pipeline and ``k``; with ``keep_entries``
+    each carries its scored entries, :class:`~benchsel_lib.protocol.summaries.ScoredEntries`)
+    and the top-residual records.
     """
     tm = timings if timings is not None else {}
     t0 = time.perf_counter()
@@ -173,8 +176,9 @@ def split_rows(
         t2 = time.perf_counter()
         tm["correlation"] = tm.get("correlation", 0.0) + (spent["correlation"] - before)
         tm["selection"] = tm.get("selection", 0.0) + (t2 - t1) - (spent["correlation"] - before)
+        where = (np.asarray(val, dtype=np.int64), cols.astype(np.int64), X.shape[1]) if keep_entries else None
         r, t = _score_path(pipe.label, path, Xva, Ov, truth_all, evaluation, names, vnames, levels=levels,
-                           unconditioned=unconditioned, fold=fold, meta=meta, base=base)
+                           unconditioned=unconditioned, fold=fold, meta=meta, base=base, where=where)
         rows.extend(r)
         tops.extend(t)
         tm["imputation+metrics"] = tm.get("imputation+metrics", 0.0) + (time.perf_counter() - t2)
@@ -184,9 +188,14 @@ def split_rows(
 def _score_path(
     label: str, path: FittedPath, Xva: np.ndarray, Ov: np.ndarray, truth_all: np.ndarray, evaluation: Any,
     names: Sequence[str], vnames: Sequence[str], *, levels: Sequence[float], unconditioned: str, fold: int,
-    meta: dict[str, Any], base: dict[str, Any],
+    meta: dict[str, Any], base: dict[str, Any], where: tuple[np.ndarray, np.ndarray, int] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows and top residuals of one fitted path on the validation rows (protocol steps 5-6)."""
+    """Rows and top residuals of one fitted path on the validation rows (protocol steps 5-6).
+
+    ``where``: the matrix rows of the validation models, the matrix columns of
+    the split's benchmarks and the matrix's number of columns, to keep each
+    row's scored entries (column ``entries``); None keeps none.
+    """
     if not path.steps:
         return [], []
     fs = path.scaling
@@ -221,6 +230,8 @@ def _score_path(
                    selected=tuple(names[j] for j in sel), n_eval=n_eval, **base, ss_res=ss_res, ss_tot=ss_tot)
         if path.n_forced is not None:
             row["n_forced"] = path.n_forced
+        if where is not None:
+            row["entries"] = _entries(E, T, res2, truth, where)
         if step.choice is not None:
             row.update(choice=step.choice.name, inner_r2=step.choice.inner_r2)
         if levels:
@@ -245,6 +256,16 @@ def _score_path(
         row.update(r2_common=(1.0 - res_c / tot_c) if common.any() and tot_c > 0 else np.nan,
                    n_common=int(common.sum()), ss_res_common=res_c, ss_tot_common=tot_c)
     return rows, tops
+
+
+def _entries(E: np.ndarray, T: np.ndarray, res2: np.ndarray, truth: np.ndarray,
+             where: tuple[np.ndarray, np.ndarray, int]) -> ScoredEntries:
+    """The scored entries ``E`` (validation rows x targets ``T``) in the matrix's coordinates."""
+    val, cols, n_benchmarks = where
+    i, j = np.nonzero(E)
+    index = val[i] * n_benchmarks + cols[T[j]]
+    order = np.argsort(index, kind="stable")
+    return ScoredEntries(index=index[order], sq_residual=res2[i, j][order], sq_truth=(truth[i, j] ** 2)[order])
 
 
 def _coverage(row: dict[str, Any], sp: Any, E: np.ndarray, truth: np.ndarray, z_val: np.ndarray, T: np.ndarray,
@@ -298,7 +319,7 @@ def _run_task(X, models, benchmarks, h, f, train, val, kw):
     r, t = split_rows(X, models, benchmarks, train, val, pipelines=kw["pipelines"], k_max=pr.k_max, ks=pr.ks,
                       levels=pr.levels, clip=pr.clip, unconditioned=pr.unconditioned,
                       min_train_observed=pr.min_train_observed, seeds=split_seeds(pr.seed, f, h, pr.scheme), fold=f,
-                      meta={"holdout": h}, timings=tm)
+                      meta={"holdout": h}, timings=tm, keep_entries=pr.keep_entries)
     return r, t, tm
 
 
@@ -351,7 +372,7 @@ def _split_cells(plans: Sequence[_CVPlan]) -> tuple[list[Any], list[list[tuple[i
 _ORDER = ("method", "holdout", "fold", "k")
 _METRICS = ("r2", "rmse", "residual_fraction", "logdet", "mi", "selected", "n_eval", "n_train", "n_val",
             "n_dropped", "ss_res", "ss_tot", "r2_common", "n_common", "ss_res_common", "ss_tot_common", "n_forced",
-            "choice", "inner_r2")
+            "choice", "inner_r2", "entries")
 
 
 def _cv_frame(plan: _CVPlan, collected: Sequence[tuple[list, list, dict]]) -> pd.DataFrame:
@@ -470,6 +491,8 @@ class CVProtocol:
         Rule for a validation model that observes none of the selected benchmarks.
     min_train_observed : int
         Benchmarks with fewer training scores leave the split.
+    keep_entries : bool
+        Keep each row's scored entries (column ``entries``).
     """
 
     holdouts: tuple[float, ...] = (0.1,)
@@ -482,6 +505,7 @@ class CVProtocol:
     clip: float = PROTOCOL_CLIP
     unconditioned: str = "skip"
     min_train_observed: int = 1
+    keep_entries: bool = False
 
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)
@@ -499,6 +523,9 @@ class CVProtocol:
         levels = self.levels
         set_("levels", _check_fractions(levels, "levels", closed_low=False) if len(np.atleast_1d(levels)) else ())
         set_("min_train_observed", check_int(self.min_train_observed, "min_train_observed"))
+        if not isinstance(self.keep_entries, (bool, np.bool_)):
+            raise ValueError(f"keep_entries must be True or False, got {self.keep_entries!r}")
+        set_("keep_entries", bool(self.keep_entries))
         if self.k_max is not None:
             set_("ks", _check_ks(self.ks, self.k_max))
 
@@ -587,6 +614,7 @@ def cross_validate(
     clip: float = PROTOCOL_CLIP,
     unconditioned: str = "skip",
     min_train_observed: int = 1,
+    keep_entries: bool = False,
     n_jobs: int | None = None,
     progress: bool | None = None,
     return_details: bool = False,
@@ -654,6 +682,13 @@ def cross_validate(
         Benchmarks with fewer observed training scores are left out of a
         split (default 1: only benchmarks no training model has; the paper
         states no such rule).
+    keep_entries : bool
+        Add the column ``entries``: each row's scored entries with their
+        squared residuals and truths
+        (:class:`~benchsel_lib.protocol.summaries.ScoredEntries`), so that
+        methods can be compared on the entries both score
+        (:func:`~benchsel_lib.studies.pipelines.shared_differences`).  Off
+        by default: it keeps O(n_eval) numbers per row.
     n_jobs : int or None
         Workers over the (holdout, fold) splits, through
         :func:`~benchsel_lib.protocol.sweep.run_sweep` (joblib): ``1`` runs
@@ -681,7 +716,7 @@ def cross_validate(
         at every ``k``, so it depends on which sizes ``ks`` scores; NaN where
         none), ``ss_res_common, ss_tot_common`` (its sums) (+ ``n_forced``
         with mandatory benchmarks, ``choice, inner_r2`` for a search,
-        coverage columns). ``df.attrs["top_residuals"]`` is a
+        ``entries`` with ``keep_entries``, coverage columns). ``df.attrs["top_residuals"]`` is a
         read-only sequence of records (one per (method, holdout, fold, k,
         rank), rank 1..3) with ``model, benchmark, sq_residual, share`` -- the
         largest squared standardized residual contributors, so a collapsing
@@ -700,7 +735,8 @@ def cross_validate(
     """
     check_n_jobs(n_jobs)
     protocol = CVProtocol(holdouts=holdouts, k_max=k_max, ks=ks, n_folds=n_folds, seed=seed, scheme=scheme,
-                          levels=levels, clip=clip, unconditioned=unconditioned, min_train_observed=min_train_observed)
+                          levels=levels, clip=clip, unconditioned=unconditioned, min_train_observed=min_train_observed,
+                          keep_entries=keep_entries)
     plan = _cv_plan(matrix, pipelines, protocol)
     df = _run_plans([plan], n_jobs=n_jobs, progress=progress)[0]
     if return_details:

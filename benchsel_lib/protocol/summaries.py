@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 __all__ = [
     "Records",
+    "ScoredEntries",
     "coverage_column",
     "summarize_cv",
     "calibration_table",
@@ -32,6 +35,49 @@ class Records(tuple):
 
     def __add__(self, other: Sequence[dict]) -> Records:  # type: ignore[override]
         return Records(tuple(self) + tuple(other))
+
+
+@dataclass(frozen=True, eq=False)
+class ScoredEntries:
+    """The held-out entries that one (pipeline, split, k) row of a cross-validation scored.
+
+    Kept in the ``entries`` column of :func:`~benchsel_lib.protocol.cv.cross_validate`
+    with ``keep_entries=True``, so that two methods can be compared on the
+    entries both score (on a sparse matrix each scores the entries its own
+    selection leaves and reaches; see
+    :func:`~benchsel_lib.studies.pipelines.shared_differences`).
+
+    Attributes
+    ----------
+    index : ndarray of int64 (n,)
+        The entries, increasing: ``model * n_benchmarks + benchmark`` in the
+        matrix's row and column order.
+    sq_residual, sq_truth : ndarray of float (n,)
+        Squared residual and squared truth of each entry in the evaluation
+        space (their sums are the row's ``ss_res`` and ``ss_tot``).
+    """
+
+    index: np.ndarray
+    sq_residual: np.ndarray
+    sq_truth: np.ndarray
+
+    def __repr__(self) -> str:
+        return f"ScoredEntries({self.index.size} entries)"
+
+    def shared(self, other: ScoredEntries) -> tuple[float, float, float, int]:
+        """``(ss_res, other_ss_res, ss_tot, n)`` over the ``n`` entries both score. O(n log n).
+
+        Raises
+        ------
+        ValueError
+            The two disagree on the truth of an entry they share: they were not
+            scored on the same split.
+        """
+        _, a, b = np.intersect1d(self.index, other.index, assume_unique=True, return_indices=True)
+        if not np.allclose(self.sq_truth[a], other.sq_truth[b], rtol=1e-12, atol=1e-12):
+            raise ValueError("the two rows give different truths for the same entries: they come from different splits")
+        return (float(self.sq_residual[a].sum()), float(other.sq_residual[b].sum()), float(self.sq_truth[a].sum()),
+                int(a.size))
 
 
 def coverage_column(level: float) -> str:

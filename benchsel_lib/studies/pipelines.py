@@ -14,7 +14,7 @@ from ..method.predictors import UNCONDITIONED, scored_entries
 from ..protocol.cache import correlation_cache
 from ..protocol.cv import cv_grid
 from ..protocol.splits import cv_splits
-from ..protocol.summaries import coverage_column
+from ..protocol.summaries import ScoredEntries, coverage_column
 
 __all__ = [
     "PEERS",
@@ -31,6 +31,7 @@ __all__ = [
     "inner_optimism",
     "choice_counts",
     "peer_differences",
+    "shared_differences",
     "k_gain",
     "seed_gains",
     "newly_scored",
@@ -103,6 +104,7 @@ def compare_pipelines(
     n_jobs: int = 1,
     ks: Sequence[int] | None = None,
     unconditioned: str = "skip",
+    keep_entries: bool = False,
 ) -> pd.DataFrame:
     """Per-fold R^2 of ``auto``, the paper's Gaussian + MI (``"mi"``) and the ``fixed`` pipelines.
 
@@ -116,14 +118,15 @@ def compare_pipelines(
     sizes scored.  ``unconditioned``: the protocol's rule for a held-out
     model that observes none of the revealed benchmarks (``"skip"``, the
     paper's, leaves it out; ``"mean"`` scores it with the training mean, so
-    that every method is scored on every held-out model).  Returns the
-    concatenated rows with a ``seed`` column.
+    that every method is scored on every held-out model).  ``keep_entries``
+    keeps each row's scored entries (for :func:`shared_differences`).
+    Returns the concatenated rows with a ``seed`` column.
     Cost: ``len(seeds) x n_folds`` splits, each running the inner search of
     ``auto`` once per split plus one selection and ``len(ks)`` predictions per fixed pair.
     """
 
     kw = dict(matrix=matrix, holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", ks=ks,
-              unconditioned=unconditioned)
+              unconditioned=unconditioned, keep_entries=keep_entries)
     reference = [Pipeline.auto(), Pipeline.paper(objective="mi", estimator=estimator, config=config)]
     pairs = [Pipeline.from_name(n, estimator=estimator, config=config) for n in fixed]
     runs, tags = [], []
@@ -370,6 +373,72 @@ def peer_differences(df: pd.DataFrame, peers: Sequence[str], *, ks: Sequence[int
             rows.append(dict(k=int(k), peer=str(peer), reference_r2=float(w[reference].mean()),
                              peer_r2=float(w[peer].mean()), diff=diff, diff_se=diff_se, n_cells=int(len(both))))
     return pd.DataFrame(rows, columns=["k", "peer", "reference_r2", "peer_r2", "diff", "diff_se", "n_cells"])
+
+
+def shared_differences(df: pd.DataFrame, peers: Sequence[str], *, ks: Sequence[int] = (5, 10),
+                       reference: str = "auto") -> pd.DataFrame:
+    """:func:`peer_differences` on the held-out entries that both ``reference`` and the peer score.
+
+    Under the protocol (Section 5.1) a method is scored on the observed
+    held-out entries its selection does not reveal, of the models that
+    observe a revealed benchmark (``unconditioned="skip"``), so two methods
+    are scored on different entries (on any matrix, each leaves out what it
+    reveals; on a sparse one, each also reaches other models), and a
+    difference of their R^2 mixes how well they predict with what they are
+    scored on.
+    Here each (seed, holdout, fold) cell and ``k`` scores both on the entries
+    both score: ``R^2 = 1 - SS_res / SS_tot`` over those entries, for each,
+    then the paired difference ``reference - peer``, its mean and standard
+    error over the cells that share an entry (``n_cells``; NaN where no
+    held-out entry is scored by both, e.g. where the two selections together
+    reveal every benchmark).  ``df`` holds rows with scored entries
+    (:func:`compare_pipelines` or
+    :func:`~benchsel_lib.protocol.cv.cross_validate` with
+    ``keep_entries=True``).  Rows ``k, peer, reference_r2, peer_r2, diff,
+    diff_se, n_cells, n_shared, n_own`` (``n_shared``: the shared entries,
+    summed over the cells; ``n_own``: the entries ``reference`` scores in
+    every cell both were run in), in the order of ``ks`` then ``peers``; a
+    peer absent from ``df`` is skipped.  O(E log E) for E scored entries.
+
+    Raises
+    ------
+    ValueError
+        ``df`` lacks a column (``entries`` when the run did not keep them), a
+        size of ``ks`` is not scored, ``reference`` is not in ``df``, or two
+        rows of a cell disagree on an entry's truth (rows of different runs).
+    """
+    _require_columns(df, ("entries",), hint="run cross_validate or compare_pipelines with keep_entries=True")
+    keys = _cell_keys(df)
+    _wide_r2(df, ks, (reference,))
+    d = df[df["k"].isin(list(ks))].set_index([*keys, "k", "method"])["entries"]
+    if not d.index.is_unique:
+        raise ValueError("the frame has two rows of one method in one cell: pass the rows of one run per seed")
+    rows = []
+    for k in ks:
+        at = d.xs(k, level="k")
+        ref = at.xs(reference, level="method")
+        for peer in peers:
+            if peer not in at.index.get_level_values("method"):
+                continue
+            other = at.xs(peer, level="method")
+            cells, own = [], 0
+            for cell in ref.index.intersection(other.index):
+                a, b = ref.loc[cell], other.loc[cell]
+                for name, e in ((reference, a), (peer, b)):
+                    if not isinstance(e, ScoredEntries):
+                        raise ValueError(f"{name!r} has no scored entries at k = {k} in cell {cell}: "
+                                         "run it with keep_entries=True")
+                ss_a, ss_b, ss_tot, n = a.shared(b)
+                own += a.index.size
+                if n and ss_tot > 0:
+                    cells.append((1.0 - ss_a / ss_tot, 1.0 - ss_b / ss_tot, n))
+            r_ref, r_peer, n = (np.array(c, dtype=float) for c in zip(*cells)) if cells else (np.array([]),) * 3
+            diff, diff_se = _mean_se(pd.Series(r_ref - r_peer, dtype=float))
+            rows.append(dict(k=int(k), peer=str(peer), reference_r2=float(r_ref.mean()) if cells else np.nan,
+                             peer_r2=float(r_peer.mean()) if cells else np.nan, diff=diff, diff_se=diff_se,
+                             n_cells=len(cells), n_shared=int(n.sum()), n_own=int(own)))
+    return pd.DataFrame(rows, columns=["k", "peer", "reference_r2", "peer_r2", "diff", "diff_se", "n_cells",
+                                       "n_shared", "n_own"])
 
 
 def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10) -> dict[str, float]:

@@ -20,7 +20,7 @@ from ..prose import (
     signed,
 )
 
-__all__ = ["VERDICT", "prose", "verdict_lines", "peer_passage", "aside_passage"]
+__all__ = ["VERDICT", "prose", "verdict_lines", "peer_passage", "shared_sentences", "aside_passage"]
 
 VERDICT = {"better": "the recommended pipeline is better", "worse": "Gaussian + MI is better",
            "level": "no clear difference: the paper's recommendation holds"}
@@ -40,7 +40,8 @@ def verdict_lines(summary: pd.DataFrame) -> list[str]:
 
 def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, *,
                  lead: str = "Against the re-implemented published methods",
-                 falls: Mapping[str, pd.DataFrame] | None = None) -> str:
+                 falls: Mapping[str, pd.DataFrame] | None = None,
+                 shared: pd.DataFrame | None = None) -> str:
     """What the peers table and the gain from the smallest to the largest k say, as Markdown.
 
     ``peers``: ``peer_differences`` rows of every matrix with a ``matrix`` column
@@ -50,7 +51,10 @@ def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, *,
     ``falls``: for a matrix whose R^2 is lower at the larger k (display
     name), the ``newly_scored`` models of the fold where it falls most
     (``worst_fold`` of its gains row), for a sentence on that fold.
-    A difference counts when it exceeds two standard errors.
+    ``shared``: the same comparisons on the entries both methods score
+    (``shared_differences`` rows with a ``matrix`` column), for
+    :func:`shared_sentences`.  A difference counts when it exceeds two
+    standard errors.
     """
     parts = []
     if peers is not None and len(peers):
@@ -66,7 +70,7 @@ def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, *,
                  f"{num(r.peer_r2, '.3f')} ({signed(r.diff, '.3f')} ± {num(r.diff_se, '.3f')})"
                  for r in below.itertuples(index=False)]
         parts.append(paragraph(head, ("It is " + and_join(lines) + ".") if lines else
-                               "It is below none of them anywhere."))
+                               "It is below none of them anywhere.", *shared_sentences(shared)))
     if gains is not None and len(gains):
         rows = list(gains.itertuples(index=False))
         same = len({(int(r.k0), int(r.k1)) for r in rows}) == 1
@@ -106,6 +110,37 @@ def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, *,
     return "\n\n".join(parts)
 
 
+def shared_sentences(shared: pd.DataFrame | None) -> list[str]:
+    """What the peers table says on the entries both methods score (``shared_differences`` rows), as sentences.
+
+    Each method is scored on the held-out entries its own selection leaves
+    (and, on a sparse matrix, reaches), so a difference of the protocol's
+    R^2 mixes prediction with what is scored; on the entries both score it
+    is prediction alone.  Names every comparison the recommended pipeline loses
+    by more than two standard errors there.  Empty when ``shared`` is.
+    """
+    if shared is None or not len(shared):
+        return []
+    none = int(shared["diff"].isna().sum())
+    shared = shared.dropna(subset=["diff"])
+    if not len(shared):
+        return [f"In none of the {count(none, 'comparison')} is a held-out entry scored by both."]
+    d, se = shared["diff"].to_numpy(float), shared["diff_se"].to_numpy(float)
+    clear = np.isfinite(se) & (np.abs(d) > 2 * se)
+    n_at, n_better, n_worse = int((d >= 0).sum()), int(((d > 0) & clear).sum()), int(((d < 0) & clear).sum())
+    worse = shared[(d < 0) & clear]
+    text = [f"Scored only on the held-out entries that both it and the peer score, where the difference is one of "
+            f"prediction and not of which entries each is scored on, it is at or above the peer in {n_at} of "
+            f"{count(len(shared), 'comparison')}: better by more than two standard errors in {n_better}, worse by as "
+            f"much in {n_worse}" + (f" (in {count(none, 'more comparison')} no held-out entry is scored by both)." if none else ".")]
+    if len(worse):
+        text.append("It is clearly below " + and_join(
+            f"{code(r.peer)} on {r.matrix} at k = {r.k} ({num(r.reference_r2, '.3f')} against "
+            f"{num(r.peer_r2, '.3f')} on {count(int(r.n_shared), 'shared entry', 'shared entries')})"
+            for r in worse.itertuples(index=False)) + ".")
+    return text
+
+
 def _worst_fold_sentence(row: Any, new: pd.DataFrame) -> str:
     """The fold where a ``k_gain`` row falls most and the first of the models only the larger size scores there."""
     n = int(row.n_cells)
@@ -134,17 +169,20 @@ def _nesting(row: Any) -> str:
     return f" (where its larger selection contains the smaller in {int(n)} of {count(int(row.n_cells), 'fold')})"
 
 
-def aside_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, coverage: pd.DataFrame | None) -> str:
+def aside_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, coverage: pd.DataFrame | None,
+                  shared: pd.DataFrame | None = None) -> str:
     """What the comparison on the leaderboards kept aside says, as Markdown (empty when none was run).
 
     ``peers``, ``gains``: as for :func:`peer_passage`, over the leaderboards
     kept aside; ``coverage``: ``pooled_coverage`` rows of each (``nominal,
-    coverage``), whose largest gap to the nominal level is reported.
+    coverage``), whose largest gap to the nominal level is reported;
+    ``shared``: as for :func:`peer_passage`.
     """
     if peers is None or not len(peers):
         return ""
     names = and_join(dict.fromkeys(peers["matrix"]))
-    text = peer_passage(peers, gains, lead=f"On the leaderboards kept aside ({names}), against the same methods,")
+    text = peer_passage(peers, gains, lead=f"On the leaderboards kept aside ({names}), against the same methods,",
+                        shared=shared)
     if coverage is not None and len(coverage):
         gap = float((coverage["coverage"] - coverage["nominal"]).abs().max())
         text += "\n\n" + paragraph(f"There the intervals' empirical coverage is within {num(gap, '.3f')} of the "
@@ -170,6 +208,8 @@ def prose(
     gains: pd.DataFrame | None = None,
     aside: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None = None,
     falls: Mapping[str, pd.DataFrame] | None = None,
+    shared: pd.DataFrame | None = None,
+    aside_shared: pd.DataFrame | None = None,
 ) -> PageProse:
     """The page's passages, written from the paired comparison of this run.
 
@@ -190,6 +230,9 @@ def prose(
     aside : (peers, gains, coverage), optional
         The same on the leaderboards kept aside
         (:func:`~benchsel_lib.studies.pipelines.aside_tables`, :func:`aside_passage`).
+    shared, aside_shared : DataFrame, optional
+        The peers tables on the entries both methods score, on the matrices
+        and on the leaderboards kept aside (:func:`shared_sentences`).
 
     Returns
     -------
@@ -234,8 +277,9 @@ def prose(
         "on the models that ran the revealed benchmarks, and the recommended pipeline picks among them by inner "
         "cross-validation.", where)
     lines = verdict_lines(summary)
-    peers_md = peer_passage(peers, gains, falls=falls) or "No published method was compared in this run (`peers` is empty)."
-    aside_md = (aside_passage(*aside) if aside is not None else "") or \
+    peers_md = (peer_passage(peers, gains, falls=falls, shared=shared)
+                or "No published method was compared in this run (`peers` is empty).")
+    aside_md = (aside_passage(*aside, shared=aside_shared) if aside is not None else "") or \
         "No leaderboard was kept aside in this run (`aside` is empty)."
     found = paragraph(counts_sentence) + "\n\n" + bullets(lines) + "\n\n" + peers_md + "\n\n" + aside_md + \
         "\n\n" + paragraph(
