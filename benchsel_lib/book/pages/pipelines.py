@@ -129,10 +129,11 @@ def shared_sentences(shared: pd.DataFrame | None) -> list[str]:
     clear = np.isfinite(se) & (np.abs(d) > 2 * se)
     n_at, n_better, n_worse = int((d >= 0).sum()), int(((d > 0) & clear).sum()), int(((d < 0) & clear).sum())
     worse = shared[(d < 0) & clear]
+    unscored = f" (in {count(none, 'more comparison')} no held-out entry is scored by both)" if none else ""
     text = [f"Scored only on the held-out entries that both it and the peer score, where the difference is one of "
             f"prediction and not of which entries each is scored on, it is at or above the peer in {n_at} of "
             f"{count(len(shared), 'comparison')}: better by more than two standard errors in {n_better}, worse by as "
-            f"much in {n_worse}" + (f" (in {count(none, 'more comparison')} no held-out entry is scored by both)." if none else ".")]
+            f"much in {n_worse}{unscored}."]
     if len(worse):
         text.append("It is clearly below " + and_join(
             f"{code(r.peer)} on {r.matrix} at k = {r.k} ({num(r.reference_r2, '.3f')} against "
