@@ -61,8 +61,9 @@ default so that the default grid, and its verdicts, stay as they were.
 ``--candidates anchors`` (any selection strategies) also runs, on the
 paper's folds with seed 42, the recommended pipeline with those strategies
 added to its candidates, and prints its R^2 at k = 5 and 10 (the held-aside
-sizes there) against auto's, paired by fold: what the candidate would change,
-and the fold where the two differ most, with the entries each scores there
+sizes there) against auto's, paired by fold (with ``--quick`` also on the
+entries both score): what the candidate would change, and the fold where the
+two differ most, with the entries each scores there
 and its choice.  ``--predictors imputed-ridge`` (any predictors) does the same
 with predictors added to its candidates (with ``--candidates``, one variant
 with both added).
@@ -283,14 +284,20 @@ def _against_auto(M, variants, ks, n_jobs: int, results: pd.DataFrame, unconditi
     """Print each variant of auto (:func:`_variants`) against auto's rows of ``results`` (seed 42, the same folds),
     paired by fold, at the sizes ``ks``, and its gain from the smallest to the largest."""
     auto = results[(results["method"] == "auto") & (results["seed"] == PEER_SEED)]
+    entries = "entries" in auto.columns  # auto's scored entries were kept (--quick): pair on the shared ones too
     for pipe, what in variants:
         df = cross_validate(M, [pipe], holdouts=(0.1,), k_max=max(ks), ks=tuple(ks), n_folds=10, seed=PEER_SEED,
-                            scheme="paper", levels=(), progress=False, n_jobs=n_jobs,
-                            unconditioned=unconditioned).assign(seed=PEER_SEED)
+                            scheme="paper", levels=(), progress=False, n_jobs=n_jobs, unconditioned=unconditioned,
+                            keep_entries=entries).assign(seed=PEER_SEED)
         both = pd.concat([auto, df], ignore_index=True)
+        shared = shared_differences(both, [pipe.name], ks=ks).set_index("k") if entries else None
         for r in peer_differences(both, [pipe.name], ks=ks).itertuples():
             print(f"{what}, k={r.k}: {r.peer_r2:.3f} against auto's {r.reference_r2:.3f} "
                   f"(paired diff {-r.diff:+.3f} +- {r.diff_se:.3f})")
+            if shared is not None and shared.loc[r.k, "n_shared"]:
+                s = shared.loc[r.k]
+                print(f"  on the {int(s.n_shared)} entries both score: {s.peer_r2:.3f} against auto's "
+                      f"{s.reference_r2:.3f} (paired diff {-s['diff']:+.3f} +- {s.diff_se:.3f})")
             _largest_fold_difference(both, pipe.name, r.k)
         g = k_gain(df, method=pipe.name, k0=min(ks), k1=max(ks))
         print(f"{what}, k={g['k1']} - k={g['k0']}: {g['gain']:+.3f} +- {g['gain_se']:.3f}; on the entries both "
