@@ -25,6 +25,7 @@ def test_numbers_counts_and_ranges_read_as_written():
     assert prose.num(0.4551) == "0.46" and prose.num(7.0, "d") == "7" and prose.signed(-0.031) == "-0.03"
     assert prose.pct(0.1) == "10%" and prose.pct(0.2345, 1) == "23.4%"
     assert prose.count(1, "fold") == "1 fold" and prose.count(3, "fold") == "3 folds"
+    assert prose.count(11141, "shared entry", "shared entries") == "11,141 shared entries"
     assert prose.range_text(0.301, 0.304) == "0.30" and prose.range_text(0.3, 0.45) == "0.30 to 0.45"
     assert prose.cap("the MMLU matrix") == "The MMLU matrix"
     assert prose.bullets(["a.", "", "b."]) == "- a.\n- b."

@@ -107,9 +107,9 @@ def range_text(lo: Any, hi: Any, spec: str = ".2f") -> str:
 
 
 def count(n: int, singular: str, plural: str | None = None) -> str:
-    """``count(1, "fold") == "1 fold"``, ``count(3, "fold") == "3 folds"``."""
+    """``count(1, "fold") == "1 fold"``, ``count(3, "fold") == "3 folds"``, ``count(5452, "model") == "5,452 models"``."""
     n = int(n)
-    return f"{n} {singular if n == 1 else (plural or singular + 's')}"
+    return f"{n:,} {singular if n == 1 else (plural or singular + 's')}"
 
 
 def was_were(items: Sequence[Any]) -> str:
