@@ -168,6 +168,7 @@ def split_rows(
     base = dict(n_train=int(Xtr.shape[0]), n_val=int(len(val)), n_dropped=int(n_dropped))
     rows: list[dict[str, Any]] = []
     tops: list[dict[str, Any]] = []
+    where = (np.asarray(val, dtype=np.int64), cols.astype(np.int64), X.shape[1]) if keep_entries else None
     for pipe in pipelines:
         t1 = time.perf_counter()
         before = spent["correlation"]
@@ -176,7 +177,6 @@ def split_rows(
         t2 = time.perf_counter()
         tm["correlation"] = tm.get("correlation", 0.0) + (spent["correlation"] - before)
         tm["selection"] = tm.get("selection", 0.0) + (t2 - t1) - (spent["correlation"] - before)
-        where = (np.asarray(val, dtype=np.int64), cols.astype(np.int64), X.shape[1]) if keep_entries else None
         r, t = _score_path(pipe.label, path, Xva, Ov, truth_all, evaluation, names, vnames, levels=levels,
                            unconditioned=unconditioned, fold=fold, meta=meta, base=base, where=where)
         rows.extend(r)

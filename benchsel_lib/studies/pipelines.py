@@ -238,15 +238,21 @@ def _require_methods(df: pd.DataFrame, methods: Sequence[str]) -> None:
             raise ValueError(f"method {method!r} is not in the frame: it has {have}")
 
 
-def _wide_r2(df: pd.DataFrame, ks: Sequence[int], methods: Sequence[str]) -> pd.DataFrame:
-    """R^2 per cell and ``k`` (rows) and method (columns), after checking that ``ks`` and ``methods`` were scored."""
-    wide = df.pivot_table(index=[*_cell_keys(df), "k"], columns="method", values="r2")
-    scored = sorted(set(wide.index.get_level_values("k")))
+def _require_scored(df: pd.DataFrame, ks: Sequence[int], methods: Sequence[str]) -> list[str]:
+    """The cell keys of ``df`` (:func:`_cell_keys`), after checking that ``ks`` and ``methods`` were scored."""
+    keys = _cell_keys(df)
+    scored = sorted(set(df.loc[df["r2"].notna(), "k"]))
     absent = [int(k) for k in ks if k not in scored]
     if absent:
         raise ValueError(f"k = {absent} is not scored: the frame has k = {[int(k) for k in scored]}")
     _require_methods(df, methods)
-    return wide
+    return keys
+
+
+def _wide_r2(df: pd.DataFrame, ks: Sequence[int], methods: Sequence[str]) -> pd.DataFrame:
+    """R^2 per cell and ``k`` (rows) and method (columns), after checking that ``ks`` and ``methods`` were scored."""
+    keys = _require_scored(df, ks, methods)
+    return df.pivot_table(index=[*keys, "k"], columns="method", values="r2")
 
 
 def _mean_se(d: pd.Series) -> tuple[float, float]:
@@ -408,8 +414,7 @@ def shared_differences(df: pd.DataFrame, peers: Sequence[str], *, ks: Sequence[i
         rows of a cell disagree on an entry's truth (rows of different runs).
     """
     _require_columns(df, ("entries",), hint="run cross_validate or compare_pipelines with keep_entries=True")
-    keys = _cell_keys(df)
-    _wide_r2(df, ks, (reference,))
+    keys = _require_scored(df, ks, (reference,))
     d = df[df["k"].isin(list(ks))].set_index([*keys, "k", "method"])["entries"]
     if not d.index.is_unique:
         raise ValueError("the frame has two rows of one method in one cell: pass the rows of one run per seed")
@@ -432,10 +437,10 @@ def shared_differences(df: pd.DataFrame, peers: Sequence[str], *, ks: Sequence[i
                 own += a.index.size
                 if n and ss_tot > 0:
                     cells.append((1.0 - ss_a / ss_tot, 1.0 - ss_b / ss_tot, n))
-            r_ref, r_peer, n = (np.array(c, dtype=float) for c in zip(*cells)) if cells else (np.array([]),) * 3
-            diff, diff_se = _mean_se(pd.Series(r_ref - r_peer, dtype=float))
-            rows.append(dict(k=int(k), peer=str(peer), reference_r2=float(r_ref.mean()) if cells else np.nan,
-                             peer_r2=float(r_peer.mean()) if cells else np.nan, diff=diff, diff_se=diff_se,
+            r_ref, r_peer, n = np.array(cells, dtype=float).reshape(-1, 3).T
+            diff, diff_se = _mean_se(pd.Series(r_ref - r_peer))
+            rows.append(dict(k=int(k), peer=str(peer), reference_r2=float(np.mean(r_ref)) if cells else np.nan,
+                             peer_r2=float(np.mean(r_peer)) if cells else np.nan, diff=diff, diff_se=diff_se,
                              n_cells=len(cells), n_shared=int(n.sum()), n_own=int(own)))
     return pd.DataFrame(rows, columns=["k", "peer", "reference_r2", "peer_r2", "diff", "diff_se", "n_cells",
                                        "n_shared", "n_own"])
