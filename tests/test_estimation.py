@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from benchsel_lib.method.correlation import estimate_correlation
-from benchsel_lib.method.covariance import cov_to_corr, pairwise_covariance
+from benchsel_lib.method.covariance import cov_to_corr, pairwise_covariance, pairwise_pearson
 from benchsel_lib.method.em import em_covariance, em_settings
 from benchsel_lib.method.scaling import fit_standardizer
 
@@ -107,6 +107,27 @@ def test_pairwise_covariance_never_nan_with_single_coobservation():
     C = pairwise_covariance(X)
     assert np.isfinite(C).all()
     assert C[0, 1] == 0.0
+
+
+def test_pairwise_pearson_is_each_pairs_own_correlation_and_undefined_where_thin_or_constant():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((14, 6)) @ rng.standard_normal((6, 6)) + 50.0  # far from 0: rounding is tested
+    X[rng.random(X.shape) < 0.3] = np.nan
+    X[:, 5] = np.where(np.isnan(X[:, 5]), np.nan, 0.7)  # constant wherever observed
+    X[3:, 4] = np.nan  # column 4: three rows at most in common with any other
+    obs = ~np.isnan(X)
+    corr, counts = pairwise_pearson(X, min_overlap=4)
+    for a in range(6):
+        for b in range(6):
+            both = obs[:, a] & obs[:, b]
+            assert counts[a, b] == both.sum()
+            if both.sum() < 4 or 5 in (a, b):
+                assert np.isnan(corr[a, b]), (a, b)
+            else:
+                assert corr[a, b] == pytest.approx(np.corrcoef(X[both, a], X[both, b])[0, 1], abs=1e-10)
+    assert np.isfinite(corr[:4, :4]).all()
+    # three common rows are the least a correlation is read from, whatever min_overlap says
+    assert np.isnan(pairwise_pearson(X[:2], min_overlap=1)[0]).all()
 
 
 # ---------------------------------------------------------------------------

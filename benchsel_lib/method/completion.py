@@ -23,6 +23,7 @@ from scipy.linalg.lapack import dsyevr
 from .._checks import check_int
 from .._memo import LRUMemo, array_key
 from .base import BasePredictor, pass_through
+from .covariance import pairwise_pearson
 
 __all__ = [
     "SoftImpute",
@@ -329,7 +330,7 @@ class KNNImputer(BasePredictor):
 
 
 def _co_observed_counts(X: np.ndarray) -> np.ndarray:
-    """Number of rows observing both columns, for every pair (the ``cnt`` of :func:`_pairwise_corr`)."""
+    """Number of rows observing both columns, for every pair (the ``counts`` of :func:`~benchsel_lib.method.covariance.pairwise_pearson`)."""
     M = (~np.isnan(X)).astype(float)
     return M.T @ M
 
@@ -352,26 +353,6 @@ def _batches(n: int, per_item: int) -> list[slice]:
     parts = min(-(-n * per_item // FIT_BATCH), n // 2)
     bounds = np.linspace(0, n, parts + 1).round().astype(int)
     return [slice(int(a), int(b)) for a, b in pairwise(bounds)]
-
-
-def _pairwise_corr(X: np.ndarray, min_overlap: int) -> tuple[np.ndarray, np.ndarray]:
-    """Pairwise correlation over co-observed rows (NaN where fewer than min_overlap)."""
-    mask = ~np.isnan(X)
-    Xf = np.where(mask, X, 0.0)
-    M = mask.astype(float)
-    cnt = M.T @ M
-    sx = Xf.T @ M  # sum of x_i over rows where j also observed
-    sxx = (Xf**2).T @ M
-    sxy = Xf.T @ Xf
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mx = sx / cnt
-        my = mx.T
-        cov = sxy / cnt - mx * my
-        vx = sxx / cnt - mx**2
-        vy = vx.T
-        corr = cov / np.sqrt(vx * vy)
-    corr[(cnt < max(min_overlap, 3)) | ~np.isfinite(corr)] = np.nan
-    return np.clip(corr, -1.0, 1.0), cnt
 
 
 class BenchPressBlend(BasePredictor):
@@ -490,7 +471,7 @@ class BenchPressBlend(BasePredictor):
             corr = np.where(state["cnt"] >= self.min_overlap, corr, np.nan)
             return corr
         if "corr" not in state:
-            state["corr"], state["cnt"] = _pairwise_corr(tr, self.min_overlap)
+            state["corr"], state["cnt"] = pairwise_pearson(tr, min_overlap=self.min_overlap)
         return state["corr"]
 
     def _ridge_fits(self, tr: np.ndarray, tm: np.ndarray, keys: list[tuple[int, tuple[int, ...]]]) -> list:

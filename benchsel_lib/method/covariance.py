@@ -1,4 +1,5 @@
-"""Covariance helpers: the pairwise-complete estimate (Eq. pairwise-cov) and the correlation of a covariance."""
+"""Covariance helpers: the pairwise-complete estimate (Eq. pairwise-cov), per-pair Pearson correlations, and the
+correlation of a covariance."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,6 +8,7 @@ from .._checks import check_data_matrix
 
 __all__ = [
     "pairwise_covariance",
+    "pairwise_pearson",
     "cov_to_corr",
     "floor_eigenvalues",
 ]
@@ -52,6 +54,56 @@ def pairwise_covariance(X: np.ndarray, *, mean: np.ndarray | None = None) -> np.
     den = np.maximum(O.T @ O - 1.0, 1.0)
     cov = num / den
     return (cov + cov.T) / 2.0
+
+
+def pairwise_pearson(X: np.ndarray, *, min_overlap: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """Pearson correlation of every pair of columns over the rows observing both, and those rows' counts.
+
+    Unlike :func:`pairwise_covariance` (Eq. pairwise-cov, centred on each
+    column's mean over all its observed rows), each pair is centred and
+    scaled on its own co-observed rows: the correlation of the two columns
+    as those rows alone give it.  A pair is undefined (NaN) where fewer than
+    ``max(min_overlap, 3)`` rows observe both, or where either column is
+    constant over them (variance at most ``1e-12`` of its mean square, so
+    rounding error is not read as a correlation).  Values are clipped to
+    [-1, 1]; the result is neither floored nor checked for definiteness.
+
+    Parameters
+    ----------
+    X : ndarray (M, N)
+        Scores, NaN for missing.
+    min_overlap : int, keyword-only
+        Fewest co-observed rows for a defined pair (at least 3 are used).
+
+    Returns
+    -------
+    corr : ndarray (N, N)
+        The correlations, NaN where undefined (the diagonal of a column with
+        enough rows is 1 up to rounding).
+    counts : ndarray (N, N)
+        Rows observing both columns (float).
+
+    Notes
+    -----
+    Four matrix products of the masked data, O(M N^2); no per-pair loop.
+    """
+    mask = ~np.isnan(X)
+    Xf = np.where(mask, X, 0.0)
+    M = mask.astype(float)
+    cnt = M.T @ M
+    sx = Xf.T @ M  # sx[i, j]: sum of column i over the rows observing i and j
+    sxx = (Xf**2).T @ M
+    sxy = Xf.T @ Xf
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mx = sx / cnt
+        my = mx.T
+        cov = sxy / cnt - mx * my
+        vx = sxx / cnt - mx**2
+        vy = vx.T
+        corr = cov / np.sqrt(vx * vy)
+        flat = (vx <= 1e-12 * sxx / cnt) | (vy <= 1e-12 * sxx.T / cnt)
+    corr[(cnt < max(int(min_overlap), 3)) | flat | ~np.isfinite(corr)] = np.nan
+    return np.clip(corr, -1.0, 1.0), cnt
 
 
 def cov_to_corr(cov: np.ndarray) -> np.ndarray:

@@ -82,7 +82,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .covariance import cov_to_corr, floor_eigenvalues
+from .covariance import cov_to_corr, floor_eigenvalues, pairwise_pearson
 from .regression import mean_imputed
 
 __all__ = ["SparseResult", "lasso_cov_path", "multi_target_lasso_path", "pairwise_correlation", "held_out_risk",
@@ -468,28 +468,16 @@ def multi_target_lasso_path(
 def pairwise_correlation(X: np.ndarray) -> np.ndarray:
     """Pairwise-complete correlation of rows with missing entries, made positive definite.
 
-    Each pair of columns is correlated over the rows observing both (Pearson,
-    means and scales of those rows); pairs with fewer than 3 common rows, or
-    a constant column among them, get 0; the diagonal is 1.  The eigenvalues
-    are then clipped at ``1e-8`` and the matrix rescaled to a unit diagonal.
+    Each pair of columns is correlated over the rows observing both
+    (:func:`~benchsel_lib.method.covariance.pairwise_pearson`: means and
+    scales of those rows); pairs with fewer than 3 common rows, or a constant
+    column among them, get 0; the diagonal is 1.  The eigenvalues are then
+    clipped at ``1e-8`` and the matrix rescaled to a unit diagonal.
     O(m N^2 + N^3).
     """
-    X = np.asarray(X, dtype=float)
-    O = (~np.isnan(X)).astype(float)
-    Z = np.where(O > 0, X, 0.0)
-    n = O.T @ O
-    sx = Z.T @ O  # sx[i, j]: sum of column i over rows observing i and j
-    sxx = (Z * Z).T @ O
-    sxy = Z.T @ Z
-    with np.errstate(divide="ignore", invalid="ignore"):
-        nn = np.maximum(n, 1.0)
-        cov = sxy - sx * sx.T / nn
-        var_i = sxx - sx * sx / nn
-        var_j = var_i.T
-        den = np.sqrt(np.maximum(var_i, 0.0) * np.maximum(var_j, 0.0))
-        ok = (n >= _MIN_PAIRS) & (den > 1e-12 * np.maximum(np.maximum(sxx, sxx.T), 1e-300))
-        C = np.where(ok, cov / np.where(ok, den, 1.0), 0.0)
-    C = np.clip((C + C.T) / 2.0, -1.0, 1.0)
+    C, _ = pairwise_pearson(np.asarray(X, dtype=float), min_overlap=_MIN_PAIRS)
+    C = np.nan_to_num(C, nan=0.0)
+    C = (C + C.T) / 2.0
     np.fill_diagonal(C, 1.0)
     return floor_eigenvalues(C, _EIGEN_FLOOR)
 
