@@ -17,6 +17,7 @@ __all__ = [
     "check_data_matrix",
     "check_int",
     "check_k",
+    "check_ks",
     "check_level",
     "check_matrix",
     "resolve_indices",
@@ -101,6 +102,20 @@ def check_k(k: object, n: int, *, name: str = "k") -> int:
     if not 1 <= int(k) <= n:
         raise ValueError(f"{name}={k} is out of range: it must be between 1 and {n}")
     return int(k)
+
+
+def check_ks(ks: object, k_max: int) -> tuple[int, ...] | None:
+    """Subset sizes ``ks`` (one int or a non-empty sequence, each in ``1..k_max``) sorted without repeats.
+
+    None stays None (every size); anything else raises ``ValueError`` naming the range.  O(len(ks)).
+    """
+    if ks is None:
+        return None
+    given = [ks] if np.isscalar(ks) else list(ks)
+    if not given or not all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 1 <= k <= k_max
+                            for k in given):
+        raise ValueError(f"ks={ks!r} is out of range: give subset sizes in 1..k_max={k_max}")
+    return tuple(sorted({int(k) for k in given}))
 
 
 def resolve_indices(

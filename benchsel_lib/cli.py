@@ -83,6 +83,7 @@ from .method.pipeline import (
     parse_pipeline,
 )
 from .method.search import DEFAULT_MIN_OBSERVED, DEFAULT_RULE, Recommendation
+from .method.selection import within_budget
 from .protocol.cv import cross_validate
 from .protocol.splits import cv_splits
 from .protocol.summaries import coverage_column, summarize_cv
@@ -91,8 +92,6 @@ from .protocol.sweep import SweepError, dask_backend
 __all__ = ["main", "build_parser", "parse_scores", "DEFAULT_MIN_OBSERVED"]
 
 _OBJECTIVES = PAPER_OBJECTIVES
-#: Relative float slack of the budget check (as in the selection): 1.2 - 0.1 - 0.1 < 1.0 stays affordable.
-_BUDGET_SLACK = 1e-12
 #: ``--inflate auto`` on fewer training rows than this says the factor is noisy.
 _FEW_ROWS = 30
 _FORMATS = ("table", "csv", "json")
@@ -749,7 +748,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
         costs = _read_costs(args.costs, names, args.default_cost, what)
     elif args.budget is not None:
         costs = np.ones(n_cand)
-    if costs is not None and require and costs[require].sum() > args.budget:
+    if costs is not None and require and not within_budget(costs[require].sum(), args.budget):
         raise UsageError(f"the required {what}s cost {costs[require].sum():g}, more than --budget {args.budget:g}")
     # --- thinly observed candidates (their correlations are noise)
     counts = matrix.observed.sum(axis=0)
@@ -768,8 +767,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
         raise UsageError(f"no {what}s are left after --min-observed {min_obs}; lower --min-observed")
     if costs is not None and (args.k is None or k > len(require)):
         cand = [j for j in range(n_cand) if j not in require and j not in thin]
-        left = args.budget - float(costs[require].sum())
-        if not cand or costs[cand].min() > left + _BUDGET_SLACK * args.budget:
+        if not cand or not within_budget(costs[require].sum() + costs[cand].min(), args.budget):
             raise UsageError(f"no {what} is affordable within --budget {args.budget:g}"
                              + (f" after the required {what}s" if require else "")
                              + (f" (cheapest candidate: {costs[cand].min():g})" if cand else ""))

@@ -127,6 +127,20 @@ def test_select_with_costs_and_budget_reports_the_winning_strategy(capsys, small
     assert code == 0 and "won (modified greedy" in out
 
 
+def test_select_affords_what_the_budget_covers_up_to_rounding_as_the_selection_does(capsys, small_csv, tmp_path):
+    costs = tmp_path / "costs.csv"  # 0.1 + 0.2 is 0.30000000000000004 in floating point
+    costs.write_text("benchmark,cost\nb0,0.1\nb1,0.2\nb2,0.3\nb3,0.3\nb4,0.3\n")
+    code, out, err = run(capsys, "select", "--data", small_csv, "--costs", costs, "--default-cost", "1",
+                         "-k", "2", "--budget", "0.3", "--require", "b0", "b1", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [r["benchmark"] for r in doc["selection"]] == ["b0", "b1"]
+    # above the budget by more than rounding: refused in one line, naming the cost
+    code, _, err = run(capsys, "select", "--data", small_csv, "--costs", costs, "--default-cost", "1",
+                       "-k", "2", "--budget", "0.29", "--require", "b0", "b1")
+    assert code == 2 and "the required benchmarks cost 0.3, more than --budget 0.29" in err
+
+
 def test_select_budget_alone_uses_unit_costs(capsys, small_csv):
     code, out, _ = run(capsys, "select", "--data", small_csv, "--budget", "2", "--format", "csv")
     assert code == 0

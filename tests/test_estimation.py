@@ -5,7 +5,11 @@ import numpy as np
 import pytest
 
 from benchsel_lib.method.correlation import estimate_correlation
-from benchsel_lib.method.covariance import cov_to_corr, pairwise_covariance, pairwise_pearson
+from benchsel_lib.method.covariance import (
+    cov_to_corr,
+    pairwise_covariance,
+    pairwise_pearson,
+)
 from benchsel_lib.method.em import em_covariance, em_settings
 from benchsel_lib.method.scaling import fit_standardizer
 

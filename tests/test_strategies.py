@@ -16,8 +16,10 @@ from benchsel_lib.method.regression import ridge_loo
 from benchsel_lib.method.selection import (
     COST_AWARE,
     OBJECTIVES,
+    TIE_BREAKS,
     lasso_path_order,
     predictive_greedy,
+    select,
 )
 from benchsel_lib.method.selectors import (
     SELECTORS,
@@ -99,6 +101,16 @@ def test_lasso_refuses_costs_and_unknown_strategy_is_named():
         _select(X, 2, strategy="lasso", costs=np.ones(8), budget=3.0)
     with pytest.raises(ValueError, match="unknown selection strategy 'bogus'"):
         _select(X, 2, strategy="bogus")
+
+
+def test_a_selector_and_select_refuse_the_same_unknown_tie_rule_naming_the_rules():
+    R = np.corrcoef(_data(4).T)
+    for make in (lambda: Selector("mi", tie_break="first"), lambda: select(R, 2, objective="mi", tie_break="first")):
+        with pytest.raises(ValueError, match=r"unknown tie_break 'first'; expected one of \('auto', 'argmax'"):
+            make()
+    for rule in TIE_BREAKS:  # every rule the message names is accepted by both
+        assert Selector("mi", tie_break=rule).tie_break == rule
+        assert len(select(R, 2, objective="mi", tie_break=rule).order) == 2
 
 
 def test_lasso_first_pick_is_the_largest_correlation_row_norm():

@@ -1,11 +1,14 @@
-"""Shared input checks (benchsel_lib._validation) and in-process memos (benchsel_lib._memo)."""
+"""Shared input checks (benchsel_lib._checks) and in-process memos (benchsel_lib._memo)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from benchsel_lib._checks import check_int
+from benchsel_lib._checks import check_int, check_ks
 from benchsel_lib._memo import LRUMemo, array_key
+from benchsel_lib.method.scaling import Scaling
+from benchsel_lib.method.search import pipeline_path
+from benchsel_lib.protocol.cv import CVProtocol
 
 
 @pytest.mark.parametrize("value, minimum, message", [
@@ -23,6 +26,30 @@ def test_check_int_names_the_parameter_and_its_bound(value, minimum, message):
 def test_check_int_returns_a_plain_int():
     out = check_int(np.int64(4), "n", minimum=2)
     assert out == 4 and type(out) is int
+
+
+def test_check_ks_sorts_the_sizes_once_each_and_keeps_none():
+    assert check_ks(None, 5) is None
+    assert check_ks(3, 5) == (3,)
+    assert check_ks([4, np.int64(2), 4, 5], 5) == (2, 4, 5)
+
+
+@pytest.mark.parametrize("ks", [[], [0], [6], [True], [2.0], "3"])
+def test_subset_sizes_are_refused_alike_by_the_protocol_and_the_search(ks):
+    message = r"ks=.* is out of range: give subset sizes in 1..k_max=5"
+    with pytest.raises(ValueError, match=message):
+        check_ks(ks, 5)
+    with pytest.raises(ValueError, match=message):
+        CVProtocol(k_max=5, ks=ks)
+    with pytest.raises(ValueError, match=message):
+        pipeline_path(np.random.default_rng(0).standard_normal((20, 6)), 5, ks=ks)
+
+
+@pytest.mark.parametrize("clip", [0, -1.0, np.inf, np.nan, True, "10"])
+def test_the_clip_is_refused_alike_by_the_scaling_and_the_protocol(clip):
+    for make in (lambda: Scaling(clip=clip), lambda: CVProtocol(clip=clip)):
+        with pytest.raises(ValueError, match="clip must be a positive number"):
+            make()
 
 
 def test_lru_memo_keeps_the_most_recently_used_entries():

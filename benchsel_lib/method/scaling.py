@@ -28,10 +28,18 @@ __all__ = [
     "Scaling",
     "FittedScaling",
     "PROTOCOL_CLIP",
+    "check_clip",
 ]
 
 #: the clip of standardized scores in the CV protocol (Section 5.1: [-10, 10])
 PROTOCOL_CLIP = 10.0
+
+
+def check_clip(clip: Any) -> float:
+    """``clip`` (the bound of the standardized scores' clip) as a float; ``ValueError`` unless positive and finite."""
+    if isinstance(clip, bool) or not (isinstance(clip, (int, float)) and np.isfinite(clip) and clip > 0):
+        raise ValueError(f"clip must be a positive number, got {clip!r}")
+    return float(clip)
 
 
 @dataclass(frozen=True)
@@ -282,8 +290,7 @@ class Scaling:
     def __post_init__(self) -> None:
         if not isinstance(self.logit, (bool, np.bool_)):
             raise ValueError(f"logit must be True or False, got {self.logit!r}")
-        if not (isinstance(self.clip, (int, float)) and np.isfinite(self.clip) and self.clip > 0):
-            raise ValueError(f"clip must be a positive number, got {self.clip!r}")
+        check_clip(self.clip)
 
     @property
     def name(self) -> str:

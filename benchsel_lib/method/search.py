@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._checks import check_int
+from .._checks import check_int, check_ks
 from .._random import rng
 from .base import pass_through
 from .calibration import conformal_quantile, conformal_scores
@@ -818,11 +818,7 @@ def pipeline_path(
     elif ks is None:
         ks = list(range(1, k_max + 1))
     else:
-        given = list(ks)
-        if not given or not all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 1 <= k <= k_max
-                                for k in given):
-            raise ValueError(f"ks={given!r} is out of range: give subset sizes in 1..k_max={k_max}")
-        ks = sorted({int(k) for k in given})
+        ks = check_ks(ks, k_max)
     # a choice that looks back at k - 1 needs every size below the largest one asked for scored
     wanted = set(ks)
     scored = list(range(1, max(ks) + 1)) if lookback else list(ks)

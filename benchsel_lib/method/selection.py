@@ -73,6 +73,9 @@ __all__ = [
     "UNNESTED",
     "COST_AWARE",
     "check_cost_form",
+    "TIE_BREAKS",
+    "check_tie_break",
+    "within_budget",
     "Selection",
     "select",
     "log_det",
@@ -102,7 +105,15 @@ def check_cost_form(objective: str) -> None:
                          f"{', '.join(COST_AWARE[:-1])} or {COST_AWARE[-1]} with costs")
 
 
-_TIE_BREAKS = ("auto", "argmax", "index", "mi")
+#: the rules that break a tie between equally good candidates (``tie_break`` of :func:`select`)
+TIE_BREAKS: tuple[str, ...] = ("auto", "argmax", "index", "mi")
+
+
+def check_tie_break(tie_break: Any) -> str:
+    """``tie_break`` if it is one of :data:`TIE_BREAKS`; ``ValueError`` naming them otherwise."""
+    if not isinstance(tie_break, str) or tie_break not in TIE_BREAKS:
+        raise ValueError(f"unknown tie_break {tie_break!r}; expected one of {TIE_BREAKS}")
+    return tie_break
 
 
 _LOG_2PIE = math.log(2.0 * math.pi * math.e)
@@ -118,6 +129,15 @@ _PIVOT_RTOL = 1e-12
 
 #: relative slack on the budget (floating-point sums of costs)
 _BUDGET_RTOL = 1e-12
+
+
+def within_budget(cost: float, budget: float) -> bool:
+    """Whether ``cost`` fits ``budget``, up to a relative float slack of ``1e-12``.
+
+    Sums of costs carry rounding (``1.2 - 0.1 - 0.1 < 1.0``), which must not
+    make an affordable benchmark unaffordable (Appendix B's budget).  O(1).
+    """
+    return float(cost) <= budget + _BUDGET_RTOL * budget
 
 
 @dataclass
@@ -790,8 +810,7 @@ def select(
     if not isinstance(objective, str) or objective.lower() not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}; expected one of {OBJECTIVES}")
     objective = objective.lower()
-    if tie_break not in _TIE_BREAKS:
-        raise ValueError(f"unknown tie_break {tie_break!r}; expected one of {_TIE_BREAKS}")
+    check_tie_break(tie_break)
     try:
         tol = float(tie_tol)
     except (TypeError, ValueError):
@@ -870,7 +889,7 @@ def select(
     else:
         btol = _BUDGET_RTOL * b  # float slack: 1.2 - 0.1 - 0.1 < 1.0 must not make 1.0 unaffordable
         init_cost = float(c[init].sum())
-        if init_cost > b + btol:
+        if not within_budget(init_cost, b):
             raise ValueError(f"mandatory benchmarks cost {init_cost:g}, more than the budget {b:g}")
         left = b - init_cost
         cc = np.sort(c[candidates])
@@ -1097,7 +1116,7 @@ def predictive_greedy(
         if pool is not None:
             free = [c for c in pool.tolist() if c not in chosen] or free
         if costs is not None and budget is not None:
-            free = [c for c in free if spent + float(costs[c]) <= budget * (1 + 1e-12)]
+            free = [c for c in free if within_budget(spent + float(costs[c]), budget)]
         if not free:
             break
         base = score(chosen) if chosen else 0.0

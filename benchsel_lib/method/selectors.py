@@ -34,13 +34,19 @@ import numpy as np
 
 from .._checks import check_int
 from .._memo import LRUMemo, array_key
-from .selection import OBJECTIVES, UNNESTED, Selection, check_cost_form, select
+from .selection import (
+    OBJECTIVES,
+    UNNESTED,
+    Selection,
+    check_cost_form,
+    check_tie_break,
+    select,
+)
 
 __all__ = ["Selector", "SELECTORS", "OBS_FRACTION", "min_observed_for", "selector_named"]
 
 #: fraction of training models that must observe a candidate of the ``*-obs`` presets
 OBS_FRACTION = 0.3
-_TIE_BREAKS = ("auto", "argmax", "index", "mi")
 #: the objectives that select from the training rows, not only their correlation
 _NEEDS_TRAIN = ("greedy", "sparse", "imputed-lasso")
 
@@ -121,8 +127,7 @@ class Selector:
             raise ValueError("give both costs and budget, or neither")
         if self.costs is not None:
             check_cost_form(self.objective)
-        if self.tie_break not in _TIE_BREAKS:
-            raise ValueError(f"unknown tie_break {self.tie_break!r}: use one of {_TIE_BREAKS}")
+        check_tie_break(self.tie_break)
 
     @property
     def label(self) -> str:

@@ -66,13 +66,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._checks import check_int, check_matrix
+from .._checks import check_int, check_ks, check_matrix
 from .._random import check_seed
 from ..data import ScoreMatrix
 from ..method.correlation import Correlation
 from ..method.pipeline import FitSeeds, FittedPath, Pipeline
 from ..method.predictors import UNCONDITIONED, check_unconditioned, scored_entries
-from ..method.scaling import PROTOCOL_CLIP, fit_standardizer
+from ..method.scaling import PROTOCOL_CLIP, check_clip, fit_standardizer
 from . import cache
 from .splits import SCHEMES, cv_splits, split_seeds
 from .summaries import Records, ScoredEntries, coverage_column, top_residuals
@@ -516,9 +516,7 @@ class CVProtocol:
         if self.scheme not in SCHEMES:
             raise ValueError(f"unknown scheme {self.scheme!r}: use one of {SCHEMES}")
         check_unconditioned(self.unconditioned)
-        if not (isinstance(self.clip, (int, float)) and np.isfinite(self.clip) and self.clip > 0):
-            raise ValueError(f"clip must be a positive number, got {self.clip!r}")
-        set_("clip", float(self.clip))
+        set_("clip", check_clip(self.clip))
         set_("holdouts", _check_fractions(self.holdouts, "holdouts", closed_low=True))
         levels = self.levels
         set_("levels", _check_fractions(levels, "levels", closed_low=False) if len(np.atleast_1d(levels)) else ())
@@ -527,7 +525,7 @@ class CVProtocol:
             raise ValueError(f"keep_entries must be True or False, got {self.keep_entries!r}")
         set_("keep_entries", bool(self.keep_entries))
         if self.k_max is not None:
-            set_("ks", _check_ks(self.ks, self.k_max))
+            set_("ks", check_ks(self.ks, self.k_max))
 
     def for_matrix(self, n_benchmarks: int) -> CVProtocol:
         """This protocol with ``k_max`` resolved for a matrix of ``n_benchmarks`` benchmarks.
@@ -555,16 +553,6 @@ class CVProtocol:
         if bad:
             raise ValueError(f"{where}{bad[0]!r} is not an option of cross_validate (options: {', '.join(sorted(names))})")
         return cls(**options)
-
-
-def _check_ks(ks: Any, k_max: int) -> tuple[int, ...] | None:
-    if ks is None:
-        return None
-    given = [ks] if np.isscalar(ks) else list(ks)
-    if not given or not all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 1 <= k <= k_max
-                            for k in given):
-        raise ValueError(f"ks={ks!r} is out of range: give subset sizes in 1..k_max={k_max}")
-    return tuple(sorted({int(k) for k in given}))
 
 
 def _check_fractions(values: Any, what: str, *, closed_low: bool) -> tuple[float, ...]:

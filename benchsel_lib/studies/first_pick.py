@@ -44,7 +44,7 @@ from ..data import ScoreMatrix
 from ..method.correlation import estimate_correlation
 from ..method.covariance import cov_to_corr
 from ..method.pipeline import Pipeline, clone
-from ..method.selection import select
+from ..method.selection import TIE_BREAKS, select
 from ..protocol.cv import cross_validate
 from ..protocol.splits import cv_splits
 
@@ -64,7 +64,7 @@ __all__ = [
 PAPER_BENCHPRESS_ENTROPY: dict[int, float] = {5: 0.21, 15: 0.25}
 
 #: the library's tie rules (``tie_break`` of :func:`~benchsel_lib.method.selection.select`)
-TIE_RULES: tuple[str, ...] = ("auto", "argmax", "index", "mi")
+TIE_RULES: tuple[str, ...] = TIE_BREAKS
 
 #: first picks computed from the covariance: the paper's code path, and the largest covariance diagonal
 PATH_RULES: tuple[str, ...] = ("rounded", "covariance")
