@@ -13,6 +13,7 @@ from benchsel_lib.method.selection import (
     _complement_precision_diag,
     log_det,
     mutual_information,
+    residual_traces,
     select,
 )
 
@@ -494,3 +495,22 @@ def test_bad_input_raises_value_error_naming_the_problem(kwargs, match):
     cov, k = kwargs.pop("cov"), kwargs.pop("k")
     with pytest.raises(ValueError, match=match):
         select(cov, k, **kwargs)
+
+
+def test_residual_traces_are_the_schur_complement_traces_the_selection_reports():
+    S = random_spd(7, seed=3)
+    order = [4, 0, 6, 2]
+    brute = []
+    for t in range(1, len(order) + 1):
+        A, rest = order[:t], [j for j in range(7) if j not in order[:t]]
+        schur = S[np.ix_(rest, rest)] - S[np.ix_(rest, A)] @ np.linalg.solve(S[np.ix_(A, A)], S[np.ix_(A, rest)])
+        brute.append(np.trace(schur))
+    np.testing.assert_allclose(residual_traces(S, order), brute, rtol=1e-12)
+    sel = select(S, 4, objective="entropy")
+    np.testing.assert_allclose(residual_traces(S, sel.order), sel.residual_fraction * np.trace(S), rtol=1e-12)
+    # a rank-2 covariance leaves nothing after two pivots, never a negative trace
+    B = np.random.default_rng(1).standard_normal((5, 2))
+    low = residual_traces(B @ B.T, [0, 1, 2, 3])
+    assert low[0] > 0 and np.all(low[1:] >= 0) and np.all(low[1:] < 1e-12)
+    with pytest.raises(ValueError, match="distinct indices in 0..6"):
+        residual_traces(S, [1, 1])

@@ -30,6 +30,7 @@ from scipy import stats
 
 from .._checks import check_covariance, check_int
 from ..data import ScoreMatrix
+from ..method.selection import residual_traces, select
 
 __all__ = [
     "Eigenspectrum",
@@ -197,15 +198,16 @@ def cholesky_residual_trace(
         Number of pivots (default: ``N``, or ``len(order)`` when ``order`` is given).
     order : sequence of int, optional
         Pivot sequence to use (e.g. an MI selection's ``order``).  Default:
-        greedy pivoting on the largest residual diagonal, which is exactly the
-        greedy entropy selection (Algorithm 1); exact ties go to the lowest
-        index (``numpy.argmax``).
+        the greedy entropy selection (Algorithm 1, :func:`~benchsel_lib.method.selection.select`
+        with ``tie_break="argmax"``): the largest residual variance at each
+        step, exact ties to the lowest index.
 
     Returns
     -------
     traces : np.ndarray, shape (k,)
         ``traces[j-1] = tr(Sigma_{rest|A_j})``, the total residual variance left
-        after conditioning on the first ``j`` pivots (Schur complement trace).
+        after conditioning on the first ``j`` pivots (Schur complement trace;
+        :func:`~benchsel_lib.method.selection.residual_traces`).
     pivots : np.ndarray of int, shape (k,)
         The pivots used.
 
@@ -213,9 +215,9 @@ def cholesky_residual_trace(
     -----
     Partial pivoted Cholesky: each step updates the residual diagonal with a
     rank-one downdate, O(N j) for step j, O(k^2 N) in total.  A numerically
-    zero pivot (residual diagonal <= 1e-14 tr(Sigma)) ends the factorization
-    for that step: the residual trace is then numerically zero-rank in that
-    direction and is recorded as the current (non-negative) diagonal sum.
+    zero pivot (residual variance at most ``1e-12`` of the largest variance)
+    updates nothing: past the numerical rank the trace is rounding noise
+    about 0.
     """
     arr = check_covariance(cov)
     n = arr.shape[0]
@@ -232,30 +234,10 @@ def cholesky_residual_trace(
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= int(k) <= n:
         raise ValueError(f"k={k!r} is out of range: it must be an integer between 1 and {n}")
     k = int(k)
-    diag = np.diag(arr).copy()
-    scale = float(diag.sum())
-    L = np.zeros((n, k))
-    traces = np.empty(k)
-    pivots = np.empty(k, dtype=int)
-    chosen = np.zeros(n, dtype=bool)
-    for j in range(k):
-        if order is not None:
-            p = pivots_in[j]
-        else:
-            masked = np.where(chosen, -np.inf, diag)
-            p = int(np.argmax(masked))
-        pivots[j] = p
-        chosen[p] = True
-        dp = diag[p]
-        if dp > 1e-14 * max(scale, 1e-300):
-            col = arr[:, p] - L[:, :j] @ L[p, :j]
-            col = col / np.sqrt(dp)
-            L[:, j] = col
-            diag = diag - col**2
-        diag[p] = 0.0
-        diag = np.clip(diag, 0.0, None)
-        traces[j] = float(diag[~chosen].sum())
-    return traces, pivots
+    if order is None:
+        pivots_in = select(arr, k, objective="entropy", tie_break="argmax").order
+    pivots = np.asarray(pivots_in[:k], dtype=int)
+    return residual_traces(arr, pivots), pivots
 
 
 def spectral_comparison(
