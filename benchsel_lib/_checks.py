@@ -20,6 +20,7 @@ __all__ = [
     "check_ks",
     "check_level",
     "check_matrix",
+    "check_nonnegative",
     "resolve_indices",
     "suggest_names",
     "unknown_name_error",
@@ -93,6 +94,14 @@ def check_int(value: object, name: str, *, minimum: int = 1) -> int:
         what = {1: "a positive integer", 0: "a non-negative integer"}.get(minimum, f"an integer >= {minimum}")
         raise ValueError(f"{name} must be {what}, got {value!r}")
     return int(value)
+
+
+def check_nonnegative(value: object, name: str) -> float:
+    """Return ``value`` as a finite float ``>= 0``; raise (naming ``name``) for anything else, booleans included."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    if not ok or not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+    return float(value)
 
 
 def check_k(k: object, n: int, *, name: str = "k") -> int:

@@ -84,7 +84,7 @@ from .method.pipeline import (
 )
 from .method.search import DEFAULT_MIN_OBSERVED, DEFAULT_RULE, Recommendation
 from .method.selection import within_budget
-from .protocol.cv import cross_validate
+from .protocol.cv import DEFAULT_K_MAX, cross_validate
 from .protocol.splits import cv_splits
 from .protocol.summaries import coverage_column, summarize_cv
 from .protocol.sweep import SweepError, dask_backend
@@ -1141,7 +1141,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.data} has {m} model(s) x {n} benchmark(s); cross-validation needs at least 2 of each")
     # k = #benchmarks would leave nothing to predict
     if args.k_max is None:  # the paper's 15, capped for small matrices
-        args.k_max = min(15, n - 1)
+        args.k_max = min(DEFAULT_K_MAX, n - 1)
     elif not 1 <= args.k_max <= n - 1:
         raise UsageError(f"--k-max {args.k_max} is out of range: {args.data} has {n} benchmarks, choose 1..{n - 1}")
     loo_note = None

@@ -13,7 +13,7 @@ from benchsel_lib.data import ScoreMatrix
 from benchsel_lib.method.correlation import estimate_correlation
 from benchsel_lib.method.gaussian import GaussianPredictor
 from benchsel_lib.method.pipeline import Pipeline
-from benchsel_lib.protocol.cv import cross_validate
+from benchsel_lib.protocol.cv import cross_validate, kept_columns
 from benchsel_lib.protocol.splits import cv_splits, fold_assignments
 from benchsel_lib.protocol.summaries import (
     calibration_table,
@@ -522,3 +522,21 @@ def test_parallel_workers_give_the_same_frame():
     pd.testing.assert_frame_equal(a, b)
     assert a.attrs["top_residuals"] == b.attrs["top_residuals"]
     assert set(a.attrs["timings"]) >= {"correlation", "selection", "imputation+metrics"}
+
+
+def test_a_split_drops_the_benchmarks_too_few_training_models_observe():
+    m = _toy(30, 6, seed=3)
+    X = np.array(m.scores, dtype=float)
+    X[8:, 5] = np.nan  # b5: eight models observe it
+    thin = ScoreMatrix(X, m.models, m.benchmarks, "toy")
+    assert kept_columns(X, 8).tolist() == [0, 1, 2, 3, 4, 5]
+    assert kept_columns(X, 9).tolist() == [0, 1, 2, 3, 4]
+    assert kept_columns(np.full((3, 2), np.nan), 0).size == 0  # a column no model observes is never kept
+    df = cross_validate(thin, _paper("entropy"), k_max=3, n_folds=5, seed=1, min_train_observed=7)
+    assert set(df["n_dropped"]) == {0, 1}  # these folds keep b5 in some folds and drop it in others
+    for f, train, _ in cv_splits(30, n_folds=5, seed=1):
+        dropped = int((~np.isnan(X[train, 5])).sum() < 7)
+        rows = df[df["fold"] == f]
+        assert (rows["n_dropped"] == dropped).all()
+        if dropped:
+            assert not any("b5" in sel for sel in rows["selected"])

@@ -566,7 +566,7 @@ def test_newly_scored_names_the_held_out_models_only_the_larger_selection_brings
     mean = newly_scored(as_matrix(X), df.drop(columns="n_eval"), fold=0, seed=3, k0=1, k1=3, holdout=0.0,
                         n_folds=2, unconditioned="mean")
     assert mean.empty
-    with pytest.raises(ValueError, match="unknown unconditioned 'all'"):
+    with pytest.raises(ValueError, match="unknown unconditioned rule 'all'"):
         newly_scored(as_matrix(X), df, fold=0, seed=3, k0=1, k1=3, unconditioned="all")
     with pytest.raises(ValueError, match="this split scores .* entries at k = 1 where the run scored 19"):
         newly_scored(as_matrix(X), df.assign(seed=6), fold=0, seed=6, k0=1, k1=3, holdout=0.0, n_folds=2)

@@ -4,8 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchsel_lib._checks import check_int, check_ks
+from benchsel_lib._checks import check_int, check_ks, check_nonnegative
 from benchsel_lib._memo import LRUMemo, array_key
+from benchsel_lib.method.completion import BenchPressBlend
+from benchsel_lib.method.gaussian import GaussianPredictor, conditional_impute
 from benchsel_lib.method.scaling import Scaling
 from benchsel_lib.method.search import pipeline_path
 from benchsel_lib.protocol.cv import CVProtocol
@@ -50,6 +52,20 @@ def test_the_clip_is_refused_alike_by_the_scaling_and_the_protocol(clip):
     for make in (lambda: Scaling(clip=clip), lambda: CVProtocol(clip=clip)):
         with pytest.raises(ValueError, match="clip must be a positive number"):
             make()
+
+
+@pytest.mark.parametrize("ridge", ["0.1", None, True, -1e-3, np.inf, np.nan, [0.1]])
+def test_a_ridge_that_is_not_a_non_negative_number_is_refused_by_name_everywhere(ridge):
+    message = "ridge must be a non-negative number"
+    for make in (lambda: check_nonnegative(ridge, "ridge"), lambda: GaussianPredictor(ridge=ridge),
+                 lambda: BenchPressBlend(ridge=ridge),
+                 lambda: conditional_impute(np.eye(3), np.zeros(3), np.zeros((1, 1)), [0], ridge=ridge)):
+        with pytest.raises(ValueError, match=message):
+            make()
+
+
+def test_check_nonnegative_returns_a_plain_float():
+    assert check_nonnegative(np.int64(0), "ridge") == 0.0 and type(check_nonnegative(2, "ridge")) is float
 
 
 def test_lru_memo_keeps_the_most_recently_used_entries():

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg.lapack import dsyevr
 
-from .._checks import check_int
+from .._checks import check_int, check_nonnegative
 from .._memo import LRUMemo, array_key
 from .base import BasePredictor, pass_through
 from .covariance import pairwise_pearson
@@ -422,10 +422,7 @@ class BenchPressBlend(BasePredictor):
         tol: float = 1e-6,
     ):
         self.n_predictors = check_int(n_predictors, "n_predictors")
-        ridge = float(ridge)
-        if not np.isfinite(ridge) or ridge < 0:
-            raise ValueError(f"ridge must be a non-negative number, got {ridge!r}")
-        self.ridge = ridge
+        self.ridge = check_nonnegative(ridge, "ridge")
         blend = float(blend)
         if not 0.0 <= blend <= 1.0:
             raise ValueError(f"blend={blend} is out of range: it must be in [0, 1]")

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_covariance
+from .._checks import check_covariance, check_nonnegative
 from .base import BasePredictor, NotFittedError, check_train_query
 from .correlation import estimate_correlation
 
@@ -249,8 +249,7 @@ def conditional_impute(
     C = check_covariance(cov)
     N = C.shape[0]
     mu = _check_mean(mean, N)
-    if not np.isfinite(ridge) or ridge < 0:
-        raise ValueError(f"ridge must be a non-negative number, got {ridge!r}")
+    ridge = check_nonnegative(ridge, "ridge")
     obs = _as_index(observed_idx, N, "observed_idx")
     if target_idx is None:
         mask = np.ones(N, dtype=bool)
@@ -353,9 +352,7 @@ class GaussianPredictor(BasePredictor):
     rowwise = True
 
     def __init__(self, *, ridge: float = 1e-2) -> None:
-        if not np.isfinite(ridge) or ridge < 0:
-            raise ValueError(f"ridge must be a non-negative number, got {ridge!r}")
-        self.ridge = float(ridge)
+        self.ridge = check_nonnegative(ridge, "ridge")
 
     def __repr__(self) -> str:
         return f"GaussianPredictor(ridge={self.ridge!r})"

@@ -63,6 +63,7 @@ from .correlation import Correlation
 from .gaussian import GaussianPredictor
 from .predictors import (
     PREDICTORS,
+    check_predictor_name,
     check_unconditioned,
     make_predictor,
     reveal_and_predict,
@@ -192,8 +193,7 @@ def parse_pipeline(name: str) -> tuple[str, str] | None:
     s, p = name.split("+")
     if s not in SELECTORS:
         raise ValueError(f"unknown selection strategy {s!r} in {name!r}: use one of {tuple(SELECTORS)}")
-    if p not in PREDICTORS:
-        raise ValueError(f"unknown predictor {p!r} in {name!r}: use one of {sorted(PREDICTORS)}")
+    check_predictor_name(p, where=f" in {name!r}")
     return s, p
 
 
@@ -688,8 +688,7 @@ class Pipeline:
                 raise ValueError("predictor is empty: give a predictor or a sequence of candidate names")
             for p in items:
                 if isinstance(p, str):
-                    if p not in PREDICTORS:
-                        raise ValueError(f"unknown predictor {p!r}: use one of {sorted(PREDICTORS)}")
+                    check_predictor_name(p)
                 elif not (hasattr(p, "fit") and hasattr(p, "predict")):
                     raise ValueError(f"predictor must be a name or implement fit/predict, got {type(p).__name__}")
             return items

@@ -38,6 +38,7 @@ __all__ = [
     "inner_cv_predictions",
     "inner_folds",
     "make_predictor",
+    "check_predictor_name",
     "PREDICTORS",
     "nnls_weights",
     "reveal_and_predict",
@@ -189,14 +190,22 @@ PREDICTORS: dict[str, Callable[[], Any]] = {
 }
 
 
+def check_predictor_name(name: Any, *, where: str = "") -> str:
+    """``name`` if it names one of :data:`PREDICTORS`; ``ValueError`` naming them otherwise.
+
+    ``where`` (e.g. ``" in 'mi+oracle'"``) is put after the name in the message.  O(1).
+    """
+    if not isinstance(name, str) or name not in PREDICTORS:
+        raise ValueError(f"unknown predictor {name!r}{where}: use one of {sorted(PREDICTORS)}")
+    return name
+
+
 def make_predictor(name: str) -> Any:
     """A fresh predictor by name: one of :data:`PREDICTORS` (``gaussian, ridge, imputed-ridge, lowrank, blend, knn, stack``).
 
     The returned object's ``name`` is set to ``name`` so tables use the registry names.
     """
-    if not isinstance(name, str) or name not in PREDICTORS:
-        raise ValueError(f"unknown predictor {name!r}: use one of {sorted(PREDICTORS)}")
-    p = PREDICTORS[name]()
+    p = PREDICTORS[check_predictor_name(name)]()
     p.name = name
     return p
 

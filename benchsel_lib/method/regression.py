@@ -206,10 +206,14 @@ class RidgePredictor(BasePredictor):
         fit = st["fits"].get(F)
         if fit is None:
             fit = ridge_loo_batch(tr, F, np.arange(tr.shape[1]), self.alphas, observed=st["tm"])
-            fit["ok"] = fit["n"] >= max(self.min_rows, len(F) + 2)
+            fit["ok"] = self.enough_rows(fit["n"], len(F))
             fit["ok"][list(F)] = False
             st["fits"][F] = fit
         return fit
+
+    def enough_rows(self, n_rows: np.ndarray, n_features: int) -> np.ndarray:
+        """Which fits have enough training rows: ``max(min_rows, n_features + 2)`` or more. O(len(n_rows))."""
+        return np.asarray(n_rows) >= max(self.min_rows, n_features + 2)
 
     def feature_order(self, obs: Sequence[int], counts: np.ndarray) -> list[int]:
         """Revealed columns by decreasing training count, then increasing column."""

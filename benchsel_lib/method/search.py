@@ -54,7 +54,7 @@ from .base import pass_through
 from .calibration import conformal_quantile, conformal_scores
 from .correlation import EM_MAX_MISSING, em_too_costly, inner_correlation
 from .predictors import (
-    PREDICTORS,
+    check_predictor_name,
     check_unconditioned,
     inner_folds,
     make_predictor,
@@ -737,8 +737,7 @@ def pipeline_path(
         raise ValueError(f"strategies lists a selector twice: {[s.label for s in listed]}")
     strategies, predictors = tuple(selectors), tuple(predictors)
     for p in predictors:
-        if p not in PREDICTORS:
-            raise ValueError(f"unknown predictor {p!r}: use one of {sorted(PREDICTORS)}")
+        check_predictor_name(p)
     if not strategies or not predictors:
         raise ValueError("strategies and predictors must not be empty")
     # "stack" names the NNLS stack of the other predictors (of DEFAULT_PREDICTORS when it is named

@@ -1143,7 +1143,7 @@ def predictive_greedy(
         rows = tm[:, targets] & any_s[:, None]
         tot_j = (z2[:, targets] * rows).sum(axis=0)
         miss_j = (z2[:, targets] * (rows & ~all_s[:, None])).sum(axis=0)
-        ok = (fit["n"] >= max(pr.min_rows, len(S) + 2)) & np.isfinite(fit["mse"])
+        ok = pr.enough_rows(fit["n"], len(S)) & np.isfinite(fit["mse"])
         res_j = np.where(ok, fit["n"] * np.nan_to_num(fit["mse"]) + miss_j, tot_j)
         tot = float(tot_j.sum())
         return 1.0 - float(res_j.sum()) / tot if tot > 0 else -np.inf

@@ -78,11 +78,24 @@ from .splits import SCHEMES, cv_splits, split_seeds
 from .summaries import Records, ScoredEntries, coverage_column, top_residuals
 from .sweep import Cell, check_n_jobs, run_sweep
 
-__all__ = ["cross_validate", "cv_grid", "CVProtocol", "check_pipelines", "split_rows", "UNCONDITIONED"]
+__all__ = ["cross_validate", "cv_grid", "CVProtocol", "check_pipelines", "kept_columns", "split_rows",
+           "UNCONDITIONED"]
 
 _N_TOP = 3  # largest squared residuals kept per (pipeline, holdout, fold, k)
 #: the paper's largest subset size (Section 5.1)
 DEFAULT_K_MAX = 15
+
+
+# --------------------------------------------------------------------------- a split's benchmarks
+def kept_columns(train_scores: np.ndarray, min_train_observed: int) -> np.ndarray:
+    """The benchmark columns a split keeps: those at least ``max(min_train_observed, 1)`` training models observe.
+
+    A benchmark that no training model of the fold observes cannot be
+    standardized, estimated or predicted, so the split drops it (Section
+    5.1); ``min_train_observed`` raises the bar.  ``train_scores`` are the
+    fold's training rows (NaN missing).  O(m N).
+    """
+    return np.flatnonzero((~np.isnan(train_scores)).sum(axis=0) >= max(int(min_train_observed), 1))
 
 
 # --------------------------------------------------------------------------- pipelines
@@ -145,7 +158,7 @@ def split_rows(
     tm = timings if timings is not None else {}
     t0 = time.perf_counter()
     Xtr_full = X[train]
-    cols = np.flatnonzero((~np.isnan(Xtr_full)).sum(axis=0) >= max(min_train_observed, 1))
+    cols = kept_columns(Xtr_full, min_train_observed)
     n_dropped = X.shape[1] - cols.size
     Xtr = Xtr_full[:, cols]
     Xtr = Xtr[(~np.isnan(Xtr)).any(axis=1)]

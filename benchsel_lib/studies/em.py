@@ -14,6 +14,7 @@ from ..method.em import em_covariance, em_settings
 from ..method.selection import select
 from ..protocol.splits import cv_splits
 from ..protocol.sweep import Cell, check_n_jobs, run_sweep
+from .diagnostics import eigenspectrum
 
 __all__ = [
     "compare_em_settings",
@@ -85,8 +86,7 @@ def compare_em_settings(
         fits[label] = res
         w = np.linalg.eigvalsh((res.cov + res.cov.T) / 2.0)
         R = cov_to_corr(res.cov)
-        lam = np.clip(np.linalg.eigvalsh(R)[::-1], 0.0, None)
-        cum = np.cumsum(lam) / lam.sum()
+        spectrum = eigenspectrum(R)
         row = {
             "eps_psd": res.eps_psd,
             "shrinkage": res.shrinkage,
@@ -94,8 +94,8 @@ def compare_em_settings(
             "converged": res.converged,
             "min_eigenvalue": float(w[0]),
             "condition_number": float(w[-1] / w[0]) if w[0] > 0 else float("inf"),
-            "k90": int(np.searchsorted(cum, 0.90 - 1e-12) + 1),
-            "k95": int(np.searchsorted(cum, 0.95 - 1e-12) + 1),
+            "k90": spectrum.n_components(0.90),
+            "k95": spectrum.n_components(0.95),
         }
         for (j, k), name in zip(pairs, pair_names):
             row[name] = float(R[j, k])

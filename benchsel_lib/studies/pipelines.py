@@ -10,9 +10,9 @@ import pandas as pd
 
 from ..data import load_source
 from ..method.pipeline import Pipeline, parse_pipeline
-from ..method.predictors import UNCONDITIONED, scored_entries
+from ..method.predictors import check_unconditioned, scored_entries
 from ..protocol.cache import correlation_cache
-from ..protocol.cv import cv_grid
+from ..protocol.cv import cv_grid, kept_columns
 from ..protocol.splits import cv_splits
 from ..protocol.summaries import ScoredEntries, coverage_column
 
@@ -587,8 +587,7 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
         ``n_eval``): a seed or scheme other than the run's; or
         ``unconditioned`` is unknown.
     """
-    if unconditioned not in UNCONDITIONED:
-        raise ValueError(f"unknown unconditioned {unconditioned!r}: use one of {UNCONDITIONED}")
+    check_unconditioned(unconditioned)
     _require_columns(df, ("method", "fold", "k", "selected"))
     _require_methods(df, (method,))
     X = np.asarray(matrix.scores, dtype=float)
@@ -610,7 +609,7 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
         raise ValueError(f"fold {fold} is not one of the {n_folds} folds")
     train, val = splits[fold]
     counts = (~np.isnan(X[train])).sum(axis=0)
-    cols = np.flatnonzero(counts >= max(min_train_observed, 1))
+    cols = kept_columns(X[train], min_train_observed)
     names = [matrix.benchmarks[j] for j in cols]
     where = {b: i for i, b in enumerate(names)}
     Ov = ~np.isnan(X[np.ix_(val, cols)])
