@@ -40,10 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import multiprocessing
 import re
-import signal
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, nullcontext, suppress
@@ -103,22 +100,9 @@ def _run_cell_args(label: str, fn: Callable[..., Any], kwargs: dict[str, Any], *
         raise SweepError(f"cell {label!r} failed: {type(exc).__name__}: {exc}") from exc
 
 
-def _leave_interrupts_to_the_parent() -> None:
-    """In a worker process, ignore SIGINT: Ctrl-C reaches the whole process group, and the parent handles it.
-
-    The parent stops the sweep and ends its workers; a worker that took the
-    signal too would print its own traceback, from wherever it was (its
-    pool's bookkeeping between two cells included).  Nothing changes in the
-    parent process or in a thread.  O(1).
-    """
-    if multiprocessing.parent_process() is not None and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def _run_numbered_cell(number: int, label: str, fn: Callable[..., Any], kwargs: dict[str, Any],
                        *args: Any) -> tuple[int, Any]:
-    """Run one cell (in a worker) and return ``(number, result)``, so that results may come back in any order."""
-    _leave_interrupts_to_the_parent()
+    """Run one cell and return ``(number, result)``, so that results may come back in any order."""
     return number, _run_cell_args(label, fn, kwargs, *args)
 
 
