@@ -1,12 +1,15 @@
 """Tests of benchsel_lib.estimation against independent computations."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
 from benchsel_lib.method.correlation import estimate_correlation
 from benchsel_lib.method.covariance import (
     cov_to_corr,
+    observed_mean,
     pairwise_covariance,
     pairwise_pearson,
 )
@@ -111,6 +114,14 @@ def test_pairwise_covariance_never_nan_with_single_coobservation():
     C = pairwise_covariance(X)
     assert np.isfinite(C).all()
     assert C[0, 1] == 0.0
+
+
+def test_observed_mean_is_each_columns_mean_over_its_observed_rows():
+    X = np.array([[1.0, np.nan, np.nan], [3.0, 4.0, np.nan], [np.nan, 8.0, np.nan]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a column no row observes is no division by zero
+        np.testing.assert_array_equal(observed_mean(X), [2.0, 6.0, np.nan])
+        np.testing.assert_array_equal(observed_mean(X, empty=0.0), [2.0, 6.0, 0.0])
 
 
 def test_pairwise_pearson_is_each_pairs_own_correlation_and_undefined_where_thin_or_constant():

@@ -7,11 +7,23 @@ import numpy as np
 from .._checks import check_data_matrix
 
 __all__ = [
+    "observed_mean",
     "pairwise_covariance",
     "pairwise_pearson",
     "cov_to_corr",
     "floor_eigenvalues",
 ]
+
+
+def observed_mean(X: np.ndarray, *, empty: float = np.nan) -> np.ndarray:
+    """Each column's mean over the rows that observe it, Eq. (mean-missing) of Appendix G.
+
+    ``mu_j = sum_i O_ij B_ij / sum_i O_ij`` (``O`` the observed mask);
+    ``empty`` for a column no row observes.  O(M N).
+    """
+    obs = ~np.isnan(X)
+    n = obs.sum(axis=0)
+    return np.divide(np.where(obs, X, 0.0).sum(axis=0), n, out=np.full(X.shape[1], float(empty)), where=n > 0)
 
 
 def pairwise_covariance(X: np.ndarray, *, mean: np.ndarray | None = None) -> np.ndarray:
@@ -44,7 +56,7 @@ def pairwise_covariance(X: np.ndarray, *, mean: np.ndarray | None = None) -> np.
     obs = ~np.isnan(A)
     O = obs.astype(float)
     if mean is None:
-        mu = np.where(obs, A, 0.0).sum(axis=0) / O.sum(axis=0)
+        mu = observed_mean(A)
     else:
         mu = np.asarray(mean, dtype=float)
         if mu.shape != (A.shape[1],) or not np.isfinite(mu).all():

@@ -49,7 +49,7 @@ import scipy.linalg as _sla
 from scipy.linalg import lapack as _lapack
 
 from .._checks import check_data_matrix, check_int
-from .covariance import pairwise_covariance
+from .covariance import observed_mean, pairwise_covariance
 
 __all__ = [
     "EMResult",
@@ -607,7 +607,7 @@ def em_covariance(
     if isinstance(init, str):
         if init != "pairwise":
             raise ValueError(f"unknown init {init!r}: use 'pairwise' or a (mean, cov) tuple")
-        mu = X0.sum(axis=0) / obs.sum(axis=0)
+        mu = observed_mean(A)
         S = pairwise_covariance(A, mean=mu)
         scale = max(float(np.trace(S)) / N, np.finfo(float).tiny)
         S = psd_floor(S, eps_psd if eps_psd is not None else 1e-6 * scale)

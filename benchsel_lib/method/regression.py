@@ -15,6 +15,7 @@ import numpy as np
 from .._checks import check_int
 from .._memo import LRUMemo, array_key
 from .base import BasePredictor, pass_through
+from .covariance import observed_mean
 
 __all__ = [
     "DEFAULT_ALPHAS",
@@ -47,7 +48,7 @@ def mean_imputed(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     A column that no row observes has mean 0.  O(m N).
     """
     obs = ~np.isnan(X)
-    mean = np.where(obs, X, 0.0).sum(axis=0) / np.maximum(obs.sum(axis=0), 1)
+    mean = observed_mean(X, empty=0.0)
     return np.where(obs, X, mean[None, :]), mean, obs
 
 

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._checks import check_data_matrix
+from .covariance import observed_mean
 
 __all__ = [
     "Standardizer",
@@ -146,8 +147,7 @@ def _column_stats(A: np.ndarray, std_floor: str, ddof: int) -> tuple[np.ndarray,
     """Means and floored spreads of columns that each hold an observation. O(M N)."""
     obs = ~np.isnan(A)
     n = obs.sum(axis=0).astype(float)
-    Z = np.where(obs, A, 0.0)
-    mean = Z.sum(axis=0) / n
+    mean = observed_mean(A)
     ss = (np.where(obs, A - mean, 0.0) ** 2).sum(axis=0)
     var = np.where(n > ddof, ss / np.maximum(n - ddof, 1.0), 0.0)
     if std_floor == "relative":

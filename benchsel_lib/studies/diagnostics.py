@@ -30,6 +30,7 @@ from scipy import stats
 
 from .._checks import check_covariance, check_int
 from ..data import ScoreMatrix
+from ..method.covariance import cov_to_corr
 from ..method.selection import residual_traces, select
 
 __all__ = [
@@ -131,13 +132,6 @@ class Eigenspectrum:
         )
 
 
-def _as_correlation(cov: np.ndarray) -> np.ndarray:
-    d = np.sqrt(np.clip(np.diag(cov), 1e-300, None))
-    corr = cov / d[:, None] / d[None, :]
-    np.fill_diagonal(corr, 1.0)
-    return corr
-
-
 def eigenspectrum(cov: Any, *, as_correlation: bool = False) -> Eigenspectrum:
     """Eigenvalue decay of ``cov`` and the explained-variance curve ``rho(k)`` (Figure 1).
 
@@ -146,8 +140,9 @@ def eigenspectrum(cov: Any, *, as_correlation: bool = False) -> Eigenspectrum:
     cov : array_like, shape (N, N)
         Symmetric PSD covariance or correlation matrix.
     as_correlation : bool, default False
-        Convert to ``R = D^{-1/2} Sigma D^{-1/2}`` first, as Section 5.2 does
-        before plotting (pass False when ``cov`` already is a correlation).
+        Convert to ``R = D^{-1/2} Sigma D^{-1/2}`` first
+        (:func:`~benchsel_lib.method.covariance.cov_to_corr`), as Section 5.2
+        does before plotting (pass False when ``cov`` already is a correlation).
 
     Returns
     -------
@@ -163,7 +158,7 @@ def eigenspectrum(cov: Any, *, as_correlation: bool = False) -> Eigenspectrum:
     """
     arr = check_covariance(cov)
     if as_correlation:
-        arr = _as_correlation(arr)
+        arr = cov_to_corr(arr)
     raw = np.linalg.eigvalsh(arr)[::-1]
     min_raw = float(raw[-1])
     lam = np.clip(raw, 0.0, None)
@@ -257,7 +252,8 @@ def spectral_comparison(
     k_max : int, optional
         Largest subset size (default ``N``).
     as_correlation : bool, default False
-        Convert to a correlation matrix first (Section 5.2).
+        Convert to a correlation matrix first (Section 5.2;
+        :func:`~benchsel_lib.method.covariance.cov_to_corr`).
     names : sequence of str, optional
         Benchmark names for the ``pivot_name`` column.
     order : sequence of int, optional
@@ -277,7 +273,7 @@ def spectral_comparison(
     """
     arr = check_covariance(cov)
     if as_correlation:
-        arr = _as_correlation(arr)
+        arr = cov_to_corr(arr)
     n = arr.shape[0]
     if names is not None and len(names) != n:
         raise ValueError(f"names has {len(names)} entries but cov is {n} x {n}")

@@ -9,7 +9,7 @@ import pandas as pd
 
 from .._checks import check_data_matrix, check_int
 from ..method.correlation import estimate_correlation
-from ..method.covariance import cov_to_corr, pairwise_covariance
+from ..method.covariance import cov_to_corr, observed_mean, pairwise_covariance
 from ..method.em import em_covariance, em_settings
 from ..method.selection import select
 from ..protocol.splits import cv_splits
@@ -201,7 +201,7 @@ def em_recovery_study(
             Xm = X.copy()
             Xm[:, 1:][miss] = np.nan
             obs_frac = float((~np.isnan(Xm)).mean())
-            mu_pw = np.nanmean(Xm, axis=0)
+            mu_pw = observed_mean(Xm)
             R_pw = cov_to_corr(pairwise_covariance(Xm, mean=mu_pw))
             res = em_covariance(Xm, max_iter=int(max_iter), tol=tol, shrinkage=None, eps_psd=eps_psd)
             R_em = cov_to_corr(res.cov)
