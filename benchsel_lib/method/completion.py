@@ -330,7 +330,10 @@ class KNNImputer(BasePredictor):
 
 
 def _co_observed_counts(X: np.ndarray) -> np.ndarray:
-    """Number of rows observing both columns, for every pair (the ``counts`` of :func:`~benchsel_lib.method.covariance.pairwise_pearson`)."""
+    """Number of rows observing both columns, for every pair.
+
+    The ``counts`` of :func:`~benchsel_lib.method.covariance.pairwise_pearson`, alone. O(m N^2).
+    """
     M = (~np.isnan(X)).astype(float)
     return M.T @ M
 

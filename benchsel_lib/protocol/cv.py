@@ -91,9 +91,9 @@ def kept_columns(train_scores: np.ndarray, min_train_observed: int) -> np.ndarra
     """The benchmark columns a split keeps: those at least ``max(min_train_observed, 1)`` training models observe.
 
     A benchmark that no training model of the fold observes cannot be
-    standardized, estimated or predicted, so the split drops it (Section
-    5.1); ``min_train_observed`` raises the bar.  ``train_scores`` are the
-    fold's training rows (NaN missing).  O(m N).
+    standardized, estimated or predicted, so the split drops it (step 3 of
+    the protocol above); ``min_train_observed`` raises the bar.
+    ``train_scores`` are the fold's training rows (NaN missing).  O(m N).
     """
     return np.flatnonzero((~np.isnan(train_scores)).sum(axis=0) >= max(int(min_train_observed), 1))
 
