@@ -83,7 +83,7 @@ from .method.pipeline import (
     parse_pipeline,
 )
 from .method.search import DEFAULT_MIN_OBSERVED, DEFAULT_RULE, Recommendation
-from .method.selection import within_budget
+from .method.selection import too_thin, within_budget
 from .protocol.cv import DEFAULT_K_MAX, cross_validate
 from .protocol.splits import cv_splits
 from .protocol.summaries import coverage_column, summarize_cv
@@ -758,7 +758,7 @@ def _cmd_select(args: argparse.Namespace) -> int:
         if args.min_observed < 0:
             raise UsageError(f"--min-observed must be >= 0, got {args.min_observed}")
         min_obs = args.min_observed
-    thin = [j for j in range(n_cand) if counts[j] < min_obs and j not in require]
+    thin = np.flatnonzero(too_thin(counts, min_obs, mandatory=require)).tolist()
     available = n_cand - len(thin)
     if args.k is not None and k > available:
         raise UsageError(f"-k {k} is larger than the {available} {what}s left after --min-observed {min_obs}; "

@@ -15,6 +15,7 @@ from benchsel_lib.method.selection import (
     mutual_information,
     residual_traces,
     select,
+    too_thin,
 )
 
 LOG_2PIE = math.log(2 * math.pi * math.e)
@@ -514,3 +515,12 @@ def test_residual_traces_are_the_schur_complement_traces_the_selection_reports()
     assert low[0] > 0 and np.all(low[1:] >= 0) and np.all(low[1:] < 1e-12)
     with pytest.raises(ValueError, match="distinct indices in 0..6"):
         residual_traces(S, [1, 1])
+
+
+def test_the_candidate_filter_removes_thin_benchmarks_but_never_a_mandatory_one():
+    counts = np.array([10, 2, 7, 1, 9])
+    np.testing.assert_array_equal(too_thin(counts, 5), [False, True, False, True, False])
+    np.testing.assert_array_equal(too_thin(counts, 5, mandatory=[3]), [False, True, False, False, False])
+    assert not too_thin(counts, None).any()
+    sel = select(random_spd(5, seed=1), 3, objective="entropy", min_observed=5, observed_counts=counts, initial=[3])
+    assert sel.excluded == [1] and sel.order[0] == 3 and 1 not in sel.order

@@ -76,6 +76,7 @@ __all__ = [
     "TIE_BREAKS",
     "check_tie_break",
     "within_budget",
+    "too_thin",
     "residual_traces",
     "Selection",
     "select",
@@ -139,6 +140,18 @@ def within_budget(cost: float, budget: float) -> bool:
     make an affordable benchmark unaffordable (Appendix B's budget).  O(1).
     """
     return float(cost) <= budget + _BUDGET_RTOL * budget
+
+
+def too_thin(counts: np.ndarray, min_observed: int | None, *, mandatory: Sequence[int] = ()) -> np.ndarray:
+    """Which benchmarks the candidate filter ``min_observed`` removes (a boolean mask).
+
+    Those that fewer than ``min_observed`` training models observe
+    (``counts``), never a mandatory one; None removes none.  O(N).
+    """
+    c = np.asarray(counts)
+    thin = np.zeros(c.size, dtype=bool) if min_observed is None else c < min_observed
+    thin[list(mandatory)] = False
+    return thin
 
 
 @dataclass
@@ -892,8 +905,7 @@ def select(
         oc = np.asarray(observed_counts, dtype=float)
         if oc.shape != (n,) or not np.isfinite(oc).all() or (oc < 0).any():
             raise ValueError(f"observed_counts must be {n} non-negative finite counts, got shape {oc.shape}")
-        thin = oc < min_observed
-        thin[init] = False  # mandatory benchmarks are never excluded
+        thin = too_thin(oc, min_observed, mandatory=init)
         excluded = np.flatnonzero(thin).tolist()
         candidates &= ~thin
     elif observed_counts is not None:

@@ -41,6 +41,7 @@ from .selection import (
     check_cost_form,
     check_tie_break,
     select,
+    too_thin,
 )
 
 __all__ = ["Selector", "SELECTORS", "OBS_FRACTION", "min_observed_for", "selector_named"]
@@ -161,8 +162,7 @@ class Selector:
     def n_candidates(self, counts: np.ndarray, forced: np.ndarray, n_models: int, *,
                      names: Sequence[str] | None = None) -> int:
         """How many benchmarks the filter and ``exclude`` (with ``names``) leave; mandatory ones always count. O(N)."""
-        t = self.threshold(n_models)
-        keep = np.ones(np.size(counts), dtype=bool) if t is None else np.asarray(counts) >= t
+        keep = ~too_thin(counts, self.threshold(n_models))
         if self.exclude and names is not None:
             keep[self.resolve_exclude(names)] = False
         return int((keep | forced).sum())
