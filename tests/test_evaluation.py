@@ -13,6 +13,7 @@ from benchsel_lib.data import ScoreMatrix
 from benchsel_lib.method.correlation import estimate_correlation
 from benchsel_lib.method.gaussian import GaussianPredictor
 from benchsel_lib.method.pipeline import Pipeline
+from benchsel_lib.method.predictors import r2_from_sums
 from benchsel_lib.protocol.cv import cross_validate, kept_columns
 from benchsel_lib.protocol.splits import cv_splits, fold_assignments
 from benchsel_lib.protocol.summaries import (
@@ -540,3 +541,8 @@ def test_a_split_drops_the_benchmarks_too_few_training_models_observe():
         assert (rows["n_dropped"] == dropped).all()
         if dropped:
             assert not any("b5" in sel for sel in rows["selected"])
+
+
+def test_the_r2_of_scored_entries_is_one_minus_the_ratio_of_sums_and_nan_when_nothing_is_scored():
+    assert r2_from_sums(1.0, 4.0) == 0.75 and r2_from_sums(6.0, 4.0) == -0.5
+    assert np.isnan(r2_from_sums(0.0, 0.0))

@@ -43,6 +43,7 @@ __all__ = [
     "nnls_weights",
     "reveal_and_predict",
     "scored_entries",
+    "r2_from_sums",
     "UNCONDITIONED",
     "check_unconditioned",
 ]
@@ -246,6 +247,17 @@ def check_unconditioned(rule: str) -> str:
     if rule not in UNCONDITIONED:
         raise ValueError(f"unknown unconditioned rule {rule!r}: use one of {UNCONDITIONED}")
     return rule
+
+
+def r2_from_sums(ss_res: float, ss_tot: float) -> float:
+    """The protocol's R^2 of a set of scored entries from its sums (Section 5.1). O(1).
+
+    ``1 - ss_res / ss_tot`` with ``ss_res`` the squared residuals and
+    ``ss_tot`` the squared standardized truths (deviations from the training
+    mean, which standardization makes 0); NaN when ``ss_tot`` is 0, as when
+    nothing is scored.
+    """
+    return 1.0 - ss_res / ss_tot if ss_tot > 0 else np.nan
 
 
 def scored_entries(observed: np.ndarray, sel: np.ndarray, targets: np.ndarray, unconditioned: str) -> np.ndarray:

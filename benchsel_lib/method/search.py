@@ -59,6 +59,7 @@ from .predictors import (
     inner_folds,
     make_predictor,
     nnls_weights,
+    r2_from_sums,
 )
 from .scaling import Scaling
 from .selectors import Selector, selector_named
@@ -914,7 +915,7 @@ def pipeline_path(
         tot = float((truth_t[mk] ** 2).sum())
         for p in predictors:
             res = float(((oof[(s, p, k)] - truth_t)[mk] ** 2).sum())
-            score_rows.append(dict(strategy=s, predictor=p, k=k, r2=1.0 - res / tot if tot > 0 else np.nan,
+            score_rows.append(dict(strategy=s, predictor=p, k=k, r2=r2_from_sums(res, tot),
                                    n_eval=int(mk.sum())))
         if stack and len(predictors) > 1:
             cross = np.zeros((m_t, N_s))
@@ -924,7 +925,7 @@ def pipeline_path(
                 w = nnls_weights([oof[(s, p, k)][outf] for p in predictors], truth_t[outf])
                 cross[inf] = sum(wb * oof[(s, p, k)][inf] for wb, p in zip(w, predictors))
             res = float(((cross - truth_t)[mk] ** 2).sum())
-            score_rows.append(dict(strategy=s, predictor="stack", k=k, r2=1.0 - res / tot if tot > 0 else np.nan,
+            score_rows.append(dict(strategy=s, predictor="stack", k=k, r2=r2_from_sums(res, tot),
                                    n_eval=int(mk.sum())))
             w_all = nnls_weights([oof[(s, p, k)][mk] for p in predictors], truth_t[mk])
             stack_w[(s, k)] = dict(zip(predictors, w_all.tolist()))

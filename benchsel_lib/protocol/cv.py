@@ -71,7 +71,12 @@ from .._random import check_seed
 from ..data import ScoreMatrix
 from ..method.correlation import Correlation
 from ..method.pipeline import FitSeeds, FittedPath, Pipeline
-from ..method.predictors import UNCONDITIONED, check_unconditioned, scored_entries
+from ..method.predictors import (
+    UNCONDITIONED,
+    check_unconditioned,
+    r2_from_sums,
+    scored_entries,
+)
 from ..method.scaling import PROTOCOL_CLIP, check_clip, fit_standardizer
 from . import cache
 from .splits import SCHEMES, cv_splits, split_seeds
@@ -238,7 +243,7 @@ def _score_path(
         n_eval = int(E.sum())
         row: dict[str, Any] = dict(meta)
         row.update(method=label, fold=fold, k=step.k,
-                   r2=(1.0 - ss_res / ss_tot) if n_eval and ss_tot > 0 else np.nan,
+                   r2=r2_from_sums(ss_res, ss_tot),
                    rmse=float(np.sqrt(ss_res / n_eval)) if n_eval else np.nan, **step.diagnostics,
                    selected=tuple(names[j] for j in sel), n_eval=n_eval, **base, ss_res=ss_res, ss_tot=ss_tot)
         if path.n_forced is not None:
@@ -266,7 +271,7 @@ def _score_path(
     tot_c = float((truth_all[common] ** 2).sum())
     for row, (_, res2) in zip(rows, scored_sq):
         res_c = float(res2[common].sum())
-        row.update(r2_common=(1.0 - res_c / tot_c) if common.any() and tot_c > 0 else np.nan,
+        row.update(r2_common=r2_from_sums(res_c, tot_c),
                    n_common=int(common.sum()), ss_res_common=res_c, ss_tot_common=tot_c)
     return rows, tops
 
