@@ -307,13 +307,16 @@ def _common(fmt: bool = True) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     if fmt:
         p.add_argument("--format", choices=_FORMATS, default="table", help="output format (default: table)")
-    p.add_argument("--data-dir", default=None, help="directory with the data files (default: BENCHSEL_DATA_DIR, data/, ../shared/data)")
+    p.add_argument("--data-dir", default=None,
+                   help="directory with the data files (default: BENCHSEL_DATA_DIR, data/, ../shared/data)")
     return p
 
 
 def _data_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", required=True, metavar="NAME|PATH.csv", help="built-in matrix (mteb, merged, mmlu, benchpress) or a CSV file")
-    p.add_argument("--estimator", choices=("auto", "pairwise", "em"), default="auto", help="correlation estimator (default: auto)")
+    p.add_argument("--data", required=True, metavar="NAME|PATH.csv",
+                   help="built-in matrix (mteb, merged, mmlu, benchpress) or a CSV file")
+    p.add_argument("--estimator", choices=("auto", "pairwise", "em"), default="auto",
+                   help="correlation estimator (default: auto)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -348,12 +351,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--require", action="extend", nargs="+", default=[], metavar="NAME",
                    help="mandatory benchmark(s), selected first (repeatable)")
     p.add_argument("--costs", default=None, metavar="COSTS.csv", help="per-benchmark costs (CSV: benchmark,cost)")
-    p.add_argument("--default-cost", type=_float, default=None, metavar="C", help="cost of benchmarks missing from --costs")
+    p.add_argument("--default-cost", type=_float, default=None, metavar="C",
+                   help="cost of benchmarks missing from --costs")
     p.add_argument("--budget", type=_float, default=None, metavar="B", help="total cost budget (modified greedy)")
     p.add_argument("--seed", type=_int, default=0, help="seed for --objective random (default: 0)")
     p.add_argument("--min-observed", type=int, default=None, metavar="N",
-                   help=f"skip candidates observed for fewer than N models (default: min({DEFAULT_MIN_OBSERVED}, #models); "
-                   "0 = keep all; the recommended pipeline's entropy-obs keeps its own 30%%)")
+                   help="skip candidates observed for fewer than N models "
+                   f"(default: min({DEFAULT_MIN_OBSERVED}, #models); 0 = keep all; "
+                   "the recommended pipeline's entropy-obs keeps its own 30%%)")
     p.add_argument("--axis", choices=("benchmarks", "models"), default="benchmarks",
                    help="'models' selects reference models instead (the transposed matrix)")
     p.add_argument("--nested", action="store_true",
@@ -390,8 +395,9 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog=_CV_EPILOG, formatter_class=fmt)
     _data_args(p)
     p.add_argument("--methods", default="entropy,mi,random",
-                   help="comma-separated objectives (entropy, mi, random: Gaussian imputation), 'auto' (the recommended "
-                   "pipeline) or STRATEGY+PREDICTOR pipelines, e.g. lasso+ridge (default: entropy,mi,random)")
+                   help="comma-separated objectives (entropy, mi, random: Gaussian imputation), "
+                   "'auto' (the recommended pipeline) or STRATEGY+PREDICTOR pipelines, e.g. lasso+ridge "
+                   "(default: entropy,mi,random)")
     p.add_argument("--holdouts", default="0.1", help="comma-separated holdout fractions in (0, 1) (default: 0.1)")
     p.add_argument("--k-max", type=_int, default=None,
                    help="largest subset size (default: 15, at most #benchmarks - 1)")
@@ -474,7 +480,8 @@ def _read_costs(path: str, names: Sequence[str], default: float | None, what: st
         except ValueError:
             raise UsageError(f"costs file {path}, line {line}: cost {raw!r} for {name!r} is not a number") from None
         if not (math.isfinite(value) and value > 0):
-            raise UsageError(f"costs file {path}, line {line}: cost of {name!r} must be a positive finite number, got {raw}")
+            raise UsageError(f"costs file {path}, line {line}: cost of {name!r} must be a positive finite number, "
+                             f"got {raw}")
         if not np.isnan(costs[pos[name]]):
             raise UsageError(f"costs file {path}, line {line}: {what} {name!r} is listed twice")
         costs[pos[name]] = value
@@ -482,7 +489,8 @@ def _read_costs(path: str, names: Sequence[str], default: float | None, what: st
     if missing:
         if default is None:
             shown = ", ".join(map(repr, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-            raise UsageError(f"costs file {path} has no cost for {len(missing)} {what}(s): {shown}; add them or pass --default-cost")
+            raise UsageError(f"costs file {path} has no cost for {len(missing)} {what}(s): {shown}; "
+                             "add them or pass --default-cost")
         costs[np.isnan(costs)] = default
     return costs
 
@@ -507,7 +515,8 @@ def _read_scores_file(path: str) -> tuple[list[tuple[str, float]] | None, Any]:
             try:
                 value = float(raw) if raw.lower() not in {"", "na", "nan"} else float("nan")
             except ValueError:
-                raise UsageError(f"scores file {path}, line {line}: value {raw!r} for {row[0].strip()!r} is not a number") from None
+                raise UsageError(f"scores file {path}, line {line}: value {raw!r} for {row[0].strip()!r} "
+                                 "is not a number") from None
             pairs.append((row[0].strip(), value))
         if not pairs:
             raise UsageError(f"scores file {path} lists no scores")
@@ -701,7 +710,8 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def _cmd_select(args: argparse.Namespace) -> int:
-    paper_only = args.objective is not None or args.costs is not None or args.budget is not None or args.axis == "models"
+    paper_only = (args.objective is not None or args.costs is not None or args.budget is not None
+                  or args.axis == "models")
     if args.method is None:
         args.method = "gaussian" if paper_only else "auto"
     if args.method == "auto" and paper_only:
@@ -772,7 +782,8 @@ def _cmd_select(args: argparse.Namespace) -> int:
                              + (f" after the required {what}s" if require else "")
                              + (f" (cheapest candidate: {costs[cand].min():g})" if cand else ""))
     if thin:  # after the checks, so that an error stays one line
-        shown = ", ".join(f"{names[j]} ({counts[j]})" for j in thin[:8]) + (f" and {len(thin) - 8} more" if len(thin) > 8 else "")
+        shown = (", ".join(f"{names[j]} ({counts[j]})" for j in thin[:8])
+                 + (f" and {len(thin) - 8} more" if len(thin) > 8 else ""))
         _note(f"excluding {len(thin)} candidate {what}(s) observed for fewer than {min_obs} "
               f"{'models' if what == 'benchmark' else 'benchmarks'} (--min-observed): {shown}")
     k = min(k, available)
@@ -819,14 +830,17 @@ def _cmd_select(args: argparse.Namespace) -> int:
     footer = []
     if steps:
         footer.append("")
-        footer.append(f"residual variance after {steps} pick(s): {100 * df['residual_fraction'].iloc[-1]:.1f}% of the total")
+        footer.append(f"residual variance after {steps} pick(s): "
+                      f"{100 * df['residual_fraction'].iloc[-1]:.1f}% of the total")
     if args.budget is not None:
         total = float(costs[order].sum())
-        strategy = {"cost-effective": "cost-effective greedy", "singleton": "best single " + what}.get(sel.strategy, sel.strategy)
+        strategy = {"cost-effective": "cost-effective greedy",
+                    "singleton": "best single " + what}.get(sel.strategy, sel.strategy)
         meta.update(budget=args.budget, total_cost=total, strategy=sel.strategy)
         footer.append(f"budget {args.budget:g}: {strategy} won (modified greedy, Appendix B); total cost {total:g}")
         if args.objective != "entropy":
-            footer.append("note: the 1/2(1-1/e) budget guarantee holds for shifted entropy; for mi/random this is a heuristic")
+            footer.append("note: the 1/2(1-1/e) budget guarantee holds for shifted entropy; "
+                          "for mi/random this is a heuristic")
     _emit(df, args.format, meta=meta, header=header, footer=footer, key="selection")
     return 0
 
@@ -986,7 +1000,8 @@ def _predict_auto(args: argparse.Namespace, pairs) -> int:
     lines = _recommend_lines(rec)
     given_line = f"conditioned on {len(given)} given score(s): " + ", ".join(f"{k}={v:g}" for k, v in given.items())
     header = [_describe(matrix, args.data), given_line, *lines,
-              f"interval: {100 * args.level:g}% split-conformal from the inner-CV residuals of the chosen predictor", ""]
+              f"interval: {100 * args.level:g}% split-conformal from the inner-CV residuals of the chosen "
+              "predictor", ""]
     meta = {"data": args.data, "method": "auto", "pipeline": rec.name, "inner_r2": rec.inner_r2,
             "scores": _records(rec.scores[rec.scores["k"] == rec.k]), "weights": rec.weights, "note": rec.note,
             "level": args.level, "used": given, "inner_folds": inner, "seed": seed}
