@@ -252,10 +252,10 @@ def check_unconditioned(rule: str) -> str:
 def r2_from_sums(ss_res: float, ss_tot: float) -> float:
     """The protocol's R^2 of a set of scored entries from its sums (Section 5.1). O(1).
 
-    ``1 - ss_res / ss_tot`` with ``ss_res`` the squared residuals and
-    ``ss_tot`` the squared standardized truths (deviations from the training
-    mean, which standardization makes 0); NaN when ``ss_tot`` is 0, as when
-    nothing is scored.
+    ``1 - ss_res / ss_tot``: ``ss_res`` sums the squared residuals and
+    ``ss_tot`` the squared standardized truths, i.e. their squared
+    deviations from the training mean (which is 0 after standardization).
+    NaN when ``ss_tot`` is 0, as when nothing is scored.
     """
     return 1.0 - ss_res / ss_tot if ss_tot > 0 else np.nan
 
