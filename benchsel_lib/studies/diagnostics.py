@@ -209,10 +209,13 @@ def cholesky_residual_trace(
     Notes
     -----
     Partial pivoted Cholesky: each step updates the residual diagonal with a
-    rank-one downdate, O(N j) for step j, O(k^2 N) in total.  A numerically
-    zero pivot (residual variance at most ``1e-12`` of the largest variance)
-    updates nothing: past the numerical rank the trace is rounding noise
-    about 0.
+    rank-one downdate, O(N j) for step j, O(k^2 N) in total along a given
+    ``order``.  Without one, the greedy order is a call of ``select``, which
+    also computes its own diagnostics (one O(N^3) factorization for the
+    mutual information); the traces are then read along that order.  A
+    numerically zero pivot (residual variance at most ``1e-12`` of the
+    largest variance) updates nothing: past the numerical rank the trace is
+    rounding noise about 0.
     """
     arr = check_covariance(cov)
     n = arr.shape[0]
