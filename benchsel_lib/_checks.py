@@ -5,11 +5,11 @@ that bad input never surfaces as a traceback from deep inside NumPy.
 """
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 
 import numpy as np
 
+from ._names import unknown_name_error
 from .data.matrix import ScoreMatrix
 
 __all__ = [
@@ -22,8 +22,6 @@ __all__ = [
     "check_matrix",
     "check_nonnegative",
     "resolve_indices",
-    "suggest_names",
-    "unknown_name_error",
 ]
 
 
@@ -128,13 +126,16 @@ def check_ks(ks: object, k_max: int) -> tuple[int, ...] | None:
 
 
 def resolve_indices(
-    items: Sequence[int | str] | None, n: int, names: Sequence[str] | None, *, what: str
+    items: Sequence[int | str] | None, n: int, names: Sequence[str] | None, *, role: str = ""
 ) -> list[int]:
     """Map benchmark names or integer positions to positions in ``0..n-1``.
 
-    Names need ``names``; unknown names, out-of-range positions and repeats
-    raise ``ValueError``.
+    Names need ``names``; unknown names (with close matches, as
+    :func:`~benchsel_lib._names.name_positions` words them), out-of-range
+    positions and repeats raise ``ValueError``.  ``role`` qualifies the
+    benchmarks in messages ("mandatory", "excluded").
     """
+    what = f"{role} benchmark" if role else "benchmark"
     if items is None:
         return []
     if isinstance(items, (str, int, np.integer)):
@@ -146,7 +147,7 @@ def resolve_indices(
             if lookup is None:
                 raise ValueError(f"{what} {it!r} is a name, but no benchmark names were given")
             if it not in lookup:
-                raise ValueError(f"{what} {it!r} is not a benchmark name")
+                raise unknown_name_error(it, names, role=role)
             idx = lookup[it]
         elif isinstance(it, (int, np.integer)) and not isinstance(it, bool):
             idx = int(it)
@@ -155,29 +156,9 @@ def resolve_indices(
         else:
             raise ValueError(f"{what} must be benchmark names or integer indices, got {it!r}")
         if idx in out:
-            raise ValueError(f"{what} lists {it!r} twice")
+            raise ValueError(f"{what} {it!r} is given more than once")
         out.append(idx)
     return out
-
-
-def suggest_names(name: str, names: Sequence[str], *, n: int = 3) -> list[str]:
-    """Close matches of ``name`` among ``names`` (case-insensitive difflib ratio >= 0.6, else substrings).
-
-    O(len(names) * len(name)^2) in the worst case (difflib), negligible here.
-    """
-    lowered = {s.lower(): s for s in names}
-    hits = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.6)
-    # a substring match ("arc" -> "ARC-Challenge") helps when difflib finds nothing
-    if not hits:
-        hits = [k for k in lowered if name.lower() in k][:n]
-    return [lowered[h] for h in hits]
-
-
-def unknown_name_error(name: str, names: Sequence[str], what: str = "benchmark") -> ValueError:
-    """A ValueError for an unknown name, with close matches when there are any."""
-    close = suggest_names(name, names)
-    hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else f" ({len(names)} {what}s in the matrix)"
-    return ValueError(f"unknown {what} {name!r}{hint}")
 
 
 def check_level(level: object) -> float:

@@ -72,7 +72,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
-from ._checks import suggest_names, unknown_name_error
+from ._names import name_positions, suggest_names, unknown_name_error
 from .data import DATASETS, ScoreWarning, load_csv, load_matrix
 from .data.loaders import read_csv_rows
 from .method.correlation import Correlation, em_too_costly
@@ -743,14 +743,10 @@ def _cmd_select(args: argparse.Namespace) -> int:
         k = args.k
         if not 1 <= k <= n_cand:
             raise UsageError(f"-k {k} is out of range: {args.data} has {n_cand} {what}s, choose 1..{n_cand}")
-    require: list[int] = []  # column indices of --require
-    for name in args.require:
-        if name not in names:
-            raise unknown_name_error(name, names, what)
-        j = names.index(name)
-        if j in require:
-            raise UsageError(f"--require lists {what} {name!r} twice")
-        require.append(j)
+    twice = next((b for i, b in enumerate(args.require) if b in args.require[:i]), None)
+    if twice is not None:
+        raise UsageError(f"--require lists {what} {twice!r} twice")
+    require = name_positions(args.require, names, what=what)  # column indices of --require
     if len(require) > k:
         raise UsageError(f"--require names {len(require)} {what}s but -k is {k}")
     costs = None

@@ -132,7 +132,7 @@ def test_selection_fields_follow_the_other_orders():
         (dict(k=8), "out of range"),
         (dict(k=3, exclude=[0, 1, 2, 3, 4]), "only 2 benchmarks are selectable"),
         (dict(k=1, initial=[0, 1]), "smaller than the number of mandatory"),
-        (dict(k=2, initial=["nope"], names=[f"b{j}" for j in range(7)]), "'nope' is not a benchmark name"),
+        (dict(k=2, initial=["nope"], names=[f"b{j}" for j in range(7)]), "unknown mandatory benchmark 'nope'"),
         (dict(k=2, costs=np.ones(7), budget=3.0), "anchors objective has no cost-aware form"),
     ],
 )

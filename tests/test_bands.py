@@ -150,7 +150,7 @@ def test_cross_validate_without_initial_has_no_forced_column():
     assert "n_forced" not in cross_validate(_blocks(), _paper("entropy"), **CV).columns
 
 
-@pytest.mark.parametrize("initial, match", [(("nope",), "'nope': not a benchmark of the matrix"),
+@pytest.mark.parametrize("initial, match", [(("nope",), "unknown mandatory benchmark 'nope'"),
                                             ((4,), "unknown mandatory benchmark '4'"),
                                             (("a0", "a0"), "twice"), (("a0", "a1", "a2", "c0", "c1"), "k_max")])
 def test_cross_validate_rejects_bad_initial(initial, match):
@@ -227,9 +227,9 @@ def test_first_pick_band_samples_from_the_given_picks():
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(picks=[]), "picks is empty"),
-    (dict(picks=["a0", "zz"]), "not a benchmark name"),
+    (dict(picks=["a0", "zz"]), "unknown first-pick benchmark 'zz'"),
     (dict(picks=[6]), "out of range"),
-    (dict(picks=["a0", 0]), "twice"),
+    (dict(picks=["a0", 0]), "first-pick benchmark 0 is given more than once"),
     (dict(n_picks=0), "n_picks"),
     (dict(n_picks=7), "n_picks"),
     (dict(picks=["a0", "a1"], n_picks=3), "between 1 and 2"),

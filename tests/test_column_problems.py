@@ -13,6 +13,7 @@ from benchsel_lib import (
     ScoreWarning,
     Selector,
     column_problems,
+    cross_validate,
     estimate_correlation,
     load_matrix,
     select,
@@ -105,7 +106,7 @@ def test_exclude_errors_name_the_problem():
         select(R, 2, names=names, initial=["b3"], exclude=["b3"])
     with pytest.raises(ValueError, match="only 6 benchmarks are selectable after exclude= removed 2"):
         select(R, 7, exclude=[0, 1])
-    with pytest.raises(ValueError, match="excluded benchmark 'nope' is not a benchmark name"):
+    with pytest.raises(ValueError, match="unknown excluded benchmark 'nope'"):
         select(R, 2, names=names, exclude=["nope"])
     with pytest.raises(ValueError, match="both mandatory"):
         Selector("entropy", initial=("b3",), exclude=("b3",))
@@ -186,3 +187,14 @@ def test_cross_validation_reports_the_problems_and_keeps_the_papers_protocol(cap
         err.splitlines()[1],
     ]
     assert err.splitlines()[1].startswith("benchsel: warning: benchmark 'b5' mixes scales")
+
+
+def test_an_excluded_benchmark_that_is_not_in_the_matrix_is_refused_not_ignored():
+    m = as_matrix(_bad_scores())
+    selector = Selector("entropy", exclude=("b33",))
+    with pytest.raises(ValueError, match="unknown excluded benchmark 'b33'; did you mean 'b3'"):
+        Pipeline(k=2, selector=selector).fit(m)
+    with pytest.raises(ValueError, match="unknown excluded benchmark 'b33'"):
+        cross_validate(m, [Pipeline(k=2, selector=selector, name="x")], k_max=2, n_folds=3, progress=False)
+    # a name the whole matrix has is fine, also in a split that dropped it
+    assert Selector("entropy", exclude=("b1",)).resolve_exclude(["b0", "b2"]) == []

@@ -14,7 +14,7 @@ import pytest
 from scipy.special import expit
 from scipy.stats import norm
 
-from benchsel_lib._checks import suggest_names
+from benchsel_lib._names import suggest_names
 from benchsel_lib.cli import parse_scores
 from benchsel_lib.data import ScoreMatrix
 from benchsel_lib.method.calibration import inflation_factors
@@ -371,5 +371,5 @@ def test_bad_inner_folds_or_seed_is_rejected(kwargs, message):
 
 def test_inner_inflation_rejects_unknown_benchmarks():
     pipe = Pipeline.paper(objective="mi", estimator="pairwise", inflation="inner")
-    with pytest.raises(ValueError, match="unknown benchmark 'alfa'"):
+    with pytest.raises(ValueError, match="unknown revealed benchmark 'alfa'; did you mean 'alpha'"):
         pipe.fit(_gaussian_matrix(m=30), revealed=["alfa"])

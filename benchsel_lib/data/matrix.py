@@ -6,12 +6,14 @@ and a short description of where the numbers come from.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from .._names import name_positions
 
 __all__ = ["ColumnProblem", "ScoreMatrix", "ScoreWarning", "column_problems"]
 
@@ -114,11 +116,11 @@ class ScoreMatrix:
     # ------------------------------------------------------------- name lookup
     def benchmark_index(self, names: str | Sequence[str]) -> list[int]:
         """Column indices of benchmark ``names``; unknown names raise ``ValueError``."""
-        return _lookup(self.benchmarks, names, "benchmark")
+        return name_positions(names, self.benchmarks, what="benchmark", unique=False)
 
     def model_index(self, names: str | Sequence[str]) -> list[int]:
         """Row indices of model ``names``; unknown names raise ``ValueError``."""
-        return _lookup(self.models, names, "model")
+        return name_positions(names, self.models, what="model", unique=False)
 
     # ---------------------------------------------------------------- subsets
     def subset(
@@ -290,16 +292,3 @@ def column_problems(scores: np.ndarray, names: Sequence[str]) -> list[ColumnProb
                 f"(up to {low.max():g}) and the others from {high.min():g} to {high.max():g}; "
                 "fractions among percentages?"))
     return out
-
-
-def _lookup(names: tuple[str, ...], wanted: str | Sequence[str], what: str) -> list[int]:
-    if isinstance(wanted, str):
-        wanted = [wanted]
-    pos: Mapping[str, int] = {n: i for i, n in enumerate(names)}
-    unknown = [w for w in wanted if w not in pos]
-    if unknown:
-        raise ValueError(
-            f"unknown {what} name(s): {', '.join(map(repr, unknown[:10]))}"
-            f" (the matrix has {len(names)} {what}s, e.g. {', '.join(map(repr, names[:3]))})"
-        )
-    return [pos[w] for w in wanted]

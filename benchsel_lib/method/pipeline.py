@@ -51,7 +51,8 @@ import pandas as pd
 from scipy.special import expit, ndtri
 from threadpoolctl import threadpool_limits
 
-from .._checks import check_int, check_level, check_matrix, unknown_name_error
+from .._checks import check_int, check_level, check_matrix
+from .._names import name_positions
 from ..data import ScoreMatrix, ScoreWarning, column_problems
 from .calibration import (
     Conformal,
@@ -152,17 +153,11 @@ def check_given(
     """
     pairs = [(str(n), v) for n, v in (given.items() if isinstance(given, Mapping) else given)]
     names = matrix.benchmarks
-    pos = {b: j for j, b in enumerate(names)}
-    seen: set[str] = set()
-    for name, _ in pairs:  # names first: unknown and duplicate names before any value problem
-        if name not in pos:
-            raise unknown_name_error(name, names, what)
-        if name in seen:
-            raise ValueError(f"{what} {name!r} is given more than once")
-        seen.add(name)
+    # names first: unknown and duplicate names before any value problem
+    cols = name_positions([name for name, _ in pairs], names, what=what)
     low, high = ranges if ranges is not None else column_ranges(np.asarray(matrix.scores, dtype=float))
     out: dict[str, float] = {}
-    for name, value in pairs:
+    for (name, value), j in zip(pairs, cols):
         try:
             value = float(value)
         except (TypeError, ValueError):
@@ -171,7 +166,6 @@ def check_given(
             continue
         if not math.isfinite(value):
             raise ValueError(f"value {value!r} for {what} {name!r} is not finite")
-        j = pos[name]
         if not low[j] <= value <= high[j]:
             raise ValueError(
                 f"value {value:g} for {what} {name!r} is out of range: the training scores span "
@@ -942,18 +936,15 @@ class Pipeline:
         X = np.asarray(matrix.scores, dtype=float)
         cols = None
         if revealed is not None:
-            cols = []
-            for b in revealed:
-                if str(b) not in names:
-                    raise unknown_name_error(str(b), names)
-                cols.append(names.index(str(b)))
-            if not cols or len(set(cols)) != len(cols):
-                raise ValueError(f"revealed must list distinct benchmarks, got {list(revealed)!r}")
+            cols = name_positions(revealed if isinstance(revealed, str) else [str(b) for b in revealed], names,
+                                  role="revealed")
+            if not cols:
+                raise ValueError("revealed lists no benchmark: give at least one, or None to select")
             if len(cols) >= len(names):
                 raise ValueError("nothing to predict: every benchmark of the matrix is revealed")
         else:
             for s in spec["selector"]:
-                s.resolve_initial(names)  # unknown mandatory benchmarks are an error here
+                s.check_names(names)  # unknown mandatory or excluded benchmarks are an error here
             if self.k is not None and self.k > len(names):
                 raise ValueError(f"k={self.k} is out of range: the matrix has {len(names)} benchmarks")
         k = len(cols) if cols is not None else self.k

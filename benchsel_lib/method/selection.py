@@ -882,7 +882,7 @@ def select(
         initial = ()
     elif isinstance(initial, (str, int, np.integer)):
         initial = [initial]
-    init = resolve_indices(list(initial), n, names, what="mandatory benchmark")
+    init = resolve_indices(list(initial), n, names, role="mandatory")
     c, b = _check_costs(costs, budget, n)
     if c is not None:
         check_cost_form(objective)
@@ -912,7 +912,7 @@ def select(
         oc = np.asarray(observed_counts)
         if oc.shape != (n,):
             raise ValueError(f"observed_counts must have {n} entries, got shape {oc.shape}")
-    out_of_play = resolve_indices(exclude, n, names, what="excluded benchmark")
+    out_of_play = resolve_indices(exclude, n, names, role="excluded")
     both = sorted(set(out_of_play) & set(init))
     if both:
         label = names[both[0]] if names is not None else both[0]
@@ -1084,7 +1084,7 @@ def log_det(cov: object, idx: Sequence[int | str], *, names: Sequence[str] | Non
     0 for an empty ``idx`` and ``-inf`` when the block is singular (sign <= 0).
     """
     S = check_covariance(cov)
-    ix = resolve_indices(list(idx), S.shape[0], names, what="benchmark")
+    ix = resolve_indices(list(idx), S.shape[0], names)
     if not ix:
         return 0.0
     sign, val = np.linalg.slogdet(S[np.ix_(ix, ix)])
@@ -1100,7 +1100,7 @@ def mutual_information(cov: object, idx: Sequence[int | str], *, names: Sequence
     """
     S = check_covariance(cov)
     n = S.shape[0]
-    ix = resolve_indices(list(idx), n, names, what="benchmark")
+    ix = resolve_indices(list(idx), n, names)
     if not ix or len(ix) == n:
         return 0.0
     rest = sorted(set(range(n)) - set(ix))

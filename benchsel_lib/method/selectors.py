@@ -34,6 +34,7 @@ import numpy as np
 
 from .._checks import check_int
 from .._memo import LRUMemo, array_key
+from .._names import name_positions
 from .selection import (
     OBJECTIVES,
     UNNESTED,
@@ -168,20 +169,28 @@ class Selector:
         return int((keep | forced).sum())
 
     def resolve_initial(self, names: Sequence[str], *, missing: str = "error") -> list[int]:
-        """Column indices of the mandatory benchmarks in ``names``; ``missing="skip"`` drops absent ones."""
-        pos = {b: j for j, b in enumerate(names)}
-        out = []
-        for b in self.initial:
-            if b in pos:
-                out.append(pos[b])
-            elif missing == "error":
-                raise ValueError(f"unknown mandatory benchmark {b!r}: not a benchmark of the matrix")
-        return out
+        """Column indices of the mandatory benchmarks in ``names``; ``missing="skip"`` drops absent ones. O(N)."""
+        return name_positions(self.initial, names, role="mandatory", missing=missing)
 
     def resolve_exclude(self, names: Sequence[str]) -> list[int]:
-        """Column indices of the excluded benchmarks in ``names`` (absent names are ignored)."""
-        pos = {b: j for j, b in enumerate(names)}
-        return [pos[b] for b in self.exclude if b in pos]
+        """Column indices of the excluded benchmarks in ``names`` (absent names are dropped). O(N).
+
+        A split of the matrix may lack an excluded benchmark; :meth:`check_names`
+        refuses a name that is not in the whole matrix.
+        """
+        return name_positions(self.exclude, names, role="excluded", missing="skip")
+
+    def check_names(self, names: Sequence[str]) -> None:
+        """Refuse mandatory or excluded benchmarks that are not among the matrix's ``names``. O(N).
+
+        Raises
+        ------
+        ValueError
+            ``unknown mandatory benchmark 'x'`` or ``unknown excluded
+            benchmark 'x'``, with close matches when there are any.
+        """
+        name_positions(self.initial, names, role="mandatory")
+        name_positions(self.exclude, names, role="excluded")
 
     def select(
         self,

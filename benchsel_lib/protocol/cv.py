@@ -595,7 +595,7 @@ def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPl
             if len(sel.initial) > protocol.k_max:
                 raise ValueError(f"pipeline {p.label!r} forces {len(sel.initial)} benchmarks, "
                                  f"more than k_max={protocol.k_max}")
-            sel.resolve_initial(list(matrix.benchmarks))  # an unknown mandatory benchmark is an error
+            sel.check_names(matrix.benchmarks)  # an unknown mandatory or excluded benchmark is an error
     X = np.asarray(matrix.scores, dtype=float)
     splits = {h: cv_splits(X.shape[0], n_folds=protocol.n_folds, holdout=h, seed=protocol.seed,
                            scheme=protocol.scheme) for h in protocol.holdouts}

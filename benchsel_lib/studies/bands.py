@@ -185,7 +185,7 @@ def first_pick_band(
     else:
         if isinstance(picks, (str, int, np.integer)):
             picks = [picks]
-        pool = resolve_indices(list(picks), len(names), names, what="first pick")
+        pool = resolve_indices(list(picks), len(names), names, role="first-pick")
         if not pool:
             raise ValueError("picks is empty: give at least one benchmark name or index (or None for all)")
     if n_picks is not None:
