@@ -12,7 +12,13 @@ import numpy as np
 from ._names import unknown_name_error
 from .data.matrix import ScoreMatrix
 
+#: a (conditional) variance below -NEGATIVE_RTOL x the largest variance means the covariance is not positive
+#: semi-definite: rounding on a PSD matrix stays near machine precision times its size
+NEGATIVE_RTOL = 1e-8
+
 __all__ = [
+    "NEGATIVE_RTOL",
+    "check_bool",
     "check_covariance",
     "check_data_matrix",
     "check_int",
@@ -159,6 +165,13 @@ def resolve_indices(
             raise ValueError(f"{what} {it!r} is given more than once")
         out.append(idx)
     return out
+
+
+def check_bool(value: object, name: str) -> bool:
+    """``value`` as a bool if it is one (numpy's too); anything else, a truthy string included, raises ValueError."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def check_level(level: object) -> float:

@@ -19,12 +19,30 @@ import numpy as np
 
 from ._checks import check_int
 
-__all__ = ["check_seed", "rng", "int_seed", "balanced_folds", "fold_labels"]
+__all__ = ["check_entropy", "check_seed", "rng", "int_seed", "balanced_folds", "fold_labels"]
 
 
 def check_seed(seed: object) -> int:
     """``seed`` as a non-negative int; anything else raises ValueError naming it."""
     return check_int(seed, "seed", minimum=0)
+
+
+def check_entropy(seed: object) -> object:
+    """A seed for ``numpy.random.default_rng``: a Generator, None, an int >= 0 or a non-empty sequence of them.
+
+    Returned as given, so the stream is numpy's own; anything else raises
+    ValueError naming it (numpy's own message comes from deep inside it).
+    """
+    if seed is None or isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, (tuple, list)) and seed and all(
+            isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s >= 0 for s in seed):
+        return seed
+    try:
+        return check_seed(seed)
+    except ValueError:
+        raise ValueError(f"seed must be a non-negative integer, a sequence of them or a numpy Generator, "
+                         f"got {seed!r}") from None
 
 
 def rng(seed: int, *key: int) -> np.random.Generator:

@@ -73,8 +73,8 @@ import pandas as pd
 
 from . import __version__
 from ._names import name_positions, suggest_names, unknown_name_error
-from .data import DATASETS, ScoreWarning, load_csv, load_matrix
-from .data.loaders import read_csv_rows
+from .data import DATASETS, load_csv, load_matrix
+from .data.loaders import parse_number, read_csv_rows
 from .method.correlation import Correlation, em_too_costly
 from .method.pipeline import (
     PAPER_OBJECTIVES,
@@ -262,7 +262,7 @@ def parse_scores(text: str | Iterable[str], *, what: str = "benchmark") -> list[
             if not name:
                 raise ValueError(f"missing {what} name before '=' in {piece.strip()!r}")
             try:
-                value = float(raw)
+                value = parse_number(raw)
             except ValueError:
                 raise ValueError(f"value {raw!r} for {what} {name!r} is not a number") from None
             items.append((name, value))
@@ -273,8 +273,18 @@ def parse_scores(text: str | Iterable[str], *, what: str = "benchmark") -> list[
     return items
 
 
+def _is_number(text: str) -> bool:
+    try:
+        parse_number(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _int(text: str) -> int:
     try:
+        if "_" in text:  # int() reads "1_0" as 10: a typo, not a number
+            raise ValueError(text)
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
@@ -283,7 +293,7 @@ def _int(text: str) -> int:
 
 def _float(text: str) -> float:
     try:
-        value = float(text)
+        value = parse_number(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
     return value
@@ -295,7 +305,7 @@ def _inflate(text: str) -> str | float:
     if t in ("none", "auto"):
         return t
     try:
-        value = float(t)
+        value = parse_number(t)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected none, auto or a number > 0") from None
     if not (math.isfinite(value) and value > 0):
@@ -466,6 +476,9 @@ def _read_costs(path: str, names: Sequence[str], default: float | None, what: st
     rows = [r for r in read_csv_rows(p)[0] if any(c.strip() for c in r)]
     if len(rows) < 2:
         raise UsageError(f"costs file {path}: expected a header row and one '{what},cost' row per {what}")
+    if len(rows[0]) == 2 and _is_number(rows[0][1]):
+        raise UsageError(f"costs file {path}: the first line {','.join(rows[0])!r} looks like a cost, but it is read "
+                         f"as the header; add a header row '{what},cost'")
     pos = {n: j for j, n in enumerate(names)}
     costs = np.full(len(names), np.nan)
     for line, row in enumerate(rows[1:], start=2):
@@ -476,7 +489,7 @@ def _read_costs(path: str, names: Sequence[str], default: float | None, what: st
             err = unknown_name_error(name, names, what)
             raise UsageError(f"costs file {path}, line {line}: {err}")
         try:
-            value = float(raw)
+            value = parse_number(raw)
         except ValueError:
             raise UsageError(f"costs file {path}, line {line}: cost {raw!r} for {name!r} is not a number") from None
         if not (math.isfinite(value) and value > 0):
@@ -513,7 +526,7 @@ def _read_scores_file(path: str) -> tuple[list[tuple[str, float]] | None, Any]:
                 raise UsageError(f"scores file {path}, line {line}: expected 2 fields, got {len(row)}")
             raw = row[1].strip()
             try:
-                value = float(raw) if raw.lower() not in {"", "na", "nan"} else float("nan")
+                value = parse_number(raw) if raw.lower() not in {"", "na", "nan"} else float("nan")
             except ValueError:
                 raise UsageError(f"scores file {path}, line {line}: value {raw!r} for {row[0].strip()!r} "
                                  "is not a number") from None
@@ -553,7 +566,7 @@ def _parse_fractions(text: str, what: str, item: str, example: str) -> list[floa
     values: list[float] = []
     for t in _parse_list(text, what):
         try:
-            value = float(t)
+            value = parse_number(t)
         except ValueError:
             raise UsageError(f"{item} {t!r} (--{what}) is not a number") from None
         if not 0.0 < value < 1.0:
@@ -965,7 +978,9 @@ def _run_cv(matrix: Any, run: dict[str, Any], *, jobs: int, scheduler: str | Non
 def _recommend_lines(rec: Recommendation) -> list[str]:
     """What the recommended pipeline chose and the inner-CV R^2 of every candidate at its k."""
     cands = ", ".join(f"{r.strategy}+{r.predictor} {r.r2:.3f}" for r in rec.candidates.itertuples())
-    lines = [f"pipeline: {rec.name} (chosen by inner cross-validation on the matrix's models; R^2 {rec.inner_r2:.3f})"]
+    how = (f"chosen by inner cross-validation on the matrix's models; R^2 {rec.inner_r2:.3f}"
+           if np.isfinite(rec.inner_r2) else "not chosen by inner cross-validation: see the note")
+    lines = [f"pipeline: {rec.name} ({how})"]
     if rec.weights:
         lines.append("stack weights: " + ", ".join(f"{n} {w:.3f}" for n, w in rec.weights.items()))
     if cands:
@@ -995,9 +1010,10 @@ def _predict_auto(args: argparse.Namespace, pairs) -> int:
                         "n_observed": pred["n_observed"].to_numpy()})
     lines = _recommend_lines(rec)
     given_line = f"conditioned on {len(given)} given score(s): " + ", ".join(f"{k}={v:g}" for k, v in given.items())
-    header = [_describe(matrix, args.data), given_line, *lines,
-              f"interval: {100 * args.level:g}% split-conformal from the inner-CV residuals of the chosen "
-              "predictor", ""]
+    interval = (f"interval: {100 * args.level:g}% split-conformal from the inner-CV residuals of the chosen predictor"
+                if np.isfinite(out[["lower", "upper"]].to_numpy()).any() else
+                "interval: none (no inner cross-validation residuals to calibrate it: see the note)")
+    header = [_describe(matrix, args.data), given_line, *lines, interval, ""]
     meta = {"data": args.data, "method": "auto", "pipeline": rec.name, "inner_r2": rec.inner_r2,
             "scores": _records(rec.scores[rec.scores["k"] == rec.k]), "weights": rec.weights, "note": rec.note,
             "level": args.level, "used": given, "inner_folds": inner, "seed": seed}
@@ -1137,8 +1153,6 @@ def _floors(methods: Sequence[str], min_observed: int | None) -> dict[str, int]:
 def _cmd_cv(args: argparse.Namespace) -> int:
     out_path = None if args.out is None else _check_out(args.out)  # before the data and the work
     matrix = _load(args.data, data_dir=args.data_dir)
-    for problem in matrix.column_problems():  # reported; the protocol itself is the paper's, unchanged
-        warnings.warn(problem.message, ScoreWarning, stacklevel=1)
     methods = _parse_list(args.methods, "methods")
     for m in methods:
         try:

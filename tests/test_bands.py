@@ -18,7 +18,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 import benchsel_lib as bs  # noqa: E402
 from benchsel_lib.book import plotting  # noqa: E402
-from benchsel_lib.data import ScoreMatrix  # noqa: E402
+from benchsel_lib.data import ScoreMatrix, ScoreWarning  # noqa: E402
 from benchsel_lib.method import correlation as correlation_module  # noqa: E402
 from benchsel_lib.method.pipeline import Pipeline  # noqa: E402
 from benchsel_lib.protocol.cache import correlation_cache  # noqa: E402
@@ -158,13 +158,15 @@ def test_cross_validate_rejects_bad_initial(initial, match):
         cross_validate(_blocks(), _paper("entropy", initial=initial), **CV)
 
 
+@pytest.mark.filterwarnings("ignore:benchmark 'c2' is constant")  # said once below, on the first run
 def test_forced_pick_without_training_scores_is_skipped_in_that_split():
     m = _blocks()
     X = np.array(m.scores)
     X[:, 5] = np.nan
     X[7, 5] = 55.0  # c2 observed by one model only
     m = ScoreMatrix(X, m.models, m.benchmarks, "thin")
-    df = cross_validate(m, _paper("entropy", initial=("c2",)), **CV)
+    with pytest.warns(ScoreWarning, match="benchmark 'c2' is constant"):  # one observation
+        df = cross_validate(m, _paper("entropy", initial=("c2",)), **CV)
     lone = next(f for f, tr, va in cv_splits(m.shape[0], n_folds=3, seed=0) if 7 in va)
     inside = df[df["fold"] == lone]
     assert (inside["n_forced"] == 0).all() and (inside["n_dropped"] == 1).all()

@@ -366,6 +366,13 @@ def bad_costs(tmp_path) -> Path:
     return p
 
 
+@pytest.fixture
+def headless_costs(tmp_path) -> Path:
+    p = tmp_path / "headless_costs.csv"
+    p.write_text("b0,1\nb1,2\n")
+    return p
+
+
 @pytest.mark.parametrize(
     ("argv", "needles"),
     [
@@ -373,10 +380,14 @@ def bad_costs(tmp_path) -> Path:
         (["select", "--data", "{csv}", "-k", "99"], ["-k 99 is out of range", "choose 1..6"]),
         (["select", "--data", "{csv}", "-k", "0"], ["out of range"]),
         (["select", "--data", "{csv}", "-k", "three"], ["invalid integer 'three'"]),
+        (["select", "--data", "{csv}", "-k", "1_0"], ["invalid integer '1_0'"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0_5"], ["value '0_5' for benchmark 'b0' is not a number"]),
         (["select", "--data", "{csv}", "-k", "2", "--require", "bX"], ["unknown benchmark 'bX'"]),
         (["select", "--data", "{csv}", "-k", "2", "--costs", "{bad_costs}", "--budget", "3"], ["positive"]),
         (["select", "--data", "{csv}", "-k", "2", "--costs", "nowhere.csv", "--budget", "3"], ["costs file not found"]),
         (["select", "--data", "{csv}", "-k", "2", "--costs", "{csv}", "--budget", "3"], ["costs file"]),
+        (["select", "--data", "{csv}", "--costs", "{headless_costs}", "--default-cost", "1", "--budget", "3"],
+         ["the first line 'b0,1' looks like a cost, but it is read as the header; add a header row 'benchmark,cost'"]),
         (["select", "--data", "{csv}", "-k", "2", "--objective", "variance"], ["invalid choice"]),
         (["select", "--data", "missing_file.csv", "-k", "2"], ["not found", "missing_file.csv"]),
         (["predict", "--data", "{csv}", "--scores", "bq=0.5"], ["unknown benchmark 'bq'"]),
@@ -425,8 +436,9 @@ def bad_costs(tmp_path) -> Path:
         (["select", "--data", "{csv}", "--budget", "0.5"], ["no benchmark is affordable within --budget 0.5"]),
     ],
 )
-def test_bad_input_exits_2_with_a_one_line_message(capsys, small_csv, bad_costs, tmp_path, argv, needles):
-    argv = [a.format(csv=small_csv, bad_costs=bad_costs, folder=tmp_path) for a in argv]
+def test_bad_input_exits_2_with_a_one_line_message(capsys, small_csv, bad_costs, headless_costs, tmp_path, argv,
+                                                   needles):
+    argv = [a.format(csv=small_csv, bad_costs=bad_costs, headless_costs=headless_costs, folder=tmp_path) for a in argv]
     code, _, err = run(capsys, *argv)
     assert_one_line_error(code, err, *needles)
 

@@ -183,7 +183,8 @@ def test_cross_validation_reports_the_problems_and_keeps_the_papers_protocol(cap
     _, err = capsys.readouterr()
     assert code == 0
     assert err.splitlines()[:2] == [
-        "benchsel: warning: benchmark 'b3' is constant (all 40 observed scores are 42)",
+        "benchsel: warning: benchmark 'b3' is constant (all 40 observed scores are 42): "
+        "cross-validation keeps it among the candidates, as the paper's protocol does",
         err.splitlines()[1],
     ]
     assert err.splitlines()[1].startswith("benchsel: warning: benchmark 'b5' mixes scales")

@@ -189,6 +189,7 @@ def test_kept_entries_are_the_scored_entries_with_their_residuals_and_change_no_
         cross_validate(m, _paper("entropy"), k_max=2, keep_entries="yes")
 
 
+@pytest.mark.filterwarnings("ignore:benchmark 'b0' is constant")  # every observed score of b0 is 50 here
 def test_model_without_selected_scores_is_skipped_or_predicted_by_the_mean():
     """The two readings of "condition only on selected benchmarks observed" (Section 5.1)."""
     m = _toy(30, 6, seed=2, missing=0.5)

@@ -119,6 +119,20 @@ def test_results_come_back_in_list_order_and_largest_cells_start_first():
     ]
 
 
+def test_a_huge_n_jobs_starts_no_more_workers_than_there_are_cells(monkeypatch):
+    asked: list[int] = []
+    real = sweep.joblib.Parallel
+
+    def recording(*args, **kwargs):
+        asked.append(kwargs["n_jobs"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sweep.joblib, "Parallel", recording)
+    cells = [Cell(f"s{i}", math.sqrt, (float(i),)) for i in range(3)]
+    assert run_sweep(cells, n_jobs=10_000) == [math.sqrt(i) for i in range(3)]
+    assert asked == [3]
+
+
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_a_failing_cell_raises_an_error_naming_it(n_jobs):
     cells = [Cell("fine", math.sqrt, (4.0,)), Cell("holdout=0.5 fold=3", math.sqrt, (-1.0,))]

@@ -39,6 +39,7 @@ __all__ = [
     "from_frame",
     "load_benchpress_json",
     "load_csv",
+    "parse_number",
     "load_matrix",
     "load_npz",
     "load_source",
@@ -215,11 +216,24 @@ def _is_missing(cell: str) -> bool:
     return cell.strip().lower() in MISSING_MARKERS
 
 
+def parse_number(text: str) -> float:
+    """``float(text)`` without Python's digit separators: ``"1_0"`` is a typo, not 10. O(len(text)).
+
+    Raises
+    ------
+    ValueError
+        Text that is not a number (with an underscore, too).
+    """
+    if "_" in text:
+        raise ValueError(f"could not convert string to float: {text!r}")
+    return float(text)
+
+
 def _parse_cell(cell: str, model: str, column: str, line: int) -> float:
     if _is_missing(cell):
         return np.nan
     try:
-        value = float(cell)
+        value = parse_number(cell)
     except ValueError:
         raise ValueError(f"non-numeric value {cell!r} in row {model!r}, column {column!r} (line {line})") from None
     if np.isinf(value):
@@ -351,6 +365,15 @@ def _single_column_error(path: Path, cell: str, delimiter: str, forced: bool) ->
                       "separates its fields (the delimiter could not be detected)")
 
 
+def _looks_like_scores(names: list[str]) -> bool:
+    """Whether every name is a number and one at least has a fractional part (integer ids are names). O(M)."""
+    try:
+        values = [float(n) for n in names]
+    except ValueError:
+        return False
+    return any(not v.is_integer() for v in values if np.isfinite(v))
+
+
 def load_csv(
     path: str | os.PathLike[str], *, delimiter: str | None = None, allow_empty: bool = False
 ) -> ScoreMatrix:
@@ -407,6 +430,9 @@ def load_csv(
     dup = _duplicates(models)
     if dup:
         raise ValueError(f"{path}: duplicate model name(s): {', '.join(map(repr, dup[:10]))}")
+    if _looks_like_scores(models):
+        raise ValueError(f"{path}: the first column, read as model names, holds scores ({', '.join(map(repr, models[:3]))}"
+                         f", ...): the first column must name the models; add one before {header[0]!r}")
     m = ScoreMatrix(values, models, benchmarks, f"CSV {path.name}")
     return m if allow_empty else m.require_observed()
 

@@ -19,7 +19,12 @@ __all__ = ["ColumnProblem", "ScoreMatrix", "ScoreWarning", "column_problems"]
 
 
 def _as_names(names: Iterable[Any], what: str) -> tuple[str, ...]:
+    if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
+        raise ValueError(f"{what} names must be a sequence of names, got {names!r}")
     out = tuple(str(n) for n in names)
+    blank = [i for i, n in enumerate(out) if not n.strip()]
+    if blank:
+        raise ValueError(f"{what} names must not be empty: position(s) {blank[:10]} hold {out[blank[0]]!r}")
     seen: set[str] = set()
     dups = sorted({n for n in out if n in seen or seen.add(n)})  # type: ignore[func-returns-value]
     if dups:
@@ -64,6 +69,8 @@ class ScoreMatrix:
     row_info: pd.DataFrame | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        if np.iscomplexobj(self.scores):
+            raise ValueError("scores must be real numbers, got complex values")
         try:
             arr = np.array(self.scores, dtype=float, copy=True)
         except (TypeError, ValueError) as exc:
@@ -216,6 +223,10 @@ class ScoreWarning(UserWarning):
     """A score column looks wrong (constant, mixed scales): the message, one line, names it."""
 
 
+#: a column is constant when its observed scores spread no more than this fraction of their largest magnitude
+#: (about 4500 units in the last place: rounding, as in 0.1 + 0.2 beside 0.3)
+CONSTANT_RTOL = 1e-12
+
 #: a column mixes scales when its scores in (0, 1] and those above 1 are this factor apart or more
 MIXED_SCALE_GAP = 20.0
 
@@ -263,6 +274,8 @@ def column_problems(scores: np.ndarray, names: Sequence[str]) -> list[ColumnProb
 
     Notes
     -----
+    A column is constant when its observed scores are equal up to rounding
+    (their spread at most :data:`CONSTANT_RTOL` of their largest magnitude).
     A column mixes scales when its positive scores split at 1 into a group in
     (0, 1] of at least two scores and a group above 1 whose smallest member is
     at least :data:`MIXED_SCALE_GAP` times the largest of the first, and the
@@ -279,7 +292,7 @@ def column_problems(scores: np.ndarray, names: Sequence[str]) -> list[ColumnProb
         v = v[~np.isnan(v)]
         if v.size == 0:
             continue
-        if float(np.ptp(v)) == 0.0:
+        if float(np.ptp(v)) <= CONSTANT_RTOL * float(np.abs(v).max()):  # equal up to rounding
             how = "the only observed score is" if v.size == 1 else f"all {v.size} observed scores are"
             out.append(ColumnProblem(str(name), "constant", f"benchmark {str(name)!r} is constant ({how} {v[0]:g})"))
             continue

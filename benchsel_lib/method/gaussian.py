@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_covariance, check_nonnegative
+from .._checks import NEGATIVE_RTOL, check_covariance, check_nonnegative
 from .base import BasePredictor, NotFittedError, check_train_query
 from .correlation import estimate_correlation
 
@@ -169,11 +169,26 @@ def conditional_moments(
     -----
     Rows are grouped by the subset of ``columns`` they reveal (``G``
     patterns); every group's weights come from one batched solve
-    (:func:`_pattern_weights`). Cost O(G k^3 + G k^2 T + v k T).
+    (:func:`_pattern_weights`). Cost O(G k^3 + G k^2 T + v k T), plus the
+    O(N^2) check of ``cov``.
+
+    Raises
+    ------
+    ValueError
+        A covariance that is not square, symmetric and finite, a query that
+        is not (v, N), or column and target indices that are not distinct
+        integers in 0..N-1.
     """
-    sel = np.asarray(columns, dtype=int)
-    T = np.asarray(targets, dtype=int)
-    q = np.asarray(query, dtype=float)
+    cov = check_covariance(cov)
+    N = cov.shape[0]
+    try:
+        q = np.asarray(query, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("query must be a numeric (models x benchmarks) array") from None
+    if q.ndim != 2 or q.shape[1] != N:
+        raise ValueError(f"query must be (models x {N} benchmarks) like cov, got shape {q.shape}")
+    sel = _as_index(columns, N, "columns")
+    T = _as_index(targets, N, "targets")
     v = q.shape[0]
     if v == 0:
         return np.zeros((0, T.size)), np.zeros((0, T.size))
@@ -240,7 +255,9 @@ def conditional_impute(
     ValueError
         On a malformed covariance, a mean of the wrong length, a shape
         mismatch between ``x_observed`` and ``observed_idx``, non-finite
-        observations, out-of-range or repeated indices, or a negative ridge.
+        observations, out-of-range or repeated indices, a negative ridge, or
+        a covariance that gives a negative conditional variance (not positive
+        semi-definite).
 
     Notes
     -----
@@ -275,6 +292,11 @@ def conditional_impute(
     cmean = mu[tgt][None, :] + (x - mu[obs][None, :]) @ W[0]
     ccov = C[np.ix_(tgt, tgt)] - B[0].T @ W[0]
     ccov = (ccov + ccov.T) / 2.0
+    var = np.diag(ccov)
+    if tgt.size and float(var.min()) < -NEGATIVE_RTOL * float(np.diag(C).max()):
+        j = int(tgt[np.argmin(var)])
+        raise ValueError(f"cov is not positive semi-definite: the conditional variance of benchmark {j} given the "
+                         f"observed ones is {float(var.min()):.3g} < 0")
     return ConditionalResult(cmean, ccov, tgt)
 
 

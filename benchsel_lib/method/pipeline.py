@@ -51,7 +51,7 @@ import pandas as pd
 from scipy.special import expit, ndtri
 from threadpoolctl import threadpool_limits
 
-from .._checks import check_int, check_level, check_matrix
+from .._checks import check_bool, check_int, check_level, check_matrix
 from .._names import name_positions
 from ..data import ScoreMatrix, ScoreWarning, column_problems
 from .calibration import (
@@ -110,7 +110,8 @@ _LOG = logging.getLogger(__name__)
 # --------------------------------------------------------------------------- given scores
 def column_ranges(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Allowed [low, high] per column: observed range widened by :data:`RANGE_SDS` floored stds. O(M N)."""
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column observed once has no spread: floored below
         mean = np.nanmean(X, axis=0)
         n = (~np.isnan(X)).sum(axis=0)
         std = np.where(n > 1, np.nanstd(X, axis=0, ddof=1) if X.shape[0] > 1 else 0.0, 0.0)
@@ -151,13 +152,25 @@ def check_given(
         non-finite value, or a value outside the plausible range (module
         docstring). O(|given| N).
     """
-    pairs = [(str(n), v) for n, v in (given.items() if isinstance(given, Mapping) else given)]
+    check_matrix(matrix)
+    if isinstance(given, Mapping):
+        items = list(given.items())
+    elif isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
+        raise ValueError(f"give the scores as a mapping {what} -> score or as ({what}, score) pairs, got {given!r}")
+    else:
+        items = list(given)
+        for it in items:
+            if isinstance(it, (str, bytes)) or not isinstance(it, Sequence) or len(it) != 2:
+                raise ValueError(f"given scores must be ({what}, score) pairs, got {it!r}")
+    pairs = [(str(n), v) for n, v in items]
     names = matrix.benchmarks
     # names first: unknown and duplicate names before any value problem
     cols = name_positions([name for name, _ in pairs], names, what=what)
     low, high = ranges if ranges is not None else column_ranges(np.asarray(matrix.scores, dtype=float))
     out: dict[str, float] = {}
     for (name, value), j in zip(pairs, cols):
+        if isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"value {value!r} for {what} {name!r} is not a number")
         try:
             value = float(value)
         except (TypeError, ValueError):
@@ -336,7 +349,7 @@ def _with_options(strategy: str | Selector, *, min_observed: int | float | None,
     if min_observed and sel.min_observed is None:
         changes["min_observed"] = min_observed
     if initial:
-        changes["initial"] = tuple(initial)
+        changes["initial"] = initial  # the Selector takes one name or several
     return dataclasses.replace(sel, **changes)
 
 
@@ -513,7 +526,7 @@ class Pipeline:
             k,
             scaling=Scaling(logit=logit),
             correlation=Correlation(estimator, config),
-            selector=Selector(objective, min_observed=min_observed, initial=tuple(initial), costs=costs,
+            selector=Selector(objective, min_observed=min_observed, initial=initial, costs=costs,
                               budget=budget, tie_break=tie_break, lazy=lazy),
             predictor=GaussianPredictor(ridge=ridge) if predictor is None else predictor,
             calibrator=GaussianIntervals(inflation=inflation, inner_folds=inner_folds),
@@ -669,7 +682,12 @@ class Pipeline:
         if which == "correlation":
             return v if isinstance(v, Correlation) else Correlation(v)
         if which == "selector":
-            items = [v] if isinstance(v, (str, Selector)) else list(v)
+            if isinstance(v, (str, Selector)):
+                items = [v]
+            elif isinstance(v, Sequence):
+                items = list(v)
+            else:
+                raise ValueError(f"selector must be a name, a Selector or a sequence of them, got {v!r}")
             if not items:
                 raise ValueError("selector is empty: give a selector or a sequence of candidates")
             return [selector_named(s) for s in items]
@@ -709,8 +727,7 @@ class Pipeline:
         check_int(self.search_repeats, "search_repeats")
         check_choice_rule(self.choice)
         check_int(self.seed, "seed", minimum=0)
-        if not isinstance(self.stack, (bool, np.bool_)):
-            raise ValueError(f"stack must be True or False, got {self.stack!r}")
+        check_bool(self.stack, "stack")
         preds = spec["predictor"]
         spec["search"] = (len(spec["selector"]) > 1 or len(preds) > 1 or bool(self.stack)
                           or preds == ["stack"] or isinstance(spec["calibrator"], Conformal))
@@ -959,8 +976,14 @@ class Pipeline:
                 reach = _selector_reach(spec["selector"], np.isfinite(X).sum(axis=0), X.shape[0], names)
                 if max(n for _, n in reach) < k:
                     floors = ", ".join(f"{lab}: {n}" for lab, n in reach)
-                    why += (f" (the candidates' min_observed filters leave too few benchmarks: {floors}; "
-                            "lower k, or pass min_observed=0 to keep every benchmark a candidate)")
+                    sels = spec["selector"]
+                    causes = [c for c, on in (("min_observed filters", any(s.min_observed for s in sels)),
+                                              ("exclude lists", any(s.exclude for s in sels))) if on]
+                    fixes = [f for f, on in (("pass min_observed=0 to keep every observed benchmark a candidate",
+                                              "min_observed filters" in causes),
+                                             ("exclude fewer benchmarks", "exclude lists" in causes)) if on]
+                    why += (f" (the candidates' {' and '.join(causes) or 'filters'} leave too few benchmarks: "
+                            f"{floors}; lower k{''.join(', or ' + f for f in fixes)})")
             raise ValueError(f"no selection of k={k} benchmarks is possible on this matrix{why}")
         self.benchmarks_ = names
         self.matrix_ = matrix
@@ -971,6 +994,10 @@ class Pipeline:
         self.selection_: Selection | None = path.selection
         self.choice_: Recommendation | None = self.step_.choice
         self.notes_: list[str] = notes + list(path.notes)
+        for text in dict.fromkeys(st.choice.note for st in path.steps if st.choice is not None and st.choice.note):
+            # the search fell back (too few models) or left a candidate out: said, not only recorded
+            warnings.warn(f"{self.label}: {text}", UserWarning, stacklevel=2)
+            self.notes_.append(text)
         self.ranges_ = column_ranges(X)
         self._revealed_fits: dict[tuple[int, ...], tuple[FittedPath, PathStep]] = {
             tuple(sorted(int(j) for j in self.step_.selected)): (path, self.step_)}
@@ -1062,12 +1089,14 @@ class Pipeline:
         if isinstance(scores, (pd.DataFrame, ScoreMatrix)):
             frame = scores.to_frame() if isinstance(scores, ScoreMatrix) else scores
             return self._predict_many(frame, level)
-        pairs = list(scores.items()) if isinstance(scores, Mapping) else list(scores)
-        used = check_given(pairs, self.matrix_, skip_missing=skip_missing, ranges=self.ranges_)
+        if not isinstance(scores, (Mapping, str, bytes)) and isinstance(scores, Iterable):
+            scores = list(scores)  # an iterator of pairs is read once, here
+        used = check_given(scores, self.matrix_, skip_missing=skip_missing, ranges=self.ranges_)
         if not used:
             raise ValueError("no scores given (every entry is empty)")
         out = self._predict_one(used, level)
-        out.attrs["ignored"] = [str(n) for n, _ in pairs if str(n) not in used]
+        given = scores.keys() if isinstance(scores, Mapping) else [n for n, _ in scores]
+        out.attrs["ignored"] = [str(n) for n in given if str(n) not in used]
         return out
 
     def _predict_one(self, used: dict[str, float], level: float) -> pd.DataFrame:
@@ -1112,6 +1141,9 @@ class Pipeline:
         cols = [str(c) for c in frame.columns]
         for dup in sorted({c for c in cols if cols.count(c) > 1}):
             raise ValueError(f"benchmark {dup!r} is given more than once")
+        rows = [str(i) for i in frame.index]
+        for dup in sorted({r for r in rows if rows.count(r) > 1}):
+            raise ValueError(f"model {dup!r} is given more than once (one row per new model)")
         values = frame.apply(pd.to_numeric, errors="coerce")
         bad = values.isna() & frame.notna()
         if bad.to_numpy().any():

@@ -25,8 +25,8 @@ import numpy as np
 from scipy.optimize import nnls
 
 from .._checks import check_int
-from .._random import balanced_folds, rng
-from .base import BasePredictor, pass_through
+from .._random import balanced_folds, check_seed, rng
+from .base import BasePredictor, Predictor, pass_through
 from .completion import BenchPressBlend, KNNImputer, SoftImpute
 from .correlation import inner_correlation
 from .gaussian import GaussianPredictor
@@ -151,11 +151,15 @@ class StackedPredictor(BasePredictor):
     def __init__(self, base: dict[str, Any] | None = None, *, n_folds: int = 5, seed: int = 0) -> None:
         if base is None:
             base = {"gaussian": GaussianPredictor(ridge=1e-2), "ridge": RidgePredictor(), "lowrank": _lowrank()}
-        if not base:
-            raise ValueError("StackedPredictor needs at least one base predictor")
+        if not isinstance(base, dict) or not base:
+            raise ValueError("StackedPredictor needs a dict of at least one base predictor, name -> predictor")
+        for key, b in base.items():
+            if isinstance(b, type) or not isinstance(b, Predictor):
+                raise ValueError(f"base predictor {key!r} is not a predictor (an object with fit and predict), "
+                                 f"got {b!r}")
         self.base = dict(base)
         self.n_folds = check_int(n_folds, "n_folds", minimum=2)
-        self.seed = int(seed)
+        self.seed = check_seed(seed)
         self.weights_: dict[str, float] | None = None
 
     def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:

@@ -60,11 +60,19 @@ class Standardizer:
 
     def transform(self, X: np.ndarray) -> np.ndarray:
         """Return ``(X - mean) / std`` (NaN stays NaN). O(M N)."""
-        return (np.asarray(X, dtype=float) - self.mean) / self.std
+        return (self._as_rows(X, "X") - self.mean) / self.std
 
     def inverse_transform(self, Z: np.ndarray) -> np.ndarray:
         """Return ``Z * std + mean``, mapping standardized values back. O(M N)."""
-        return np.asarray(Z, dtype=float) * self.std + self.mean
+        return self._as_rows(Z, "Z") * self.std + self.mean
+
+    def _as_rows(self, X: Any, name: str) -> np.ndarray:
+        """``X`` as floats with one column per fitted benchmark; anything else raises ValueError naming it."""
+        A = np.asarray(X, dtype=float)
+        if A.ndim not in (1, 2) or A.shape[-1] != self.mean.shape[0]:
+            raise ValueError(f"{name} must have {self.mean.shape[0]} columns, one per benchmark the standardizer "
+                             f"was fitted on, got shape {A.shape}")
+        return A
 
     def scale_cov(self, cov: np.ndarray, idx: np.ndarray | list[int] | None = None) -> np.ndarray:
         """Map a covariance of standardized scores to original units.
@@ -210,7 +218,10 @@ def logit_transform(
     -----
     Cost O(MN). Validation scores above the training maximum are clipped
     to ``1 - eps``; the inverse therefore caps predictions at ``smax``
-    (the extrapolation limit discussed in Appendix K).
+    (the extrapolation limit discussed in Appendix K). Scores below ``eps *
+    smax``, negative ones included (a few MTEB and Merged scores are
+    negative), are clipped to ``eps`` as in the paper's transform, so the
+    inverse never returns less than ``eps * smax``.
     """
     arr = _as_2d(X, "X")
     if not (0.0 < float(eps) < 0.5):

@@ -764,8 +764,11 @@ def pipeline_path(
     search = len(strategies) * len(predictors) > 1 or stack
     if m < 2 * n_folds:
         note = f"only {m} training models: too few for {n_folds}-fold inner cross-validation (need {2 * n_folds})"
-        if search:
-            note += f"; using the default {FALLBACK[0]}+{FALLBACK[1]}"
+        if search and fixed is not None:  # the given benchmarks stay; only the predictor falls back
+            note += f"; using the default predictor {FALLBACK[1]}" + (", without intervals" if levels else "")
+            predictors, stack, search = (FALLBACK[1],), False, False
+        elif search:
+            note += f"; using the default {FALLBACK[0]}+{FALLBACK[1]}" + (", without intervals" if levels else "")
             first = next(iter(selectors.values()))
             fallback = replace(selector_named(FALLBACK[0]), initial=first.initial, min_observed=first.min_observed)
             selectors = {fallback.label: fallback}

@@ -63,7 +63,8 @@ import numpy as np
 import pandas as pd
 from scipy.linalg import lapack
 
-from .._checks import check_covariance, check_k, resolve_indices
+from .._checks import check_bool, check_covariance, check_k, resolve_indices
+from .._random import check_entropy
 from .medoids import anchor_dissimilarity, k_medoids
 from .regression import RidgePredictor, ridge_loo_batch
 from .sparse import imputed_lasso_order, mean_lasso_order, sparse_order
@@ -690,7 +691,7 @@ def select(
     initial: Sequence[int | str] = (),
     costs: object = None,
     budget: float | None = None,
-    seed: int | np.random.Generator | None = None,
+    seed: int | Sequence[int] | np.random.Generator | None = 0,
     names: Sequence[str] | None = None,
     tie_break: str = "auto",
     tie_tol: float = 1e-10,
@@ -706,6 +707,12 @@ def select(
     ----------
     cov : array_like, shape (N, N)
         Symmetric, finite covariance or correlation matrix of the benchmarks.
+        It need not be positive semi-definite: the paper's pairwise estimate
+        under missingness often is not.  A residual variance that falls
+        below the floor (1e-12 of the largest variance), negative ones
+        included, counts as the floor, so such a benchmark is not chosen for
+        its variance; on a clearly indefinite matrix the gains are those of
+        this floored greedy, not of a Gaussian model.
     k : int or None
         Number of benchmarks to select, *including* the mandatory ``initial``
         ones (so ``k >= len(initial)``), in ``1..N``.  Under a budget ``k`` is an
@@ -775,8 +782,10 @@ def select(
         (no shift) is a heuristic without guarantee (MI is non-monotone).  For
         ``"random"`` the random order is filtered to what stays affordable.
         Mandatory benchmarks count against the budget.
-    seed : int, Generator or None
-        Seed of the random order (``objective="random"`` only).
+    seed : int, sequence of int, Generator or None, default 0
+        Seed of the random order (``objective="random"`` only), as
+        ``numpy.random.default_rng`` takes it; the default 0 makes the order
+        the same at every call, None draws fresh entropy.
     names : sequence of str, optional
         Benchmark names (length N); enables names in ``initial`` and ``.names``.
     tie_break : {"auto", "argmax", "index", "mi"}
@@ -862,6 +871,7 @@ def select(
         raise ValueError(f"unknown objective {objective!r}; expected one of {OBJECTIVES}")
     objective = objective.lower()
     check_tie_break(tie_break)
+    lazy = check_bool(lazy, "lazy")
     try:
         tol = float(tie_tol)
     except (TypeError, ValueError):
@@ -967,6 +977,7 @@ def select(
     n_eval = 0
     mi_gains: list[float] | None = None
     if objective == "random":
+        seed = check_entropy(seed)
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         perm = rng.permutation(np.flatnonzero(candidates))
         order = list(init)

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_int
+from .._checks import check_bool, check_int
 from .._memo import LRUMemo, array_key
 from .._names import name_positions
 from .selection import (
@@ -130,6 +130,7 @@ class Selector:
         if self.costs is not None:
             check_cost_form(self.objective)
         check_tie_break(self.tie_break)
+        check_bool(self.lazy, "lazy")
 
     @property
     def label(self) -> str:

@@ -59,7 +59,8 @@ import dataclasses
 import functools
 import hashlib
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,7 +69,7 @@ import pandas as pd
 
 from .._checks import check_int, check_ks, check_matrix
 from .._random import check_seed
-from ..data import ScoreMatrix
+from ..data import ScoreMatrix, ScoreWarning
 from ..method.correlation import Correlation
 from ..method.pipeline import FitSeeds, FittedPath, Pipeline
 from ..method.predictors import (
@@ -115,7 +116,12 @@ def check_pipelines(pipelines: Any) -> list[Pipeline]:
     ValueError
         Empty, an unknown name, an invalid pipeline, or two pipelines with the same label.
     """
-    items = [pipelines] if isinstance(pipelines, (str, Pipeline)) else list(pipelines)
+    if isinstance(pipelines, (str, Pipeline)):
+        items = [pipelines]
+    elif isinstance(pipelines, Iterable):
+        items = list(pipelines)
+    else:
+        raise ValueError(f"pipelines must be a Pipeline, a name or a sequence of them, got {pipelines!r}")
     if not items:
         raise ValueError("pipelines is empty: give at least one pipeline or name")
     out = []
@@ -586,7 +592,12 @@ def _check_fractions(values: Any, what: str, *, closed_low: bool) -> tuple[float
 
 
 def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPlan:
-    """Check the matrix and the pipelines against ``protocol`` and lay out its (holdout, fold) splits."""
+    """Check the matrix and the pipelines against ``protocol`` and lay out its (holdout, fold) splits.
+
+    A constant or mixed-scale column is reported as a
+    :class:`~benchsel_lib.data.matrix.ScoreWarning`; the protocol is the
+    paper's and keeps it (a whole-matrix fit never selects a constant column).
+    """
     check_matrix(matrix)
     protocol = protocol.for_matrix(len(matrix.benchmarks))
     pipes = check_pipelines(pipelines)
@@ -600,6 +611,22 @@ def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPl
     splits = {h: cv_splits(X.shape[0], n_folds=protocol.n_folds, holdout=h, seed=protocol.seed,
                            scheme=protocol.scheme) for h in protocol.holdouts}
     tasks = [(h, f, tr, va) for h in protocol.holdouts for (f, tr, va) in splits[h]]
+    sizes = {h: max(len(tr) for _, tr, _ in splits[h]) for h in protocol.holdouts}
+    for a, b in zip(protocol.holdouts, protocol.holdouts[1:]):
+        if sizes[a] == sizes[b] and all(np.array_equal(x[1], y[1]) for x, y in zip(splits[a], splits[b])):
+            warnings.warn(f"holdouts {a:g} and {b:g} give the same training sets: with {protocol.n_folds} folds of "
+                          f"{X.shape[0]} models a training set holds at most the {sizes[a]} models outside its "
+                          "validation fold", UserWarning, stacklevel=3)
+    for h, f, tr, _ in tasks:
+        if kept_columns(X[tr], protocol.min_train_observed).size == 0:
+            most = int((~np.isnan(X[tr])).sum(axis=0).max())
+            raise ValueError(f"min_train_observed={protocol.min_train_observed} drops every benchmark in fold {f} "
+                             f"(holdout {h:g}): its {len(tr)} training models observe a benchmark at most {most} "
+                             "times")
+    for problem in matrix.column_problems():
+        tail = (": cross-validation keeps it among the candidates, as the paper's protocol does"
+                if problem.kind == "constant" else "")
+        warnings.warn(problem.message + tail, ScoreWarning, stacklevel=3)
     attrs = dict(source=matrix.source, shape=matrix.shape, **dataclasses.asdict(protocol),
                  pipelines={p.label: p for p in pipes})
     return _CVPlan(X=X, models=list(matrix.models), benchmarks=list(matrix.benchmarks), tasks=tasks,

@@ -157,8 +157,8 @@ def run_sweep(
         The grid. Each cell's function must be picklable (module level) when
         run in other processes, and deterministic given its arguments.
     n_jobs : int or None
-        ``1``: serially in this process. ``N > 1``: ``N`` workers of the
-        active joblib backend (with the default loky backend: processes with
+        ``1``: serially in this process. ``N > 1``: ``N`` workers (never
+        more than there are cells) of the active joblib backend (with the default loky backend: processes with
         one BLAS thread each; other backends as configured). ``None``: as the active
         ``joblib.parallel_config`` says (its ``n_jobs``; 1 when nothing is
         configured). A Dask backend always uses every worker of the cluster.
@@ -210,6 +210,8 @@ def run_sweep(
         n = cfg_jobs if loky else -1
         if n is None:
             n = 1
+    if n > len(cells):  # never more workers than cells: n_jobs=10_000 must not start 10,000 processes
+        n = len(cells)
     results: list[Any] = [None] * len(cells)
     if loky and (n == 1 or len(cells) == 1):
         # serially in this process (no pickling; exceptions keep their traceback)

@@ -1,0 +1,174 @@
+"""Bad input to the public API is refused with a message that names the problem, or said aloud: never silent."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from _synthetic import as_matrix, low_rank_scores
+
+from benchsel_lib import (
+    Pipeline,
+    ScoreMatrix,
+    ScoreWarning,
+    Selector,
+    StackedPredictor,
+    check_given,
+    column_problems,
+    conditional_impute,
+    conditional_moments,
+    cross_validate,
+    fit_standardizer,
+    load_csv,
+    select,
+)
+from benchsel_lib.data.loaders import parse_number
+from benchsel_lib.method.regression import RidgePredictor
+
+
+def _matrix(m: int = 20) -> ScoreMatrix:
+    return as_matrix(50 + 10 * low_rank_scores(0, m, 6))
+
+
+def _fitted() -> Pipeline:
+    return Pipeline.paper(k=2).fit(_matrix())
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: check_given({"b0": 0.5}, _matrix().scores), "matrix must be a ScoreMatrix, got ndarray"),
+    (lambda: _fitted().predict("b0"), "give the scores as a mapping benchmark -> score or as (benchmark, score) "
+                                      "pairs, got 'b0'"),
+    (lambda: _fitted().predict([("b0", 50.0, 1)]), "given scores must be (benchmark, score) pairs, got ('b0', 50.0, 1)"),
+    (lambda: _fitted().predict({"b1": True}), "value True for benchmark 'b1' is not a number"),
+    (lambda: Pipeline(3, selector=None).fit(_matrix()), "selector must be a name, a Selector or a sequence of them, "
+                                                        "got None"),
+    (lambda: cross_validate(_matrix(), 5), "pipelines must be a Pipeline, a name or a sequence of them, got 5"),
+    (lambda: ScoreMatrix(np.ones((2, 2)), None, ["x", "y"]), "model names must be a sequence of names, got None"),
+    (lambda: ScoreMatrix(np.ones((2, 2)), "ab", ["x", "y"]), "model names must be a sequence of names, got 'ab'"),
+    (lambda: ScoreMatrix(np.ones((2, 2)), ["a", "b"], [" ", "y"]), "benchmark names must not be empty: position(s) "
+                                                                  "[0] hold ' '"),
+    (lambda: StackedPredictor(base={"ridge": 5}), "base predictor 'ridge' is not a predictor (an object with fit and "
+                                                  "predict), got 5"),
+    (lambda: StackedPredictor(base={"ridge": RidgePredictor}), "base predictor 'ridge' is not a predictor"),
+    (lambda: StackedPredictor(seed=-1), "seed must be a non-negative integer, got -1"),
+    (lambda: select(np.eye(4), 2, objective="random", seed=1.5), "seed must be a non-negative integer, a sequence of "
+                                                                 "them or a numpy Generator, got 1.5"),
+    (lambda: conditional_moments(np.eye(6), np.zeros((2, 6)), [9], [1, 2]), "columns index 9 is out of range 0..5"),
+    (lambda: conditional_moments(np.eye(6), np.zeros((2, 3)), [0], [1, 2]), "query must be (models x 6 benchmarks) "
+                                                                          "like cov, got shape (2, 3)"),
+    (lambda: fit_standardizer(np.random.default_rng(0).random((5, 2))).transform(np.ones((2, 3))),
+     "X must have 2 columns, one per benchmark the standardizer was fitted on, got shape (2, 3)"),
+    (lambda: cross_validate(_matrix(), "entropy", k_max=2, n_folds=3, min_train_observed=100, progress=False),
+     "min_train_observed=100 drops every benchmark in fold 0 (holdout 0.1): its 13 training models observe a "
+     "benchmark at most 13 times"),
+    (lambda: Pipeline(3, selector=Selector("mi", exclude=tuple(f"b{j}" for j in range(6)))).fit(_matrix()),
+     "no selection of k=3 benchmarks is possible on this matrix (the candidates' exclude lists leave too few "
+     "benchmarks: mi: 0; lower k, or exclude fewer benchmarks)"),
+    (lambda: select(np.eye(4), 2, lazy="no"), "lazy must be True or False, got 'no'"),
+    (lambda: Selector("mi", lazy=1), "lazy must be True or False, got 1"),
+    (lambda: ScoreMatrix(np.ones((2, 2)) + 1j, ["a", "b"], ["x", "y"]), "scores must be real numbers, got complex "
+                                                                        "values"),
+    (lambda: _fitted().predict(pd.DataFrame({"b0": [50.0, 51.0]}, index=["new", "new"])),
+     "model 'new' is given more than once (one row per new model)"),
+])
+def test_bad_input_is_refused_with_a_message_that_names_it(call, message):
+    with pytest.raises(ValueError) as err:
+        call()
+    assert str(err.value).startswith(message)
+
+
+def test_one_mandatory_benchmark_may_be_given_as_a_plain_name():
+    m = _matrix()
+    assert Pipeline.paper(k=3, initial="b4").fit(m).selected[0] == "b4"
+    assert Pipeline.auto(k=3, initial="b4", selectors=["mi"], predictors=["gaussian"]).fit(m).selected[0] == "b4"
+
+
+def test_scores_given_as_an_iterator_of_pairs_are_read_once():
+    p = _fitted()
+    given = {b: 50.0 for b in p.selected}
+    out = p.predict(iter(given.items()))
+    assert out.attrs["used"] == given and out.attrs["ignored"] == []
+
+
+def test_the_random_order_is_the_same_at_every_call_unless_asked_otherwise():
+    S = np.eye(12)
+    assert select(S, 5, objective="random").order == select(S, 5, objective="random").order
+    assert select(S, 5, objective="random", seed=(3, 1)).order == select(S, 5, objective="random", seed=(3, 1)).order
+
+
+def test_a_column_equal_up_to_rounding_is_constant_but_a_small_real_spread_is_not():
+    X = 50 + 10 * low_rank_scores(0, 20, 4)
+    X[:, 1] = 0.3
+    X[0, 1] = 0.1 + 0.2  # 0.30000000000000004
+    X[:, 2] = 0.3 + 1e-6 * np.arange(20)
+    names = ["b0", "b1", "b2", "b3"]
+    assert [(p.benchmark, p.kind) for p in column_problems(X, names)] == [("b1", "constant")]
+    with pytest.warns(ScoreWarning, match="benchmark 'b1' is constant"):
+        p = Pipeline.paper(k=3, objective="mi").fit(as_matrix(X))
+    assert "b1" not in p.selected
+
+
+def test_cross_validation_says_it_keeps_a_constant_column():
+    X = 50 + 10 * low_rank_scores(0, 30, 5)
+    X[:, 1] = 42.0
+    with pytest.warns(ScoreWarning, match="benchmark 'b1' is constant .*: cross-validation keeps it among the "
+                                          "candidates, as the paper's protocol does"):
+        cross_validate(as_matrix(X), "entropy", k_max=2, n_folds=3, progress=False)
+
+
+def test_a_search_too_small_for_its_inner_folds_says_so_and_gives_no_intervals():
+    m = _matrix(8)
+    with pytest.warns(UserWarning, match="only 8 training models: too few for 5-fold inner cross-validation "
+                                         r"\(need 10\); using the default mi\+gaussian, without intervals"):
+        p = Pipeline.auto(k=2).fit(m)
+    assert any("too few for 5-fold inner cross-validation" in n for n in p.notes_)
+    out = p.predict({b: 50.0 for b in p.selected})
+    assert out["lower"].isna().all() and out["mean"].notna().all()
+    # given benchmarks stay the given ones; only the predictor falls back
+    with pytest.warns(UserWarning, match="using the default predictor gaussian, without intervals"):
+        given = Pipeline.auto(k=2).fit(m, revealed=["b5", "b1"])
+    assert given.selected == ["b5", "b1"] and given.choice_.name == "given+gaussian"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # enough models: nothing to say
+        Pipeline.auto(k=2, selectors=["mi"], predictors=["gaussian", "ridge"]).fit(_matrix(40))
+
+
+def test_an_indefinite_covariance_is_refused_where_it_would_give_a_negative_variance():
+    C = np.eye(6)
+    C[0, 1] = C[1, 0] = 5.0
+    with pytest.raises(ValueError, match="cov is not positive semi-definite: the conditional variance of benchmark 1 "
+                                         "given the observed ones is -23.8 < 0"):
+        conditional_impute(C, np.zeros(6), [0.5], [0])
+    # a positive semi-definite one, singular included, is fine
+    v = np.array([1.0, 2.0, 0.0, 1.0, 0.0, 3.0])
+    res = conditional_impute(np.outer(v, v) + np.diag([0, 0, 1, 0, 1, 0]), np.zeros(6), [1.0], [0])
+    assert np.all(np.diag(res.cov) >= -1e-12)
+
+
+def test_a_csv_whose_first_column_holds_scores_is_refused(tmp_path):
+    X = 0.5 + 0.1 * low_rank_scores(0, 10, 3)
+    path = tmp_path / "nomodels.csv"
+    path.write_text("b0,b1,b2\n" + "\n".join(",".join(f"{x:.4f}" for x in row) for row in X) + "\n")
+    with pytest.raises(ValueError, match="the first column, read as model names, holds scores"):
+        load_csv(path)
+    ids = tmp_path / "ids.csv"  # integer ids are names
+    ids.write_text("model,b1,b2\n" + "\n".join(f"{i},{row[1]:.4f},{row[2]:.4f}" for i, row in enumerate(X)) + "\n")
+    assert load_csv(ids).models[:2] == ("0", "1")
+
+
+def test_a_number_with_an_underscore_is_a_typo_not_a_number(tmp_path):
+    path = tmp_path / "scores.csv"
+    path.write_text("model,b0,b1\nm0,1_0,2\nm1,3,4\nm2,5,6\n")
+    with pytest.raises(ValueError, match="non-numeric value '1_0' in row 'm0', column 'b0'"):
+        load_csv(path)
+    assert parse_number(" 2.5 ") == 2.5
+    with pytest.raises(ValueError):
+        parse_number("1_000")
+
+
+def test_holdouts_that_give_the_same_training_sets_are_said_to():
+    with pytest.warns(UserWarning, match="holdouts 0.1 and 0.2 give the same training sets: with 3 folds of 20 models "
+                                         "a training set holds at most the 14 models outside its validation fold"):
+        df = cross_validate(_matrix(), "entropy", holdouts=(0.1, 0.2), k_max=2, n_folds=3, progress=False)
+    assert set(df["holdout"]) == {0.1, 0.2}
