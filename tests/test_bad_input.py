@@ -172,3 +172,12 @@ def test_holdouts_that_give_the_same_training_sets_are_said_to():
                                          "a training set holds at most the 14 models outside its validation fold"):
         df = cross_validate(_matrix(), "entropy", holdouts=(0.1, 0.2), k_max=2, n_folds=3, progress=False)
     assert set(df["holdout"]) == {0.1, 0.2}
+
+
+def test_a_pipeline_whose_filters_leave_no_candidate_is_said_to_have_no_rows():
+    X = 50 + 10 * low_rank_scores(0, 30, 5, missing=0.3)
+    thin = Pipeline.paper(objective="mi", estimator="pairwise", min_observed=300, name="thin")
+    with pytest.warns(UserWarning, match="pipeline 'thin' selected no benchmark in any split of synthetic: its "
+                                         r"candidate filters \(min_observed\) or exclusions leave none"):
+        df = cross_validate(as_matrix(X), [thin, "entropy"], k_max=2, n_folds=3, progress=False)
+    assert set(df["method"]) == {"entropy"}

@@ -13,7 +13,8 @@ from .notebook import (
     and_join,
     check_parameters,
     dataset_label,
+    matrix_shape,
     quick,
 )
 
-__all__ = ["LABELS", "and_join", "check_parameters", "dataset_label", "quick"]
+__all__ = ["LABELS", "and_join", "check_parameters", "dataset_label", "matrix_shape", "quick"]

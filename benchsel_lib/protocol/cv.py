@@ -415,6 +415,12 @@ def _cv_frame(plan: _CVPlan, collected: Sequence[tuple[list, list, dict]]) -> pd
         for key, val_ in tm.items():
             timings[key] = timings.get(key, 0.0) + val_
     df = pd.DataFrame(rows)
+    scored = set(df["method"]) if len(df) else set()
+    for label in plan.attrs["pipelines"]:
+        if label not in scored:  # otherwise an empty frame, or a missing method, says nothing of why
+            warnings.warn(f"pipeline {label!r} selected no benchmark in any split of {plan.label}: its candidate "
+                          "filters (min_observed) or exclusions leave none, so it has no rows", UserWarning,
+                          stacklevel=5)
     if len(df):
         present = list(df.columns)
         meta = [c for c in present if c not in _ORDER and c not in _METRICS and not _is_coverage(c)]
