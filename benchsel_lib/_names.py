@@ -1,10 +1,11 @@
 """Names to positions: the one lookup of benchmark and model names.
 
 Every place that turns user-given names into column or row positions (the
-matrix's own lookup, mandatory and excluded benchmarks, revealed scores, the
-CLI's ``--require`` and cost files) calls :func:`name_positions`, so an unknown
-name is refused with the same message everywhere, with close matches when
-there are any.  This module imports nothing from the package, so the data
+matrix's own lookup, mandatory and excluded benchmarks, revealed and given
+scores, the CLI's ``--require``) calls :func:`name_positions`, and the
+line-by-line readers (a costs file) raise its :func:`unknown_name_error`, so
+an unknown name is refused with the same words everywhere, with close matches
+when there are any.  This module imports nothing from the package, so the data
 layer can use it too.
 """
 from __future__ import annotations

@@ -169,17 +169,21 @@ def conditional_moments(
     -----
     Rows are grouped by the subset of ``columns`` they reveal (``G``
     patterns); every group's weights come from one batched solve
-    (:func:`_pattern_weights`). Cost O(G k^3 + G k^2 T + v k T), plus the
-    O(N^2) check of ``cov``.
+    (:func:`_pattern_weights`). Cost O(G k^3 + G k^2 T + v k T); the
+    checks below are O(k + T), so that the protocol's inner loop does not
+    pay an O(N^2) pass over ``cov`` (its symmetry and finiteness are the
+    estimator's, checked where it is made).
 
     Raises
     ------
     ValueError
-        A covariance that is not square, symmetric and finite, a query that
-        is not (v, N), or column and target indices that are not distinct
-        integers in 0..N-1.
+        A covariance that is not a square array, a query that is not (v, N),
+        or column and target indices that are not distinct integers in
+        0..N-1.
     """
-    cov = check_covariance(cov)
+    cov = np.asarray(cov, dtype=float)
+    if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
+        raise ValueError(f"cov must be a square (N, N) matrix, got shape {cov.shape}")
     N = cov.shape[0]
     try:
         q = np.asarray(query, dtype=float)
