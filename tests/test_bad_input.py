@@ -22,9 +22,17 @@ from benchsel_lib import (
     fit_standardizer,
     load_csv,
     select,
+    summarize_cv,
 )
 from benchsel_lib.data.loaders import parse_number
 from benchsel_lib.method.regression import RidgePredictor
+from benchsel_lib.protocol.summaries import calibration_table, top_residuals
+from benchsel_lib.studies.pipelines import (
+    entries_scored,
+    k_gain,
+    peer_differences,
+    pooled_coverage,
+)
 
 
 def _matrix(m: int = 20) -> ScoreMatrix:
@@ -181,3 +189,61 @@ def test_a_pipeline_whose_filters_leave_no_candidate_is_said_to_have_no_rows():
                                          r"candidate filters \(min_observed\) or exclusions leave none"):
         df = cross_validate(as_matrix(X), [thin, "entropy"], k_max=2, n_folds=3, progress=False)
     assert set(df["method"]) == {"entropy"}
+
+
+# ------------------------------------------------------------------ summaries of a run
+@pytest.fixture(scope="module")
+def two_runs():
+    m = as_matrix(50 + 10 * low_rank_scores(0, 36, 6))
+    pipes = [Pipeline.paper(objective=o, estimator="pairwise") for o in ("mi", "entropy")]
+    run = {s: cross_validate(m, pipes, k_max=3, n_folds=3, seed=s, levels=(0.5, 0.9), progress=False) for s in (0, 1)}
+    return run[0], run[1]
+
+
+def test_summaries_refuse_rows_of_two_runs_instead_of_averaging_them(two_runs):
+    from benchsel_lib.studies.pipelines import paired_summary
+    both = pd.concat(two_runs, ignore_index=True)
+    for call in (lambda: paired_summary(both, ks=(2,), reference="mi", baseline="entropy"),
+                 lambda: peer_differences(both, ["entropy"], ks=(2,), reference="mi"),
+                 lambda: k_gain(both, method="mi", k0=1, k1=3)):
+        with pytest.raises(ValueError, match="the frame has more than one row of '(mi|entropy)' at holdout=0.1, fold=0, k=1: rows of several runs"):
+            call()
+    with pytest.raises(ValueError, match="rows of several runs would be counted as folds"):
+        summarize_cv(both)
+    # one run, or runs told apart by a seed column, pair
+    assert peer_differences(two_runs[0], ["entropy"], ks=(2,), reference="mi")["n_cells"].tolist() == [3]
+    seeded = pd.concat([r.assign(seed=s) for s, r in enumerate(two_runs)], ignore_index=True)
+    assert peer_differences(seeded, ["entropy"], ks=(2,), reference="mi")["n_cells"].tolist() == [6]
+    assert summarize_cv(seeded)["n_folds"].eq(3).all()
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda df: peer_differences(df, ["entropy"], ks=2, reference="mi"), "ks must be a list of subset sizes, got 2"),
+    (lambda df: peer_differences(df, ["entropy"], ks=(2, 2), reference="mi"), "ks lists a size twice: [2, 2]"),
+    (lambda df: peer_differences(df, ["entropy"], ks=(), reference="mi"), "ks must list one or more subset sizes"),
+    (lambda df: peer_differences(df, "entropy", ks=(2,), reference="mi"), "peers must be a list of method names"),
+    (lambda df: peer_differences(df, ["mi"], ks=(2,), reference="mi"), "peers lists the reference 'mi'"),
+    (lambda df: k_gain(df, method="mi", k0=3, k1=1), "k0=3 must be smaller than k1=1"),
+    (lambda df: entries_scored(df, ["mi"], ks=(5,)), "k = [5] is not in the frame: it has k = [1, 2, 3]"),
+    (lambda df: pooled_coverage(df, method="auto", levels=(0.5,)), "method 'auto' is not in the frame"),
+    (lambda df: calibration_table(df, ks=[9]), "ks must list subset sizes of the frame, k = [1, 2, 3]; got [9]"),
+    (lambda df: top_residuals(df, n=0), "n must be a positive integer (ranks 1..n), got 0"),
+])
+def test_a_summary_of_what_the_run_does_not_hold_is_refused_by_name(two_runs, call, message):
+    with pytest.raises(ValueError) as err:
+        call(two_runs[0])
+    assert message in str(err.value)
+
+
+def test_top_residuals_of_a_filtered_frame_are_those_of_its_rows(two_runs):
+    df = two_runs[0]
+    mi = top_residuals(df[df["method"] == "mi"])
+    assert set(mi["method"]) == {"mi"} and len(mi) < len(top_residuals(df))
+    assert set(top_residuals(df[df["k"] == 1])["k"]) == {1}
+
+
+def test_rows_without_a_holdout_are_summarized_not_dropped(two_runs):
+    df = two_runs[0].assign(holdout=np.nan, split="random")
+    s = summarize_cv(df)
+    assert len(s) == len(summarize_cv(two_runs[0])) and s["holdout"].isna().all() and (s["split"] == "random").all()
+    assert len(calibration_table(df)) == len(calibration_table(two_runs[0]))

@@ -103,7 +103,13 @@ def top_residuals(df: pd.DataFrame, *, n: int | None = None) -> pd.DataFrame:
     recs = df.attrs.get("top_residuals")
     if recs is None:
         raise ValueError("df has no 'top_residuals' attribute (was it produced by cross_validate?)")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
+        raise ValueError(f"n must be a positive integer (ranks 1..n), got {n!r}")
     out = pd.DataFrame(list(recs))
+    keys = ["method", "holdout", "fold", "k"]
+    if len(out) and set(keys) <= set(df.columns) and set(keys) <= set(out.columns):
+        # the records are the whole run's: keep those of the rows df still has (a filtered frame keeps its attrs)
+        out = out.merge(df[keys].drop_duplicates(), on=keys, how="inner")
     if n is not None and len(out):
         out = out[out["rank"] <= n].reset_index(drop=True)
     return out
@@ -124,13 +130,21 @@ def summarize_cv(df: pd.DataFrame) -> pd.DataFrame:
     for every numeric metric present, plus ``n_folds`` (sd uses ``ddof=1``,
     as the paper's bands). Cost O(rows).
     """
-    if not isinstance(df, pd.DataFrame) or not {"method", "holdout", "k"} <= set(df.columns):
-        raise ValueError("summarize_cv needs a cross_validate DataFrame (columns method, holdout, k)")
-    keys = ["method", "holdout", "k"]
+    if not isinstance(df, pd.DataFrame) or not {"method", "holdout", "fold", "k"} <= set(df.columns):
+        raise ValueError("summarize_cv needs a cross_validate DataFrame (columns method, holdout, fold, k)")
+    # rows of several seeds (compare_pipelines) or of the extrapolation check's splits are summarized apart
+    keys = ["method", *(c for c in ("seed",) if c in df.columns), "holdout",
+            *(c for c in ("split",) if c in df.columns), "k"]
+    twice = df.duplicated([*keys, "fold"])
+    if twice.any():
+        row = df.loc[twice].iloc[0]
+        raise ValueError("summarize_cv: the frame has more than one row at "
+                         + ", ".join(f"{c}={row[c]!r}" for c in [*keys, "fold"])
+                         + ": rows of several runs would be counted as folds; summarize each run")
     metrics = [c for c in ("r2", "rmse", "residual_fraction", "logdet", "mi", "n_eval", "mean_sq_z", "inflation")
                if c in df.columns]
     metrics += [c for c in df.columns if c.startswith("cov_")]
-    g = df.groupby(keys, sort=True)
+    g = df.groupby(keys, sort=True, dropna=False)  # the extrapolation check's rows have no holdout
     parts = {}
     for c in metrics:
         parts[f"{c}_mean"] = g[c].mean()
@@ -160,14 +174,18 @@ def calibration_table(df: pd.DataFrame, *, ks: Sequence[int] | None = None) -> p
     the mean over folds of the per-fold fraction of evaluated entries inside
     the interval.
     """
-    if not isinstance(df, pd.DataFrame):
-        raise ValueError("calibration_table needs a cross_validate DataFrame")
+    if not isinstance(df, pd.DataFrame) or not {"method", "holdout", "k"} <= set(df.columns):
+        raise ValueError("calibration_table needs a cross_validate DataFrame (columns method, holdout, k)")
     cols = [c for c in df.columns if c.startswith("cov_") and not c.endswith("_cal")]
     if not cols:
         raise ValueError("df has no coverage columns: run cross_validate with levels=(0.5, 0.8, 0.9, 0.95)")
+    if ks is not None:
+        have = sorted({int(k) for k in df["k"]})
+        if isinstance(ks, (str, bytes)) or not isinstance(ks, Sequence) or not ks or any(k not in have for k in ks):
+            raise ValueError(f"ks must list subset sizes of the frame, k = {have}; got {ks!r}")
     d = df if ks is None else df[df["k"].isin(list(ks))]
     out = []
-    for (m, h, k), g in d.groupby(["method", "holdout", "k"], sort=True):
+    for (m, h, k), g in d.groupby(["method", "holdout", "k"], sort=True, dropna=False):
         for c in cols:
             nominal = float(c[4:].replace("_", ".")) / 100.0
             rec = dict(method=m, holdout=h, k=k, nominal=nominal, coverage=g[c].mean(), coverage_sd=g[c].std(ddof=1))

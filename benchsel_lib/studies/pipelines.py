@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._checks import check_int
 from ..data import load_source
 from ..method.pipeline import Pipeline, parse_pipeline
 from ..method.predictors import check_unconditioned, scored_entries
@@ -219,7 +220,45 @@ def _cell_keys(df: pd.DataFrame) -> list[str]:
         ``df`` lacks ``method``, ``fold``, ``k`` or ``r2``.
     """
     _require_columns(df, ("method", "fold", "k", "r2"))
-    return [c for c in ("seed", "holdout", "fold") if c in df.columns]
+    keys = [c for c in ("seed", "holdout", "fold") if c in df.columns]
+    twice = df.duplicated([*keys, "method", "k"])
+    if twice.any():
+        row = df.loc[twice].iloc[0]
+        cell = ", ".join(f"{c}={row[c]}" for c in [*keys, "k"])
+        raise ValueError(f"the frame has more than one row of {row['method']!r} at {cell}: rows of several runs "
+                         "would be averaged and paired wrongly; pass one run's rows (compare_pipelines keys its "
+                         "runs by seed)")
+    return keys
+
+
+def _check_sizes(ks: Any, what: str = "ks") -> tuple[int, ...]:
+    """``ks`` as a tuple of distinct subset sizes (positive integers), at least one; else ValueError naming it."""
+    if isinstance(ks, (str, bytes)) or not isinstance(ks, Sequence):
+        raise ValueError(f"{what} must be a list of subset sizes, got {ks!r}")
+    bad = [k for k in ks if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1]
+    if bad or not ks:
+        raise ValueError(f"{what} must list one or more subset sizes (positive integers), got {list(ks)!r}")
+    if len(set(ks)) != len(ks):
+        raise ValueError(f"{what} lists a size twice: {list(ks)!r}")
+    return tuple(int(k) for k in ks)
+
+
+def _require_method_sizes(df: pd.DataFrame, method: str, ks: Sequence[int]) -> None:
+    """Raise ``ValueError`` unless ``method`` has rows in ``df`` at every size of ``ks``."""
+    _require_methods(df, (method,))
+    have = sorted({int(k) for k in df.loc[df["method"] == method, "k"]})
+    absent = [k for k in ks if k not in have]
+    if absent:
+        raise ValueError(f"k = {absent} is not in the rows of {method!r}: it has k = {have}")
+
+
+def _check_peers(peers: Any, reference: str) -> list[str]:
+    """``peers`` as a list of method names other than ``reference``; a string or the reference raise ValueError."""
+    if isinstance(peers, (str, bytes)) or not isinstance(peers, Sequence):
+        raise ValueError(f"peers must be a list of method names, got {peers!r}")
+    if reference in peers:
+        raise ValueError(f"peers lists the reference {reference!r}: it would be compared with itself")
+    return list(peers)
 
 
 def _require_columns(df: pd.DataFrame, columns: Sequence[str], *,
@@ -279,6 +318,7 @@ def paired_summary(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10), reference: 
         ``df`` lacks a column pairing needs, a size of ``ks`` is not scored,
         or ``reference`` or ``baseline`` is not in ``df``.
     """
+    ks = _check_sizes(ks)
     wide = _wide_r2(df, ks, (reference, baseline))
     rows = []
     for k in ks:
@@ -306,6 +346,9 @@ def choice_counts(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] =
     """
     _require_columns(df, ("method", "k", "choice"),
                      hint="the recommended pipeline's rows of cross_validate carry its choice")
+    ks = _check_sizes(ks)
+    _require_method_sizes(df, method, ks)
+    check_int(top, "top")
     d = df[(df["method"] == method) & df["k"].isin(list(ks))]
     return {int(k): {str(c): int(n) for c, n in g["choice"].value_counts().head(top).items()}
             for k, g in d.groupby("k")}
@@ -320,6 +363,7 @@ def pooled_coverage(df: pd.DataFrame, *, method: str = "auto", levels: Sequence[
     """
     _require_columns(df, ("method", "n_eval", *(coverage_column(lev) for lev in levels)),
                      hint=f"cross_validate gives interval coverage with levels={tuple(float(v) for v in levels)}")
+    _require_methods(df, (method,))
     d = df[df["method"] == method]
     out = []
     for lev in levels:
@@ -342,6 +386,8 @@ def inner_optimism(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] 
     """
     _require_columns(df, ("method", "k", "inner_r2", "r2"),
                      hint="the recommended pipeline's rows of cross_validate carry its inner_r2")
+    ks = _check_sizes(ks)
+    _require_method_sizes(df, method, ks)
     d = df[(df["method"] == method) & df["k"].isin(list(ks))].dropna(subset=["inner_r2", "r2"])
     rows = []
     for k, g in d.groupby("k"):
@@ -367,6 +413,8 @@ def peer_differences(df: pd.DataFrame, peers: Sequence[str], *, ks: Sequence[int
         ``df`` lacks a column pairing needs, a size of ``ks`` is not scored,
         or ``reference`` is not in ``df``.
     """
+    ks = _check_sizes(ks)
+    peers = _check_peers(peers, reference)
     wide = _wide_r2(df, ks, (reference,))
     rows = []
     for k in ks:
@@ -414,6 +462,8 @@ def shared_differences(df: pd.DataFrame, peers: Sequence[str], *, ks: Sequence[i
         rows of a cell disagree on an entry's truth (rows of different runs).
     """
     _require_columns(df, ("entries",), hint="run cross_validate or compare_pipelines with keep_entries=True")
+    ks = _check_sizes(ks)
+    peers = _check_peers(peers, reference)
     keys = _require_scored(df, ks, (reference,))
     d = df[df["k"].isin(list(ks))].set_index([*keys, "k", "method"])["entries"]
     if not d.index.is_unique:
@@ -485,6 +535,8 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
     """
     keys = _cell_keys(df)
     _require_methods(df, (method,))
+    if not check_int(k0, "k0") < check_int(k1, "k1"):
+        raise ValueError(f"k0={k0} must be smaller than k1={k1}: the gain is from k0 to k1 benchmarks")
     d = df[df["method"] == method]
     pairs, wide = {}, {}
     for col in ("r2", "r2_common"):
@@ -655,6 +707,10 @@ def entries_scored(df: pd.DataFrame, methods: Sequence[str] | None = None, *,
     _require_columns(df, ("method", "k", "n_eval"))
     names = list(pd.unique(df["method"])) if methods is None else list(methods)
     _require_methods(df, names)
+    ks = _check_sizes(ks)
+    have = sorted({int(k) for k in df["k"]})
+    if any(k not in have for k in ks):
+        raise ValueError(f"k = {[k for k in ks if k not in have]} is not in the frame: it has k = {have}")
     n = df[df["k"].isin(ks)].groupby(["method", "k"])["n_eval"].sum()
     return pd.DataFrame({int(k): [int(n.get((m, k), 0)) for m in names] for k in ks},
                         index=pd.Index(names, name="method"))
