@@ -27,9 +27,11 @@ from benchsel_lib import (
 from benchsel_lib.data.loaders import parse_number
 from benchsel_lib.method.regression import RidgePredictor
 from benchsel_lib.protocol.summaries import calibration_table, top_residuals
+from benchsel_lib.studies.diagnostics import positions_from_cv, selection_summary
 from benchsel_lib.studies.pipelines import (
     entries_scored,
     k_gain,
+    paired_summary,
     peer_differences,
     pooled_coverage,
 )
@@ -201,7 +203,6 @@ def two_runs():
 
 
 def test_summaries_refuse_rows_of_two_runs_instead_of_averaging_them(two_runs):
-    from benchsel_lib.studies.pipelines import paired_summary
     both = pd.concat(two_runs, ignore_index=True)
     for call in (lambda: paired_summary(both, ks=(2,), reference="mi", baseline="entropy"),
                  lambda: peer_differences(both, ["entropy"], ks=(2,), reference="mi"),
@@ -228,6 +229,20 @@ def test_summaries_refuse_rows_of_two_runs_instead_of_averaging_them(two_runs):
     (lambda df: pooled_coverage(df, method="auto", levels=(0.5,)), "method 'auto' is not in the frame"),
     (lambda df: calibration_table(df, ks=[9]), "ks must list subset sizes of the frame, k = [1, 2, 3]; got [9]"),
     (lambda df: top_residuals(df, n=0), "n must be a positive integer (ranks 1..n), got 0"),
+    (lambda df: paired_summary(df, ks=(2,), reference="mi", baseline="entropy", n_se=-1),
+     "n_se must be a non-negative number, got -1"),
+    (lambda df: paired_summary(df, ks=(2,), reference="mi", baseline="mi"), "reference and baseline are both 'mi'"),
+    (lambda df: selection_summary(positions_from_cv(df, method="mi"), top=15),
+     "top=15 is larger than the selections (3 picks at most per fold)"),
+    (lambda df: selection_summary(positions_from_cv(df, method="mi"), top=2, n_folds=1),
+     "n_folds=1 is smaller than the 3 folds the positions come from"),
+    (lambda df: positions_from_cv(df, method="mi", holdout=None), "holdout must be a fraction in (0, 1), got None"),
+    (lambda df: positions_from_cv(df.assign(selected=df["selected"].astype(str)), method="mi"),
+     "the selected column holds text"),
+    (lambda df: positions_from_cv(pd.concat([df.assign(seed=0), df.assign(seed=1)]), method="mi"),
+     "cv table holds 2 seeds of 'mi'"),
+    (lambda df: positions_from_cv(pd.concat([df, df]), method="mi"),
+     "cv table has more than one row of 'mi' per fold and k"),
 ])
 def test_a_summary_of_what_the_run_does_not_hold_is_refused_by_name(two_runs, call, message):
     with pytest.raises(ValueError) as err:

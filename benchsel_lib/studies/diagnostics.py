@@ -710,8 +710,15 @@ def selection_summary(positions: pd.DataFrame, *, top: int = 15, n_folds: int | 
         if col not in positions.columns:
             raise ValueError(f"positions lacks the column {col!r} (use selection_positions)")
     check_int(top, "top")
+    longest = int(positions["position"].max()) if len(positions) else 0
+    if top > longest:
+        raise ValueError(f"top={top} is larger than the selections ({longest} picks at most per fold): every pick "
+                         f"would count as in the top; choose top in 1..{longest}")
+    seen = int(positions["fold"].nunique())
     if n_folds is None:
-        n_folds = positions.attrs.get("n_folds") or int(positions["fold"].nunique())
+        n_folds = positions.attrs.get("n_folds") or seen
+    elif check_int(n_folds, "n_folds") < seen:
+        raise ValueError(f"n_folds={n_folds} is smaller than the {seen} folds the positions come from")
     g = positions.groupby("benchmark", sort=False)["position"]
     out = pd.DataFrame(
         {
@@ -766,11 +773,22 @@ def positions_from_cv(cv: pd.DataFrame, *, method: str, holdout: float = 0.1) ->
     for col in ("method", "holdout", "fold", "k", "selected"):
         if col not in cv.columns:
             raise ValueError(f"cv table lacks the column {col!r}")
+    if isinstance(holdout, bool) or not isinstance(holdout, (int, float, np.floating)):
+        raise ValueError(f"holdout must be a fraction in (0, 1), got {holdout!r}")
     sub = cv[(cv["method"] == method) & np.isclose(cv["holdout"].astype(float), float(holdout))]
     if sub.empty:
         raise ValueError(f"cv table has no rows for method={method!r}, holdout={holdout}")
+    if "seed" in sub.columns and sub["seed"].nunique() > 1:
+        raise ValueError(f"cv table holds {sub['seed'].nunique()} seeds of {method!r}: pass one run's rows "
+                         "(cv[cv['seed'] == s]), each fold's selection is that run's")
+    if sub.duplicated(["fold", "k"]).any():
+        raise ValueError(f"cv table has more than one row of {method!r} per fold and k: rows of several runs; "
+                         "pass one run's rows")
     orders: dict[Any, list[str]] = {}
     for fold, grp in sub.groupby("fold", sort=True):
         row = grp.loc[grp["k"].idxmax()]
+        if isinstance(row["selected"], str):
+            raise ValueError(f"the selected column holds text ({row['selected'][:40]!r}), not the tuples of names "
+                             "cross_validate gives (a CSV round trip?)")
         orders[fold] = list(row["selected"])
     return selection_positions(orders)

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._checks import check_int
+from .._checks import check_int, check_nonnegative
 from ..data import load_source
 from ..method.pipeline import Pipeline, parse_pipeline
 from ..method.predictors import check_unconditioned, scored_entries
@@ -319,6 +319,9 @@ def paired_summary(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10), reference: 
         or ``reference`` or ``baseline`` is not in ``df``.
     """
     ks = _check_sizes(ks)
+    n_se = check_nonnegative(n_se, "n_se")
+    if reference == baseline:
+        raise ValueError(f"reference and baseline are both {reference!r}: a method compared with itself")
     wide = _wide_r2(df, ks, (reference, baseline))
     rows = []
     for k in ks:
