@@ -710,10 +710,6 @@ def selection_summary(positions: pd.DataFrame, *, top: int = 15, n_folds: int | 
         if col not in positions.columns:
             raise ValueError(f"positions lacks the column {col!r} (use selection_positions)")
     check_int(top, "top")
-    longest = int(positions["position"].max()) if len(positions) else 0
-    if top > longest:
-        raise ValueError(f"top={top} is larger than the selections ({longest} picks at most per fold): every pick "
-                         f"would count as in the top; choose top in 1..{longest}")
     seen = int(positions["fold"].nunique())
     if n_folds is None:
         n_folds = positions.attrs.get("n_folds") or seen
