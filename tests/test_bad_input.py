@@ -260,3 +260,17 @@ def test_rows_without_a_holdout_are_summarized_not_dropped(two_runs):
     s = summarize_cv(df)
     assert len(s) == len(summarize_cv(two_runs[0])) and s["holdout"].isna().all() and (s["split"] == "random").all()
     assert len(calibration_table(df)) == len(calibration_table(two_runs[0]))
+
+
+def test_a_summary_with_nothing_to_compare_gives_no_verdict_and_bad_band_arguments_are_named(two_runs):
+    df = two_runs[0].copy()
+    df.loc[(df["method"] == "mi") & (df["k"] == 2), "r2"] = np.nan
+    row = paired_summary(df, ks=(2,), reference="mi", baseline="entropy").iloc[0]
+    assert row["vs_baseline"] == "n/a" and np.isnan(row["diff_baseline"])
+    assert paired_summary(two_runs[0], ks=(2,), reference="mi", baseline="entropy").iloc[0]["vs_baseline"] in (
+        "better", "level", "worse")
+    from benchsel_lib.studies.bands import variant_range
+    band = pd.DataFrame({"variant": ["a", "b"], "k": [1, 1], "method": ["mi", "mi"], "r2": [0.5, 0.6]})
+    assert variant_range(band, k=1)["max"].iloc[0] == 0.6
+    with pytest.raises(ValueError, match="metric 'method' is not a numeric column of the band"):
+        variant_range(band, k=1, metric="method")

@@ -161,6 +161,8 @@ def test_describe_first_pick_quotes_the_study(complete_study):
     assert "k = 3" in text5
     with pytest.raises(ValueError, match="k=9"):
         describe_first_pick(st, k=9)
+    with pytest.raises(ValueError, match="k must be a positive integer, got 3.0"):  # not printed as "k = 3.0"
+        describe_first_pick(st, k=3.0)
 
 
 def test_first_pick_study_on_a_sparse_matrix_uses_the_em_covariance():

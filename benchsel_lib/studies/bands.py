@@ -253,6 +253,8 @@ def variant_range(band: pd.DataFrame, *, k: int, metric: str | None = None) -> p
     missing = [c for c in ("variant", "k", metric) if c not in band.columns]
     if missing:
         raise ValueError(f"band lacks column(s) {missing} (pass first_pick_band or tie_break_band output)")
+    if not pd.api.types.is_numeric_dtype(band[metric]) or pd.api.types.is_bool_dtype(band[metric]):
+        raise ValueError(f"metric {metric!r} is not a numeric column of the band")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise ValueError(f"k must be an integer, got {k!r}")
     at = band[band["k"] == int(k)]

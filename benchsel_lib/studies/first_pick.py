@@ -458,6 +458,7 @@ def describe_first_pick(study: FirstPickStudy, *, k: int | None = None) -> str:
     ref = study.paper
     if k is None:
         k = min(ref) if ref else int(min(5, c.index.max()))
+    check_int(k, "k")
     if k not in c.index:
         raise ValueError(f"k={k} is not in the study's 1..{int(c.index.max())}")
     rules = [r for r in study.sources if r in c.columns]

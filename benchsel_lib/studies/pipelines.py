@@ -308,7 +308,8 @@ def paired_summary(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10), reference: 
     are reported.  ``best`` is the method (other than ``reference`` and
     ``baseline``) with the highest mean R^2 at that ``k``.  ``vs_baseline``
     reads the difference to ``baseline``: ``"better"`` / ``"worse"`` when it
-    exceeds ``n_se`` standard errors either way, else ``"level"``.  ``df``
+    exceeds ``n_se`` standard errors either way, ``"n/a"`` when no cell
+    scores both, else ``"level"``.  ``df``
     holds the rows of :func:`compare_pipelines` or of one
     :func:`~benchsel_lib.protocol.cv.cross_validate` run.  O(rows).
 
@@ -332,7 +333,9 @@ def paired_summary(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10), reference: 
         d = (w[reference] - w[best]).dropna()
         diff, diff_se = _mean_se(d)
         diff_b, diff_b_se = _mean_se((w[reference] - w[baseline]).dropna())
-        verdict = ("better" if diff_b > n_se * diff_b_se else "worse" if diff_b < -n_se * diff_b_se else "level")
+        n_b = int((w[reference] - w[baseline]).notna().sum())
+        verdict = ("n/a" if n_b == 0 else "better" if diff_b > n_se * diff_b_se
+                   else "worse" if diff_b < -n_se * diff_b_se else "level")
         rows.append(dict(k=int(k), reference=float(means[reference]), baseline=float(means[baseline]),
                          best_fixed=best, best_fixed_r2=float(means[best]), diff=diff, diff_se=diff_se,
                          diff_baseline=diff_b, diff_baseline_se=diff_b_se, n_cells=int(len(d)), vs_baseline=verdict))

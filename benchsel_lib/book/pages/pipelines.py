@@ -23,7 +23,8 @@ from ..prose import (
 __all__ = ["VERDICT", "prose", "verdict_lines", "peer_passage", "shared_sentences", "aside_passage"]
 
 VERDICT = {"better": "the recommended pipeline is better", "worse": "Gaussian + MI is better",
-           "level": "no clear difference: the paper's recommendation holds"}
+           "level": "no clear difference: the paper's recommendation holds",
+           "n/a": "no fold scores both, so there is no verdict"}
 
 
 def verdict_lines(summary: pd.DataFrame) -> list[str]:
