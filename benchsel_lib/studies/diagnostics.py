@@ -705,6 +705,12 @@ def selection_summary(positions: pd.DataFrame, *, top: int = 15, n_folds: int | 
         folds_in_top`` (the right margin of Figures 9-11).  Benchmarks in
         ``attrs["names"]`` that were never selected are appended with NaN
         positions and zero counts.
+
+    Raises
+    ------
+    ValueError
+        ``positions`` lacks a column, ``top`` is not a positive integer, or
+        ``n_folds`` is fewer than the folds the positions come from.
     """
     for col in ("benchmark", "fold", "position"):
         if col not in positions.columns:
@@ -765,6 +771,13 @@ def positions_from_cv(cv: pd.DataFrame, *, method: str, holdout: float = 0.1) ->
         Selection method, e.g. ``"entropy"`` or ``"mi"``.
     holdout : float, default 0.1
         Holdout fraction (the paper uses 10% for Figures 9-11).
+
+    Raises
+    ------
+    ValueError
+        A missing column, a holdout that is not a number, no row of
+        ``method`` at ``holdout``, rows of several seeds or runs (one fold
+        would take one run's selection), or selections stored as text.
     """
     for col in ("method", "holdout", "fold", "k", "selected"):
         if col not in cv.columns:
