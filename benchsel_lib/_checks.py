@@ -12,12 +12,7 @@ import numpy as np
 from ._names import unknown_name_error
 from .data.matrix import ScoreMatrix
 
-#: a (conditional) variance below -NEGATIVE_RTOL x the largest variance means the covariance is not positive
-#: semi-definite: rounding on a PSD matrix stays near machine precision times its size
-NEGATIVE_RTOL = 1e-8
-
 __all__ = [
-    "NEGATIVE_RTOL",
     "check_bool",
     "check_covariance",
     "check_data_matrix",

@@ -52,6 +52,9 @@ def test_known_parameters_pass():
     (dict(datasets=["merged"], also_run=["mteb"], k_max=60), r"k_max=60 is out of range.*56 benchmarks"),
     (dict(datasets=["mteb"], also_run=["benchpress"], n_folds=100), r"n_folds=100 is out of range.*83 models"),
     (dict(also_run=["mtbe"]), r"matrix='mtbe' is not a known matrix"),
+    (dict(datasets=["benchpress"], k_max={"k_show": [1, 49]}), r"k_show\[1\]=49 is out of range.*at most 48"),
+    (dict(k_max={"k_show": []}), r"k_show is empty; give one or more subset sizes"),
+    (dict(k_max={"k_show": [2, 2]}), r"k_show lists 2 more than once"),
 ])
 def test_bad_parameters_are_named_in_the_error(kwargs, message):
     with pytest.raises(ValueError, match=message):

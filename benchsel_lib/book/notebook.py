@@ -119,7 +119,9 @@ def check_parameters(
         Largest subset size, ``1 <= k_max <= N - 1`` for the smallest
         number of benchmarks ``N`` among ``datasets`` and ``also_run`` (one
         benchmark must be left to predict). A mapping ``{parameter name:
-        value}`` checks several (``{"k_max": 15, "k_table": 5}``).
+        value}`` checks several (``{"k_max": 15, "k_table": 5}``); a value
+        that is a list of sizes (``{"k_show": [1, 5, 10]}``) must hold at
+        least one, none twice, each within the same bound.
     n_folds : int, optional
         Cross-validation folds, ``2 <= n_folds <= M`` for the smallest number
         of models ``M`` among ``datasets`` and ``also_run``.
@@ -188,16 +190,25 @@ def check_parameters(
         if dup:
             raise ValueError(f"datasets lists {dup} more than once")
         shapes = [_shape(n) for n in names]
+    if dataset is not None:
+        for param, value in (dataset.items() if isinstance(dataset, Mapping) else [("dataset", dataset)]):
+            check_name(param, value)
     if also_run is not None:
         for name in _as_list(also_run, "also_run"):
             check_name("matrix", name)
             shapes.append(_shape(name))
-    if dataset is not None:
-        for param, value in (dataset.items() if isinstance(dataset, Mapping) else [("dataset", dataset)]):
-            check_name(param, value)
     if k_max is not None:
         n_min = min((s[1] for s in shapes), default=None)
+        sizes: list[tuple[str, Any]] = []
         for param, value in (k_max.items() if isinstance(k_max, Mapping) else [("k_max", k_max)]):
+            if isinstance(value, (list, tuple)):
+                if not value:
+                    raise ValueError(f"{param} is empty; give one or more subset sizes")
+                _distinct(list(value), param)
+                sizes += [(f"{param}[{i}]", v) for i, v in enumerate(value)]
+            else:
+                sizes.append((param, value))
+        for param, value in sizes:
             check_int(value, param)
             if n_min is not None and value > n_min - 1:
                 raise ValueError(

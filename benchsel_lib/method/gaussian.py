@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import NEGATIVE_RTOL, check_covariance, check_nonnegative
+from .._checks import check_covariance, check_nonnegative
 from .base import BasePredictor, NotFittedError, check_train_query
 from .correlation import estimate_correlation
 
@@ -41,6 +41,9 @@ __all__ = [
 
 #: smallest conditional variance reported (a target the conditioning set explains fully)
 VAR_FLOOR = 1e-12
+#: a conditional variance below -NEGATIVE_RTOL x the largest variance means the covariance is not positive
+#: semi-definite: rounding on a PSD matrix stays near machine precision times its size
+NEGATIVE_RTOL = 1e-8
 
 
 @dataclass(frozen=True)
