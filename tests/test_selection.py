@@ -1,4 +1,4 @@
-"""Tests for benchsel_lib.method.selection, checked against independent brute-force computations."""
+"""Tests for benchsel_lib.method.selection and .objectives, checked against independent brute-force computations."""
 from __future__ import annotations
 
 import itertools
@@ -8,15 +8,13 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from benchsel_lib.method.selection import (
-    Selection,
-    _complement_precision_diag,
+from benchsel_lib.method.objectives import (
+    complement_precision_diag,
     log_det,
     mutual_information,
     residual_traces,
-    select,
-    too_thin,
 )
+from benchsel_lib.method.selection import Selection, select, too_thin
 
 LOG_2PIE = math.log(2 * math.pi * math.e)
 
@@ -169,7 +167,7 @@ def test_rank_one_precision_downdate_drifts_where_refactorization_does_not():
         P = np.delete(np.delete(P, a, axis=0), a, axis=1)
         remaining.remove(j)
         exact = _exact_inverse_diagonal([[H[r][c] for c in remaining] for r in remaining])
-        fresh = _complement_precision_diag(Hf, np.array(remaining), 1e-12)
+        fresh = complement_precision_diag(Hf, np.array(remaining), 1e-12)
         down_err.append(float(np.max(np.abs(np.diag(P) - exact) / exact)))
         fresh_err.append(float(np.max(np.abs(fresh - exact) / exact)))
     # after several steps the complement is small and well conditioned: refactorization is
@@ -184,10 +182,10 @@ def test_complement_precision_uses_cholesky_and_falls_back_to_clamped_eigenvalue
     S = random_spd(9, 4)
     comp = np.array([0, 2, 3, 5, 8])
     exact = np.diag(np.linalg.inv(S[np.ix_(comp, comp)]))
-    assert np.allclose(_complement_precision_diag(S, comp, 1e-12), exact, rtol=1e-12)
+    assert np.allclose(complement_precision_diag(S, comp, 1e-12), exact, rtol=1e-12)
     # singular block (duplicated benchmark): Cholesky fails, eigenvalues are clamped at the floor
     D = np.array([[1.0, 1.0, 0.2], [1.0, 1.0, 0.2], [0.2, 0.2, 1.0]])
-    P = _complement_precision_diag(D, np.arange(3), 1e-12)
+    P = complement_precision_diag(D, np.arange(3), 1e-12)
     w, V = np.linalg.eigh(D)
     assert np.isfinite(P).all() and np.allclose(P, (V**2) @ (1 / np.maximum(w, 1e-12)), rtol=1e-6)
     assert P[0] > 1e10  # the duplicate is (numerically) perfectly predicted by its twin

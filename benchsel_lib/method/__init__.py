@@ -5,10 +5,14 @@
 * :mod:`.scaling` -- the one standardizer and the logit transform (Appendix K);
 * :mod:`.covariance`, :mod:`.em`, :mod:`.correlation` -- the pairwise and EM
   estimates (Section 3, Appendix G) and a pipeline's correlation step;
-* :mod:`.selection`, :mod:`.selectors`, :mod:`.medoids` -- the one selection
-  entry point (greedy entropy / MI, Algorithms 1-2, Appendices B-C; random;
-  lasso path; predictive greedy; anchor points by k-medoids) and a pipeline's
-  selection step;
+* :mod:`.objectives` -- entropy and mutual information (Algorithms 1-2,
+  Appendix C): their gains over one pivoted Cholesky, their values along an
+  order;
+* :mod:`.selection`, :mod:`.selectors`, :mod:`.medoids`, :mod:`.sparse` -- the
+  one selection entry point (the greedy that maximizes an objective, with
+  budgets, mandatory benchmarks and ties, Appendix B; random; lasso path;
+  predictive greedy; anchor points by k-medoids; the Lasso selections) and a
+  pipeline's selection step;
 * :mod:`.base`, :mod:`.gaussian`, :mod:`.regression`, :mod:`.completion`,
   :mod:`.tabimpute`, :mod:`.predictors` -- the predictor protocol and the
   predictors (Gaussian conditional mean, ridge, soft-impute, kNN, BenchPress

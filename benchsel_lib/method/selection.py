@@ -35,12 +35,15 @@ Nine objectives:
   leaves ``k`` of them
   (:func:`~benchsel_lib.method.sparse.imputed_lasso_order`, a peer method).
 
-Extras for practitioners (paper Section 6, Appendix B): mandatory benchmarks
+The two Gaussian objectives are gains over one pivoted Cholesky state
+(:mod:`~benchsel_lib.method.objectives`); this module holds the optimizer that
+maximizes them, greedy eager or lazy (Minoux), and the extras for
+practitioners (paper Section 6, Appendix B): mandatory benchmarks
 (``initial``), knapsack budgets with the Krause-Guestrin modified greedy
-(``costs`` + ``budget``), lazy (Minoux) evaluation, explicit deterministic tie
-breaking (every first entropy gain on a correlation matrix ties) and a
-minimum-observation filter on candidates (a benchmark run by two or three
-models has a noise correlation).  A pipeline names these options once, in a
+(``costs`` + ``budget``), explicit deterministic tie breaking (every first
+entropy gain on a correlation matrix ties) and a minimum-observation filter on
+candidates (a benchmark run by two or three models has a noise correlation).
+A pipeline names these options once, in a
 :class:`~benchsel_lib.method.selectors.Selector`.
 
 Numerical conventions
@@ -61,11 +64,21 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.linalg import lapack
 
 from .._checks import check_bool, check_covariance, check_k, resolve_indices
 from .._random import check_entropy
 from .medoids import anchor_dissimilarity, k_medoids
+from .objectives import (
+    EntropyGain,
+    MutualInformationGain,
+    Objective,
+    PivotedCholesky,
+    entropy_gain,
+    entropy_gains_along,
+    gains_along,
+    trace_order,
+    variance_floor,
+)
 from .regression import RidgePredictor, ridge_loo_batch
 from .sparse import imputed_lasso_order, mean_lasso_order, sparse_order
 
@@ -78,11 +91,8 @@ __all__ = [
     "check_tie_break",
     "within_budget",
     "too_thin",
-    "residual_traces",
     "Selection",
     "select",
-    "log_det",
-    "mutual_information",
     "lasso_path_order",
     "predictive_greedy",
 ]
@@ -92,7 +102,8 @@ __all__ = [
 #: points, the per-target Lasso with a cross-validated strength, the Lasso path of the mean score (on the
 #: correlation, and on the mean-imputed matrix)
 OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso")
-_GAUSSIAN = ("entropy", "mi", "random")
+#: the objectives that the greedy optimizer maximizes, by name
+_GAINS = {"entropy": EntropyGain, "mi": MutualInformationGain}
 #: the objectives whose ``k`` benchmarks are not the first ``k`` of a larger selection (a set of ``k`` medoids
 #: depends on ``k``, and so does the strength that leaves ``k`` non-zero coefficients); a pipeline selects them
 #: once per subset size
@@ -117,17 +128,6 @@ def check_tie_break(tie_break: Any) -> str:
     if not isinstance(tie_break, str) or tie_break not in TIE_BREAKS:
         raise ValueError(f"unknown tie_break {tie_break!r}; expected one of {TIE_BREAKS}")
     return tie_break
-
-
-_LOG_2PIE = math.log(2.0 * math.pi * math.e)
-
-
-#: relative variance floor (times max(diag(cov)))
-_VAR_RTOL = 1e-12
-
-
-#: a complement Cholesky pivot below this (times max diag of the block) triggers the eigen fallback
-_PIVOT_RTOL = 1e-12
 
 
 #: relative slack on the budget (floating-point sums of costs)
@@ -237,214 +237,6 @@ class Selection:
         )
 
 
-class _PivotedCholesky:
-    """Incremental (pivoted) Cholesky state of Algorithm 1.
-
-    ``L[j, s]`` is the Cholesky row entry of benchmark ``j`` for the ``s``-th
-    pivot; ``d[j]`` the residual diagonal :math:`\\sigma^2_{j|A}`.  ``add`` is
-    the eager :math:`O(tN)` column update; ``refresh`` brings a single row up to
-    date (used by lazy greedy, :math:`O(t^2)` worst case per row).
-    """
-
-    def __init__(self, S: np.ndarray, kmax: int, floor: float) -> None:
-        n = S.shape[0]
-        self.S = S
-        self.floor = floor
-        self.L = np.zeros((n, max(kmax, 1)))
-        self.d = np.diag(S).copy()
-        self.filled = np.zeros(n, dtype=int)
-        self.selected = np.zeros(n, dtype=bool)
-        self.order: list[int] = []
-        self.pivots: list[float] = []
-
-    @property
-    def t(self) -> int:
-        return len(self.order)
-
-    def add(self, p: int) -> None:
-        """Select ``p`` and update every row (eager column update)."""
-        t, S, L = self.t, self.S, self.L
-        dp = float(self.d[p])
-        if dp > self.floor:
-            col = (S[:, p] - L[:, :t] @ L[p, :t]) / math.sqrt(dp)
-            col[self.selected] = 0.0
-            col[p] = math.sqrt(dp)
-            self.d -= col * col
-        else:
-            col = np.zeros(S.shape[0])
-        L[:, t] = col
-        self.d[p] = 0.0
-        self.filled[:] = t + 1
-        self._record(p, dp)
-
-    def refresh(self, j: int) -> float:
-        """Bring row ``j`` up to date with all pivots so far; return ``d[j]``."""
-        S, L = self.S, self.L
-        for s in range(int(self.filled[j]), self.t):
-            a = self.order[s]
-            piv = L[a, s]
-            if piv > 0.0:
-                ell = (S[j, a] - L[j, :s] @ L[a, :s]) / piv
-                L[j, s] = ell
-                self.d[j] -= ell * ell
-        self.filled[j] = self.t
-        return float(self.d[j])
-
-    def add_lazy(self, p: int) -> None:
-        """Select ``p`` after ``refresh(p)``; other rows are updated on demand."""
-        dp = self.refresh(p)
-        t = self.t
-        self.L[p, t] = math.sqrt(dp) if dp > self.floor else 0.0
-        self.d[p] = 0.0
-        self.filled[p] = t + 1
-        self._record(p, dp)
-
-    def _record(self, p: int, dp: float) -> None:
-        self.selected[p] = True
-        self.order.append(int(p))
-        self.pivots.append(dp)
-
-
-def _complement_precision_diag(S: np.ndarray, comp: np.ndarray, floor: float) -> np.ndarray:
-    """Diagonal of :math:`(\\Sigma_{\\bar A\\bar A})^{-1}` from a fresh factorization.
-
-    Fresh Cholesky of the complement block (LAPACK ``potrf``) and the inverse of L
-    (``trtri``), i.e. :math:`P_{vv} = \\|(L^{-1})_{:,v}\\|^2` (Eq. prec-diag-chol).
-    When the factorization fails or a pivot falls below ``_PIVOT_RTOL`` times
-    the block's largest diagonal, an eigendecomposition with eigenvalues
-    clamped at ``floor`` is used instead (Appendix C).  Cost :math:`O(|\\bar A|^3)`.
-    """
-    block = S.take(comp, axis=0).take(comp, axis=1)
-    scale = float(block.diagonal().max()) if block.size else 0.0
-    if scale > 0.0:
-        # block is symmetric, so its transpose is a Fortran-ordered copy LAPACK may overwrite
-        c, info = lapack.dpotrf(block.copy().T, lower=1, clean=1, overwrite_a=1)
-        if info == 0:
-            piv = c.diagonal()
-            if float((piv * piv).min()) > _PIVOT_RTOL * scale:
-                # L^{-1} by a triangular inverse (cheaper than potri); upper triangle stays zero
-                linv, info2 = lapack.dtrtri(c, lower=1, overwrite_c=1)
-                if info2 == 0:
-                    p = np.einsum("ij,ij->j", linv, linv)
-                    if np.isfinite(p).all() and (p > 0).all():
-                        return p
-    w, V = np.linalg.eigh(block)
-    w = np.maximum(w, floor)
-    return (V * V) @ (1.0 / w)
-
-
-def _clamped_cholesky_logpivots(S: np.ndarray, floor: float) -> np.ndarray:
-    """Log of the (clamped) Cholesky pivots of ``S`` in its given order.
-
-    ``sum(out[:m]) = log det S[:m, :m]`` for every leading block.  Uses LAPACK
-    when all pivots exceed ``floor``; otherwise an outer-product Cholesky that
-    clamps pivots at ``floor`` and zeroes the column of a dependent variable.
-    """
-    n = S.shape[0]
-    if n == 0:
-        return np.zeros(0)
-    c, info = lapack.dpotrf(S, lower=1, clean=0, overwrite_a=0)
-    if info == 0:
-        piv = c.diagonal() ** 2
-        if float(piv.min()) > floor:
-            return np.log(piv)
-    A = S.copy()
-    out = np.empty(n)
-    for i in range(n):
-        p = A[i, i]
-        out[i] = math.log(max(p, floor))
-        if p > floor:
-            col = A[i + 1 :, i] / math.sqrt(p)
-            A[i + 1 :, i + 1 :] -= np.outer(col, col)
-    return out
-
-
-def _pivot_along(S: np.ndarray, order: Sequence[int], floor: float) -> tuple[_PivotedCholesky, np.ndarray]:
-    """Pivoted Cholesky along ``order``: its state, and the residual trace after each pivot. O(k^2 N)."""
-    state = _PivotedCholesky(S, len(order), floor)
-    resid = np.empty(len(order))
-    for s, p in enumerate(order):
-        state.add(p)
-        resid[s] = float(np.maximum(state.d[~state.selected], 0.0).sum())
-    return state, resid
-
-
-def residual_traces(cov: object, order: Sequence[int]) -> np.ndarray:
-    """Residual trace :math:`\\operatorname{tr}(\\Sigma_{\\bar A_t|A_t})` after each pivot of ``order``.
-
-    The pivoted Cholesky of Algorithm 1 along a given order: by Lemma 1(b)
-    the trace left after ``t`` pivots is :math:`\\operatorname{tr}(\\Sigma
-    - L_t L_t^\\top)` over the benchmarks not yet pivoted (negative rounding
-    clipped at 0).  A pivot whose residual variance is at most
-    ``1e-12 * max(diag(cov))`` (numerically dependent on the earlier ones)
-    updates nothing.
-
-    Parameters
-    ----------
-    cov : array_like (N, N)
-        Symmetric PSD covariance.
-    order : sequence of int
-        Distinct pivots in ``0..N-1``.
-
-    Returns
-    -------
-    ndarray (len(order),)
-
-    Notes
-    -----
-    O(k^2 N) for ``k = len(order)``.
-    """
-    S = check_covariance(cov)
-    pivots = [int(i) for i in order]
-    if len(set(pivots)) != len(pivots) or any(not 0 <= i < S.shape[0] for i in pivots):
-        raise ValueError(f"order must list distinct indices in 0..{S.shape[0] - 1}")
-    return _pivot_along(S, pivots, _VAR_RTOL * float(np.diag(S).max()))[1]
-
-
-def _trace_order(S: np.ndarray, order: Sequence[int], floor: float) -> dict[str, np.ndarray]:
-    """Pivoted Cholesky along a fixed order: entropy gains, residual, logdet, MI.
-
-    Cost :math:`O(k^2 N)` for the Cholesky part plus one :math:`O(N^3)`
-    factorization of :math:`\\Sigma` in the order (complement, reversed
-    selection), whose leading blocks are the complements
-    :math:`\\bar A_t`; then :math:`I_t = \\tfrac12[\\log\\det\\Sigma_{A_t}
-    + \\log\\det\\Sigma_{\\bar A_t} - \\log\\det\\Sigma]` (Eq. mi-formula).
-    """
-    n = S.shape[0]
-    k = len(order)
-    state, resid = _pivot_along(S, order, floor)
-    resid = resid / float(np.trace(S))
-    piv = np.maximum(np.asarray(state.pivots, dtype=float), floor)
-    logpiv = np.log(piv)
-    logdet = np.cumsum(logpiv)
-    gains = 0.5 * (_LOG_2PIE + logpiv)
-    # MI diagnostic: one factorization in the order [complement..., a_k, ..., a_1]
-    sel = np.zeros(n, dtype=bool)
-    sel[list(order)] = True
-    perm = np.concatenate([np.flatnonzero(~sel), np.asarray(order[::-1], dtype=int)])
-    lp = _clamped_cholesky_logpivots(S[np.ix_(perm, perm)], floor)
-    csum = np.concatenate([[0.0], np.cumsum(lp)])
-    logdet_all = csum[n]
-    mi = np.empty(k)
-    for s in range(k):
-        m = n - (s + 1)  # size of the complement after step s
-        mi[s] = 0.0 if m == 0 else max(0.0, 0.5 * (logdet[s] + csum[m] - logdet_all))
-    return {"gains": gains, "residual_fraction": resid, "logdet": logdet, "mi": mi}
-
-
-def _mi_gains_along(S: np.ndarray, order: Sequence[int], floor: float) -> np.ndarray:
-    """MI marginal gains (Eq. mi-gain) of a fixed order, via Algorithm 2's updates."""
-    state = _PivotedCholesky(S, len(order), floor)
-    out = np.empty(len(order))
-    for s, p in enumerate(order):
-        comp = np.flatnonzero(~state.selected)
-        P = _complement_precision_diag(S, comp, floor)
-        pj = P[int(np.searchsorted(comp, p))]
-        out[s] = 0.5 * (math.log(max(state.d[p], floor)) + math.log(pj))
-        state.add(p)
-    return out
-
-
 def _tie_threshold(best: float, tol: float) -> float:
     return best - tol * max(1.0, abs(best))
 
@@ -476,14 +268,14 @@ class _TieBreaker:
             self._r2 = r2
         return self._r2[np.ix_(tied, np.flatnonzero(~selected))].sum(axis=1)
 
-    def _mi_key(self, tied: np.ndarray, state: _PivotedCholesky) -> np.ndarray:
-        comp = np.flatnonzero(~state.selected)
-        P = _complement_precision_diag(self.S, comp, self.floor)
-        pos = np.searchsorted(comp, tied)
-        d = np.array([state.refresh(int(j)) for j in tied])
-        return 0.5 * (np.log(np.maximum(d, self.floor)) + np.log(P[pos]))
+    def _mi_key(self, tied: np.ndarray, state: PivotedCholesky) -> np.ndarray:
+        for j in tied:  # the lazy greedy leaves the rows of unevaluated candidates stale
+            state.refresh(int(j))
+        mi = MutualInformationGain(self.S, self.floor)
+        mi.prepare(state)
+        return mi.gains(state, tied)[0]
 
-    def choose(self, cands: np.ndarray, keys: np.ndarray, state: _PivotedCholesky) -> int:
+    def choose(self, cands: np.ndarray, keys: np.ndarray, state: PivotedCholesky) -> int:
         """Pick from ``cands`` (ascending indices) with primary ``keys``."""
         if self.mode == "argmax":
             return int(cands[int(np.argmax(keys))])
@@ -505,9 +297,8 @@ class _TieBreaker:
 
 
 def _greedy(
-    S: np.ndarray,
+    objective: Objective,
     *,
-    objective: str,
     initial: list[int],
     candidates: np.ndarray,
     k: int,
@@ -516,49 +307,36 @@ def _greedy(
     shift: float,
     tie: _TieBreaker,
     lazy: bool,
-    floor: float,
     budget_tol: float = 0.0,
 ) -> tuple[list[int], list[float], int, dict[int, float]]:
-    """Run mandatory steps then greedy steps; return order, MI step gains, #evals, first-step gains.
+    """The greedy optimizer: mandatory steps, then greedy steps on ``objective``'s gains.
 
-    The selection key is the objective gain (``objective`` entropy or mi), plus
-    ``shift`` and divided by the cost when ``costs`` is given (cost-effective
+    Returns the order, the gain of each step (mandatory ones included), the
+    number of gain evaluations and the gains at the first greedy step.  The
+    key of a candidate is the objective's surrogate (the conditional variance
+    for entropy, Algorithm 1's :math:`\\arg\\max_j d_j`), or, when ``costs`` are
+    given, its gain plus ``shift`` divided by its cost (cost-effective
     greedy).  ``first_gains`` maps each affordable candidate to its unshifted
     gain at the first greedy step (used for the best-singleton strategy).
+    Eager: one vector evaluation of every candidate per step.  Lazy (Minoux):
+    a max-heap of stale keys, valid upper bounds by submodularity; a
+    candidate is re-evaluated only when its bound reaches the top.
     """
-    state = _PivotedCholesky(S, k, floor)
-    mi_gains: list[float] = []
+    state = PivotedCholesky(objective.S, k, objective.floor)
+    step_gains: list[float] = []
     n_eval = 0
     first: dict[int, float] = {}
-    use_lazy_rows = lazy and objective == "entropy"
+    lazy_rows = lazy and objective.lazy_rows
+    add = state.add_lazy if lazy_rows else state.add
 
-    def complement_P() -> tuple[np.ndarray, np.ndarray]:
-        comp = np.flatnonzero(~state.selected)
-        return comp, _complement_precision_diag(S, comp, floor)
-
-    def mi_gain(j: int, comp: np.ndarray, P: np.ndarray) -> float:
-        pj = P[int(np.searchsorted(comp, j))]
-        return 0.5 * (math.log(max(float(state.d[j]), floor)) + math.log(pj))
-
-    # mandatory benchmarks
     for p in initial:
-        if objective == "mi":
-            comp, P = complement_P()
-            mi_gains.append(mi_gain(p, comp, P))
-        if use_lazy_rows:
-            state.add_lazy(p)
-        else:
-            state.add(p)
+        objective.prepare(state)
+        step_gains.append(objective.gain(state, p)[0])
+        add(p)
 
     avail = candidates.copy()  # bool mask of still-selectable benchmarks
     avail[state.selected] = False
     cost = costs
-
-    variance_keys = objective == "entropy" and cost is None
-
-    def to_key(g: np.ndarray | float, j: np.ndarray | int) -> Any:
-        g = g + shift
-        return g / cost[j] if cost is not None else g
 
     heap: list[tuple[float, int, int]] = []
     if lazy:
@@ -572,39 +350,22 @@ def _greedy(
         if not avail.any():
             break
         step = state.t
-        comp = P = None
-        if objective == "mi":
-            comp, P = complement_P()
+        objective.prepare(state)
         if not lazy:
             cands = np.flatnonzero(avail)
-            if objective == "entropy":
-                dv = np.maximum(state.d[cands], floor)
-                gains = 0.5 * (_LOG_2PIE + np.log(dv))
-            else:
-                pc = P[np.searchsorted(comp, cands)]
-                gains = 0.5 * (np.log(np.maximum(state.d[cands], floor)) + np.log(pc))
+            gains, surrogate = objective.gains(state, cands)
             n_eval += cands.size
             if first_step:
                 first = dict(zip(cands.tolist(), gains.tolist()))
-            # entropy: the key is the conditional variance itself (Algorithm 1's argmax d_j)
-            keys = dv if variance_keys else to_key(gains, cands)
+            keys = surrogate if cost is None else (gains + shift) / cost[cands]
             p = tie.choose(cands, keys, state)
-            if objective == "mi":
-                mi_gains.append(float(gains[int(np.searchsorted(cands, p))]))
+            step_gains.append(float(gains[int(np.searchsorted(cands, p))]))
         else:
             def evaluate(j: int) -> tuple[float, float]:
-                if objective == "entropy":
-                    dj = max(state.refresh(j), floor)
-                    g = 0.5 * (_LOG_2PIE + math.log(dj))
-                    if variance_keys:
-                        if first_step:
-                            first[j] = g
-                        return g, dj
-                else:
-                    g = mi_gain(j, comp, P)
+                g, surrogate = objective.gain(state, j)
                 if first_step:
                     first[j] = g
-                return g, float(to_key(g, j))
+                return g, (surrogate if cost is None else float((g + shift) / cost[j]))
 
             fresh: dict[int, float] = {}
             # pop until the top of the heap is fresh
@@ -646,17 +407,13 @@ def _greedy(
             for j, key in tied:
                 if j != p:
                     heapq.heappush(heap, (-key, j, step))
-            if objective == "mi":
-                mi_gains.append(fresh[p])
+            step_gains.append(fresh[p])
         first_step = False
-        if use_lazy_rows:
-            state.add_lazy(p)
-        else:
-            state.add(p)
+        add(p)
         avail[p] = False
         if cost is not None:
             budget_left -= float(cost[p])
-    return state.order, mi_gains, n_eval, first
+    return state.order, step_gains, n_eval, first
 
 
 def _check_costs(costs: object, budget: object, n: int) -> tuple[np.ndarray | None, float | None]:
@@ -887,7 +644,7 @@ def select(
     diag = np.diag(S)
     if float(diag.max()) <= 0.0:
         raise ValueError("cov has zero total variance")
-    floor = _VAR_RTOL * float(diag.max())
+    floor = variance_floor(S)
     if initial is None:
         initial = ()
     elif isinstance(initial, (str, int, np.integer)):
@@ -970,12 +727,14 @@ def select(
                 )
         if objective == "entropy":
             lam_min = float(np.linalg.eigvalsh(S)[0])
-            shift = max(0.0, -0.5 * (_LOG_2PIE + math.log(max(lam_min, floor))))
+            shift = max(0.0, -entropy_gain(max(lam_min, floor), log=math.log))
 
-    tie = _TieBreaker(S, tie_break, tol, floor, objective, variance_keys=(objective == "entropy" and c is None))
+    gain = _GAINS[objective](S, floor) if objective in _GAINS else None
+    variance_keys = gain is not None and gain.key_is_variance and c is None
+    tie = _TieBreaker(S, tie_break, tol, floor, objective, variance_keys=variance_keys)
     strategy = "greedy"
     n_eval = 0
-    mi_gains: list[float] | None = None
+    step_gains: list[float] | None = None
     if objective == "random":
         seed = check_entropy(seed)
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
@@ -1010,11 +769,10 @@ def select(
     elif objective == "greedy":
         order = predictive_greedy(tr, k, initial=init, candidates=candidates | _mask(n, init), costs=c, budget=b)
         strategy = "greedy"
-    else:
+    else:  # entropy or MI: the greedy on their gains
         budget_left = (b - float(c[init].sum())) if c is not None else math.inf
-        order, mi_gains, n_eval, first = _greedy(
-            S,
-            objective=objective,
+        order, step_gains, n_eval, first = _greedy(
+            gain,
             initial=init,
             candidates=candidates,
             k=k,
@@ -1023,7 +781,6 @@ def select(
             shift=shift,
             tie=tie,
             lazy=lazy,
-            floor=floor,
             budget_tol=btol,
         )
         if c is not None:
@@ -1037,18 +794,17 @@ def select(
                     val_single = first[j_single] + shift
                     m = len(init)
                     if objective == "mi":
-                        val_greedy = float(np.sum(mi_gains[m:]))
+                        val_greedy = float(np.sum(step_gains[m:]))
                     else:
-                        val_greedy = _entropy_value(S, order, m, floor) + shift * (len(order) - m)
+                        val_greedy = float(entropy_gains_along(S, order, floor)[m:].sum()) + shift * (len(order) - m)
                     if val_single > val_greedy:
                         order = list(init) + [j_single]
                         strategy = "singleton"
-                        if objective == "mi":
-                            mi_gains = None
+                        step_gains = None
 
-    diag_out = _trace_order(S, order, floor)
+    diag_out = trace_order(S, order, floor)
     if objective == "mi":
-        gains = np.asarray(mi_gains) if mi_gains is not None else _mi_gains_along(S, order, floor)
+        gains = np.asarray(step_gains) if step_gains is not None else gains_along(gain, order)
     else:
         gains = diag_out["gains"]
     return Selection(
@@ -1067,55 +823,11 @@ def select(
     )
 
 
-def _state_after(S: np.ndarray, init: list[int], floor: float) -> _PivotedCholesky:
-    state = _PivotedCholesky(S, max(len(init), 1), floor)
+def _state_after(S: np.ndarray, init: list[int], floor: float) -> PivotedCholesky:
+    state = PivotedCholesky(S, max(len(init), 1), floor)
     for p in init:
         state.add(p)
     return state
-
-
-def _entropy_value(S: np.ndarray, order: list[int], start: int, floor: float) -> float:
-    """Sum of unshifted entropy gains of ``order[start:]`` (given ``order[:start]``)."""
-    g = _trace_order_gains(S, order, floor)
-    return float(g[start:].sum())
-
-
-def _trace_order_gains(S: np.ndarray, order: list[int], floor: float) -> np.ndarray:
-    state = _PivotedCholesky(S, len(order), floor)
-    for p in order:
-        state.add(p)
-    piv = np.maximum(np.asarray(state.pivots, dtype=float), floor)
-    return 0.5 * (_LOG_2PIE + np.log(piv))
-
-
-def log_det(cov: object, idx: Sequence[int | str], *, names: Sequence[str] | None = None) -> float:
-    """Brute-force :math:`\\log\\det\\Sigma_{AA}` via ``numpy.linalg.slogdet``.
-
-    Reference computation for tests and notebooks, :math:`O(|A|^3)`.  Returns
-    0 for an empty ``idx`` and ``-inf`` when the block is singular (sign <= 0).
-    """
-    S = check_covariance(cov)
-    ix = resolve_indices(list(idx), S.shape[0], names)
-    if not ix:
-        return 0.0
-    sign, val = np.linalg.slogdet(S[np.ix_(ix, ix)])
-    return float(val) if sign > 0 else -math.inf
-
-
-def mutual_information(cov: object, idx: Sequence[int | str], *, names: Sequence[str] | None = None) -> float:
-    """Brute-force :math:`I(X_A; X_{\\bar A})` (Eq. mi-formula) with ``slogdet``.
-
-    :math:`\\tfrac12[\\log\\det\\Sigma_{AA} + \\log\\det\\Sigma_{\\bar A\\bar A} - \\log\\det\\Sigma]`;
-    0 when ``A`` or its complement is empty.  Reference computation,
-    :math:`O(N^3)`; for a singular ``cov`` the value may be infinite or NaN.
-    """
-    S = check_covariance(cov)
-    n = S.shape[0]
-    ix = resolve_indices(list(idx), n, names)
-    if not ix or len(ix) == n:
-        return 0.0
-    rest = sorted(set(range(n)) - set(ix))
-    return 0.5 * (log_det(S, ix) + log_det(S, rest) - log_det(S, list(range(n))))
 
 
 def _mask(n: int, idx: Sequence[int]) -> np.ndarray:

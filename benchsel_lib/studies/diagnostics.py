@@ -31,7 +31,8 @@ from scipy import stats
 from .._checks import check_covariance, check_int
 from ..data import ScoreMatrix
 from ..method.covariance import cov_to_corr
-from ..method.selection import residual_traces, select
+from ..method.objectives import residual_traces
+from ..method.selection import select
 
 __all__ = [
     "Eigenspectrum",
@@ -202,7 +203,7 @@ def cholesky_residual_trace(
     traces : np.ndarray, shape (k,)
         ``traces[j-1] = tr(Sigma_{rest|A_j})``, the total residual variance left
         after conditioning on the first ``j`` pivots (Schur complement trace;
-        :func:`~benchsel_lib.method.selection.residual_traces`).
+        :func:`~benchsel_lib.method.objectives.residual_traces`).
     pivots : np.ndarray of int, shape (k,)
         The pivots used.
 

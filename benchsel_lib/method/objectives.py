@@ -1,0 +1,431 @@
+"""The paper's two objectives, apart from the greedy that maximizes them (Sections 2-4, Appendix C).
+
+For a Gaussian with covariance :math:`\\Sigma` over the benchmarks, a set
+:math:`A` of revealed benchmarks is scored by
+
+* its entropy :math:`H(X_A) = \\tfrac12\\log\\det(2\\pi e\\,\\Sigma_{AA})`, whose
+  marginal gain is :math:`\\tfrac12\\log(2\\pi e\\,\\sigma^2_{j|A})`
+  (Eq. schur-entropy, Algorithm 1), and
+* its mutual information with the rest,
+  :math:`I(X_A; X_{\\bar A}) = \\tfrac12[\\log\\det\\Sigma_{AA} + \\log\\det\\Sigma_{\\bar A\\bar A}
+  - \\log\\det\\Sigma]` (Eq. mi-formula), whose marginal gain is
+  :math:`\\tfrac12[\\log\\sigma^2_{j|A} + \\log P_{jj}]` with :math:`P` the
+  precision of the complement :math:`\\Sigma_{\\bar A\\bar A}`, :math:`j` still in it
+  (Eq. mi-gain, Algorithm 2).
+
+Both read the conditional variances :math:`\\sigma^2_{j|A}` from one
+incremental pivoted Cholesky factorization (:class:`PivotedCholesky`).  An
+objective (:class:`EntropyGain`, :class:`MutualInformationGain`) answers one
+question, the gains of some candidates given the benchmarks selected so far;
+the optimizer in :mod:`~benchsel_lib.method.selection` (eager or lazy
+greedy, budgets, ties) asks it and knows none of the formulas.  The values
+along a given order (:func:`trace_order`, :func:`residual_traces`) and the
+brute-force references (:func:`log_det`, :func:`mutual_information`) live here
+too.
+
+Numerical conventions: conditional variances are clamped from below at
+``variance_floor(S) = 1e-12 * max(diag(S))`` before a logarithm is taken, so
+near-singular covariances give finite numbers; a pivot at or below the floor
+counts as already explained, and its Cholesky column is zero.  Each gain has
+a vector form (``numpy.log``) and a one-candidate form (``math.log``, which
+may differ from ``numpy.log`` in the last bit): the eager greedy uses the
+first, the lazy greedy and the gains along an order the second.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import numpy as np
+from scipy.linalg import lapack
+
+from .._checks import check_covariance, resolve_indices
+
+__all__ = [
+    "LOG_2PIE",
+    "variance_floor",
+    "PivotedCholesky",
+    "Objective",
+    "EntropyGain",
+    "MutualInformationGain",
+    "entropy_gain",
+    "mi_gain",
+    "gains_along",
+    "entropy_gains_along",
+    "complement_precision_diag",
+    "trace_order",
+    "residual_traces",
+    "log_det",
+    "mutual_information",
+]
+
+#: :math:`\\log(2\\pi e)`, the constant of a Gaussian's entropy
+LOG_2PIE = math.log(2.0 * math.pi * math.e)
+
+#: relative variance floor (times max(diag(cov)))
+_VAR_RTOL = 1e-12
+
+#: a complement Cholesky pivot below this (times max diag of the block) triggers the eigen fallback
+_PIVOT_RTOL = 1e-12
+
+
+def variance_floor(S: np.ndarray) -> float:
+    """The floor of every conditional variance, ``1e-12 * max(diag(S))``. O(N)."""
+    return _VAR_RTOL * float(np.diag(S).max())
+
+
+class PivotedCholesky:
+    """Incremental (pivoted) Cholesky state of Algorithm 1.
+
+    ``L[j, s]`` is the Cholesky row entry of benchmark ``j`` for the ``s``-th
+    pivot; ``d[j]`` the residual diagonal :math:`\\sigma^2_{j|A}`.  ``add`` is
+    the eager :math:`O(tN)` column update; ``refresh`` brings a single row up to
+    date (used by lazy greedy, :math:`O(t^2)` worst case per row).
+    """
+
+    def __init__(self, S: np.ndarray, kmax: int, floor: float) -> None:
+        n = S.shape[0]
+        self.S = S
+        self.floor = floor
+        self.L = np.zeros((n, max(kmax, 1)))
+        self.d = np.diag(S).copy()
+        self.filled = np.zeros(n, dtype=int)
+        self.selected = np.zeros(n, dtype=bool)
+        self.order: list[int] = []
+        self.pivots: list[float] = []
+
+    @property
+    def t(self) -> int:
+        return len(self.order)
+
+    def add(self, p: int) -> None:
+        """Select ``p`` and update every row (eager column update)."""
+        t, S, L = self.t, self.S, self.L
+        dp = float(self.d[p])
+        if dp > self.floor:
+            col = (S[:, p] - L[:, :t] @ L[p, :t]) / math.sqrt(dp)
+            col[self.selected] = 0.0
+            col[p] = math.sqrt(dp)
+            self.d -= col * col
+        else:
+            col = np.zeros(S.shape[0])
+        L[:, t] = col
+        self.d[p] = 0.0
+        self.filled[:] = t + 1
+        self._record(p, dp)
+
+    def refresh(self, j: int) -> float:
+        """Bring row ``j`` up to date with all pivots so far; return ``d[j]``."""
+        S, L = self.S, self.L
+        for s in range(int(self.filled[j]), self.t):
+            a = self.order[s]
+            piv = L[a, s]
+            if piv > 0.0:
+                ell = (S[j, a] - L[j, :s] @ L[a, :s]) / piv
+                L[j, s] = ell
+                self.d[j] -= ell * ell
+        self.filled[j] = self.t
+        return float(self.d[j])
+
+    def add_lazy(self, p: int) -> None:
+        """Select ``p`` after ``refresh(p)``; other rows are updated on demand."""
+        dp = self.refresh(p)
+        t = self.t
+        self.L[p, t] = math.sqrt(dp) if dp > self.floor else 0.0
+        self.d[p] = 0.0
+        self.filled[p] = t + 1
+        self._record(p, dp)
+
+    def _record(self, p: int, dp: float) -> None:
+        self.selected[p] = True
+        self.order.append(int(p))
+        self.pivots.append(dp)
+
+
+def entropy_gain(variance: np.ndarray | float, *, log: Callable = np.log) -> np.ndarray | float:
+    """Entropy gain :math:`\\tfrac12\\log(2\\pi e\\,\\sigma^2_{j|A})` of floored variances (Eq. schur-entropy).
+
+    ``log=math.log`` for one candidate. O(1) per candidate.
+    """
+    return 0.5 * (LOG_2PIE + log(variance))
+
+
+def mi_gain(variance: np.ndarray | float, precision: np.ndarray | float, *, log: Callable = np.log
+            ) -> np.ndarray | float:
+    """MI gain :math:`\\tfrac12[\\log\\sigma^2_{j|A} + \\log P_{jj}]` (Eq. mi-gain) of floored conditional variances.
+
+    ``precision`` is the diagonal entry of the complement's precision,
+    :math:`P_{jj} = 1/\\sigma^2_{j|\\bar A \\setminus j}`; ``log=math.log`` for one
+    candidate. O(1) per candidate.
+    """
+    return 0.5 * (log(variance) + log(precision))
+
+
+def complement_precision_diag(S: np.ndarray, comp: np.ndarray, floor: float) -> np.ndarray:
+    """Diagonal of :math:`(\\Sigma_{\\bar A\\bar A})^{-1}` from a fresh factorization.
+
+    Fresh Cholesky of the complement block (LAPACK ``potrf``) and the inverse of L
+    (``trtri``), i.e. :math:`P_{vv} = \\|(L^{-1})_{:,v}\\|^2` (Eq. prec-diag-chol).
+    When the factorization fails or a pivot falls below ``_PIVOT_RTOL`` times
+    the block's largest diagonal, an eigendecomposition with eigenvalues
+    clamped at ``floor`` is used instead (Appendix C).  Cost :math:`O(|\\bar A|^3)`.
+    """
+    block = S.take(comp, axis=0).take(comp, axis=1)
+    scale = float(block.diagonal().max()) if block.size else 0.0
+    if scale > 0.0:
+        # block is symmetric, so its transpose is a Fortran-ordered copy LAPACK may overwrite
+        c, info = lapack.dpotrf(block.copy().T, lower=1, clean=1, overwrite_a=1)
+        if info == 0:
+            piv = c.diagonal()
+            if float((piv * piv).min()) > _PIVOT_RTOL * scale:
+                # L^{-1} by a triangular inverse (cheaper than potri); upper triangle stays zero
+                linv, info2 = lapack.dtrtri(c, lower=1, overwrite_c=1)
+                if info2 == 0:
+                    p = np.einsum("ij,ij->j", linv, linv)
+                    if np.isfinite(p).all() and (p > 0).all():
+                        return p
+    w, V = np.linalg.eigh(block)
+    w = np.maximum(w, floor)
+    return (V * V) @ (1.0 / w)
+
+
+class Objective(Protocol):
+    """What the greedy asks of an objective: the gains of candidates given the pivots of a :class:`PivotedCholesky`.
+
+    ``key_is_variance``: without costs the greedy may rank by the surrogate
+    (a quantity increasing in the gain) and break ties relative to it.
+    ``lazy_rows``: whether the lazy greedy may leave the Cholesky rows of
+    unevaluated candidates stale.
+    """
+
+    name: str
+    key_is_variance: bool
+    lazy_rows: bool
+    S: np.ndarray
+    floor: float
+
+    def prepare(self, state: PivotedCholesky) -> None:
+        """Work shared by every candidate of one step (once per step)."""
+
+    def gains(self, state: PivotedCholesky, cands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Gains of ``cands`` (their rows up to date) and their surrogate keys, vector form."""
+
+    def gain(self, state: PivotedCholesky, j: int) -> tuple[float, float]:
+        """Gain of one candidate and its surrogate key; brings its row up to date first."""
+
+
+class EntropyGain:
+    """The entropy objective of Algorithm 1: the gain of ``j`` is :math:`\\tfrac12\\log(2\\pi e\\,\\sigma^2_{j|A})`.
+
+    The surrogate key is the floored conditional variance itself, so the
+    greedy step is the pivot of pivoted Cholesky (Algorithm 1's
+    :math:`\\arg\\max_j d_j`). O(1) per candidate, nothing per step.
+    """
+
+    name = "entropy"
+    key_is_variance = True
+    lazy_rows = True
+
+    def __init__(self, S: np.ndarray, floor: float) -> None:
+        self.S, self.floor = S, floor
+
+    def prepare(self, state: PivotedCholesky) -> None:
+        pass
+
+    def gains(self, state: PivotedCholesky, cands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        dv = np.maximum(state.d[cands], self.floor)
+        return entropy_gain(dv), dv
+
+    def gain(self, state: PivotedCholesky, j: int) -> tuple[float, float]:
+        dj = max(state.refresh(j), self.floor)
+        return entropy_gain(dj, log=math.log), dj
+
+
+class MutualInformationGain:
+    """The MI objective of Algorithm 2: the gain of ``j`` is :math:`\\tfrac12[\\log\\sigma^2_{j|A} + \\log P_{jj}]`.
+
+    ``prepare`` factorizes the complement afresh at every step
+    (:func:`complement_precision_diag`, :math:`O(|\\bar A|^3)`, Appendix C);
+    a gain is then O(log N).  The surrogate key is the gain.  The rows stay
+    eager: the complement's factorization costs more than updating them.
+    """
+
+    name = "mi"
+    key_is_variance = False
+    lazy_rows = False
+
+    def __init__(self, S: np.ndarray, floor: float) -> None:
+        self.S, self.floor = S, floor
+        self._comp = np.zeros(0, dtype=int)
+        self._P = np.zeros(0)
+        self._step: tuple[int, int] | None = None
+
+    def prepare(self, state: PivotedCholesky) -> None:
+        self._comp = np.flatnonzero(~state.selected)
+        self._P = complement_precision_diag(self.S, self._comp, self.floor)
+        self._step = (id(state), state.t)
+
+    def _precision(self, state: PivotedCholesky) -> np.ndarray:
+        if self._step != (id(state), state.t):
+            raise RuntimeError("MutualInformationGain: call prepare(state) at every step before asking for gains")
+        return self._P
+
+    def gains(self, state: PivotedCholesky, cands: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        pc = self._precision(state)[np.searchsorted(self._comp, cands)]
+        g = mi_gain(np.maximum(state.d[cands], self.floor), pc)
+        return g, g
+
+    def gain(self, state: PivotedCholesky, j: int) -> tuple[float, float]:
+        pj = self._precision(state)[int(np.searchsorted(self._comp, j))]
+        g = mi_gain(max(state.refresh(j), self.floor), pj, log=math.log)
+        return g, g
+
+
+def gains_along(objective: Objective, order: Sequence[int]) -> np.ndarray:
+    """The objective's marginal gain of each benchmark of ``order`` given those before it (one-candidate form).
+
+    :math:`O(k)` steps of ``prepare`` (MI: :math:`O(kN^3)`) and eager
+    :math:`O(tN)` Cholesky updates.
+    """
+    state = PivotedCholesky(objective.S, len(order), objective.floor)
+    out = np.empty(len(order))
+    for s, p in enumerate(order):
+        objective.prepare(state)
+        out[s] = objective.gain(state, p)[0]
+        state.add(p)
+    return out
+
+
+def _clamped_cholesky_logpivots(S: np.ndarray, floor: float) -> np.ndarray:
+    """Log of the (clamped) Cholesky pivots of ``S`` in its given order.
+
+    ``sum(out[:m]) = log det S[:m, :m]`` for every leading block.  Uses LAPACK
+    when all pivots exceed ``floor``; otherwise an outer-product Cholesky that
+    clamps pivots at ``floor`` and zeroes the column of a dependent variable.
+    """
+    n = S.shape[0]
+    if n == 0:
+        return np.zeros(0)
+    c, info = lapack.dpotrf(S, lower=1, clean=0, overwrite_a=0)
+    if info == 0:
+        piv = c.diagonal() ** 2
+        if float(piv.min()) > floor:
+            return np.log(piv)
+    A = S.copy()
+    out = np.empty(n)
+    for i in range(n):
+        p = A[i, i]
+        out[i] = math.log(max(p, floor))
+        if p > floor:
+            col = A[i + 1 :, i] / math.sqrt(p)
+            A[i + 1 :, i + 1 :] -= np.outer(col, col)
+    return out
+
+
+def pivot_along(S: np.ndarray, order: Sequence[int], floor: float) -> tuple[PivotedCholesky, np.ndarray]:
+    """Pivoted Cholesky along ``order``: its state, and the residual trace after each pivot. O(k^2 N)."""
+    state = PivotedCholesky(S, len(order), floor)
+    resid = np.empty(len(order))
+    for s, p in enumerate(order):
+        state.add(p)
+        resid[s] = float(np.maximum(state.d[~state.selected], 0.0).sum())
+    return state, resid
+
+
+def entropy_gains_along(S: np.ndarray, order: Sequence[int], floor: float) -> np.ndarray:
+    """The entropy gain of each benchmark of ``order`` given those before it (vector form). O(k^2 N)."""
+    state, _ = pivot_along(S, order, floor)
+    return entropy_gain(np.maximum(np.asarray(state.pivots, dtype=float), floor))
+
+
+def residual_traces(cov: object, order: Sequence[int]) -> np.ndarray:
+    """Residual trace :math:`\\operatorname{tr}(\\Sigma_{\\bar A_t|A_t})` after each pivot of ``order``.
+
+    The pivoted Cholesky of Algorithm 1 along a given order: by Lemma 1(b)
+    the trace left after ``t`` pivots is :math:`\\operatorname{tr}(\\Sigma
+    - L_t L_t^\\top)` over the benchmarks not yet pivoted (negative rounding
+    clipped at 0).  A pivot whose residual variance is at most
+    ``1e-12 * max(diag(cov))`` (numerically dependent on the earlier ones)
+    updates nothing.
+
+    Parameters
+    ----------
+    cov : array_like (N, N)
+        Symmetric PSD covariance.
+    order : sequence of int
+        Distinct pivots in ``0..N-1``.
+
+    Returns
+    -------
+    ndarray (len(order),)
+
+    Notes
+    -----
+    O(k^2 N) for ``k = len(order)``.
+    """
+    S = check_covariance(cov)
+    pivots = [int(i) for i in order]
+    if len(set(pivots)) != len(pivots) or any(not 0 <= i < S.shape[0] for i in pivots):
+        raise ValueError(f"order must list distinct indices in 0..{S.shape[0] - 1}")
+    return pivot_along(S, pivots, variance_floor(S))[1]
+
+
+def trace_order(S: np.ndarray, order: Sequence[int], floor: float) -> dict[str, np.ndarray]:
+    """Pivoted Cholesky along a fixed order: entropy gains, residual, logdet, MI.
+
+    Cost :math:`O(k^2 N)` for the Cholesky part plus one :math:`O(N^3)`
+    factorization of :math:`\\Sigma` in the order (complement, reversed
+    selection), whose leading blocks are the complements
+    :math:`\\bar A_t`; then :math:`I_t = \\tfrac12[\\log\\det\\Sigma_{A_t}
+    + \\log\\det\\Sigma_{\\bar A_t} - \\log\\det\\Sigma]` (Eq. mi-formula).
+    """
+    n = S.shape[0]
+    k = len(order)
+    state, resid = pivot_along(S, order, floor)
+    resid = resid / float(np.trace(S))
+    piv = np.maximum(np.asarray(state.pivots, dtype=float), floor)
+    logdet = np.cumsum(np.log(piv))
+    gains = entropy_gain(piv)
+    # MI diagnostic: one factorization in the order [complement..., a_k, ..., a_1]
+    sel = np.zeros(n, dtype=bool)
+    sel[list(order)] = True
+    perm = np.concatenate([np.flatnonzero(~sel), np.asarray(order[::-1], dtype=int)])
+    lp = _clamped_cholesky_logpivots(S[np.ix_(perm, perm)], floor)
+    csum = np.concatenate([[0.0], np.cumsum(lp)])
+    logdet_all = csum[n]
+    mi = np.empty(k)
+    for s in range(k):
+        m = n - (s + 1)  # size of the complement after step s
+        mi[s] = 0.0 if m == 0 else max(0.0, 0.5 * (logdet[s] + csum[m] - logdet_all))
+    return {"gains": gains, "residual_fraction": resid, "logdet": logdet, "mi": mi}
+
+
+def log_det(cov: object, idx: Sequence[int | str], *, names: Sequence[str] | None = None) -> float:
+    """Brute-force :math:`\\log\\det\\Sigma_{AA}` via ``numpy.linalg.slogdet``.
+
+    Reference computation for tests and notebooks, :math:`O(|A|^3)`.  Returns
+    0 for an empty ``idx`` and ``-inf`` when the block is singular (sign <= 0).
+    """
+    S = check_covariance(cov)
+    ix = resolve_indices(list(idx), S.shape[0], names)
+    if not ix:
+        return 0.0
+    sign, val = np.linalg.slogdet(S[np.ix_(ix, ix)])
+    return float(val) if sign > 0 else -math.inf
+
+
+def mutual_information(cov: object, idx: Sequence[int | str], *, names: Sequence[str] | None = None) -> float:
+    """Brute-force :math:`I(X_A; X_{\\bar A})` (Eq. mi-formula) with ``slogdet``.
+
+    :math:`\\tfrac12[\\log\\det\\Sigma_{AA} + \\log\\det\\Sigma_{\\bar A\\bar A} - \\log\\det\\Sigma]`;
+    0 when ``A`` or its complement is empty.  Reference computation,
+    :math:`O(N^3)`; for a singular ``cov`` the value may be infinite or NaN.
+    """
+    S = check_covariance(cov)
+    n = S.shape[0]
+    ix = resolve_indices(list(idx), n, names)
+    if not ix or len(ix) == n:
+        return 0.0
+    rest = sorted(set(range(n)) - set(ix))
+    return 0.5 * (log_det(S, ix) + log_det(S, rest) - log_det(S, list(range(n))))
