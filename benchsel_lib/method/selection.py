@@ -416,6 +416,81 @@ def _greedy(
     return state.order, step_gains, n_eval, first
 
 
+def _maximize(
+    gain: Objective,
+    *,
+    initial: list[int],
+    candidates: np.ndarray,
+    k: int,
+    costs: np.ndarray | None,
+    budget: float | None,
+    shift: float,
+    tie: _TieBreaker,
+    lazy: bool,
+    budget_tol: float,
+) -> tuple[list[int], list[float] | None, int, str]:
+    """Greedy maximization of an objective (Algorithms 1-2); under a budget the Krause-Guestrin modified greedy.
+
+    Under a budget (Appendix B) the cost-effective greedy is compared with
+    the best affordable singleton given the mandatory benchmarks, in the same
+    (shifted) objective, and the better is kept.  Returns the order, the
+    gain of each step (None when the singleton won), the number of gain
+    evaluations and the strategy (``"greedy"``, ``"cost-effective"`` or
+    ``"singleton"``).  Cost: that of :func:`_greedy`, plus one pass along the
+    order under a budget.
+    """
+    S, floor = gain.S, gain.floor
+    budget_left = budget - float(costs[initial].sum()) if costs is not None and budget is not None else math.inf
+    order, step_gains, n_eval, first = _greedy(
+        gain, initial=initial, candidates=candidates, k=k, costs=costs, budget_left=budget_left, shift=shift,
+        tie=tie, lazy=lazy, budget_tol=budget_tol)
+    if costs is None:
+        return order, step_gains, n_eval, "greedy"
+    if first and len(initial) < k:
+        js = np.array(sorted(first))
+        gs = np.array([first[j] for j in js])
+        j_single = tie.choose(js, gs, _state_after(S, initial, floor))
+        val_single = first[j_single] + shift
+        m = len(initial)
+        if gain.name == "mi":
+            val_greedy = float(np.sum(step_gains[m:]))
+        else:  # the entropy of the greedy's picks, recomputed along the order as the selection reports it
+            val_greedy = float(entropy_gains_along(S, order, floor)[m:].sum()) + shift * (len(order) - m)
+        if val_single > val_greedy:
+            return list(initial) + [j_single], None, n_eval, "singleton"
+    return order, step_gains, n_eval, "cost-effective"
+
+
+def _random_order(
+    candidates: np.ndarray,
+    initial: list[int],
+    k: int,
+    *,
+    costs: np.ndarray | None,
+    budget: float | None,
+    budget_tol: float,
+    seed: int | Sequence[int] | np.random.Generator | None,
+) -> list[int]:
+    """The paper's random baseline: the mandatory benchmarks, then a seeded uniform permutation of the candidates.
+
+    Under a budget a candidate that no longer fits is skipped. O(N).
+    """
+    seed = check_entropy(seed)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    perm = rng.permutation(np.flatnonzero(candidates))
+    order = list(initial)
+    left = budget - float(costs[initial].sum()) if costs is not None and budget is not None else math.inf
+    for j in perm.tolist():
+        if len(order) >= k:
+            break
+        if costs is not None:
+            if costs[j] > left + budget_tol:
+                continue
+            left -= float(costs[j])
+        order.append(int(j))
+    return order
+
+
 def _check_costs(costs: object, budget: object, n: int) -> tuple[np.ndarray | None, float | None]:
     if costs is None and budget is None:
         return None, None
@@ -438,6 +513,100 @@ def _check_costs(costs: object, budget: object, n: int) -> tuple[np.ndarray | No
     if not math.isfinite(b) or b <= 0:
         raise ValueError(f"budget must be a positive finite number, got {budget!r}")
     return c, b
+
+
+def _candidate_mask(
+    n: int,
+    *,
+    init: list[int],
+    names: Sequence[str] | None,
+    min_observed: int | None,
+    observed_counts: object,
+    exclude: Sequence[int | str],
+) -> tuple[np.ndarray, list[int], list[str]]:
+    """The benchmarks the greedy may add: a boolean mask, those excluded (sorted) and why, for errors. O(N).
+
+    Neither a mandatory benchmark (it is already selected) nor one that
+    ``min_observed`` or ``exclude`` removes is a candidate.
+    """
+    candidates = np.ones(n, dtype=bool)
+    excluded: list[int] = []
+    if min_observed is not None:
+        if isinstance(min_observed, bool) or not isinstance(min_observed, (int, np.integer)) or min_observed < 0:
+            raise ValueError(f"min_observed must be a non-negative integer, got {min_observed!r}")
+        if observed_counts is None:
+            raise ValueError("min_observed needs observed_counts (models observing each benchmark)")
+        oc = np.asarray(observed_counts, dtype=float)
+        if oc.shape != (n,) or not np.isfinite(oc).all() or (oc < 0).any():
+            raise ValueError(f"observed_counts must be {n} non-negative finite counts, got shape {oc.shape}")
+        thin = too_thin(oc, min_observed, mandatory=init)
+        excluded = np.flatnonzero(thin).tolist()
+        candidates &= ~thin
+    elif observed_counts is not None:
+        oc = np.asarray(observed_counts)
+        if oc.shape != (n,):
+            raise ValueError(f"observed_counts must have {n} entries, got shape {oc.shape}")
+    out_of_play = resolve_indices(exclude, n, names, role="excluded")
+    both = sorted(set(out_of_play) & set(init))
+    if both:
+        label = names[both[0]] if names is not None else both[0]
+        raise ValueError(f"benchmark {label!r} is both mandatory (initial) and excluded")
+    candidates[out_of_play] = False
+    why = ([f"min_observed={min_observed} excluded {len(excluded)}"] if excluded else []) + (
+        [f"exclude= removed {len(out_of_play)}"] if out_of_play else [])
+    excluded = sorted(set(excluded) | set(out_of_play))
+    candidates[init] = False
+    return candidates, excluded, why
+
+
+def _resolve_size(
+    k: int | None,
+    n: int,
+    *,
+    init: list[int],
+    candidates: np.ndarray,
+    costs: np.ndarray | None,
+    budget: float | None,
+    why: list[str],
+) -> tuple[int, float]:
+    """The number of benchmarks to select, checked against the candidates and the budget, and the budget's slack.
+
+    Without costs ``k`` must leave room for the mandatory benchmarks and
+    not exceed them plus the candidates; under a budget ``k=None`` is the
+    most benchmarks the budget can pay for (the cheapest first). O(N log N).
+    """
+    n_cand = int(candidates.sum())
+    if costs is None or budget is None:
+        k = check_k(k, n)
+        if k < len(init):
+            raise ValueError(f"k={k} is smaller than the number of mandatory benchmarks ({len(init)})")
+        if k - len(init) > n_cand:
+            raise ValueError(
+                f"k={k} is out of range: only {len(init) + n_cand} benchmarks are selectable"
+                + (" after " + " and ".join(why) if why else "")
+            )
+        return k, 0.0
+    btol = _BUDGET_RTOL * budget  # float slack: 1.2 - 0.1 - 0.1 < 1.0 must not make 1.0 unaffordable
+    init_cost = float(costs[init].sum())
+    if not within_budget(init_cost, budget):
+        raise ValueError(f"mandatory benchmarks cost {init_cost:g}, more than the budget {budget:g}")
+    left = budget - init_cost
+    cc = np.sort(costs[candidates])
+    n_afford = int(np.searchsorted(np.cumsum(cc), left + btol, side="right"))
+    max_card = len(init) + n_afford
+    if n_afford == 0 and (k is None or k > len(init)):
+        raise ValueError(f"no benchmark is affordable within budget {budget:g}")
+    if k is None:
+        return max_card, btol
+    k = check_k(k, n)
+    if k < len(init):
+        raise ValueError(f"k={k} is smaller than the number of mandatory benchmarks ({len(init)})")
+    if k > max_card:
+        raise ValueError(
+            f"k={k} is more than the budget allows: at most {max_card} benchmarks fit in budget {budget:g}"
+            " (pass k=None for as many as the budget allows)"
+        )
+    return k, btol
 
 
 def select(
@@ -661,146 +830,41 @@ def select(
         if tr.ndim != 2 or tr.shape[1] != n:
             raise ValueError(f"train must be (models x {n} benchmarks), got shape {tr.shape}")
 
-    # candidate filter
-    candidates = np.ones(n, dtype=bool)
-    excluded: list[int] = []
-    if min_observed is not None:
-        if isinstance(min_observed, bool) or not isinstance(min_observed, (int, np.integer)) or min_observed < 0:
-            raise ValueError(f"min_observed must be a non-negative integer, got {min_observed!r}")
-        if observed_counts is None:
-            raise ValueError("min_observed needs observed_counts (models observing each benchmark)")
-        oc = np.asarray(observed_counts, dtype=float)
-        if oc.shape != (n,) or not np.isfinite(oc).all() or (oc < 0).any():
-            raise ValueError(f"observed_counts must be {n} non-negative finite counts, got shape {oc.shape}")
-        thin = too_thin(oc, min_observed, mandatory=init)
-        excluded = np.flatnonzero(thin).tolist()
-        candidates &= ~thin
-    elif observed_counts is not None:
-        oc = np.asarray(observed_counts)
-        if oc.shape != (n,):
-            raise ValueError(f"observed_counts must have {n} entries, got shape {oc.shape}")
-    out_of_play = resolve_indices(exclude, n, names, role="excluded")
-    both = sorted(set(out_of_play) & set(init))
-    if both:
-        label = names[both[0]] if names is not None else both[0]
-        raise ValueError(f"benchmark {label!r} is both mandatory (initial) and excluded")
-    candidates[out_of_play] = False
-    why = ([f"min_observed={min_observed} excluded {len(excluded)}"] if excluded else []) + (
-        [f"exclude= removed {len(out_of_play)}"] if out_of_play else [])
-    excluded = sorted(set(excluded) | set(out_of_play))
-    candidates[init] = False
-    n_cand = int(candidates.sum())
-
-    # k
+    candidates, excluded, why = _candidate_mask(n, init=init, names=names, min_observed=min_observed,
+                                                observed_counts=observed_counts, exclude=exclude)
+    k, btol = _resolve_size(k, n, init=init, candidates=candidates, costs=c, budget=b, why=why)
     shift = 0.0
-    btol = 0.0
-    if c is None:
-        k = check_k(k, n)
-        if k < len(init):
-            raise ValueError(f"k={k} is smaller than the number of mandatory benchmarks ({len(init)})")
-        if k - len(init) > n_cand:
-            raise ValueError(
-                f"k={k} is out of range: only {len(init) + n_cand} benchmarks are selectable"
-                + (" after " + " and ".join(why) if why else "")
-            )
-    else:
-        btol = _BUDGET_RTOL * b  # float slack: 1.2 - 0.1 - 0.1 < 1.0 must not make 1.0 unaffordable
-        init_cost = float(c[init].sum())
-        if not within_budget(init_cost, b):
-            raise ValueError(f"mandatory benchmarks cost {init_cost:g}, more than the budget {b:g}")
-        left = b - init_cost
-        cc = np.sort(c[candidates])
-        n_afford = int(np.searchsorted(np.cumsum(cc), left + btol, side="right"))
-        max_card = len(init) + n_afford
-        if n_afford == 0 and (k is None or k > len(init)):
-            raise ValueError(f"no benchmark is affordable within budget {b:g}")
-        if k is None:
-            k = max_card
-        else:
-            k = check_k(k, n)
-            if k < len(init):
-                raise ValueError(f"k={k} is smaller than the number of mandatory benchmarks ({len(init)})")
-            if k > max_card:
-                raise ValueError(
-                    f"k={k} is more than the budget allows: at most {max_card} benchmarks fit in budget {b:g}"
-                    " (pass k=None for as many as the budget allows)"
-                )
-        if objective == "entropy":
-            lam_min = float(np.linalg.eigvalsh(S)[0])
-            shift = max(0.0, -entropy_gain(max(lam_min, floor), log=math.log))
+    if c is not None and objective == "entropy":
+        # every conditional variance is at least lambda_min, so the shifted marginals are non-negative
+        lam_min = float(np.linalg.eigvalsh(S)[0])
+        shift = max(0.0, -entropy_gain(max(lam_min, floor), log=math.log))
 
     gain = _GAINS[objective](S, floor) if objective in _GAINS else None
     variance_keys = gain is not None and gain.key_is_variance and c is None
     tie = _TieBreaker(S, tie_break, tol, floor, objective, variance_keys=variance_keys)
-    strategy = "greedy"
     n_eval = 0
     step_gains: list[float] | None = None
-    if objective == "random":
-        seed = check_entropy(seed)
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        perm = rng.permutation(np.flatnonzero(candidates))
-        order = list(init)
-        left = b - float(c[init].sum()) if c is not None else math.inf
-        for j in perm.tolist():
-            if len(order) >= k:
-                break
-            if c is not None:
-                if c[j] > left + btol:
-                    continue
-                left -= float(c[j])
-            order.append(int(j))
-        strategy = "random"
+    strategy = objective
+    with_mandatory = candidates | _mask(n, init)
+    if gain is not None:
+        order, step_gains, n_eval, strategy = _maximize(
+            gain, initial=init, candidates=candidates, k=k, costs=c, budget=b, shift=shift, tie=tie, lazy=lazy,
+            budget_tol=btol)
+    elif objective == "random":
+        order = _random_order(candidates, init, k, costs=c, budget=b, budget_tol=btol, seed=seed)
     elif objective == "lasso":
-        order = lasso_path_order(S, k, initial=init, candidates=candidates | _mask(n, init))
-        strategy = "lasso"
+        order = lasso_path_order(S, k, initial=init, candidates=with_mandatory)
     elif objective == "anchors":
         medoids = k_medoids(anchor_dissimilarity(S), k, fixed=init, candidates=candidates)
         order, n_eval = medoids.order, medoids.n_evaluations
-        strategy = "anchors"
     elif objective == "sparse":
-        order = sparse_order(S, tr, k, initial=init, candidates=candidates | _mask(n, init)).order
-        strategy = "sparse"
+        order = sparse_order(S, tr, k, initial=init, candidates=with_mandatory).order
     elif objective == "mean-lasso":
-        order = mean_lasso_order(S, k, initial=init, candidates=candidates | _mask(n, init))
-        strategy = "mean-lasso"
+        order = mean_lasso_order(S, k, initial=init, candidates=with_mandatory)
     elif objective == "imputed-lasso":
-        order = imputed_lasso_order(tr, k, initial=init, candidates=candidates | _mask(n, init))
-        strategy = "imputed-lasso"
-    elif objective == "greedy":
-        order = predictive_greedy(tr, k, initial=init, candidates=candidates | _mask(n, init), costs=c, budget=b)
-        strategy = "greedy"
-    else:  # entropy or MI: the greedy on their gains
-        budget_left = (b - float(c[init].sum())) if c is not None else math.inf
-        order, step_gains, n_eval, first = _greedy(
-            gain,
-            initial=init,
-            candidates=candidates,
-            k=k,
-            costs=c,
-            budget_left=budget_left,
-            shift=shift,
-            tie=tie,
-            lazy=lazy,
-            budget_tol=btol,
-        )
-        if c is not None:
-            strategy = "cost-effective"
-            # best singleton in the same (shifted) objective, given the mandatory set
-            if first:
-                js = np.array(sorted(first))
-                gs = np.array([first[j] for j in js])
-                if len(init) < k:
-                    j_single = tie.choose(js, gs, _state_after(S, init, floor))
-                    val_single = first[j_single] + shift
-                    m = len(init)
-                    if objective == "mi":
-                        val_greedy = float(np.sum(step_gains[m:]))
-                    else:
-                        val_greedy = float(entropy_gains_along(S, order, floor)[m:].sum()) + shift * (len(order) - m)
-                    if val_single > val_greedy:
-                        order = list(init) + [j_single]
-                        strategy = "singleton"
-                        step_gains = None
+        order = imputed_lasso_order(tr, k, initial=init, candidates=with_mandatory)
+    else:  # "greedy"
+        order = predictive_greedy(tr, k, initial=init, candidates=with_mandatory, costs=c, budget=b)
 
     diag_out = trace_order(S, order, floor)
     if objective == "mi":
