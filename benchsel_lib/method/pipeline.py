@@ -329,6 +329,23 @@ class FittedPath:
         return self._predict(z, self.steps if steps is None else steps)
 
 
+@dataclass(frozen=True)
+class _Training:
+    """The training rows as both kinds of fit read them (direct, or through an inner search)."""
+
+    scaling: FittedScaling
+    #: the rows in the scaling's units (logit or raw) and standardized, NaN missing
+    values: np.ndarray
+    z: np.ndarray
+    #: the training correlation
+    R: np.ndarray
+    names: list[str]
+    #: models observing each benchmark
+    counts: np.ndarray
+    #: mandatory benchmarks present in these rows (None when no selector has any)
+    n_forced: int | None
+
+
 # --------------------------------------------------------------------------- the pipeline
 _PARAMS = ("k", "scaling", "correlation", "selector", "predictor", "calibrator", "stack", "search_folds",
            "search_repeats", "choice", "seed", "name")
@@ -840,17 +857,22 @@ class Pipeline:
         sels: list[Selector] = spec["selector"]
         initial = set().union(*(s.initial for s in sels))
         n_forced = sum(1 for b in initial if b in names) if initial else None
+        data = _Training(fs, values, z, R, names, counts, n_forced)
         if spec["search"]:
-            path = self._fit_search(spec, fs, z, R, names, k_max, ks, seeds, intervals, revealed, n_forced,
-                                    unconditioned)
+            path = self._fit_search(spec, data, k_max=k_max, ks=ks, seeds=seeds, intervals=intervals,
+                                    revealed=revealed, unconditioned=unconditioned)
         else:
-            path = self._fit_direct(spec, fs, values, z, R, names, counts, k_max, ks, seeds, inner, intervals,
-                                    unconditioned, revealed, n_forced)
+            path = self._fit_direct(spec, data, k_max=k_max, ks=ks, seeds=seeds, inner=inner, intervals=intervals,
+                                    unconditioned=unconditioned, revealed=revealed)
         path.notes[:0] = notes
         return path
 
-    def _fit_direct(self, spec, fs, values, z, R, names, counts, k_max, ks, seeds, inner, intervals,
-                    unconditioned, revealed, n_forced) -> FittedPath:
+    def _fit_direct(self, spec: dict[str, Any], data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
+                    seeds: FitSeeds, inner: Callable, intervals: bool, unconditioned: str,
+                    revealed: Sequence[int] | None) -> FittedPath:
+        """One selector and one predictor: select (or take ``revealed``), fit the predictor, the inflation."""
+        fs, values, z, R, names, counts, n_forced = (data.scaling, data.values, data.z, data.R, data.names,
+                                                     data.counts, data.n_forced)
         sel: Selector = spec["selector"][0]
         N = len(names)
         pred = spec["predictor"][0]
@@ -898,8 +920,11 @@ class Pipeline:
 
         return FittedPath(fs, steps, n_forced, _DirectPredictions(fitted, N, gaussian, fixed), R, selection)
 
-    def _fit_search(self, spec, fs, z, R, names, k_max, ks, seeds, intervals, revealed, n_forced,
-                    unconditioned) -> FittedPath:
+    def _fit_search(self, spec: dict[str, Any], data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
+                    seeds: FitSeeds, intervals: bool, revealed: Sequence[int] | None,
+                    unconditioned: str) -> FittedPath:
+        """Several candidates (or a stack): the inner search chooses at each size (:func:`pipeline_path`)."""
+        fs, z, R, names, n_forced = data.scaling, data.z, data.R, data.names, data.n_forced
         preds = spec["predictor"]
         single = len(spec["selector"]) == 1 and len(preds) == 1 and not self.stack
         levels = DEFAULT_LEVELS if intervals and spec["calibrator"] is not None else ()
