@@ -316,11 +316,13 @@ def _greedy(
     key of a candidate is the objective's surrogate (the conditional variance
     for entropy, Algorithm 1's :math:`\\arg\\max_j d_j`), or, when ``costs`` are
     given, its gain plus ``shift`` divided by its cost (cost-effective
-    greedy).  ``first_gains`` maps each affordable candidate to its unshifted
-    gain at the first greedy step (used for the best-singleton strategy).
-    Eager: one vector evaluation of every candidate per step.  Lazy (Minoux):
-    a max-heap of stale keys, valid upper bounds by submodularity; a
-    candidate is re-evaluated only when its bound reaches the top.
+    greedy).  The first-step gains map each affordable candidate to its
+    unshifted gain (used for the best singleton under a budget).  Eager: one
+    vector evaluation of every candidate per step, :math:`O(kN)` gains and
+    :math:`O(k^2N)` Cholesky updates.  Lazy (Minoux): a max-heap of stale
+    keys, valid upper bounds by submodularity; a candidate is re-evaluated
+    only when its bound reaches the top.  Add the objective's work per step
+    (MI: one complement factorization, :math:`O(N^3)`).
     """
     state = PivotedCholesky(objective.S, k, objective.floor)
     step_gains: list[float] = []
