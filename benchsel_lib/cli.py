@@ -975,6 +975,25 @@ def _run_cv(matrix: Any, run: dict[str, Any], *, jobs: int, scheduler: str | Non
         return cross_validate(matrix, n_jobs=None, **run)
 
 
+def _fit_recommended(pipe: Pipeline, matrix: Any, **fit: Any) -> Pipeline:
+    """``pipe.fit(matrix, **fit)``, without the warning that repeats the search's note.
+
+    When the inner search cannot run (too few models) the pipeline warns and
+    keeps the reason as its choice's note; the command prints that note in its
+    output, so the warning would say it twice.  Every other warning is shown
+    as it would have been.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pipe.fit(matrix, **fit)
+    note = pipe.choice_.note if pipe.choice_ is not None else ""
+    shown: dict = {}  # the warnings registry of the re-emitted warnings: each shown as often as before
+    for w in caught:
+        if not (note and str(w.message).endswith(note)):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, registry=shown)
+    return pipe
+
+
 def _recommend_lines(rec: Recommendation) -> list[str]:
     """What the recommended pipeline chose and the inner-CV R^2 of every candidate at its k."""
     cands = ", ".join(f"{r.strategy}+{r.predictor} {r.r2:.3f}" for r in rec.candidates.itertuples())
@@ -1002,7 +1021,7 @@ def _predict_auto(args: argparse.Namespace, pairs) -> int:
     given = check_given(pairs, matrix, skip_missing=args.scores_file is not None)
     if not given:
         raise UsageError("no scores given (every entry is empty)")
-    pipe = Pipeline.auto(k=len(given), seed=seed, search_folds=inner).fit(matrix, revealed=list(given))
+    pipe = _fit_recommended(Pipeline.auto(k=len(given), seed=seed, search_folds=inner), matrix, revealed=list(given))
     pred = pipe.predict(given, level=args.level)
     rec = pipe.choice_
     out = pd.DataFrame({"benchmark": pred.index, "predicted": pred["mean"].to_numpy(),
@@ -1029,8 +1048,8 @@ def _select_auto(args: argparse.Namespace, matrix: Any, k: int, require: list[in
     """``benchsel select`` with the recommended pipeline."""
     names = list(matrix.benchmarks)
     choice = "nested" if args.nested else DEFAULT_RULE
-    pipe = Pipeline.auto(k, seed=args.seed, initial=[names[j] for j in require],
-                         min_observed=min_obs if min_obs > 0 else None, choice=choice).fit(matrix)
+    pipe = _fit_recommended(Pipeline.auto(k, seed=args.seed, initial=[names[j] for j in require],
+                                          min_observed=min_obs if min_obs > 0 else None, choice=choice), matrix)
     rec = pipe.choice_
     order = rec.selection
     counts = matrix.observed.sum(axis=0)

@@ -596,3 +596,14 @@ def test_cv_scheme_and_em_config_reach_the_protocol(capsys, small_csv):
     assert np.allclose(got.sort_values(["method", "k"])["r2_mean"], ref.sort_values(["method", "k"])["r2_mean"])
     code, _, err = run(capsys, "cv", "--data", small_csv, "--scheme", "shuffled")
     assert code == 2 and "--scheme" in err
+
+
+def test_the_search_fallback_is_said_once_and_other_warnings_still_show(capsys, tmp_path):
+    csv = tmp_path / "five_models.csv"  # five models: too few for the recommended pipeline's 5-fold inner search
+    csv.write_text("model,a,b,c,d\nm1,1,2,3,4\nm2,2,3,3,5\nm3,3,1,3,2\nm4,4,4,3,1\nm5,1,2,3,4\n")
+    for argv in (("predict", "--scores", "a=2"), ("select", "-k", "2")):
+        code, out, err = run(capsys, argv[0], "--data", csv, *argv[1:], "--method", "auto")
+        assert code == 0
+        assert out.count("too few for 5-fold inner cross-validation") == 1  # the output's note line
+        assert "too few" not in err
+        assert "benchmark 'c' is constant" in err  # a warning that is not the note is shown as before
