@@ -923,7 +923,10 @@ class Pipeline:
     def _fit_search(self, spec: dict[str, Any], data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
                     seeds: FitSeeds, intervals: bool, revealed: Sequence[int] | None,
                     unconditioned: str) -> FittedPath:
-        """Several candidates (or a stack): the inner search chooses at each size (:func:`pipeline_path`)."""
+        """A search (candidates, a stack or conformal intervals): the inner CV chooses at each size.
+
+        :func:`~benchsel_lib.method.search.pipeline_path` does the work.
+        """
         fs, z, R, names, n_forced = data.scaling, data.z, data.R, data.names, data.n_forced
         preds = spec["predictor"]
         single = len(spec["selector"]) == 1 and len(preds) == 1 and not self.stack
