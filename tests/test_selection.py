@@ -282,6 +282,19 @@ def test_budget_reports_singleton_when_it_wins():
     assert sel.strategy == "cost-effective" and set(sel.order) == {0, 1, 2}
 
 
+@pytest.mark.parametrize("lazy", [False, True])
+def test_mi_under_a_budget_keeps_the_better_singleton_and_reports_its_exact_gain(lazy):
+    # benchmark 0 is the common factor of 1-4 (loadings 0.7) and costs 1; the others cost 0.3 each
+    L = np.r_[1.0, [0.7] * 4]
+    S = np.outer(L, L) * np.where(np.eye(5, dtype=bool), 0.0, 1.0) + np.eye(5)
+    S[1:, 1:] = np.where(np.eye(4, dtype=bool), 1.0, 0.49)
+    sel = select(S, None, objective="mi", costs=[1.0, 0.3, 0.3, 0.3, 0.3], budget=1.0, lazy=lazy)
+    # the cost-effective greedy takes three cheap ones (MI 0.678), the singleton {0} has more (0.789)
+    assert brute_mi(S, [1, 2, 3]) < brute_mi(S, [0])
+    assert sel.strategy == "singleton" and sel.order == [0]
+    assert sel.gains == pytest.approx([brute_mi(S, [0])], rel=1e-12)
+
+
 def test_budget_respects_k_and_mandatory_and_mi_heuristic():
     S = random_spd(8, 4)
     costs = np.linspace(0.5, 1.5, 8)
