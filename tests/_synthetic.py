@@ -24,3 +24,14 @@ def as_matrix(X: np.ndarray) -> ScoreMatrix:
     """``X`` as a ScoreMatrix with models ``m0, m1, ...`` and benchmarks ``b0, b1, ...``."""
     return ScoreMatrix(scores=X, models=[f"m{i}" for i in range(X.shape[0])],
                        benchmarks=[f"b{j}" for j in range(X.shape[1])], source="synthetic")
+
+
+def random_spd(n: int, seed: int, m: int | None = None) -> np.ndarray:
+    """A random well-conditioned SPD matrix (sample covariance of m >> n draws, random scales)."""
+    rng = np.random.default_rng(seed)
+    m = m or 3 * n
+    X = rng.standard_normal((m, n)) @ rng.standard_normal((n, n)) * 0.5
+    X += rng.standard_normal((m, n))
+    S = X.T @ X / m
+    s = rng.uniform(0.5, 2.0, n)
+    return S * np.outer(s, s)

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from _synthetic import random_spd
 
 from benchsel_lib.method.objectives import (
     LOG_2PIE,
@@ -15,12 +16,6 @@ from benchsel_lib.method.objectives import (
     gains_along,
     variance_floor,
 )
-
-
-def random_spd(n: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((3 * n, n)) @ rng.standard_normal((n, n)) + rng.standard_normal((3 * n, n))
-    return X.T @ X / (3 * n)
 
 
 def logdet(S: np.ndarray, idx) -> float:

@@ -7,6 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from _synthetic import random_spd
 
 from benchsel_lib.method.objectives import (
     complement_precision_diag,
@@ -20,17 +21,6 @@ LOG_2PIE = math.log(2 * math.pi * math.e)
 
 
 # ----------------------------------------------------------------------------- helpers
-def random_spd(n: int, seed: int, m: int | None = None) -> np.ndarray:
-    """A random well-conditioned SPD matrix (sample covariance of m >> n draws, random scales)."""
-    rng = np.random.default_rng(seed)
-    m = m or 3 * n
-    X = rng.standard_normal((m, n)) @ rng.standard_normal((n, n)) * 0.5
-    X += rng.standard_normal((m, n))
-    S = X.T @ X / m
-    s = rng.uniform(0.5, 2.0, n)
-    return S * np.outer(s, s)
-
-
 def slogdet_block(S: np.ndarray, idx) -> float:
     idx = list(idx)
     if not idx:
