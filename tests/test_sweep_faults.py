@@ -165,7 +165,7 @@ def test_cli_bad_scheduler_is_one_line_exit_2_without_a_later_traceback(capfd, u
 
 
 def test_cli_failed_connections_leave_nothing_for_the_exit(tmp_path):
-    """At interpreter exit a half-made client used to time out (20 s) and print a ``__del__`` traceback."""
+    """A failed connection leaves no half-made client: nothing times out or prints a ``__del__`` traceback at exit."""
     pytest.importorskip("distributed", reason="dask.distributed is not installed (the [cluster] extra)")
     code = textwrap.dedent(f"""
         import sys

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..notebook import and_join
 from ..prose import PageProse, bullets, code, count, label, labels, num, paragraph
 
 __all__ = ["PAPER_SHAPES", "compare_tables", "matrices_table", "merged_rebuild", "prose"]
@@ -101,7 +102,8 @@ def prose(
     Returns
     -------
     PageProse
-        Passages ``this_book``, ``differ``, ``matrices_md``, ``network_md``, ``findings``.
+        Passages ``this_book``, ``differ``, ``t1_exceptions``, ``mteb_links``, ``matrices_md``, ``network_md``,
+        ``network_links``, ``findings``.
     """
     ran = list(dict.fromkeys([*ALWAYS, *datasets]))
     n1, m1 = len(t1), int(t1["as paper"].sum())
@@ -146,7 +148,28 @@ def prose(
 
     strongest = edges.iloc[0]
     lab = dict(zip(nodes.index, nodes["label"]))
-    weakest = nodes.sort_values("n_models").iloc[0]
+    thin = nodes.sort_values(["n_models", "label"]).head(2)
+    weakest = thin.iloc[0]
+    n_mteb = int(t2["mteb"].sum()) if "mteb" in t2.columns else 0
+    mteb_alone = n_mteb == 0
+    links = [f"{lab[e.source]}–{lab[e.target]} ({count(int(e.shared), 'shared model') if i == 0 else e.shared})"
+             for i, e in enumerate(edges.head(3).itertuples())]
+    thinnest = [f"{r.label} ({int(r.n_models)})" for r in thin.itertuples()]
+    network_links = paragraph(
+        f"The strongest {'links are' if len(links) > 1 else 'link is'} {and_join(links)};"
+        if links else "No two collections share a model;",
+        f"{and_join(thinnest)} hold the fewest canonical models.",
+        "A model observes only the collections that ran it, so the Merged matrix that joins them is mostly missing.")
+    t1_exceptions = ""
+    if off1:
+        keys = [str(x) for x in t1.index[~t1["as paper"]]]
+        t1_exceptions = (f"The exception{'s are' if len(keys) > 1 else ' is'} {and_join(off1)}"
+                         + (": the paper's 5,452 MMLU models come from the Open LLM Leaderboard v1 result dump, which "
+                            "the public mirror does not hold (details below)." if "mmlu" in keys else
+                            " (see the table)."))
+    mteb_links = ("No MTEB model (text-embedding models) matches a model of any LLM leaderboard, which is why MTEB "
+                  "stays a separate matrix." if mteb_alone else
+                  f"{count(n_mteb, 'canonical model')} {'has' if n_mteb == 1 else 'have'} an MTEB entry.")
     this_book = paragraph(
         f"This run describes the experiment {'matrix' if len(datasets) == 1 else 'matrices'} {labels(datasets)} "
         f"(parameter {code('datasets')}); Tables 1-3, Figure 8 and the MMLU and Merged rebuilds always cover every "
@@ -171,8 +194,10 @@ def prose(
                   f"Merged); the best-covered model appears in {int(t2['n'].max())} collections.",
                   f"The strongest link of Figure 8 is {lab[strongest['source']]}–{lab[strongest['target']]} "
                   f"({count(int(strongest['shared']), 'shared model')}), the thinnest node "
-                  f"{weakest['label']} ({count(int(weakest['n_models']), 'canonical model')}), and MTEB shares no "
-                  f"model with any other collection, as in the paper.", short),
+                  f"{weakest['label']} ({count(int(weakest['n_models']), 'canonical model')}), and "
+                  + ("MTEB shares no model with any other collection, as in the paper." if mteb_alone else
+                     f"{count(n_mteb, 'canonical model')} link MTEB to the LLM leaderboards (the paper: none)."),
+                  short),
         paragraph(f"**The experiment matrices.** {shape_text}.",
                   f"{labels(same)} {'has' if len(same) == 1 else 'have'} the paper's shape and observed fraction."
                   if same else "",
@@ -184,14 +209,13 @@ def prose(
                   f"{outside} lie outside the `mmlu/*` columns; the MMLU ones belong to models missing from, or run "
                   f"differently in, the mirrored MMLU tables."),
     ]
-    return PageProse(ran, {"this_book": this_book, "differ": differ, "matrices_md": _matrices_md(shape_text, same, other),
-                           "network_md": network_md, "findings": bullets(found)})
+    return PageProse(ran, {"this_book": this_book, "differ": differ, "t1_exceptions": t1_exceptions,
+                           "mteb_links": mteb_links, "matrices_md": _matrices_md(shape_text, same, other),
+                           "network_md": network_md, "network_links": network_links, "findings": bullets(found)})
 
 
 def labels_of(rows: pd.DataFrame) -> str:
     """``"MMLU and Open LLM v2"`` from a table with a ``label`` column."""
-    from ..notebook import and_join
-
     return and_join(str(x) for x in rows["label"])
 
 
