@@ -33,12 +33,43 @@ LABELS: dict[str, str] = {"mmlu": "MMLU", "mteb": "MTEB", "merged": "Merged", "b
 
 
 def dataset_label(name: str) -> str:
-    """Display name of a matrix (``"merged"`` -> ``"Merged"``); unknown names are returned as given."""
+    """Display name of a matrix (``"merged"`` -> ``"Merged"``); unknown names are returned as given.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``benchsel_lib.data.DATASETS`` (or any other name).
+
+    Returns
+    -------
+    str
+        ``LABELS[name]`` (:data:`LABELS`), else ``name`` itself.
+
+    Notes
+    -----
+    Complexity O(1).
+    """
     return LABELS.get(name, name)
 
 
 def and_join(items: Iterable[Any]) -> str:
-    """``["a"]`` -> ``"a"``, ``["a", "b"]`` -> ``"a and b"``, ``["a", "b", "c"]`` -> ``"a, b and c"``."""
+    """``["a"]`` -> ``"a"``, ``["a", "b"]`` -> ``"a and b"``, ``["a", "b", "c"]`` -> ``"a, b and c"``.
+
+    Parameters
+    ----------
+    items : iterable
+        The words, each converted with ``str``; consumed once.
+
+    Returns
+    -------
+    str
+        The words joined by ``", "`` with ``" and "`` before the last (no
+        serial comma); ``""`` for no items.
+
+    Notes
+    -----
+    Complexity O(total length of the words).
+    """
     words = [str(i) for i in items]
     if len(words) <= 1:
         return "".join(words)
@@ -56,7 +87,33 @@ def _shape(name: str) -> tuple[int, int]:
 
 
 def matrix_shape(name: str) -> tuple[int, int]:
-    """(models, benchmarks) of a built-in matrix, for a notebook's own bounds; an unknown name raises ValueError."""
+    """(models, benchmarks) of a built-in matrix, for a notebook's own bounds; an unknown name raises ValueError.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``benchsel_lib.data.DATASETS`` (``"mteb"``, ``"merged"``,
+        ``"benchpress"``, ``"mmlu"``).
+
+    Returns
+    -------
+    tuple of (int, int)
+        ``(M, N)`` of the loaded matrix.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``name`` (listing the known ones), or a data file that
+        fails its check (:func:`~benchsel_lib.data.load_matrix`).
+    FileNotFoundError
+        The data file is not available and cannot be downloaded.
+
+    Notes
+    -----
+    Complexity: one :func:`~benchsel_lib.data.load_matrix` call each time
+    (nothing is cached here), O(M N) for an npz matrix and the rebuild for
+    ``"mmlu"``.
+    """
     if name not in DATASETS:
         raise ValueError(f"{name!r} is not a known matrix; choose from {list(DATASETS)}")
     return _shape(name)
@@ -291,6 +348,28 @@ def quick(value: Any, cap: Any) -> Any:
     lists are cut to their first ``cap`` entries (``quick(["mmlu", "mteb"],
     1) == ["mmlu"]``), so a reader's own choice survives ``quick=True``,
     only smaller.
+
+    Parameters
+    ----------
+    value : int or list
+        The parameter's value (an integer, booleans excluded, or a list).
+    cap : int
+        The largest integer, or the number of list entries kept.
+
+    Returns
+    -------
+    int or list
+        ``min(value, cap)`` for an integer; ``value[:cap]`` (a new list) for
+        a list.
+
+    Raises
+    ------
+    ValueError
+        ``value`` is neither an integer nor a list (a tuple or a bool included).
+
+    Notes
+    -----
+    Complexity O(1) for an integer, O(cap) for a list.
     """
     if isinstance(value, list):
         return value[: int(cap)]

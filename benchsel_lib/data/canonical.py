@@ -95,6 +95,29 @@ def load_canonical_mapping(*, data_dir: PathLike = None) -> list[dict[str, Any]]
 
     Raises ``ValueError`` on a malformed file, a duplicate canonical name or an
     unknown collection. O(number of models).
+
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        Data directory (see :func:`benchsel_lib.data.sources.resolve_data_dir`);
+        the file is verified against the manifest (and downloaded if missing).
+
+    Returns
+    -------
+    list of dict
+        The ``canonical_models`` list of the file, in file order, as read:
+        each entry has ``canonical_name`` (str) and ``datasets`` (dict
+        collection -> collection-specific model name, collections among
+        :data:`COLLECTIONS` and ``"mteb"``).
+
+    Raises
+    ------
+    ValueError
+        No ``canonical_models`` list, an entry without a string
+        ``canonical_name`` or a ``datasets`` dict, a repeated canonical
+        name, an unknown collection, or a size / digest mismatch of the file.
+    FileNotFoundError
+        The file is not available and cannot be downloaded.
     """
     path = data_path("canonical_mapping.json", data_dir=data_dir)
     with open(path, encoding="utf-8") as fh:
@@ -258,6 +281,29 @@ def table_datasets(*, data_dir: PathLike = None) -> pd.DataFrame:
     (:func:`benchsel_lib.data.mmlu.load_mmlu`); the others are the sources with
     auxiliary columns dropped. Index: collection key, in the paper's row order.
     Columns ``label, M, N, pct_missing, paper_M, paper_N, paper_pct_missing``.
+
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        Data directory (see :func:`benchsel_lib.data.sources.resolve_data_dir`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per collection of :data:`PAPER_TABLE1` (ten rows);
+        ``pct_missing`` is rounded to one decimal, as in Table 1.
+
+    Raises
+    ------
+    ValueError, FileNotFoundError
+        A data file fails its size / digest check, is malformed, or is not
+        available (as :func:`~benchsel_lib.data.loaders.load_matrix`).
+
+    Notes
+    -----
+    Complexity O(sum of M_c N_c) over the ten collections to load them, the
+    MMLU rebuild dominating (:func:`~benchsel_lib.data.mmlu.load_mmlu`:
+    O(rows x 57 + rows log rows)).
     """
     rows = []
     for coll, (pm, pn, pmiss) in PAPER_TABLE1.items():
@@ -274,6 +320,30 @@ def table_canonical(*, data_dir: PathLike = None, min_collections: int = 2) -> p
     Columns: the ten collections (:data:`COLLECTIONS` then ``mteb``) and ``n``;
     sorted by ``n`` descending, then case-insensitively by name (the paper's order).
     Membership follows ``canonical_mapping.json``.
+
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        Data directory (see :func:`benchsel_lib.data.sources.resolve_data_dir`).
+    min_collections : int
+        Keep the canonical models listed in at least this many collections of
+        the mapping (default 2, as in the paper).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``model`` (canonical names); one bool column per collection and
+        the int column ``n``.
+
+    Raises
+    ------
+    ValueError, FileNotFoundError
+        As :func:`load_canonical_mapping`.
+
+    Notes
+    -----
+    Complexity O(P C + P log P) for ``P`` canonical models and ``C = 10``
+    collections; no score matrix is loaded.
     """
     mapping = [m for m in load_canonical_mapping(data_dir=data_dir) if len(m["datasets"]) >= min_collections]
     colls = list(COLLECTIONS) + ["mteb"]
@@ -292,6 +362,30 @@ def table_unmatched(*, data_dir: PathLike = None) -> pd.DataFrame:
     total - matched``. For MMLU the mirror rebuild is used, so its total is
     not the paper's 5,454. Columns ``label, total, matched, unmatched,
     paper_total, paper_unmatched``.
+
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        Data directory (see :func:`benchsel_lib.data.sources.resolve_data_dir`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index: collection key, one row per collection of :data:`PAPER_TABLE3`
+        (MTEB is the raw 268-model source). MMLU names are matched after
+        :func:`~benchsel_lib.data.mmlu.normalize_model_name`.
+
+    Raises
+    ------
+    ValueError, FileNotFoundError
+        A data file fails its size / digest check, is malformed, or is not
+        available (as :func:`collection_matrix` and
+        :func:`load_canonical_mapping`).
+
+    Notes
+    -----
+    Complexity O(sum of M_c N_c) over the ten collections to load them (the
+    MMLU rebuild dominating) plus O(C P) to match the ``P`` canonical models.
     """
     mapping = load_canonical_mapping(data_dir=data_dir)
     rows = []
@@ -310,15 +404,31 @@ def table_unmatched(*, data_dir: PathLike = None) -> pd.DataFrame:
 def overlap_network(*, data_dir: PathLike = None, include_empty: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Figure 8: collections as nodes, shared canonical models as weighted edges.
 
+    The membership is that of :func:`table_canonical` (canonical models in at
+    least two collections).
+
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        Data directory (see :func:`benchsel_lib.data.sources.resolve_data_dir`).
+    include_empty : bool
+        Keep collections with no canonical model as nodes (default False).
+
     Returns
     -------
     nodes : pandas.DataFrame
         Index collection; columns ``label, category, n_models`` (canonical
-        models in that collection). MTEB (no overlap) is left out unless
-        ``include_empty``.
+        models in that collection). A collection without any (MTEB: no
+        overlap) is left out unless ``include_empty``.
     edges : pandas.DataFrame
         Columns ``source, target, shared`` for every pair sharing at least one
-        model, sorted by ``shared`` descending. O(C^2 x models).
+        model, sorted by ``shared`` descending (ties in collection order).
+        O(C^2 x models).
+
+    Raises
+    ------
+    ValueError, FileNotFoundError
+        As :func:`load_canonical_mapping`.
     """
     table = table_canonical(data_dir=data_dir)
     colls = list(COLLECTIONS) + ["mteb"]

@@ -110,6 +110,30 @@ def load_npz(path: str | os.PathLike[str], *, source: str = "") -> ScoreMatrix:
 
     Loaded with ``allow_pickle=False``; entries with ``O == 0`` become ``NaN``.
     O(M N).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The npz file. It is read as given: no manifest check (the loaders
+        pass paths that :func:`~benchsel_lib.data.sources.data_path` verified).
+    source : str
+        Description stored in ``ScoreMatrix.source`` (default: the file name).
+
+    Returns
+    -------
+    ScoreMatrix
+        ``B`` where ``O != 0``, else ``NaN``; rows named by ``model_names``,
+        columns by ``benchmark_names``.
+
+    Raises
+    ------
+    ValueError
+        The file lacks one of the four arrays, ``B`` and ``O`` differ in
+        shape, the names do not match the shape or repeat, or ``B`` holds an
+        infinite value (as :class:`ScoreMatrix` checks); an object array
+        (which would need pickle) also raises ``ValueError``.
+    OSError
+        The file cannot be read.
     """
     with np.load(path, allow_pickle=False) as z:
         missing = [k for k in ("B", "O", "model_names", "benchmark_names") if k not in z.files]
@@ -143,6 +167,21 @@ def load_matrix(name: str, *, data_dir: str | os.PathLike[str] | None = None) ->
     -------
     ScoreMatrix
         MTEB 263 x 56, Merged 118 x 114, BenchPress 83 x 49 (Table 1 / Appendix D).
+
+    Raises
+    ------
+    ValueError
+        An unknown ``name`` (listing the known ones), or a file that fails its
+        size / digest check or is malformed.
+    FileNotFoundError
+        The file is not available and cannot be downloaded.
+
+    Notes
+    -----
+    Complexity O(M N) to read an npz matrix, plus O(file size) to hash it on
+    its first use in a process; ``mmlu`` costs its rebuild
+    (:func:`~benchsel_lib.data.mmlu.load_mmlu`: O(rows x 57 + rows log rows)
+    over the source rows).
     """
     if name not in DATASETS:
         raise _unknown("dataset", name, list(DATASETS))
@@ -165,9 +204,29 @@ def load_source(
     name : str
         One of ``open_llm, helm, alpaca_eval, arena_hard, livebench, wildbench,
         mt_bench, bigcode, bigbench, mteb_raw``.
+    data_dir : path, optional
+        Data directory (see :func:`~benchsel_lib.data.sources.resolve_data_dir`).
     include_auxiliary : bool
         Keep the auxiliary count / uncertainty / length columns listed in
         ``AUXILIARY_COLUMNS`` (dropped by default, as in Section 5).
+
+    Returns
+    -------
+    ScoreMatrix
+        The source's table, its ``source`` naming the leaderboard and file.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``name`` (listing the known ones), or a file that fails its
+        size / digest check or is malformed.
+    FileNotFoundError
+        The file is not available and cannot be downloaded.
+
+    Notes
+    -----
+    Complexity O(M N) to read the matrix (and to drop the auxiliary columns),
+    plus O(file size) to hash it on its first use in a process.
     """
     entry = _SOURCES.get(name)
     if entry is None:
@@ -190,6 +249,33 @@ def load_benchpress_json(
     once takes the *last* listed score (this reproduces ``benchpress.matrix.npz``).
     ``row_info`` holds the model metadata (id, provider, release date, ...).
     O(number of scores).
+
+    Parameters
+    ----------
+    path : str or path-like, optional
+        The JSON file, read as given. Default: the manifest file
+        ``benchpress.json`` (verified, downloaded if missing).
+    data_dir : str or path-like, optional
+        Data directory of the default file (see
+        :func:`~benchsel_lib.data.sources.resolve_data_dir`); ignored when
+        ``path`` is given.
+
+    Returns
+    -------
+    ScoreMatrix
+        Models x benchmarks, ``NaN`` where no score (or a ``null`` score) is
+        listed; ``row_info`` is a DataFrame of the ``models`` records indexed
+        by model name.
+
+    Raises
+    ------
+    ValueError
+        The document lacks the ``models``, ``benchmarks`` or ``scores`` list,
+        a score refers to an unknown model or benchmark id, or the names
+        repeat; for the default file also a size / digest mismatch.
+    FileNotFoundError
+        The file is not available (and, for the default, cannot be
+        downloaded).
     """
     if path is None:
         path = data_path("benchpress.json", data_dir=data_dir)
@@ -447,12 +533,30 @@ def from_frame(
     strings (the layout of ``pandas.read_csv``); else from the index.
     String cells equal to a missing marker become ``NaN``.
 
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Scores, one row per model and one column per benchmark; cells are
+        numbers, ``NaN``/``None`` or strings that are missing markers
+        (:data:`MISSING_MARKERS`, compared after stripping, case-insensitively).
+    model_column : str, optional
+        Column holding the model names (removed from the benchmarks).
+    source : str
+        Description stored in ``ScoreMatrix.source`` (default ``"DataFrame"``).
+    allow_empty : bool
+        Accept rows / columns without any observation (rejected by default).
+
+    Returns
+    -------
+    ScoreMatrix
+        Names converted with ``str``; ``df`` itself is not modified.
+
     Raises
     ------
     ValueError
         Not a DataFrame, empty, non-numeric cells (naming row and column),
-        duplicate names, or a row / column with no observation (unless
-        ``allow_empty``). O(M N).
+        duplicate names, a ``model_column`` that is not a column, or a row /
+        column with no observation (unless ``allow_empty``). O(M N).
     """
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"expected a pandas DataFrame, got {type(df).__name__}")

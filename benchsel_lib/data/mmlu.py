@@ -89,6 +89,22 @@ def normalize_model_name(name: str) -> str:
     Strips whitespace and a leading ``details_``, drops the organisation
     prefix (up to the last ``__`` or ``/``) and lowercases:
     ``"details_01-ai__Yi-34B"`` -> ``"yi-34b"``, ``"01-ai/Yi-34B"`` -> ``"yi-34b"``.
+    This is rule 1 of the module docstring's reconciliation.
+
+    Parameters
+    ----------
+    name : str
+        A model name as written in a source file (any other object is
+        converted with ``str`` first).
+
+    Returns
+    -------
+    str
+        The normalized name (possibly empty, e.g. for ``"org/"``).
+
+    Notes
+    -----
+    Complexity O(len(name)).
     """
     s = str(name).strip()
     if s.startswith("details_"):
@@ -139,6 +155,32 @@ def mmlu_candidates(*, data_dir: str | os.PathLike[str] | None = None) -> pd.Dat
     Columns: ``model`` (normalized), ``raw_name``, ``source``, ``run``,
     ``priority`` (0 = highest), ``complete`` (all 57 subjects observed),
     then the 57 subjects. O(rows x 57).
+
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        Data directory holding ``mmlu_sources/`` (see
+        :func:`~benchsel_lib.data.sources.resolve_data_dir`); missing files
+        are downloaded and every file is verified
+        (:func:`~benchsel_lib.data.sources.data_path`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per data row of the :data:`MMLU_SOURCE_FILES`, in file
+        order (Sloth v2, Sloth v1, BenchBench) and row order within a file,
+        with a fresh ``RangeIndex``; ``run`` is the BenchBench ``split_name``
+        (empty for Sloth) and the subject columns are floats (NaN where
+        missing).
+
+    Raises
+    ------
+    ValueError
+        A source file lacks its model column (``Model``; ``model_name`` and
+        ``split_name`` for BenchBench) or a subject column, holds a
+        non-numeric subject value, or fails its size / digest check.
+    FileNotFoundError
+        A source file is not available and cannot be downloaded.
     """
     frames = []
     for priority, name in enumerate(MMLU_SOURCE_FILES):
@@ -164,6 +206,12 @@ def _reconcile(cand: pd.DataFrame) -> pd.DataFrame:
 def load_mmlu(*, data_dir: str | os.PathLike[str] | None = None) -> ScoreMatrix:
     """Build the per-subject MMLU matrix from the mirrored sources (module docstring rules).
 
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        Data directory holding ``mmlu_sources/`` (see
+        :func:`~benchsel_lib.data.sources.resolve_data_dir`).
+
     Returns
     -------
     ScoreMatrix
@@ -171,6 +219,12 @@ def load_mmlu(*, data_dir: str | os.PathLike[str] | None = None) -> ScoreMatrix:
         normalized model name; columns :data:`MMLU_SUBJECTS` (accuracies in
         [0, 1]); ``row_info`` with ``source``, ``raw_name``, ``run``,
         ``n_candidates``. O(rows x 57 + rows log rows).
+
+    Raises
+    ------
+    ValueError, FileNotFoundError
+        As :func:`mmlu_candidates` (a malformed, mismatching or unavailable
+        source file); ``ValueError`` also when no row is complete.
     """
     best = _reconcile(mmlu_candidates(data_dir=data_dir))
     info = best[["raw_name", "source", "run", "n_candidates"]].set_index(best["model"])

@@ -54,7 +54,21 @@ class GaussianIntervals:
         benchmarks revealed (:func:`inflation_factors`). 1 is the plain
         Gaussian interval of the paper's model.
     inner_folds : int
-        Inner folds of the fitted factor.
+        Inner folds of the fitted factor (at least 2; default 3).
+
+    Raises
+    ------
+    ValueError
+        ``inflation`` is neither ``"inner"`` nor a finite number > 0, or
+        ``inner_folds`` is not an integer >= 2.
+
+    Notes
+    -----
+    Complexity: an interval costs O(v T) for ``v`` query rows and ``T``
+    targets, given the predictor's conditional variances (Eq. cond-var);
+    ``"inner"`` adds the fit of :func:`inflation_factors` (``inner_folds``
+    correlation estimates and, per fold and prefix, one conditional solve per
+    revealed pattern).
     """
 
     inflation: float | Literal["inner"] = 1.0
@@ -77,7 +91,39 @@ class GaussianIntervals:
 
 @dataclass(frozen=True)
 class Conformal:
-    """Split-conformal intervals from the inner cross-validation residuals of the pipeline's search."""
+    """Split-conformal intervals from the inner cross-validation residuals of the pipeline's search.
+
+    The calibrator has no parameters: a pipeline with ``calibrator=Conformal()``
+    (or ``"conformal"``) fits by its search
+    (:func:`~benchsel_lib.method.search.pipeline_path`), and the interval
+    at level ``L`` for benchmark ``j`` is ``pred +- q_L s_j`` (an addition to
+    the paper, whose intervals are the Gaussian ones of Eq. cond-var). The
+    residuals are the out-of-fold ones of the inner cross-validation of the
+    training models, in the style of CV+ (Barber, Candes, Ramdas and
+    Tibshirani 2021, "Predictive inference with the jackknife+", Ann.
+    Statist.); the multiplier is the split-conformal quantile (Vovk,
+    Gammerman and Shafer 2005, "Algorithmic Learning in a Random World"; Lei
+    et al. 2018, JASA) of the scaled absolute residuals ``|r| / s_j``:
+    the ``ceil((n + 1) L)``-th smallest of the ``n`` scores
+    (:func:`conformal_quantile`; the largest when that rank exceeds ``n``).
+    The scale ``s_j`` is benchmark ``j``'s RMS residual shrunk toward the
+    pooled RMS with pseudo-count :data:`CONFORMAL_SHRINK`
+    (:func:`conformal_scores`).
+
+    It takes no parameters and holds no state (its :attr:`name` is
+    ``"conformal"``). A level at which the search kept no residual gives no
+    interval. A pipeline with this calibrator searches, so its predictors
+    must be names (:meth:`~benchsel_lib.method.pipeline.Pipeline.validate`
+    raises ``ValueError`` for objects).
+
+    Notes
+    -----
+    Complexity: at each ``k``, O(m N + n log n) for the scales and the
+    sorted scores of the ``m x N`` inner-CV residuals with ``n`` scored
+    entries (:func:`conformal_scores`), then O(1) per level for its
+    quantile (:func:`conformal_quantile`). The inner cross-validation
+    that produces the residuals is the search's own cost.
+    """
 
     @property
     def name(self) -> str:

@@ -102,6 +102,12 @@ class CorrelationEstimate:
         ``"pairwise"``, ``"em"`` or ``"pairwise-floored"``, the estimator actually used.
     em : EMResult or None
         The EM result when EM was used.
+
+    Notes
+    -----
+    Complexity: holding it is O(N^2) memory (``corr`` and ``cov``, the same
+    array for ``"pairwise-floored"``); :attr:`standardizer` is O(1) (it
+    shares ``mean`` and ``std``).
     """
 
     corr: np.ndarray
@@ -334,6 +340,12 @@ class Correlation:
         would take too long), the estimate of the recommended pipeline.
     config : {"released", "early"}
         EM configuration (Appendix G; :func:`~benchsel_lib.method.em.em_settings`).
+
+    Notes
+    -----
+    Complexity: constructing it is O(1); :meth:`estimate` costs O(M N^2)
+    pairwise, O(M N^2 + N^3) floored pairwise, and O(M N^2 + N^3 + sum_p s_p^3)
+    per EM iteration (module docstring), :meth:`note` O(M N).
     """
 
     estimator: Literal["auto", "pairwise", "em", "fast"] = "auto"

@@ -125,6 +125,23 @@ def cov_to_corr(cov: np.ndarray) -> np.ndarray:
     uncorrelated with everything (row/column 0, diagonal 1), so the result is
     always finite. Entries are clipped to [-1, 1] and the diagonal is set to
     exactly 1. O(N^2).
+
+    Parameters
+    ----------
+    cov : array_like (N, N)
+        A covariance (e.g. Eq. pairwise-cov or the EM estimate of Appendix
+        G); it is symmetrized as ``(cov + cov^T) / 2`` first. Non-finite
+        entries are allowed.
+
+    Returns
+    -------
+    ndarray (N, N)
+        The correlation matrix, a new array; non-finite ratios become 0.
+
+    Raises
+    ------
+    ValueError
+        ``cov`` is not a square 2-D array.
     """
     C = np.asarray(cov, dtype=float)
     if C.ndim != 2 or C.shape[0] != C.shape[1]:

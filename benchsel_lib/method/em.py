@@ -778,6 +778,11 @@ def em_settings(
         ``max_iter``, ``tol``, ``eps_psd``, ``shrinkage`` (the Ledoit-Wolf
         intensity ``(N - M)/N`` when ``M < N``, else None) and
         ``accelerate``, ready to pass to :func:`em_covariance`.
+
+    Notes
+    -----
+    Complexity O(1): the settings follow from the shape and the observed
+    fraction alone; no data is read.
     """
     for name, v in (("n_models", n_models), ("n_benchmarks", n_benchmarks)):
         check_int(v, name)

@@ -375,6 +375,12 @@ class GaussianPredictor(BasePredictor):
     without ``cov`` it is estimated from ``train`` with
     :func:`~benchsel_lib.method.correlation.estimate_correlation`. A query
     row depends only on itself and the fit (``rowwise``).
+
+    Complexity: ``fit`` O(m N + N^2) given a covariance (checks of the rows
+    and of ``cov``), else plus the estimate; ``predict`` O(G k^3 + G k^2 N + v k N)
+    for ``v`` query rows in ``G`` missingness patterns over the ``k`` columns
+    any row reveals: every pattern's system is embedded in ``k x k`` and
+    solved for all ``N`` targets (:func:`conditional_moments`).
     """
 
     name = "gaussian"

@@ -406,6 +406,27 @@ def log_det(cov: object, idx: Sequence[int | str], *, names: Sequence[str] | Non
 
     Reference computation for tests and notebooks, :math:`O(|A|^3)`.  Returns
     0 for an empty ``idx`` and ``-inf`` when the block is singular (sign <= 0).
+
+    Parameters
+    ----------
+    cov : array_like (N, N)
+        Symmetric covariance (checked: square, symmetric, finite, non-negative
+        diagonal).
+    idx : sequence of int or str
+        The set ``A``: distinct positions in ``0..N-1`` or benchmark names.
+    names : sequence of str, optional
+        Benchmark names, needed when ``idx`` holds names.
+
+    Returns
+    -------
+    float
+        :math:`\\log\\det\\Sigma_{AA}` (natural log).
+
+    Raises
+    ------
+    ValueError
+        A malformed ``cov``, or an unknown name, a name without ``names``, an
+        out-of-range position or a repeat in ``idx``.
     """
     S = check_covariance(cov)
     ix = resolve_indices(list(idx), S.shape[0], names)
@@ -421,6 +442,27 @@ def mutual_information(cov: object, idx: Sequence[int | str], *, names: Sequence
     :math:`\\tfrac12[\\log\\det\\Sigma_{AA} + \\log\\det\\Sigma_{\\bar A\\bar A} - \\log\\det\\Sigma]`;
     0 when ``A`` or its complement is empty.  Reference computation,
     :math:`O(N^3)`; for a singular ``cov`` the value may be infinite or NaN.
+
+    Parameters
+    ----------
+    cov : array_like (N, N)
+        Symmetric covariance (checked: square, symmetric, finite, non-negative
+        diagonal).
+    idx : sequence of int or str
+        The set ``A``: distinct positions in ``0..N-1`` or benchmark names.
+    names : sequence of str, optional
+        Benchmark names, needed when ``idx`` holds names.
+
+    Returns
+    -------
+    float
+        :math:`I(X_A; X_{\\bar A})` in nats, from three
+        :func:`log_det` calls (no variance floor, unlike the greedy's gains).
+
+    Raises
+    ------
+    ValueError
+        As :func:`log_det`.
     """
     S = check_covariance(cov)
     n = S.shape[0]

@@ -209,6 +209,33 @@ def make_predictor(name: str) -> Any:
     """A fresh predictor by name: one of :data:`PREDICTORS` (``gaussian, ridge, imputed-ridge, lowrank, blend, knn, stack``).
 
     The returned object's ``name`` is set to ``name`` so tables use the registry names.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`PREDICTORS`. The factories fix a few settings:
+        ``"gaussian"`` is ``GaussianPredictor(ridge=1e-2)`` (Section 5.1's
+        ridge), ``"lowrank"`` ``SoftImpute(rank=3, shrinkage=1.0, tol=1e-4)``,
+        ``"blend"`` ``BenchPressBlend(tol=1e-4)``; the others take their
+        classes' defaults.
+
+    Returns
+    -------
+    predictor
+        A new, unfitted predictor following the protocol of
+        :class:`~benchsel_lib.method.base.Predictor` (``fit``/``predict``);
+        each call returns a distinct object.
+
+    Raises
+    ------
+    ValueError
+        ``name`` is not a string naming one of :data:`PREDICTORS` (the
+        message lists them).
+
+    Notes
+    -----
+    Complexity O(1): only the constructor runs; fitting and predicting cost
+    what the predictor's own documentation says.
     """
     p = PREDICTORS[check_predictor_name(name)]()
     p.name = name

@@ -78,8 +78,15 @@ def find_tabimpute_checkpoint(checkpoint_path: str | os.PathLike[str] | None = N
     Search order: the explicit ``checkpoint_path``; the environment variable
     ``BENCHSEL_TABIMPUTE_CKPT``; an existing Hugging Face hub cache entry
     ``models--Tabimpute--TabImpute/snapshots/*/tabimputev2.ckpt`` under
-    ``$HF_HUB_CACHE``, ``$HF_HOME/hub`` or ``~/.cache/huggingface/hub`` (the
-    snapshot named by ``refs/main`` first, then the newest).
+    ``$HF_HUB_CACHE``, ``$HUGGINGFACE_HUB_CACHE``, ``$HF_HOME/hub`` or
+    ``~/.cache/huggingface/hub``, in that order (per cache, the snapshot named
+    by ``refs/main`` first, then the newest by modification time).
+
+    Parameters
+    ----------
+    checkpoint_path : str or path-like, optional
+        The checkpoint file itself (``~`` is expanded). When given, nothing
+        else is searched.
 
     Returns
     -------
@@ -90,7 +97,15 @@ def find_tabimpute_checkpoint(checkpoint_path: str | os.PathLike[str] | None = N
     ------
     MissingWeightsError
         When the given path or variable points nowhere, or nothing is found;
-        the message names the file and how to provide it.
+        the message names the file and how to provide it. It subclasses both
+        ``FileNotFoundError`` and ``ValueError``.
+
+    Notes
+    -----
+    Complexity O(C + S log S) file-system look-ups for ``C`` hub cache
+    directories and ``S`` snapshots of the repository (sorted by
+    modification time); nothing is read but ``refs/main``, and nothing is
+    downloaded.
     """
     if checkpoint_path is not None:
         p = Path(checkpoint_path).expanduser()

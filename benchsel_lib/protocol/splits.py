@@ -81,11 +81,33 @@ def cv_splits(
 
     Both index arrays are returned sorted. Cost O(K M).
 
+    Parameters
+    ----------
+    n_models : int
+        Number of models ``M`` (>= 2).
+    n_folds : int
+        Number of folds ``K``, ``2 <= K <= M`` (default 10, Section 5.1).
+    holdout : float
+        Holdout fraction ``p`` in ``[0, 1)`` (default 0.1); the training set
+        has ``round((1 - p) M)`` models when the pool allows (halves rounded up
+        in ``"nested"``, to even as Python's ``round`` in ``"paper"``).
+    seed : int
+        Non-negative seed of every stream.
+    scheme : {"nested", "paper"}
+        The layout of the random streams (above).
+
+    Returns
+    -------
+    list of (int, ndarray, ndarray)
+        One ``(fold, train, validation)`` triple per fold ``0..K-1``; the
+        index arrays hold model positions in ``0..M-1``.
+
     Raises
     ------
     ValueError
         If ``holdout`` is outside ``[0, 1)``, ``scheme`` is unknown, or fewer
-        than 2 training models remain.
+        than 2 training models remain; also for ``n_models``, ``n_folds`` or
+        ``seed`` out of range (:func:`fold_assignments`).
     """
     seed = check_seed(seed)
     h = float(holdout)

@@ -537,7 +537,8 @@ def dask_backend(address: str, *, timeout: float = 10.0) -> Iterator[Any]:
 
 
 #: Dask's default for worker processes; it pins glibc's mmap threshold, so every large NumPy
-#: temporary of the EM is mapped and zeroed afresh (the 2000 x 114 CV grid ran 1.4-1.8x slower)
+#: temporary of the EM is mapped and zeroed afresh (the 2000 x 114 CV grid took 1.7-1.8x as long as
+#: loky: ``python benchmarks/bench_scale.py --parts dask``)
 _TRIM_KEY = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
 
 
@@ -547,9 +548,11 @@ def local_cluster(n_workers: int = 2, **kwargs: Any) -> Any:
     ``n_workers`` worker processes with one thread each (and one BLAS
     thread), listening on the loopback interface only, dashboard on a free
     loopback port, and without Dask's ``MALLOC_TRIM_THRESHOLD_`` for the
-    workers, which slowed the EM of a CV grid 1.4-1.8x (on a cluster of your
-    own, set ``distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_:
-    null`` in the Dask configuration for the same effect). Use it as a
+    workers, which slowed the EM of a CV grid 1.7-1.8x (the 2000 x 114 grid
+    against loky, ``python benchmarks/bench_scale.py --parts dask``; on a
+    cluster of your own, set
+    ``distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_: null`` in
+    the Dask configuration for the same effect). Use it as a
     context manager with :class:`dask.distributed.Client` and
     ``joblib.parallel_config(backend="dask")``, or pass its
     ``scheduler_address`` to :func:`dask_backend`.
@@ -558,6 +561,13 @@ def local_cluster(n_workers: int = 2, **kwargs: Any) -> Any:
     ------
     ImportError
         ``dask.distributed`` is not installed (``pip install 'benchsel[cluster]'``).
+    ValueError
+        ``n_workers`` is not None and not a positive integer.
+
+    Notes
+    -----
+    Complexity: O(n_workers) worker-process start-ups (plus the scheduler's),
+    started before it returns; no sweep work is done here.
     """
     try:
         import dask

@@ -712,6 +712,11 @@ def selection_summary(positions: pd.DataFrame, *, top: int = 15, n_folds: int | 
     ValueError
         ``positions`` lacks a column, ``top`` is not a positive integer, or
         ``n_folds`` is fewer than the folds the positions come from.
+
+    Notes
+    -----
+    Complexity O(P + B log B) for ``P`` position rows and ``B`` benchmarks
+    (one group-by, then the sort by mean position).
     """
     for col in ("benchmark", "fold", "position"):
         if col not in positions.columns:
@@ -779,6 +784,19 @@ def positions_from_cv(cv: pd.DataFrame, *, method: str, holdout: float = 0.1) ->
         A missing column, a holdout that is not a number, no row of
         ``method`` at ``holdout``, rows of several seeds or runs (one fold
         would take one run's selection), or selections stored as text.
+
+    Returns
+    -------
+    pandas.DataFrame
+        As :func:`selection_positions`: columns ``benchmark, fold, position``
+        and ``attrs`` with ``n_folds`` and ``names`` (None here, so
+        :func:`selection_summary` lists only benchmarks selected in some fold).
+
+    Notes
+    -----
+    Complexity O(R log R + S) for the ``R`` rows of ``cv`` (filter, duplicate
+    check, sorted group-by on ``fold``) and ``S`` selected benchmarks over
+    the folds.
     """
     for col in ("method", "holdout", "fold", "k", "selected"):
         if col not in cv.columns:

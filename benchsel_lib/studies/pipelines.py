@@ -124,6 +124,53 @@ def compare_pipelines(
     Returns the concatenated rows with a ``seed`` column.
     Cost: ``len(seeds) x n_folds`` splits, each running the inner search of
     ``auto`` once per split plus one selection and ``len(ks)`` predictions per fixed pair.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+        The score matrix to cross-validate.
+    fixed : sequence of str
+        Short names of the fixed pipelines for
+        :meth:`~benchsel_lib.method.pipeline.Pipeline.from_name`, usually
+        ``"STRATEGY+PREDICTOR"`` pairs such as ``"lasso+ridge"``; may be empty.
+    seeds : sequence of int
+        Seeds of the folds (default ``(0, 42)``; 42 is the paper's).
+    n_folds : int
+        Folds per seed (default 10).
+    k_max : int
+        Largest subset size (default 10).
+    holdout : float
+        Holdout fraction (default 0.1).
+    config : {"released", "early"}
+        EM configuration of ``"mi"`` and the fixed pipelines (not of ``auto``,
+        which keeps its own settings).
+    estimator : {"auto", "pairwise", "em", "fast"}
+        Correlation estimator of ``"mi"`` and the fixed pipelines.
+    levels : sequence of float
+        Interval levels whose coverage is reported for ``auto`` and ``"mi"``.
+    n_jobs : int
+        Workers of the sweep (default 1: serially in this process).
+    ks : sequence of int, optional
+        Subset sizes scored (default every ``k = 1..k_max``).
+    unconditioned : {"skip", "mean"}
+        The protocol's rule for a held-out model that observes none of the
+        revealed benchmarks (above).
+    keep_entries : bool
+        Keep each row's scored entries (column ``entries``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The :func:`~benchsel_lib.protocol.cv.cross_validate` rows of every run,
+        concatenated in seed order (for each seed the ``auto`` and ``mi`` rows,
+        then the fixed pairs'), with a ``seed`` column and a fresh index.
+
+    Raises
+    ------
+    ValueError
+        An unknown pipeline name in ``fixed``, an unknown ``estimator`` or
+        ``config``, or an option that :func:`~benchsel_lib.protocol.cv.cv_grid`
+        rejects.
     """
 
     kw = dict(matrix=matrix, holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", ks=ks,
