@@ -171,6 +171,8 @@ def check_bool(value: object, name: str) -> bool:
 
 def check_level(level: object) -> float:
     """An interval level strictly between 0 and 1, as a float; anything else raises ValueError naming it."""
+    if isinstance(level, (str, bytes, bool, np.bool_)):
+        raise ValueError(f"level must be a number in (0, 1), got {level!r}")
     try:
         value = float(level)  # type: ignore[arg-type]
     except (TypeError, ValueError):

@@ -20,7 +20,9 @@ from benchsel_lib import (
     conditional_moments,
     cross_validate,
     fit_standardizer,
+    inverse_logit_transform,
     load_csv,
+    logit_transform,
     select,
     summarize_cv,
 )
@@ -76,6 +78,45 @@ def _fitted() -> Pipeline:
      "no selection of k=3 benchmarks is possible on this matrix (the candidates' exclude lists leave too few "
      "benchmarks: mi: 0; lower k, or exclude fewer benchmarks)"),
     (lambda: select(np.eye(4), 2, lazy="no"), "lazy must be True or False, got 'no'"),
+    (lambda: _matrix().take(cols=[100]), "cols position 100 is out of range: the matrix has 6 benchmarks (0 to 5)"),
+    (lambda: _matrix().take(rows=[-1]), "rows position -1 is out of range: the matrix has 20 models (0 to 19)"),
+    (lambda: _matrix().take(cols=[1.7]), "cols must be a sequence of integer positions, got [1.7]"),
+    (lambda: _matrix().take(cols=[True, False]), "cols must be a sequence of integer positions, got [True, False]"),
+    (lambda: _matrix().observed_counts(axis=5), "axis must be 0 (per benchmark) or 1 (per model), got 5"),
+    (lambda: _fitted().predict({"b0": 50.0}, skip_missing="yes"), "skip_missing must be True or False, got 'yes'"),
+    (lambda: _fitted().predict({"b0": 50.0}, level="0.9"), "level must be a number in (0, 1), got '0.9'"),
+    (lambda: cross_validate(_matrix(), "entropy", levels=[np.float32(0.5), 1j]), "levels must be a number or a "
+                                                                                 "sequence of numbers"),
+    (lambda: cross_validate(_matrix(), "entropy", progress="x"), "progress must be True or False, got 'x'"),
+    (lambda: cross_validate(_matrix(), "entropy", return_details="x"), "return_details must be True or False, "
+                                                                       "got 'x'"),
+    (lambda: Pipeline.auto(k=1).fit(_matrix().take(cols=[0])), "the matrix has 1 benchmark: a pipeline needs at least "
+                                                                "two, one to run and one to predict"),
+    (lambda: RidgePredictor().fit(np.zeros((5, 4)), cov=np.eye(3)), "cov is 3 x 3 but train has 4 benchmark columns"),
+    (lambda: RidgePredictor().fit(np.zeros((5, 2)), cov=[[1.0, np.nan], [np.nan, 1.0]]), "cov contains NaN or "
+                                                                                        "infinite entries"),
+    (lambda: select(np.eye(4), 2, objective="greedy", train=np.full((12, 4), np.nan)), "train has no observed score"),
+    (lambda: select(np.eye(4), 2, objective="greedy", train=np.full((12, 4), np.inf)), "train contains infinite "
+                                                                                       "values"),
+    (lambda: select(np.eye(4), 2, objective="imputed-lasso", train=[["a"] * 4] * 12), "train must be a numeric "
+                                                                                      "(models x benchmarks) array"),
+    (lambda: Pipeline.paper(k=2).set_params(selector__bogus=1), "invalid parameter selector__bogus: Selector has the "
+                                                               "fields ('objective', "),
+    (lambda: Pipeline.paper(k=2, costs={f"b{j}": "x" for j in range(6)}, budget=3).fit(_matrix()),
+     "cost 'x' of benchmark 'b0' is not a number"),
+    (lambda: Pipeline.paper(k=2, costs=[1.0] * 6, budget=3).fit(_matrix()),
+     "costs must be a mapping benchmark name -> cost, got list"),
+    (lambda: cross_validate(_matrix(), "entropy", holdouts=None), "holdouts must be a number or a sequence of numbers, "
+                                                                  "got None"),
+    (lambda: cross_validate(_matrix(), "entropy", holdouts="0.1"), "holdouts must be a number or a sequence of "
+                                                                   "numbers, got '0.1'"),
+    (lambda: fit_standardizer(np.ones((3, 2)), ddof="x"), "ddof must be an integer >= 0, got 'x'"),
+    (lambda: fit_standardizer(np.ones((3, 2)), ddof=1.5), "ddof must be an integer >= 0, got 1.5"),
+    (lambda: logit_transform(np.ones((2, 2)), eps=None), "eps must be a number in (0, 0.5), got None"),
+    (lambda: logit_transform(np.ones((2, 2)), smax=["a", "b"]), "smax must be a numeric vector, one maximum per "
+                                                                "benchmark"),
+    (lambda: inverse_logit_transform(np.ones((2, 2)), np.ones((2, 2))), "smax must be a vector of length 2 (one per "
+                                                                        "column of F), got shape (2, 2)"),
     (lambda: Selector("mi", lazy=1), "lazy must be True or False, got 1"),
     (lambda: ScoreMatrix(np.ones((2, 2)) + 1j, ["a", "b"], ["x", "y"]), "scores must be real numbers, got complex "
                                                                         "values"),
@@ -86,6 +127,49 @@ def test_bad_input_is_refused_with_a_message_that_names_it(call, message):
     with pytest.raises(ValueError) as err:
         call()
     assert str(err.value).startswith(message)
+
+
+def test_a_refitted_parameter_makes_the_pipeline_forget_its_fit():
+    p = Pipeline.paper(k=3).fit(_matrix())
+    p.set_params(predictor="ridge", k=1)
+    with pytest.raises(ValueError, match="not fitted: call fit"):
+        p.predict({"b0": 50.0})
+    assert p.fit(_matrix()).k == 1 and len(p.selected) == 1
+
+
+def test_one_candidate_may_be_named_without_a_sequence():
+    one = Pipeline.auto(k=2, selectors="mi", predictors="ridge")
+    assert [s.objective for s in one.component("selector")] == ["mi"] and one.component("predictor") == ["ridge"]
+
+
+def test_one_models_row_as_a_series_predicts_as_the_same_mapping():
+    p, m = _fitted(), _matrix()
+    row = pd.Series({b: m.scores[0, m.benchmarks.index(b)] for b in p.selected})
+    pd.testing.assert_frame_equal(p.predict(row), p.predict(row.to_dict()))
+
+
+def test_no_interval_levels_may_be_said_with_none():
+    kw = dict(k_max=2, n_folds=3, seed=0, progress=False)
+    pd.testing.assert_frame_equal(cross_validate(_matrix(), "entropy", levels=None, **kw),
+                                  cross_validate(_matrix(), "entropy", levels=(), **kw))
+
+
+def test_logit_scaling_says_which_benchmark_it_clips_to_one_floor():
+    m = _matrix()
+    scores = m.scores.copy()
+    scores[:5, 1] = -1.0
+    with pytest.warns(ScoreWarning, match=r"benchmark 'b1': 5 of 20 observed scores are <= 0; logit scaling"):
+        p = Pipeline.paper(k=2, logit=True).fit(ScoreMatrix(scores, m.models, m.benchmarks))
+    assert len(p.notes_) == 1 and "'b1'" in p.notes_[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Pipeline.paper(k=2, logit=True).fit(m).notes_ == []
+
+
+def test_a_summary_counts_the_folds_its_means_are_taken_over():
+    df = pd.DataFrame({"method": "m", "holdout": 0.1, "k": 1, "fold": [0, 1, 2], "r2": [0.5, np.nan, 0.7]})
+    row = summarize_cv(df).iloc[0]
+    assert row["n_folds"] == 3 and row["n_scored"] == 2 and row["r2_mean"] == pytest.approx(0.6)
 
 
 def test_one_mandatory_benchmark_may_be_given_as_a_plain_name():

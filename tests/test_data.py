@@ -171,6 +171,13 @@ def test_missing_file_without_network_gives_clear_error(tmp_path):
         D.data_path(SMALL, data_dir=tmp_path, base_url="http://127.0.0.1:9", timeout=2)
 
 
+def test_a_failed_download_into_a_mistyped_directory_leaves_no_directory_behind(tmp_path):
+    typo = tmp_path / "typo" / "sub"
+    with pytest.raises(FileNotFoundError, match="could not be downloaded"):
+        D.data_path(SMALL, data_dir=typo, base_url=(tmp_path / "no-mirror").as_uri())
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_missing_file_with_download_disabled(tmp_path):
     with pytest.raises(FileNotFoundError, match="download disabled"):
         D.data_path(SMALL, data_dir=tmp_path, download=False)

@@ -34,7 +34,7 @@ def test_logit_uses_given_training_max_and_clips_to_eps():
 def test_logit_rejects_non_positive_maximum():
     with pytest.raises(ValueError, match="positive maximum"):
         logit_transform(np.array([[-1.0, 1.0], [-2.0, 2.0]]))
-    with pytest.raises(ValueError, match="smax has length"):
+    with pytest.raises(ValueError, match=r"smax must be a vector of length 2 \(one per column of X\)"):
         logit_transform(np.ones((2, 2)), smax=[1.0])
     with pytest.raises(ValueError, match="eps"):
         logit_transform(np.ones((2, 2)), eps=0.7)

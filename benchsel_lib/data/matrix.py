@@ -18,6 +18,19 @@ from .._names import name_positions
 __all__ = ["ColumnProblem", "ScoreMatrix", "ScoreWarning", "column_problems"]
 
 
+def _positions(values: Sequence[int], n: int, arg: str, what: str) -> np.ndarray:
+    """``values`` as an int array of positions in ``[0, n)``; ``ValueError`` naming ``arg`` otherwise."""
+    arr = np.asarray(values)
+    if arr.size == 0:
+        return np.zeros(0, dtype=int)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise ValueError(f"{arg} must be a sequence of integer positions, got {values!r}")
+    bad = arr[(arr < 0) | (arr >= n)]
+    if bad.size:
+        raise ValueError(f"{arg} position {int(bad[0])} is out of range: the matrix has {n} {what} (0 to {n - 1})")
+    return arr.astype(int, copy=False)
+
+
 def _as_names(names: Iterable[Any], what: str) -> tuple[str, ...]:
     if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
         raise ValueError(f"{what} names must be a sequence of names, got {names!r}")
@@ -110,7 +123,9 @@ class ScoreMatrix:
         return float(self.observed.mean())
 
     def observed_counts(self, axis: int = 0) -> pd.Series:
-        """Observed entries per benchmark (``axis=0``) or per model (``axis=1``)."""
+        """Observed entries per benchmark (``axis=0``) or per model (``axis=1``); another axis raises ``ValueError``."""
+        if isinstance(axis, bool) or axis not in (0, 1):
+            raise ValueError(f"axis must be 0 (per benchmark) or 1 (per model), got {axis!r}")
         counts = self.observed.sum(axis=axis)
         index = self.benchmarks if axis == 0 else self.models
         return pd.Series(counts, index=list(index), name="n_observed")
@@ -142,9 +157,14 @@ class ScoreMatrix:
         return self.take(rows=rows, cols=cols)
 
     def take(self, *, rows: Sequence[int] | None = None, cols: Sequence[int] | None = None) -> ScoreMatrix:
-        """Return the sub-matrix with the given row / column positions."""
-        r = np.arange(self.shape[0]) if rows is None else np.asarray(rows, dtype=int)
-        c = np.arange(self.shape[1]) if cols is None else np.asarray(cols, dtype=int)
+        """Return the sub-matrix with the given row / column positions.
+
+        Positions are integers in ``[0, M)`` (rows) and ``[0, N)`` (columns);
+        anything else (a float, a negative or too large position) raises
+        ``ValueError``.  O(size of the result).
+        """
+        r = np.arange(self.shape[0]) if rows is None else _positions(rows, self.shape[0], "rows", "models")
+        c = np.arange(self.shape[1]) if cols is None else _positions(cols, self.shape[1], "cols", "benchmarks")
         info = None if self.row_info is None else self.row_info.iloc[r]
         return ScoreMatrix(
             self.scores[np.ix_(r, c)],

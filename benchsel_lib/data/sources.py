@@ -137,11 +137,29 @@ def _sha256(path: Path) -> str:
 def verify_file(path: str | os.PathLike[str], name: str) -> Path:
     """Check ``path`` against the manifest size and SHA-256 of ``name``; return the path.
 
+    Parameters
+    ----------
+    path : str or path-like
+        The local file to check.
+    name : str
+        Its manifest name (e.g. ``"mteb.matrix.npz"``), whose size and
+        digest it must have.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path`` as a :class:`~pathlib.Path`, once verified; the verified
+        digest is cached for this process, keyed by the resolved path, size
+        and modification time.
+
     Raises
     ------
     ValueError
         On a size or digest mismatch; the message names the file, the
-        expected and the actual digest.
+        expected and the actual digest. Also for a ``name`` that is not in
+        the manifest.
+    OSError
+        ``path`` does not exist (``FileNotFoundError``) or cannot be read.
 
     Notes
     -----
@@ -173,6 +191,7 @@ def _download_url(name: str, base_url: str | None) -> str:
 def _download(name: str, target_dir: Path, base_url: str | None, timeout: float) -> Path:
     url = _download_url(name, base_url)
     dest = target_dir / name
+    made = [d for d in (dest.parent, *dest.parent.parents) if not d.exists()]  # removed again if the download fails
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".part-", dir=dest.parent)
     try:
@@ -180,6 +199,7 @@ def _download(name: str, target_dir: Path, base_url: str | None, timeout: float)
             shutil.copyfileobj(resp, out)
         verify_file(tmp, name)
         os.replace(tmp, dest)
+        made = []
     except (urllib.error.URLError, OSError) as exc:
         raise FileNotFoundError(
             f"data file {name!r} is not in {target_dir} and could not be downloaded from {url}: {exc}. "
@@ -188,6 +208,11 @@ def _download(name: str, target_dir: Path, base_url: str | None, timeout: float)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        for d in made:  # deepest first: a failed download leaves no directory behind
+            try:
+                d.rmdir()
+            except OSError:
+                break
     return verify_file(dest, name)
 
 
@@ -237,12 +262,72 @@ def data_path(
 
 
 def fetch_all(*, data_dir: str | os.PathLike[str] | None = None, base_url: str | None = None) -> list[Path]:
-    """Make every manifest file available and verified (downloading missing ones); return their paths."""
+    """Make every manifest file available and verified (downloading missing ones); return their paths.
+
+    Each file is resolved by :func:`data_path` (module docstring order) with
+    downloads allowed and its default 60 s network timeout per file.
+
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        Explicit data directory: the only one searched, and the download
+        target (default: ``BENCHSEL_DATA_DIR``, else the project cache and
+        the shared mirror, downloads into the project cache).
+    base_url : str, optional
+        Mirror base URL (``<base_url>/<name>``); default ``BENCHSEL_DATA_URL``
+        or each file's manifest URL.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The verified local path of every file, in manifest order.
+
+    Raises
+    ------
+    ValueError
+        A file fails its size / digest check (naming expected and actual
+        digest); the files before it stay fetched.
+    FileNotFoundError
+        A file is in no directory and cannot be downloaded.
+
+    Notes
+    -----
+    Complexity O(total size of the manifest files): each file is hashed once
+    per process (plus its download when missing); later calls cost one
+    ``stat`` per file.
+    """
     return [data_path(n, data_dir=data_dir, base_url=base_url) for n in MANIFEST]
 
 
 def verify_all(*, data_dir: str | os.PathLike[str] | None = None) -> dict[str, str]:
-    """Verify every manifest file without downloading; return name -> ``"ok"`` or the error message."""
+    """Verify every manifest file without downloading; return name -> ``"ok"`` or the error message.
+
+    Parameters
+    ----------
+    data_dir : str or path-like, optional
+        Explicit data directory, the only one searched (default:
+        ``BENCHSEL_DATA_DIR``, else the project cache, then the shared
+        mirror; see the module docstring).
+
+    Returns
+    -------
+    dict of str to str
+        For every manifest file, in manifest order: ``"ok"`` when it was
+        found and matches its size and SHA-256, else the message of the
+        ``ValueError`` (mismatch) or ``FileNotFoundError`` (not found) that
+        :func:`data_path` raised.
+
+    Raises
+    ------
+    OSError
+        Other than ``FileNotFoundError``, e.g. a file that exists but cannot
+        be read; the two errors above are reported, not raised.
+
+    Notes
+    -----
+    Complexity O(total size of the files found) on the first call in a
+    process (each is hashed once); O(number of manifest files) afterwards.
+    """
     report: dict[str, str] = {}
     for n in MANIFEST:
         try:

@@ -25,6 +25,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from .._checks import check_covariance
+
 __all__ = ["Predictor", "BasePredictor", "check_train", "check_train_query", "pass_through", "NotFittedError"]
 
 
@@ -34,14 +36,89 @@ class NotFittedError(ValueError):
 
 @runtime_checkable
 class Predictor(Protocol):
-    """What a pipeline needs from a predictor (see the module docstring)."""
+    """What a pipeline needs from a predictor (see the module docstring).
+
+    A structural protocol (``runtime_checkable``): any object with a ``name``
+    and the two methods below is a predictor, and ``isinstance(obj,
+    Predictor)`` checks only that they exist, not their signatures. All
+    arrays are in standardized space (Section 5.1), NaN where missing.
+
+    Attributes
+    ----------
+    name : str
+        Label of the predictor in tables (:func:`~benchsel_lib.method.predictors.make_predictor`
+        sets it to the registry name).
+
+    Methods
+    -------
+    fit(train, *, cov=None)
+        Fit on the training rows; returns the fitted predictor.
+    predict(query)
+        Predict every entry of the query rows.
+
+    Optional: ``predict_distribution(query) -> (mean, var)``, both (v, N)
+    with variance 0 at revealed entries (needed by the Gaussian intervals,
+    Eq. cond-var), and the class attribute ``rowwise``.
+
+    Notes
+    -----
+    Cost expectations: the CV protocol and the search call ``fit`` once per
+    training split (and inner fold) and ``predict`` once per revealed set,
+    with every query row of that split in one call, so per-query work should
+    be vectorized over rows; the protocol bounds neither cost. In the
+    library, ``fit`` of a :class:`BasePredictor` is O(m N + N^2) (it checks
+    and stores the rows and the correlation; the subclasses work in
+    ``predict``), and the Gaussian
+    predictor's ``predict`` is O(G k^3 + G k^2 N + v k N) for ``G`` reveal
+    patterns over ``k`` revealed benchmarks
+    (:func:`~benchsel_lib.method.gaussian.conditional_moments`).
+    """
 
     name: str
 
     def fit(self, train: np.ndarray, *, cov: np.ndarray | None = None) -> Predictor:
+        """Fit on the training rows.
+
+        Parameters
+        ----------
+        train : ndarray (m, N)
+            Training rows in standardized space, NaN where missing.
+        cov : ndarray (N, N) or None
+            The training correlation (Eq. pairwise-cov or EM, Appendix G) for
+            predictors that use one; such a predictor may estimate it from
+            ``train`` when None.
+
+        Returns
+        -------
+        Predictor
+            The fitted predictor (``self`` by convention).
+
+        Raises
+        ------
+        ValueError
+            Expected on malformed input (:func:`check_train`).
+        """
         ...
 
     def predict(self, query: np.ndarray) -> np.ndarray:
+        """Predict every entry of ``query``.
+
+        Parameters
+        ----------
+        query : ndarray (v, N)
+            Query rows in standardized space, NaN at every hidden entry.
+
+        Returns
+        -------
+        ndarray (v, N)
+            A prediction for every entry, the revealed entries passed through
+            (:func:`pass_through`).
+
+        Raises
+        ------
+        NotFittedError
+            Expected when called before ``fit``.
+        """
         ...
 
 
@@ -112,9 +189,18 @@ class BasePredictor:
     rowwise: bool = False
 
     def fit(self, train: Any, *, cov: Any = None) -> BasePredictor:
-        """Remember the training rows (m, N; NaN missing) and the training correlation; return self."""
+        """Remember the training rows (m, N; NaN missing) and the training correlation; return self.
+
+        ``cov``, when given, must be a finite symmetric N x N matrix (``ValueError`` otherwise). O(m N + N^2).
+        """
         self.train_ = check_train(train)
-        self.cov_ = None if cov is None else np.asarray(cov, dtype=float)
+        self.cov_ = None
+        if cov is not None:
+            check_covariance(cov)  # square, symmetric, finite: checked, while the given values are kept as they are
+            self.cov_ = np.asarray(cov, dtype=float)
+            if self.cov_.shape[0] != self.train_.shape[1]:
+                raise ValueError(f"cov is {self.cov_.shape[0]} x {self.cov_.shape[0]} but train has "
+                                 f"{self.train_.shape[1]} benchmark columns")
         return self
 
     def _fitted(self) -> np.ndarray:

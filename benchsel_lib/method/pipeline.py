@@ -382,7 +382,31 @@ def _selector_reach(selectors: Sequence[Selector], counts: np.ndarray, n_models:
 
 
 def clone(pipeline: Pipeline) -> Pipeline:
-    """An unfitted pipeline with the same parameters."""
+    """An unfitted pipeline with the same parameters.
+
+    As scikit-learn's ``clone``: the constructor is called again with
+    ``pipeline.get_params(deep=False)``, so no fitted attribute (``scaling_``,
+    ``selection_``, ...) is carried over.
+
+    Parameters
+    ----------
+    pipeline : Pipeline
+        A fitted or unfitted pipeline (or an instance of a subclass whose
+        constructor takes the same parameters).
+
+    Returns
+    -------
+    Pipeline
+        A new instance of ``type(pipeline)``. The parameter values are shared,
+        not copied: the components (``Scaling``, ``Correlation``, selectors,
+        calibrators) are frozen dataclasses, while a list of candidates or a
+        predictor *object* is the same object in both pipelines.
+
+    Notes
+    -----
+    Complexity O(1): a dozen attributes are read and stored; nothing is
+    validated until :meth:`Pipeline.fit`.
+    """
     return type(pipeline)(**pipeline.get_params(deep=False))
 
 
@@ -598,6 +622,10 @@ class Pipeline:
         long, while the final selection and fit use every model and
         benchmark (``notes_`` says so).
         """
+        if isinstance(selectors, (str, Selector)):  # one candidate, not the letters of its name
+            selectors = (selectors,)
+        if isinstance(predictors, str):
+            predictors = (predictors,)
         sels = [_with_options(s, min_observed=min_observed, initial=initial) for s in selectors]
         return cls(k, scaling=Scaling(logit=logit), correlation=Correlation("fast"), selector=tuple(sels),
                    predictor=tuple(predictors), calibrator="conformal", stack=stack, search_folds=search_folds,
@@ -660,7 +688,11 @@ class Pipeline:
         return out
 
     def set_params(self, **params: Any) -> Pipeline:
-        """Set parameters (``selector__tie_break="argmax"`` replaces one field of a component); return self."""
+        """Set parameters (``selector__tie_break="argmax"`` replaces one field of a component); return self.
+
+        A fitted pipeline forgets its fit (``predict`` then asks for ``fit``):
+        its selection and predictors were made under the old parameters.
+        """
         nested: dict[str, dict[str, Any]] = {}
         for key, value in params.items():
             if "__" in key:
@@ -678,7 +710,14 @@ class Pipeline:
                 current = current[0]
             if not dataclasses.is_dataclass(current) or isinstance(current, type):
                 raise ValueError(f"{comp} is {current!r}, which has no fields to set")
+            fields = [f.name for f in dataclasses.fields(current) if f.init]
+            for fld in changes:
+                if fld not in fields:
+                    raise ValueError(f"invalid parameter {comp}__{fld}: {type(current).__name__} has the fields "
+                                     f"{tuple(fields)}")
             setattr(self, comp, dataclasses.replace(current, **changes))
+        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")] + ["_revealed_fits"]:
+            self.__dict__.pop(attr, None)  # the fitted state (scikit-learn's trailing underscore)
         return self
 
     def __repr__(self) -> str:
@@ -978,6 +1017,9 @@ class Pipeline:
         check_matrix(matrix)
         spec = self.validate()
         names = list(matrix.benchmarks)
+        if len(names) < 2:
+            raise ValueError(f"the matrix has {len(names)} benchmark: a pipeline needs at least two, one to run and "
+                             f"one to predict")
         X = np.asarray(matrix.scores, dtype=float)
         cols = None
         if revealed is not None:
@@ -1034,7 +1076,10 @@ class Pipeline:
     @staticmethod
     def _column_notes(X: np.ndarray, names: list[str], spec: dict[str, Any], *,
                       select: bool) -> tuple[list[str], list[str]]:
-        """Warn about constant and mixed-scale columns; return the notes and the constant columns to exclude.
+        """Warn about problem columns; return the notes and the constant columns to exclude.
+
+        The problems: constant and mixed-scale columns, and in logit space
+        scores <= 0 (clipped to one floor).
 
         A constant column carries no information about the others, yet its
         variance stays 1 in the correlation, so greedy entropy would pick it
@@ -1054,6 +1099,15 @@ class Pipeline:
                     constant.append(problem.benchmark)
             warnings.warn(text, ScoreWarning, stacklevel=3)
             notes.append(text)
+        if spec["scaling"].logit:
+            with np.errstate(invalid="ignore"):
+                low = (X <= 0).sum(axis=0)
+            for j in np.flatnonzero(low):
+                text = (f"benchmark {names[j]!r}: {low[j]} of {int((~np.isnan(X[:, j])).sum())} observed scores are "
+                        f"<= 0; logit scaling (Appendix K) clips them all to the same floor (eps times the column's "
+                        f"maximum): standard scaling suits scores that can be negative")
+                warnings.warn(text, ScoreWarning, stacklevel=3)
+                notes.append(text)
         return notes, constant
 
     def _check_fitted(self) -> None:
@@ -1091,7 +1145,7 @@ class Pipeline:
 
         Parameters
         ----------
-        scores : mapping or pairs (one model), or DataFrame / ScoreMatrix (one row per model, NaN = not run)
+        scores : mapping, Series or pairs (one model), or DataFrame / ScoreMatrix (one row per model, NaN = not run)
             Scores in original units (checked by :func:`check_given`). The
             pipeline conditions on whatever is given; a search chooses its
             predictor again (once) when the given benchmarks are not the
@@ -1114,10 +1168,13 @@ class Pipeline:
         """
         self._check_fitted()
         level = check_level(level)
+        check_bool(skip_missing, "skip_missing")
         if isinstance(scores, (pd.DataFrame, ScoreMatrix)):
             frame = scores.to_frame() if isinstance(scores, ScoreMatrix) else scores
             return self._predict_many(frame, level)
-        if not isinstance(scores, (Mapping, str, bytes)) and isinstance(scores, Iterable):
+        if isinstance(scores, pd.Series):  # one model's row, read as benchmark -> score pairs
+            scores = list(scores.items())
+        elif not isinstance(scores, (Mapping, str, bytes)) and isinstance(scores, Iterable):
             scores = list(scores)  # an iterator of pairs is read once, here
         used = check_given(scores, self.matrix_, skip_missing=skip_missing, ranges=self.ranges_)
         if not used:

@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -53,6 +54,11 @@ class Standardizer:
         Column means of the observed entries.
     std : np.ndarray of shape (N,)
         Column standard deviations (already floored, strictly positive).
+
+    Notes
+    -----
+    Complexity: :meth:`transform` and :meth:`inverse_transform` O(M N) for
+    ``M`` rows, :meth:`scale_cov` O(N^2) for a block (O(N) for variances).
     """
 
     mean: np.ndarray
@@ -139,8 +145,8 @@ def fit_standardizer(
     A = check_data_matrix(X, min_rows=1, allow_empty=empty == "identity")
     if std_floor not in ("relative", "variance"):
         raise ValueError(f"unknown std_floor {std_floor!r}: use 'relative' or 'variance'")
-    if ddof < 0:
-        raise ValueError(f"ddof must be >= 0, got {ddof}")
+    if isinstance(ddof, (bool, np.bool_)) or not isinstance(ddof, (int, np.integer)) or ddof < 0:
+        raise ValueError(f"ddof must be an integer >= 0, got {ddof!r}")
     if empty == "error":
         mean, std = _column_stats(A, std_floor, ddof)
         return Standardizer(mean=mean, std=std)
@@ -224,8 +230,8 @@ def logit_transform(
     inverse never returns less than ``eps * smax``.
     """
     arr = _as_2d(X, "X")
-    if not (0.0 < float(eps) < 0.5):
-        raise ValueError(f"eps must be in (0, 0.5), got {eps!r}")
+    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real) or not 0.0 < float(eps) < 0.5:
+        raise ValueError(f"eps must be a number in (0, 0.5), got {eps!r}")
     if smax is None:
         obs = ~np.isnan(arr)
         empty = np.flatnonzero(~obs.any(axis=0))
@@ -233,9 +239,7 @@ def logit_transform(
             raise ValueError(f"cannot fit smax: column(s) {empty[:10].tolist()} have no observed score")
         s = np.nanmax(arr, axis=0)
     else:
-        s = np.asarray(smax, dtype=float).reshape(-1)
-        if s.shape[0] != arr.shape[1]:
-            raise ValueError(f"smax has length {s.shape[0]} but X has {arr.shape[1]} columns")
+        s = _check_smax(smax, arr.shape[1], "X")
     if not np.isfinite(s).all() or (s <= 0).any():
         bad = np.flatnonzero(~(np.isfinite(s) & (s > 0)))
         raise ValueError(
@@ -247,6 +251,17 @@ def logit_transform(
         F = np.log(p) - np.log1p(-p)
     F[np.isnan(arr)] = np.nan
     return F, s.copy()
+
+
+def _check_smax(smax: object, n: int, against: str) -> np.ndarray:
+    """``smax`` as a float vector of length ``n`` (one per column of ``against``); ``ValueError`` otherwise."""
+    try:
+        s = np.asarray(smax, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("smax must be a numeric vector, one maximum per benchmark") from None
+    if s.ndim != 1 or s.shape[0] != n:
+        raise ValueError(f"smax must be a vector of length {n} (one per column of {against}), got shape {s.shape}")
+    return s
 
 
 def inverse_logit_transform(F: object, smax: object) -> np.ndarray:
@@ -265,9 +280,7 @@ def inverse_logit_transform(F: object, smax: object) -> np.ndarray:
         Raw-unit scores in ``(0, smax)``. Cost O(MN).
     """
     arr = _as_2d(F, "F")
-    s = np.asarray(smax, dtype=float).reshape(-1)
-    if s.shape[0] != arr.shape[1]:
-        raise ValueError(f"smax has length {s.shape[0]} but F has {arr.shape[1]} columns")
+    s = _check_smax(smax, arr.shape[1], "F")
     if not np.isfinite(s).all() or (s <= 0).any():
         raise ValueError("smax must be positive and finite")
     # numerically stable logistic
@@ -293,6 +306,11 @@ class Scaling:
         (:func:`logit_transform`) before standardization.
     clip : float
         Standardized scores are clipped to ``[-clip, clip]`` (the protocol's 10).
+
+    Notes
+    -----
+    Complexity: :meth:`fit` O(M N) on ``M`` training rows (the logit
+    transform and :func:`fit_standardizer`); the fitted maps are O(M N) too.
     """
 
     logit: bool = False

@@ -65,7 +65,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._checks import check_bool, check_covariance, check_k, resolve_indices
+from .._checks import (
+    check_bool,
+    check_covariance,
+    check_data_matrix,
+    check_k,
+    resolve_indices,
+)
 from .._random import check_entropy
 from .medoids import anchor_dissimilarity, k_medoids
 from .objectives import (
@@ -828,9 +834,11 @@ def select(
     if objective in ("greedy", "sparse", "imputed-lasso"):
         if train is None:
             raise ValueError(f"objective {objective!r} needs train= (the standardized training rows)")
-        tr = np.asarray(train, dtype=float)
-        if tr.ndim != 2 or tr.shape[1] != n:
+        tr = check_data_matrix(train, name="train", min_rows=1, allow_empty=True)  # a fold may miss a benchmark
+        if tr.shape[1] != n:
             raise ValueError(f"train must be (models x {n} benchmarks), got shape {tr.shape}")
+        if np.isnan(tr).all():
+            raise ValueError("train has no observed score")
 
     candidates, excluded, why = _candidate_mask(n, init=init, names=names, min_observed=min_observed,
                                                 observed_counts=observed_counts, exclude=exclude)

@@ -128,6 +128,8 @@ class Selector:
         if (self.costs is None) != (self.budget is None):
             raise ValueError("give both costs and budget, or neither")
         if self.costs is not None:
+            if not isinstance(self.costs, Mapping):
+                raise ValueError(f"costs must be a mapping benchmark name -> cost, got {type(self.costs).__name__}")
             check_cost_form(self.objective)
         check_tie_break(self.tie_break)
         check_bool(self.lazy, "lazy")
@@ -259,7 +261,7 @@ class Selector:
             missing = [b for b in names if b not in self.costs]
             if missing:
                 raise ValueError(f"costs lack {len(missing)} benchmark(s): {', '.join(map(repr, missing[:5]))}")
-            costs = np.array([float(self.costs[b]) for b in names])
+            costs = np.array([_cost(self.costs[b], b) for b in names])
         key = None
         if costs is None and not isinstance(seed, np.random.Generator):
             key = (array_key(np.asarray(cov, dtype=float)),
@@ -304,6 +306,16 @@ class Selector:
 
 
 _SELECTIONS = LRUMemo(256)
+
+
+def _cost(value: Any, name: str) -> float:
+    """The cost of benchmark ``name`` as a float; ``ValueError`` naming the benchmark for anything not a number."""
+    if isinstance(value, (bool, np.bool_, str, bytes)):
+        raise ValueError(f"cost {value!r} of benchmark {name!r} is not a number")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"cost {value!r} of benchmark {name!r} is not a number") from None
 
 
 def _seed_key(seed: Any) -> Any:

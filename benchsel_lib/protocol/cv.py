@@ -58,6 +58,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import numbers
 import time
 import warnings
 from collections.abc import Iterable, Sequence
@@ -67,7 +68,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._checks import check_int, check_ks, check_matrix
+from .._checks import check_bool, check_int, check_ks, check_matrix
 from .._random import check_seed
 from ..data import ScoreMatrix, ScoreWarning
 from ..method.correlation import Correlation
@@ -483,6 +484,13 @@ def cv_grid(
         take, or an option it rejects; bad ``n_jobs``.
     benchsel_lib.protocol.sweep.SweepError
         A cell failed (named in the message).
+
+    Notes
+    -----
+    Complexity: the sum of the runs' :func:`cross_validate` costs (per
+    holdout and fold), less one correlation estimate per estimator for each
+    run that shares a cell, plus O(M N) per distinct matrix to hash it for
+    the grouping; the wall time is divided over ``n_jobs`` workers.
     """
     check_n_jobs(n_jobs)
     plans = []
@@ -548,7 +556,7 @@ class CVProtocol:
         check_unconditioned(self.unconditioned)
         set_("clip", check_clip(self.clip))
         set_("holdouts", _check_fractions(self.holdouts, "holdouts", closed_low=True))
-        levels = self.levels
+        levels = () if self.levels is None else self.levels  # None: no interval levels, as ()
         set_("levels", _check_fractions(levels, "levels", closed_low=False) if len(np.atleast_1d(levels)) else ())
         set_("min_train_observed", check_int(self.min_train_observed, "min_train_observed"))
         if not isinstance(self.keep_entries, (bool, np.bool_)):
@@ -586,7 +594,10 @@ class CVProtocol:
 
 
 def _check_fractions(values: Any, what: str, *, closed_low: bool) -> tuple[float, ...]:
-    out = tuple(float(v) for v in ([values] if np.isscalar(values) else values))
+    items = [values] if np.ndim(values) == 0 else list(values)  # a scalar, or a sequence (array) of numbers
+    if any(isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real) for v in items):
+        raise ValueError(f"{what} must be a number or a sequence of numbers, got {values!r}")
+    out = tuple(float(v) for v in items)
     if not out:
         raise ValueError(f"{what} is empty")
     for v in out:
@@ -773,6 +784,9 @@ def cross_validate(
     cross-validation.
     """
     check_n_jobs(n_jobs)
+    check_bool(return_details, "return_details")
+    if progress is not None:
+        check_bool(progress, "progress")
     protocol = CVProtocol(holdouts=holdouts, k_max=k_max, ks=ks, n_folds=n_folds, seed=seed, scheme=scheme,
                           levels=levels, clip=clip, unconditioned=unconditioned, min_train_observed=min_train_observed,
                           keep_entries=keep_entries)

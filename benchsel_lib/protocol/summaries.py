@@ -99,6 +99,12 @@ def top_residuals(df: pd.DataFrame, *, n: int | None = None) -> pd.DataFrame:
     -------
     DataFrame with columns ``method, holdout, fold, k, rank, model, benchmark,
     sq_residual, share`` (``share`` = fraction of the fold's ``SS_res``).
+
+    Notes
+    -----
+    Complexity O(R + F) for ``R`` stored records (at most three per row of
+    the run) and the ``F`` rows of ``df`` (one hash merge on ``method,
+    holdout, fold, k``).
     """
     recs = df.attrs.get("top_residuals")
     if recs is None:
@@ -128,7 +134,9 @@ def summarize_cv(df: pd.DataFrame) -> pd.DataFrame:
     DataFrame with one row per (method, holdout, k) and columns
     ``r2_mean, r2_sd, rmse_mean, rmse_sd, residual_fraction_mean, ...``
     for every numeric metric present, plus ``n_folds`` (sd uses ``ddof=1``,
-    as the paper's bands). Cost O(rows).
+    as the paper's bands) and, with ``r2``, ``n_scored``: the folds whose R^2
+    is defined, which the means are taken over (a fold that scores no entry,
+    as on a sparse matrix, has R^2 NaN). Cost O(rows).
     """
     if not isinstance(df, pd.DataFrame) or not {"method", "holdout", "fold", "k"} <= set(df.columns):
         raise ValueError("summarize_cv needs a cross_validate DataFrame (columns method, holdout, fold, k)")
@@ -151,6 +159,8 @@ def summarize_cv(df: pd.DataFrame) -> pd.DataFrame:
         parts[f"{c}_sd"] = g[c].std(ddof=1)
     out = pd.DataFrame(parts)
     out["n_folds"] = g.size()
+    if "r2" in metrics:
+        out["n_scored"] = g["r2"].count()
     out = out.reset_index()
     out.attrs = {k: v for k, v in df.attrs.items() if k != "top_residuals"}
     return out
@@ -173,6 +183,11 @@ def calibration_table(df: pd.DataFrame, *, ks: Sequence[int] | None = None) -> p
     with ``variance_inflation`` also ``coverage_cal, gap_cal``. Coverage is
     the mean over folds of the per-fold fraction of evaluated entries inside
     the interval.
+
+    Notes
+    -----
+    Complexity O(F log F + G L) for the ``F`` rows of ``df`` (one sorted
+    group-by), ``G`` groups (method, holdout, k) and ``L`` levels.
     """
     if not isinstance(df, pd.DataFrame) or not {"method", "holdout", "k"} <= set(df.columns):
         raise ValueError("calibration_table needs a cross_validate DataFrame (columns method, holdout, k)")
