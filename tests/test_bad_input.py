@@ -83,6 +83,15 @@ def _fitted() -> Pipeline:
     (lambda: _matrix().take(cols=[1.7]), "cols must be a sequence of integer positions, got [1.7]"),
     (lambda: _matrix().take(cols=[True, False]), "cols must be a sequence of integer positions, got [True, False]"),
     (lambda: _matrix().observed_counts(axis=5), "axis must be 0 (per benchmark) or 1 (per model), got 5"),
+    (lambda: Pipeline.paper(k=2).fit(ScoreMatrix(_matrix().scores * 1e160, _matrix().models, _matrix().benchmarks)),
+     "the scores of column(s) [0, 1, 2, 3, 4, 5] are too large for floating-point arithmetic"),
+    (lambda: Pipeline.from_name("auto", estimator="bogus"), "unknown correlation estimator 'bogus'"),
+    (lambda: Pipeline.from_name("auto", tie_break="bogus"), "unknown tie_break 'bogus'"),
+    (lambda: Pipeline.from_name("auto", inflation="bogus"), "unknown inflation 'bogus'"),
+    (lambda: Pipeline.from_name("auto", ridge=-5), "ridge must be a non-negative number, got -5"),
+    (lambda: Pipeline.from_name("mi+ridge", predictor="knn"), "predictor= applies to the paper's pipelines "
+                                                              "('entropy', 'mi', 'random'); 'mi+ridge' names its own "
+                                                              "predictor"),
     (lambda: _fitted().predict({"b0": 50.0}, skip_missing="yes"), "skip_missing must be True or False, got 'yes'"),
     (lambda: _fitted().predict({"b0": 50.0}, level="0.9"), "level must be a number in (0, 1), got '0.9'"),
     (lambda: cross_validate(_matrix(), "entropy", levels=[np.float32(0.5), 1j]), "levels must be a number or a "
@@ -164,6 +173,16 @@ def test_logit_scaling_says_which_benchmark_it_clips_to_one_floor():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert Pipeline.paper(k=2, logit=True).fit(m).notes_ == []
+
+
+def test_cross_validation_says_it_does_not_use_a_pipelines_own_seed():
+    kw = dict(k_max=2, n_folds=3, seed=0, progress=False)
+    with pytest.warns(UserWarning, match=r"pipeline 'r' has seed=1, which cross-validation does not use"):
+        seeded = cross_validate(_matrix(), Pipeline.paper(objective="random", seed=1, name="r"), **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain = cross_validate(_matrix(), Pipeline.paper(objective="random", name="r"), **kw)
+    pd.testing.assert_frame_equal(seeded, plain)
 
 
 def test_a_summary_counts_the_folds_its_means_are_taken_over():

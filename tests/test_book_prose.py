@@ -109,7 +109,8 @@ def test_the_logit_page_states_the_papers_direction_per_matrix_it_ran():
 
 
 def test_the_benchpress_page_compares_with_the_paper_only_at_the_papers_k_and_holdout():
-    s = pd.DataFrame([{"method": m, "holdout": 0.2, "k": 3, "r2_mean": v, "r2_sd": 0.1, "n_folds": 2}
+    s = pd.DataFrame([{"method": m, "holdout": 0.2, "k": 3, "r2_mean": v, "r2_sd": 0.1, "n_folds": 2,
+                       "n_scored": 2}
                       for m, v in (("entropy", 0.1), ("mi", -0.2), ("random", 0.2))])
     table = benchpress.config_table({"early": s}, holdout=0.2, k=3)
     assert table["paper"].isna().all()

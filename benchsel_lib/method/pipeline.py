@@ -51,7 +51,13 @@ import pandas as pd
 from scipy.special import expit, ndtri
 from threadpoolctl import threadpool_limits
 
-from .._checks import check_bool, check_int, check_level, check_matrix
+from .._checks import (
+    check_bool,
+    check_int,
+    check_level,
+    check_matrix,
+    check_nonnegative,
+)
 from .._names import name_positions
 from ..data import ScoreMatrix, ScoreWarning, column_problems
 from .calibration import (
@@ -80,7 +86,7 @@ from .search import (
     check_choice_rule,
     pipeline_path,
 )
-from .selection import Selection
+from .selection import Selection, check_tie_break
 from .selectors import SELECTORS, Selector, selector_named
 
 __all__ = [
@@ -659,8 +665,17 @@ class Pipeline:
         ``min_observed`` leaves a strategy's own filter (``entropy-obs``) as it is.
         ``min_observed=None`` is each pipeline's default (none, but auto's
         :data:`~benchsel_lib.method.search.DEFAULT_MIN_OBSERVED`); 0 is none,
-        auto's included.
+        auto's included.  Every option is checked, whichever pipeline uses
+        it; ``predictor`` applies to the paper's pipelines only (a pair names
+        its own, auto searches), so with another name it raises ``ValueError``.
         """
+        Correlation(estimator, config)  # the shared options: a bad value is named even where it is not used
+        GaussianIntervals(inflation=inflation, inner_folds=inner_folds)
+        check_tie_break(tie_break)
+        check_nonnegative(ridge, "ridge")
+        if predictor is not None and name not in PAPER_OBJECTIVES:
+            raise ValueError(f"predictor= applies to the paper's pipelines {PAPER_OBJECTIVES}; {name!r} "
+                             f"{'searches its predictor' if name == 'auto' else 'names its own predictor'}")
         if name in PAPER_OBJECTIVES:
             return cls.paper(k, objective=name, estimator=estimator, config=config, logit=logit, tie_break=tie_break,
                              min_observed=min_observed or None, initial=initial, ridge=ridge, predictor=predictor,

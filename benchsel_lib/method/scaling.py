@@ -161,13 +161,18 @@ def _column_stats(A: np.ndarray, std_floor: str, ddof: int) -> tuple[np.ndarray,
     """Means and floored spreads of columns that each hold an observation. O(M N)."""
     obs = ~np.isnan(A)
     n = obs.sum(axis=0).astype(float)
-    mean = observed_mean(A)
-    ss = (np.where(obs, A - mean, 0.0) ** 2).sum(axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below, by column
+        mean = observed_mean(A)
+        ss = (np.where(obs, A - mean, 0.0) ** 2).sum(axis=0)
     var = np.where(n > ddof, ss / np.maximum(n - ddof, 1.0), 0.0)
     if std_floor == "relative":
         std = np.maximum(np.sqrt(var), 0.01 * (np.abs(mean) + 1.0))
     else:
         std = np.sqrt(np.maximum(var, 1e-12))
+    huge = np.flatnonzero(~(np.isfinite(mean) & np.isfinite(std)))
+    if huge.size:
+        raise ValueError(f"the scores of column(s) {huge[:10].tolist()} are too large for floating-point "
+                         f"arithmetic (their squares overflow): rescale them")
     return mean, std
 
 

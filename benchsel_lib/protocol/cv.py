@@ -619,6 +619,12 @@ def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPl
     protocol = protocol.for_matrix(len(matrix.benchmarks))
     pipes = check_pipelines(pipelines)
     for p in pipes:
+        if p.seed != 0:
+            warnings.warn(f"pipeline {p.label!r} has seed={p.seed}, which cross-validation does not use: every random "
+                          f"stream of the protocol (folds, random selections, inner folds) derives from its own seed "
+                          f"({protocol.seed}), so that the pipelines see the same draws; vary that seed instead",
+                          UserWarning, stacklevel=3)
+    for p in pipes:
         for sel in p.component("selector"):
             if len(sel.initial) > protocol.k_max:
                 raise ValueError(f"pipeline {p.label!r} forces {len(sel.initial)} benchmarks, "
@@ -701,7 +707,9 @@ def cross_validate(
     n_folds : int
         ``K`` (10 in the paper).
     seed : int
-        Non-negative; all random streams derive from it (module docstring).
+        Non-negative; all random streams derive from it (module docstring),
+        the same for every pipeline; a pipeline's own ``seed`` is not used
+        (a ``UserWarning`` says so when it is not 0).
     scheme : {"nested", "paper"}
         Random layout of folds and training sets, see
         :func:`~benchsel_lib.protocol.splits.cv_splits`. ``"paper"`` gives the

@@ -48,7 +48,7 @@ def config_table(summary: Mapping[str, pd.DataFrame], *, holdout: float, k: int)
         for meth in METHODS:
             sd = float(s.loc[meth, "r2_sd"])
             rows.append({"config": cfg, "method": meth, "R2 mean": float(s.loc[meth, "r2_mean"]), "R2 sd": sd,
-                         "R2 se": sd / np.sqrt(float(s.loc[meth, "n_folds"])),
+                         "R2 se": sd / np.sqrt(float(s.loc[meth, "n_scored"])),  # the folds the mean is over
                          "paper": REFERENCE.get(cfg, {}).get(meth, np.nan) if comparable else np.nan})
     return pd.DataFrame(rows)
 
