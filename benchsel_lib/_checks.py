@@ -63,11 +63,12 @@ def check_data_matrix(X: object, *, name: str = "X", min_rows: int = 2, allow_em
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (models x benchmarks), got shape {arr.shape}")
     if arr.shape[0] < min_rows:
-        raise ValueError(f"{name} needs at least {min_rows} models (rows), got {arr.shape[0]}")
+        raise ValueError(f"{name} has no rows (models)" if arr.shape[0] == 0 else
+                         f"{name} needs at least {min_rows} models (rows), got {arr.shape[0]}")
     if arr.shape[1] == 0:
         raise ValueError(f"{name} has no benchmark columns")
     if np.isinf(arr).any():
-        raise ValueError(f"{name} contains infinite values")
+        raise ValueError(f"{name} contains infinite values (use NaN for missing)")
     if allow_empty:
         return arr
     obs = ~np.isnan(arr)

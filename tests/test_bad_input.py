@@ -28,6 +28,7 @@ from benchsel_lib import (
 )
 from benchsel_lib.data.loaders import parse_number
 from benchsel_lib.method.regression import RidgePredictor
+from benchsel_lib.method.search import pipeline_path
 from benchsel_lib.protocol.summaries import calibration_table, top_residuals
 from benchsel_lib.studies.diagnostics import positions_from_cv, selection_summary
 from benchsel_lib.studies.pipelines import (
@@ -83,6 +84,10 @@ def _fitted() -> Pipeline:
     (lambda: _matrix().take(cols=[1.7]), "cols must be a sequence of integer positions, got [1.7]"),
     (lambda: _matrix().take(cols=[True, False]), "cols must be a sequence of integer positions, got [True, False]"),
     (lambda: _matrix().observed_counts(axis=5), "axis must be 0 (per benchmark) or 1 (per model), got 5"),
+    (lambda: RidgePredictor().fit(np.zeros((0, 3))), "train has no rows (models)"),
+    (lambda: RidgePredictor().fit([[1.0, np.inf]]), "train contains infinite values (use NaN for missing)"),
+    (lambda: pipeline_path(np.zeros((6, 1)), 1), "train needs at least two benchmarks, one to reveal and one to "
+                                                 "predict, got shape (6, 1)"),
     (lambda: Pipeline.paper(k=2).fit(ScoreMatrix(_matrix().scores * 1e160, _matrix().models, _matrix().benchmarks)),
      "the scores of column(s) [0, 1, 2, 3, 4, 5] are too large for floating-point arithmetic"),
     (lambda: Pipeline.from_name("auto", estimator="bogus"), "unknown correlation estimator 'bogus'"),

@@ -25,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .._checks import check_covariance
+from .._checks import check_covariance, check_data_matrix
 
 __all__ = ["Predictor", "BasePredictor", "check_train", "check_train_query", "pass_through", "NotFittedError"]
 
@@ -130,19 +130,7 @@ def check_train(train: Any) -> np.ndarray:
     ValueError
         Non-numeric input, not 2-D, no row or column, or infinite values.
     """
-    try:
-        tr = np.array(train, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("train must be a numeric (models x benchmarks) array") from None
-    if tr.ndim != 2:
-        raise ValueError(f"train must be 2-D (models x benchmarks), got shape {tr.shape}")
-    if tr.shape[0] < 1:
-        raise ValueError("train has no rows (training models)")
-    if tr.shape[1] == 0:
-        raise ValueError("train has no benchmark columns")
-    if np.isinf(tr).any():
-        raise ValueError("train contains infinite values (use NaN for missing)")
-    return tr
+    return check_data_matrix(train, name="train", min_rows=1, allow_empty=True)
 
 
 def check_train_query(train: Any, query: Any) -> tuple[np.ndarray, np.ndarray]:

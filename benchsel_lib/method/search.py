@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._checks import check_int, check_ks
+from .._checks import check_data_matrix, check_int, check_ks
 from .._random import rng
 from .base import pass_through
 from .calibration import conformal_quantile, conformal_scores
@@ -285,14 +285,9 @@ def _fit_predict(predictor: str, weights: dict[str, float], train: np.ndarray, q
 
 
 def _check_train(train: Any) -> np.ndarray:
-    try:
-        tr = np.array(train, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("train must be a numeric (models x benchmarks) array") from None
-    if tr.ndim != 2 or tr.shape[0] < 1 or tr.shape[1] < 2:
-        raise ValueError(f"train must be 2-D with at least one model and two benchmarks, got shape {tr.shape}")
-    if np.isinf(tr).any():
-        raise ValueError("train contains infinite values (use NaN for missing)")
+    tr = check_data_matrix(train, name="train", min_rows=1, allow_empty=True)
+    if tr.shape[1] < 2:
+        raise ValueError(f"train needs at least two benchmarks, one to reveal and one to predict, got shape {tr.shape}")
     empty = np.flatnonzero(np.isnan(tr).all(axis=0))
     if empty.size:
         raise ValueError(f"no training model observed benchmark column(s) {empty.tolist()[:10]}: nothing to learn a "
