@@ -54,6 +54,8 @@ def _fitted() -> Pipeline:
                                       "pairs, got 'b0'"),
     (lambda: _fitted().predict([("b0", 50.0, 1)]), "given scores must be (benchmark, score) pairs, got ('b0', 50.0, 1)"),
     (lambda: _fitted().predict({"b1": True}), "value True for benchmark 'b1' is not a number"),
+    (lambda: _fitted().predict(pd.DataFrame({"b1": [True]}, index=["new"])), "value True for benchmark 'b1' (model "
+                                                                            "'new') is not a number"),
     (lambda: Pipeline(3, selector=None).fit(_matrix()), "selector must be a name, a Selector or a sequence of them, "
                                                         "got None"),
     (lambda: cross_validate(_matrix(), 5), "pipelines must be a Pipeline, a name or a sequence of them, got 5"),

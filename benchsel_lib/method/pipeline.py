@@ -1245,10 +1245,13 @@ class Pipeline:
         for dup in sorted({r for r in rows if rows.count(r) > 1}):
             raise ValueError(f"model {dup!r} is given more than once (one row per new model)")
         values = frame.apply(pd.to_numeric, errors="coerce")
-        bad = values.isna() & frame.notna()
+        flags = frame.map(lambda v: isinstance(v, (bool, np.bool_)))  # True is not a score of 1
+        bad = (values.isna() & frame.notna()) | flags
         if bad.to_numpy().any():
             i, j = np.argwhere(bad.to_numpy())[0]
-            raise ValueError(f"value {frame.iat[i, j]!r} for benchmark {cols[j]!r} (model {frame.index[i]!r}) is not a number")
+            v = frame.iat[i, j]
+            v = v.item() if isinstance(v, np.generic) else v  # True, not numpy's np.True_
+            raise ValueError(f"value {v!r} for benchmark {cols[j]!r} (model {frame.index[i]!r}) is not a number")
         parts, used_all, infl = [], {}, {}
         for i, model in enumerate(frame.index):
             row = list(zip(cols, values.iloc[i].to_numpy(dtype=float)))
