@@ -365,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cost of benchmarks missing from --costs")
     p.add_argument("--budget", type=_float, default=None, metavar="B", help="total cost budget (modified greedy)")
     p.add_argument("--seed", type=_int, default=0, help="seed for --objective random (default: 0)")
-    p.add_argument("--min-observed", type=int, default=None, metavar="N",
+    p.add_argument("--min-observed", type=_int, default=None, metavar="N",
                    help="skip candidates observed for fewer than N models "
                    f"(default: min({DEFAULT_MIN_OBSERVED}, #models); 0 = keep all; "
                    "the recommended pipeline's entropy-obs keeps its own 30%%)")
@@ -419,7 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--em-config", choices=("released", "early"), default="released",
                    help="EM configuration (default: released; the paper's BenchPress numbers come from 'early')")
     p.add_argument("--transform", choices=("none", "logit"), default="none", help="logit-space pipeline (Appendix K)")
-    p.add_argument("--min-observed", type=int, default=None, metavar="N",
+    p.add_argument("--min-observed", type=_int, default=None, metavar="N",
                    help="skip candidates observed for fewer than N training models (default: none for the paper's "
                    f"pipelines and named pairs, as in the paper's protocol; {DEFAULT_MIN_OBSERVED} for auto; "
                    "0: none for every method)")

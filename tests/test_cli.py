@@ -381,6 +381,8 @@ def headless_costs(tmp_path) -> Path:
         (["select", "--data", "{csv}", "-k", "0"], ["out of range"]),
         (["select", "--data", "{csv}", "-k", "three"], ["invalid integer 'three'"]),
         (["select", "--data", "{csv}", "-k", "1_0"], ["invalid integer '1_0'"]),
+        (["select", "--data", "{csv}", "-k", "2", "--min-observed", "1_0"], ["invalid integer '1_0'"]),
+        (["cv", "--data", "{csv}", "--min-observed", "2.5"], ["invalid integer '2.5'"]),
         (["predict", "--data", "{csv}", "--scores", "b0=0_5"], ["value '0_5' for benchmark 'b0' is not a number"]),
         (["select", "--data", "{csv}", "-k", "2", "--require", "bX"], ["unknown benchmark 'bX'"]),
         (["select", "--data", "{csv}", "-k", "2", "--costs", "{bad_costs}", "--budget", "3"], ["positive"]),
