@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from benchsel_lib.book import prose
-from benchsel_lib.book.pages import benchpress, greedy, logit, pipelines
+from benchsel_lib.book.pages import benchpress, em, greedy, logit, pipelines
 
 
 @pytest.mark.parametrize("bad", [float("nan"), None, math.inf, "n/a"])
@@ -62,6 +62,13 @@ def _summary(holdouts=(0.1, 0.5), ks=(1, 2, 3, 4, 5), r2=None):
 def _band(holdout, ks=(1, 2, 3, 4, 5)):
     return pd.DataFrame([{"variant": v, "holdout": holdout, "k": k, "r2_mean": 0.5 + 0.05 * k + d}
                          for v, d in (("auto", 0.0), ("argmax", -0.1)) for k in ks])
+
+
+def test_the_em_page_calls_a_singular_unfloored_covariance_unbounded_instead_of_quoting_inf():
+    finite = em._unfloored_sentence(3.7e-11, 8.7e11)
+    assert "3.7e-11" in finite and "8.7e+11" in finite
+    singular = em._unfloored_sentence(-3.4e-13, math.inf)
+    assert "-3.4e-13" in singular and "singular" in singular and "unbounded" in singular and "inf" not in singular.replace("unbounded", "")
 
 
 def test_the_tie_break_band_is_compared_with_the_curve_at_its_own_holdout():

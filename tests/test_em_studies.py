@@ -2,7 +2,11 @@
 import numpy as np
 import pytest
 
-from benchsel_lib.studies.em import compare_em_settings, em_recovery_study
+from benchsel_lib.studies.em import (
+    compare_em_settings,
+    condition_number,
+    em_recovery_study,
+)
 
 
 def _low_rank(m=40, n=8, seed=0):
@@ -22,6 +26,26 @@ def test_compare_em_settings_reports_one_row_per_setting_with_floor_respected():
     assert tab.loc["floor", "min_eigenvalue"] >= 1e-3 * (1 - 1e-9)
     assert tab.loc["shrunk", "shrinkage"] == 0.5
     assert -1.0 <= tab.loc["floor", "corr[0,1]"] <= 1.0
+
+
+def test_condition_number_is_unbounded_for_an_eigenvalue_that_is_zero_to_rounding():
+    w = np.array([1e-3, 0.5, 2.0])
+    assert condition_number(w) == pytest.approx(2000.0)
+    assert condition_number(w[::-1]) == pytest.approx(2000.0)  # any order
+    for tiny in (-3.4e-13, 0.0, 1e-15, 2.0 * 3 * np.finfo(float).eps):  # either sign: rounding decides it
+        assert condition_number([tiny, 0.5, 2.0]) == np.inf
+    assert condition_number([-1.0, -0.5]) == np.inf  # nothing positive
+    with pytest.raises(ValueError, match="finite"):
+        condition_number([np.nan, 1.0])
+
+
+def test_compare_em_settings_calls_a_rank_deficient_fit_singular_whatever_the_sign_of_its_smallest_eigenvalue():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((6, 2)) @ rng.standard_normal((2, 10))  # 6 models, 10 benchmarks: rank <= 6
+    tab, _ = compare_em_settings(X, {"none": {"eps_psd": None, "shrinkage": None, "max_iter": 20},
+                                     "floor": {"eps_psd": 1e-3, "shrinkage": None, "max_iter": 20}})
+    assert abs(tab.loc["none", "min_eigenvalue"]) < 1e-10 and tab.loc["none", "condition_number"] == np.inf
+    assert np.isfinite(tab.loc["floor", "condition_number"])
 
 
 def test_compare_em_settings_rejects_bad_input():

@@ -18,9 +18,34 @@ from .diagnostics import eigenspectrum
 
 __all__ = [
     "compare_em_settings",
+    "condition_number",
     "em_recovery_study",
     "selections_by_tolerance",
 ]
+
+
+def condition_number(eigenvalues: Any) -> float:
+    """The condition number ``w_max / w_min`` of a symmetric matrix from its eigenvalues; inf when it is singular.
+
+    A matrix is taken as singular when its smallest eigenvalue is at most
+    ``N * eps * w_max`` (``N`` eigenvalues, ``eps`` the float64 machine
+    epsilon; NumPy's ``matrix_rank`` tolerance): below that the eigenvalue is
+    zero to rounding, and its sign and size depend on the linear-algebra
+    library, not on the matrix. O(N).
+
+    Examples
+    --------
+    >>> condition_number([1e-3, 1.0, 2.0])
+    2000.0
+    >>> condition_number([-3e-13, 1.0, 30.0])
+    inf
+    """
+    w = np.sort(np.asarray(eigenvalues, dtype=float).ravel())
+    if w.size == 0 or not np.isfinite(w).all():
+        raise ValueError(f"eigenvalues must be a non-empty finite sequence, got {w.size} value(s)")
+    if w[-1] <= 0 or w[0] <= w.size * np.finfo(float).eps * w[-1]:
+        return float("inf")
+    return float(w[-1] / w[0])
 
 
 def compare_em_settings(
@@ -55,7 +80,8 @@ def compare_em_settings(
     (pandas.DataFrame, dict)
         The table has one row per setting (index: its label) with columns
         ``eps_psd, shrinkage, n_iter, converged, min_eigenvalue,
-        condition_number, k90, k95`` (components of the correlation matrix for
+        condition_number, k90, k95`` (:func:`condition_number` of the
+        covariance; components of the correlation matrix for
         90/95% explained variance, Section 5.2) and one column per pair; the
         dict maps each label to its :class:`EMResult`.
 
@@ -93,7 +119,7 @@ def compare_em_settings(
             "n_iter": res.n_iter,
             "converged": res.converged,
             "min_eigenvalue": float(w[0]),
-            "condition_number": float(w[-1] / w[0]) if w[0] > 0 else float("inf"),
+            "condition_number": condition_number(w),
             "k90": spectrum.n_components(0.90),
             "k95": spectrum.n_components(0.95),
         }

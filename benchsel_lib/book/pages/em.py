@@ -1,6 +1,7 @@
 """Chapter 2: EM covariance estimation under missingness (Appendix G)."""
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -61,6 +62,16 @@ def recovery_summary(recovery: pd.DataFrame) -> pd.DataFrame:
     """Mean correlation and mean errors per (missing fraction, estimator) of ``em_recovery_study``."""
     return (recovery.groupby(["missing_fraction", "estimator"])[["observed_fraction", "corr_error", "mean_error",
                                                                  "n_iter"]].mean().unstack("estimator"))
+
+
+def _unfloored_sentence(min_eigenvalue: float, cond: float) -> str:
+    """What the ablation found without floor and shrinkage: the smallest eigenvalue and the condition number, or
+    that the covariance is singular to rounding (:func:`~benchsel_lib.studies.em.condition_number` is inf)."""
+    if math.isfinite(cond):
+        return (f"Without floor and shrinkage the smallest eigenvalue is {num(min_eigenvalue, '.1e')} (condition "
+                f"number {num(cond, '.1e')}).")
+    return (f"Without floor and shrinkage the covariance is singular: its smallest eigenvalue, "
+            f"{num(min_eigenvalue, '.1e')}, is zero up to rounding, so its condition number is unbounded.")
 
 
 def _paper_iterations(name: str) -> str:
@@ -146,8 +157,7 @@ def prose(
     ablation_md = paragraph(
         f"With M = {m_sub} models of {label(ablation_dataset)} and N = {n_sub} benchmarks the shrinkage intensity is "
         f"α = {num(a['alpha'])}.",
-        f"Without floor and shrinkage the smallest eigenvalue is {num(a['mineig_none'], '.1e')} (condition number "
-        f"{num(a['cond_none'], '.1e')}).",
+        _unfloored_sentence(a["mineig_none"], a["cond_none"]),
         f"The floor 10⁻³ alone bounds the condition number at {num(a['cond_1e3'], '.1e')}; shrinkage brings it to "
         f"{num(a['cond_shrink'], '.0f')}.",
         f"Shrinkage mixes in α of the identity: {a['k90_shrink']} components reach 90% of the variance with it and "
