@@ -52,6 +52,17 @@ def test_two_fractions_among_percentages_are_reported():
                                "from 35 to 70; fractions among percentages?")
 
 
+def test_a_single_percentage_among_fractions_is_reported():
+    X = np.column_stack([[0.31, 0.52, 0.6, 85.3, 0.77, 0.9], np.arange(6.0)])
+    (problem,) = column_problems(X, ["a", "b"])
+    assert problem.kind == "mixed-scale"
+    assert problem.message == ("benchmark 'a' mixes scales: 1 of 6 scores lies above 1 (85.3) and the others in "
+                               "(0, 1] (from 0.31 to 0.9); percentages among fractions?")
+    X[0, 0] = 45.0
+    (problem,) = column_problems(X, ["a", "b"])
+    assert "2 of 6 scores lie above 1 (45 to 85.3)" in problem.message
+
+
 def test_a_single_observation_counts_as_constant_and_an_empty_column_is_left_to_require_observed():
     X = np.full((4, 2), np.nan)
     X[0, 0] = 7.0
@@ -67,6 +78,8 @@ def test_a_single_observation_counts_as_constant_and_an_empty_column_is_left_to_
     [0.0, 0.0, 55.0, 60.0, 70.0],      # zeros are not fractions
     [0.05, 0.1, 30.0, 50.0, 70.0],     # two real low scores: times 100 they are still below the rest
     [0.6, 35.0, 50.0, 60.0, 70.0],     # a single fraction cannot be told from a real low score
+    [0.2, 0.5, 0.9, 1.5, 3.0],         # a ratio that may exceed 1: the scores above 1 are close to the rest
+    [0.5, 0.7, 0.9, 25.0, 30.0],       # above 1 but, divided by 100, below every fraction: not a percentage of them
 ])
 def test_ordinary_columns_are_not_reported(column):
     X = np.column_stack([column, np.arange(5.0)])

@@ -303,7 +303,11 @@ def column_problems(scores: np.ndarray, names: Sequence[str]) -> list[ColumnProb
     0-100 benchmark on which some models were reported as fractions. Low but
     real scores (0.5 % among scores from 3 % up; 0.05 % and 0.1 % among scores
     from 30 % up) are not flagged, and neither is a single fraction, which
-    cannot be told from a real low score. Cost O(M N).
+    cannot be told from a real low score. The mirror case, a 0-1 benchmark on
+    which some models (one is enough: no fraction exceeds 1) were reported as
+    percentages, is flagged when the same gap holds and the second group's
+    median divided by 100 falls inside the range of the first; a column that
+    fits both is named after the smaller group. Cost O(M N).
     """
     X = np.asarray(scores, dtype=float)
     out: list[ColumnProblem] = []
@@ -317,11 +321,21 @@ def column_problems(scores: np.ndarray, names: Sequence[str]) -> list[ColumnProb
             out.append(ColumnProblem(str(name), "constant", f"benchmark {str(name)!r} is constant ({how} {v[0]:g})"))
             continue
         low, high = v[(v > 0) & (v <= 1)], v[v > 1]
-        if (low.size >= 2 and high.size and float(high.min()) >= MIXED_SCALE_GAP * float(low.max())
-                and float(high.min()) <= 100 * float(np.median(low)) <= float(high.max())):
+        if not (low.size >= 2 and high.size and float(high.min()) >= MIXED_SCALE_GAP * float(low.max())):
+            continue
+        fractions = float(high.min()) <= 100 * float(np.median(low)) <= float(high.max())
+        percentages = float(low.min()) <= float(np.median(high)) / 100 <= float(low.max())
+        if fractions and not (percentages and high.size < low.size):
             out.append(ColumnProblem(
                 str(name), "mixed-scale",
                 f"benchmark {str(name)!r} mixes scales: {low.size} of {v.size} scores lie in (0, 1] "
                 f"(up to {low.max():g}) and the others from {high.min():g} to {high.max():g}; "
                 "fractions among percentages?"))
+        elif percentages:
+            some = f"{high.size} of {v.size} scores lie" if high.size > 1 else f"1 of {v.size} scores lies"
+            values = f"{high.min():g} to {high.max():g}" if high.size > 1 else f"{high.min():g}"
+            out.append(ColumnProblem(
+                str(name), "mixed-scale",
+                f"benchmark {str(name)!r} mixes scales: {some} above 1 ({values}) and the others in (0, 1] "
+                f"(from {low.min():g} to {low.max():g}); percentages among fractions?"))
     return out
