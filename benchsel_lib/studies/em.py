@@ -33,6 +33,22 @@ def condition_number(eigenvalues: Any) -> float:
     zero to rounding, and its sign and size depend on the linear-algebra
     library, not on the matrix. O(N).
 
+    Parameters
+    ----------
+    eigenvalues : array_like of float
+        The eigenvalues of a symmetric matrix, in any order.
+
+    Returns
+    -------
+    float
+        ``w_max / w_min``, or ``inf`` for a singular matrix (or one with no
+        positive eigenvalue).
+
+    Raises
+    ------
+    ValueError
+        No eigenvalue, or one that is NaN or infinite.
+
     Examples
     --------
     >>> condition_number([1e-3, 1.0, 2.0])
