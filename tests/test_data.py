@@ -393,6 +393,19 @@ def test_from_frame_uses_first_string_column_as_model_names():
     np.testing.assert_array_equal(m.scores, [[1, np.nan], [np.nan, 3]])
 
 
+@pytest.mark.parametrize("flag", ["no", 0, None, "False"])
+def test_allow_empty_takes_only_true_or_false(tmp_path, flag):
+    path = _write(tmp_path, "model,a,b\nm1,1.0,\nm2,,\n")  # m2 observes nothing
+    with pytest.raises(ValueError, match=r"allow_empty must be True or False, got"):
+        L.load_csv(path, allow_empty=flag)
+    df = pd.DataFrame({"model": ["m1", "m2"], "a": [1.0, None], "b": [None, None]})
+    with pytest.raises(ValueError, match=r"allow_empty must be True or False, got"):
+        L.from_frame(df, allow_empty=flag)
+    assert L.load_csv(path, allow_empty=True).shape == (2, 2)
+    with pytest.raises(ValueError):
+        L.load_csv(path, allow_empty=False)
+
+
 def test_from_frame_round_trips_to_frame(shared_data_dir):
     m = L.load_source("helm", data_dir=shared_data_dir)
     back = L.from_frame(m.to_frame())
