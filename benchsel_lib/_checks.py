@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._names import unknown_name_error
-from .data.matrix import ScoreMatrix
+from .data.matrix import ScoreMatrix, check_bool
 
 __all__ = [
     "check_bool",
@@ -161,13 +161,6 @@ def resolve_indices(
             raise ValueError(f"{what} {it!r} is given more than once")
         out.append(idx)
     return out
-
-
-def check_bool(value: object, name: str) -> bool:
-    """``value`` as a bool if it is one (numpy's too); anything else, a truthy string included, raises ValueError."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
 
 
 def check_level(level: object) -> float:

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .matrix import ScoreMatrix
+from .matrix import ScoreMatrix, check_bool
 from .mmlu import load_mmlu
 from .sources import data_path
 
@@ -460,12 +460,6 @@ def _looks_like_scores(names: list[str]) -> bool:
     return any(not v.is_integer() for v in values if np.isfinite(v))
 
 
-def _check_flag(value: object, name: str) -> None:
-    """``ValueError`` unless ``value`` is True or False (a string such as ``"no"`` would otherwise count as True)."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-
-
 def load_csv(
     path: str | os.PathLike[str], *, delimiter: str | None = None, allow_empty: bool = False
 ) -> ScoreMatrix:
@@ -494,7 +488,7 @@ def load_csv(
         benchmark names, an empty matrix, or a row / column with no
         observation. O(M N).
     """
-    _check_flag(allow_empty, "allow_empty")
+    check_bool(allow_empty, "allow_empty")
     path = Path(path)
     rows, used = read_csv_rows(path, delimiter=delimiter)
     while rows and not any(c.strip() for c in rows[-1]):
@@ -567,7 +561,7 @@ def from_frame(
     """
     if not isinstance(df, pd.DataFrame):
         raise ValueError(f"expected a pandas DataFrame, got {type(df).__name__}")
-    _check_flag(allow_empty, "allow_empty")
+    check_bool(allow_empty, "allow_empty")
     if model_column is None and isinstance(df.index, pd.RangeIndex) and df.shape[1] > 0:
         first = df.iloc[:, 0]
         if first.map(lambda v: isinstance(v, str)).all() and len(first) > 0:

@@ -31,6 +31,18 @@ def _positions(values: Sequence[int], n: int, arg: str, what: str) -> np.ndarray
     return arr.astype(int, copy=False)
 
 
+def check_bool(value: object, name: str) -> bool:
+    """``value`` as a bool if it is one (numpy's too); anything else, a truthy string included, raises ValueError.
+
+    It lives here, at the bottom of the package, so that the data layer's
+    loaders and the shared checks (:mod:`benchsel_lib._checks`, which hands it
+    on) use the one check. O(1).
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def _as_names(names: Iterable[Any], what: str) -> tuple[str, ...]:
     if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
         raise ValueError(f"{what} names must be a sequence of names, got {names!r}")
