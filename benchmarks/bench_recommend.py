@@ -45,7 +45,7 @@ Usage::
                                          [--n-jobs 2] [--greedy] [--anchors] [--skip-grid]
                                          [--skip-timing] [--quick] [--aside NAME ...]
                                          [--candidates STRATEGY ...] [--predictors PREDICTOR ...]
-                                         [--choice nested|best]
+                                         [--choice nested|best|additive]
                                          [--search-repeats R] [--min-observed N]
                                          [--gain-seeds SEED ...] [--unconditioned skip|mean]
 
@@ -67,9 +67,10 @@ two differ most, with the entries each scores there
 and its choice.  ``--predictors imputed-ridge`` (any predictors) does the same
 with predictors added to its candidates (with ``--candidates``, one variant
 with both added).
-``--choice nested`` (or ``best``) does the same for auto with that choice
+``--choice nested`` (or ``best``, ``additive``) does the same for auto with that choice
 rule (:data:`benchsel_lib.method.search.CHOICE_RULES`), with its gain from
-k = 5 to 10.  ``--search-repeats 2`` does the same for auto whose inner
+k = 5 to 10; with ``--candidates`` or ``--predictors`` too, also for one
+variant with both.  ``--search-repeats 2`` does the same for auto whose inner
 cross-validation pools two seeded draws of its folds (``search_repeats``).
 ``--min-observed 0`` does the same for auto with every benchmark a
 candidate (``Pipeline.auto(min_observed=0)``; by default its candidates
@@ -217,8 +218,9 @@ def _gain_verdicts(where: str, g) -> list[str]:
 
 
 def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predictors=()) -> list[tuple[Pipeline, str]]:
-    """The variants of auto that ``--candidates`` and ``--predictors`` (one variant), ``--choice``,
-    ``--search-repeats`` and ``--min-observed`` ask for, each with what it is."""
+    """The variants of auto that ``--candidates`` and ``--predictors`` (one variant), ``--choice`` (with
+    ``--candidates`` or ``--predictors`` also one variant with both), ``--search-repeats`` and
+    ``--min-observed`` ask for, each with what it is."""
     out = []
     if candidates or predictors:
         extra = tuple(s for s in candidates if s not in DEFAULT_STRATEGIES)
@@ -229,6 +231,11 @@ def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predi
                     f"auto with {', '.join(added)} among its candidates"))
     if choice is not None:
         out.append((Pipeline.auto(choice=choice, name=f"auto:{choice}"), f"auto with the {choice!r} choice"))
+    if choice is not None and (candidates or predictors):
+        out.append((Pipeline.auto(selectors=tuple(DEFAULT_STRATEGIES) + extra,
+                                  predictors=tuple(DEFAULT_PREDICTORS) + more, choice=choice,
+                                  name="auto+" + "+".join(added) + f":{choice}"),
+                    f"auto with {', '.join(added)} among its candidates and the {choice!r} choice"))
     if repeats is not None:
         out.append((Pipeline.auto(search_repeats=repeats, name=f"auto:x{repeats}"),
                     f"auto with {repeats} draws of its inner folds"))

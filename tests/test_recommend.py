@@ -822,6 +822,67 @@ def test_the_monotone_path_never_switches_to_a_score_below_the_previous_choice()
         pipeline_path(X, 3, rule="smallest", **kw)
 
 
+def test_additive_scores_are_the_least_squares_main_effects_fit_of_a_full_table():
+    from benchsel_lib.method.search import additive_scores
+
+    g = np.random.default_rng(3)
+    strategies, predictors = ["mi", "lasso", "random", "entropy-obs"], ["gaussian", "ridge", "knn", "blend", "stack"]
+    rows = [_row(s, p, float(g.normal())) for s in strategies for p in predictors]
+    # independent: least squares on an intercept and dummy columns (first level of each factor dropped)
+    design = np.array([[1.0] + [r["strategy"] == s for s in strategies[1:]] + [r["predictor"] == p for p in predictors[1:]]
+                       for r in rows], dtype=float)
+    y = np.array([r["r2"] for r in rows])
+    fitted = design @ np.linalg.lstsq(design, y, rcond=None)[0]
+    np.testing.assert_allclose(additive_scores(rows), fitted, rtol=0, atol=1e-12)
+    # a candidate without a finite score counts in no mean and is never the best
+    rows.append(_row("greedy", "ridge", np.nan))
+    out = additive_scores(rows)
+    np.testing.assert_allclose(out[:-1], fitted, rtol=0, atol=1e-12)
+    assert out[-1] == -np.inf
+    assert additive_scores([_row("mi", "ridge", np.nan)]) == [-np.inf]
+
+
+def test_the_additive_rule_picks_the_best_strategy_with_the_best_predictor_not_a_lucky_cell():
+    from benchsel_lib.method.search import choose_candidate
+
+    # mi is the best strategy over the predictors, ridge the best predictor over the strategies; lasso+knn is the
+    # single best cell, on the strength of that one cell
+    rows = [_row("mi", "ridge", 0.50), _row("mi", "knn", 0.45), _row("lasso", "ridge", 0.40),
+            _row("lasso", "knn", 0.52), _row("random", "ridge", 0.30), _row("random", "knn", 0.20)]
+    assert choose_candidate(rows, rule="best")["strategy"] == "lasso"
+    pick = choose_candidate(rows, rule="additive")
+    assert (pick["strategy"], pick["predictor"]) == ("mi", "ridge")
+    # the look back of the monotone rule, on the chosen candidate's own score
+    previous = _row("random", "knn", 0.51, k=4)
+    kept = choose_candidate(rows, previous, rule="additive")
+    assert (kept["strategy"], kept["predictor"], kept["r2"]) == ("random", "knn", 0.20)
+    assert choose_candidate(rows, dict(previous, r2=0.49), rule="additive")["strategy"] == "mi"
+    # ties of the main-effects score go to the smaller order key
+    tie = [_row("b", "x", 0.5), _row("a", "x", 0.5)]
+    assert choose_candidate(tie, rule="additive", order=lambda r: r["strategy"])["strategy"] == "a"
+
+
+def test_the_additive_path_chooses_by_main_effects_and_keeps_the_previous_pipeline_when_it_scored_higher():
+    X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
+    kw = dict(strategies=("mi", "random", "entropy"), predictors=("gaussian", "ridge"), levels=())
+    path = pipeline_path(X, 5, rule="additive", **kw)
+    prev = None
+    for rec in path:
+        at = rec.scores[(rec.scores["k"] == rec.k) & np.isfinite(rec.scores["r2"])]
+        # independent of the library's scores: the two-way means with pandas
+        fit = (at.groupby("strategy")["r2"].transform("mean") + at.groupby("predictor")["r2"].transform("mean")
+               - at["r2"].mean())
+        top = at.loc[fit.idxmax()]
+        if prev is not None and top["r2"] < prev.inner_r2:
+            assert rec.name == prev.name and rec.selection[:-1] == prev.selection
+        else:
+            assert rec.name == f"{top['strategy']}+{top['predictor']}" and rec.inner_r2 == pytest.approx(top["r2"])
+        prev = rec
+    pipe = Pipeline.auto(5, choice="additive", selectors=kw["strategies"], predictors=kw["predictors"]).fit(
+        as_matrix(X))
+    assert pipe.choice_.name == path[-1].name
+
+
 def test_nested_strategy_is_the_best_mean_over_the_sizes_of_each_strategys_best_predictor():
     from benchsel_lib.method.search import nested_strategy
 

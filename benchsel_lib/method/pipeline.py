@@ -440,14 +440,18 @@ class Pipeline:
         How many seeded draws of the inner folds a search pools (1: one
         draw; ``r`` draws cost ``r`` times the inner search, see
         :func:`~benchsel_lib.method.search.pipeline_path`).
-    choice : {"monotone", "best", "nested"}
+    choice : {"monotone", "best", "nested", "additive"}
         How a search with candidates chooses at each size
         (:data:`~benchsel_lib.method.search.CHOICE_RULES`, see
         :func:`~benchsel_lib.method.search.pipeline_path`): ``"monotone"``
         (default) the best inner R^2 unless it falls below the choice one
         benchmark smaller, which is then kept; ``"best"`` the best inner R^2;
         ``"nested"`` one selection strategy for every size, so that the
-        benchmarks of a smaller size are the first of a larger one's.
+        benchmarks of a smaller size are the first of a larger one's;
+        ``"additive"`` as ``"monotone"``, but the candidate is the strategy
+        with the best mean inner R^2 over the predictors, with the predictor
+        best over the strategies
+        (:func:`~benchsel_lib.method.search.additive_scores`).
     seed : int
         Seed of the random selection, the inner folds and the fitted inflation.
     name : str, optional

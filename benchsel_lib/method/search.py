@@ -68,6 +68,7 @@ __all__ = [
     "Recommendation",
     "pipeline_path",
     "choose_candidate",
+    "additive_scores",
     "nested_strategy",
     "CHOICE_RULES",
     "DEFAULT_RULE",
@@ -198,8 +199,11 @@ class Recommendation:
 
 
 #: how :func:`pipeline_path` chooses among the scored candidates at each ``k`` (see :func:`choose_candidate`;
-#: ``"nested"``: one strategy for every size, see :func:`nested_strategy`)
-CHOICE_RULES = ("best", "monotone", "nested")
+#: ``"nested"``: one strategy for every size, see :func:`nested_strategy`; ``"additive"``: the best strategy
+#: and the best predictor by their mean inner R^2, see :func:`additive_scores`)
+CHOICE_RULES = ("best", "monotone", "nested", "additive")
+#: the rules that keep the previous size's pipeline when the choice at ``k`` scores below it
+LOOKBACK_RULES = ("monotone", "additive")
 #: the rule of the recommended pipeline
 DEFAULT_RULE = "monotone"
 
@@ -209,6 +213,35 @@ def check_choice_rule(rule: Any) -> str:
     if not isinstance(rule, str) or rule not in CHOICE_RULES:
         raise ValueError(f"unknown choice rule {rule!r}: use one of {CHOICE_RULES}")
     return rule
+
+
+def additive_scores(rows: Sequence[dict[str, Any]]) -> list[float]:
+    """Each candidate's main-effects score: its strategy's mean inner R^2 plus its predictor's, less the grand mean.
+
+    ``rows``: scored candidates at one ``k`` (dicts with ``strategy, predictor,
+    r2``).  The inner R^2 of the (strategy, predictor) table is fit by the
+    two-way additive model ``r2 ~ a_strategy + b_predictor`` (for a full
+    table its least-squares fit is row mean + column mean - grand mean), and
+    each row gets its fitted value: a candidate is judged by how its
+    strategy does across the predictors and how its predictor does across
+    the strategies, not by its one cell, whose luck on the inner folds is
+    what a choice among some twenty candidates would otherwise chase.  The
+    highest score is the best strategy with the best predictor.  Rows with a
+    non-finite R^2 get ``-inf`` and count in no mean.  O(len(rows)).
+    """
+    fin = [r for r in rows if np.isfinite(r["r2"])]
+    if not fin:
+        return [-np.inf] * len(rows)
+    grand = float(np.mean([r["r2"] for r in fin]))
+    by_s: dict[str, list[float]] = {}
+    by_p: dict[str, list[float]] = {}
+    for r in fin:
+        by_s.setdefault(r["strategy"], []).append(float(r["r2"]))
+        by_p.setdefault(r["predictor"], []).append(float(r["r2"]))
+    mean_s = {s: float(np.mean(v)) for s, v in by_s.items()}
+    mean_p = {p: float(np.mean(v)) for p, v in by_p.items()}
+    return [mean_s[r["strategy"]] + mean_p[r["predictor"]] - grand if np.isfinite(r["r2"]) else -np.inf
+            for r in rows]
 
 
 def choose_candidate(rows: Sequence[dict[str, Any]], previous: dict[str, Any] | None = None, *,
@@ -225,14 +258,22 @@ def choose_candidate(rows: Sequence[dict[str, Any]], previous: dict[str, Any] | 
     the best inner R^2 at ``k`` falling below the previous choice's is the
     mark of a winner chosen for its luck on the inner folds.  Falls back to
     the best when the previous pipeline was not scored at ``k``.
+    ``"additive"``: as ``"monotone"``, but the candidate is the one with the
+    highest main-effects score (:func:`additive_scores`: the best strategy
+    across predictors with the best predictor across strategies), and it is
+    its own inner R^2 that is compared with the previous choice's.
     O(len(rows)).
     """
     check_choice_rule(rule)
     if not rows:
         raise ValueError("no scored candidate to choose from")
     key = order or (lambda r: 0)
-    best = min(rows, key=lambda r: (-r["r2"], key(r)))
-    if rule != "monotone" or previous is None or best["r2"] >= previous["r2"]:
+    if rule == "additive":
+        fitted = additive_scores(rows)
+        best = min(zip(fitted, rows), key=lambda t: (-t[0], key(t[1])))[1]
+    else:
+        best = min(rows, key=lambda r: (-r["r2"], key(r)))
+    if rule not in LOOKBACK_RULES or previous is None or best["r2"] >= previous["r2"]:
         return best
     same = (previous["strategy"], previous["predictor"])
     return next((r for r in rows if (r["strategy"], r["predictor"]) == same), best)
@@ -675,12 +716,14 @@ def pipeline_path(
         strategies are left out (``Recommendation.plan`` says so), while the
         final selections use every row and column.  None: always the full
         search.
-    rule : {"monotone", "best", "nested"}
+    rule : {"monotone", "best", "nested", "additive"}
         How the candidate is chosen at each ``k`` (:func:`choose_candidate`):
         the highest inner R^2, or (``"monotone"``, the default) the same
         unless it falls below the inner R^2 of the choice at ``k - 1``, in
-        which case that pipeline is kept with one more benchmark.  With
-        ``"monotone"`` every size up to the largest of ``ks`` is scored, so
+        which case that pipeline is kept with one more benchmark;
+        ``"additive"`` as ``"monotone"`` with the candidate of the highest
+        main-effects score (:func:`additive_scores`).  With
+        ``"monotone"`` or ``"additive"`` every size up to the largest of ``ks`` is scored, so
         that a choice does not depend on which sizes were asked for; a
         search cut down to its ``budget`` (big matrices) scores only the
         sizes asked for, each choosing its best candidate.  ``"nested"``:
