@@ -822,6 +822,20 @@ def test_the_monotone_path_never_switches_to_a_score_below_the_previous_choice()
         pipeline_path(X, 3, rule="smallest", **kw)
 
 
+def test_a_strategy_left_out_leaves_the_other_candidates_searched_by_inner_cv():
+    from benchsel_lib.method.selectors import Selector
+
+    X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
+    strict = Selector("entropy", min_observed=39)  # no benchmark passes its filter: it cannot select
+    kw = dict(predictors=("gaussian", "ridge"), levels=())
+    recs = pipeline_path(X, 5, strategies=("mi", "random", strict), **kw)
+    alone = pipeline_path(X, 5, strategies=("mi", "random"), **kw)
+    for rec, ref in zip(recs, alone):
+        assert "entropy left out" in rec.note
+        assert np.isfinite(rec.inner_r2) and set(rec.scores["strategy"]) == {"mi", "random"}
+        assert (rec.name, rec.selection, rec.inner_r2) == (ref.name, ref.selection, ref.inner_r2)
+
+
 def test_additive_scores_are_the_least_squares_main_effects_fit_of_a_full_table():
     from benchsel_lib.method.search import additive_scores
 

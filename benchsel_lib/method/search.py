@@ -800,7 +800,8 @@ def pipeline_path(
     truth = np.where(obs, tr, 0.0)
     note = None
     search = len(strategies) * len(predictors) > 1 or stack
-    if m < 2 * n_folds:
+    too_few = m < 2 * n_folds  # no inner cross-validation at all (a strategy left out below does not stop it)
+    if too_few:
         note = f"only {m} training models: too few for {n_folds}-fold inner cross-validation (need {2 * n_folds})"
         if search and fixed is not None:  # the given benchmarks stay; only the predictor falls back
             note += f"; using the default predictor {FALLBACK[1]}" + (", without intervals" if levels else "")
@@ -909,7 +910,7 @@ def pipeline_path(
     masks: dict[tuple[str, int], np.ndarray] = {}
     # repeat r's out-of-fold predictions fill rows r m_s .. (r + 1) m_s - 1 of the stacked arrays
     folds = ([(r * m_s, rows) for r in range(repeats) for rows in inner_folds(m_s, n_folds, seed, repeat=r)]
-             if (search or levels) and note is None else [])
+             if (search or levels) and not too_few else [])
     m_t = m_s * repeats
     truth_t = truth_s if repeats == 1 else np.tile(truth_s, (repeats, 1))
     fold_of = np.zeros(m_t, dtype=int)
