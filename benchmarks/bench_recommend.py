@@ -223,19 +223,16 @@ def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predi
     ``--min-observed`` ask for, each with what it is."""
     out = []
     if candidates or predictors:
-        extra = tuple(s for s in candidates if s not in DEFAULT_STRATEGIES)
-        more = tuple(p for p in predictors if p not in DEFAULT_PREDICTORS)
+        grown = dict(selectors=tuple(DEFAULT_STRATEGIES) + tuple(s for s in candidates if s not in DEFAULT_STRATEGIES),
+                     predictors=tuple(DEFAULT_PREDICTORS) + tuple(p for p in predictors if p not in DEFAULT_PREDICTORS))
         added = [*candidates, *predictors]
-        out.append((Pipeline.auto(selectors=tuple(DEFAULT_STRATEGIES) + extra,
-                                  predictors=tuple(DEFAULT_PREDICTORS) + more, name="auto+" + "+".join(added)),
+        out.append((Pipeline.auto(**grown, name="auto+" + "+".join(added)),
                     f"auto with {', '.join(added)} among its candidates"))
     if choice is not None:
         out.append((Pipeline.auto(choice=choice, name=f"auto:{choice}"), f"auto with the {choice!r} choice"))
-    if choice is not None and (candidates or predictors):
-        out.append((Pipeline.auto(selectors=tuple(DEFAULT_STRATEGIES) + extra,
-                                  predictors=tuple(DEFAULT_PREDICTORS) + more, choice=choice,
-                                  name="auto+" + "+".join(added) + f":{choice}"),
-                    f"auto with {', '.join(added)} among its candidates and the {choice!r} choice"))
+        if candidates or predictors:
+            out.append((Pipeline.auto(**grown, choice=choice, name="auto+" + "+".join(added) + f":{choice}"),
+                        f"auto with {', '.join(added)} among its candidates and the {choice!r} choice"))
     if repeats is not None:
         out.append((Pipeline.auto(search_repeats=repeats, name=f"auto:x{repeats}"),
                     f"auto with {repeats} draws of its inner folds"))

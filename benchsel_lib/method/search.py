@@ -817,7 +817,7 @@ def pipeline_path(
     plan = None
     # the monotone and nested rules score every size up to the largest
     lookback = rule != "best" and search and fixed is None
-    if budget is not None and note is None and (search or levels):
+    if budget is not None and not too_few and (search or levels):
         keep = list(fixed or [])
         for sel in selectors.values():
             keep += sel.resolve_initial(names, missing="skip")
