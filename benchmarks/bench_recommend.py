@@ -46,7 +46,7 @@ Usage::
                                          [--skip-timing] [--quick] [--aside NAME ...]
                                          [--candidates STRATEGY ...] [--predictors PREDICTOR ...]
                                          [--choice nested|best|additive]
-                                         [--search-repeats R] [--min-observed N]
+                                         [--search-repeats R] [--min-observed N] [--blocks B ...]
                                          [--gain-seeds SEED ...] [--unconditioned skip|mean]
 
 ``--quick``: seed 42 only, auto against the peers alone (no fixed grid), no
@@ -76,6 +76,11 @@ cross-validation pools two seeded draws of its folds (``search_repeats``).
 candidate (``Pipeline.auto(min_observed=0)``; by default its candidates
 without a filter of their own never reveal a benchmark that fewer than 5
 training models observe), ``--min-observed 10`` for a floor of 10.
+``--blocks 5`` does the same for auto whose search is fixed at k = 5
+(``Pipeline.auto(blocks=(5,))``: above five benchmarks every candidate
+keeps the five chosen there, so the selection at k = 10 adds to the one at
+k = 5), and runs the variants asked for above with those blocks in place of
+the variants without.
 With the timing, each of these variants' full CV is timed as auto's is, and
 its interval coverage printed.
 
@@ -217,10 +222,12 @@ def _gain_verdicts(where: str, g) -> list[str]:
                      f"{g['gain_common']:+.3f} +- {g['gain_common_se']:.3f} (target >= 0)")]
 
 
-def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predictors=()) -> list[tuple[Pipeline, str]]:
+def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predictors=(),
+              blocks=()) -> list[tuple[Pipeline, str]]:
     """The variants of auto that ``--candidates`` and ``--predictors`` (one variant), ``--choice`` (with
     ``--candidates`` or ``--predictors`` also one variant with both), ``--search-repeats`` and
-    ``--min-observed`` ask for, each with what it is."""
+    ``--min-observed`` ask for, each with what it is; with ``--blocks``, auto with those block sizes and each
+    variant with them in place of the variant without."""
     out = []
     if candidates or predictors:
         grown = dict(selectors=tuple(DEFAULT_STRATEGIES) + tuple(s for s in candidates if s not in DEFAULT_STRATEGIES),
@@ -240,6 +247,11 @@ def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predi
         out.append((Pipeline.auto(min_observed=min_observed, name=f"auto:m{min_observed}"),
                     f"auto revealing only benchmarks that at least {min_observed} training models observe"
                     if min_observed else "auto with every benchmark a candidate"))
+    if blocks:
+        at = "/b" + "-".join(str(b) for b in blocks)
+        fixed = f", each larger selection adding to the choice at k = {', '.join(str(b) for b in blocks)}"
+        out = [(Pipeline.auto(blocks=tuple(blocks), name="auto" + at), "auto" + fixed)] + [
+            (pipe.set_params(blocks=tuple(blocks), name=pipe.name + at), what + fixed) for pipe, what in out]
     return out
 
 
@@ -529,6 +541,9 @@ def main() -> None:
                     help="also run auto whose candidates (but entropy-obs, 30%%) reveal only benchmarks that at least "
                          f"N training models observe (auto's default: {DEFAULT_MIN_OBSERVED}; 0: every benchmark), "
                          "against auto (seed 42)")
+    ap.add_argument("--blocks", nargs="+", type=int, default=[], metavar="B",
+                    help="also run auto with these block sizes (Pipeline.auto(blocks=...): above B every candidate "
+                         "keeps the choice at B), and the variants above with them in place of the variants without")
     ap.add_argument("--gain-seeds", nargs="+", type=int, default=[], metavar="SEED",
                     help="also run auto (and the variants above) at k = 5 and 10 with each of these seeds")
     ap.add_argument("--unconditioned", default="skip", choices=["skip", "mean"],
@@ -544,7 +559,8 @@ def main() -> None:
     verdicts = []
     if args.min_observed is not None and (args.min_observed < 0 or args.min_observed == DEFAULT_MIN_OBSERVED):
         ap.error(f"--min-observed must be >= 0 and not auto's own {DEFAULT_MIN_OBSERVED}, got {args.min_observed}")
-    variants = _variants(args.candidates, args.choice, args.search_repeats, args.min_observed, args.predictors)
+    variants = _variants(args.candidates, args.choice, args.search_repeats, args.min_observed, args.predictors,
+                         args.blocks)
     if not args.skip_grid:
         verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick, variants,
                          args.unconditioned)

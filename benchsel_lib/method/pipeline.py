@@ -83,6 +83,7 @@ from .search import (
     DEFAULT_STRATEGIES,
     Recommendation,
     block_predictions,
+    check_blocks,
     check_choice_rule,
     pipeline_path,
 )
@@ -354,7 +355,7 @@ class _Training:
 
 # --------------------------------------------------------------------------- the pipeline
 _PARAMS = ("k", "scaling", "correlation", "selector", "predictor", "calibrator", "stack", "search_folds",
-           "search_repeats", "choice", "seed", "name")
+           "search_repeats", "choice", "blocks", "seed", "name")
 
 
 def _with_options(strategy: str | Selector, *, min_observed: int | float | None,
@@ -452,6 +453,12 @@ class Pipeline:
         with the best mean inner R^2 over the predictors, with the predictor
         best over the strategies
         (:func:`~benchsel_lib.method.search.additive_scores`).
+    blocks : sequence of int
+        Sizes at which a search's path is fixed (default none): above a
+        block size ``b``, every candidate keeps the benchmarks chosen at
+        ``b`` as mandatory ones, so a larger selection adds to the smaller
+        one's (see :func:`~benchsel_lib.method.search.pipeline_path`; one
+        more inner search per block; a search only).
     seed : int
         Seed of the random selection, the inner folds and the fitted inflation.
     name : str, optional
@@ -503,6 +510,7 @@ class Pipeline:
         search_folds: int = 5,
         search_repeats: int = 1,
         choice: str = DEFAULT_RULE,
+        blocks: Sequence[int] = (),
         seed: int = 0,
         name: str | None = None,
     ) -> None:
@@ -516,6 +524,7 @@ class Pipeline:
         self.search_folds = search_folds
         self.search_repeats = search_repeats
         self.choice = choice
+        self.blocks = blocks
         self.seed = seed
         self.name = name
 
@@ -600,6 +609,7 @@ class Pipeline:
         search_folds: int = 5,
         search_repeats: int = 1,
         choice: str = DEFAULT_RULE,
+        blocks: Sequence[int] = (),
         name: str = "auto",
     ) -> Pipeline:
         """The recommended pipeline: the (selection, predictor) pair chosen by inner CV on the training models.
@@ -614,7 +624,8 @@ class Pipeline:
         ``choice="nested"`` keeps one selection strategy for every size
         instead (see the class's ``choice``); ``search_repeats=2`` scores the
         candidates on two seeded draws of the ``search_folds`` inner folds,
-        pooled, at twice the search's cost.
+        pooled, at twice the search's cost; ``blocks=(5,)`` keeps the
+        choice at five benchmarks as mandatory ones for every larger size.
         ``initial`` applies to every candidate selector, ``min_observed``
         to every one without a filter of its own (``entropy-obs`` keeps its
         30 %; pass a :class:`Selector` to set another).  By default
@@ -639,7 +650,7 @@ class Pipeline:
         sels = [_with_options(s, min_observed=min_observed, initial=initial) for s in selectors]
         return cls(k, scaling=Scaling(logit=logit), correlation=Correlation("fast"), selector=tuple(sels),
                    predictor=tuple(predictors), calibrator="conformal", stack=stack, search_folds=search_folds,
-                   search_repeats=search_repeats, choice=choice, seed=seed, name=name)
+                   search_repeats=search_repeats, choice=choice, blocks=blocks, seed=seed, name=name)
 
     @classmethod
     def from_name(
@@ -801,6 +812,7 @@ class Pipeline:
         check_int(self.search_folds, "search_folds", minimum=2)
         check_int(self.search_repeats, "search_repeats")
         check_choice_rule(self.choice)
+        blocks = check_blocks(self.blocks)
         check_int(self.seed, "seed", minimum=0)
         check_bool(self.stack, "stack")
         preds = spec["predictor"]
@@ -813,6 +825,10 @@ class Pipeline:
             raise ValueError("conformal intervals come from a search")
         if spec["search"] and isinstance(spec["calibrator"], GaussianIntervals):
             raise ValueError("a search makes conformal intervals: use calibrator='conformal' (or None)")
+        if blocks and not spec["search"]:
+            raise ValueError("blocks fix the path of a search (candidates or conformal intervals); a direct "
+                             "pipeline's nested selection already keeps each smaller one")
+        spec["blocks"] = blocks
         return spec
 
     @property
@@ -993,7 +1009,8 @@ class Pipeline:
         kw: dict[str, Any] = dict(cov=R, strategies=spec["selector"], predictors=tuple(preds), stack=bool(self.stack),
                                   seed=int(seeds.search), names=names, levels=levels, rule=self.choice,
                                   n_folds=2 if bare else int(self.search_folds),
-                                  repeats=1 if bare else int(self.search_repeats), unconditioned=unconditioned)
+                                  repeats=1 if bare else int(self.search_repeats), unconditioned=unconditioned,
+                                  blocks=spec["blocks"])
         if revealed is not None:
             recs = pipeline_path(z, len(revealed), fixed=list(revealed), **kw)
         else:

@@ -67,6 +67,7 @@ from .selectors import Selector, selector_named
 __all__ = [
     "Recommendation",
     "pipeline_path",
+    "check_blocks",
     "choose_candidate",
     "additive_scores",
     "nested_strategy",
@@ -664,6 +665,7 @@ def pipeline_path(
     rule: str = DEFAULT_RULE,
     repeats: int = 1,
     unconditioned: str = "skip",
+    blocks: Sequence[int] = (),
 ) -> list[Recommendation]:
     """The recommended pipeline for every ``k = 1..k_max`` from one inner cross-validation.
 
@@ -748,6 +750,20 @@ def pipeline_path(
         revealed benchmarks, so a selection that few models observe is
         scored on fewer rows; ``"mean"`` scores every row, the training mean
         for those, so every candidate is scored on the same rows.
+    blocks : sequence of int
+        Sizes at which the path is fixed (default none: one search for every
+        size).  Above a block size ``b`` (up to the next one), every
+        candidate strategy keeps the benchmarks of the choice at ``b`` as
+        mandatory ones and the search there runs anew from size ``b``: the
+        larger selection adds to the smaller one's benchmarks, so a model
+        that ran the choice at ``b`` runs only what the larger one adds, and
+        revealing more cannot take away what the smaller choice revealed.  A
+        strategy that cannot keep them (one that excludes one of them) is
+        left out above the block (``note`` says so).  Each block past the
+        first is one more inner search, scoring the sizes from its block
+        size up; the sizes up to the first block are those of the path
+        without blocks, and a block size at or above the largest size asked
+        for changes nothing.  Ignored with ``fixed``.
 
     Returns
     -------
@@ -764,6 +780,78 @@ def pipeline_path(
     With a plan that subsamples the benchmarks, the conformal scale of a
     benchmark outside the subsample is the pooled one.
     """
+    kw: dict[str, Any] = dict(cov=cov, predictors=predictors, stack=stack, n_folds=n_folds, seed=seed, names=names,
+                              levels=levels, fixed=fixed, budget=budget, rule=rule, repeats=repeats,
+                              unconditioned=unconditioned)
+    cuts = check_blocks(blocks)
+    if cuts and fixed is None:
+        k_max = check_int(k_max, "k")
+        sizes = list(range(1, k_max + 1)) if ks is None else list(check_ks(ks, k_max))
+        cuts = tuple(b for b in cuts if b < sizes[-1])  # a block at or above the largest size asked fixes nothing
+    if not cuts or fixed is not None:
+        return _search_path(train, k_max, strategies=strategies, ks=ks, **kw)
+    N = _check_train(train).shape[1]
+    labels = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
+    listed = [selector_named(s) for s in strategies]
+    recs: list[Recommendation] = []
+    lo, chosen = 0, None  # the sizes above lo are searched from the choice at lo (None: from nothing)
+    for hi in [*cuts, k_max]:
+        asked = [k for k in sizes if lo < k <= hi]  # a block with no size asked still fixes the choice at hi
+        cands: list[Selector] = listed
+        errors: list[str] = []
+        if chosen is not None:
+            kept = tuple(labels[j] for j in chosen)
+            cands = []
+            for sel in listed:
+                try:
+                    cands.append(replace(sel, initial=kept + tuple(b for b in sel.initial if b not in kept)))
+                except ValueError as exc:  # a mandatory benchmark it excludes
+                    errors.append(f"{sel.label} left out above k={lo}: {exc}")
+            if not cands:
+                raise ValueError(f"no candidate strategy can keep the choice at k={lo}: " + "; ".join(errors))
+        last = hi == k_max  # the last search selects up to k_max, as the path without blocks does
+        out = _search_path(train, hi, strategies=cands, ks=asked if last else sorted(set(asked) | {hi}),
+                           first=max(lo, 1), **kw)
+        if errors:
+            for r in out:
+                r.note = "; ".join(([r.note] if r.note else []) + errors)
+        recs += [r for r in out if r.k in asked]
+        lo, chosen = hi, list(out[-1].selection)
+    return recs
+
+
+def check_blocks(blocks: Any) -> tuple[int, ...]:
+    """``blocks`` (block sizes of :func:`pipeline_path`) as sorted distinct ints >= 1; ``ValueError`` otherwise.
+
+    O(len(blocks)).
+    """
+    given = [blocks] if np.isscalar(blocks) else list(blocks)
+    if not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b >= 1 for b in given):
+        raise ValueError(f"blocks={blocks!r}: give subset sizes >= 1")
+    return tuple(sorted({int(b) for b in given}))
+
+
+def _search_path(
+    train: Any,
+    k_max: int,
+    *,
+    cov: np.ndarray | None,
+    strategies: Sequence[str | Selector],
+    predictors: Sequence[str],
+    stack: bool,
+    n_folds: int,
+    seed: int,
+    names: Sequence[str] | None,
+    levels: Sequence[float],
+    fixed: Sequence[int] | None,
+    ks: Sequence[int] | None,
+    budget: float | str | None,
+    rule: str,
+    repeats: int,
+    unconditioned: str,
+    first: int = 1,
+) -> list[Recommendation]:
+    """:func:`pipeline_path` without blocks; a look-back rule scores the sizes from ``first`` (not 1) up."""
     check_choice_rule(rule)
     tr = _check_train(train)
     m, N = tr.shape
@@ -822,7 +910,7 @@ def pipeline_path(
         for sel in selectors.values():
             keep += sel.resolve_initial(names, missing="skip")
         asked = 1 if fixed is not None else (k_max if ks is None else len(set(ks)))
-        n_ks = k_max if lookback else asked
+        n_ks = k_max - first + 1 if lookback else asked
 
         def planned(n: int) -> SearchPlan:
             return plan_search(m, N, k=k_max, strategies=list(strategies) if fixed is not None else
@@ -863,7 +951,7 @@ def pipeline_path(
         ks = check_ks(ks, k_max)
     # a choice that looks back at k - 1 needs every size below the largest one asked for scored
     wanted = set(ks)
-    scored = list(range(1, max(ks) + 1)) if lookback else list(ks)
+    scored = list(range(min(first, min(ks)), max(ks) + 1)) if lookback else list(ks)
     # the inner cross-validation's matrix: every row and column, or the plan's subsamples
     sub_rows = None if plan is None else plan.rows
     sub_cols = None if plan is None else plan.columns

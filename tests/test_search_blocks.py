@@ -1,0 +1,111 @@
+"""A search fixed in blocks (``blocks``): above a block size, every candidate keeps the choice made there."""
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pytest
+from _synthetic import as_matrix, low_rank_scores
+
+from benchsel_lib.method.pipeline import Pipeline, clone
+from benchsel_lib.method.search import pipeline_path
+from benchsel_lib.method.selectors import Selector
+
+_data = partial(low_rank_scores, m=40, n=10, noise=0.5, missing=0.1, standardize=True)
+_KW = dict(seed=1, levels=(), strategies=("mi", "entropy-obs", "random"), predictors=("gaussian", "ridge"))
+
+
+def _same(a, b) -> bool:
+    """The same choice, and the same inner R^2 up to rounding (a search that scores fewer sizes batches its
+    predictions differently)."""
+    return (a.k, a.strategy, a.predictor, list(a.selection)) == (b.k, b.strategy, b.predictor, list(b.selection)) \
+        and a.inner_r2 == pytest.approx(b.inner_r2, rel=1e-12, abs=1e-12)
+
+
+def test_the_sizes_up_to_the_first_block_are_those_of_the_search_without_blocks():
+    X = _data(31)
+    plain = pipeline_path(X, 8, **_KW)
+    blocked = pipeline_path(X, 8, blocks=(4,), **_KW)
+    assert [r.k for r in blocked] == list(range(1, 9))
+    assert all(_same(a, b) for a, b in zip(plain[:4], blocked[:4]))
+
+
+def test_every_selection_above_a_block_starts_with_the_benchmarks_chosen_at_the_block():
+    X = _data(30)
+    recs = {r.k: r for r in pipeline_path(X, 9, blocks=(3, 6), **_KW)}
+    for k in range(4, 10):
+        block = 3 if k <= 6 else 6
+        assert list(recs[k].selection[:block]) == list(recs[block].selection)
+    assert list(recs[9].selection[:3]) == list(recs[3].selection)
+
+
+def test_a_block_asks_for_no_size_yet_fixes_the_larger_ones():
+    X = _data(33)
+    both = pipeline_path(X, 8, ks=[3, 8], blocks=(3,), **_KW)
+    alone = pipeline_path(X, 8, ks=[8], blocks=(3,), **_KW)
+    assert [r.k for r in alone] == [8]
+    assert _same(alone[0], both[1])
+
+
+def test_a_block_at_or_above_the_largest_size_changes_nothing():
+    X = _data(34)
+    plain = pipeline_path(X, 5, ks=[2, 5], **_KW)
+    assert all(_same(a, b) for a, b in zip(plain, pipeline_path(X, 5, ks=[2, 5], blocks=(5, 7), **_KW)))
+
+
+def test_without_blocks_the_larger_selection_need_not_contain_the_smaller():
+    # what the blocks are for: on this matrix the search without them picks a k = 8 set that drops some of the
+    # benchmarks of its k = 3 choice (checked here so that the test above is not vacuous)
+    X = _data(30)
+    recs = {r.k: r for r in pipeline_path(X, 7, ks=[3, 7], **_KW)}
+    assert not set(recs[3].selection) <= set(recs[7].selection)
+    blocked = {r.k: r for r in pipeline_path(X, 7, ks=[3, 7], blocks=(3,), **_KW)}
+    assert _same(blocked[3], recs[3]) and set(blocked[3].selection) <= set(blocked[7].selection)
+
+
+def test_a_candidate_that_cannot_keep_the_choice_is_left_out_above_the_block_and_named():
+    X = _data(35)
+    names = [f"b{j}" for j in range(X.shape[1])]
+    first = pipeline_path(X, 3, ks=[3], strategies=("entropy",), predictors=("gaussian",), stack=False,
+                          names=names, seed=1, levels=())[0]
+    banned = names[first.selection[0]]
+    strategies = ("entropy", Selector(objective="random", exclude=(banned,), name="random-x"))
+    recs = {r.k: r for r in pipeline_path(X, 6, ks=[3, 6], strategies=strategies, predictors=("gaussian",),
+                                          stack=False, names=names, blocks=(3,), rule="best", seed=1, levels=())}
+    assert recs[3].strategy == "entropy" and banned in [names[j] for j in recs[3].selection]
+    assert recs[3].note is None
+    assert "random-x left out above k=3" in recs[6].note and banned in recs[6].note
+    assert recs[6].strategy == "entropy" and set(recs[3].selection) <= set(recs[6].selection)
+
+
+def test_a_pipeline_with_blocks_fits_the_path_of_the_search_with_them():
+    X = _data(36)
+    M = as_matrix(X)
+    pipe = Pipeline.auto(k=8, blocks=(4,), seed=2)
+    assert pipe.get_params()["blocks"] == (4,) and clone(pipe).blocks == (4,)
+    path = pipe.fit_path(M.scores, names=list(M.benchmarks), k_max=8, ks=[4, 8], intervals=False)
+    steps = {st.k: st for st in path.steps}
+    assert set(steps[4].selected) <= set(steps[8].selected)
+    assert list(steps[8].selected[:4]) == list(steps[4].selected)
+
+
+@pytest.mark.parametrize("bad", [(0,), (2, -1), ("5",), (True,), 2.5])
+def test_bad_blocks_are_refused_by_name(bad):
+    X = _data(37)
+    with pytest.raises(ValueError, match="blocks"):
+        pipeline_path(X, 5, blocks=bad, **_KW)
+    with pytest.raises(ValueError, match="blocks"):
+        Pipeline.auto(k=5, blocks=bad).fit(as_matrix(X))
+
+
+def test_a_direct_pipeline_refuses_blocks():
+    with pytest.raises(ValueError, match="blocks fix the path of a search"):
+        Pipeline(k=5, blocks=(3,)).fit(as_matrix(_data(38)))
+
+
+def test_blocks_keep_the_numbers_of_a_search_determined_by_its_seed():
+    X = _data(39)
+    a = pipeline_path(X, 7, blocks=(3,), **_KW)
+    b = pipeline_path(X, 7, blocks=(3,), **_KW)
+    assert all(_same(x, y) for x, y in zip(a, b))
+    assert np.isfinite([r.inner_r2 for r in a]).all()
