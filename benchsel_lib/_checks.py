@@ -16,6 +16,7 @@ __all__ = [
     "check_bool",
     "check_covariance",
     "check_data_matrix",
+    "check_blocks",
     "check_int",
     "check_k",
     "check_ks",
@@ -113,6 +114,14 @@ def check_k(k: object, n: int, *, name: str = "k") -> int:
     return int(k)
 
 
+def _sizes(values: object, k_max: float) -> tuple[int, ...] | None:
+    """``values`` (one int or a sequence) as sorted distinct subset sizes in ``1..k_max``; None if one is not."""
+    given = [values] if np.isscalar(values) else list(values)  # type: ignore[call-overload]
+    if not all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 1 <= k <= k_max for k in given):
+        return None
+    return tuple(sorted({int(k) for k in given}))
+
+
 def check_ks(ks: object, k_max: int) -> tuple[int, ...] | None:
     """Subset sizes ``ks`` (one int or a non-empty sequence, each in ``1..k_max``) sorted without repeats.
 
@@ -120,11 +129,20 @@ def check_ks(ks: object, k_max: int) -> tuple[int, ...] | None:
     """
     if ks is None:
         return None
-    given = [ks] if np.isscalar(ks) else list(ks)
-    if not given or not all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) and 1 <= k <= k_max
-                            for k in given):
+    sizes = _sizes(ks, k_max)
+    if not sizes:
         raise ValueError(f"ks={ks!r} is out of range: give subset sizes in 1..k_max={k_max}")
-    return tuple(sorted({int(k) for k in given}))
+    return sizes
+
+
+def check_blocks(blocks: object) -> tuple[int, ...]:
+    """Block sizes (``blocks`` of :func:`~benchsel_lib.method.search.pipeline_path`: one int or a sequence,
+    possibly empty, each >= 1) sorted without repeats; ``ValueError`` naming ``blocks`` otherwise.  O(len(blocks)).
+    """
+    sizes = _sizes(blocks, np.inf)
+    if sizes is None:
+        raise ValueError(f"blocks={blocks!r}: give subset sizes >= 1")
+    return sizes
 
 
 def resolve_indices(

@@ -52,6 +52,7 @@ from scipy.special import expit, ndtri
 from threadpoolctl import threadpool_limits
 
 from .._checks import (
+    check_blocks,
     check_bool,
     check_int,
     check_level,
@@ -83,7 +84,6 @@ from .search import (
     DEFAULT_STRATEGIES,
     Recommendation,
     block_predictions,
-    check_blocks,
     check_choice_rule,
     pipeline_path,
 )

@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._checks import check_data_matrix, check_int, check_ks
+from .._checks import check_blocks, check_data_matrix, check_int, check_ks
 from .._random import rng
 from .base import pass_through
 from .calibration import conformal_quantile, conformal_scores
@@ -67,7 +67,6 @@ from .selectors import Selector, selector_named
 __all__ = [
     "Recommendation",
     "pipeline_path",
-    "check_blocks",
     "choose_candidate",
     "additive_scores",
     "nested_strategy",
@@ -820,17 +819,6 @@ def pipeline_path(
     return recs
 
 
-def check_blocks(blocks: Any) -> tuple[int, ...]:
-    """``blocks`` (block sizes of :func:`pipeline_path`) as sorted distinct ints >= 1; ``ValueError`` otherwise.
-
-    O(len(blocks)).
-    """
-    given = [blocks] if np.isscalar(blocks) else list(blocks)
-    if not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b >= 1 for b in given):
-        raise ValueError(f"blocks={blocks!r}: give subset sizes >= 1")
-    return tuple(sorted({int(b) for b in given}))
-
-
 def _search_path(
     train: Any,
     k_max: int,
@@ -903,7 +891,7 @@ def _search_path(
         else:
             note += "; no intervals"
     plan = None
-    # the monotone and nested rules score every size up to the largest
+    # the monotone and nested rules score every size up to the largest (from ``first``)
     lookback = rule != "best" and search and fixed is None
     if budget is not None and not too_few and (search or levels):
         keep = list(fixed or [])
