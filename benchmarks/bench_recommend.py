@@ -45,6 +45,7 @@ Usage::
                                          [--n-jobs 2] [--greedy] [--anchors] [--skip-grid]
                                          [--skip-timing] [--quick] [--aside NAME ...]
                                          [--candidates STRATEGY ...] [--predictors PREDICTOR ...]
+                                         [--drop STRATEGY ...]
                                          [--choice nested|best|additive]
                                          [--search-repeats R] [--min-observed N] [--blocks B ...]
                                          [--gain-seeds SEED ...] [--unconditioned skip|mean]
@@ -66,7 +67,9 @@ entries both score): what the candidate would change, and the fold where the
 two differ most, with the entries each scores there
 and its choice.  ``--predictors imputed-ridge`` (any predictors) does the same
 with predictors added to its candidates (with ``--candidates``, one variant
-with both added).
+with both added).  ``--drop random`` (any of auto's own strategies) takes
+those strategies out of that variant's candidates (alone: one variant of auto
+without them).
 ``--choice nested`` (or ``best``, ``additive``) does the same for auto with that choice
 rule (:data:`benchsel_lib.method.search.CHOICE_RULES`), with its gain from
 k = 5 to 10; with ``--candidates`` or ``--predictors`` too, also for one
@@ -223,23 +226,27 @@ def _gain_verdicts(where: str, g) -> list[str]:
 
 
 def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predictors=(),
-              blocks=()) -> list[tuple[Pipeline, str]]:
+              blocks=(), drop=()) -> list[tuple[Pipeline, str]]:
     """The variants of auto that ``--candidates`` and ``--predictors`` (one variant), ``--choice`` (with
     ``--candidates`` or ``--predictors`` also one variant with both), ``--search-repeats`` and
     ``--min-observed`` ask for, each with what it is; with ``--blocks``, auto with those block sizes and each
-    variant with them in place of the variant without."""
+    variant with them in place of the variant without.  ``drop``: auto's strategies that the variant with
+    ``--candidates`` and ``--predictors`` (or, alone, a variant of its own) leaves out of the candidates."""
     out = []
-    if candidates or predictors:
-        grown = dict(selectors=tuple(DEFAULT_STRATEGIES) + tuple(s for s in candidates if s not in DEFAULT_STRATEGIES),
+    if candidates or predictors or drop:
+        kept = tuple(s for s in DEFAULT_STRATEGIES if s not in drop)
+        grown = dict(selectors=kept + tuple(s for s in candidates if s not in kept and s not in drop),
                      predictors=tuple(DEFAULT_PREDICTORS) + tuple(p for p in predictors if p not in DEFAULT_PREDICTORS))
         added = [*candidates, *predictors]
-        out.append((Pipeline.auto(**grown, name="auto+" + "+".join(added)),
-                    f"auto with {', '.join(added)} among its candidates"))
+        label = "".join(f"-{s}" for s in drop) + "".join(f"+{a}" for a in added)
+        what = ", ".join([f"with {', '.join(added)} among its candidates"] * bool(added)
+                         + [f"without {', '.join(drop)}"] * bool(drop))
+        out.append((Pipeline.auto(**grown, name="auto" + label), f"auto {what}"))
     if choice is not None:
         out.append((Pipeline.auto(choice=choice, name=f"auto:{choice}"), f"auto with the {choice!r} choice"))
-        if candidates or predictors:
-            out.append((Pipeline.auto(**grown, choice=choice, name="auto+" + "+".join(added) + f":{choice}"),
-                        f"auto with {', '.join(added)} among its candidates and the {choice!r} choice"))
+        if candidates or predictors or drop:
+            out.append((Pipeline.auto(**grown, choice=choice, name="auto" + label + f":{choice}"),
+                        f"auto {what}, with the {choice!r} choice"))
     if repeats is not None:
         out.append((Pipeline.auto(search_repeats=repeats, name=f"auto:x{repeats}"),
                     f"auto with {repeats} draws of its inner folds"))
@@ -533,6 +540,9 @@ def main() -> None:
                     choices=[p for p in PREDICTORS if p != "stack"],
                     help="also run auto with these predictors among its candidates (with --candidates: one variant "
                          "with both), against auto (seed 42)")
+    ap.add_argument("--drop", nargs="+", default=[], metavar="STRATEGY", choices=list(DEFAULT_STRATEGIES),
+                    help="leave these of auto's strategies out of the variant's candidates (with --candidates or "
+                         "--predictors: of that variant; alone: a variant of auto without them), against auto")
     ap.add_argument("--choice", default=None, choices=[c for c in CHOICE_RULES if c != DEFAULT_RULE],
                     help="also run auto with this choice rule, against auto (seed 42)")
     ap.add_argument("--search-repeats", type=int, default=None, metavar="R",
@@ -559,8 +569,10 @@ def main() -> None:
     verdicts = []
     if args.min_observed is not None and (args.min_observed < 0 or args.min_observed == DEFAULT_MIN_OBSERVED):
         ap.error(f"--min-observed must be >= 0 and not auto's own {DEFAULT_MIN_OBSERVED}, got {args.min_observed}")
+    if args.drop and not args.candidates and set(args.drop) >= set(DEFAULT_STRATEGIES):
+        ap.error("--drop leaves auto without a candidate strategy: add some with --candidates")
     variants = _variants(args.candidates, args.choice, args.search_repeats, args.min_observed, args.predictors,
-                         args.blocks)
+                         args.blocks, args.drop)
     if not args.skip_grid:
         verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick, variants,
                          args.unconditioned)
