@@ -12,6 +12,8 @@ from benchsel_lib.method.pipeline import Pipeline
 from benchsel_lib.method.search import selection_cost
 from benchsel_lib.method.selection import select
 from benchsel_lib.method.selectors import Selector
+from benchsel_lib._memo import LRUMemo
+from benchsel_lib.method import sparse
 from benchsel_lib.method.sparse import imputed_lasso_order, mean_lasso_order
 
 
@@ -214,3 +216,28 @@ def test_the_imputed_lasso_completes_a_short_set_and_is_selected_once_per_size()
     pipe = Pipeline.from_name("imputed-lasso+imputed-ridge", k=3).fit(M)
     assert len(set(pipe.selected)) == 3 and selection_cost("imputed-lasso", 50, 5, 100) < selection_cost(
         "sparse", 50, 5, 100)
+
+
+def test_the_imputed_lasso_computes_one_path_for_every_size_and_gives_each_what_a_fresh_path_gives(monkeypatch):
+    X = low_rank_scores(7, 60, 40, missing=0.3, standardize=True)
+    sizes, mand = range(1, 16), [3, 11]
+    fresh = {}
+    for k in sizes:
+        monkeypatch.setattr(sparse, "_IMPUTED_PATHS", LRUMemo(32))  # a path of its own for each size
+        fresh[k] = imputed_lasso_order(X, k)
+        fresh[-k] = imputed_lasso_order(X, k, initial=mand) if k >= len(mand) else None
+    monkeypatch.setattr(sparse, "_IMPUTED_PATHS", LRUMemo(32))
+    paths = []
+    solve = sparse.lasso_cov_path
+    monkeypatch.setattr(sparse, "lasso_cov_path", lambda *a, **kw: paths.append(kw["max_active"]) or solve(*a, **kw))
+    for k in reversed(sizes):  # the largest first: its path serves the smaller sizes
+        assert imputed_lasso_order(X, k) == fresh[k]
+        if k >= len(mand):
+            assert imputed_lasso_order(X, k, initial=mand) == fresh[-k]
+    assert paths == [15 + 10, 15 - 2 + 10]  # one path without the mandatory benchmarks, one with
+    monkeypatch.setattr(sparse, "_IMPUTED_PATHS", LRUMemo(32))
+    by_size = Selector("imputed-lasso").select_sizes(
+        np.corrcoef(np.nan_to_num(X).T), list(sizes), names=[f"b{j}" for j in range(40)],
+        counts=(~np.isnan(X)).sum(axis=0), n_models=60, train=X)
+    assert by_size == {k: fresh[k] for k in sizes} and list(by_size) == list(sizes)
+    assert len(paths) == 3

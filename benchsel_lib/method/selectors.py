@@ -292,9 +292,10 @@ class Selector:
         A nested objective selects once, at the largest size, and every
         smaller selection is a prefix of it; anchor points and the imputed
         Lasso select once per size (the ``k`` medoids of that ``k``, the
-        non-zero set of the strength that leaves ``k``).  Sizes the selection cannot
-        reach are left out.  Cost: one :meth:`select` at the largest size, or
-        one per size.
+        non-zero set of the strength that leaves ``k``), from the largest
+        size down, so that the imputed Lasso's memoized path serves every
+        smaller size.  Sizes the selection cannot reach are left out.  Cost:
+        one :meth:`select` at the largest size, or one per size.
         """
         wanted = sorted({check_int(k, "k") for k in sizes})
         if not wanted:
@@ -302,7 +303,8 @@ class Selector:
         if self.nested:
             order = self.select(cov, wanted[-1], **kwargs).order
             return {k: list(order[:k]) for k in wanted if k <= len(order)}
-        return {k: list(self.select(cov, k, **kwargs).order) for k in wanted}
+        down = {k: list(self.select(cov, k, **kwargs).order) for k in reversed(wanted)}
+        return {k: down[k] for k in wanted}
 
 
 _SELECTIONS = LRUMemo(256)

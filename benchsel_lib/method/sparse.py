@@ -82,6 +82,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._memo import LRUMemo, array_key
 from .covariance import cov_to_corr, floor_eigenvalues, pairwise_pearson
 from .regression import mean_imputed
 
@@ -117,6 +118,9 @@ IMPUTED_ALPHAS: tuple[float, ...] = tuple(float(a) for a in np.logspace(-4, 1, 1
 
 #: :func:`imputed_lasso_order` goes down the grid until more than ``k`` plus this many coefficients are non-zero
 _IMPUTED_SLACK = 10
+
+#: the imputed Lasso's paths (:func:`_imputed_path`), the longest computed per (second moments, mandatory, features)
+_IMPUTED_PATHS = LRUMemo(32)
 
 
 class SparseResult(NamedTuple):
@@ -324,7 +328,9 @@ def _solve_pattern(RAA: np.ndarray, cA: np.ndarray, s: np.ndarray, pA: np.ndarra
         return None
     x = np.zeros(cA.size)
     x[P] = xP
-    Z = np.setdiff1d(np.arange(cA.size), P)
+    outside = np.ones(cA.size, dtype=bool)
+    outside[P] = False
+    Z = np.flatnonzero(outside)
     if Z.size and (np.abs(cA[Z] - RAA[np.ix_(Z, P)] @ xP) > lam * (1.0 + 1e-9)).any():
         return None
     return x
@@ -740,6 +746,30 @@ def mean_lasso_order(
     return order[:int(k)]
 
 
+def _imputed_path(G: np.ndarray, c: np.ndarray, lams: np.ndarray, unpenalized: list[int], feats: np.ndarray,
+                  max_active: int) -> np.ndarray:
+    """:func:`lasso_cov_path` of ``(G, c)`` down ``lams`` to the first strength with more than ``max_active`` non-zeros.
+
+    The rows of a path do not depend on where it stops, so a path computed
+    once to a larger ``max_active`` serves every smaller one, cut after its
+    first row with more than ``max_active`` non-zeros (or whole, when it
+    has none: it then went down the whole grid).  The longest path per
+    ``(G, unpenalized, feats, lams)`` is memoized, so the subset sizes of a
+    search, asked for from the largest down, cost one path.  ``c`` is a
+    function of ``G`` (its row means) and is not part of the key.
+    """
+    key = array_key(G, tuple(unpenalized), feats.tobytes(), lams.tobytes())
+    hit = _IMPUTED_PATHS.get(key)
+    if hit is None or hit[0] < max_active:
+        path = lasso_cov_path(G, c, lams, unpenalized=unpenalized, features=feats, max_active=max_active)
+        hit = _IMPUTED_PATHS.put(key, (max_active, path))
+    path = hit[1]
+    penal = np.ones(G.shape[0], dtype=bool)
+    penal[unpenalized] = False
+    over = np.flatnonzero((path[:, penal] != 0.0).sum(axis=1) > max_active)
+    return path[:over[0] + 1] if over.size else path
+
+
 def imputed_lasso_order(
     train: np.ndarray,
     k: int,
@@ -821,8 +851,7 @@ def imputed_lasso_order(
     order = list(U)
     b = np.zeros(N)
     if want > 0 and free.any():
-        path = lasso_cov_path(G, c, lams, unpenalized=[j for j in U if varies[j]], features=feats,
-                              max_active=want + _IMPUTED_SLACK)
+        path = _imputed_path(G, c, lams, [j for j in U if varies[j]], feats, want + _IMPUTED_SLACK)
         nz = (path[:, free] != 0.0).sum(axis=1)
         ok = np.flatnonzero(nz <= want)
         if ok.size:
