@@ -13,10 +13,10 @@ from ._names import unknown_name_error
 from .data.matrix import ScoreMatrix, check_bool
 
 __all__ = [
+    "check_blocks",
     "check_bool",
     "check_covariance",
     "check_data_matrix",
-    "check_blocks",
     "check_int",
     "check_k",
     "check_ks",
