@@ -762,6 +762,7 @@ def _imputed_path(G: np.ndarray, c: np.ndarray, lams: np.ndarray, unpenalized: l
     hit = _IMPUTED_PATHS.get(key)
     if hit is None or hit[0] < max_active:
         path = lasso_cov_path(G, c, lams, unpenalized=unpenalized, features=feats, max_active=max_active)
+        path.setflags(write=False)  # shared by every size it serves
         hit = _IMPUTED_PATHS.put(key, (max_active, path))
     path = hit[1]
     penal = np.ones(G.shape[0], dtype=bool)
@@ -827,7 +828,9 @@ def imputed_lasso_order(
     Notes
     -----
     ``O(m N^2)`` for the second moments, then one path down to the first
-    strength with more than ``k + 10`` non-zeros: per strength a few
+    strength with more than ``k + 10`` non-zeros (memoized: the path of a
+    larger ``k`` on the same matrix serves this one, so sizes asked for from
+    the largest down cost one path): per strength a few
     coordinate-descent sweeps over the ``a <= k + 10`` active coefficients,
     ``O(a^2)`` each, and an ``O(a N)`` optimality check.
     """
