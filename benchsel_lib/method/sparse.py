@@ -120,7 +120,7 @@ IMPUTED_ALPHAS: tuple[float, ...] = tuple(float(a) for a in np.logspace(-4, 1, 1
 _IMPUTED_SLACK = 10
 
 #: the imputed Lasso's paths (:func:`_imputed_path`), the longest computed per (second moments, mandatory, features)
-_IMPUTED_PATHS = LRUMemo(32)
+_IMPUTED_PATHS = LRUMemo(8)
 
 
 class SparseResult(NamedTuple):
