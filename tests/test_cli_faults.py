@@ -240,7 +240,10 @@ def test_sigint_mid_cross_validation_exits_130_with_one_line_no_output_and_no_le
         [sys.executable, "-m", "benchsel_lib.cli", "cv", "--data", "merged", "--methods", "entropy,mi,random",
          "--holdouts", "0.1,0.2,0.5,0.9", "--jobs", jobs,
          "--out", str(target)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
+        # Ctrl-C reaches a command run in the foreground; a test run started in the background of a
+        # non-interactive shell would hand the command SIGINT ignored, so it starts with the default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     # wait until the work is under way: the command (and each worker) past its imports, computing
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and proc.poll() is None:
