@@ -748,15 +748,16 @@ def mean_lasso_order(
 
 def _imputed_path(G: np.ndarray, c: np.ndarray, lams: np.ndarray, unpenalized: list[int], feats: np.ndarray,
                   max_active: int) -> np.ndarray:
-    """:func:`lasso_cov_path` of ``(G, c)`` down ``lams`` to the first strength with more than ``max_active`` non-zeros.
+    """:func:`lasso_cov_path` of ``(G, c)`` down ``lams``, at least to where more than ``max_active`` are non-zero.
 
     The rows of a path do not depend on where it stops, so a path computed
-    once to a larger ``max_active`` serves every smaller one, cut after its
-    first row with more than ``max_active`` non-zeros (or whole, when it
-    has none: it then went down the whole grid).  The longest path per
-    ``(G, unpenalized, feats, lams)`` is memoized, so the subset sizes of a
-    search, asked for from the largest down, cost one path.  ``c`` is a
-    function of ``G`` (its row means) and is not part of the key.
+    once to a larger ``max_active`` serves every smaller one: the caller
+    cuts it after its first row with more than ``max_active`` penalized
+    non-zeros (a path with none went down the whole grid).  The longest path
+    per ``(G, unpenalized, feats, lams)`` is memoized (read-only), so the
+    subset sizes of a search, asked for from the largest down, cost one
+    path.  ``c`` is a function of ``G`` (its row means) and is not part of
+    the key.
     """
     key = array_key(G, tuple(unpenalized), feats.tobytes(), lams.tobytes())
     hit = _IMPUTED_PATHS.get(key)
@@ -764,11 +765,7 @@ def _imputed_path(G: np.ndarray, c: np.ndarray, lams: np.ndarray, unpenalized: l
         path = lasso_cov_path(G, c, lams, unpenalized=unpenalized, features=feats, max_active=max_active)
         path.setflags(write=False)  # shared by every size it serves
         hit = _IMPUTED_PATHS.put(key, (max_active, path))
-    path = hit[1]
-    penal = np.ones(G.shape[0], dtype=bool)
-    penal[unpenalized] = False
-    over = np.flatnonzero((path[:, penal] != 0.0).sum(axis=1) > max_active)
-    return path[:over[0] + 1] if over.size else path
+    return hit[1]
 
 
 def imputed_lasso_order(
@@ -855,7 +852,10 @@ def imputed_lasso_order(
     b = np.zeros(N)
     if want > 0 and free.any():
         path = _imputed_path(G, c, lams, [j for j in U if varies[j]], feats, want + _IMPUTED_SLACK)
-        nz = (path[:, free] != 0.0).sum(axis=1)
+        nz = (path[:, free] != 0.0).sum(axis=1)  # the penalized non-zeros: U and the constant columns are not free
+        over = np.flatnonzero(nz > want + _IMPUTED_SLACK)
+        if over.size:  # where the path of this size stops (a memoized one may go further)
+            path, nz = path[:over[0] + 1], nz[:over[0] + 1]
         ok = np.flatnonzero(nz <= want)
         if ok.size:
             best = int(ok[np.lexsort((-ok, -nz[ok]))[0]])  # most non-zeros, then the smallest strength
