@@ -48,6 +48,7 @@ Usage::
                                          [--drop STRATEGY ...]
                                          [--choice nested|best|additive]
                                          [--search-repeats R] [--min-observed N] [--blocks B ...]
+                                         [--keep-blocks always|unnested]
                                          [--gain-seeds SEED ...] [--unconditioned skip|mean]
 
 ``--quick``: seed 42 only, auto against the peers alone (no fixed grid), no
@@ -83,7 +84,10 @@ training models observe), ``--min-observed 10`` for a floor of 10.
 (``Pipeline.auto(blocks=(5,))``: above five benchmarks every candidate
 keeps the five chosen there, so the selection at k = 10 adds to the one at
 k = 5), and runs the variants asked for above with those blocks in place of
-the variants without.
+the variants without.  ``--keep-blocks unnested`` keeps the choice at a block
+only where its strategy's selections are not nested (anchor points,
+BenchPred's imputed Lasso; ``Pipeline.auto(keep_blocks="unnested")``), the
+larger sizes otherwise being those of the path without blocks.
 With the timing, each of these variants' full CV is timed as auto's is, and
 its interval coverage printed.
 
@@ -135,6 +139,7 @@ from benchsel_lib.method.search import (  # noqa: E402
     DEFAULT_PREDICTORS,
     DEFAULT_RULE,
     DEFAULT_STRATEGIES,
+    KEEP_BLOCKS,
 )
 from benchsel_lib.method.selectors import SELECTORS  # noqa: E402
 from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
@@ -226,11 +231,12 @@ def _gain_verdicts(where: str, g) -> list[str]:
 
 
 def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predictors=(),
-              blocks=(), drop=()) -> list[tuple[Pipeline, str]]:
+              blocks=(), drop=(), keep_blocks="always") -> list[tuple[Pipeline, str]]:
     """The variants of auto that ``--candidates`` and ``--predictors`` (one variant), ``--choice`` (with
     ``--candidates`` or ``--predictors`` also one variant with both), ``--search-repeats`` and
     ``--min-observed`` ask for, each with what it is; with ``--blocks``, auto with those block sizes and each
-    variant with them in place of the variant without.  ``drop``: auto's strategies that the variant with
+    variant with them in place of the variant without (``keep_blocks``: which choices at a block are kept,
+    :data:`~benchsel_lib.method.search.KEEP_BLOCKS`).  ``drop``: auto's strategies that the variant with
     ``--candidates`` and ``--predictors`` (or, alone, a variant of its own) leaves out of the candidates."""
     out = []
     if candidates or predictors or drop:
@@ -255,10 +261,13 @@ def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predi
                     f"auto revealing only benchmarks that at least {min_observed} training models observe"
                     if min_observed else "auto with every benchmark a candidate"))
     if blocks:
-        at = "/b" + "-".join(str(b) for b in blocks)
+        at = "/b" + "-".join(str(b) for b in blocks) + ("u" if keep_blocks == "unnested" else "")
         fixed = f", each larger selection adding to the choice at k = {', '.join(str(b) for b in blocks)}"
-        out = [(Pipeline.auto(blocks=tuple(blocks), name="auto" + at), "auto" + fixed)] + [
-            (pipe.set_params(blocks=tuple(blocks), name=pipe.name + at), what + fixed) for pipe, what in out]
+        if keep_blocks == "unnested":
+            fixed += " where that choice's strategy is not nested"
+        kw = dict(blocks=tuple(blocks), keep_blocks=keep_blocks)
+        out = [(Pipeline.auto(**kw, name="auto" + at), "auto" + fixed)] + [
+            (pipe.set_params(**kw, name=pipe.name + at), what + fixed) for pipe, what in out]
     return out
 
 
@@ -460,10 +469,11 @@ def gain_seeds(datasets, aside_names, seeds, n_jobs: int, variants=(), unconditi
         print(f"\n== {name}: the gain from k={k0} to k={k1} at each seed ({time.perf_counter() - t0:.0f} s, "
               f"{len(seeds)} seeds x 10 folds" + (", unscored models at the training mean)" if unconditioned == "mean"
                                                   else ")"))
-        print(f"{'method':<12} {'seed':>4} {f'k={k0}':>6} {f'k={k1}':>6} {'gain':>7} {'SE':>6} {'shared':>7} "
+        w = max([12] + [len(str(m)) for m in tab["method"]])  # the method column fits the longest variant name
+        print(f"{'method':<{w}} {'seed':>4} {f'k={k0}':>6} {f'k={k1}':>6} {'gain':>7} {'SE':>6} {'shared':>7} "
               f"{'SE':>6} {'nested':>6}")
         for r in tab.itertuples():
-            print(f"{r.method:<12} {r.seed:>4} {r.r2_k0:6.3f} {r.r2_k1:6.3f} {r.gain:+7.3f} {r.gain_se:6.3f} "
+            print(f"{r.method:<{w}} {r.seed:>4} {r.r2_k0:6.3f} {r.r2_k1:6.3f} {r.gain:+7.3f} {r.gain_se:6.3f} "
                   f"{r.gain_common:+7.3f} {r.gain_common_se:6.3f} {r.nested_cells:>3}/{r.n_cells}")
         for method, t in tab.groupby("method", sort=False):
             print(f"{method}: R^2 falls from k={k0} to k={k1} at {int((t.gain < 0).sum())} of {len(t)} seeds, on the "
@@ -554,6 +564,9 @@ def main() -> None:
     ap.add_argument("--blocks", nargs="+", type=int, default=[], metavar="B",
                     help="also run auto with these block sizes (Pipeline.auto(blocks=...): above B every candidate "
                          "keeps the choice at B), and the variants above with them in place of the variants without")
+    ap.add_argument("--keep-blocks", default="always", choices=list(KEEP_BLOCKS),
+                    help="with --blocks: keep every choice at a block (always) or only one whose strategy is not "
+                         "nested (unnested: anchor points, the imputed Lasso)")
     ap.add_argument("--gain-seeds", nargs="+", type=int, default=[], metavar="SEED",
                     help="also run auto (and the variants above) at k = 5 and 10 with each of these seeds")
     ap.add_argument("--unconditioned", default="skip", choices=["skip", "mean"],
@@ -572,7 +585,7 @@ def main() -> None:
     if args.drop and not args.candidates and set(args.drop) >= set(DEFAULT_STRATEGIES):
         ap.error("--drop leaves auto without a candidate strategy: add some with --candidates")
     variants = _variants(args.candidates, args.choice, args.search_repeats, args.min_observed, args.predictors,
-                         args.blocks, args.drop)
+                         args.blocks, args.drop, args.keep_blocks)
     if not args.skip_grid:
         verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick, variants,
                          args.unconditioned)

@@ -109,3 +109,33 @@ def test_blocks_keep_the_numbers_of_a_search_determined_by_its_seed():
     b = pipeline_path(X, 7, blocks=(3,), **_KW)
     assert all(_same(x, y) for x, y in zip(a, b))
     assert np.isfinite([r.inner_r2 for r in a]).all()
+
+
+_NESTED_ONLY = dict(_KW, strategies=("mi", "entropy-obs", "random"))
+_ANCHORS = dict(seed=1, levels=(), strategies=("anchors",), predictors=("gaussian", "ridge"))
+
+
+def test_keeping_only_unnested_choices_leaves_a_nested_choice_to_the_path_without_blocks():
+    X = _data(30)
+    plain = pipeline_path(X, 7, ks=[3, 7], **_NESTED_ONLY)
+    kept = pipeline_path(X, 7, ks=[3, 7], blocks=(3,), keep_blocks="unnested", **_NESTED_ONLY)
+    assert all(_same(a, b) for a, b in zip(plain, kept))
+    assert not set(plain[0].selection) <= set(plain[1].selection)  # so keeping the block would change k = 7
+
+
+def test_keeping_only_unnested_choices_keeps_a_choice_of_anchor_points():
+    X = _data(32)
+    plain = {r.k: r for r in pipeline_path(X, 7, ks=[3, 7], **_ANCHORS)}
+    assert not set(plain[3].selection) <= set(plain[7].selection)  # anchor points' sets are not nested here
+    always = pipeline_path(X, 7, ks=[3, 7], blocks=(3,), **_ANCHORS)
+    kept = pipeline_path(X, 7, ks=[3, 7], blocks=(3,), keep_blocks="unnested", **_ANCHORS)
+    assert all(_same(a, b) for a, b in zip(always, kept))
+    assert set(kept[0].selection) <= set(kept[1].selection)
+
+
+def test_an_unknown_keep_blocks_is_named():
+    X = _data(30)
+    with pytest.raises(ValueError, match="keep_blocks 'sometimes'"):
+        pipeline_path(X, 5, blocks=(3,), keep_blocks="sometimes", **_KW)
+    with pytest.raises(ValueError, match="keep_blocks 'sometimes'"):
+        Pipeline.auto(k=5, blocks=(3,), keep_blocks="sometimes").fit(as_matrix(X))

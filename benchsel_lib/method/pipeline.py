@@ -85,6 +85,7 @@ from .search import (
     Recommendation,
     block_predictions,
     check_choice_rule,
+    check_keep_blocks,
     pipeline_path,
 )
 from .selection import Selection, check_tie_break
@@ -355,7 +356,7 @@ class _Training:
 
 # --------------------------------------------------------------------------- the pipeline
 _PARAMS = ("k", "scaling", "correlation", "selector", "predictor", "calibrator", "stack", "search_folds",
-           "search_repeats", "choice", "blocks", "seed", "name")
+           "search_repeats", "choice", "blocks", "keep_blocks", "seed", "name")
 
 
 def _with_options(strategy: str | Selector, *, min_observed: int | float | None,
@@ -459,6 +460,11 @@ class Pipeline:
         ``b`` as mandatory ones, so a larger selection adds to the smaller
         one's (see :func:`~benchsel_lib.method.search.pipeline_path`; one
         more inner search per block; a search only).
+    keep_blocks : {"always", "unnested"}
+        Which choices at a block size are kept: every one (default), or
+        only one whose strategy is not nested (anchor points, BenchPred's
+        imputed Lasso), the sizes above any other coming from the path
+        without blocks (:data:`~benchsel_lib.method.search.KEEP_BLOCKS`).
     seed : int
         Seed of the random selection, the inner folds and the fitted inflation.
     name : str, optional
@@ -511,6 +517,7 @@ class Pipeline:
         search_repeats: int = 1,
         choice: str = DEFAULT_RULE,
         blocks: Sequence[int] = (),
+        keep_blocks: str = "always",
         seed: int = 0,
         name: str | None = None,
     ) -> None:
@@ -525,6 +532,7 @@ class Pipeline:
         self.search_repeats = search_repeats
         self.choice = choice
         self.blocks = blocks
+        self.keep_blocks = keep_blocks
         self.seed = seed
         self.name = name
 
@@ -610,6 +618,7 @@ class Pipeline:
         search_repeats: int = 1,
         choice: str = DEFAULT_RULE,
         blocks: Sequence[int] = (),
+        keep_blocks: str = "always",
         name: str = "auto",
     ) -> Pipeline:
         """The recommended pipeline: the (selection, predictor) pair chosen by inner CV on the training models.
@@ -625,7 +634,9 @@ class Pipeline:
         instead (see the class's ``choice``); ``search_repeats=2`` scores the
         candidates on two seeded draws of the ``search_folds`` inner folds,
         pooled, at twice the search's cost; ``blocks=(5,)`` keeps the
-        choice at five benchmarks as mandatory ones for every larger size.
+        choice at five benchmarks as mandatory ones for every larger size
+        (with ``keep_blocks="unnested"`` only a choice whose strategy's
+        selections are not nested).
         ``initial`` applies to every candidate selector, ``min_observed``
         to every one without a filter of its own (``entropy-obs`` keeps its
         30 %; pass a :class:`Selector` to set another).  By default
@@ -650,7 +661,8 @@ class Pipeline:
         sels = [_with_options(s, min_observed=min_observed, initial=initial) for s in selectors]
         return cls(k, scaling=Scaling(logit=logit), correlation=Correlation("fast"), selector=tuple(sels),
                    predictor=tuple(predictors), calibrator="conformal", stack=stack, search_folds=search_folds,
-                   search_repeats=search_repeats, choice=choice, blocks=blocks, seed=seed, name=name)
+                   search_repeats=search_repeats, choice=choice, blocks=blocks, keep_blocks=keep_blocks,
+                   seed=seed, name=name)
 
     @classmethod
     def from_name(
@@ -813,6 +825,7 @@ class Pipeline:
         check_int(self.search_repeats, "search_repeats")
         check_choice_rule(self.choice)
         blocks = check_blocks(self.blocks)
+        check_keep_blocks(self.keep_blocks)
         check_int(self.seed, "seed", minimum=0)
         check_bool(self.stack, "stack")
         preds = spec["predictor"]
@@ -1010,7 +1023,7 @@ class Pipeline:
                                   seed=int(seeds.search), names=names, levels=levels, rule=self.choice,
                                   n_folds=2 if bare else int(self.search_folds),
                                   repeats=1 if bare else int(self.search_repeats), unconditioned=unconditioned,
-                                  blocks=spec["blocks"])
+                                  blocks=spec["blocks"], keep_blocks=self.keep_blocks)
         if revealed is not None:
             recs = pipeline_path(z, len(revealed), fixed=list(revealed), **kw)
         else:

@@ -73,6 +73,8 @@ __all__ = [
     "CHOICE_RULES",
     "DEFAULT_RULE",
     "check_choice_rule",
+    "KEEP_BLOCKS",
+    "check_keep_blocks",
     "block_predictions",
     "DEFAULT_STRATEGIES",
     "DEFAULT_PREDICTORS",
@@ -213,6 +215,18 @@ def check_choice_rule(rule: Any) -> str:
     if not isinstance(rule, str) or rule not in CHOICE_RULES:
         raise ValueError(f"unknown choice rule {rule!r}: use one of {CHOICE_RULES}")
     return rule
+
+
+#: when :func:`pipeline_path` keeps the choice at a block size for the larger sizes: ``"always"``, or only when that
+#: choice's strategy is not nested (``"unnested"``: anchor points, BenchPred's imputed Lasso)
+KEEP_BLOCKS = ("always", "unnested")
+
+
+def check_keep_blocks(keep: Any) -> str:
+    """``keep`` if it is one of :data:`KEEP_BLOCKS`; ``ValueError`` naming them otherwise."""
+    if not isinstance(keep, str) or keep not in KEEP_BLOCKS:
+        raise ValueError(f"unknown keep_blocks {keep!r}: use one of {KEEP_BLOCKS}")
+    return keep
 
 
 def additive_scores(rows: Sequence[dict[str, Any]]) -> list[float]:
@@ -665,6 +679,7 @@ def pipeline_path(
     repeats: int = 1,
     unconditioned: str = "skip",
     blocks: Sequence[int] = (),
+    keep_blocks: str = "always",
 ) -> list[Recommendation]:
     """The recommended pipeline for every ``k = 1..k_max`` from one inner cross-validation.
 
@@ -763,6 +778,14 @@ def pipeline_path(
         size up; the sizes up to the first block are those of the path
         without blocks, and a block size at or above the largest size asked
         for changes nothing.  Ignored with ``fixed``.
+    keep_blocks : {"always", "unnested"}
+        Which choices at a block size are kept (:data:`KEEP_BLOCKS`):
+        ``"always"`` (default) every one; ``"unnested"`` only a choice
+        whose strategy is not nested (``Selector.nested``: anchor points,
+        BenchPred's imputed Lasso), whose own larger selections need not
+        contain it; after any other choice the sizes up to the next block
+        are those of the path without blocks, computed once (its cost),
+        and a block costs a search only where its choice is kept.
 
     Returns
     -------
@@ -783,6 +806,7 @@ def pipeline_path(
                               levels=levels, fixed=fixed, budget=budget, rule=rule, repeats=repeats,
                               unconditioned=unconditioned)
     cuts = check_blocks(blocks)
+    keep_blocks = check_keep_blocks(keep_blocks)
     if cuts and fixed is None:
         k_max = check_int(k_max, "k")
         sizes = list(range(1, k_max + 1)) if ks is None else list(check_ks(ks, k_max))
@@ -792,10 +816,20 @@ def pipeline_path(
     N = _check_train(train).shape[1]
     labels = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
     listed = [selector_named(s) for s in strategies]
+    nested = {sel.label: sel.nested for sel in listed}
     recs: list[Recommendation] = []
+    free: dict[int, Recommendation] | None = None  # the path without blocks ("unnested"), by size
     lo, chosen = 0, None  # the sizes above lo are searched from the choice at lo (None: from nothing)
     for hi in [*cuts, k_max]:
         asked = [k for k in sizes if lo < k <= hi]  # a block with no size asked still fixes the choice at hi
+        if chosen is None and keep_blocks == "unnested":
+            if free is None:  # every size asked and every block size, from one search without blocks
+                free = {r.k: r for r in _search_path(train, k_max, strategies=strategies,
+                                                     ks=sorted(set(sizes) | set(cuts)), **kw)}
+            recs += [free[k] for k in asked]
+            at = free[hi] if hi in free else None
+            lo, chosen = hi, None if at is None or nested.get(at.strategy, True) else list(at.selection)
+            continue
         cands: list[Selector] = listed
         errors: list[str] = []
         if chosen is not None:
@@ -816,6 +850,8 @@ def pipeline_path(
                 r.note = "; ".join(([r.note] if r.note else []) + errors)
         recs += [r for r in out if r.k in asked]
         lo, chosen = hi, list(out[-1].selection)
+        if keep_blocks == "unnested" and nested.get(out[-1].strategy, True):
+            chosen = None  # the sizes above come from the path without blocks
     return recs
 
 
