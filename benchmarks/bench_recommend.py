@@ -582,6 +582,8 @@ def main() -> None:
     verdicts = []
     if args.min_observed is not None and (args.min_observed < 0 or args.min_observed == DEFAULT_MIN_OBSERVED):
         ap.error(f"--min-observed must be >= 0 and not auto's own {DEFAULT_MIN_OBSERVED}, got {args.min_observed}")
+    if args.keep_blocks != "always" and not args.blocks:
+        ap.error(f"--keep-blocks {args.keep_blocks} says which choices at a block are kept: give --blocks too")
     if args.drop and not args.candidates and set(args.drop) >= set(DEFAULT_STRATEGIES):
         ap.error("--drop leaves auto without a candidate strategy: add some with --candidates")
     variants = _variants(args.candidates, args.choice, args.search_repeats, args.min_observed, args.predictors,
