@@ -822,36 +822,34 @@ def pipeline_path(
     lo, chosen = 0, None  # the sizes above lo are searched from the choice at lo (None: from nothing)
     for hi in [*cuts, k_max]:
         asked = [k for k in sizes if lo < k <= hi]  # a block with no size asked still fixes the choice at hi
-        if chosen is None and keep_blocks == "unnested":
+        if chosen is None and keep_blocks == "unnested":  # the sizes up to hi are those of the path without blocks
             if free is None:  # every size asked and every block size, from one search without blocks
                 free = {r.k: r for r in _search_path(train, k_max, strategies=strategies,
                                                      ks=sorted(set(sizes) | set(cuts)), **kw)}
-            recs += [free[k] for k in asked]
-            at = free[hi] if hi in free else None
-            lo, chosen = hi, None if at is None or nested.get(at.strategy, True) else list(at.selection)
-            continue
-        cands: list[Selector] = listed
-        errors: list[str] = []
-        if chosen is not None:
-            kept = tuple(labels[j] for j in chosen)
-            cands = []
-            for sel in listed:
-                try:
-                    cands.append(replace(sel, initial=kept + tuple(b for b in sel.initial if b not in kept)))
-                except ValueError as exc:  # a mandatory benchmark it excludes
-                    errors.append(f"{sel.label} left out above k={lo}: {exc}")
-            if not cands:
-                raise ValueError(f"no candidate strategy can keep the choice at k={lo}: " + "; ".join(errors))
-        last = hi == k_max  # the last search selects up to k_max, as the path without blocks does
-        out = _search_path(train, hi, strategies=cands, ks=asked if last else sorted(set(asked) | {hi}),
-                           first=max(lo, 1), **kw)
-        if errors:
-            for r in out:
-                r.note = "; ".join(([r.note] if r.note else []) + errors)
+            out = [free[k] for k in sorted(free) if lo < k <= hi]
+        else:
+            cands: list[Selector] = listed
+            errors: list[str] = []
+            if chosen is not None:
+                kept = tuple(labels[j] for j in chosen)
+                cands = []
+                for sel in listed:
+                    try:
+                        cands.append(replace(sel, initial=kept + tuple(b for b in sel.initial if b not in kept)))
+                    except ValueError as exc:  # a mandatory benchmark it excludes
+                        errors.append(f"{sel.label} left out above k={lo}: {exc}")
+                if not cands:
+                    raise ValueError(f"no candidate strategy can keep the choice at k={lo}: " + "; ".join(errors))
+            last = hi == k_max  # the last search selects up to k_max, as the path without blocks does
+            out = _search_path(train, hi, strategies=cands, ks=asked if last else sorted(set(asked) | {hi}),
+                               first=max(lo, 1), **kw)
+            if errors:
+                for r in out:
+                    r.note = "; ".join(([r.note] if r.note else []) + errors)
         recs += [r for r in out if r.k in asked]
-        lo, chosen = hi, list(out[-1].selection)
-        if keep_blocks == "unnested" and nested.get(out[-1].strategy, True):
-            chosen = None  # the sizes above come from the path without blocks
+        at = out[-1] if out else None  # the choice at hi (below the last block: at the block size)
+        keep = at is not None and (keep_blocks == "always" or not nested.get(at.strategy, True))
+        lo, chosen = hi, list(at.selection) if keep else None
     return recs
 
 
