@@ -193,6 +193,15 @@ def test_benchpress_grouped_prediction_matches_per_pair_reference(seed, params, 
                                rtol=0, atol=1e-10)
 
 
+def test_benchpress_ranking_in_small_batches_gives_the_same_predictions(monkeypatch):
+    import benchsel_lib.method.completion as completion
+
+    train, query = pattern_problem(0, train_missing=0.25)
+    whole = BenchPressBlend().fit(train).predict(query)
+    monkeypatch.setattr(completion, "RANK_BATCH", 1)  # one observation pattern at a time
+    np.testing.assert_array_equal(BenchPressBlend().fit(train).predict(query), whole)
+
+
 def reference_svd_complete(Z, *, rank, shrinkage, max_iter, tol, init=None):
     """Plain iterative SVD completion with numpy's full SVD (the documented iteration)."""
     mask = ~np.isnan(Z)

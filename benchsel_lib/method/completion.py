@@ -344,6 +344,9 @@ _BLEND_STATES = LRUMemo(8)  # BenchPressBlend's per-training-matrix state
 #: a few such arrays at a time); smaller problems are one batch
 FIT_BATCH = 1 << 22
 
+#: most elements (observation patterns x targets x observed benchmarks) the blend ranks at once
+RANK_BATCH = 1 << 22
+
 
 def _batches(n: int, per_item: int) -> list[slice]:
     """Slices cutting ``n`` items into near-equal batches of at most :data:`FIT_BATCH` / ``per_item`` items.
@@ -408,8 +411,9 @@ class BenchPressBlend(BasePredictor):
     with the same training matrix (memoized on its exact bytes, like the SVD
     completion's training fit), so the CV protocol, which calls ``predict``
     for every method and k on one fold, fits each one once per fold.
-    Complexity O(SVD completion + P N^2 log N + F m p^2) for P distinct
-    observation patterns and F distinct fits with p <= n_predictors.
+    Complexity O(SVD completion + P N K log K + F m p^2) for P distinct
+    observation patterns, each observing at most K benchmarks, and F distinct
+    fits with p <= n_predictors.
     """
 
     def __init__(
@@ -531,6 +535,51 @@ class BenchPressBlend(BasePredictor):
                 out[i] = (list(cols[i, :p]), beta[t], a_mean[t], float(y_mean[t]))
         return out
 
+    def _plan(self, qm: np.ndarray, corr: np.ndarray) -> list[tuple[list[int], int, tuple[int, ...]]]:
+        """The ridge fits a query needs: ``(rows, target j, predictor columns)`` per observation pattern and target.
+
+        ``qm`` (v, N): the query's observed mask.  The predictors of (row,
+        target ``j``) depend only on ``j`` and the row's observed set, so they
+        are ranked once per distinct pattern (patterns in lexicographic order,
+        targets in increasing column): by decreasing ``|corr(j, .)|``, ties to
+        the lower column, benchmarks without a correlation dropped, at most
+        ``n_predictors``; a target with none left is not listed.  Every
+        pattern's targets are ranked together, over its observed columns
+        padded to the most any pattern observes (the padding last). O(v N +
+        P N K log K) for P patterns observing at most K benchmarks.
+        """
+        v, N = qm.shape
+        rows_of: dict[bytes, list[int]] = {}
+        for i, row in enumerate(qm):
+            rows_of.setdefault(row.tobytes(), []).append(i)
+        out: list[tuple[list[int], int, tuple[int, ...]]] = []
+        pats = [np.frombuffer(b, dtype=bool) for b in sorted(rows_of)]  # np.unique(qm, axis=0)'s order
+        obs = [np.flatnonzero(pat) for pat in pats]
+        K = max((o.size for o in obs), default=0)
+        if K == 0:
+            return out
+        strength = np.abs(corr)
+        ok = np.isfinite(strength)
+        # rank key of column c for target j: -|corr| where defined, after those the undefined ones, then padding
+        key = np.append(np.where(ok, -strength, np.finfo(float).max), np.full((N, 1), np.inf), axis=1)
+        pad = np.full((len(pats), K), N)  # column N: the padding
+        for p, o in enumerate(obs):
+            pad[p, : o.size] = o
+        ok = np.append(ok, np.zeros((N, 1), dtype=bool), axis=1)
+        n = self.n_predictors
+        step = max(1, RANK_BATCH // (N * K))  # patterns ranked at once
+        for a in range(0, len(pats), step):
+            at = pad[a : a + step]
+            order = np.argsort(key[:, at].transpose(1, 0, 2), axis=2, kind="stable")[:, :, :n]  # (P, N, <= n)
+            top = np.take_along_axis(at[:, None, :], order, axis=2).tolist()
+            n_ok = np.minimum(ok[:, at].sum(axis=2).T, n).tolist()  # defined correlations among the top n
+            for p, pat in enumerate(pats[a : a + step]):
+                if obs[a + p].size in (0, N):  # nothing to predict from, or nothing to predict
+                    continue
+                rows, top_p, n_p = rows_of[pat.tobytes()], top[p], n_ok[p]
+                out.extend((rows, j, tuple(top_p[j][: n_p[j]])) for j in np.flatnonzero(~pat).tolist() if n_p[j])
+        return out
+
     def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
         """Predict every entry of ``query`` (v, N) in standardized space.
 
@@ -543,47 +592,28 @@ class BenchPressBlend(BasePredictor):
         state = self._train_state(tr)
         corr = self._correlations(tr, cov, state)
         tm, fits = state["tm"], state["fits"]
-        qm = ~np.isnan(qu)
         pred = svd.copy()
-        # The predictors of (row, target j) depend only on j and the row's observed set, so rank
-        # them once per (observation pattern, target) and predict all rows of a pattern together.
-        patterns, inverse = np.unique(qm, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        plans = []
-        for p, pat in enumerate(patterns):
-            obs = np.flatnonzero(pat)
-            targets = np.flatnonzero(~pat)
-            if obs.size == 0 or targets.size == 0:
-                continue
-            strength = np.abs(corr[np.ix_(targets, obs)])
-            ok = np.isfinite(strength)
-            # by decreasing |corr|, ties to the lower column (obs is ascending; stable sort),
-            # benchmarks without a correlation last (and then dropped)
-            order = np.argsort(np.where(ok, -strength, np.inf), axis=1, kind="stable")[:, : self.n_predictors]
-            top = obs[order]
-            n_ok = np.take_along_axis(ok, order, axis=1).sum(axis=1)
-            keys = [(j, tuple(top[t, : n_ok[t]].tolist())) if n_ok[t] else None
-                    for t, j in enumerate(targets.tolist())]
-            plans.append((np.flatnonzero(inverse == p), keys))
-        todo = list(dict.fromkeys(key for _, keys in plans for key in keys if key is not None and key not in fits))
+        plan = self._plan(~np.isnan(qu), corr)
+        todo = list(dict.fromkeys(key for key in ((j, c) for _, j, c in plan) if key not in fits))
         fits.update(zip(todo, self._ridge_fits(tr, tm, todo)))
-        for rows, keys in plans:
-            q_rows, svd_rows = qu[rows], svd[rows]
-            # the targets of this pattern, grouped by the number of predictors their fit kept
-            by_width: dict[int, list[tuple[int, tuple]]] = {}
-            for key in keys:
-                fit = None if key is None else fits[key]
-                if fit is not None:
-                    by_width.setdefault(len(fit[0]), []).append((key[0], fit))
-            for group in by_width.values():
-                J = np.array([j for j, _ in group])
-                cols = np.array([fit[0] for _, fit in group])  # (T, p)
-                beta = np.array([fit[1] for _, fit in group])
-                a_mean = np.array([fit[2] for _, fit in group])
-                y_mean = np.array([fit[3] for _, fit in group])
-                # one length-p dot product per (row, target): a stack of (1, p) @ (p, 1) products gives
-                # the same rounding as predicting each entry alone (a matrix-vector product need not)
-                centred = np.ascontiguousarray(q_rows[:, cols] - a_mean[None])  # (r, T, p)
-                ridge_pred = y_mean[None] + (centred[:, :, None, :] @ beta[None, :, :, None])[:, :, 0, 0]
-                pred[np.ix_(rows, J)] = self.blend * ridge_pred + (1.0 - self.blend) * svd_rows[:, J]
+        # the (row, target) entries with a ridge fit, grouped by the number of predictors the fit kept
+        by_width: dict[int, list[tuple[list[int], int, tuple]]] = {}
+        for rows, j, cols in plan:
+            fit = fits[(j, cols)]
+            if fit is not None:
+                by_width.setdefault(len(fit[0]), []).append((rows, j, fit))
+        for group in by_width.values():
+            size = [len(rows) for rows, _, _ in group]
+            e = np.repeat(np.arange(len(group)), size)  # the fit of each entry
+            R = np.array([i for rows, _, _ in group for i in rows])
+            J = np.repeat([j for _, j, _ in group], size)
+            cols = np.array([fit[0] for _, _, fit in group])  # (T, p)
+            beta = np.array([fit[1] for _, _, fit in group])
+            a_mean = np.array([fit[2] for _, _, fit in group])
+            y_mean = np.array([fit[3] for _, _, fit in group])
+            # one length-p dot product per (row, target): a stack of (1, p) @ (p, 1) products gives the same
+            # rounding as predicting each entry alone (a matrix-vector product need not)
+            centred = np.ascontiguousarray(qu[R[:, None], cols[e]] - a_mean[e])  # (entries, p)
+            ridge_pred = y_mean[e] + (centred[:, None, :] @ beta[e][:, :, None])[:, 0, 0]
+            pred[R, J] = self.blend * ridge_pred + (1.0 - self.blend) * svd[R, J]
         return pass_through(pred, qu)
