@@ -46,7 +46,7 @@ Usage::
                                          [--skip-timing] [--quick] [--aside NAME ...]
                                          [--candidates STRATEGY ...] [--predictors PREDICTOR ...]
                                          [--drop STRATEGY ...]
-                                         [--choice nested|best|additive]
+                                         [--choice nested|best|additive|shrunk]
                                          [--search-repeats R] [--min-observed N] [--blocks B ...]
                                          [--keep-blocks always|unnested]
                                          [--gain-seeds SEED ...] [--unconditioned skip|mean]
@@ -71,7 +71,7 @@ with predictors added to its candidates (with ``--candidates``, one variant
 with both added).  ``--drop random`` (any of auto's own strategies) takes
 those strategies out of that variant's candidates (alone: one variant of auto
 without them).
-``--choice nested`` (or ``best``, ``additive``) does the same for auto with that choice
+``--choice nested`` (or ``best``, ``additive``, ``shrunk``) does the same for auto with that choice
 rule (:data:`benchsel_lib.method.search.CHOICE_RULES`), with its gain from
 k = 5 to 10; with ``--candidates`` or ``--predictors`` too, also for one
 variant with both.  ``--search-repeats 2`` does the same for auto whose inner

@@ -897,6 +897,68 @@ def test_the_additive_path_chooses_by_main_effects_and_keeps_the_previous_pipeli
     assert pipe.choice_.name == path[-1].name
 
 
+def test_interaction_share_is_the_james_stein_factor_of_the_per_fold_interactions():
+    from benchsel_lib.method.search import interaction_share
+
+    g = np.random.default_rng(5)
+    strategies, predictors, n_folds = ["mi", "lasso", "random"], ["gaussian", "ridge", "stack"], 6
+    effect = g.normal(scale=0.05, size=(3, 3))
+    folds = 0.6 + effect[None] + g.normal(scale=0.03, size=(n_folds, 3, 3))
+    rows = [dict(_row(s, p, float(folds[:, i, j].mean())), fold_r2=folds[:, i, j].tolist())
+            for i, s in enumerate(strategies) for j, p in enumerate(predictors)]
+    # independent: each fold's interaction is the residual of its least-squares main-effects fit
+    design = np.array([[1.0] + [i == a for a in (1, 2)] + [j == b for b in (1, 2)] for i in range(3) for j in range(3)])
+    resid = np.array([f.ravel() - design @ np.linalg.lstsq(design, f.ravel(), rcond=None)[0] for f in folds])
+    signal = np.mean(resid.mean(axis=0) ** 2)
+    noise = np.mean(resid.var(axis=0, ddof=1) / n_folds)
+    expected = max(0.0, 1.0 - noise / signal)
+    assert 0.0 < expected < 1.0
+    assert interaction_share(rows) == pytest.approx(expected, rel=1e-12)
+    # a fold where some cell scored nothing is left out
+    nan_fold = [dict(r, fold_r2=r["fold_r2"] + [np.nan if i == 0 else 0.5]) for i, r in enumerate(rows)]
+    assert interaction_share(nan_fold) == pytest.approx(expected, rel=1e-12)
+    # nothing to estimate it from
+    assert np.isnan(interaction_share(rows[:3]))  # one strategy
+    assert np.isnan(interaction_share(rows[:-1]))  # a cell missing
+    assert np.isnan(interaction_share([dict(r, fold_r2=r["fold_r2"][:2]) for r in rows]))  # two folds
+
+
+def test_the_shrunk_rule_follows_a_cell_the_folds_agree_on_and_the_main_effects_otherwise():
+    from benchsel_lib.method.search import additive_scores, choose_candidate, shrunk_scores
+
+    # the table of the additive rule's test: lasso+knn is the best cell, mi+ridge the main-effects pick
+    rows = [_row("mi", "ridge", 0.50), _row("mi", "knn", 0.45), _row("lasso", "ridge", 0.40),
+            _row("lasso", "knn", 0.52), _row("random", "ridge", 0.30), _row("random", "knn", 0.20)]
+    agree = [dict(r, fold_r2=[r["r2"]] * 5) for r in rows]  # every inner fold says the same: share 1
+    assert shrunk_scores(agree) == pytest.approx([r["r2"] for r in rows], abs=1e-12)
+    pick = choose_candidate(agree, rule="shrunk")
+    assert (pick["strategy"], pick["predictor"]) == ("lasso", "knn")
+    # the folds disagree: a large departure from the main effects that flips sign from fold to fold (share 0)
+    pattern = [1.0, -1.0, -1.0, 1.0, 0.0, 0.0]  # an interaction: zero mean over every strategy and predictor
+    flip = [dict(r, fold_r2=[r["r2"] + 0.3 * c * (-1) ** f for f in range(6)]) for r, c in zip(rows, pattern)]
+    assert shrunk_scores(flip) == pytest.approx(additive_scores(rows), abs=1e-12)
+    pick = choose_candidate(flip, rule="shrunk")
+    assert (pick["strategy"], pick["predictor"]) == ("mi", "ridge")
+    # the look back on the chosen candidate's own score, as the additive rule's
+    kept = choose_candidate(flip, _row("random", "knn", 0.51, k=4), rule="shrunk")
+    assert (kept["strategy"], kept["predictor"], kept["r2"]) == ("random", "knn", 0.20)
+    # without the per-fold scores there is nothing to pool by: the additive choice
+    assert shrunk_scores(rows) == additive_scores(rows)
+
+
+def test_the_shrunk_path_runs_end_to_end_and_without_a_table_is_the_additive_path():
+    X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
+    kw = dict(strategies=("mi", "random", "entropy"), levels=())
+    one = dict(kw, predictors=("ridge",), stack=False)  # one predictor: no interaction to estimate
+    assert [r.name for r in pipeline_path(X, 5, rule="shrunk", **one)] == \
+        [r.name for r in pipeline_path(X, 5, rule="additive", **one)]
+    path = pipeline_path(X, 5, rule="shrunk", predictors=("gaussian", "ridge"), **kw)
+    assert [r.k for r in path] == [1, 2, 3, 4, 5] and all(np.isfinite(r.inner_r2) for r in path)
+    pipe = Pipeline.auto(5, choice="shrunk", selectors=kw["strategies"], predictors=("gaussian", "ridge")).fit(
+        as_matrix(X))
+    assert pipe.choice_.name == path[-1].name
+
+
 def test_nested_strategy_is_the_best_mean_over_the_sizes_of_each_strategys_best_predictor():
     from benchsel_lib.method.search import nested_strategy
 

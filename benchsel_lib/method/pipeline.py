@@ -442,7 +442,7 @@ class Pipeline:
         How many seeded draws of the inner folds a search pools (1: one
         draw; ``r`` draws cost ``r`` times the inner search, see
         :func:`~benchsel_lib.method.search.pipeline_path`).
-    choice : {"monotone", "best", "nested", "additive"}
+    choice : {"monotone", "best", "nested", "additive", "shrunk"}
         How a search with candidates chooses at each size
         (:data:`~benchsel_lib.method.search.CHOICE_RULES`, see
         :func:`~benchsel_lib.method.search.pipeline_path`): ``"monotone"``
@@ -453,7 +453,10 @@ class Pipeline:
         ``"additive"`` as ``"monotone"``, but the candidate is the strategy
         with the best mean inner R^2 over the predictors, with the predictor
         best over the strategies
-        (:func:`~benchsel_lib.method.search.additive_scores`).
+        (:func:`~benchsel_lib.method.search.additive_scores`); ``"shrunk"``
+        between the two: each candidate's inner R^2 pulled toward that
+        main-effects score by as much as the inner folds disagree on the
+        difference (:func:`~benchsel_lib.method.search.shrunk_scores`).
     blocks : sequence of int
         Sizes at which a search's path is fixed (default none): above a
         block size ``b``, every candidate keeps the benchmarks chosen at

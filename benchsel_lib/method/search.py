@@ -69,6 +69,8 @@ __all__ = [
     "pipeline_path",
     "choose_candidate",
     "additive_scores",
+    "interaction_share",
+    "shrunk_scores",
     "nested_strategy",
     "CHOICE_RULES",
     "DEFAULT_RULE",
@@ -202,10 +204,12 @@ class Recommendation:
 
 #: how :func:`pipeline_path` chooses among the scored candidates at each ``k`` (see :func:`choose_candidate`;
 #: ``"nested"``: one strategy for every size, see :func:`nested_strategy`; ``"additive"``: the best strategy
-#: and the best predictor by their mean inner R^2, see :func:`additive_scores`)
-CHOICE_RULES = ("best", "monotone", "nested", "additive")
+#: and the best predictor by their mean inner R^2, see :func:`additive_scores`; ``"shrunk"``: the additive
+#: score plus the part of each candidate's own departure from it that the inner folds agree on, see
+#: :func:`shrunk_scores`)
+CHOICE_RULES = ("best", "monotone", "nested", "additive", "shrunk")
 #: the rules that keep the previous size's pipeline when the choice at ``k`` scores below it
-LOOKBACK_RULES = ("monotone", "additive")
+LOOKBACK_RULES = ("monotone", "additive", "shrunk")
 #: the rule of the recommended pipeline
 DEFAULT_RULE = "monotone"
 
@@ -258,6 +262,67 @@ def additive_scores(rows: Sequence[dict[str, Any]]) -> list[float]:
             for r in rows]
 
 
+def interaction_share(rows: Sequence[dict[str, Any]]) -> float:
+    """How much of the candidates' departures from the main-effects model the inner folds agree on. O(F S P).
+
+    ``rows``: scored candidates at one ``k`` (dicts with ``strategy,
+    predictor, r2`` and ``fold_r2``, the inner R^2 on each inner fold; rows
+    without a finite ``r2`` are left out).  On the complete (strategy x
+    predictor) table of the others, each inner fold's R^2 is
+    split into main effects and an interaction (the two-way decomposition
+    ``y_sp - ybar_s. - ybar_.p + ybar_..``); over the F inner folds every
+    cell's interaction has a mean ``e_sp`` and a squared standard error
+    ``v_sp`` (its variance over the folds / F).  The share is the
+    positive-part empirical-Bayes factor (of James-Stein type)
+    ``max(0, 1 - mean(v) / mean(e^2))``: 0 when the
+    departures are no larger than their fold-to-fold noise (the folds do
+    not agree on them), near 1 when they are large and consistent.  NaN
+    when it cannot be estimated: an incomplete table, a single strategy or
+    predictor, or fewer than three inner folds with every cell scored.
+    """
+    fin = [r for r in rows if np.isfinite(r["r2"]) and r.get("fold_r2") is not None]
+    strategies = sorted({r["strategy"] for r in fin})
+    predictors = sorted({r["predictor"] for r in fin})
+    cells = {(r["strategy"], r["predictor"]) for r in fin}
+    if len(strategies) < 2 or len(predictors) < 2 or len(cells) != len(fin) or \
+            len(fin) != len(strategies) * len(predictors):
+        return float("nan")
+    n_folds = len(fin[0]["fold_r2"])
+    if any(len(r["fold_r2"]) != n_folds for r in fin):
+        return float("nan")
+    y = np.empty((n_folds, len(strategies), len(predictors)))
+    for r in fin:
+        y[:, strategies.index(r["strategy"]), predictors.index(r["predictor"])] = r["fold_r2"]
+    y = y[np.isfinite(y).all(axis=(1, 2))]
+    if y.shape[0] < 3:
+        return float("nan")
+    e = y - y.mean(axis=2, keepdims=True) - y.mean(axis=1, keepdims=True) + y.mean(axis=(1, 2), keepdims=True)
+    signal = float(np.mean(e.mean(axis=0) ** 2))
+    noise = float(np.mean(e.var(axis=0, ddof=1) / y.shape[0]))
+    return max(0.0, 1.0 - noise / signal) if signal > 0.0 else 0.0
+
+
+def shrunk_scores(rows: Sequence[dict[str, Any]]) -> list[float]:
+    """Each candidate's main-effects score plus the share of its own departure from it that the folds agree on.
+
+    ``score = a + lam (r2 - a)``, with ``a`` the candidate's
+    :func:`additive_scores` value and ``lam`` the :func:`interaction_share`
+    of the table: the partial pooling of each cell toward the additive
+    model, by as much as its departures are noise.  ``lam = 0`` is the
+    ``"additive"`` choice (a matrix whose inner folds are small and noisy:
+    a candidate is judged by its strategy across the predictors and its
+    predictor across the strategies), ``lam = 1`` the ``"best"`` one (the
+    folds agree on which pairs do better than their parts).  Where the
+    share cannot be estimated (see there) it is 0.  O(F S P) for F inner
+    folds, S strategies and P predictors.
+    """
+    fitted = additive_scores(rows)
+    lam = interaction_share(rows)
+    if not np.isfinite(lam):
+        return fitted
+    return [a + lam * (float(r["r2"]) - a) if np.isfinite(a) else a for a, r in zip(fitted, rows)]
+
+
 def choose_candidate(rows: Sequence[dict[str, Any]], previous: dict[str, Any] | None = None, *,
                      rule: str = DEFAULT_RULE, order: Any = None) -> dict[str, Any]:
     """The candidate chosen at one ``k`` among the scored ``rows`` (dicts with ``strategy, predictor, r2``).
@@ -276,14 +341,15 @@ def choose_candidate(rows: Sequence[dict[str, Any]], previous: dict[str, Any] | 
     highest main-effects score (:func:`additive_scores`: the best strategy
     across predictors with the best predictor across strategies), and it is
     its own inner R^2 that is compared with the previous choice's.
-    O(len(rows)).
+    ``"shrunk"``: as ``"additive"`` with the score of :func:`shrunk_scores`
+    (rows need ``fold_r2``).  O(len(rows)).
     """
     check_choice_rule(rule)
     if not rows:
         raise ValueError("no scored candidate to choose from")
     key = order or (lambda r: 0)
-    if rule == "additive":
-        fitted = additive_scores(rows)
+    if rule in ("additive", "shrunk"):
+        fitted = additive_scores(rows) if rule == "additive" else shrunk_scores(rows)
         best = min(zip(fitted, rows), key=lambda t: (-t[0], key(t[1])))[1]
     else:
         best = min(rows, key=lambda r: (-r["r2"], key(r)))
@@ -732,14 +798,17 @@ def pipeline_path(
         strategies are left out (``Recommendation.plan`` says so), while the
         final selections use every row and column.  None: always the full
         search.
-    rule : {"monotone", "best", "nested", "additive"}
+    rule : {"monotone", "best", "nested", "additive", "shrunk"}
         How the candidate is chosen at each ``k`` (:func:`choose_candidate`):
         the highest inner R^2, or (``"monotone"``, the default) the same
         unless it falls below the inner R^2 of the choice at ``k - 1``, in
         which case that pipeline is kept with one more benchmark;
         ``"additive"`` as ``"monotone"`` with the candidate of the highest
-        main-effects score (:func:`additive_scores`).  With
-        ``"monotone"`` or ``"additive"`` every size up to the largest of ``ks`` is scored, so
+        main-effects score (:func:`additive_scores`); ``"shrunk"`` as
+        ``"additive"`` with each candidate's own score pooled toward its
+        main-effects one by as much as the inner folds disagree on the
+        difference (:func:`shrunk_scores`).  With
+        ``"monotone"``, ``"additive"`` or ``"shrunk"`` every size up to the largest of ``ks`` is scored, so
         that a choice does not depend on which sizes were asked for; a
         search cut down to its ``budget`` (big matrices) scores only the
         sizes asked for, each choosing its best candidate.  ``"nested"``:
@@ -1061,6 +1130,19 @@ def _search_path(
                 oof.setdefault((s, p, k), np.zeros((m_t, N_s)))[off + rows] = np.where(mk, out, 0.0)
     recs: list[Recommendation] = []
     score_rows: list[dict[str, Any]] = []
+
+    def by_fold(pred: np.ndarray, mk: np.ndarray) -> dict[str, list[float]]:
+        """The inner R^2 on each inner fold (NaN where it scores nothing), for the ``"shrunk"`` choice."""
+        if rule != "shrunk":
+            return {}
+        out = []
+        for off, rows in folds:
+            at = off + rows
+            m = mk[at]
+            res = float(((pred[at] - truth_t[at])[m] ** 2).sum())
+            out.append(r2_from_sums(res, float((truth_t[at][m] ** 2).sum())) if m.any() else float("nan"))
+        return {"fold_r2": out}
+
     stack_w: dict[tuple[str, int], dict[str, float]] = {}
     stack_oof: dict[tuple[str, int], np.ndarray] = {}
     for (s, k), mk in masks.items():
@@ -1068,7 +1150,7 @@ def _search_path(
         for p in predictors:
             res = float(((oof[(s, p, k)] - truth_t)[mk] ** 2).sum())
             score_rows.append(dict(strategy=s, predictor=p, k=k, r2=r2_from_sums(res, tot),
-                                   n_eval=int(mk.sum())))
+                                   n_eval=int(mk.sum()), **by_fold(oof[(s, p, k)], mk)))
         if stack and len(predictors) > 1:
             cross = np.zeros((m_t, N_s))
             for f, (off, _) in enumerate(folds):  # weights from the other folds of the same draw
@@ -1078,7 +1160,7 @@ def _search_path(
                 cross[inf] = sum(wb * oof[(s, p, k)][inf] for wb, p in zip(w, predictors))
             res = float(((cross - truth_t)[mk] ** 2).sum())
             score_rows.append(dict(strategy=s, predictor="stack", k=k, r2=r2_from_sums(res, tot),
-                                   n_eval=int(mk.sum())))
+                                   n_eval=int(mk.sum()), **by_fold(cross, mk)))
             w_all = nnls_weights([oof[(s, p, k)][mk] for p in predictors], truth_t[mk])
             stack_w[(s, k)] = dict(zip(predictors, w_all.tolist()))
             stack_oof[(s, k)] = cross
