@@ -1,7 +1,8 @@
 """Run every speed benchmark in sequence and print its output.
 
 Runs ``bench_em.py`` (EM speed vs a plain reference EM), ``bench_select.py``
-(greedy selection speed), ``bench_cv.py`` (the paper's full CV grid) and
+(greedy selection speed), ``bench_predictors.py`` (the BenchPress blend vs a
+plain implementation of its recipe), ``bench_cv.py`` (the paper's full CV grid) and
 ``bench_threads.py`` (the library's one-BLAS-thread limit against the BLAS
 default; run without the thread variables the Makefile sets), each in its own
 Python process, streaming their output. Extra arguments after
@@ -20,7 +21,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SCRIPTS = ("bench_em.py", "bench_select.py", "bench_cv.py", "bench_threads.py")
+SCRIPTS = ("bench_em.py", "bench_select.py", "bench_predictors.py", "bench_cv.py", "bench_threads.py")
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
