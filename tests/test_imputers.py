@@ -193,12 +193,13 @@ def test_benchpress_grouped_prediction_matches_per_pair_reference(seed, params, 
                                rtol=0, atol=1e-10)
 
 
-def test_benchpress_ranking_in_small_batches_gives_the_same_predictions(monkeypatch):
+def test_benchpress_ranking_and_predicting_in_small_batches_gives_the_same_predictions(monkeypatch):
     import benchsel_lib.method.completion as completion
 
     train, query = pattern_problem(0, train_missing=0.25)
     whole = BenchPressBlend().fit(train).predict(query)
     monkeypatch.setattr(completion, "RANK_BATCH", 1)  # one observation pattern at a time
+    monkeypatch.setattr(completion, "ENTRY_BATCH", 1)  # one fit's rows at a time
     np.testing.assert_array_equal(BenchPressBlend().fit(train).predict(query), whole)
 
 

@@ -347,6 +347,9 @@ FIT_BATCH = 1 << 22
 #: most elements (observation patterns x targets x observed benchmarks) the blend ranks at once
 RANK_BATCH = 1 << 22
 
+#: most (query row, target) entries whose ridge predictions the blend computes at once
+ENTRY_BATCH = 1 << 18
+
 
 def _batches(n: int, per_item: int) -> list[slice]:
     """Slices cutting ``n`` items into near-equal batches of at most :data:`FIT_BATCH` / ``per_item`` items.
@@ -602,18 +605,25 @@ class BenchPressBlend(BasePredictor):
             fit = fits[(j, cols)]
             if fit is not None:
                 by_width.setdefault(len(fit[0]), []).append((rows, j, fit))
-        for group in by_width.values():
-            size = [len(rows) for rows, _, _ in group]
-            e = np.repeat(np.arange(len(group)), size)  # the fit of each entry
-            R = np.array([i for rows, _, _ in group for i in rows])
-            J = np.repeat([j for _, j, _ in group], size)
-            cols = np.array([fit[0] for _, _, fit in group])  # (T, p)
-            beta = np.array([fit[1] for _, _, fit in group])
-            a_mean = np.array([fit[2] for _, _, fit in group])
-            y_mean = np.array([fit[3] for _, _, fit in group])
-            # one length-p dot product per (row, target): a stack of (1, p) @ (p, 1) products gives the same
-            # rounding as predicting each entry alone (a matrix-vector product need not)
-            centred = np.ascontiguousarray(qu[R[:, None], cols[e]] - a_mean[e])  # (entries, p)
-            ridge_pred = y_mean[e] + (centred[:, None, :] @ beta[e][:, :, None])[:, 0, 0]
-            pred[R, J] = self.blend * ridge_pred + (1.0 - self.blend) * svd[R, J]
+        for everything in by_width.values():
+            start = 0
+            while start < len(everything):  # at most ENTRY_BATCH entries at a time (at least one fit)
+                stop, n = start, 0
+                while stop < len(everything) and (stop == start or n + len(everything[stop][0]) <= ENTRY_BATCH):
+                    n += len(everything[stop][0])
+                    stop += 1
+                group, start = everything[start:stop], stop
+                size = [len(rows) for rows, _, _ in group]
+                e = np.repeat(np.arange(len(group)), size)  # the fit of each entry
+                R = np.array([i for rows, _, _ in group for i in rows])
+                J = np.repeat([j for _, j, _ in group], size)
+                cols = np.array([fit[0] for _, _, fit in group])  # (T, p)
+                beta = np.array([fit[1] for _, _, fit in group])
+                a_mean = np.array([fit[2] for _, _, fit in group])
+                y_mean = np.array([fit[3] for _, _, fit in group])
+                # one length-p dot product per (row, target): a stack of (1, p) @ (p, 1) products gives the same
+                # rounding as predicting each entry alone (a matrix-vector product need not)
+                centred = np.ascontiguousarray(qu[R[:, None], cols[e]] - a_mean[e])  # (entries, p)
+                ridge_pred = y_mean[e] + (centred[:, None, :] @ beta[e][:, :, None])[:, 0, 0]
+                pred[R, J] = self.blend * ridge_pred + (1.0 - self.blend) * svd[R, J]
         return pass_through(pred, qu)
