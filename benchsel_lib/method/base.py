@@ -21,13 +21,15 @@ compute from the training rows and the query together (``_predict``).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from .._checks import check_covariance, check_data_matrix
 
-__all__ = ["Predictor", "BasePredictor", "check_train", "check_train_query", "pass_through", "NotFittedError"]
+__all__ = ["Predictor", "BasePredictor", "check_train", "check_train_query", "pass_through", "size_runs",
+           "NotFittedError"]
 
 
 class NotFittedError(ValueError):
@@ -156,6 +158,25 @@ def check_train_query(train: Any, query: Any) -> tuple[np.ndarray, np.ndarray]:
     if np.isinf(qu).any():
         raise ValueError("query contains infinite values (use NaN for missing)")
     return tr, qu
+
+
+def size_runs(sizes: Sequence[int], limit: int) -> list[slice]:
+    """Consecutive runs of items whose sizes sum to at most ``limit`` (an item larger than that is a run alone).
+
+    How a predictor's work is cut into bounded calls: the stacked query
+    blocks of :func:`~benchsel_lib.method.search.block_predictions`, the
+    entries the BenchPress blend predicts at once. O(len(sizes)).
+    """
+    out: list[slice] = []
+    start = 0
+    while start < len(sizes):
+        stop, n = start, 0
+        while stop < len(sizes) and (stop == start or n + sizes[stop] <= limit):
+            n += sizes[stop]
+            stop += 1
+        out.append(slice(start, stop))
+        start = stop
+    return out
 
 
 def pass_through(pred: np.ndarray, query: np.ndarray) -> np.ndarray:

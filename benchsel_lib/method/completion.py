@@ -22,7 +22,7 @@ from scipy.linalg.lapack import dsyevr
 
 from .._checks import check_int, check_nonnegative
 from .._memo import LRUMemo, array_key
-from .base import BasePredictor, pass_through
+from .base import BasePredictor, pass_through, size_runs
 from .covariance import pairwise_pearson
 
 __all__ = [
@@ -551,7 +551,7 @@ class BenchPressBlend(BasePredictor):
         padded to the most any pattern observes (the padding last). O(v N +
         P N K log K) for P patterns observing at most K benchmarks.
         """
-        v, N = qm.shape
+        N = qm.shape[1]
         rows_of: dict[bytes, list[int]] = {}
         for i, row in enumerate(qm):
             rows_of.setdefault(row.tobytes(), []).append(i)
@@ -597,7 +597,7 @@ class BenchPressBlend(BasePredictor):
         tm, fits = state["tm"], state["fits"]
         pred = svd.copy()
         plan = self._plan(~np.isnan(qu), corr)
-        todo = list(dict.fromkeys(key for key in ((j, c) for _, j, c in plan) if key not in fits))
+        todo = list(dict.fromkeys((j, c) for _, j, c in plan if (j, c) not in fits))
         fits.update(zip(todo, self._ridge_fits(tr, tm, todo)))
         # the (row, target) entries with a ridge fit, grouped by the number of predictors the fit kept
         by_width: dict[int, list[tuple[list[int], int, tuple]]] = {}
@@ -606,13 +606,8 @@ class BenchPressBlend(BasePredictor):
             if fit is not None:
                 by_width.setdefault(len(fit[0]), []).append((rows, j, fit))
         for everything in by_width.values():
-            start = 0
-            while start < len(everything):  # at most ENTRY_BATCH entries at a time (at least one fit)
-                stop, n = start, 0
-                while stop < len(everything) and (stop == start or n + len(everything[stop][0]) <= ENTRY_BATCH):
-                    n += len(everything[stop][0])
-                    stop += 1
-                group, start = everything[start:stop], stop
+            for run in size_runs([len(rows) for rows, _, _ in everything], ENTRY_BATCH):  # bounded work arrays
+                group = everything[run]
                 size = [len(rows) for rows, _, _ in group]
                 e = np.repeat(np.arange(len(group)), size)  # the fit of each entry
                 R = np.array([i for rows, _, _ in group for i in rows])

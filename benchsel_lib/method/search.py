@@ -50,7 +50,7 @@ import pandas as pd
 
 from .._checks import check_blocks, check_data_matrix, check_int, check_ks
 from .._random import rng
-from .base import pass_through
+from .base import pass_through, size_runs
 from .calibration import conformal_quantile, conformal_scores
 from .correlation import EM_MAX_MISSING, em_too_costly, inner_correlation
 from .predictors import (
@@ -433,16 +433,10 @@ def block_predictions(pred: Any, train: np.ndarray, blocks: list, cov: np.ndarra
     if not getattr(pred, "rowwise", False):
         return [np.asarray(pred.predict(q), dtype=float) for _, _, q, _ in blocks]
     out: list[np.ndarray] = []
-    start = 0
-    while start < len(blocks):
-        stop, n = start, 0
-        while stop < len(blocks) and (stop == start or n + len(blocks[stop][2]) <= _STACK_ROWS):
-            n += len(blocks[stop][2])
-            stop += 1
-        stacked = np.asarray(pred.predict(np.vstack([b[2] for b in blocks[start:stop]])), dtype=float)
-        bounds = np.cumsum([len(b[2]) for b in blocks[start:stop]])[:-1]
-        out.extend(np.split(stacked, bounds))
-        start = stop
+    for run in size_runs([len(b[2]) for b in blocks], _STACK_ROWS):
+        part = blocks[run]
+        stacked = np.asarray(pred.predict(np.vstack([b[2] for b in part])), dtype=float)
+        out.extend(np.split(stacked, np.cumsum([len(b[2]) for b in part])[:-1]))
     return out
 
 
