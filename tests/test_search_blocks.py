@@ -123,6 +123,48 @@ def test_keeping_only_unnested_choices_leaves_a_nested_choice_to_the_path_withou
     assert not set(plain[0].selection) <= set(plain[1].selection)  # so keeping the block would change k = 7
 
 
+@pytest.mark.parametrize("rule", ["monotone", "additive", "shrunk", "best"])
+def test_a_path_searched_in_segments_after_nested_choices_chooses_as_one_search_of_every_size(rule):
+    # with every choice nested no block is kept, and the path is the one without blocks, searched block by
+    # block with the choice at each block size looked back at: every size chooses as the one search does
+    X = _data(40)
+    plain = pipeline_path(X, 8, rule=rule, **_NESTED_ONLY)
+    segmented = pipeline_path(X, 8, rule=rule, blocks=(2, 4, 6), keep_blocks="unnested", **_NESTED_ONLY)
+    assert [r.k for r in segmented] == list(range(1, 9))
+    assert all(_same(a, b) for a, b in zip(plain, segmented))
+
+
+def test_a_path_searched_in_segments_is_planned_as_one_search_of_every_size(monkeypatch):
+    # a budget that the search of every size exceeds and that of one segment alone would not: the segments
+    # still run on the subsample that the whole path's plan draws
+    from benchsel_lib.method import search
+
+    monkeypatch.setattr(search, "SEARCH_MIN_MODELS", 40)  # so that an 80-model search can be subsampled
+    X = _data(41, m=80)
+    cost = partial(search.search_cost, 80, 10, k=8, strategies=_NESTED_ONLY["strategies"],
+                   predictors=_NESTED_ONLY["predictors"], observed=float((~np.isnan(X)).mean()))
+    budget = cost(n_ks=5)
+    assert cost(n_ks=8) > budget
+    plain = pipeline_path(X, 8, budget=budget, **_NESTED_ONLY)
+    segmented = pipeline_path(X, 8, budget=budget, blocks=(2, 4, 6), keep_blocks="unnested", **_NESTED_ONLY)
+    assert plain[0].plan is not None and "of the 80 models" in plain[0].plan
+    assert [r.plan for r in segmented] == [r.plan for r in plain]
+    assert all(_same(a, b) for a, b in zip(plain, segmented))
+
+
+@pytest.mark.parametrize("rule", ["monotone", "additive"])
+def test_after_kept_blocks_a_nested_choice_returns_to_the_path_without_blocks(rule):
+    # anchor points chosen at 2 and 4 are kept, the entropy selection chosen at 6 is not: sizes 7 and 8 are
+    # those of the path without blocks, whose choices look back along its own path from size 3 on
+    X = _data(52)
+    kw = dict(_ANCHORS, strategies=("anchors", "mi", "entropy-obs"), rule=rule)
+    plain = pipeline_path(X, 8, **kw)
+    recs = pipeline_path(X, 8, blocks=(2, 4, 6), keep_blocks="unnested", **kw)
+    assert [recs[k - 1].strategy for k in (2, 4, 6)] == ["anchors", "anchors", "entropy-obs"]
+    assert [r.strategy for r in plain[2:4]] != [r.strategy for r in recs[2:4]]  # the kept blocks changed these
+    assert all(_same(a, b) for a, b in zip(plain[6:], recs[6:]))
+
+
 def test_keeping_only_unnested_choices_keeps_a_choice_of_anchor_points():
     X = _data(32)
     plain = {r.k: r for r in pipeline_path(X, 7, ks=[3, 7], **_ANCHORS)}

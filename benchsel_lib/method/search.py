@@ -847,8 +847,13 @@ def pipeline_path(
         whose strategy is not nested (``Selector.nested``: anchor points,
         BenchPred's imputed Lasso), whose own larger selections need not
         contain it; after any other choice the sizes up to the next block
-        are those of the path without blocks, computed once (its cost),
-        and a block costs a search only where its choice is kept.
+        are those of the path without blocks.  That path is searched only
+        as far as it is used, up to one block at a time, each part looking
+        back at the choice that ends the part before and planned for the
+        whole path, so that its choices are those of one search of every
+        size; a block costs one more search, from its size up, only where
+        its choice is kept.  (With ``rule="nested"``, whose one strategy
+        is chosen over every size, the path without blocks is one search.)
 
     Returns
     -------
@@ -881,15 +886,22 @@ def pipeline_path(
     listed = [selector_named(s) for s in strategies]
     nested = {sel.label: sel.nested for sel in listed}
     recs: list[Recommendation] = []
-    free: dict[int, Recommendation] | None = None  # the path without blocks ("unnested"), by size
+    # the path without blocks ("unnested") is searched segment by segment, only where its sizes are used:
+    # up to ``free_at``, with its choice there to look back at (the same choices as one search of every size)
+    free_at, free_prev = 0, None
+    whole = sorted(set(sizes) | set(cuts))  # the sizes one search without blocks would be asked for (its plan)
+    free: dict[int, Recommendation] | None = None  # the path without blocks of the "nested" rule, by size
     lo, chosen = 0, None  # the sizes above lo are searched from the choice at lo (None: from nothing)
     for hi in [*cuts, k_max]:
         asked = [k for k in sizes if lo < k <= hi]  # a block with no size asked still fixes the choice at hi
-        if chosen is None and keep_blocks == "unnested":  # the sizes up to hi are those of the path without blocks
-            if free is None:  # every size asked and every block size, from one search without blocks
-                free = {r.k: r for r in _search_path(train, k_max, strategies=strategies,
-                                                     ks=sorted(set(sizes) | set(cuts)), **kw)}
+        if chosen is None and keep_blocks == "unnested" and rule == "nested":  # its one strategy needs every size
+            if free is None:
+                free = {r.k: r for r in _search_path(train, k_max, strategies=strategies, ks=whole, **kw)}
             out = [free[k] for k in sorted(free) if lo < k <= hi]
+        elif chosen is None and keep_blocks == "unnested":  # the sizes up to hi are those of the path without blocks
+            out = _search_path(train, k_max, strategies=strategies, ks=[k for k in whole if free_at < k <= hi],
+                               first=free_at + 1, previous=free_prev, plan_for=whole, **kw)
+            free_at, free_prev = hi, _as_previous(out[-1])
         else:
             cands: list[Selector] = listed
             errors: list[str] = []
@@ -916,6 +928,13 @@ def pipeline_path(
     return recs
 
 
+def _as_previous(rec: Recommendation) -> dict[str, Any] | None:
+    """The choice of ``rec`` as a look-back row for :func:`choose_candidate` (None where nothing was chosen)."""
+    if not np.isfinite(rec.inner_r2):
+        return None
+    return dict(strategy=rec.strategy, predictor=rec.predictor, k=rec.k, r2=rec.inner_r2)
+
+
 def _search_path(
     train: Any,
     k_max: int,
@@ -935,8 +954,17 @@ def _search_path(
     repeats: int,
     unconditioned: str,
     first: int = 1,
+    previous: dict[str, Any] | None = None,
+    plan_for: Sequence[int] | None = None,
 ) -> list[Recommendation]:
-    """:func:`pipeline_path` without blocks; a look-back rule scores the sizes from ``first`` (not 1) up."""
+    """:func:`pipeline_path` without blocks, or one segment of it.
+
+    A look-back rule scores the sizes from ``first`` (not 1) up, and at
+    ``first`` looks back at ``previous`` (:func:`_as_previous` of the choice
+    at ``first - 1``); ``plan_for``: the sizes asked of the whole path from
+    size 1, for which the budget plan is made, so that a path searched in
+    segments is planned, and chooses, as one search of every size.
+    """
     check_choice_rule(rule)
     tr = _check_train(train)
     m, N = tr.shape
@@ -981,8 +1009,8 @@ def _search_path(
             predictors, stack, search = (FALLBACK[1],), False, False
         elif search:
             note += f"; using the default {FALLBACK[0]}+{FALLBACK[1]}" + (", without intervals" if levels else "")
-            first = next(iter(selectors.values()))
-            fallback = replace(selector_named(FALLBACK[0]), initial=first.initial, min_observed=first.min_observed)
+            head = next(iter(selectors.values()))
+            fallback = replace(selector_named(FALLBACK[0]), initial=head.initial, min_observed=head.min_observed)
             selectors = {fallback.label: fallback}
             strategies, predictors, stack, search = (fallback.label,), (FALLBACK[1],), False, False
         else:
@@ -994,8 +1022,9 @@ def _search_path(
         keep = list(fixed or [])
         for sel in selectors.values():
             keep += sel.resolve_initial(names, missing="skip")
-        asked = 1 if fixed is not None else (k_max if ks is None else len(set(ks)))
-        n_ks = k_max - first + 1 if lookback else asked
+        plan_ks = ks if plan_for is None else plan_for
+        asked = 1 if fixed is not None else (k_max if plan_ks is None else len(set(plan_ks)))
+        n_ks = k_max - (first if plan_for is None else 1) + 1 if lookback else asked
 
         def planned(n: int) -> SearchPlan:
             return plan_search(m, N, k=k_max, strategies=list(strategies) if fixed is not None else
@@ -1172,7 +1201,7 @@ def _search_path(
                 finals[s] = None  # type: ignore[assignment]
         return finals[s]
 
-    previous: dict[str, Any] | None = None  # the choice at the size scored before, when that is k - 1
+    # the choice at the size scored before (at first - 1: the caller's), looked back at when that is k - 1
     usable = [r for r in score_rows
               if not np.isnan(r["r2"]) and not (only_stack and stack and r["predictor"] != "stack")]
     path_strategy = None  # the "nested" rule's one strategy (on a subsample: one that can select on every benchmark)
