@@ -165,6 +165,23 @@ def test_after_kept_blocks_a_nested_choice_returns_to_the_path_without_blocks(ru
     assert all(_same(a, b) for a, b in zip(plain[6:], recs[6:]))
 
 
+def test_above_a_kept_block_the_path_without_blocks_is_not_searched(monkeypatch):
+    # anchor points, the only candidate, are chosen (and kept) at 3: the search without blocks stops there,
+    # and the sizes above are searched once, from the kept block
+    from benchsel_lib.method import search
+
+    calls = []
+    inner = search._search_path
+
+    def spy(train, k_max, *, strategies, ks, first=1, **kw):
+        calls.append((first, max(ks), any(getattr(sel, "initial", ()) for sel in strategies)))
+        return inner(train, k_max, strategies=strategies, ks=ks, first=first, **kw)
+
+    monkeypatch.setattr(search, "_search_path", spy)
+    pipeline_path(_data(32), 7, ks=[3, 7], blocks=(3,), keep_blocks="unnested", **_ANCHORS)
+    assert calls == [(1, 3, False), (3, 7, True)]
+
+
 def test_keeping_only_unnested_choices_keeps_a_choice_of_anchor_points():
     X = _data(32)
     plain = {r.k: r for r in pipeline_path(X, 7, ks=[3, 7], **_ANCHORS)}
