@@ -886,22 +886,22 @@ def pipeline_path(
     listed = [selector_named(s) for s in strategies]
     nested = {sel.label: sel.nested for sel in listed}
     recs: list[Recommendation] = []
-    # the path without blocks ("unnested") is searched segment by segment, only where its sizes are used:
-    # up to ``free_at``, with its choice there to look back at (the same choices as one search of every size)
+    # the path without blocks ("unnested"), by size, searched only as far as it is used: up to ``free_at``, with
+    # its choice there to look back at (the same choices as one search of every size)
+    free: dict[int, Recommendation] = {}
     free_at, free_prev = 0, None
     whole = sorted(set(sizes) | set(cuts))  # the sizes one search without blocks would be asked for (its plan)
-    free: dict[int, Recommendation] | None = None  # the path without blocks of the "nested" rule, by size
     lo, chosen = 0, None  # the sizes above lo are searched from the choice at lo (None: from nothing)
     for hi in [*cuts, k_max]:
         asked = [k for k in sizes if lo < k <= hi]  # a block with no size asked still fixes the choice at hi
-        if chosen is None and keep_blocks == "unnested" and rule == "nested":  # its one strategy needs every size
-            if free is None:
-                free = {r.k: r for r in _search_path(train, k_max, strategies=strategies, ks=whole, **kw)}
+        if chosen is None and keep_blocks == "unnested":  # the sizes up to hi are those of the path without blocks
+            if free_at < hi:  # search it on, to hi (to its end for the "nested" rule: its one strategy sees every size)
+                upto = k_max if rule == "nested" else hi
+                part = _search_path(train, k_max, strategies=strategies, ks=[k for k in whole if free_at < k <= upto],
+                                    first=free_at + 1, previous=free_prev, plan_for=whole, **kw)
+                free.update((r.k, r) for r in part)
+                free_at, free_prev = upto, _as_previous(part[-1])
             out = [free[k] for k in sorted(free) if lo < k <= hi]
-        elif chosen is None and keep_blocks == "unnested":  # the sizes up to hi are those of the path without blocks
-            out = _search_path(train, k_max, strategies=strategies, ks=[k for k in whole if free_at < k <= hi],
-                               first=free_at + 1, previous=free_prev, plan_for=whole, **kw)
-            free_at, free_prev = hi, _as_previous(out[-1])
         else:
             cands: list[Selector] = listed
             errors: list[str] = []
