@@ -140,7 +140,10 @@ def load_canonical_mapping(*, data_dir: PathLike = None) -> list[dict[str, Any]]
 
 
 def collection_matrix(name: str, *, data_dir: PathLike = None, include_auxiliary: bool = False) -> ScoreMatrix:
-    """The score matrix of one collection (``mmlu`` rebuilt from its sources, ``mteb`` raw 268 x 56)."""
+    """The score matrix of one collection (``mmlu`` rebuilt from its sources, ``mteb`` raw 268 x 56).
+
+    Cost: reading and verifying the collection's source files (O(their size)).
+    """
     if name == "mmlu":
         return load_mmlu(data_dir=data_dir)
     if name == "mteb":

@@ -121,21 +121,24 @@ class ScoreMatrix:
     # ------------------------------------------------------------------ basics
     @property
     def shape(self) -> tuple[int, int]:
-        """``(M, N)``."""
+        """``(M, N)``. O(1)."""
         return self.scores.shape  # type: ignore[return-value]
 
     @property
     def observed(self) -> np.ndarray:
-        """Boolean (M, N) mask, True where a score is present."""
+        """Boolean (M, N) mask, True where a score is present. O(M N)."""
         return ~np.isnan(self.scores)
 
     @property
     def observed_fraction(self) -> float:
-        """Fraction of observed entries, in [0, 1]."""
+        """Fraction of observed entries, in [0, 1]. O(M N)."""
         return float(self.observed.mean())
 
     def observed_counts(self, axis: int = 0) -> pd.Series:
-        """Observed entries per benchmark (``axis=0``) or per model (``axis=1``); another axis raises ``ValueError``."""
+        """Observed entries per benchmark (``axis=0``) or per model (``axis=1``); another axis raises ``ValueError``.
+
+        O(M N).
+        """
         if isinstance(axis, bool) or axis not in (0, 1):
             raise ValueError(f"axis must be 0 (per benchmark) or 1 (per model), got {axis!r}")
         counts = self.observed.sum(axis=axis)
@@ -149,11 +152,11 @@ class ScoreMatrix:
 
     # ------------------------------------------------------------- name lookup
     def benchmark_index(self, names: str | Sequence[str]) -> list[int]:
-        """Column indices of benchmark ``names``; unknown names raise ``ValueError``."""
+        """Column indices of benchmark ``names``; unknown names raise ``ValueError``. O(N + len(names))."""
         return name_positions(names, self.benchmarks, what="benchmark", unique=False)
 
     def model_index(self, names: str | Sequence[str]) -> list[int]:
-        """Row indices of model ``names``; unknown names raise ``ValueError``."""
+        """Row indices of model ``names``; unknown names raise ``ValueError``. O(M + len(names))."""
         return name_positions(names, self.models, what="model", unique=False)
 
     # ---------------------------------------------------------------- subsets
@@ -163,7 +166,7 @@ class ScoreMatrix:
         models: Sequence[str] | None = None,
         benchmarks: Sequence[str] | None = None,
     ) -> ScoreMatrix:
-        """Return the sub-matrix with the given model and/or benchmark names (in that order)."""
+        """Return the sub-matrix with the given model and/or benchmark names (in that order). O(M N)."""
         rows = self.model_index(models) if models is not None else list(range(self.shape[0]))
         cols = self.benchmark_index(benchmarks) if benchmarks is not None else list(range(self.shape[1]))
         return self.take(rows=rows, cols=cols)
@@ -189,7 +192,8 @@ class ScoreMatrix:
     def drop_empty(self, *, min_per_row: int = 1, min_per_col: int = 1) -> ScoreMatrix:
         """Drop rows with fewer than ``min_per_row`` and columns with fewer than ``min_per_col`` observations.
 
-        Repeats until both conditions hold (dropping a row can empty a column).
+        Repeats until both conditions hold (dropping a row can empty a column):
+        O(M N) per round, at most M + N rounds (in practice one or two).
         """
         out = self
         while True:
@@ -201,7 +205,7 @@ class ScoreMatrix:
             out = out.take(rows=np.flatnonzero(keep_r), cols=np.flatnonzero(keep_c))
 
     def require_observed(self) -> ScoreMatrix:
-        """Raise ``ValueError`` naming any model or benchmark with no observed score; return ``self``."""
+        """Raise ``ValueError`` naming any model or benchmark with no observed score; return ``self``. O(M N)."""
         obs = self.observed
         empty_cols = [self.benchmarks[j] for j in np.flatnonzero(~obs.any(axis=0))]
         if empty_cols:
@@ -212,16 +216,16 @@ class ScoreMatrix:
         return self
 
     def column_problems(self) -> list[ColumnProblem]:
-        """Columns that look wrong: constant, or mixing 0-1 and 0-100 scales (:func:`column_problems`)."""
+        """Columns that look wrong: constant, or mixing 0-1 and 0-100 scales (:func:`column_problems`). O(M N)."""
         return column_problems(self.scores, self.benchmarks)
 
     def transpose(self) -> ScoreMatrix:
-        """Benchmarks as rows and models as columns (the model-selection dual)."""
+        """Benchmarks as rows and models as columns (the model-selection dual). O(M N) (a copy)."""
         return ScoreMatrix(self.scores.T, self.benchmarks, self.models, f"{self.source} (transposed)".strip())
 
     # ------------------------------------------------------------ conversion
     def to_frame(self) -> pd.DataFrame:
-        """A DataFrame with models as the index and benchmarks as columns."""
+        """A DataFrame with models as the index and benchmarks as columns. O(M N) (a copy)."""
         df = pd.DataFrame(np.array(self.scores), index=list(self.models), columns=list(self.benchmarks))
         df.index.name = "model"
         return df
@@ -231,7 +235,7 @@ class ScoreMatrix:
         """Build from a DataFrame with models as the index and benchmarks as columns.
 
         Every cell must be numeric or missing (``NaN``/``None``); a non-numeric
-        cell raises ``ValueError`` naming its row and column.
+        cell raises ``ValueError`` naming its row and column.  O(M N).
         """
         if not isinstance(df, pd.DataFrame):
             raise ValueError(f"expected a pandas DataFrame, got {type(df).__name__}")

@@ -247,6 +247,11 @@ def data_path(
         Unknown name, or size / digest mismatch (naming expected and actual digest).
     FileNotFoundError
         The file is in no directory and cannot be downloaded.
+
+    Notes
+    -----
+    Cost: the SHA-256 of the file (O(its size); once per process while the file is unchanged), plus the
+    download where one is needed.
     """
     _manifest_entry(name)
     dirs = _candidate_dirs(data_dir)

@@ -99,6 +99,11 @@ class Predictor(Protocol):
         ------
         ValueError
             Expected on malformed input (:func:`check_train`).
+
+        Notes
+        -----
+        Cost: the predictor's; O(m N + N^2) for a :class:`BasePredictor` (the
+        checks of ``train`` and ``cov``), plus any estimate of ``cov``.
         """
         ...
 
@@ -120,6 +125,12 @@ class Predictor(Protocol):
         ------
         NotFittedError
             Expected when called before ``fit``.
+
+        Notes
+        -----
+        Cost: the predictor's; O((m + v) N) checks plus ``_predict`` for a
+        :class:`BasePredictor`, O(G k^3 + G k^2 N + v k N) for the Gaussian
+        predictor (``G`` reveal patterns over ``k`` revealed benchmarks).
         """
         ...
 
@@ -131,6 +142,10 @@ def check_train(train: Any) -> np.ndarray:
     ------
     ValueError
         Non-numeric input, not 2-D, no row or column, or infinite values.
+
+    Notes
+    -----
+    Cost O(m N) (a float copy and a scan for infinities).
     """
     return check_data_matrix(train, name="train", min_rows=1, allow_empty=True)
 
@@ -143,6 +158,10 @@ def check_train_query(train: Any, query: Any) -> tuple[np.ndarray, np.ndarray]:
     ValueError
         As :func:`check_train`, or a query that is not numeric, not 1-D or
         2-D, has other columns than ``train`` or infinite values.
+
+    Notes
+    -----
+    Cost O((m + v) N) (float copies and scans for infinities).
     """
     tr = check_train(train)
     try:
@@ -219,7 +238,10 @@ class BasePredictor:
         return tr
 
     def predict(self, query: Any) -> np.ndarray:
-        """Predict every entry of ``query`` (v, N) in standardized space (revealed entries passed through)."""
+        """Predict every entry of ``query`` (v, N) in standardized space (revealed entries passed through).
+
+        O((m + v) N) for the checks (:func:`check_train_query`), plus the subclass's ``_predict``.
+        """
         tr, qu = check_train_query(self._fitted(), query)
         return self._predict(tr, qu, self.cov_)
 

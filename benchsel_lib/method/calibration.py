@@ -86,6 +86,7 @@ class GaussianIntervals:
 
     @property
     def name(self) -> str:
+        """The calibrator's name in tables: ``"inflation"`` for the fitted factor, else ``"gaussian"``. O(1)."""
         return "inflation" if self.inflation == "inner" else "gaussian"
 
 
@@ -127,6 +128,7 @@ class Conformal:
 
     @property
     def name(self) -> str:
+        """The calibrator's name in tables, ``"conformal"``. O(1)."""
         return "conformal"
 
 
@@ -139,7 +141,7 @@ CALIBRATORS: dict[str, Any] = {
 
 
 def calibrator_named(spec: Any) -> GaussianIntervals | Conformal | None:
-    """A calibrator by name (:data:`CALIBRATORS`), a calibrator itself, or None (no intervals)."""
+    """A calibrator by name (:data:`CALIBRATORS`), a calibrator itself, or None (no intervals). O(1)."""
     if spec is None or isinstance(spec, (GaussianIntervals, Conformal)):
         return spec
     if isinstance(spec, str) and spec in CALIBRATORS:
@@ -239,7 +241,8 @@ def conformal_scores(res: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.
     """Per-benchmark scales and the sorted scaled absolute residuals of inner-CV residuals (``res`` scored where ``mask``).
 
     The scale of benchmark ``j`` is its RMS residual shrunk toward the pooled
-    RMS (pseudo-count :data:`CONFORMAL_SHRINK`). O(n log n) for ``n`` scored entries.
+    RMS (pseudo-count :data:`CONFORMAL_SHRINK`). O(m N + n log n) for an ``m x N`` ``res``
+    with ``n`` scored entries.
     """
     r2 = np.where(mask, res, 0.0) ** 2
     n_j = mask.sum(axis=0)
@@ -250,7 +253,10 @@ def conformal_scores(res: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def conformal_quantile(scores: np.ndarray, level: float) -> float:
-    """The conformal multiplier ``q_L``: the ``ceil((n + 1) L)``-th smallest score (the largest past ``n``; inf for none)."""
+    """The conformal multiplier ``q_L``: the ``ceil((n + 1) L)``-th smallest score (the largest past ``n``; inf for none).
+
+    ``scores`` sorted, as :func:`conformal_scores` returns them. O(1).
+    """
     n = scores.size
     if n == 0:
         return float("inf")
@@ -259,6 +265,10 @@ def conformal_quantile(scores: np.ndarray, level: float) -> float:
 
 
 def conformal_scales(res: np.ndarray, mask: np.ndarray, levels: Sequence[float]) -> tuple[np.ndarray, dict[float, float]]:
-    """Per-benchmark scales and the conformal multiplier of every level (:func:`conformal_scores`, :func:`conformal_quantile`)."""
+    """Per-benchmark scales and the conformal multiplier of every level (:func:`conformal_scores`, :func:`conformal_quantile`).
+
+    O(m N + n log n) for an ``m x N`` ``res`` with ``n`` scored entries (:func:`conformal_scores`),
+    then O(1) per level.
+    """
     scale, scores = conformal_scores(res, mask)
     return scale, {float(lev): conformal_quantile(scores, lev) for lev in levels}

@@ -71,7 +71,7 @@ def em_too_costly(n_models: int, n_benchmarks: int) -> bool:
 
 
 def costly_em_note(n_models: int, n_benchmarks: int) -> str:
-    """The one line that says EM was replaced by the floored pairwise correlation on this shape."""
+    """The one line that says EM was replaced by the floored pairwise correlation on this shape. O(1)."""
     why = "fewer models than benchmarks" if n_models < n_benchmarks else "that many benchmarks"
     return (f"EM on {n_models:,} models x {n_benchmarks:,} benchmarks would take too long ({why}: "
             f"O(N^3) work per iteration, up to 1000 iterations); using the pairwise correlation with "
@@ -119,7 +119,7 @@ class CorrelationEstimate:
 
     @property
     def standardizer(self) -> Standardizer:
-        """The :class:`Standardizer` built from ``mean`` and ``std``."""
+        """The :class:`Standardizer` built from ``mean`` and ``std``. O(1) (it shares the arrays)."""
         return Standardizer(self.mean, self.std)
 
 
@@ -358,7 +358,10 @@ class Correlation:
             raise ValueError(f"unknown EM configuration {self.config!r}: use one of {CONFIGS}")
 
     def resolved(self, values: np.ndarray) -> str:
-        """The estimator that runs on ``values``: ``"pairwise"``, ``"em"`` or ``"pairwise-floored"`` (the rule for ``"auto"``), or ``"fast"``."""
+        """The estimator that runs on ``values``: ``"pairwise"``, ``"em"`` or ``"pairwise-floored"`` (the rule for ``"auto"``), or ``"fast"``.
+
+        O(1), or O(M N) for ``"auto"`` (a scan of ``values`` for missing entries).
+        """
         if self.estimator != "auto":
             return self.estimator
         return _auto_method(np.asarray(values, dtype=float))

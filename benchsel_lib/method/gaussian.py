@@ -67,12 +67,12 @@ class ConditionalResult:
 
     @property
     def var(self) -> np.ndarray:
-        """Conditional variances, the diagonal of :attr:`cov` (floored at 0)."""
+        """Conditional variances, the diagonal of :attr:`cov` (floored at 0). O(T)."""
         return np.maximum(np.diag(self.cov), 0.0)
 
     @property
     def std(self) -> np.ndarray:
-        """Conditional standard deviations."""
+        """Conditional standard deviations. O(T)."""
         return np.sqrt(self.var)
 
 
@@ -393,7 +393,11 @@ class GaussianPredictor(BasePredictor):
         return f"GaussianPredictor(ridge={self.ridge!r})"
 
     def fit(self, train: Any, *, cov: Any = None) -> GaussianPredictor:
-        """Keep the training correlation ``cov`` (estimated from ``train`` when not given); return self."""
+        """Keep the training correlation ``cov`` (estimated from ``train`` when not given); return self.
+
+        O(m N + N^2) given ``cov`` (the checks), else plus the cost of
+        :func:`~benchsel_lib.method.correlation.estimate_correlation`.
+        """
         super().fit(train, cov=cov)
         if self.cov_ is None:
             self.cov_ = estimate_correlation(self.train_).corr
@@ -404,16 +408,27 @@ class GaussianPredictor(BasePredictor):
         return self
 
     def moments(self, query: Any, columns: Sequence[int], targets: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Conditional means and variances of ``targets`` given the revealed ``columns`` (:func:`conditional_moments`)."""
+        """Conditional means and variances of ``targets`` given the revealed ``columns`` (:func:`conditional_moments`).
+
+        Cost: that of :func:`conditional_moments`, O(G k^3 + G k^2 T + v k T) for ``v`` query rows in
+        ``G`` reveal patterns of the ``k`` columns, and ``T`` targets.
+        """
         if getattr(self, "cov_", None) is None:
             raise NotFittedError("GaussianPredictor is not fitted: call fit(train, cov=...) first")
         return conditional_moments(self.cov_, query, columns, targets, ridge=self.ridge)
 
     def predict_distribution(self, query: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Conditional means and variances for every entry of ``query`` (revealed: as given, variance 0)."""
+        """Conditional means and variances for every entry of ``query`` (revealed: as given, variance 0).
+
+        O((m + v) N) for the checks plus :func:`conditional_moments` over the ``k`` columns any row
+        reveals, O(G k^3 + G k^2 N + v k N) for ``G`` reveal patterns.
+        """
         _, qu = check_train_query(self._fitted(), query)
         return _fill(self.cov_, qu, ridge=self.ridge)
 
     def predict(self, query: Any) -> np.ndarray:
-        """Conditional means for every entry of ``query`` (revealed entries as given)."""
+        """Conditional means for every entry of ``query`` (revealed entries as given).
+
+        Cost: that of :meth:`predict_distribution`.
+        """
         return self.predict_distribution(query)[0]

@@ -198,7 +198,7 @@ def check_given(
 
 
 def parse_pipeline(name: str) -> tuple[str, str] | None:
-    """``"auto"`` -> None; ``"strategy+predictor"`` -> the pair; anything else raises ValueError."""
+    """``"auto"`` -> None; ``"strategy+predictor"`` -> the pair; anything else raises ValueError. O(1)."""
     if name == "auto":
         return None
     if not isinstance(name, str) or name.count("+") != 1:
@@ -233,7 +233,7 @@ class FitSeeds:
 
     @classmethod
     def from_seed(cls, seed: int) -> FitSeeds:
-        """Every stream from one seed (a pipeline fit on its own)."""
+        """Every stream from one seed (a pipeline fit on its own). O(1)."""
         return cls(selection=int(seed), inflation=int(seed), search=int(seed))
 
 
@@ -288,12 +288,14 @@ class StepPrediction:
 
     @property
     def has_intervals(self) -> bool:
+        """Whether the step's predictor gives intervals (Gaussian variances or conformal residuals). O(1)."""
         return self._interval is not None
 
     def interval(self, level: float, *, inflated: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
         """Bounds (v, T) of the central ``level`` interval, or None where none can be given.
 
         ``inflated`` applies the fitted variance factor to the Gaussian interval.
+        O(v T) (one normal or conformal quantile, then elementwise bounds).
         """
         if self._interval is None:
             return None
@@ -333,6 +335,9 @@ class FittedPath:
         """Predictions for query rows ``z`` (standardized, NaN missing) at every step (or at ``steps``).
 
         Each row reveals its observed entries among the step's selected benchmarks.
+        Cost: one ``predict`` of each step's predictor on the ``v`` rows (for
+        the Gaussian mean O(G k^3 + v k N) with G distinct reveal patterns,
+        Eq. cond-mean), plus O(v N) per step to hide the unrevealed entries.
         """
         return self._predict(z, self.steps if steps is None else steps)
 
@@ -698,6 +703,7 @@ class Pipeline:
         auto's included.  Every option is checked, whichever pipeline uses
         it; ``predictor`` applies to the paper's pipelines only (a pair names
         its own, auto searches), so with another name it raises ``ValueError``.
+        O(1): the options are checked and the pipeline built; nothing is fit.
         """
         Correlation(estimator, config)  # the shared options: a bad value is named even where it is not used
         GaussianIntervals(inflation=inflation, inner_folds=inner_folds)
@@ -722,7 +728,10 @@ class Pipeline:
 
     # ------------------------------------------------------------------ scikit-learn conventions
     def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor's parameters; with ``deep``, also ``component__field`` of the dataclass components."""
+        """The constructor's parameters; with ``deep``, also ``component__field`` of the dataclass components.
+
+        O(number of parameters and component fields).
+        """
         out = {p: getattr(self, p) for p in _PARAMS}
         if deep:
             for p in ("scaling", "correlation", "selector", "calibrator"):
@@ -737,6 +746,7 @@ class Pipeline:
 
         A fitted pipeline forgets its fit (``predict`` then asks for ``fit``):
         its selection and predictors were made under the old parameters.
+        O(number of parameters given); the new values are checked at the next ``fit`` (:meth:`validate`).
         """
         nested: dict[str, dict[str, Any]] = {}
         for key, value in params.items():
@@ -772,7 +782,10 @@ class Pipeline:
 
     # ------------------------------------------------------------------ components, validated once
     def component(self, which: str) -> Any:
-        """The parameter ``which`` resolved to its component object(s); raises ValueError naming a bad value."""
+        """The parameter ``which`` resolved to its component object(s); raises ValueError naming a bad value.
+
+        O(number of candidates): names are looked up in the registries, nothing is fit.
+        """
         v = getattr(self, which)
         if which == "scaling":
             if isinstance(v, Scaling):
@@ -818,6 +831,11 @@ class Pipeline:
             A parameter that names nothing known, or a combination that cannot
             work (object predictors in a search, Gaussian intervals from a
             search, ``k=None`` without a budget).
+
+        Notes
+        -----
+        O(number of candidates); nothing is fit, so a bad parameter is reported
+        before any work (scikit-learn's convention of validating in ``fit``).
         """
         spec = {c: self.component(c) for c in ("scaling", "correlation", "selector", "predictor", "calibrator")}
         if self.k is not None:
@@ -849,7 +867,7 @@ class Pipeline:
 
     @property
     def label(self) -> str:
-        """The pipeline's name in tables."""
+        """The pipeline's name in tables (``name``, else ``STRATEGY+PREDICTOR`` or ``"pipeline"``). O(1)."""
         if self.name:
             return str(self.name)
         spec = self.validate()
@@ -860,7 +878,7 @@ class Pipeline:
 
     @property
     def is_search(self) -> bool:
-        """Whether the pipeline fits by inner cross-validation (candidates, a stack or conformal intervals)."""
+        """Whether the pipeline fits by inner cross-validation (candidates, a stack, conformal intervals). O(1)."""
         return bool(self.validate()["search"])
 
     # ------------------------------------------------------------------ fitting
@@ -918,6 +936,14 @@ class Pipeline:
         Returns
         -------
         FittedPath
+
+        Notes
+        -----
+        Cost: that of :meth:`fit` with the selection run to ``k_max``: one
+        correlation estimate (skipped when ``correlation`` is given), one
+        selection per selector, and per size the predictor's fit; a search
+        runs :func:`~benchsel_lib.method.search.pipeline_path` instead
+        (:func:`~benchsel_lib.method.search.search_cost` estimates it).
         """
         spec = self.validate()
         if exclude:
@@ -1168,7 +1194,7 @@ class Pipeline:
 
     @property
     def selected(self) -> list[str]:
-        """The selected benchmarks, in selection order."""
+        """The selected benchmarks, in selection order. O(k)."""
         self._check_fitted()
         return [self.benchmarks_[j] for j in self.step_.selected]
 
@@ -1217,6 +1243,15 @@ class Pipeline:
             that ran the benchmark). ``attrs``: ``used`` (the scores
             conditioned on), ``level``, ``pipeline`` (the label), ``choice``
             (a search's pair) and ``inflation`` (the variance factor used).
+
+        Notes
+        -----
+        Cost: the chosen predictor on one row per model (the Gaussian mean,
+        Eq. cond-mean, O(|A|^3 + |A| N) for |A| given scores) and O(N) per
+        model for the bounds.  A search, or a pipeline whose variance factor
+        is fit on inner folds, is fit again once per distinct set of given
+        benchmarks (as :meth:`fit` with ``revealed=``: the search's inner
+        cross-validation for that one size) and kept for later calls.
         """
         self._check_fitted()
         level = check_level(level)

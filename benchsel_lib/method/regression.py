@@ -217,7 +217,7 @@ class RidgePredictor(BasePredictor):
         return np.asarray(n_rows) >= max(self.min_rows, n_features + 2)
 
     def feature_order(self, obs: Sequence[int], counts: np.ndarray) -> list[int]:
-        """Revealed columns by decreasing training count, then increasing column."""
+        """Revealed columns by decreasing training count, then increasing column. O(p log p) for ``p`` columns."""
         o = np.asarray(sorted(int(i) for i in obs), dtype=int)
         return o[np.argsort(-counts[o], kind="stable")].tolist()
 

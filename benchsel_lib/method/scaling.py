@@ -38,7 +38,10 @@ PROTOCOL_CLIP = 10.0
 
 
 def check_clip(clip: Any) -> float:
-    """``clip`` (the bound of the standardized scores' clip) as a float; ``ValueError`` unless positive and finite."""
+    """``clip`` (the bound of the standardized scores' clip) as a float; ``ValueError`` unless positive and finite.
+
+    O(1).
+    """
     if isinstance(clip, bool) or not (isinstance(clip, (int, float)) and np.isfinite(clip) and clip > 0):
         raise ValueError(f"clip must be a positive number, got {clip!r}")
     return float(clip)
@@ -328,6 +331,7 @@ class Scaling:
 
     @property
     def name(self) -> str:
+        """The scaling's name in tables: ``"logit"`` or ``"standard"``. O(1)."""
         return "logit" if self.logit else "standard"
 
     def fit(self, X: Any, *, empty: Literal["error", "identity"] = "error") -> FittedScaling:
@@ -362,14 +366,20 @@ class FittedScaling:
     smax: np.ndarray | None = None
 
     def values(self, X: Any) -> np.ndarray:
-        """Scores in the pipeline's space before standardization: the logit scores, or the scores themselves."""
+        """Scores in the pipeline's space before standardization: the logit scores, or the scores themselves.
+
+        O(M N) for ``M`` rows of ``N`` benchmarks (the logit transform, or the conversion to floats).
+        """
         A = np.asarray(X, dtype=float)
         if self.smax is None:
             return A
         return logit_transform(A, smax=self.smax)[0]
 
     def transform(self, X: Any, cols: Any = None) -> np.ndarray:
-        """Scores (original units) -> clipped standardized scores; ``cols`` selects the benchmarks of ``X``'s columns."""
+        """Scores (original units) -> clipped standardized scores; ``cols`` selects the benchmarks of ``X``'s columns.
+
+        O(M N) for ``M`` rows of ``N`` benchmarks (``len(cols)`` with ``cols``).
+        """
         A = self.values(X) if cols is None else self._values_cols(X, cols)
         st = self.standardizer
         m, s = (st.mean, st.std) if cols is None else (st.mean[cols], st.std[cols])
@@ -383,7 +393,10 @@ class FittedScaling:
         return logit_transform(A.reshape(-1, len(cols)), smax=self.smax[cols])[0].reshape(A.shape)
 
     def inverse(self, Z: Any, cols: Any = None) -> np.ndarray:
-        """Standardized scores -> original units (through the inverse logit for the logit scaling); monotone per column."""
+        """Standardized scores -> original units (through the inverse logit for the logit scaling); monotone per column.
+
+        O(M N) for ``M`` rows of ``N`` benchmarks (``len(cols)`` with ``cols``).
+        """
         st = self.standardizer
         m, s = (st.mean, st.std) if cols is None else (st.mean[cols], st.std[cols])
         F = np.asarray(Z, dtype=float) * s + m

@@ -173,20 +173,26 @@ class Recommendation:
 
     @property
     def name(self) -> str:
+        """The choice as ``STRATEGY+PREDICTOR``. O(1)."""
         return f"{self.strategy}+{self.predictor}"
 
     def predict(self, train: np.ndarray, query: np.ndarray, *, cov: np.ndarray | None = None) -> np.ndarray:
-        """Predictions (standardized) of every entry of ``query`` by the chosen predictor, fit on ``train``."""
+        """Predictions (standardized) of every entry of ``query`` by the chosen predictor, fit on ``train``.
+
+        ``cov`` defaults to the training correlation (:func:`~benchsel_lib.method.correlation.inner_correlation`).
+        Cost: one fit and predict of the chosen predictor (each predictor of
+        positive weight for a stack; :func:`search_cost` gives their orders).
+        """
         return _fit_predict(self.predictor, self.weights, train, query, cov)
 
     @property
     def candidates(self) -> pd.DataFrame:
-        """Inner-CV R^2 of every candidate at this ``k``, best first."""
+        """Inner-CV R^2 of every candidate at this ``k``, best first. O(C log C) for C scored rows."""
         at = self.scores[self.scores["k"] == self.k]
         return at.sort_values("r2", ascending=False, kind="stable").reset_index(drop=True)
 
     def quantile(self, level: float) -> float:
-        """The conformal multiplier ``q_level`` (NaN when no inner-CV residual was kept)."""
+        """The conformal multiplier ``q_level`` (NaN when no inner-CV residual was kept). O(1)."""
         if float(level) in self.quantiles:
             return self.quantiles[float(level)]
         if self.conformal is None:
@@ -194,7 +200,7 @@ class Recommendation:
         return conformal_quantile(self.conformal, level)
 
     def interval(self, pred: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-        """Conformal interval ``pred +- q_level * scale`` (columns of ``pred`` are benchmarks)."""
+        """Conformal interval ``pred +- q_level * scale`` (columns of ``pred`` are benchmarks). O(v N)."""
         q = self.quantile(level)
         if self.scale is None or not np.isfinite(q):
             raise ValueError(f"no interval at level {level!r}: the inner cross-validation kept no residuals")
@@ -215,7 +221,7 @@ DEFAULT_RULE = "monotone"
 
 
 def check_choice_rule(rule: Any) -> str:
-    """``rule`` if it is one of :data:`CHOICE_RULES`; ``ValueError`` naming them otherwise."""
+    """``rule`` if it is one of :data:`CHOICE_RULES`; ``ValueError`` naming them otherwise. O(1)."""
     if not isinstance(rule, str) or rule not in CHOICE_RULES:
         raise ValueError(f"unknown choice rule {rule!r}: use one of {CHOICE_RULES}")
     return rule
@@ -227,7 +233,7 @@ KEEP_BLOCKS = ("always", "unnested")
 
 
 def check_keep_blocks(keep: Any) -> str:
-    """``keep`` if it is one of :data:`KEEP_BLOCKS`; ``ValueError`` naming them otherwise."""
+    """``keep`` if it is one of :data:`KEEP_BLOCKS`; ``ValueError`` naming them otherwise. O(1)."""
     if not isinstance(keep, str) or keep not in KEEP_BLOCKS:
         raise ValueError(f"unknown keep_blocks {keep!r}: use one of {KEEP_BLOCKS}")
     return keep
@@ -603,11 +609,11 @@ class SearchPlan:
 
     @property
     def full(self) -> bool:
-        """Whether the search runs on every model and benchmark with every candidate."""
+        """Whether the search runs on every model and benchmark with every candidate. O(1)."""
         return self.rows is None and self.columns is None and not self.left_out
 
     def note(self) -> str | None:
-        """The plan in one line (None for the full search)."""
+        """The plan in one line (None for the full search). O(1)."""
         if self.full:
             return None
         m, N = self.shape

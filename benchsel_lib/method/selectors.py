@@ -54,7 +54,7 @@ _NEEDS_TRAIN = ("greedy", "sparse", "imputed-lasso")
 
 
 def min_observed_for(n_train: int, fraction: float = OBS_FRACTION) -> int:
-    """The ``min_observed`` of a fraction: ``ceil(fraction * n_train)``, at least 1."""
+    """The ``min_observed`` of a fraction: ``ceil(fraction * n_train)``, at least 1. O(1)."""
     return max(1, int(math.ceil(fraction * n_train)))
 
 
@@ -136,7 +136,7 @@ class Selector:
 
     @property
     def label(self) -> str:
-        """The selector's name in tables: ``name`` if given, else the objective (``-obs`` for the 30 % filter)."""
+        """The selector's name in tables: ``name`` if given, else the objective (``-obs`` for the 30 % filter). O(1)."""
         if self.name:
             return self.name
         return self.objective + ("-obs" if self.min_observed == OBS_FRACTION else "")
@@ -144,11 +144,14 @@ class Selector:
     @property
     def nested(self) -> bool:
         """Whether the selection of ``k`` benchmarks is the first ``k`` of any larger one (not for
-        :data:`~benchsel_lib.method.selection.UNNESTED`: anchor points, the imputed Lasso)."""
+        :data:`~benchsel_lib.method.selection.UNNESTED`: anchor points, the imputed Lasso). O(1)."""
         return self.objective not in UNNESTED
 
     def threshold(self, n_models: int) -> int | None:
-        """The candidate filter as a count for ``n_models`` training models (None: no filter; at most ``n_models``)."""
+        """The candidate filter as a count for ``n_models`` training models (None: no filter; at most ``n_models``).
+
+        O(1).
+        """
         mo = self.min_observed
         if mo is None:
             return None
@@ -157,7 +160,10 @@ class Selector:
         return min(int(mo), int(n_models))
 
     def scaled(self, n_rows: int, n_total: int) -> Selector:
-        """This selector for an inner fold of ``n_rows`` of ``n_total`` training rows (a count filter scales with it)."""
+        """This selector for an inner fold of ``n_rows`` of ``n_total`` training rows (a count filter scales with it).
+
+        O(1), plus the new selector's checks of ``initial`` and ``exclude`` for a count filter.
+        """
         mo = self.min_observed
         if mo is None or (isinstance(mo, (float, np.floating)) and not float(mo).is_integer()):
             return self
@@ -240,6 +246,10 @@ class Selector:
         Selections without a budget are memoized on the exact bytes of ``cov``
         and ``train`` and the options (cross-validation asks for the same
         selection once per pipeline that shares it).
+
+        Cost: that of :func:`~benchsel_lib.method.selection.select`, plus O(N^2)
+        (and O(M N) when the objective reads ``train``) to key the memo; a memo
+        hit costs only the key.
         """
         init = self.resolve_initial(names, missing=missing_initial)
         excl = self.resolve_exclude(names)
@@ -343,7 +353,7 @@ SELECTORS: dict[str, Selector] = {
 
 
 def selector_named(name: str | Selector) -> Selector:
-    """A :class:`Selector` by preset name (:data:`SELECTORS`), or the selector itself."""
+    """A :class:`Selector` by preset name (:data:`SELECTORS`), or the selector itself. O(1)."""
     if isinstance(name, Selector):
         return name
     if not isinstance(name, str) or name not in SELECTORS:

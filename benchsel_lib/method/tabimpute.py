@@ -241,7 +241,10 @@ class TabImputeV2Imputer(BasePredictor):
         return model
 
     def context_rows(self, n_train: int) -> np.ndarray:
-        """Indices of the training rows used as context (sorted; seeded subsample when too many)."""
+        """Indices of the training rows used as context (sorted; seeded subsample when too many).
+
+        O(n_train), plus O(R log R) to sort a subsample of ``R = max_context_rows`` rows.
+        """
         if n_train <= self.max_context_rows:
             return np.arange(n_train)
         rng = np.random.default_rng(self.seed)

@@ -119,7 +119,10 @@ _CACHE_ROOT: list[str | None] = []
 
 
 def active_root() -> str | None:
-    """The cache folder in use: the innermost :func:`cache_root`, else ``BENCHSEL_CACHE_DIR`` (None: no disk cache)."""
+    """The cache folder in use: the innermost :func:`cache_root`, else ``BENCHSEL_CACHE_DIR`` (None: no disk cache).
+
+    O(1).
+    """
     return _CACHE_ROOT[-1] if _CACHE_ROOT else (os.environ.get(CACHE_ENV) or None)
 
 

@@ -116,6 +116,10 @@ def check_pipelines(pipelines: Any) -> list[Pipeline]:
     ------
     ValueError
         Empty, an unknown name, an invalid pipeline, or two pipelines with the same label.
+
+    Notes
+    -----
+    O(P) for P pipelines: each is validated (:meth:`Pipeline.validate`), nothing is fit.
     """
     if isinstance(pipelines, (str, Pipeline)):
         items = [pipelines]
@@ -165,7 +169,11 @@ def split_rows(
 
     Returns the result rows (one per pipeline and ``k``; with ``keep_entries``
     each carries its scored entries, :class:`~benchsel_lib.protocol.summaries.ScoredEntries`)
-    and the top-residual records.
+    and the top-residual records.  Cost: per pipeline one
+    :meth:`~benchsel_lib.method.pipeline.Pipeline.fit_path` on the training rows
+    (correlation estimates come from the protocol's cache, so pipelines with
+    the same estimator share one) and one prediction of the validation rows
+    per ``k``; scoring is O(v N) per ``k``.
     """
     tm = timings if timings is not None else {}
     t0 = time.perf_counter()
@@ -573,6 +581,10 @@ class CVProtocol:
         ValueError
             ``k_max`` of ``n_benchmarks`` or more (selecting every benchmark
             leaves nothing to predict), or fewer than 2 benchmarks.
+
+        Notes
+        -----
+        O(1).
         """
         if n_benchmarks < 2:
             raise ValueError(f"cross-validation needs at least 2 benchmarks, the matrix has {n_benchmarks}")
@@ -585,7 +597,7 @@ class CVProtocol:
 
     @classmethod
     def from_options(cls, options: dict[str, Any], *, where: str = "") -> CVProtocol:
-        """A protocol from keyword options; an unknown option is named in a ValueError."""
+        """A protocol from keyword options; an unknown option is named in a ValueError. O(number of options)."""
         names = {f.name for f in dataclasses.fields(cls)}
         bad = sorted(set(options) - names)
         if bad:

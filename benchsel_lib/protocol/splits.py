@@ -50,7 +50,7 @@ def fold_assignments(n_models: int, n_folds: int, seed: int) -> np.ndarray:
 
 
 def n_train(holdout: float, n_models: int) -> int:
-    """``round((1 - p) M)`` with halves rounded up (the paper's nearest-integer bracket)."""
+    """``round((1 - p) M)`` with halves rounded up (the paper's nearest-integer bracket). O(1)."""
     return int(np.floor((1.0 - holdout) * n_models + 0.5 + 1e-9))
 
 
@@ -142,7 +142,7 @@ def selection_stream(seed: int, fold: int, holdout: float, scheme: str) -> int |
     """Seed (for ``numpy.random.default_rng``) of the random-selection baseline of one split.
 
     ``scheme="nested"``: drawn from the stream ``(seed, 2, fold)``; ``"paper"``:
-    ``(seed + 7, fold, int(holdout * 10000))`` as in the paper's code release.
+    ``(seed + 7, fold, int(holdout * 10000))`` as in the paper's code release.  O(1).
     """
     if scheme == "paper":
         return (seed + 7, int(fold), int(holdout * 10000))
@@ -151,7 +151,7 @@ def selection_stream(seed: int, fold: int, holdout: float, scheme: str) -> int |
 
 def split_seeds(seed: int, fold: int, holdout: float, scheme: str) -> FitSeeds:
     """The random streams of the pipelines fit in one split: random selection ``(2, fold)``
-    (:func:`selection_stream`), inflation folds ``(3, fold)``, search ``(6, fold)``."""
+    (:func:`selection_stream`), inflation folds ``(3, fold)``, search ``(6, fold)``.  O(1)."""
     return FitSeeds(selection=selection_stream(seed, fold, holdout, scheme),
                     inflation=np.random.SeedSequence(seed, spawn_key=(3, fold)),
                     search=int_seed(seed, 6, fold))

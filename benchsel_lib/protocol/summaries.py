@@ -81,6 +81,7 @@ class ScoredEntries:
 
 
 def coverage_column(level: float) -> str:
+    """The result column of the interval coverage at ``level``: ``cov_90`` for 0.9, ``cov_97_5`` for 0.975. O(1)."""
     pct = 100.0 * level
     return f"cov_{int(round(pct))}" if abs(pct - round(pct)) < 1e-9 else f"cov_{pct:g}".replace(".", "_")
 

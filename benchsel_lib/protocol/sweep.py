@@ -117,6 +117,10 @@ def check_n_jobs(n_jobs: object) -> int | None:
     ------
     ValueError
         ``n_jobs`` is not None and not an integer >= 1 (booleans are refused).
+
+    Notes
+    -----
+    O(1).
     """
     if n_jobs is None:
         return None
@@ -376,7 +380,7 @@ _HOST = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+
 
 
 def check_address(address: object) -> str:
-    """Validate a Dask scheduler address without connecting to it.
+    """Validate a Dask scheduler address without connecting to it. O(len(address)).
 
     Accepted: ``SCHEME://HOST:PORT`` with ``SCHEME`` one of :data:`SCHEMES`
     but ``inproc`` (``HOST`` a name, an IPv4 address, or an IPv6 address in

@@ -87,12 +87,12 @@ class Eigenspectrum:
 
     @property
     def n(self) -> int:
-        """Dimension ``N``."""
+        """Dimension ``N``. O(1)."""
         return int(self.eigenvalues.size)
 
     @property
     def tail(self) -> np.ndarray:
-        """Absolute eigenvalue tails ``sum_{j>k} lambda_j`` for k = 1..N (Lemma 1 lower bound)."""
+        """Absolute eigenvalue tails ``sum_{j>k} lambda_j`` for k = 1..N (Lemma 1 lower bound). O(N)."""
         return self.residual * self.total
 
     def n_components(self, level: float) -> int:
@@ -108,6 +108,10 @@ class Eigenspectrum:
         int
             Number of leading components needed (1..N).  A relative tolerance
             of 1e-12 absorbs round-off (so ``level=1`` gives the numerical rank).
+
+        Notes
+        -----
+        O(N).
         """
         level = float(level)
         if not 0.0 < level <= 1.0:
@@ -117,11 +121,11 @@ class Eigenspectrum:
 
     @property
     def components(self) -> dict[float, int]:
-        """``{0.90: k90, 0.95: k95, 0.99: k99}`` (the paper's dashed lines in Figure 1)."""
+        """``{0.90: k90, 0.95: k95, 0.99: k99}`` (the paper's dashed lines in Figure 1). O(N)."""
         return {lvl: self.n_components(lvl) for lvl in DEFAULT_LEVELS}
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per k = 1..N: eigenvalue, explained, cumulative (rho), residual (1 - rho)."""
+        """One row per k = 1..N: eigenvalue, explained, cumulative (rho), residual (1 - rho). O(N)."""
         return pd.DataFrame(
             {
                 "k": np.arange(1, self.n + 1),
@@ -512,16 +516,16 @@ class MardiaResult:
 
     @property
     def skew_reject(self) -> bool:
-        """Skewness test rejects normality at ``alpha``."""
+        """Skewness test rejects normality at ``alpha``. O(1)."""
         return bool(self.skew_p <= self.alpha)
 
     @property
     def kurt_reject(self) -> bool:
-        """Kurtosis test rejects normality at ``alpha``."""
+        """Kurtosis test rejects normality at ``alpha``. O(1)."""
         return bool(self.kurt_p <= self.alpha)
 
     def to_frame(self) -> pd.DataFrame:
-        """Two-row table (skewness, kurtosis) for display."""
+        """Two-row table (skewness, kurtosis) for display. O(1)."""
         return pd.DataFrame(
             {
                 "value": [self.b1, self.b2],

@@ -71,7 +71,10 @@ def aside_ks(n_benchmarks: int, ks: Sequence[int] = (5, 10), *, min_targets: int
 
 
 def peer_pairs(peers: Sequence[str]) -> list[str]:
-    """The fixed pairs among ``peers`` (every name but the paper's ``"mi"``, which every comparison runs), checked."""
+    """The fixed pairs among ``peers`` (every name but the paper's ``"mi"``, which every comparison runs), checked.
+
+    O(len(peers)).
+    """
     out = []
     for name in peers:
         if name == "mi":
@@ -84,7 +87,7 @@ def peer_pairs(peers: Sequence[str]) -> list[str]:
 
 def fixed_pairs(strategies: Sequence[str] = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso"),
                 predictors: Sequence[str] = ("gaussian", "ridge", "lowrank", "knn", "blend")) -> list[str]:
-    """Every ``"strategy+predictor"`` name of the given strategies and predictors."""
+    """Every ``"strategy+predictor"`` name of the given strategies and predictors. O(strategies x predictors)."""
     names = [f"{s}+{p}" for s in strategies for p in predictors]
     for n in names:
         parse_pipeline(n)
@@ -395,7 +398,7 @@ def choice_counts(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] =
 
     ``df`` needs ``method``, ``k`` and ``choice`` (the recommended pipeline's
     rows of :func:`~benchsel_lib.protocol.cv.cross_validate` carry it);
-    ``ValueError`` names a missing one.
+    ``ValueError`` names a missing one.  O(len(df)).
     """
     _require_columns(df, ("method", "k", "choice"),
                      hint="the recommended pipeline's rows of cross_validate carry its choice")
@@ -412,7 +415,7 @@ def pooled_coverage(df: pd.DataFrame, *, method: str = "auto", levels: Sequence[
 
     ``ValueError`` names a level whose coverage column ``df`` lacks (run
     :func:`~benchsel_lib.protocol.cv.cross_validate` with that level in
-    ``levels``).
+    ``levels``).  O(len(df) x len(levels)).
     """
     _require_columns(df, ("method", "n_eval", *(coverage_column(lev) for lev in levels)),
                      hint=f"cross_validate gives interval coverage with levels={tuple(float(v) for v in levels)}")
@@ -435,7 +438,7 @@ def inner_optimism(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] 
     of each over the (seed, fold) cells and their mean difference
     ``inner_r2 - r2`` with its standard error: the optimism of the inner
     score that a user of ``benchsel predict`` is shown.  ``ValueError``
-    names a missing column.
+    names a missing column.  O(len(df)).
     """
     _require_columns(df, ("method", "k", "inner_r2", "r2"),
                      hint="the recommended pipeline's rows of cross_validate carry its inner_r2")

@@ -1,0 +1,81 @@
+"""The library's public functions say what they do and what they cost.
+
+Every public function, method and property of the library (outside the
+private modules, whose names start with an underscore) has a docstring; in
+the layers a user calls directly (data, method, protocol, studies) the
+docstring also states its cost, as ``O(...)``, a "Cost" sentence or a
+"Complexity" note (context managers and command-line entry points apart: they
+wrap the work of the block or the command).  The book's helpers (``benchsel_lib.book``) and the
+command line (``benchsel_lib.cli``) only need a docstring: what they cost is
+the cost of the library calls they make.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "benchsel_lib"
+COSTED = ("data", "method", "protocol", "studies")
+COST = re.compile(r"O\(|\b[Cc]osts?\b|[Cc]omplexity")
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py")
+                  if not any(part.startswith("_") and part != "__init__.py" for part in p.relative_to(PACKAGE).parts))
+
+
+def _public(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Public functions and methods of public classes, with their dotted names (``__init__`` is documented by its class)."""
+    out = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for n in ast.iter_child_nodes(node):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("_"):
+                out.append((prefix + n.name, n))
+            elif isinstance(n, ast.ClassDef) and not n.name.startswith("_"):
+                visit(n, f"{prefix}{n.name}.")
+
+    visit(tree, "")
+    return out
+
+
+def _problems(path: Path, root: Path = PACKAGE) -> list[str]:
+    rel = path.relative_to(root)
+    costed = rel.parts[0] in COSTED
+    found = []
+    for name, node in _public(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node.body[0], ast.Expr) and isinstance(getattr(node.body[0], "value", None), ast.Constant) \
+                and node.body[0].value.value is Ellipsis:
+            continue  # an overload or protocol stub without a body
+        doc = ast.get_docstring(node)
+        wrapper = name.split(".")[-1] == "main" or any(
+            getattr(d, "id", getattr(d, "attr", None)) == "contextmanager" for d in node.decorator_list)
+        if not doc:
+            found.append(f"{rel}:{node.lineno} {name}: no docstring")
+        elif costed and not wrapper and not COST.search(doc):
+            found.append(f"{rel}:{node.lineno} {name}: the docstring does not state the cost")
+    return found
+
+
+def test_the_check_finds_an_undocumented_function_and_a_missing_cost(tmp_path):
+    mod = tmp_path / "method" / "example.py"
+    mod.parent.mkdir()
+    mod.write_text('def a(x):\n    return x\n\n\ndef b(x):\n    """Twice x."""\n    return 2 * x\n\n\n'
+                   'def c(x):\n    """Twice x. O(1)."""\n    return 2 * x\n\n\ndef _d(x):\n    return x\n\n\n'
+                   '@contextmanager\ndef e():\n    """Inside the block."""\n    yield\n\n\n'
+                   'class F:\n    def g(self):\n        return 1\n')
+    assert _problems(mod, root=tmp_path) == ["method/example.py:1 a: no docstring",
+                                             "method/example.py:5 b: the docstring does not state the cost",
+                                             "method/example.py:26 F.g: no docstring"]
+    book = tmp_path / "book" / "example.py"
+    book.parent.mkdir()
+    book.write_text('def b(x):\n    """Twice x."""\n    return 2 * x\n')
+    assert _problems(book, root=tmp_path) == []
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_every_public_function_has_a_docstring_stating_its_cost(path):
+    assert _problems(path) == []
