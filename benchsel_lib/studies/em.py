@@ -10,7 +10,7 @@ import pandas as pd
 from .._checks import check_data_matrix, check_int
 from ..method.correlation import estimate_correlation
 from ..method.covariance import cov_to_corr, observed_mean, pairwise_covariance
-from ..method.em import em_covariance, em_settings
+from ..method.em import EMResult, em_covariance, em_settings
 from ..method.selection import select
 from ..protocol.splits import cv_splits
 from ..protocol.sweep import Cell, check_n_jobs, run_sweep
@@ -71,7 +71,7 @@ def compare_em_settings(
     pairs: list[tuple[int, int]] | None = None,
     pair_names: list[str] | None = None,
     tol: float = 1e-6,
-):
+) -> tuple[pd.DataFrame, dict[str, EMResult]]:
     """Fit :func:`em_covariance` under several settings and summarize each fit.
 
     Used to show the effect of the PSD floor and of Ledoit-Wolf shrinkage
@@ -158,7 +158,7 @@ def em_recovery_study(
     max_iter: int = 500,
     eps_psd: float | None = 1e-6,
     tol: float = 1e-6,
-):
+) -> pd.DataFrame:
     """Synthetic recovery check: EM vs pairwise under known covariance and missingness.
 
     Draws ``M`` models from ``N(mu, R)`` where ``R`` is the correlation matrix

@@ -1,4 +1,4 @@
-"""The library's public functions say what they do and what they cost.
+"""The library's public functions say what they take, what they do and what they cost.
 
 Every public function, method and property of the library (outside the
 private modules, whose names start with an underscore) has a docstring; in
@@ -7,7 +7,8 @@ docstring also states its cost, as ``O(...)``, a "Cost" sentence or a
 "Complexity" note (context managers and command-line entry points apart: they
 wrap the work of the block or the command).  The book's helpers (``benchsel_lib.book``) and the
 command line (``benchsel_lib.cli``) only need a docstring: what they cost is
-the cost of the library calls they make.
+the cost of the library calls they make.  Every public function is also
+fully annotated (its parameters but ``self`` and ``cls``, and its return).
 """
 from __future__ import annotations
 
@@ -76,6 +77,33 @@ def test_the_check_finds_an_undocumented_function_and_a_missing_cost(tmp_path):
     assert _problems(book, root=tmp_path) == []
 
 
+def _unannotated(path: Path, root: Path = PACKAGE) -> list[str]:
+    rel = path.relative_to(root)
+    found = []
+    for name, node in _public(ast.parse(path.read_text(encoding="utf-8"))):
+        a = node.args
+        params = [x for x in a.posonlyargs + a.args + a.kwonlyargs if x.arg not in ("self", "cls")]
+        params += [x for x in (a.vararg, a.kwarg) if x is not None]
+        missing = [x.arg for x in params if x.annotation is None] + (["return"] if node.returns is None else [])
+        if missing:
+            found.append(f"{rel}:{node.lineno} {name}: no annotation for {', '.join(missing)}")
+    return found
+
+
+def test_the_check_finds_a_missing_annotation(tmp_path):
+    mod = tmp_path / "method" / "example.py"
+    mod.parent.mkdir()
+    mod.write_text('def a(x: int, *, y=1) -> int:\n    return x\n\n\ndef b(x: int):\n    return x\n\n\n'
+                   'class C:\n    def d(self, **kw: int) -> None:\n        pass\n')
+    assert _unannotated(mod, root=tmp_path) == ["method/example.py:1 a: no annotation for y",
+                                                "method/example.py:5 b: no annotation for return"]
+
+
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_every_public_function_has_a_docstring_stating_its_cost(path):
     assert _problems(path) == []
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_every_public_function_is_annotated(path):
+    assert _unannotated(path) == []
