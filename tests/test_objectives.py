@@ -1,4 +1,5 @@
-"""Tests for benchsel_lib.method.objectives: the entropy and MI gains against brute-force log-determinants."""
+"""Tests for benchsel_lib.method.objectives: the entropy and MI gains against brute-force log-determinants, and the
+greedy on the total residual variance against brute-force conditional covariances."""
 from __future__ import annotations
 
 import math
@@ -14,8 +15,11 @@ from benchsel_lib.method.objectives import (
     PivotedCholesky,
     entropy_gains_along,
     gains_along,
+    residual_trace_greedy,
     variance_floor,
 )
+from benchsel_lib.method.search import selection_cost
+from benchsel_lib.method.selection import select
 
 
 def logdet(S: np.ndarray, idx) -> float:
@@ -91,3 +95,63 @@ def test_mi_gains_are_refused_before_the_step_is_prepared():
     state.add(1)  # a new step: the complement's precision is stale
     with pytest.raises(RuntimeError, match="prepare"):
         gain.gains(state, np.array([0, 2]))
+
+
+def brute_trace(S: np.ndarray, A) -> float:
+    """tr(Sigma_{rest | A}) by a direct solve: Sigma_rr - Sigma_rA Sigma_AA^{-1} Sigma_Ar."""
+    A = list(A)
+    rest = [j for j in range(S.shape[0]) if j not in A]
+    if not A:
+        return float(np.trace(S))
+    cond = S[np.ix_(rest, rest)] - S[np.ix_(rest, A)] @ np.linalg.solve(S[np.ix_(A, A)], S[np.ix_(A, rest)])
+    return float(np.trace(cond))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_each_trace_greedy_step_adds_the_benchmark_that_leaves_the_least_residual_variance(seed):
+    S = random_spd(9, seed)
+    cands = np.ones(9, dtype=bool)
+    cands[[2, 6]] = False  # never candidates, still part of the residual
+    order = residual_trace_greedy(S, 5, initial=[4], candidates=cands)
+    assert order[0] == 4 and len(order) == 5 and not {2, 6} & set(order)
+    for t in range(1, len(order)):
+        before = order[:t]
+        options = [j for j in range(9) if cands[j] and j not in before]
+        traces = {j: brute_trace(S, before + [j]) for j in options}
+        assert traces[order[t]] == pytest.approx(min(traces.values()), rel=1e-10)
+
+
+def test_the_first_trace_pick_is_the_best_single_benchmark_by_brute_force():
+    S = random_spd(12, 7)
+    first = residual_trace_greedy(S, 1)[0]
+    singles = [brute_trace(S, [j]) for j in range(12)]
+    assert first == int(np.argmin(singles))
+
+
+def test_trace_selections_are_nested_and_report_the_residual_they_minimize():
+    S = random_spd(10, 3)
+    five = select(S, 5, objective="trace")
+    assert select(S, 3, objective="trace").order == five.order[:3]
+    traces = [brute_trace(S, five.order[: t + 1]) / np.trace(S) for t in range(5)]
+    np.testing.assert_allclose(five.residual_fraction, traces, rtol=1e-9)
+    # entropy's greedy leaves at least as much residual variance after its first pick
+    assert five.residual_fraction[0] <= select(S, 1, objective="entropy").residual_fraction[0] + 1e-12
+
+
+def test_a_duplicated_benchmark_explains_nothing_once_its_twin_is_revealed():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 5))
+    X = np.column_stack([X, X[:, 0]])  # column 5 duplicates column 0
+    S = np.corrcoef(X.T)
+    order = residual_trace_greedy(S, 6)
+    assert sorted(order) == list(range(6))
+    assert order[-1] in (0, 5)  # the second twin comes last: revealing it lowers nothing
+
+
+def test_the_trace_objective_has_no_cost_aware_form():
+    with pytest.raises(ValueError, match="the trace objective has no cost-aware form"):
+        select(random_spd(5, 0), 2, objective="trace", costs=np.ones(5), budget=3.0)
+
+
+def test_the_trace_greedy_is_planned_as_cheaper_than_mi_and_dearer_than_entropy():
+    assert selection_cost("entropy", 200, 10) < selection_cost("trace", 200, 10) < selection_cost("mi", 200, 10)

@@ -13,6 +13,12 @@ For a Gaussian with covariance :math:`\\Sigma` over the benchmarks, a set
   precision of the complement :math:`\\Sigma_{\\bar A\\bar A}`, :math:`j` still in it
   (Eq. mi-gain, Algorithm 2).
 
+Section 2 names a third objective, the total residual variance
+:math:`\\operatorname{tr}(\\Sigma_{\\bar A|A}) = \\sum_{j\\notin A}\\sigma^2_{j|A}`, which
+targets average prediction accuracy and is neither submodular nor
+supermodular; :func:`residual_trace_greedy` minimizes it greedily (an
+extension: the paper monitors it and selects with entropy).
+
 Both read the conditional variances :math:`\\sigma^2_{j|A}` from one
 incremental pivoted Cholesky factorization (:class:`PivotedCholesky`).  An
 objective (:class:`EntropyGain`, :class:`MutualInformationGain`) answers one
@@ -56,6 +62,7 @@ __all__ = [
     "complement_precision_diag",
     "trace_order",
     "residual_traces",
+    "residual_trace_greedy",
     "log_det",
     "mutual_information",
 ]
@@ -375,6 +382,88 @@ def residual_traces(cov: object, order: Sequence[int]) -> np.ndarray:
     if len(set(pivots)) != len(pivots) or any(not 0 <= i < S.shape[0] for i in pivots):
         raise ValueError(f"order must list distinct indices in 0..{S.shape[0] - 1}")
     return pivot_along(S, pivots, variance_floor(S))[1]
+
+
+def residual_trace_greedy(
+    S: np.ndarray,
+    k: int,
+    *,
+    initial: Sequence[int] = (),
+    candidates: np.ndarray | None = None,
+    floor: float | None = None,
+    tie_tol: float = 1e-10,
+) -> list[int]:
+    """Greedy minimization of the total residual variance :math:`\\operatorname{tr}(\\Sigma_{\\bar A|A})` (Section 2).
+
+    After the mandatory ``initial`` benchmarks, each step adds the candidate
+    ``j`` whose revealing lowers the summed conditional variance of the
+    unselected benchmarks the most: with :math:`R = \\Sigma_{\\bar A\\bar A|A}`
+    the residual covariance, revealing ``j`` lowers it by
+    :math:`\\sum_{t\\notin A} R_{tj}^2 / R_{jj}` (its own variance and
+    what it explains of every other), the squared-error criterion of the
+    Gaussian conditional mean that predicts them (Eq. cond-mean).  Entropy
+    (Algorithm 1) scores only :math:`R_{jj}`; this score also counts the
+    coupling with the rest, as MI does through :math:`P_{jj}`.  The
+    objective is neither submodular nor supermodular, so the greedy carries
+    no approximation guarantee.  A candidate whose residual variance is at
+    or below ``floor`` is already explained and lowers nothing; ties (scores
+    within ``tie_tol * max(1, |best|)`` of the best) go to the lowest index.
+    The result is nested: its first ``j`` benchmarks are its selection of
+    ``j``.
+
+    Parameters
+    ----------
+    S : ndarray (N, N)
+        Symmetric covariance or correlation (checked by the caller).
+    k : int
+        Number of benchmarks to select, mandatory ones included.
+    initial : sequence of int
+        Mandatory benchmarks, selected first in this order.
+    candidates : ndarray of bool (N,), optional
+        The benchmarks the greedy may add (default: all).
+    floor : float, optional
+        Residual variance counted as explained (default :func:`variance_floor`).
+    tie_tol : float
+        Relative tolerance of a tie.
+
+    Returns
+    -------
+    list of int
+        Mandatory benchmarks, then the greedy's picks; shorter than ``k``
+        when the candidates run out.
+
+    Notes
+    -----
+    O(N^2) per step (the scores and a rank-one update of ``R``), O(k N^2) in
+    all, O(N^2) memory.
+    """
+    R = (np.asarray(S, dtype=float) + np.asarray(S, dtype=float).T) / 2.0
+    n = R.shape[0]
+    fl = variance_floor(R) if floor is None else float(floor)
+    avail = np.ones(n, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool).copy()
+    order: list[int] = []
+
+    def reveal(p: int) -> None:
+        nonlocal R
+        d = R[p, p]
+        if d > fl:
+            R = R - np.outer(R[:, p], R[p, :]) / d
+        R[p, :] = 0.0
+        R[:, p] = 0.0
+        order.append(int(p))
+        avail[p] = False
+
+    for p in initial:
+        reveal(int(p))
+    while len(order) < k and avail.any():
+        cands = np.flatnonzero(avail)
+        d = R[cands, cands]
+        live = d > fl
+        score = np.zeros(cands.size)
+        score[live] = (R[:, cands[live]] ** 2).sum(axis=0) / d[live]
+        best = float(score.max())
+        reveal(int(cands[np.flatnonzero(score >= best - tie_tol * max(1.0, abs(best)))[0]]))
+    return order
 
 
 def trace_order(S: np.ndarray, order: Sequence[int], floor: float) -> dict[str, np.ndarray]:

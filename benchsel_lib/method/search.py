@@ -463,7 +463,8 @@ def selection_cost(objective: str, n_benchmarks: int, k: int, n_models: int = 0)
     the mean score an eigenvalue floor and 400 strengths of a few sweeps
     (``9 N^3 + 400 * 3 N^2``); on the mean-imputed matrix the second moments
     and about 600 strengths of a few sweeps over ``k`` active coefficients
-    and a check (``2 m N^2 + 600 * 3 (k^2 + k N)``).
+    and a check (``2 m N^2 + 600 * 3 (k^2 + k N)``), and the greedy on the
+    residual trace a score and a rank-one update per step (``3 k N^2``).
     """
     N, k, m = float(n_benchmarks), float(k), float(n_models)
     base = N**3 / 3.0
@@ -481,6 +482,8 @@ def selection_cost(objective: str, n_benchmarks: int, k: int, n_models: int = 0)
         return base + 9.0 * N**3 + 400.0 * 3.0 * N * N
     if objective == "imputed-lasso":
         return base + 2.0 * m * N * N + 600.0 * 3.0 * (k * k + k * N)
+    if objective == "trace":
+        return base + 3.0 * k * N * N
     return base + k * k * N
 
 

@@ -1,6 +1,6 @@
 """The one selection entry point, :func:`select` (paper Sections 2-4, Appendices B, C).
 
-Nine objectives:
+Ten objectives:
 
 * ``"entropy"`` -- greedy maximization of :math:`H(X_A) = \\tfrac12\\log\\det(2\\pi e\\,\\Sigma_{AA})`
   (Algorithm 1).  The greedy step picks the largest residual diagonal, so the
@@ -34,6 +34,11 @@ Nine objectives:
   mean-imputed training matrix, at the strength of BenchPred's grid that
   leaves ``k`` of them
   (:func:`~benchsel_lib.method.sparse.imputed_lasso_order`, a peer method).
+* ``"trace"`` -- greedy minimization of the total residual variance
+  :math:`\\operatorname{tr}(\\Sigma_{\\bar A|A})`, the third objective of
+  Section 2, which targets average prediction accuracy
+  (:func:`~benchsel_lib.method.objectives.residual_trace_greedy`, an
+  extension; :math:`O(kN^2)`).
 
 The two Gaussian objectives are gains over one pivoted Cholesky state
 (:mod:`~benchsel_lib.method.objectives`); this module holds the optimizer that
@@ -82,6 +87,7 @@ from .objectives import (
     entropy_gain,
     entropy_gains_along,
     gains_along,
+    residual_trace_greedy,
     trace_order,
     variance_floor,
 )
@@ -106,8 +112,9 @@ __all__ = [
 
 #: the objectives of :func:`select`: Algorithms 1 and 2, the random baseline, two prediction-aimed orders, anchor
 #: points, the per-target Lasso with a cross-validated strength, the Lasso path of the mean score (on the
-#: correlation, and on the mean-imputed matrix)
-OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso")
+#: correlation, and on the mean-imputed matrix), and the greedy on the total residual variance
+OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso",
+              "trace")
 #: the objectives that the greedy optimizer maximizes, by name
 _GAINS = {"entropy": EntropyGain, "mi": MutualInformationGain}
 #: the objectives whose ``k`` benchmarks are not the first ``k`` of a larger selection (a set of ``k`` medoids
@@ -176,8 +183,8 @@ class Selection:
         (and ``"random"``) :math:`\\tfrac12\\log(2\\pi e\\, d_j)` (Eq. schur-entropy),
         for ``"mi"`` :math:`\\tfrac12[\\log\\sigma^2_{j|A} - \\log\\sigma^2_{j|\\bar A_j}]`
         (Eq. mi-gain); for ``"lasso"``, ``"greedy"``, ``"anchors"``,
-        ``"sparse"``, ``"mean-lasso"`` and ``"imputed-lasso"`` the entropy gains along the order.  Never
-        shifted; see ``shift``.
+        ``"sparse"``, ``"mean-lasso"``, ``"imputed-lasso"`` and ``"trace"`` the entropy gains along the
+        order.  Never shifted; see ``shift``.
     residual_fraction : numpy.ndarray
         :math:`\\operatorname{tr}(\\Sigma - L_tL_t^\\top)/\\operatorname{tr}\\Sigma` after each
         step, i.e. the summed conditional variance of the unselected benchmarks
@@ -192,7 +199,7 @@ class Selection:
     strategy : str
         ``"greedy"`` (cardinality), ``"cost-effective"`` or ``"singleton"``
         (which Krause-Guestrin strategy won under a budget), ``"random"``,
-        ``"lasso"``, ``"anchors"``, ``"sparse"``, ``"mean-lasso"``, ``"imputed-lasso"``.
+        ``"lasso"``, ``"anchors"``, ``"sparse"``, ``"mean-lasso"``, ``"imputed-lasso"``, ``"trace"``.
     n_evaluations : int
         Number of marginal-gain evaluations performed by the selection loop
         (mandatory steps and diagnostics not counted); for ``"anchors"`` the
@@ -654,7 +661,7 @@ def select(
         ones (so ``k >= len(initial)``), in ``1..N``.  Under a budget ``k`` is an
         upper bound and may be ``None`` ("as many as the budget allows"); a
         ``k`` larger than the most benchmarks the budget can pay for raises.
-    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso"}
+    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso", "trace"}
         ``"entropy"``: greedy :math:`H(X_A)`, i.e. pivoted Cholesky (Algorithm 1),
         :math:`O(k^2 N)`.  ``"mi"``: greedy :math:`I(X_A;X_{\\bar A})` (Algorithm 2)
         with gain :math:`\\tfrac12[\\log d_j + \\log P_{jj}]`, ``P`` the complement
@@ -698,7 +705,14 @@ def select(
         coefficients, as BenchPred's released code runs it; the set of
         ``k`` need not contain that of ``k - 1``
         (:func:`~benchsel_lib.method.sparse.imputed_lasso_order`; needs
-        ``train``; no costs).
+        ``train``; no costs).  ``"trace"``: greedy minimization of the total
+        residual variance :math:`\\operatorname{tr}(\\Sigma_{\\bar A|A})` (Section 2's
+        third objective): each step adds the candidate that lowers the summed
+        conditional variance of the unselected benchmarks the most,
+        :math:`\\sum_{t\\notin A} R_{tj}^2/R_{jj}` for the residual covariance
+        ``R``; ties within ``tie_tol`` go to the lowest index
+        (:func:`~benchsel_lib.method.objectives.residual_trace_greedy`;
+        :math:`O(kN^2)`; no costs).
     initial : sequence of int or str
         Mandatory benchmarks (indices, or names when ``names`` is given),
         selected first in the given order (paper Section 6); greedy continues on
@@ -773,7 +787,7 @@ def select(
         Order, per-step gains, residual-variance fraction, cumulative
         log-determinant and :math:`I(X_A;X_{\\bar A})` (see :class:`Selection`);
         for ``"lasso"``, ``"greedy"``, ``"anchors"``, ``"sparse"``,
-        ``"mean-lasso"`` and ``"imputed-lasso"`` the gains are the entropy gains along the order.
+        ``"mean-lasso"``, ``"imputed-lasso"`` and ``"trace"`` the gains are the entropy gains along the order.
 
     Raises
     ------
@@ -799,7 +813,8 @@ def select(
     :math:`O(N^2)` sweeps per strength; imputed-lasso :math:`O(MN^2)` for
     the imputed second moments plus a path down to the first strength with
     more than ``k + 10`` non-zeros, a few :math:`O(k^2 + kN)` sweeps and
-    checks per strength; budgets add nothing asymptotically.
+    checks per strength; trace :math:`O(kN^2)`; budgets add nothing
+    asymptotically.
     """
     S = check_covariance(cov)
     n = S.shape[0]
@@ -875,6 +890,8 @@ def select(
         order = mean_lasso_order(S, k, initial=init, candidates=with_mandatory)
     elif objective == "imputed-lasso":
         order = imputed_lasso_order(tr, k, initial=init, candidates=with_mandatory)
+    elif objective == "trace":
+        order = residual_trace_greedy(S, k, initial=init, candidates=candidates, floor=floor, tie_tol=tol)
     else:  # "greedy"
         order = predictive_greedy(tr, k, initial=init, candidates=with_mandatory, costs=c, budget=b)
 

@@ -9,8 +9,9 @@ maximizes and under which constraints, independently of the data:
   ``"anchors"`` (anchor points: k-medoids of the benchmarks on ``1 - R^2``),
   ``"sparse"`` (the largest summed coefficients of a per-target Lasso of
   every benchmark on the others, its strength cross-validated),
-  ``"mean-lasso"`` (the entry order of the Lasso path of the mean score) or
-  ``"imputed-lasso"`` (its non-zero set of ``k`` on the mean-imputed matrix);
+  ``"mean-lasso"`` (the entry order of the Lasso path of the mean score),
+  ``"imputed-lasso"`` (its non-zero set of ``k`` on the mean-imputed matrix)
+  or ``"trace"`` (greedy on the total residual variance, Section 2);
 * ``min_observed`` -- candidates need this many observing training models (an
   int), or this fraction of them (a float in (0, 1); ``*-obs`` presets use 30 %);
 * ``initial`` -- mandatory benchmarks, selected first (Section 6);
@@ -64,7 +65,7 @@ class Selector:
 
     Parameters
     ----------
-    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso"}
+    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso", "trace"}
     min_observed : int, float in (0, 1) or None
         Candidate filter on the number of training models observing a
         benchmark (count, capped at the number of training models, so that
@@ -349,6 +350,8 @@ SELECTORS: dict[str, Selector] = {
     "sparse": Selector("sparse"),
     "mean-lasso": Selector("mean-lasso"),
     "imputed-lasso": Selector("imputed-lasso"),
+    "trace": Selector("trace"),
+    "trace-obs": Selector("trace", min_observed=OBS_FRACTION),
 }
 
 
