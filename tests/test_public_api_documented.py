@@ -61,19 +61,24 @@ def _problems(path: Path, root: Path = PACKAGE) -> list[str]:
     return found
 
 
+def _toy(root: Path, layer: str, text: str) -> Path:
+    """A module ``layer/example.py`` under ``root`` holding ``text``."""
+    path = root / layer / "example.py"
+    path.parent.mkdir()
+    path.write_text(text)
+    return path
+
+
 def test_the_check_finds_an_undocumented_function_and_a_missing_cost(tmp_path):
-    mod = tmp_path / "method" / "example.py"
-    mod.parent.mkdir()
-    mod.write_text('def a(x):\n    return x\n\n\ndef b(x):\n    """Twice x."""\n    return 2 * x\n\n\n'
-                   'def c(x):\n    """Twice x. O(1)."""\n    return 2 * x\n\n\ndef _d(x):\n    return x\n\n\n'
-                   '@contextmanager\ndef e():\n    """Inside the block."""\n    yield\n\n\n'
-                   'class F:\n    def g(self):\n        return 1\n')
+    mod = _toy(tmp_path, "method",
+               'def a(x):\n    return x\n\n\ndef b(x):\n    """Twice x."""\n    return 2 * x\n\n\n'
+               'def c(x):\n    """Twice x. O(1)."""\n    return 2 * x\n\n\ndef _d(x):\n    return x\n\n\n'
+               '@contextmanager\ndef e():\n    """Inside the block."""\n    yield\n\n\n'
+               'class F:\n    def g(self):\n        return 1\n')
     assert _problems(mod, root=tmp_path) == ["method/example.py:1 a: no docstring",
                                              "method/example.py:5 b: the docstring does not state the cost",
                                              "method/example.py:26 F.g: no docstring"]
-    book = tmp_path / "book" / "example.py"
-    book.parent.mkdir()
-    book.write_text('def b(x):\n    """Twice x."""\n    return 2 * x\n')
+    book = _toy(tmp_path, "book", 'def b(x):\n    """Twice x."""\n    return 2 * x\n')
     assert _problems(book, root=tmp_path) == []
 
 
@@ -91,10 +96,9 @@ def _unannotated(path: Path, root: Path = PACKAGE) -> list[str]:
 
 
 def test_the_check_finds_a_missing_annotation(tmp_path):
-    mod = tmp_path / "method" / "example.py"
-    mod.parent.mkdir()
-    mod.write_text('def a(x: int, *, y=1) -> int:\n    return x\n\n\ndef b(x: int):\n    return x\n\n\n'
-                   'class C:\n    def d(self, **kw: int) -> None:\n        pass\n')
+    mod = _toy(tmp_path, "method",
+               'def a(x: int, *, y=1) -> int:\n    return x\n\n\ndef b(x: int):\n    return x\n\n\n'
+               'class C:\n    def d(self, **kw: int) -> None:\n        pass\n')
     assert _unannotated(mod, root=tmp_path) == ["method/example.py:1 a: no annotation for y",
                                                 "method/example.py:5 b: no annotation for return"]
 
