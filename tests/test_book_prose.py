@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from benchsel_lib.book import prose
-from benchsel_lib.book.pages import benchpress, em, greedy, logit, pipelines
+from benchsel_lib.book.pages import benchpress, em, entropy_mi, greedy, logit, pipelines
 
 
 @pytest.mark.parametrize("bad", [float("nan"), None, math.inf, "n/a"])
@@ -164,3 +164,25 @@ def test_figure_8_node_counts_are_reconciled_with_table_3(shared_data_dir):
     assert (nc["rows_in_mirror"] == t3.loc[nc.index, "matched"]).all()
     assert (nc["canonical_models"] >= nc["named_rows"]).all() and (nc["named_rows"] >= nc["rows_in_mirror"]).all()
     assert np.isfinite(nc["canonical_models"]).all()
+
+
+def _objective_summary(method, r2_of_k, resid_of_k, ks=(1, 3, 5, 10)):
+    return pd.DataFrame([{"method": method, "k": k, "r2_mean": r2_of_k(k), "residual_fraction_mean": resid_of_k(k)}
+                         for k in ks])
+
+
+def test_the_third_objective_is_credited_only_with_the_rows_it_wins():
+    paper = pd.concat([_objective_summary("entropy", lambda k: 0.50 + 0.02 * k, lambda k: 0.50 - 0.03 * k),
+                       _objective_summary("mi", lambda k: 0.52 + 0.02 * k, lambda k: 0.52 - 0.03 * k)])
+    wins = _objective_summary("trace", lambda k: 0.53 + 0.02 * k, lambda k: 0.49 - 0.03 * k)
+    table = entropy_mi.trace_table({"mteb": paper}, {"mteb": wins}, k_max=5)
+    assert table["k"].tolist() == [1, 3, 5] and table["R2 trace"].tolist() == pytest.approx([0.55, 0.59, 0.63])
+    text = entropy_mi.trace_passage(table)
+    assert "highest mean R² of the three objectives in 2 of the 2" in text and "than MI in 2 (by 0.01)" in text
+    assert "surrogate gap is then a gap between entropy" in text
+    loses = _objective_summary("trace", lambda k: 0.51 + 0.02 * k, lambda k: 0.55 - 0.03 * k)
+    text = entropy_mi.trace_passage(entropy_mi.trace_table({"mteb": paper}, {"mteb": loses}, k_max=5))
+    assert "in 0 of the 2" in text and "than MI in 0," in text and "lowest training residual variance in 0" in text
+    assert "surrogate gap" not in text
+    assert "not compared" in entropy_mi.trace_passage(entropy_mi.trace_table({"mteb": paper}, {"mteb": wins},
+                                                                              k_max=1))
