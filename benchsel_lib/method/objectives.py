@@ -437,7 +437,8 @@ def residual_trace_greedy(
     O(N^2) per step (the scores and a rank-one update of ``R``), O(k N^2) in
     all, O(N^2) memory.
     """
-    R = (np.asarray(S, dtype=float) + np.asarray(S, dtype=float).T) / 2.0
+    R = np.asarray(S, dtype=float)
+    R = (R + R.T) / 2.0
     n = R.shape[0]
     fl = variance_floor(R) if floor is None else float(floor)
     avail = np.ones(n, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool).copy()

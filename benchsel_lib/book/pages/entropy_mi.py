@@ -34,6 +34,8 @@ PAPER_MERGED: dict[int, dict[str, float]] = {5: {"entropy": 0.35, "mi": 0.51, "r
                                              15: {"entropy": 0.55, "mi": 0.59}}
 PAPER_HOLDOUT = 0.1
 METHOD_NAMES = {"entropy": "entropy", "mi": "MI", "random": "random"}
+#: the subset sizes of the page's tables (those up to the run's ``k_max``)
+TABLE_KS = (1, 3, 5, 10, 15)
 
 
 def _at(s: pd.DataFrame, method: str, k: int, col: str = "r2_mean") -> float:
@@ -47,7 +49,7 @@ def gap_table(summary: Mapping[str, pd.DataFrame], band: Mapping[str, pd.DataFra
     for name, s in summary.items():
         b = band[name].groupby("k")["r2_mean"].agg(["min", "max"])
         at_paper = np.isclose(holdout, PAPER_HOLDOUT)
-        for k in [k for k in (1, 3, 5, 10, 15) if k <= k_max]:
+        for k in [k for k in TABLE_KS if k <= k_max]:
             rows.append({"matrix": label(name), "k": k, "R2 entropy": _at(s, "entropy", k),
                          "band min": float(b.loc[k, "min"]), "band max": float(b.loc[k, "max"]),
                          "R2 MI": _at(s, "mi", k), "R2 random": _at(s, "random", k),
@@ -63,13 +65,13 @@ def trace_table(summary: Mapping[str, pd.DataFrame], trace: Mapping[str, pd.Data
     """Per matrix and k: mean R^2 and residual variance of entropy, MI and the greedy on the residual trace.
 
     ``trace`` maps each matrix of ``summary`` to the :func:`~benchsel_lib.summarize_cv` of the paper's
-    pipeline with ``objective="trace"`` on the same folds.  The sizes are those of :func:`gap_table`
-    (1, 3, 5, 10, 15, up to ``k_max``).  O(matrices x sizes x rows).
+    pipeline with ``objective="trace"`` on the same folds.  The sizes are :data:`TABLE_KS` up to
+    ``k_max``, as in :func:`gap_table`.  O(matrices x sizes x rows).
     """
     rows = []
     for name, s in summary.items():
         t = trace[name]
-        for k in [k for k in (1, 3, 5, 10, 15) if k <= k_max]:
+        for k in [k for k in TABLE_KS if k <= k_max]:
             rows.append({"matrix": label(name), "k": k, "R2 entropy": _at(s, "entropy", k), "R2 MI": _at(s, "mi", k),
                          "R2 trace": _at(t, "trace", k),
                          "resid. entropy": _at(s, "entropy", k, "residual_fraction_mean"),
@@ -88,7 +90,7 @@ def trace_passage(table: pd.DataFrame) -> str:
     best = int((r2[:, 2] >= r2[:, :2].max(axis=1)).sum())
     above_mi = int((r2[:, 2] > r2[:, 1]).sum())
     lowest = int((res[:, 2] <= res[:, :2].min(axis=1)).sum())
-    gain = (rows["R2 trace"] - rows["R2 MI"])[r2[:, 2] > r2[:, 1]]
+    gain = (r2[:, 2] - r2[:, 1])[r2[:, 2] > r2[:, 1]]
     by = f" (by {range_text(float(gain.min()), float(gain.max()))})" if len(gain) else ""
     n = len(rows)
     return paragraph(
@@ -253,6 +255,7 @@ def prose(
         ``trace_md`` (with ``trace``), ``findings``.
     """
     h = pct(holdout)
+    trace_md = trace_passage(trace) if trace is not None else ""
     details = [f"{h} holdout", count(n_folds, "fold"), f"k = 1-{k_max}", f"seed {seed}"]
     if estimator != "auto":
         details.append(f"correlation estimator {code(estimator)}")
@@ -342,12 +345,12 @@ def prose(
                   "estimated from those few, and a single validation model can then dominate a fold's residual."
                   if wk["thinnest_pick"] < 20 else ""),
         paragraph(f"**`min_observed`.** {min_observed_md}", "The paper uses no filter, which is the library's default."),
-        paragraph(f"**A third objective.** {trace_passage(trace)}") if trace is not None else "",
+        paragraph(f"**A third objective.** {trace_md}") if trace_md else "",
     ]
     return PageProse(list(datasets), {"this_book": this_book, "differ": differ, "merged_md": merged_md or
                                       "Merged was not run (parameter `datasets`).", "first_pick_md": first_pick_md or
                                       "No forced-first-pick band was run (parameter `first_pick_datasets`).",
                                       "worst_md": worst_md, "min_observed_md": min_observed_md,
-                                      **({"trace_md": trace_passage(trace)} if trace is not None else {}),
+                                      **({"trace_md": trace_md} if trace_md else {}),
                                       "findings": paragraph(lead) + "\n\n" + bullets(found)})
 
