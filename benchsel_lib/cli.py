@@ -83,7 +83,7 @@ from .method.pipeline import (
     parse_pipeline,
 )
 from .method.search import DEFAULT_MIN_OBSERVED, DEFAULT_RULE, Recommendation
-from .method.selection import too_thin, within_budget
+from .method.selection import COST_AWARE, too_thin, within_budget
 from .protocol.cv import DEFAULT_K_MAX, cross_validate
 from .protocol.splits import cv_splits
 from .protocol.summaries import coverage_column, summarize_cv
@@ -91,7 +91,8 @@ from .protocol.sweep import SweepError, dask_backend
 
 __all__ = ["main", "build_parser", "parse_scores", "DEFAULT_MIN_OBSERVED"]
 
-_OBJECTIVES = PAPER_OBJECTIVES
+#: ``select --objective``: the paper's three and Section 2's total residual variance
+_OBJECTIVES = (*PAPER_OBJECTIVES, "trace")
 #: ``--inflate auto`` on fewer training rows than this says the factor is noisy.
 _FEW_ROWS = 30
 _FORMATS = ("table", "csv", "json")
@@ -136,13 +137,15 @@ examples:
   benchsel select --data mteb -k 5
   benchsel select --data mteb -k 10 --nested           # any first j: the choice for j
   benchsel select --data merged -k 8 --objective mi --min-observed 10
+  benchsel select --data mteb -k 5 --objective trace   # least total residual variance
   benchsel select --data mteb -k 5 --require SciFact --require "STS12"
   benchsel select --data mteb --costs costs.csv --budget 10
   benchsel select --data my_scores.csv -k 3 --format csv
   benchsel select --data mteb -k 5 --axis models      # reference models
 
 Columns: gain = the objective's marginal gain of the step (entropy: 1/2 log of
-the residual variance; MI: Eq. mi-gain), residual_fraction = tr(residual
+the residual variance; MI: Eq. mi-gain; random and trace: the entropy gain of
+the pick), residual_fraction = tr(residual
 covariance) / tr(covariance) after the step, logdet = log det of the selected
 block, mi = I(X_A; X_rest). The correlation is estimated on the whole matrix
 (--estimator auto: pairwise when fully observed, else EM, Appendix G).
@@ -348,7 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("select", parents=[_common()], help="select benchmarks (or reference models) greedily",
                        description="Greedy benchmark selection: entropy (pivoted Cholesky, Algorithm 1), "
-                       "mutual information (Algorithm 2) or random, with mandatory benchmarks and cost budgets.",
+                       "mutual information (Algorithm 2), random, or the total residual variance (Section 2), "
+                       "with mandatory benchmarks and cost budgets.",
                        epilog=_SELECT_EPILOG, formatter_class=fmt)
     _data_args(p)
     p.add_argument("-k", type=_int, default=None, help="number of benchmarks to select (required unless --budget)")
@@ -357,7 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "'gaussian': the paper's greedy on the Gaussian model (default when --objective, --costs, "
                    "--budget or --axis models is given)")
     p.add_argument("--objective", choices=_OBJECTIVES, default=None,
-                   help="selection objective of --method gaussian (default: entropy)")
+                   help="selection objective of --method gaussian (default: entropy; trace: each step reveals "
+                   "the benchmark that lowers the summed residual variance of the rest most; no --budget)")
     p.add_argument("--require", action="extend", nargs="+", default=[], metavar="NAME",
                    help="mandatory benchmark(s), selected first (repeatable)")
     p.add_argument("--costs", default=None, metavar="COSTS.csv", help="per-benchmark costs (CSV: benchmark,cost)")
@@ -733,6 +738,9 @@ def _cmd_select(args: argparse.Namespace) -> int:
         raise UsageError("--nested is an option of --method auto (the paper's greedy selections are nested already)")
     if args.objective is None:
         args.objective = "entropy"
+    if args.budget is not None and args.objective not in COST_AWARE:
+        raise UsageError(f"--objective {args.objective} has no cost-aware form; with --budget use "
+                         f"{', '.join(o for o in COST_AWARE if o in _OBJECTIVES)}")
     matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
     what = _what(args.axis)
     names = list(matrix.benchmarks)

@@ -79,6 +79,25 @@ def test_select_on_a_builtin_matrix_prints_the_ordered_selection(capsys, shared_
     assert df["mi"].notna().all()
 
 
+def test_select_objective_trace_is_the_librarys_residual_trace_greedy(capsys, small_csv):
+    from benchsel_lib import Pipeline, load_csv
+    from benchsel_lib.method.objectives import residual_trace_greedy
+
+    code, out, _ = run(capsys, "select", "--data", small_csv, "-k", "4", "--objective", "trace", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["objective"] == "trace"
+    got = [row["benchmark"] for row in doc["selection"]]
+    matrix = load_csv(small_csv)
+    pipe = Pipeline.paper(4, objective="trace", estimator="pairwise", min_observed=DEFAULT_MIN_OBSERVED).fit(matrix)
+    assert got == list(pipe.selection_.names)
+    # the same greedy run directly on the fitted correlation, b5 (3 models) left out
+    cov = pipe.correlation_
+    candidates = np.array([b != "b5" for b in matrix.benchmarks])
+    assert got == [matrix.benchmarks[j] for j in residual_trace_greedy(cov, 4, candidates=candidates)]
+    assert "b5" not in got
+
+
 @pytest.mark.parametrize("fmt", ["table", "csv", "json"])
 def test_select_on_a_user_csv_in_every_format(capsys, small_csv, fmt):
     code, out, _ = run(capsys, "select", "--data", small_csv, "-k", "3", "--format", fmt)
@@ -391,6 +410,8 @@ def headless_costs(tmp_path) -> Path:
         (["select", "--data", "{csv}", "--costs", "{headless_costs}", "--default-cost", "1", "--budget", "3"],
          ["the first line 'b0,1' looks like a cost, but it is read as the header; add a header row 'benchmark,cost'"]),
         (["select", "--data", "{csv}", "-k", "2", "--objective", "variance"], ["invalid choice"]),
+        (["select", "--data", "{csv}", "--objective", "trace", "--budget", "3"],
+         ["--objective trace has no cost-aware form", "entropy, mi, random"]),
         (["select", "--data", "missing_file.csv", "-k", "2"], ["not found", "missing_file.csv"]),
         (["predict", "--data", "{csv}", "--scores", "bq=0.5"], ["unknown benchmark 'bq'"]),
         (["predict", "--data", "{csv}", "--scores", "b0=0.5,b0=0.6"], ["'b0' is given more than once"]),
