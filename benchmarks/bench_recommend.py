@@ -290,7 +290,7 @@ def _worst_fold(M, df: pd.DataFrame, g, seed: int, shown: int = 3, unconditioned
 
 def _entries_scored(df: pd.DataFrame, ks=(5, 10)) -> None:
     """Print how many held-out entries the protocol scores for auto and each peer (:func:`entries_scored`)."""
-    n = entries_scored(df, [m for m in ["auto", *PEERS] if m in set(df["method"])], ks=ks)
+    n = entries_scored(df, methods=[m for m in ["auto", *PEERS] if m in set(df["method"])], ks=ks)
     total = " / ".join(f"k={k}" for k in ks)
     print(f"entries scored ({total}, summed over the folds): " + ", ".join(
         f"{m} {' / '.join(str(v) for v in row)}" for m, row in zip(n.index, n.to_numpy())))
@@ -344,7 +344,8 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
     if quick:
         fixed = peer_pairs(PEERS)
     else:
-        fixed = fixed_pairs(STRATS + (("greedy",) if greedy else ()) + (("anchors",) if anchors else ()), PREDS)
+        fixed = fixed_pairs(strategies=STRATS + (("greedy",) if greedy else ()) + (("anchors",) if anchors else ()),
+                            predictors=PREDS)
         fixed += [p for p in peer_pairs(PEERS) if p not in fixed]
     for name in datasets:
         M = load_matrix(name)
@@ -465,7 +466,7 @@ def gain_seeds(datasets, aside_names, seeds, n_jobs: int, variants=(), unconditi
                                        scheme="paper", levels=(), progress=False, n_jobs=n_jobs,
                                        unconditioned=unconditioned).assign(seed=sd)
                         for sd in seeds], ignore_index=True)
-        tab = seed_gains(df, [pipe.name for pipe in pipes], k0=k0, k1=k1)
+        tab = seed_gains(df, methods=[pipe.name for pipe in pipes], k0=k0, k1=k1)
         print(f"\n== {name}: the gain from k={k0} to k={k1} at each seed ({time.perf_counter() - t0:.0f} s, "
               f"{len(seeds)} seeds x 10 folds" + (", unscored models at the training mean)" if unconditioned == "mean"
                                                   else ")"))

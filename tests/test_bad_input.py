@@ -335,7 +335,7 @@ def test_summaries_refuse_rows_of_two_runs_instead_of_averaging_them(two_runs):
     (lambda df: peer_differences(df, "entropy", ks=(2,), reference="mi"), "peers must be a list of method names"),
     (lambda df: peer_differences(df, ["mi"], ks=(2,), reference="mi"), "peers lists the reference 'mi'"),
     (lambda df: k_gain(df, method="mi", k0=3, k1=1), "k0=3 must be smaller than k1=1"),
-    (lambda df: entries_scored(df, ["mi"], ks=(5,)), "k = [5] is not in the frame: it has k = [1, 2, 3]"),
+    (lambda df: entries_scored(df, methods=["mi"], ks=(5,)), "k = [5] is not in the frame: it has k = [1, 2, 3]"),
     (lambda df: pooled_coverage(df, method="auto", levels=(0.5,)), "method 'auto' is not in the frame"),
     (lambda df: calibration_table(df, ks=[9]), "ks must list subset sizes of the frame, k = [1, 2, 3]; got [9]"),
     (lambda df: top_residuals(df, n=0), "n must be a positive integer (ranks 1..n), got 0"),

@@ -130,7 +130,7 @@ def test_an_intact_entry_is_reused_silently_and_is_a_plain_npy(folder, counted):
     _same(second, ref)
     path = _entry(folder, X)
     _same(np.load(path, allow_pickle=False), ref)  # the digest trailer does not hide the array from np.load
-    _same(cache.cache_load(path, X.shape[1], cache.cache_key(X, EM)), ref)
+    _same(cache.cache_load(path, X.shape[1], key=cache.cache_key(X, EM)), ref)
     assert _leftovers(folder) == []
 
 

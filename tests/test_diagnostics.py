@@ -138,7 +138,7 @@ def test_residual_trace_with_given_order_and_spectral_comparison():
     for k in range(1, 4):
         assert traces[k - 1] == pytest.approx(schur_residual_trace(cov, order[:k]), rel=1e-9)
     names = [f"b{i}" for i in range(6)]
-    df = spectral_comparison(cov, 5, names=names)
+    df = spectral_comparison(cov, k_max=5, names=names)
     assert list(df["k"]) == [1, 2, 3, 4, 5]
     assert (df["cholesky_residual"] >= df["eigen_tail"] - 1e-9).all()
     assert (df["ratio"].dropna() >= 1 - 1e-9).all()
@@ -204,7 +204,7 @@ def test_shapiro_table_flags_non_normal_column_and_excludes_thin_column():
     X[:, 1] = rng.exponential(size=M) ** 2  # clearly non-normal
     X[:, 2] = rng.normal(size=M)
     X[:3, 3] = [0.1, 0.5, 0.2]  # 3 observations: not tested
-    df = shapiro_wilk_table(X, ["a", "skewed", "c", "thin"], correction="bh", min_observed=8)
+    df = shapiro_wilk_table(X, names=["a", "skewed", "c", "thin"], correction="bh", min_observed=8)
     assert list(df.columns) == ["n", "W", "p", "p_adjusted", "reject", "tested", "reason"]
     assert bool(df.loc["skewed", "reject"]) is True
     assert not bool(df.loc["a", "reject"])
@@ -233,7 +233,7 @@ def test_shapiro_table_uses_observed_entries_and_bonferroni():
     with pytest.raises(ValueError, match="correction"):
         shapiro_wilk_table(X, correction="fdr")
     with pytest.raises(ValueError, match="names"):
-        shapiro_wilk_table(X, ["only-one"])
+        shapiro_wilk_table(X, names=["only-one"])
 
 
 def test_shapiro_table_reports_constant_column_untested():
@@ -292,7 +292,7 @@ def test_mardia_complete_rows_rule_and_pseudo_inverse():
 def test_selection_positions_and_summary():
     names = ["a", "b", "c", "d"]
     folds = [["a", "b", "c"], ["b", "a", "c"], [0, 2, 1]]
-    pos = selection_positions(folds, names)
+    pos = selection_positions(folds, names=names)
     assert list(pos.columns) == ["benchmark", "fold", "position"]
     assert len(pos) == 9 and pos.attrs["n_folds"] == 3
     row = pos[(pos["fold"] == 2) & (pos["benchmark"] == "c")]
@@ -303,9 +303,9 @@ def test_selection_positions_and_summary():
     assert summ.loc["a", "folds_in_top"] == 3 and summ.loc["c", "folds_in_top"] == 1
     assert summ.loc["d", "n_folds_selected"] == 0 and pd.isna(summ.loc["d", "mean_position"])
     with pytest.raises(ValueError, match="twice"):
-        selection_positions([["a", "a"]], names)
+        selection_positions([["a", "a"]], names=names)
     with pytest.raises(ValueError, match="not a benchmark"):
-        selection_positions([["zz"]], names)
+        selection_positions([["zz"]], names=names)
     with pytest.raises(ValueError, match="pass names"):
         selection_positions([[0, 1]])
 

@@ -143,7 +143,7 @@ def test_a_pipeline_named_after_it_selects_on_missing_scores_as_select_does():
     M = as_matrix(low_rank_scores(11, 50, 12, missing=0.2))
     pipe = Pipeline.from_name("mean-lasso+ridge", k=4).fit(M)
     assert pipe.selected == [M.benchmarks[j] for j in mean_lasso_order(pipe.correlation_, 4)]
-    assert selection_cost("mean-lasso", 50, 5, 100) < selection_cost("sparse", 50, 5, 100)
+    assert selection_cost("mean-lasso", 50, 5, n_models=100) < selection_cost("sparse", 50, 5, n_models=100)
 
 
 def _imputed_moments(train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -214,8 +214,8 @@ def test_the_imputed_lasso_completes_a_short_set_and_is_selected_once_per_size()
         select(np.corrcoef(np.nan_to_num(X).T), 2, objective="imputed-lasso")
     M = as_matrix(low_rank_scores(12, 50, 10, missing=0.2))
     pipe = Pipeline.from_name("imputed-lasso+imputed-ridge", k=3).fit(M)
-    assert len(set(pipe.selected)) == 3 and selection_cost("imputed-lasso", 50, 5, 100) < selection_cost(
-        "sparse", 50, 5, 100)
+    assert len(set(pipe.selected)) == 3 and selection_cost("imputed-lasso", 50, 5, n_models=100) < selection_cost(
+        "sparse", 50, 5, n_models=100)
 
 
 def test_the_imputed_lasso_computes_one_path_for_every_size_and_gives_each_what_a_fresh_path_gives(monkeypatch):

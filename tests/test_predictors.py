@@ -35,7 +35,7 @@ def test_ridge_loo_matches_explicit_leave_one_out_loop():
     A = rng.normal(size=(15, 3))
     y = A @ np.array([1.0, -0.5, 0.2]) + 0.3 * rng.normal(size=15)
     alphas = (0.1, 1.0, 10.0)
-    beta, b0, alpha, mse = ridge_loo(A, y, alphas)
+    beta, b0, alpha, mse = ridge_loo(A, y, alphas=alphas)
     explicit = []
     for a in alphas:
         errs = []
@@ -87,7 +87,7 @@ def test_ridge_predictor_matches_reference_per_target_fit():
                 if rows.sum() >= max(8, len(cols) + 2):
                     break
                 cols = cols[:-1]
-            beta, b0, _, _ = ridge_loo(train[np.ix_(rows, cols)], train[rows, j], RidgePredictor().alphas)
+            beta, b0, _, _ = ridge_loo(train[np.ix_(rows, cols)], train[rows, j], alphas=RidgePredictor().alphas)
             assert pred[i, j] == pytest.approx(b0 + query[i, cols] @ beta, abs=1e-9)
 
 
@@ -258,7 +258,7 @@ def test_imputed_ridge_keeps_every_training_model_and_falls_back_to_the_mean_of_
     assert pred[0, 5] == pytest.approx(np.nanmean(train[:, 5]))
     rows = ~np.isnan(train[:, 1])
     A = np.where(np.isnan(train[:, [0]]), np.nanmean(train[:, 0]), train[:, [0]])
-    fits = [ridge_loo(A[rows], train[rows, 1], (a,)) for a in (0.1, 1.0, 10.0)]
+    fits = [ridge_loo(A[rows], train[rows, 1], alphas=(a,)) for a in (0.1, 1.0, 10.0)]
     beta, b0, _, _ = min(fits, key=lambda f: f[3])
     assert pred[0, 1] == pytest.approx(b0 + 0.7 * beta[0], abs=1e-10)
     assert not make_predictor("imputed-ridge").rowwise  # a row's features are what any row of the call reveals

@@ -8,7 +8,9 @@ docstring also states its cost, as ``O(...)``, a "Cost" sentence or a
 wrap the work of the block or the command).  The book's helpers (``benchsel_lib.book``) and the
 command line (``benchsel_lib.cli``) only need a docstring: what they cost is
 the cost of the library calls they make.  Every public function is also
-fully annotated (its parameters but ``self`` and ``cls``, and its return).
+fully annotated (its parameters but ``self`` and ``cls``, and its return),
+and its options (parameters with a default, beyond the first) are
+keyword-only, but for the few listed in ``POSITIONAL`` with their reason.
 """
 from __future__ import annotations
 
@@ -111,3 +113,45 @@ def test_every_public_function_has_a_docstring_stating_its_cost(path):
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_every_public_function_is_annotated(path):
     assert _unannotated(path) == []
+
+
+#: parameters with a default that stay positional, beyond a function's first one (its subject, as
+#: ``Pipeline(k)`` or ``main(argv)``), each for a reason
+POSITIONAL = {
+    "book/prose.py": {"num": {"spec"}, "signed": {"spec"}, "pct": {"digits"}, "range_text": {"spec"},
+                      "count": {"plural"}},  # the format follows the value, as in format(value, spec)
+    "method/scaling.py": {"Standardizer.scale_cov": {"idx"}, "FittedScaling.transform": {"cols"},
+                          "FittedScaling.inverse": {"cols"}},  # the columns the rows hold
+    "protocol/cv.py": {"cross_validate": {"pipelines"}},  # what is compared on the matrix
+    "studies/extrapolation.py": {"extrapolation_check": {"pipelines"}},
+    "studies/diagnostics.py": {"cholesky_residual_trace": {"k"}},  # the size of the factorization
+}
+
+
+def _positional_options(path: Path, root: Path = PACKAGE) -> list[str]:
+    """Public functions whose parameters with a default can be passed by position (beyond the first)."""
+    rel = path.relative_to(root)
+    allowed = POSITIONAL.get(rel.as_posix(), {})
+    found = []
+    for name, node in _public(ast.parse(path.read_text(encoding="utf-8"))):
+        a = node.args
+        pos = [x.arg for x in a.posonlyargs + a.args]
+        subject = [p for p in pos if p not in ("self", "cls")][:1]
+        with_default = pos[len(pos) - len(a.defaults):] if a.defaults else []
+        loose = [p for p in with_default if p not in subject and p not in allowed.get(name, ())]
+        if loose:
+            found.append(f"{rel}:{node.lineno} {name}: {', '.join(loose)} can be passed by position")
+    return found
+
+
+def test_the_check_finds_an_option_passed_by_position(tmp_path):
+    mod = _toy(tmp_path, "method",
+               'def a(x: int, y: int = 1) -> int:\n    return x\n\n\ndef b(x: int = 0, *, y: int = 1) -> int:\n'
+               '    return x\n\n\nclass C:\n    def d(self, k: int = 1, z: int = 2) -> None:\n        pass\n')
+    assert _positional_options(mod, root=tmp_path) == ["method/example.py:1 a: y can be passed by position",
+                                                       "method/example.py:10 C.d: z can be passed by position"]
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_every_option_of_a_public_function_is_keyword_only(path):
+    assert _positional_options(path) == []

@@ -382,13 +382,13 @@ def test_entries_scored_sums_each_methods_scored_entries_over_the_cells():
 
     df = pd.DataFrame(dict(method=["auto", "auto", "auto", "a+b", "a+b"], fold=[0, 1, 0, 0, 1], k=[5, 5, 10, 5, 5],
                            n_eval=[10, 20, 7, 30, 31]))
-    got = entries_scored(df, ["a+b", "auto"])
+    got = entries_scored(df, methods=["a+b", "auto"])
     assert got.to_dict("index") == {"a+b": {5: 61, 10: 0}, "auto": {5: 30, 10: 7}}
     assert list(entries_scored(df).index) == ["auto", "a+b"]
     with pytest.raises(ValueError, match="'n_eval' column"):
         entries_scored(df.drop(columns="n_eval"))
     with pytest.raises(ValueError, match="method 'mi' is not in the frame"):
-        entries_scored(df, ["mi"])
+        entries_scored(df, methods=["mi"])
 
 
 def test_paired_summary_reads_the_difference_to_the_baseline_in_standard_errors():
@@ -586,9 +586,9 @@ def test_seed_gains_gives_each_seeds_paired_gain_from_k0_to_k1():
     assert b1.gain == pytest.approx(-0.1) and b1.gain_se == pytest.approx(np.std([0.1, -0.3], ddof=1) / np.sqrt(2))
     assert b7.r2_k0 == pytest.approx(0.5) and b7.gain == pytest.approx(0.2) and b7.n_cells == 1  # fold 1 has no k=10
     assert np.isnan(b7.gain_se) and b1.nested_cells == -1
-    assert list(seed_gains(df, ["a"]).method) == ["a"]
+    assert list(seed_gains(df, methods=["a"]).method) == ["a"]
     with pytest.raises(ValueError, match="method 'c' is not in the frame"):
-        seed_gains(df, ["c"])
+        seed_gains(df, methods=["c"])
     with pytest.raises(ValueError, match="not scored at both k = 5 and k = 7"):
         seed_gains(df, k0=5, k1=7)
 
@@ -655,7 +655,7 @@ def test_held_aside_sizes_are_capped_to_leave_four_benchmarks_hidden():
     assert aside_ks(14) == (5, 10)
     assert aside_ks(11) == (5, 7)
     assert aside_ks(8) == (4,)  # both sizes capped to the same one
-    assert aside_ks(6, (1, 5)) == (1, 2)
+    assert aside_ks(6, ks=(1, 5)) == (1, 2)
     with pytest.raises(ValueError, match="4 benchmarks leave fewer than 4"):
         aside_ks(4)
 
@@ -784,16 +784,16 @@ def test_the_monotone_rule_keeps_the_previous_pipeline_only_when_the_best_falls_
 
     previous = _row("mi", "ridge", 0.55, k=4)
     rows = [_row("mi", "ridge", 0.48), _row("lasso", "knn", 0.50), _row("random", "gaussian", 0.30)]
-    kept = choose_candidate(rows, previous, rule="monotone")
+    kept = choose_candidate(rows, previous=previous, rule="monotone")
     assert (kept["strategy"], kept["predictor"], kept["r2"]) == ("mi", "ridge", 0.48)  # the best 0.50 < 0.55
-    assert choose_candidate(rows, previous, rule="best")["strategy"] == "lasso"
+    assert choose_candidate(rows, previous=previous, rule="best")["strategy"] == "lasso"
     rows[1]["r2"] = 0.56  # now the best beats the previous choice's score: switch
-    assert choose_candidate(rows, previous, rule="monotone")["strategy"] == "lasso"
+    assert choose_candidate(rows, previous=previous, rule="monotone")["strategy"] == "lasso"
     rows[1]["r2"] = 0.55  # a tie with the previous score also switches
-    assert choose_candidate(rows, previous, rule="monotone")["strategy"] == "lasso"
+    assert choose_candidate(rows, previous=previous, rule="monotone")["strategy"] == "lasso"
     # the previous pipeline was not scored at this k: the best
-    assert choose_candidate(rows[1:], dict(previous, r2=0.9), rule="monotone")["strategy"] == "lasso"
-    assert choose_candidate(rows, None, rule="monotone")["strategy"] == "lasso"
+    assert choose_candidate(rows[1:], previous=dict(previous, r2=0.9), rule="monotone")["strategy"] == "lasso"
+    assert choose_candidate(rows, previous=None, rule="monotone")["strategy"] == "lasso"
     # ties go to the smaller order key
     tie = [_row("b", "x", 0.5), _row("a", "x", 0.5)]
     assert choose_candidate(tie, rule="best", order=lambda r: r["strategy"])["strategy"] == "a"
@@ -868,9 +868,9 @@ def test_the_additive_rule_picks_the_best_strategy_with_the_best_predictor_not_a
     assert (pick["strategy"], pick["predictor"]) == ("mi", "ridge")
     # the look back of the monotone rule, on the chosen candidate's own score
     previous = _row("random", "knn", 0.51, k=4)
-    kept = choose_candidate(rows, previous, rule="additive")
+    kept = choose_candidate(rows, previous=previous, rule="additive")
     assert (kept["strategy"], kept["predictor"], kept["r2"]) == ("random", "knn", 0.20)
-    assert choose_candidate(rows, dict(previous, r2=0.49), rule="additive")["strategy"] == "mi"
+    assert choose_candidate(rows, previous=dict(previous, r2=0.49), rule="additive")["strategy"] == "mi"
     # ties of the main-effects score go to the smaller order key
     tie = [_row("b", "x", 0.5), _row("a", "x", 0.5)]
     assert choose_candidate(tie, rule="additive", order=lambda r: r["strategy"])["strategy"] == "a"
@@ -940,7 +940,7 @@ def test_the_shrunk_rule_follows_a_cell_the_folds_agree_on_and_the_main_effects_
     pick = choose_candidate(flip, rule="shrunk")
     assert (pick["strategy"], pick["predictor"]) == ("mi", "ridge")
     # the look back on the chosen candidate's own score, as the additive rule's
-    kept = choose_candidate(flip, _row("random", "knn", 0.51, k=4), rule="shrunk")
+    kept = choose_candidate(flip, previous=_row("random", "knn", 0.51, k=4), rule="shrunk")
     assert (kept["strategy"], kept["predictor"], kept["r2"]) == ("random", "knn", 0.20)
     # without the per-fold scores there is nothing to pool by: the additive choice
     assert shrunk_scores(rows) == additive_scores(rows)

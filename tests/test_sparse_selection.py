@@ -292,7 +292,7 @@ def test_bad_input_is_a_clear_error(kwargs, match):
 
 
 def test_the_sparse_selection_is_costed_above_mi_for_the_search_plan():
-    assert selection_cost("sparse", 50, 5, 100) > selection_cost("mi", 50, 5, 100)
+    assert selection_cost("sparse", 50, 5, n_models=100) > selection_cost("mi", 50, 5, n_models=100)
 
 
 def test_selector_passes_the_training_rows_and_keys_its_memo_on_them():

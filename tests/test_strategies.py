@@ -135,7 +135,7 @@ def _brute_objective(X: np.ndarray, S: list[int]) -> float:
         tot += t
         full = obs[:, j] & obs[:, S].all(axis=1)
         if full.sum() >= max(8, len(S) + 2):
-            _, _, _, mse = ridge_loo(X[np.ix_(full, S)], X[full, j], tuple(np.logspace(-2, 4, 13)))
+            _, _, _, mse = ridge_loo(X[np.ix_(full, S)], X[full, j], alphas=tuple(np.logspace(-2, 4, 13)))
             res += full.sum() * mse + float(np.sum(X[rows & ~full, j] ** 2))
         else:
             res += t

@@ -68,7 +68,7 @@ def test_a_dask_local_cluster_gives_the_serial_frame_bit_for_bit(serial):
     distributed = pytest.importorskip(
         "distributed", reason="dask.distributed is not installed (the [cluster] extra: pip install 'benchsel[cluster]')"
     )
-    with local_cluster(2) as cluster:
+    with local_cluster(n_workers=2) as cluster:
         with distributed.Client(cluster) as client:
             assert len(client.scheduler_info()["workers"]) == 2
             assert all(env is None for env in client.run(os.environ.get, "MALLOC_TRIM_THRESHOLD_").values())
@@ -214,7 +214,7 @@ def test_cli_jobs_gives_the_serial_table(capsys, toy_csv):
 def test_cli_scheduler_runs_on_a_dask_cluster_with_the_serial_table(capsys, toy_csv):
     pytest.importorskip("distributed", reason="dask.distributed is not installed (the [cluster] extra)")
     _, serial, _ = _cli(capsys, *CLI_GRID, "--data", toy_csv)
-    with local_cluster(2) as cluster:
+    with local_cluster(n_workers=2) as cluster:
         code, out, err = _cli(capsys, *CLI_GRID, "--data", toy_csv, "--scheduler", cluster.scheduler_address)
     assert code == 0, err
     assert "2 workers" in err

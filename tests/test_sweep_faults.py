@@ -203,7 +203,7 @@ def test_a_dask_worker_that_dies_or_a_failing_cell_fails_the_sweep_in_one_line(t
     marks = [str(tmp_path / f"ok{i}") for i in range(3)]
     # the first death of a task's worker fails it (Dask's default retries it on three more workers)
     allowed = {"distributed.scheduler.allowed-failures": 0}
-    with dask.config.set(allowed), local_cluster(1) as cluster, dask_backend(cluster.scheduler_address):
+    with dask.config.set(allowed), local_cluster(n_workers=1) as cluster, dask_backend(cluster.scheduler_address):
         # one worker is enough to run on the cluster, not in this process
         assert run_sweep([Cell("pid", os.getpid)]) != [os.getpid()]
         with pytest.raises(SweepError, match=r"^cell 'bad' failed: ValueError: math domain error$"):
@@ -221,7 +221,7 @@ def test_a_dask_worker_that_dies_or_a_failing_cell_fails_the_sweep_in_one_line(t
 SCHEDULER = """
 import sys, time
 from benchsel_lib.protocol.sweep import local_cluster
-with local_cluster(1, processes=False, protocol="tcp") as cluster:  # scheduler and worker in this process
+with local_cluster(n_workers=1, processes=False, protocol="tcp") as cluster:  # scheduler and worker in this process
     print(cluster.scheduler_address, flush=True)
     time.sleep(float(sys.argv[1]))  # then stop by itself
 """

@@ -139,8 +139,8 @@ def _fmt_holdout(h: float) -> str:
 @_readable
 def plot_eigenspectrum(
     spectra: Mapping[str, Any],
-    levels: Sequence[float] = (0.9, 0.95, 0.99),
     *,
+    levels: Sequence[float] = (0.9, 0.95, 0.99),
     max_k: int | None = None,
     title: str = "Residual variance fraction of the correlation matrix",
 ) -> Figure:

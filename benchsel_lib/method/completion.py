@@ -164,7 +164,7 @@ class SoftImpute(BasePredictor):
     rows and D = min(m + v, N), plus an O(D^3) eigendecomposition.
     """
 
-    def __init__(self, rank: int | None = 3, *, shrinkage: float = 1.0, max_iter: int = 200, tol: float = 1e-6):
+    def __init__(self, *, rank: int | None = 3, shrinkage: float = 1.0, max_iter: int = 200, tol: float = 1e-6):
         if rank is not None:
             rank = check_int(rank, "rank")
         shrinkage = float(shrinkage)
@@ -248,7 +248,7 @@ class KNNImputer(BasePredictor):
 
     rowwise = True  # a query row's neighbours are training rows only
 
-    def __init__(self, n_neighbors: int = 10, *, weights: str = "distance"):
+    def __init__(self, *, n_neighbors: int = 10, weights: str = "distance"):
         self.n_neighbors = check_int(n_neighbors, "n_neighbors")
         if weights not in ("distance", "uniform"):
             raise ValueError(f"unknown weights {weights!r}: use 'distance' or 'uniform'")

@@ -237,7 +237,7 @@ def _inner_route(tr: np.ndarray) -> str:
     return "floored"
 
 
-def floored_pairwise_correlation(train: np.ndarray, floor: float = EIGEN_FLOOR) -> np.ndarray:
+def floored_pairwise_correlation(train: np.ndarray, *, floor: float = EIGEN_FLOOR) -> np.ndarray:
     """The pairwise-complete correlation with its eigenvalues floored at ``floor``, rescaled to a unit diagonal.
 
     The pairwise-complete covariance (Appendix G) of the rows as a
@@ -366,7 +366,7 @@ class Correlation:
             return self.estimator
         return _auto_method(np.asarray(values, dtype=float))
 
-    def note(self, values: np.ndarray, standardized: np.ndarray | None = None) -> str | None:
+    def note(self, values: np.ndarray, *, standardized: np.ndarray | None = None) -> str | None:
         """One line when EM would take too long here and the floored pairwise correlation replaces it, else None.
 
         ``values`` as for :meth:`estimate`; ``"fast"`` reads ``standardized``

@@ -331,7 +331,7 @@ class FittedPath:
     selection: Selection | None = None
     notes: list[str] = field(default_factory=list)
 
-    def predict(self, z: np.ndarray, steps: list[PathStep] | None = None) -> list[StepPrediction]:
+    def predict(self, z: np.ndarray, *, steps: list[PathStep] | None = None) -> list[StepPrediction]:
         """Predictions for query rows ``z`` (standardized, NaN missing) at every step (or at ``steps``).
 
         Each row reveals its observed entries among the step's selected benchmarks.
@@ -962,7 +962,8 @@ class Pipeline:
         if correlation is not None:
             R = np.asarray(correlation, dtype=float)
         else:
-            cnote = corr.note(values, z)  # EM replaced where it would take too long: said before the estimate
+            # EM replaced where it would take too long: said before the estimate
+            cnote = corr.note(values, standardized=z)
             if cnote:
                 _LOG.info(cnote)
                 notes.append(cnote)
@@ -1283,7 +1284,7 @@ class Pipeline:
         z = np.full_like(row, np.nan)
         z[0, cols] = fs.transform(row[:, cols], np.asarray(cols))
         st = PathStep(len(cols), np.asarray(cols, dtype=int), step.diagnostics, step.choice, step.inflation)
-        sp = path.predict(z, [st])[0]
+        sp = path.predict(z, steps=[st])[0]
         T = sp.targets
         mean = fs.inverse(sp.mean[0], T)
         lower = upper = np.full(T.size, np.nan)

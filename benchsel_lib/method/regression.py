@@ -53,7 +53,7 @@ def mean_imputed(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def ridge_loo(
-    A: np.ndarray, y: np.ndarray, alphas: Sequence[float] = DEFAULT_ALPHAS
+    A: np.ndarray, y: np.ndarray, *, alphas: Sequence[float] = DEFAULT_ALPHAS
 ) -> tuple[np.ndarray, float, float, float]:
     """Ridge regression with an unpenalized intercept, strength chosen by exact leave-one-out error.
 
@@ -105,8 +105,8 @@ def ridge_loo(
 
 
 def ridge_loo_batch(
-    train: np.ndarray, cols: Sequence[int], targets: Sequence[int], alphas: Sequence[float] = DEFAULT_ALPHAS,
-    *, observed: np.ndarray | None = None,
+    train: np.ndarray, cols: Sequence[int], targets: Sequence[int], *, alphas: Sequence[float] = DEFAULT_ALPHAS,
+    observed: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """:func:`ridge_loo` for many targets sharing one feature set, vectorized over the targets.
 
@@ -206,7 +206,7 @@ class RidgePredictor(BasePredictor):
     def _fits(self, tr: np.ndarray, st: dict, F: tuple[int, ...]) -> dict[str, np.ndarray]:
         fit = st["fits"].get(F)
         if fit is None:
-            fit = ridge_loo_batch(tr, F, np.arange(tr.shape[1]), self.alphas, observed=st["tm"])
+            fit = ridge_loo_batch(tr, F, np.arange(tr.shape[1]), alphas=self.alphas, observed=st["tm"])
             fit["ok"] = self.enough_rows(fit["n"], len(F))
             fit["ok"][list(F)] = False
             st["fits"][F] = fit
@@ -314,7 +314,7 @@ class ImputedRidgePredictor(BasePredictor):
         if fit is None:
             tm = st["tm"].copy()
             tm[:, list(F)] = True  # the imputed features are complete
-            fit = ridge_loo_batch(st["filled"], F, np.arange(train.shape[1]), self.alphas, observed=tm)
+            fit = ridge_loo_batch(st["filled"], F, np.arange(train.shape[1]), alphas=self.alphas, observed=tm)
             fit["ok"] = fit["n"] >= 3
             fit["ok"][list(F)] = False
             st["fits"][F] = fit

@@ -329,7 +329,7 @@ def shrunk_scores(rows: Sequence[dict[str, Any]]) -> list[float]:
     return [a + lam * (float(r["r2"]) - a) if np.isfinite(a) else a for a, r in zip(fitted, rows)]
 
 
-def choose_candidate(rows: Sequence[dict[str, Any]], previous: dict[str, Any] | None = None, *,
+def choose_candidate(rows: Sequence[dict[str, Any]], *, previous: dict[str, Any] | None = None,
                      rule: str = DEFAULT_RULE, order: Any = None) -> dict[str, Any]:
     """The candidate chosen at one ``k`` among the scored ``rows`` (dicts with ``strategy, predictor, r2``).
 
@@ -446,7 +446,7 @@ def block_predictions(pred: Any, train: np.ndarray, blocks: list, cov: np.ndarra
     return out
 
 
-def selection_cost(objective: str, n_benchmarks: int, k: int, n_models: int = 0) -> float:
+def selection_cost(objective: str, n_benchmarks: int, k: int, *, n_models: int = 0) -> float:
     """Estimated operations of one selection of ``k`` among ``n_benchmarks`` (:meth:`Selector.select`). O(1).
 
     Every selection ends with one factorization of the N x N correlation for
@@ -568,7 +568,7 @@ def search_cost(
     m_t, v = m - m / F, m / F
     sels = [None if s == "given" else selector_named(s) for s in strategies]
     fold = _correlation_cost(m_t, N, float(observed))
-    fold += sum(selection_cost(sel.objective, int(N), int(k), int(m_t)) for sel in sels if sel is not None)
+    fold += sum(selection_cost(sel.objective, int(N), int(k), n_models=int(m_t)) for sel in sels if sel is not None)
     fold += len(sels) * n_ks * sum(_predictor_cost(p, m_t, v, N, k) for p in set(predictors) if p != "stack")
     return float(max(1, int(repeats))) * F * fold
 
@@ -694,7 +694,7 @@ def plan_search(
         return SearchPlan(None, None, (), cost, cost, (m, N), int(seed), budget, given)
     sels = [None if s == "given" else selector_named(s) for s in strategies]
     costly = [sel.label for sel in sels
-              if sel is not None and selection_cost(sel.objective, N, k, m) > SELECTION_BUDGET]
+              if sel is not None and selection_cost(sel.objective, N, k, n_models=m) > SELECTION_BUDGET]
     if len(costly) == len(sels):
         costly = []
     kept = [s for s, sel in zip(strategies, sels) if sel is None or sel.label not in costly]
@@ -1226,7 +1226,7 @@ def _search_path(
         best = None
         prev = previous if previous is not None and previous["k"] == k - 1 else None
         while at:
-            cand = choose_candidate(at, prev, rule=rule,
+            cand = choose_candidate(at, previous=prev, rule=rule,
                                     order=lambda r: (rank_s[r["strategy"]], rank_p[r["predictor"]]))
             # on a subsample, only a strategy that can select on every benchmark; its final selection (one per
             # strategy, on every row and column) is made only when it is chosen

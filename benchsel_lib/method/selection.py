@@ -967,7 +967,7 @@ def predictive_greedy(
         any_s = tm[:, Sarr].any(axis=1)
         all_s = tm[:, Sarr].all(axis=1)
         targets = np.setdiff1d(np.arange(N), Sarr)
-        fit = ridge_loo_batch(tr, Sarr, targets, pr.alphas, observed=tm)
+        fit = ridge_loo_batch(tr, Sarr, targets, alphas=pr.alphas, observed=tm)
         rows = tm[:, targets] & any_s[:, None]
         tot_j = (z2[:, targets] * rows).sum(axis=0)
         miss_j = (z2[:, targets] * (rows & ~all_s[:, None])).sum(axis=0)

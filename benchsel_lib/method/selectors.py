@@ -54,7 +54,7 @@ OBS_FRACTION = 0.3
 _NEEDS_TRAIN = ("greedy", "sparse", "imputed-lasso")
 
 
-def min_observed_for(n_train: int, fraction: float = OBS_FRACTION) -> int:
+def min_observed_for(n_train: int, *, fraction: float = OBS_FRACTION) -> int:
     """The ``min_observed`` of a fraction: ``ceil(fraction * n_train)``, at least 1. O(1)."""
     return max(1, int(math.ceil(fraction * n_train)))
 
@@ -157,7 +157,7 @@ class Selector:
         if mo is None:
             return None
         if isinstance(mo, (float, np.floating)) and not float(mo).is_integer():
-            return min_observed_for(n_models, float(mo))
+            return min_observed_for(n_models, fraction=float(mo))
         return min(int(mo), int(n_models))
 
     def scaled(self, n_rows: int, n_total: int) -> Selector:

@@ -167,7 +167,9 @@ def _entry_path(root: str, key: str) -> Path:
     return Path(root) / f"corr-{key[:32]}.npy"
 
 
-def cached_correlation(correlation: Correlation, X: np.ndarray, standardized: np.ndarray | None = None) -> np.ndarray:
+def cached_correlation(
+    correlation: Correlation, X: np.ndarray, *, standardized: np.ndarray | None = None
+) -> np.ndarray:
     """Training correlation of one split (protocol step 4): ``correlation.estimate`` with two caches in front.
 
     ``X`` holds the training rows in the pipeline's space (not standardized),
@@ -315,7 +317,7 @@ def _read_entry(path: Path, n: int, key: str | None) -> tuple[np.ndarray | None,
     return R, None
 
 
-def cache_load(path: Path, n: int, key: str | None = None) -> np.ndarray | None:
+def cache_load(path: Path, n: int, *, key: str | None = None) -> np.ndarray | None:
     """The cached (n, n) correlation at ``path`` if it is intact, else None.
 
     The entry's trailer must name ``key`` (None: a key that starts with the

@@ -193,7 +193,7 @@ def split_rows(
     def correlate(correlation: Correlation, values: np.ndarray, standardized: np.ndarray) -> np.ndarray:
         t = time.perf_counter()
         try:
-            return cache.cached_correlation(correlation, values, standardized)
+            return cache.cached_correlation(correlation, values, standardized=standardized)
         finally:
             spent["correlation"] += time.perf_counter() - t
 

@@ -546,7 +546,7 @@ def dask_backend(address: str, *, timeout: float = 10.0) -> Iterator[Any]:
 _TRIM_KEY = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
 
 
-def local_cluster(n_workers: int = 2, **kwargs: Any) -> Any:
+def local_cluster(*, n_workers: int = 2, **kwargs: Any) -> Any:
     """A Dask ``LocalCluster`` set up for sweeps on this machine.
 
     ``n_workers`` worker processes with one thread each (and one BLAS

@@ -245,8 +245,8 @@ def cholesky_residual_trace(
 
 def spectral_comparison(
     cov: Any,
-    k_max: int | None = None,
     *,
+    k_max: int | None = None,
     as_correlation: bool = False,
     names: Sequence[str] | None = None,
     order: Sequence[int] | None = None,
@@ -380,8 +380,8 @@ def _columns_and_names(X: Any, names: Sequence[str] | None) -> tuple[np.ndarray,
 
 def shapiro_wilk_table(
     X: Any,
-    names: Sequence[str] | None = None,
     *,
+    names: Sequence[str] | None = None,
     correction: str = "bh",
     alpha: float = 0.05,
     min_observed: int = 8,
@@ -629,6 +629,7 @@ def mardia_test(X: Any, *, alpha: float = 0.05, min_rows: int | None = None) -> 
 
 def selection_positions(
     selected_lists: Sequence[Sequence[int | str]] | Mapping[Any, Sequence[int | str]],
+    *,
     names: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Long table of selection positions across folds (Figures 9-11).

@@ -61,7 +61,7 @@ PEERS: dict[str, str] = {
 HELD_ASIDE: dict[str, str] = {"bigbench": "BIG-bench", "bigcode": "BigCode", "wildbench": "WildBench"}
 
 
-def aside_ks(n_benchmarks: int, ks: Sequence[int] = (5, 10), *, min_targets: int = 4) -> tuple[int, ...]:
+def aside_ks(n_benchmarks: int, *, ks: Sequence[int] = (5, 10), min_targets: int = 4) -> tuple[int, ...]:
     """The subset sizes compared on a held-aside matrix: ``ks`` capped so that ``min_targets`` benchmarks stay
     hidden (``(5, 10)`` on 24 benchmarks, ``(5, 7)`` on 11), distinct and at least 1. O(len(ks))."""
     top = int(n_benchmarks) - int(min_targets)
@@ -85,7 +85,7 @@ def peer_pairs(peers: Sequence[str]) -> list[str]:
     return out
 
 
-def fixed_pairs(strategies: Sequence[str] = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso"),
+def fixed_pairs(*, strategies: Sequence[str] = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso"),
                 predictors: Sequence[str] = ("gaussian", "ridge", "lowrank", "knn", "blend")) -> list[str]:
     """Every ``"strategy+predictor"`` name of the given strategies and predictors. O(strategies x predictors)."""
     names = [f"{s}+{p}" for s in strategies for p in predictors]
@@ -235,7 +235,7 @@ def compare_aside(
     :func:`compare_pipelines` on the source.
     """
     matrix = load_source(name, data_dir=data_dir)
-    sizes = aside_ks(matrix.shape[1], ks)
+    sizes = aside_ks(matrix.shape[1], ks=ks)
     df = compare_pipelines(matrix, fixed=peer_pairs(peers), seeds=seeds, k_max=max(sizes), ks=sizes, **kwargs)
     return AsideRun(str(name), HELD_ASIDE.get(name, str(name)), tuple(matrix.shape), sizes, df)
 
@@ -630,7 +630,7 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
     return out
 
 
-def seed_gains(df: pd.DataFrame, methods: Sequence[str] | None = None, *, k0: int = 5,
+def seed_gains(df: pd.DataFrame, *, methods: Sequence[str] | None = None, k0: int = 5,
                k1: int = 10) -> pd.DataFrame:
     """:func:`k_gain` of each method at each seed: does the gain from ``k0`` to ``k1`` hold beyond one seed?
 
@@ -744,7 +744,7 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
     return pd.DataFrame(rows, columns=["model", "targets", "revealed", "train_observed"])
 
 
-def entries_scored(df: pd.DataFrame, methods: Sequence[str] | None = None, *,
+def entries_scored(df: pd.DataFrame, *, methods: Sequence[str] | None = None,
                    ks: Sequence[int] = (5, 10)) -> pd.DataFrame:
     """How many held-out entries the protocol scores for each method at each ``k``, summed over the cells.
 

@@ -30,7 +30,7 @@ def convergence_row(name: str, matrix: Any, opts: Mapping[str, Any], res: Any) -
             "missingness patterns": res.n_patterns}
 
 
-def configs_table(matrices: Mapping[str, Any], holdouts: Sequence[float] = (0.0, 0.1, 0.5, 0.9)) -> pd.DataFrame:
+def configs_table(matrices: Mapping[str, Any], *, holdouts: Sequence[float] = (0.0, 0.1, 0.5, 0.9)) -> pd.DataFrame:
     """EM settings of the two configurations for each matrix, on all models (holdout 0) and in CV training splits."""
     rows = []
     for name, m in matrices.items():

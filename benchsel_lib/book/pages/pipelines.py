@@ -172,7 +172,7 @@ def _nesting(row: Any) -> str:
 
 
 def aside_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, coverage: pd.DataFrame | None,
-                  shared: pd.DataFrame | None = None) -> str:
+                  *, shared: pd.DataFrame | None = None) -> str:
     """What the comparison on the leaderboards kept aside says, as Markdown (empty when none was run).
 
     ``peers``, ``gains``: as for :func:`peer_passage`, over the leaderboards
