@@ -105,14 +105,6 @@ def test_the_check_finds_a_missing_annotation(tmp_path):
                                                 "method/example.py:5 b: no annotation for return"]
 
 
-@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_every_public_function_has_a_docstring_stating_its_cost(path):
-    assert _problems(path) == []
-
-
-@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_every_public_function_is_annotated(path):
-    assert _unannotated(path) == []
 
 
 #: parameters with a default that stay positional, beyond a function's first one (its subject, as
@@ -152,6 +144,8 @@ def test_the_check_finds_an_option_passed_by_position(tmp_path):
                                                        "method/example.py:10 C.d: z can be passed by position"]
 
 
+@pytest.mark.parametrize("rule", [_problems, _unannotated, _positional_options],
+                         ids=["documented with its cost", "annotated", "options keyword-only"])
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
-def test_every_option_of_a_public_function_is_keyword_only(path):
-    assert _positional_options(path) == []
+def test_every_public_function_is_documented_annotated_and_takes_options_by_keyword(path, rule):
+    assert rule(path) == []
