@@ -155,3 +155,72 @@ def test_the_trace_objective_has_no_cost_aware_form():
 
 def test_the_trace_greedy_is_planned_as_cheaper_than_mi_and_dearer_than_entropy():
     assert selection_cost("entropy", 200, 10) < selection_cost("trace", 200, 10) < selection_cost("mi", 200, 10)
+
+
+# ------------------------------------------------------------------ the greedy on the mean-imputed training matrix
+def sparse_rows(m: int, n: int, seed: int, missing: float = 0.35) -> np.ndarray:
+    """A low-rank (m x n) matrix with noise and a share of missing (NaN) entries; every column keeps 3 scores."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 3)) @ rng.normal(size=(3, n)) + 0.5 * rng.normal(size=(m, n))
+    hide = rng.random((m, n)) < missing
+    hide[:3] = False
+    X[hide] = np.nan
+    return X
+
+
+def brute_filled_residual(X: np.ndarray, A) -> float:
+    """Summed squared residual of least squares of every other column on the columns ``A``, over the rows of ``X``
+    with each missing score set to its column's mean and every column centred (the intercept)."""
+    F = np.where(np.isnan(X), np.nanmean(X, axis=0), X)
+    F = F - F.mean(axis=0)
+    rest = [j for j in range(X.shape[1]) if j not in A]
+    if not A:
+        return float((F[:, rest] ** 2).sum())
+    coef = np.linalg.lstsq(F[:, list(A)], F[:, rest], rcond=None)[0]
+    return float(((F[:, rest] - F[:, list(A)] @ coef) ** 2).sum())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_each_imputed_trace_step_leaves_the_least_squared_residual_on_the_mean_imputed_matrix(seed):
+    X = sparse_rows(30, 8, seed)
+    sel = select(np.corrcoef(np.nan_to_num(X).T), 5, objective="imputed-trace", train=X, initial=[6])
+    order = sel.order
+    assert order[0] == 6 and len(set(order)) == 5
+    for t in range(1, len(order)):
+        before = order[:t]
+        res = {j: brute_filled_residual(X, before + [j]) for j in range(8) if j not in before}
+        assert res[order[t]] == pytest.approx(min(res.values()), rel=1e-9)
+
+
+def test_imputed_trace_on_a_complete_matrix_is_the_trace_greedy_on_its_covariance():
+    X = sparse_rows(40, 9, 5, missing=0.0)
+    C = np.cov(X.T, bias=True)
+    got = select(np.corrcoef(X.T), 6, objective="imputed-trace", train=X).order
+    assert got == residual_trace_greedy(C, 6)
+    assert select(np.corrcoef(X.T), 4, objective="imputed-trace", train=X).order == got[:4]  # nested
+
+
+def test_imputed_trace_prefers_the_twin_that_more_models_ran():
+    rng = np.random.default_rng(1)
+    f = rng.normal(size=60)
+    X = np.column_stack([f + 0.3 * rng.normal(size=60) for _ in range(6)])
+    X[:, 0] = X[:, 1]
+    X[:45, 0] = np.nan  # benchmark 0 is benchmark 1 where it was run, by 15 of the 60 models
+    S = np.corrcoef(np.nan_to_num(X).T)
+    order = select(S, 6, objective="imputed-trace", train=X).order
+    assert order.index(1) < order.index(0)
+    # on the pairwise correlation the twins are the same benchmark: the trace greedy takes the lower index
+    R = np.ma.corrcoef(np.ma.masked_invalid(X).T).filled(0.0)
+    assert residual_trace_greedy(R, 6).index(0) < residual_trace_greedy(R, 6).index(1)
+
+
+def test_imputed_trace_needs_the_training_rows():
+    with pytest.raises(ValueError, match="objective 'imputed-trace' needs train="):
+        select(random_spd(5, 0), 2, objective="imputed-trace")
+    with pytest.raises(ValueError, match="the imputed-trace objective has no cost-aware form"):
+        select(random_spd(5, 0), 2, objective="imputed-trace", train=sparse_rows(10, 5, 0), costs=np.ones(5),
+               budget=3.0)
+
+
+def test_imputed_trace_is_planned_as_dearer_than_trace_by_the_second_moments():
+    assert selection_cost("imputed-trace", 50, 10, n_models=100) > selection_cost("trace", 50, 10, n_models=100)

@@ -573,7 +573,7 @@ class Pipeline:
         ----------
         objective : {"entropy", "mi", "random"}
             Algorithm 1, Algorithm 2 or the random baseline (also "lasso",
-            "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso", "trace").
+            "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso", "trace", "imputed-trace").
         estimator, config
             The correlation estimate (Section 5.1, Appendix G).
         logit : bool

@@ -484,6 +484,8 @@ def selection_cost(objective: str, n_benchmarks: int, k: int, *, n_models: int =
         return base + 2.0 * m * N * N + 600.0 * 3.0 * (k * k + k * N)
     if objective == "trace":
         return base + 3.0 * k * N * N
+    if objective == "imputed-trace":
+        return base + 2.0 * m * N * N + 3.0 * k * N * N
     return base + k * k * N
 
 

@@ -39,6 +39,15 @@ Ten objectives:
   Section 2, which targets average prediction accuracy
   (:func:`~benchsel_lib.method.objectives.residual_trace_greedy`, an
   extension; :math:`O(kN^2)`).
+* ``"imputed-trace"`` -- the same greedy on the second moments of the
+  mean-imputed training matrix
+  (:func:`~benchsel_lib.method.sparse.imputed_gram`): each step reveals the
+  benchmark whose least-squares fit leaves the smallest summed squared
+  residual of the other benchmarks over the training models, every score a
+  model did not run set to its benchmark's mean (a greedy column-subset
+  selection).  A pair's covariance is weighted by the share of models that
+  ran both, so it prefers benchmarks that many models ran and that explain
+  benchmarks many models ran (an extension; :math:`O(mN^2 + kN^2)`).
 
 The two Gaussian objectives are gains over one pivoted Cholesky state
 (:mod:`~benchsel_lib.method.objectives`); this module holds the optimizer that
@@ -92,12 +101,13 @@ from .objectives import (
     variance_floor,
 )
 from .regression import RidgePredictor, ridge_loo_batch
-from .sparse import imputed_lasso_order, mean_lasso_order, sparse_order
+from .sparse import imputed_gram, imputed_lasso_order, mean_lasso_order, sparse_order
 
 __all__ = [
     "OBJECTIVES",
     "UNNESTED",
     "COST_AWARE",
+    "NEEDS_TRAIN",
     "check_cost_form",
     "TIE_BREAKS",
     "check_tie_break",
@@ -114,13 +124,15 @@ __all__ = [
 #: points, the per-target Lasso with a cross-validated strength, the Lasso path of the mean score (on the
 #: correlation, and on the mean-imputed matrix), and the greedy on the total residual variance
 OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso",
-              "trace")
+              "trace", "imputed-trace")
 #: the objectives that the greedy optimizer maximizes, by name
 _GAINS = {"entropy": EntropyGain, "mi": MutualInformationGain}
 #: the objectives whose ``k`` benchmarks are not the first ``k`` of a larger selection (a set of ``k`` medoids
 #: depends on ``k``, and so does the strength that leaves ``k`` non-zero coefficients); a pipeline selects them
 #: once per subset size
 UNNESTED = ("anchors", "imputed-lasso")
+#: the objectives that select on the training rows themselves (``train=`` of :func:`select`)
+NEEDS_TRAIN = ("greedy", "sparse", "imputed-lasso", "imputed-trace")
 #: the objectives with a budgeted, cost-aware form (gain per unit cost); the others select by count only
 COST_AWARE = ("entropy", "mi", "random", "greedy")
 
@@ -183,8 +195,8 @@ class Selection:
         (and ``"random"``) :math:`\\tfrac12\\log(2\\pi e\\, d_j)` (Eq. schur-entropy),
         for ``"mi"`` :math:`\\tfrac12[\\log\\sigma^2_{j|A} - \\log\\sigma^2_{j|\\bar A_j}]`
         (Eq. mi-gain); for ``"lasso"``, ``"greedy"``, ``"anchors"``,
-        ``"sparse"``, ``"mean-lasso"``, ``"imputed-lasso"`` and ``"trace"`` the entropy gains along the
-        order.  Never shifted; see ``shift``.
+        ``"sparse"``, ``"mean-lasso"``, ``"imputed-lasso"``, ``"trace"`` and ``"imputed-trace"`` the
+        entropy gains along the order.  Never shifted; see ``shift``.
     residual_fraction : numpy.ndarray
         :math:`\\operatorname{tr}(\\Sigma - L_tL_t^\\top)/\\operatorname{tr}\\Sigma` after each
         step, i.e. the summed conditional variance of the unselected benchmarks
@@ -199,7 +211,8 @@ class Selection:
     strategy : str
         ``"greedy"`` (cardinality), ``"cost-effective"`` or ``"singleton"``
         (which Krause-Guestrin strategy won under a budget), ``"random"``,
-        ``"lasso"``, ``"anchors"``, ``"sparse"``, ``"mean-lasso"``, ``"imputed-lasso"``, ``"trace"``.
+        ``"lasso"``, ``"anchors"``, ``"sparse"``, ``"mean-lasso"``, ``"imputed-lasso"``, ``"trace"``,
+        ``"imputed-trace"``.
     n_evaluations : int
         Number of marginal-gain evaluations performed by the selection loop
         (mandatory steps and diagnostics not counted); for ``"anchors"`` the
@@ -661,8 +674,8 @@ def select(
         ones (so ``k >= len(initial)``), in ``1..N``.  Under a budget ``k`` is an
         upper bound and may be ``None`` ("as many as the budget allows"); a
         ``k`` larger than the most benchmarks the budget can pay for raises.
-    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso", "trace"}
-        ``"entropy"``: greedy :math:`H(X_A)`, i.e. pivoted Cholesky (Algorithm 1),
+    objective : str
+        One of :data:`OBJECTIVES`.  ``"entropy"``: greedy :math:`H(X_A)`, i.e. pivoted Cholesky (Algorithm 1),
         :math:`O(k^2 N)`.  ``"mi"``: greedy :math:`I(X_A;X_{\\bar A})` (Algorithm 2)
         with gain :math:`\\tfrac12[\\log d_j + \\log P_{jj}]`, ``P`` the complement
         precision diagonal from a fresh Cholesky each step (eigendecomposition
@@ -712,7 +725,13 @@ def select(
         :math:`\\sum_{t\\notin A} R_{tj}^2/R_{jj}` for the residual covariance
         ``R``; ties within ``tie_tol`` go to the lowest index
         (:func:`~benchsel_lib.method.objectives.residual_trace_greedy`;
-        :math:`O(kN^2)`; no costs).
+        :math:`O(kN^2)`; no costs).  ``"imputed-trace"``: the same greedy on
+        the second moments of the mean-imputed, centred training matrix
+        ``train`` instead of ``cov``
+        (:func:`~benchsel_lib.method.sparse.imputed_gram`): each step adds the
+        benchmark whose least-squares fit leaves the smallest summed squared
+        residual of the others over the training models, the scores a model
+        did not run set to their benchmark's mean (needs ``train``; no costs).
     initial : sequence of int or str
         Mandatory benchmarks (indices, or names when ``names`` is given),
         selected first in the given order (paper Section 6); greedy continues on
@@ -774,7 +793,7 @@ def select(
         the vectorized eager loop is faster in wall time; lazy evaluation pays
         off when a gain evaluation is expensive.
     train : array_like (M, N), optional
-        Standardized training rows (NaN missing); needed by ``"greedy"``, ``"sparse"`` and ``"imputed-lasso"``.
+        Standardized training rows (NaN missing); needed by the objectives of :data:`NEEDS_TRAIN`.
     exclude : sequence of int or str
         Benchmarks (indices, or names when ``names`` is given) that are never
         candidates, for example constant columns (no information, yet unit
@@ -786,8 +805,7 @@ def select(
     Selection
         Order, per-step gains, residual-variance fraction, cumulative
         log-determinant and :math:`I(X_A;X_{\\bar A})` (see :class:`Selection`);
-        for ``"lasso"``, ``"greedy"``, ``"anchors"``, ``"sparse"``,
-        ``"mean-lasso"``, ``"imputed-lasso"`` and ``"trace"`` the gains are the entropy gains along the order.
+        for every objective but ``"entropy"`` and ``"mi"`` the gains are the entropy gains along the order.
 
     Raises
     ------
@@ -796,7 +814,7 @@ def select(
         unknown / repeated mandatory benchmark, bad costs or budget, nothing
         affordable, too few candidates after ``min_observed`` and ``exclude``,
         a benchmark both mandatory and excluded, no (or a misshapen) ``train``
-        for ``"greedy"``, ``"sparse"`` or ``"imputed-lasso"``.
+        for an objective of :data:`NEEDS_TRAIN`.
 
     Notes
     -----
@@ -813,7 +831,8 @@ def select(
     :math:`O(N^2)` sweeps per strength; imputed-lasso :math:`O(MN^2)` for
     the imputed second moments plus a path down to the first strength with
     more than ``k + 10`` non-zeros, a few :math:`O(k^2 + kN)` sweeps and
-    checks per strength; trace :math:`O(kN^2)`; budgets add nothing
+    checks per strength; trace :math:`O(kN^2)`; imputed-trace
+    :math:`O(MN^2 + kN^2)`; budgets add nothing
     asymptotically.
     """
     S = check_covariance(cov)
@@ -848,7 +867,7 @@ def select(
     if c is not None:
         check_cost_form(objective)
     tr = None
-    if objective in ("greedy", "sparse", "imputed-lasso"):
+    if objective in NEEDS_TRAIN:
         if train is None:
             raise ValueError(f"objective {objective!r} needs train= (the standardized training rows)")
         tr = check_data_matrix(train, name="train", min_rows=1, allow_empty=True)  # a fold may miss a benchmark
@@ -892,6 +911,9 @@ def select(
         order = imputed_lasso_order(tr, k, initial=init, candidates=with_mandatory)
     elif objective == "trace":
         order = residual_trace_greedy(S, k, initial=init, candidates=candidates, floor=floor, tie_tol=tol)
+    elif objective == "imputed-trace":
+        G = imputed_gram(tr)
+        order = residual_trace_greedy(G, k, initial=init, candidates=candidates, floor=variance_floor(G), tie_tol=tol)
     else:  # "greedy"
         order = predictive_greedy(tr, k, initial=init, candidates=with_mandatory, costs=c, budget=b)
 

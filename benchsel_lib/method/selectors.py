@@ -11,7 +11,8 @@ maximizes and under which constraints, independently of the data:
   every benchmark on the others, its strength cross-validated),
   ``"mean-lasso"`` (the entry order of the Lasso path of the mean score),
   ``"imputed-lasso"`` (its non-zero set of ``k`` on the mean-imputed matrix)
-  or ``"trace"`` (greedy on the total residual variance, Section 2);
+  ``"trace"`` (greedy on the total residual variance, Section 2) or
+  ``"imputed-trace"`` (the same greedy on the mean-imputed training matrix);
 * ``min_observed`` -- candidates need this many observing training models (an
   int), or this fraction of them (a float in (0, 1); ``*-obs`` presets use 30 %);
 * ``initial`` -- mandatory benchmarks, selected first (Section 6);
@@ -37,6 +38,7 @@ from .._checks import check_bool, check_int
 from .._memo import LRUMemo, array_key
 from .._names import name_positions
 from .selection import (
+    NEEDS_TRAIN,
     OBJECTIVES,
     UNNESTED,
     Selection,
@@ -50,8 +52,6 @@ __all__ = ["Selector", "SELECTORS", "OBS_FRACTION", "min_observed_for", "selecto
 
 #: fraction of training models that must observe a candidate of the ``*-obs`` presets
 OBS_FRACTION = 0.3
-#: the objectives that select from the training rows, not only their correlation
-_NEEDS_TRAIN = ("greedy", "sparse", "imputed-lasso")
 
 
 def min_observed_for(n_train: int, *, fraction: float = OBS_FRACTION) -> int:
@@ -65,7 +65,8 @@ class Selector:
 
     Parameters
     ----------
-    objective : {"entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso", "trace"}
+    objective : str
+        One of :data:`~benchsel_lib.method.selection.OBJECTIVES` (above).
     min_observed : int, float in (0, 1) or None
         Candidate filter on the number of training models observing a
         benchmark (count, capped at the number of training models, so that
@@ -229,8 +230,8 @@ class Selector:
         n_models : int
             Number of training models (for a fractional ``min_observed``).
         train : ndarray (M, N), optional
-            Standardized training rows (the ``"greedy"``, ``"sparse"`` and ``"imputed-lasso"`` objectives
-            need them).
+            Standardized training rows (needed by the objectives of
+            :data:`~benchsel_lib.method.selection.NEEDS_TRAIN`).
         seed : int or Generator
             The random baseline's stream.
         missing_initial : {"error", "skip"}
@@ -276,7 +277,7 @@ class Selector:
         key = None
         if costs is None and not isinstance(seed, np.random.Generator):
             key = (array_key(np.asarray(cov, dtype=float)),
-                   None if train is None or self.objective not in _NEEDS_TRAIN
+                   None if train is None or self.objective not in NEEDS_TRAIN
                    else array_key(np.asarray(train, dtype=float)),
                    tuple(counts.tolist()), tuple(names), self.objective, threshold, tuple(init), self.tie_break,
                    self.lazy, k,
@@ -288,7 +289,7 @@ class Selector:
                                   min_observed=threshold, tie_break=self.tie_break, lazy=self.lazy, exclude=excl)
         if self.objective == "random":
             kw["seed"] = seed
-        if self.objective in _NEEDS_TRAIN:
+        if self.objective in NEEDS_TRAIN:
             kw["train"] = train
         if costs is not None:
             kw.update(costs=costs, budget=float(self.budget))
@@ -352,6 +353,7 @@ SELECTORS: dict[str, Selector] = {
     "imputed-lasso": Selector("imputed-lasso"),
     "trace": Selector("trace"),
     "trace-obs": Selector("trace", min_observed=OBS_FRACTION),
+    "imputed-trace": Selector("imputed-trace"),
 }
 
 

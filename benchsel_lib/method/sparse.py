@@ -87,7 +87,7 @@ from .covariance import cov_to_corr, floor_eigenvalues, pairwise_pearson
 from .regression import mean_imputed
 
 __all__ = ["SparseResult", "lasso_cov_path", "multi_target_lasso_path", "pairwise_correlation", "held_out_risk",
-           "lambda_grid", "sparse_order", "mean_lasso_order", "imputed_lasso_order", "IMPUTED_ALPHAS"]
+           "lambda_grid", "sparse_order", "mean_lasso_order", "imputed_lasso_order", "imputed_gram", "IMPUTED_ALPHAS"]
 
 
 #: relative stopping tolerance of coordinate descent (largest coefficient change over the largest coefficient)
@@ -768,6 +768,38 @@ def _imputed_path(G: np.ndarray, c: np.ndarray, lams: np.ndarray, unpenalized: l
     return hit[1]
 
 
+def imputed_gram(train: np.ndarray) -> np.ndarray:
+    """The second moments of the mean-imputed, centred training rows: ``X.T @ X / m``.
+
+    Every missing score is replaced by its benchmark's training mean (as
+    BenchPred's released code does), then every column is centred.  Entry
+    ``(i, j)`` is the covariance of benchmarks ``i`` and ``j`` over the models
+    that ran both, scaled by the share of models that ran both: a benchmark
+    that few models ran has a small variance and small covariances.
+
+    Parameters
+    ----------
+    train : ndarray (m, N)
+        Training rows (standardized in the pipelines), NaN missing.
+
+    Returns
+    -------
+    ndarray (N, N)
+        Symmetric positive semi-definite.
+
+    Notes
+    -----
+    ``O(m N^2)`` time, ``O(m N)`` extra memory.
+    """
+    X = np.array(train, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"train must be (models x benchmarks), got shape {X.shape}")
+    m = X.shape[0]
+    filled, mean, _ = mean_imputed(X)
+    X = filled - mean[None, :]  # centred: every column's mean is 0
+    return X.T @ X / max(m, 1)
+
+
 def imputed_lasso_order(
     train: np.ndarray,
     k: int,
@@ -831,13 +863,8 @@ def imputed_lasso_order(
     coordinate-descent sweeps over the ``a <= k + 10`` active coefficients,
     ``O(a^2)`` each, and an ``O(a N)`` optimality check.
     """
-    X = np.array(train, dtype=float)
-    if X.ndim != 2:
-        raise ValueError(f"train must be (models x benchmarks), got shape {X.shape}")
-    m, N = X.shape
-    filled, mean, _ = mean_imputed(X)
-    X = filled - mean[None, :]  # centred: every column's mean is 0
-    G = X.T @ X / max(m, 1)
+    G = imputed_gram(train)
+    N = G.shape[0]
     c = G.mean(axis=1)
     U = list(dict.fromkeys(int(j) for j in initial))
     feats = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool).copy()
