@@ -10,7 +10,7 @@ maximizes and under which constraints, independently of the data:
   ``"sparse"`` (the largest summed coefficients of a per-target Lasso of
   every benchmark on the others, its strength cross-validated),
   ``"mean-lasso"`` (the entry order of the Lasso path of the mean score),
-  ``"imputed-lasso"`` (its non-zero set of ``k`` on the mean-imputed matrix)
+  ``"imputed-lasso"`` (its non-zero set of ``k`` on the mean-imputed matrix),
   ``"trace"`` (greedy on the total residual variance, Section 2) or
   ``"imputed-trace"`` (the same greedy on the mean-imputed training matrix);
 * ``min_observed`` -- candidates need this many observing training models (an
