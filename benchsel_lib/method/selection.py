@@ -1,6 +1,6 @@
 """The one selection entry point, :func:`select` (paper Sections 2-4, Appendices B, C).
 
-Ten objectives:
+Eleven objectives:
 
 * ``"entropy"`` -- greedy maximization of :math:`H(X_A) = \\tfrac12\\log\\det(2\\pi e\\,\\Sigma_{AA})`
   (Algorithm 1).  The greedy step picks the largest residual diagonal, so the
@@ -122,7 +122,8 @@ __all__ = [
 
 #: the objectives of :func:`select`: Algorithms 1 and 2, the random baseline, two prediction-aimed orders, anchor
 #: points, the per-target Lasso with a cross-validated strength, the Lasso path of the mean score (on the
-#: correlation, and on the mean-imputed matrix), and the greedy on the total residual variance
+#: correlation, and on the mean-imputed matrix), and the greedy on the total residual variance (of the correlation,
+#: and of the mean-imputed matrix)
 OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso",
               "trace", "imputed-trace")
 #: the objectives that the greedy optimizer maximizes, by name

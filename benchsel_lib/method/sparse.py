@@ -773,9 +773,10 @@ def imputed_gram(train: np.ndarray) -> np.ndarray:
 
     Every missing score is replaced by its benchmark's training mean (as
     BenchPred's released code does), then every column is centred.  Entry
-    ``(i, j)`` is the covariance of benchmarks ``i`` and ``j`` over the models
-    that ran both, scaled by the share of models that ran both: a benchmark
-    that few models ran has a small variance and small covariances.
+    ``(i, j)`` is the share of models that ran both benchmarks times the mean,
+    over those models, of the product of their scores centred at each
+    benchmark's mean: a benchmark that few models ran has a small variance
+    and small covariances.
 
     Parameters
     ----------
