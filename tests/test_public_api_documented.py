@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -45,22 +46,33 @@ def _public(tree: ast.Module) -> list[tuple[str, ast.FunctionDef | ast.AsyncFunc
     return out
 
 
-def _problems(path: Path, root: Path = PACKAGE) -> list[str]:
+def _report(path: Path, root: Path, problem: Callable[[Path, str, ast.FunctionDef], str | None]) -> list[str]:
+    """``"rel:line name: problem"`` for each public function of ``path`` where ``problem(rel, name, node)`` finds one."""
     rel = path.relative_to(root)
-    costed = rel.parts[0] in COSTED
     found = []
     for name, node in _public(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node.body[0], ast.Expr) and isinstance(getattr(node.body[0], "value", None), ast.Constant) \
-                and node.body[0].value.value is Ellipsis:
-            continue  # an overload or protocol stub without a body
-        doc = ast.get_docstring(node)
-        wrapper = name.split(".")[-1] == "main" or any(
-            getattr(d, "id", getattr(d, "attr", None)) == "contextmanager" for d in node.decorator_list)
-        if not doc:
-            found.append(f"{rel}:{node.lineno} {name}: no docstring")
-        elif costed and not wrapper and not COST.search(doc):
-            found.append(f"{rel}:{node.lineno} {name}: the docstring does not state the cost")
+        why = problem(rel, name, node)
+        if why:
+            found.append(f"{rel}:{node.lineno} {name}: {why}")
     return found
+
+
+def _undocumented(rel: Path, name: str, node: ast.FunctionDef) -> str | None:
+    if isinstance(node.body[0], ast.Expr) and isinstance(getattr(node.body[0], "value", None), ast.Constant) \
+            and node.body[0].value.value is Ellipsis:
+        return None  # an overload or protocol stub without a body
+    doc = ast.get_docstring(node)
+    wrapper = name.split(".")[-1] == "main" or any(
+        getattr(d, "id", getattr(d, "attr", None)) == "contextmanager" for d in node.decorator_list)
+    if not doc:
+        return "no docstring"
+    if rel.parts[0] in COSTED and not wrapper and not COST.search(doc):
+        return "the docstring does not state the cost"
+    return None
+
+
+def _problems(path: Path, root: Path = PACKAGE) -> list[str]:
+    return _report(path, root, _undocumented)
 
 
 def _toy(root: Path, layer: str, text: str) -> Path:
@@ -84,17 +96,16 @@ def test_the_check_finds_an_undocumented_function_and_a_missing_cost(tmp_path):
     assert _problems(book, root=tmp_path) == []
 
 
+def _missing_annotations(rel: Path, name: str, node: ast.FunctionDef) -> str | None:
+    a = node.args
+    params = [x for x in a.posonlyargs + a.args + a.kwonlyargs if x.arg not in ("self", "cls")]
+    params += [x for x in (a.vararg, a.kwarg) if x is not None]
+    missing = [x.arg for x in params if x.annotation is None] + (["return"] if node.returns is None else [])
+    return f"no annotation for {', '.join(missing)}" if missing else None
+
+
 def _unannotated(path: Path, root: Path = PACKAGE) -> list[str]:
-    rel = path.relative_to(root)
-    found = []
-    for name, node in _public(ast.parse(path.read_text(encoding="utf-8"))):
-        a = node.args
-        params = [x for x in a.posonlyargs + a.args + a.kwonlyargs if x.arg not in ("self", "cls")]
-        params += [x for x in (a.vararg, a.kwarg) if x is not None]
-        missing = [x.arg for x in params if x.annotation is None] + (["return"] if node.returns is None else [])
-        if missing:
-            found.append(f"{rel}:{node.lineno} {name}: no annotation for {', '.join(missing)}")
-    return found
+    return _report(path, root, _missing_annotations)
 
 
 def test_the_check_finds_a_missing_annotation(tmp_path):
@@ -103,8 +114,6 @@ def test_the_check_finds_a_missing_annotation(tmp_path):
                'class C:\n    def d(self, **kw: int) -> None:\n        pass\n')
     assert _unannotated(mod, root=tmp_path) == ["method/example.py:1 a: no annotation for y",
                                                 "method/example.py:5 b: no annotation for return"]
-
-
 
 
 #: parameters with a default that stay positional, beyond a function's first one (its subject, as
@@ -120,20 +129,19 @@ POSITIONAL = {
 }
 
 
+def _options_by_position(rel: Path, name: str, node: ast.FunctionDef) -> str | None:
+    """The parameters with a default, beyond the first, that can be passed by position and are not listed."""
+    a = node.args
+    pos = [x.arg for x in a.posonlyargs + a.args]
+    subject = [p for p in pos if p not in ("self", "cls")][:1]
+    with_default = pos[len(pos) - len(a.defaults):] if a.defaults else []
+    allowed = POSITIONAL.get(rel.as_posix(), {}).get(name, ())
+    loose = [p for p in with_default if p not in subject and p not in allowed]
+    return f"{', '.join(loose)} can be passed by position" if loose else None
+
+
 def _positional_options(path: Path, root: Path = PACKAGE) -> list[str]:
-    """Public functions whose parameters with a default can be passed by position (beyond the first)."""
-    rel = path.relative_to(root)
-    allowed = POSITIONAL.get(rel.as_posix(), {})
-    found = []
-    for name, node in _public(ast.parse(path.read_text(encoding="utf-8"))):
-        a = node.args
-        pos = [x.arg for x in a.posonlyargs + a.args]
-        subject = [p for p in pos if p not in ("self", "cls")][:1]
-        with_default = pos[len(pos) - len(a.defaults):] if a.defaults else []
-        loose = [p for p in with_default if p not in subject and p not in allowed.get(name, ())]
-        if loose:
-            found.append(f"{rel}:{node.lineno} {name}: {', '.join(loose)} can be passed by position")
-    return found
+    return _report(path, root, _options_by_position)
 
 
 def test_the_check_finds_an_option_passed_by_position(tmp_path):
