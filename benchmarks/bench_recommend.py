@@ -231,13 +231,15 @@ def _gain_verdicts(where: str, g) -> list[str]:
 
 
 def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predictors=(),
-              blocks=(), drop=(), keep_blocks="always") -> list[tuple[Pipeline, str]]:
+              blocks=(), drop=(), keep_blocks="always", base=None) -> list[tuple[Pipeline, str]]:
     """The variants of auto that ``--candidates`` and ``--predictors`` (one variant), ``--choice`` (with
     ``--candidates`` or ``--predictors`` also one variant with both), ``--search-repeats`` and
     ``--min-observed`` ask for, each with what it is; with ``--blocks``, auto with those block sizes and each
     variant with them in place of the variant without (``keep_blocks``: which choices at a block are kept,
     :data:`~benchsel_lib.method.search.KEEP_BLOCKS`).  ``drop``: auto's strategies that the variant with
-    ``--candidates`` and ``--predictors`` (or, alone, a variant of its own) leaves out of the candidates."""
+    ``--candidates`` and ``--predictors`` (or, alone, a variant of its own) leaves out of the candidates.
+    ``base``: options of every variant of auto (``--dense``: its first candidate set on every matrix)."""
+    base = dict(base or {})
     out = []
     if candidates or predictors or drop:
         kept = tuple(s for s in DEFAULT_STRATEGIES if s not in drop)
@@ -249,15 +251,15 @@ def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predi
                          + [f"without {', '.join(drop)}"] * bool(drop))
         out.append((Pipeline.auto(**grown, name="auto" + label), f"auto {what}"))
     if choice is not None:
-        out.append((Pipeline.auto(choice=choice, name=f"auto:{choice}"), f"auto with the {choice!r} choice"))
+        out.append((Pipeline.auto(**base, choice=choice, name=f"auto:{choice}"), f"auto with the {choice!r} choice"))
         if candidates or predictors or drop:
             out.append((Pipeline.auto(**grown, choice=choice, name="auto" + label + f":{choice}"),
                         f"auto {what}, with the {choice!r} choice"))
     if repeats is not None:
-        out.append((Pipeline.auto(search_repeats=repeats, name=f"auto:x{repeats}"),
+        out.append((Pipeline.auto(**base, search_repeats=repeats, name=f"auto:x{repeats}"),
                     f"auto with {repeats} draws of its inner folds"))
     if min_observed is not None:
-        out.append((Pipeline.auto(min_observed=min_observed, name=f"auto:m{min_observed}"),
+        out.append((Pipeline.auto(**base, min_observed=min_observed, name=f"auto:m{min_observed}"),
                     f"auto revealing only benchmarks that at least {min_observed} training models observe"
                     if min_observed else "auto with every benchmark a candidate"))
     if blocks:
@@ -266,7 +268,7 @@ def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predi
         if keep_blocks == "unnested":
             fixed += " where that choice's strategy is not nested"
         kw = dict(blocks=tuple(blocks), keep_blocks=keep_blocks)
-        out = [(Pipeline.auto(**kw, name="auto" + at), "auto" + fixed)] + [
+        out = [(Pipeline.auto(**base, **kw, name="auto" + at), "auto" + fixed)] + [
             (pipe.set_params(**kw, name=pipe.name + at), what + fixed) for pipe, what in out]
     return out
 
@@ -338,7 +340,7 @@ def _against_auto(M, variants, ks, n_jobs: int, results: pd.DataFrame, unconditi
 
 
 def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quick: bool = False,
-         variants=(), unconditioned: str = "skip") -> list[str]:
+         variants=(), unconditioned: str = "skip", auto=None) -> list[str]:
     verdicts = []
     rule = "" if unconditioned == "skip" else f" [unconditioned {unconditioned}]"
     if quick:
@@ -351,7 +353,7 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
         M = load_matrix(name)
         t0 = time.perf_counter()
         df = compare_pipelines(M, fixed=fixed, seeds=seeds, config=CONFIG.get(name, "released"), levels=LEVELS,
-                               n_jobs=n_jobs, unconditioned=unconditioned, keep_entries=quick)
+                               n_jobs=n_jobs, unconditioned=unconditioned, keep_entries=quick, auto=auto)
         print(f"\n== {name} {M.shape}{rule}  ({time.perf_counter() - t0:.0f} s, {len(seeds)} seeds x 10 folds)")
         if PEER_SEED in seeds:
             for r in _peer_table(df[df["seed"] == PEER_SEED], f"seed {PEER_SEED}"):
@@ -412,7 +414,7 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
     return verdicts
 
 
-def aside(names, n_jobs: int, variants=(), seeds=(PEER_SEED,)) -> list[str]:
+def aside(names, n_jobs: int, variants=(), seeds=(PEER_SEED,), auto=None) -> list[str]:
     """Auto against the peers (seed 42; with more ``seeds`` also pooled over them) on the held-aside sources;
     verdicts marked "held aside"."""
     verdicts = []
@@ -420,7 +422,7 @@ def aside(names, n_jobs: int, variants=(), seeds=(PEER_SEED,)) -> list[str]:
     for name in names:
         t0 = time.perf_counter()
         run = compare_aside(name, peers=list(PEERS), seeds=list(seeds), levels=LEVELS, n_jobs=n_jobs,
-                            keep_entries=True)
+                            keep_entries=True, auto=auto)
         print(f"\n== held aside: {name} {run.shape}  ({time.perf_counter() - t0:.0f} s, seed"
               f"{'s ' + ' '.join(map(str, seeds)) if len(seeds) > 1 else ' ' + str(seeds[0])} x 10 folds)")
         if PEER_SEED in seeds:
@@ -445,13 +447,14 @@ def aside(names, n_jobs: int, variants=(), seeds=(PEER_SEED,)) -> list[str]:
     return verdicts
 
 
-def gain_seeds(datasets, aside_names, seeds, n_jobs: int, variants=(), unconditioned: str = "skip") -> None:
+def gain_seeds(datasets, aside_names, seeds, n_jobs: int, variants=(), unconditioned: str = "skip",
+               auto=None) -> None:
     """Auto, and each variant of it (:func:`_variants`), at k = 5 and 10 (capped on a held-aside source as its peers
     table is, :func:`aside_ks`) on the paper's folds drawn with each of ``seeds``: the gain from the smaller size to
     the larger at every seed (:func:`seed_gains`), how many seeds it is negative at, and each variant's difference
     from auto, averaged over the seeds.  ``unconditioned``: the protocol's rule for a held-out model that observes
     none of the revealed benchmarks (:func:`cross_validate`)."""
-    pipes = [Pipeline.auto()] + [pipe for pipe, _ in variants]
+    pipes = [Pipeline.auto() if auto is None else auto] + [pipe for pipe, _ in variants]
     runs = [(name, load_matrix(name), (5, 10)) for name in datasets]
     for name in aside_names:
         M = load_source(name)
@@ -490,7 +493,7 @@ def gain_seeds(datasets, aside_names, seeds, n_jobs: int, variants=(), unconditi
                       f"(above at {int((d > 0).sum())}, below at {int((d < 0).sum())} of {len(d)})")
 
 
-def timing(datasets, n_jobs: int, variants=()) -> list[str]:
+def timing(datasets, n_jobs: int, variants=(), auto=None) -> list[str]:
     """The full CV of auto on ``datasets`` and one ``benchsel predict``, timed; each variant of auto
     (:func:`_variants`) is timed the same way, with its interval coverage, for comparison (no verdict)."""
     out = []
@@ -499,7 +502,8 @@ def timing(datasets, n_jobs: int, variants=()) -> list[str]:
         t0 = time.perf_counter()
         for name in datasets:
             t = time.perf_counter()
-            df = _cv(load_matrix(name), name, ("auto" if pipe is None else pipe,), 42, LEVELS, n_jobs)
+            ref = "auto" if auto is None else auto
+            df = _cv(load_matrix(name), name, (ref if pipe is None else pipe,), 42, LEVELS, n_jobs)
             if pipe is not None:
                 cov = ", ".join(f"{r.coverage:.3f}" for r in pooled_coverage(df, method=pipe.name,
                                                                                 levels=LEVELS).itertuples())
@@ -554,6 +558,9 @@ def main() -> None:
     ap.add_argument("--drop", nargs="+", default=[], metavar="STRATEGY", choices=list(DEFAULT_STRATEGIES),
                     help="leave these of auto's strategies out of the variant's candidates (with --candidates or "
                          "--predictors: of that variant; alone: a variant of auto without them), against auto")
+    ap.add_argument("--dense", action="store_true",
+                    help="auto and its variants with auto's first candidate set on every matrix (Merged and "
+                         "BenchPress included, where auto searches its sparse set)")
     ap.add_argument("--choice", default=None, choices=[c for c in CHOICE_RULES if c != DEFAULT_RULE],
                     help="also run auto with this choice rule, against auto (seed 42)")
     ap.add_argument("--search-repeats", type=int, default=None, metavar="R",
@@ -587,17 +594,21 @@ def main() -> None:
         ap.error(f"--keep-blocks {args.keep_blocks} says which choices at a block are kept: give --blocks too")
     if args.drop and not args.candidates and set(args.drop) >= set(DEFAULT_STRATEGIES):
         ap.error("--drop leaves auto without a candidate strategy: add some with --candidates")
+    # --dense: auto, and every variant, with auto's first candidate set on every matrix (no sparse set)
+    base = dict(selectors=DEFAULT_STRATEGIES, predictors=DEFAULT_PREDICTORS) if args.dense else {}
+    auto = Pipeline.auto(**base, name="auto") if args.dense else None
     variants = _variants(args.candidates, args.choice, args.search_repeats, args.min_observed, args.predictors,
-                         args.blocks, args.drop, args.keep_blocks)
+                         args.blocks, args.drop, args.keep_blocks, base=base)
     if not args.skip_grid:
         verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick, variants,
-                         args.unconditioned)
+                         args.unconditioned, auto=auto)
     if args.aside:
-        verdicts += aside(args.aside, args.n_jobs, variants, seeds=args.seeds if args.quick else (PEER_SEED,))
+        verdicts += aside(args.aside, args.n_jobs, variants, seeds=args.seeds if args.quick else (PEER_SEED,),
+                          auto=auto)
     if args.gain_seeds:
-        gain_seeds(args.datasets, args.aside, args.gain_seeds, args.n_jobs, variants, args.unconditioned)
+        gain_seeds(args.datasets, args.aside, args.gain_seeds, args.n_jobs, variants, args.unconditioned, auto=auto)
     if not args.skip_timing and args.datasets:
-        verdicts += timing(args.datasets, args.n_jobs, variants)
+        verdicts += timing(args.datasets, args.n_jobs, variants, auto=auto)
     print("\nverdicts:")
     for v in verdicts:
         print(v)

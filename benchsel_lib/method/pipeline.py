@@ -82,6 +82,9 @@ from .search import (
     DEFAULT_PREDICTORS,
     DEFAULT_RULE,
     DEFAULT_STRATEGIES,
+    SPARSE_MISSING,
+    SPARSE_PREDICTORS,
+    SPARSE_STRATEGIES,
     Recommendation,
     block_predictions,
     check_choice_rule,
@@ -321,6 +324,9 @@ class FittedPath:
         One line per choice the fit made because of the matrix's size (the
         correlation estimator where EM would take too long, a search cut
         down to its budget); empty on the paper's matrices.
+    sparse : bool
+        Whether the training rows missed enough entries for the pipeline's
+        ``sparse_candidates`` to be searched.
     """
 
     scaling: FittedScaling
@@ -330,6 +336,7 @@ class FittedPath:
     correlation: np.ndarray | None = field(default=None, repr=False)
     selection: Selection | None = None
     notes: list[str] = field(default_factory=list)
+    sparse: bool = False
 
     def predict(self, z: np.ndarray, *, steps: list[PathStep] | None = None) -> list[StepPrediction]:
         """Predictions for query rows ``z`` (standardized, NaN missing) at every step (or at ``steps``).
@@ -361,7 +368,33 @@ class _Training:
 
 # --------------------------------------------------------------------------- the pipeline
 _PARAMS = ("k", "scaling", "correlation", "selector", "predictor", "calibrator", "stack", "search_folds",
-           "search_repeats", "choice", "blocks", "keep_blocks", "seed", "name")
+           "search_repeats", "choice", "blocks", "keep_blocks", "sparse_candidates", "seed", "name")
+
+
+def _selectors(v: Any, what: str) -> list[Selector]:
+    """The selector parameter ``v`` (a name, a Selector or a sequence of them) as a list of Selectors. O(len(v))."""
+    if isinstance(v, (str, Selector)):
+        items = [v]
+    elif isinstance(v, Sequence):
+        items = list(v)
+    else:
+        raise ValueError(f"{what} must be a name, a Selector or a sequence of them, got {v!r}")
+    if not items:
+        raise ValueError(f"{what} is empty: give a selector or a sequence of candidates")
+    return [selector_named(s) for s in items]
+
+
+def _predictors(v: Any, what: str) -> list[Any]:
+    """The predictor parameter ``v`` (a name, an object or a sequence of them) as a checked list. O(len(v))."""
+    items = [v] if isinstance(v, str) or not isinstance(v, Sequence) else list(v)
+    if not items:
+        raise ValueError(f"{what} is empty: give a predictor or a sequence of candidate names")
+    for p in items:
+        if isinstance(p, str):
+            check_predictor_name(p)
+        elif not (hasattr(p, "fit") and hasattr(p, "predict")):
+            raise ValueError(f"{what} must be a name or implement fit/predict, got {type(p).__name__}")
+    return items
 
 
 def _with_options(strategy: str | Selector, *, min_observed: int | float | None,
@@ -473,6 +506,12 @@ class Pipeline:
         only one whose strategy is not nested (anchor points, BenchPred's
         imputed Lasso), the sizes above any other coming from the path
         without blocks (:data:`~benchsel_lib.method.search.KEEP_BLOCKS`).
+    sparse_candidates : (selectors, predictor names) or None
+        Candidates of a search that replace ``selector`` and ``predictor``
+        where the training matrix misses more than
+        :data:`~benchsel_lib.method.search.SPARSE_MISSING` of its entries
+        (default None: the same candidates on every matrix;
+        :meth:`auto` sets its sparse ones).
     seed : int
         Seed of the random selection, the inner folds and the fitted inflation.
     name : str, optional
@@ -500,6 +539,9 @@ class Pipeline:
         level INFO, loggers under ``benchsel_lib``, when made). Empty on the
         paper's matrices and on small clean ones, whose results these rules
         never change.
+    sparse_ : bool
+        Whether the matrix missed enough entries for ``sparse_candidates``
+        to be searched.
     selected : list of str
         The selected benchmarks, in order.
 
@@ -526,6 +568,7 @@ class Pipeline:
         choice: str = DEFAULT_RULE,
         blocks: Sequence[int] = (),
         keep_blocks: str = "always",
+        sparse_candidates: tuple[Sequence[Selector | str], Sequence[str]] | None = None,
         seed: int = 0,
         name: str | None = None,
     ) -> None:
@@ -541,6 +584,7 @@ class Pipeline:
         self.choice = choice
         self.blocks = blocks
         self.keep_blocks = keep_blocks
+        self.sparse_candidates = sparse_candidates
         self.seed = seed
         self.name = name
 
@@ -616,8 +660,8 @@ class Pipeline:
         k: int = 5,
         *,
         seed: int = 0,
-        selectors: Sequence[str | Selector] = DEFAULT_STRATEGIES,
-        predictors: Sequence[str] = DEFAULT_PREDICTORS,
+        selectors: Sequence[str | Selector] | None = None,
+        predictors: Sequence[str] | None = None,
         stack: bool = True,
         min_observed: int | float | None = DEFAULT_MIN_OBSERVED,
         initial: Sequence[str] = (),
@@ -634,6 +678,17 @@ class Pipeline:
         Candidates: the selectors (default ``mi``, ``entropy-obs``, ``lasso``,
         ``random``) with the predictors (default Gaussian, ridge, kNN, blend)
         and their NNLS stack; correlation ``"fast"``; split-conformal intervals.
+        Where the training matrix misses more than half its entries
+        (:data:`~benchsel_lib.method.search.SPARSE_MISSING`) the default
+        candidates are :data:`~benchsel_lib.method.search.SPARSE_STRATEGIES`
+        (``entropy-obs``, ``lasso``, the greedy on the total residual variance
+        of the mean-imputed matrix, BenchPred's imputed Lasso) with
+        :data:`~benchsel_lib.method.search.SPARSE_PREDICTORS` (kNN, blend,
+        the per-target ridge on the mean-imputed scores) and their stack:
+        the imputed selections reveal benchmarks that many models ran, which
+        on such a matrix pays more than MI's picks (``sparse_`` says which
+        set was searched).  Passing ``selectors`` or ``predictors`` fixes the
+        candidates on every matrix (the other one defaults to the first set).
         At each ``k`` the pair with the highest inner R^2 is chosen, unless
         that score falls below the one of the choice at ``k - 1``, which is
         then kept with one more benchmark
@@ -662,6 +717,12 @@ class Pipeline:
         long, while the final selection and fit use every model and
         benchmark (``notes_`` says so).
         """
+        sparse = None
+        if selectors is None and predictors is None:  # the default candidates, by the matrix's missing share
+            sparse = (tuple(_with_options(s, min_observed=min_observed, initial=initial) for s in SPARSE_STRATEGIES),
+                      SPARSE_PREDICTORS)
+        selectors = DEFAULT_STRATEGIES if selectors is None else selectors
+        predictors = DEFAULT_PREDICTORS if predictors is None else predictors
         if isinstance(selectors, (str, Selector)):  # one candidate, not the letters of its name
             selectors = (selectors,)
         if isinstance(predictors, str):
@@ -670,7 +731,7 @@ class Pipeline:
         return cls(k, scaling=Scaling(logit=logit), correlation=Correlation("fast"), selector=tuple(sels),
                    predictor=tuple(predictors), calibrator="conformal", stack=stack, search_folds=search_folds,
                    search_repeats=search_repeats, choice=choice, blocks=blocks, keep_blocks=keep_blocks,
-                   seed=seed, name=name)
+                   sparse_candidates=sparse, seed=seed, name=name)
 
     @classmethod
     def from_name(
@@ -796,28 +857,15 @@ class Pipeline:
         if which == "correlation":
             return v if isinstance(v, Correlation) else Correlation(v)
         if which == "selector":
-            if isinstance(v, (str, Selector)):
-                items = [v]
-            elif isinstance(v, Sequence):
-                items = list(v)
-            else:
-                raise ValueError(f"selector must be a name, a Selector or a sequence of them, got {v!r}")
-            if not items:
-                raise ValueError("selector is empty: give a selector or a sequence of candidates")
-            return [selector_named(s) for s in items]
+            return _selectors(v, "selector")
         if which == "predictor":
-            if isinstance(v, str) or not isinstance(v, Sequence):
-                items = [v]
-            else:
-                items = list(v)
-            if not items:
-                raise ValueError("predictor is empty: give a predictor or a sequence of candidate names")
-            for p in items:
-                if isinstance(p, str):
-                    check_predictor_name(p)
-                elif not (hasattr(p, "fit") and hasattr(p, "predict")):
-                    raise ValueError(f"predictor must be a name or implement fit/predict, got {type(p).__name__}")
-            return items
+            return _predictors(v, "predictor")
+        if which == "sparse_candidates":
+            if v is None:
+                return None
+            if isinstance(v, (str, Selector)) or not isinstance(v, Sequence) or len(v) != 2:
+                raise ValueError(f"sparse_candidates must be None or a pair (selectors, predictor names), got {v!r}")
+            return _selectors(v[0], "sparse_candidates[0]"), _predictors(v[1], "sparse_candidates[1]")
         if which == "calibrator":
             return calibrator_named(v)
         return v
@@ -838,6 +886,7 @@ class Pipeline:
         before any work (scikit-learn's convention of validating in ``fit``).
         """
         spec = {c: self.component(c) for c in ("scaling", "correlation", "selector", "predictor", "calibrator")}
+        spec["sparse"] = self.component("sparse_candidates")
         if self.k is not None:
             check_int(self.k, "k")
         elif len(spec["selector"]) != 1 or spec["selector"][0].budget is None:
@@ -859,6 +908,9 @@ class Pipeline:
             raise ValueError("conformal intervals come from a search")
         if spec["search"] and isinstance(spec["calibrator"], GaussianIntervals):
             raise ValueError("a search makes conformal intervals: use calibrator='conformal' (or None)")
+        if spec["sparse"] is not None and not (spec["search"] and all(isinstance(p, str) for p in spec["sparse"][1])):
+            raise ValueError("sparse_candidates replace the candidates of a search (several candidates, a stack or "
+                             "conformal intervals) and take predictor names")
         if blocks and not spec["search"]:
             raise ValueError("blocks fix the path of a search (candidates or conformal intervals); a direct "
                              "pipeline's nested selection already keeps each smaller one")
@@ -945,7 +997,8 @@ class Pipeline:
         runs :func:`~benchsel_lib.method.search.pipeline_path` instead
         (:func:`~benchsel_lib.method.search.search_cost` estimates it).
         """
-        spec = self.validate()
+        X = np.asarray(X, dtype=float)
+        spec = self._candidates_for(self.validate(), X)
         if exclude:
             spec["selector"] = [
                 dataclasses.replace(s, exclude=s.exclude + tuple(
@@ -953,7 +1006,6 @@ class Pipeline:
                 for s in spec["selector"]]
         check_unconditioned(unconditioned)
         seeds = seeds or FitSeeds.from_seed(int(self.seed))
-        X = np.asarray(X, dtype=float)
         names = [str(b) for b in names]
         fs = spec["scaling"].fit(X)
         values, z = fs.values(X), fs.transform(X)
@@ -982,7 +1034,23 @@ class Pipeline:
             path = self._fit_direct(spec, data, k_max=k_max, ks=ks, seeds=seeds, inner=inner, intervals=intervals,
                                     unconditioned=unconditioned, revealed=revealed)
         path.notes[:0] = notes
+        path.sparse = spec["sparse_searched"]
         return path
+
+    @staticmethod
+    def _candidates_for(spec: dict[str, Any], X: np.ndarray) -> dict[str, Any]:
+        """``spec`` with its sparse candidates in place of the others where ``X`` misses enough entries.
+
+        More than :data:`~benchsel_lib.method.search.SPARSE_MISSING` of the
+        entries of ``X`` (the training rows) missing: the selectors and
+        predictors of ``spec["sparse"]`` are searched (``spec["sparse_searched"]``
+        says whether).  O(M N).
+        """
+        sparse = spec["sparse"] is not None and X.size > 0 and float(np.isnan(X).mean()) > SPARSE_MISSING
+        spec = {**spec, "sparse_searched": sparse}
+        if sparse:
+            spec["selector"], spec["predictor"] = spec["sparse"]
+        return spec
 
     def _fit_direct(self, spec: dict[str, Any], data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
                     seeds: FitSeeds, inner: Callable, intervals: bool, unconditioned: str,
@@ -1094,12 +1162,12 @@ class Pipeline:
         ``notes_``.
         """
         check_matrix(matrix)
-        spec = self.validate()
         names = list(matrix.benchmarks)
         if len(names) < 2:
             raise ValueError(f"the matrix has {len(names)} benchmark: a pipeline needs at least two, one to run and "
                              f"one to predict")
         X = np.asarray(matrix.scores, dtype=float)
+        spec = self._candidates_for(self.validate(), X)
         cols = None
         if revealed is not None:
             cols = name_positions(revealed if isinstance(revealed, str) else [str(b) for b in revealed], names,
@@ -1143,6 +1211,7 @@ class Pipeline:
         self.selection_: Selection | None = path.selection
         self.choice_: Recommendation | None = self.step_.choice
         self.notes_: list[str] = notes + list(path.notes)
+        self.sparse_ = path.sparse
         for text in dict.fromkeys(st.choice.note for st in path.steps if st.choice is not None and st.choice.note):
             # the search fell back (too few models) or left a candidate out: said, not only recorded
             warnings.warn(f"{self.label}: {text}", UserWarning, stacklevel=2)

@@ -81,6 +81,9 @@ __all__ = [
     "DEFAULT_STRATEGIES",
     "DEFAULT_PREDICTORS",
     "DEFAULT_MIN_OBSERVED",
+    "SPARSE_STRATEGIES",
+    "SPARSE_PREDICTORS",
+    "SPARSE_MISSING",
     "FALLBACK",
     "SearchPlan",
     "plan_search",
@@ -99,6 +102,20 @@ DEFAULT_STRATEGIES = ("mi", "entropy-obs", "lasso", "random")
 
 
 DEFAULT_PREDICTORS = ("gaussian", "ridge", "knn", "blend")
+
+#: the recommended pipeline's candidates on a matrix that misses more than :data:`SPARSE_MISSING` of its
+#: entries: the greedy on the total residual variance of the mean-imputed matrix and BenchPred's imputed
+#: Lasso (both favour benchmarks that many models ran, so that a revealed benchmark is more often one a
+#: held-out model has a score for) in place of MI and the random selection, and the per-target ridge on
+#: the mean-imputed scores in place of the Gaussian mean and the ridge on observed pairs
+SPARSE_STRATEGIES = ("entropy-obs", "lasso", "imputed-trace", "imputed-lasso")
+
+SPARSE_PREDICTORS = ("knn", "blend", "imputed-ridge")
+
+#: the share of missing entries of the training matrix above which the recommended pipeline searches
+#: :data:`SPARSE_STRATEGIES` and :data:`SPARSE_PREDICTORS` (Merged and BenchPress miss about two thirds
+#: of theirs, MTEB a quarter, MMLU none)
+SPARSE_MISSING = 0.5
 
 #: the recommended pipeline's candidates (those without a filter of their own) never reveal a
 #: benchmark that fewer training models observe: its correlations would rest on two or three models

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .._checks import check_int, check_nonnegative
 from ..data import load_source
-from ..method.pipeline import Pipeline, parse_pipeline
+from ..method.pipeline import Pipeline, clone, parse_pipeline
 from ..method.predictors import check_unconditioned, scored_entries
 from ..protocol.cache import correlation_cache
 from ..protocol.cv import cv_grid, kept_columns
@@ -109,6 +109,7 @@ def compare_pipelines(
     ks: Sequence[int] | None = None,
     unconditioned: str = "skip",
     keep_entries: bool = False,
+    auto: Pipeline | None = None,
 ) -> pd.DataFrame:
     """Per-fold R^2 of ``auto``, the paper's Gaussian + MI (``"mi"``) and the ``fixed`` pipelines.
 
@@ -160,6 +161,9 @@ def compare_pipelines(
         revealed benchmarks (above).
     keep_entries : bool
         Keep each row's scored entries (column ``entries``).
+    auto : Pipeline, optional
+        The recommended pipeline to compare (default ``Pipeline.auto()``);
+        its rows are labelled ``"auto"`` whatever its name.
 
     Returns
     -------
@@ -178,7 +182,8 @@ def compare_pipelines(
 
     kw = dict(matrix=matrix, holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", ks=ks,
               unconditioned=unconditioned, keep_entries=keep_entries)
-    reference = [Pipeline.auto(), Pipeline.paper(objective="mi", estimator=estimator, config=config)]
+    ref = Pipeline.auto() if auto is None else clone(auto).set_params(name="auto")
+    reference = [ref, Pipeline.paper(objective="mi", estimator=estimator, config=config)]
     pairs = [Pipeline.from_name(n, estimator=estimator, config=config) for n in fixed]
     runs, tags = [], []
     for seed in seeds:

@@ -1,0 +1,113 @@
+"""The recommended pipeline searches its sparse candidates where the training matrix misses more than half its entries."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _synthetic import as_matrix, low_rank_scores
+
+from benchsel_lib.method.pipeline import Pipeline, clone
+from benchsel_lib.method.search import (
+    DEFAULT_PREDICTORS,
+    DEFAULT_STRATEGIES,
+    SPARSE_MISSING,
+    SPARSE_PREDICTORS,
+    SPARSE_STRATEGIES,
+)
+from benchsel_lib.protocol.cv import cross_validate
+
+
+def _with_missing_share(share: float, seed: int = 0, m: int = 60, n: int = 10) -> np.ndarray:
+    """Low-rank scores with exactly ``round(share * m * n)`` entries missing, every row and column keeping two."""
+    X = low_rank_scores(seed, m=m, n=n, noise=0.3)
+    rng = np.random.default_rng(seed + 1)
+    keep = np.zeros((m, n), dtype=bool)
+    for i in range(m):  # two observed entries per row, spread over the columns
+        keep[i, [i % n, (i + 1 + i // n) % n]] = True
+    free = np.flatnonzero(~keep.ravel())
+    n_missing = int(round(share * m * n))
+    assert n_missing <= free.size
+    X.ravel()[rng.choice(free, size=n_missing, replace=False)] = np.nan
+    return X
+
+
+def _fit(X: np.ndarray, pipe: Pipeline) -> Pipeline:
+    return pipe.fit(as_matrix(X))
+
+
+def test_sparse_matrix_searches_the_sparse_candidates():
+    X = _with_missing_share(0.6)
+    assert np.isnan(X).mean() > SPARSE_MISSING
+    p = _fit(X, Pipeline.auto(k=3))
+    assert p.sparse_
+    scored = p.choice_.scores
+    assert set(scored["strategy"]) == set(SPARSE_STRATEGIES)
+    assert set(scored["predictor"]) == set(SPARSE_PREDICTORS) | {"stack"}
+
+
+def test_denser_matrix_searches_the_first_candidates():
+    X = _with_missing_share(0.3)
+    p = _fit(X, Pipeline.auto(k=3))
+    assert not p.sparse_
+    scored = p.choice_.scores
+    assert set(scored["strategy"]) == set(DEFAULT_STRATEGIES)
+    assert set(scored["predictor"]) == set(DEFAULT_PREDICTORS) | {"stack"}
+
+
+def test_exactly_half_missing_is_not_sparse():
+    X = _with_missing_share(SPARSE_MISSING)
+    assert np.isnan(X).mean() == SPARSE_MISSING
+    assert not _fit(X, Pipeline.auto(k=2)).sparse_
+
+
+@pytest.mark.parametrize("given", [dict(selectors=("mi", "lasso")), dict(predictors=("gaussian", "ridge"))])
+def test_given_candidates_are_searched_on_every_matrix(given):
+    p = Pipeline.auto(k=2, **given)
+    assert p.sparse_candidates is None
+    fitted = _fit(_with_missing_share(0.6), p)
+    assert not fitted.sparse_
+    scored = fitted.choice_.scores
+    assert set(scored["strategy"]) == set(given.get("selectors", DEFAULT_STRATEGIES))
+
+
+def test_sparse_candidates_share_auto_options():
+    p = Pipeline.auto(k=2, min_observed=7, initial=["b3"])
+    sels, preds = p.sparse_candidates
+    assert [s.label for s in sels] == list(SPARSE_STRATEGIES) and tuple(preds) == SPARSE_PREDICTORS
+    for s in sels:
+        assert s.initial == ("b3",)
+        assert s.min_observed == (0.3 if s.label == "entropy-obs" else 7)  # entropy-obs keeps its own filter
+
+
+def test_sparse_candidates_survive_clone_and_get_params():
+    p = Pipeline.auto(k=2)
+    q = clone(p)
+    assert q.sparse_candidates == p.sparse_candidates
+    assert q.get_params(deep=False)["sparse_candidates"] == p.sparse_candidates
+    assert _fit(_with_missing_share(0.6), q).sparse_
+
+
+def test_cross_validation_decides_on_each_fold_training_rows():
+    X = _with_missing_share(0.6)
+    df = cross_validate(as_matrix(X), [Pipeline.auto()], holdouts=(0.1,), k_max=3, ks=(3,), n_folds=5, seed=0,
+                        scheme="paper", progress=False)
+    strategies = {c.split("+")[0] for c in df["choice"]}
+    assert strategies <= set(SPARSE_STRATEGIES)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ("imputed-trace", "a pair"),
+    ((("imputed-trace",),), "a pair"),
+    ((("no-such-strategy",), ("knn",)), "no-such-strategy"),
+    ((("imputed-trace",), ("no-such-predictor",)), "no-such-predictor"),
+    (((), ("knn",)), "sparse_candidates\\[0\\] is empty"),
+])
+def test_bad_sparse_candidates_are_named(bad, match):
+    p = Pipeline.auto(k=2).set_params(sparse_candidates=bad)
+    with pytest.raises(ValueError, match=match):
+        p.fit(as_matrix(_with_missing_share(0.6)))
+
+
+def test_sparse_candidates_need_a_search():
+    p = Pipeline.paper(k=2).set_params(sparse_candidates=(("imputed-trace",), ("knn",)))
+    with pytest.raises(ValueError, match="candidates of a search"):
+        p.fit(as_matrix(_with_missing_share(0.6)))
