@@ -50,6 +50,13 @@ Usage::
                                          [--search-repeats R] [--min-observed N] [--blocks B ...]
                                          [--keep-blocks always|unnested]
                                          [--gain-seeds SEED ...] [--unconditioned skip|mean]
+                                         [--dense]
+
+``--dense`` runs auto, and each variant of it asked for below, with auto's
+first candidate set on every matrix (:data:`~benchsel_lib.method.search.DEFAULT_STRATEGIES`
+and ``DEFAULT_PREDICTORS``; by default auto searches its sparse set,
+``SPARSE_STRATEGIES`` and ``SPARSE_PREDICTORS``, where the training matrix
+misses more than half its entries: Merged and BenchPress).
 
 ``--quick``: seed 42 only, auto against the peers alone (no fixed grid), no
 timing; with ``--datasets merged`` it runs one matrix; with ``--seeds 0 1 2``
