@@ -119,6 +119,21 @@ def test_results_come_back_in_list_order_and_largest_cells_start_first():
     ]
 
 
+def _sigint_handler(_: int) -> str:
+    import signal
+
+    handler = signal.getsignal(signal.SIGINT)
+    return "ignored" if handler == signal.SIG_IGN else repr(handler)
+
+
+def test_loky_workers_leave_ctrl_c_to_the_parent():
+    import signal
+
+    cells = [Cell(f"w{i}", _sigint_handler, (i,)) for i in range(4)]
+    assert run_sweep(cells, n_jobs=2) == ["ignored"] * 4
+    assert signal.getsignal(signal.SIGINT) != signal.SIG_IGN  # the parent still turns Ctrl-C into an exception
+
+
 def test_a_huge_n_jobs_starts_no_more_workers_than_there_are_cells(monkeypatch):
     asked: list[int] = []
     real = sweep.joblib.Parallel

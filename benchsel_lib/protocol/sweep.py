@@ -41,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, nullcontext, suppress
@@ -104,6 +105,18 @@ def _run_numbered_cell(number: int, label: str, fn: Callable[..., Any], kwargs: 
                        *args: Any) -> tuple[int, Any]:
     """Run one cell and return ``(number, result)``, so that results may come back in any order."""
     return number, _run_cell_args(label, fn, kwargs, *args)
+
+
+def _ignore_sigint() -> None:
+    """Initializer of the sweep's loky workers: Ctrl-C is the parent's to handle.
+
+    Ctrl-C sends SIGINT to the whole foreground process group. A worker that
+    received it between two cells would print its own ``KeyboardInterrupt``
+    traceback; ignoring it leaves the parent to turn the interrupt into one
+    line and to terminate its workers (joblib kills them when the consumer of
+    the results stops).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run_cell(cell: Cell) -> Any:
@@ -224,11 +237,13 @@ def run_sweep(
         return results
 
     arrived = [False] * len(cells)
-    par = joblib.Parallel(n_jobs=n, return_as="generator_unordered")
     jobs = (joblib.delayed(_run_numbered_cell)(i, cells[i].label, cells[i].fn, cells[i].kwargs, *cells[i].args)
             for i in order)
     try:
-        with joblib.parallel_config(backend="loky", inner_max_num_threads=1) if loky else nullcontext():
+        # Parallel takes the active configuration when it is made, so it is made inside
+        with (joblib.parallel_config(backend="loky", inner_max_num_threads=1, initializer=_ignore_sigint)
+              if loky else nullcontext()):
+            par = joblib.Parallel(n_jobs=n, return_as="generator_unordered")
             for i, value in _progress(par(jobs), total=len(cells), desc=desc, enabled=progress):
                 results[i] = value
                 arrived[i] = True
