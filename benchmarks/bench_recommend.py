@@ -48,7 +48,7 @@ Usage::
                                          [--drop STRATEGY ...]
                                          [--choice nested|best|additive|shrunk]
                                          [--search-repeats R] [--min-observed N] [--blocks B ...]
-                                         [--keep-blocks always|unnested]
+                                         [--keep-blocks always|unnested|hold]
                                          [--gain-seeds SEED ...] [--unconditioned skip|mean]
                                          [--dense]
 
@@ -94,7 +94,10 @@ k = 5), and runs the variants asked for above with those blocks in place of
 the variants without.  ``--keep-blocks unnested`` keeps the choice at a block
 only where its strategy's selections are not nested (anchor points,
 BenchPred's imputed Lasso; ``Pipeline.auto(keep_blocks="unnested")``), the
-larger sizes otherwise being those of the path without blocks.
+larger sizes otherwise being those of the path without blocks;
+``--keep-blocks hold`` keeps every choice and adds one candidate above the
+block, the block's choice predicting from its own benchmarks alone
+(``Pipeline.auto(keep_blocks="hold")``).
 With the timing, each of these variants' full CV is timed as auto's is, and
 its interval coverage printed.
 
@@ -270,10 +273,12 @@ def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predi
                     f"auto revealing only benchmarks that at least {min_observed} training models observe"
                     if min_observed else "auto with every benchmark a candidate"))
     if blocks:
-        at = "/b" + "-".join(str(b) for b in blocks) + ("u" if keep_blocks == "unnested" else "")
+        at = "/b" + "-".join(str(b) for b in blocks) + {"unnested": "u", "hold": "h"}.get(keep_blocks, "")
         fixed = f", each larger selection adding to the choice at k = {', '.join(str(b) for b in blocks)}"
         if keep_blocks == "unnested":
             fixed += " where that choice's strategy is not nested"
+        elif keep_blocks == "hold":
+            fixed += ", and that choice predicting from its own benchmarks alone a candidate above it"
         kw = dict(blocks=tuple(blocks), keep_blocks=keep_blocks)
         out = [(Pipeline.auto(**base, **kw, name="auto" + at), "auto" + fixed)] + [
             (pipe.set_params(**kw, name=pipe.name + at), what + fixed) for pipe, what in out]
@@ -580,8 +585,9 @@ def main() -> None:
                     help="also run auto with these block sizes (Pipeline.auto(blocks=...): above B every candidate "
                          "keeps the choice at B), and the variants above with them in place of the variants without")
     ap.add_argument("--keep-blocks", default="always", choices=list(KEEP_BLOCKS),
-                    help="with --blocks: keep every choice at a block (always) or only one whose strategy is not "
-                         "nested (unnested: anchor points, the imputed Lasso)")
+                    help="with --blocks: keep every choice at a block (always), only one whose strategy is not "
+                         "nested (unnested: anchor points, the imputed Lasso), or every one with the block's choice "
+                         "predicting from its own benchmarks a candidate above it (hold)")
     ap.add_argument("--gain-seeds", nargs="+", type=int, default=[], metavar="SEED",
                     help="also run auto (and the variants above) at k = 5 and 10 with each of these seeds")
     ap.add_argument("--unconditioned", default="skip", choices=["skip", "mean"],

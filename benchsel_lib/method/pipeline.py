@@ -501,11 +501,15 @@ class Pipeline:
         ``b`` as mandatory ones, so a larger selection adds to the smaller
         one's (see :func:`~benchsel_lib.method.search.pipeline_path`; one
         more inner search per block; a search only).
-    keep_blocks : {"always", "unnested"}
+    keep_blocks : {"always", "unnested", "hold"}
         Which choices at a block size are kept: every one (default), or
         only one whose strategy is not nested (anchor points, BenchPred's
         imputed Lasso), the sizes above any other coming from the path
-        without blocks (:data:`~benchsel_lib.method.search.KEEP_BLOCKS`).
+        without blocks, or (``"hold"``) every one, with one more candidate
+        above the block: the block's strategy predicting from the block's
+        benchmarks only, chosen where the benchmarks added past the block
+        do not help on the inner folds
+        (:data:`~benchsel_lib.method.search.KEEP_BLOCKS`).
     sparse_candidates : (selectors, predictor names) or None
         Candidates of a search that replace ``selector`` and ``predictor``
         where the training matrix misses more than
@@ -699,7 +703,9 @@ class Pipeline:
         pooled, at twice the search's cost; ``blocks=(5,)`` keeps the
         choice at five benchmarks as mandatory ones for every larger size
         (with ``keep_blocks="unnested"`` only a choice whose strategy's
-        selections are not nested).
+        selections are not nested; with ``keep_blocks="hold"`` every one,
+        and above five the choice there predicting from its five alone is
+        one more candidate).
         ``initial`` applies to every candidate selector, ``min_observed``
         to every one without a filter of its own (``entropy-obs`` keeps its
         30 %; pass a :class:`Selector` to set another).  By default
@@ -1476,8 +1482,10 @@ class _SearchPredictions:
         obs = ~np.isnan(zq)
         queries = []
         for st in steps:
+            # a held choice conditions on the block's benchmarks only (Recommendation.conditioned)
+            cols = st.selected if st.choice is None or st.choice.conditioned is None else st.choice.conditioned
             q = np.full_like(zq, np.nan)
-            q[:, st.selected] = np.where(obs[:, st.selected], zq[:, st.selected], np.nan)
+            q[:, cols] = np.where(obs[:, cols], zq[:, cols], np.nan)
             queries.append(q)
         choices = [st.choice for st in steps]
         if choices and len({c.predictor for c in choices}) == 1 and choices[0].predictor != "stack":

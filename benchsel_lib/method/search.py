@@ -77,6 +77,7 @@ __all__ = [
     "check_choice_rule",
     "KEEP_BLOCKS",
     "check_keep_blocks",
+    "held_query",
     "block_predictions",
     "DEFAULT_STRATEGIES",
     "DEFAULT_PREDICTORS",
@@ -172,6 +173,12 @@ class Recommendation:
         How the search was cut down to fit :data:`SEARCH_BUDGET` (subsamples,
         strategies left out), one line; None when it ran on every model and
         benchmark with every candidate.
+    conditioned : list of int or None
+        The columns the predictor conditions on when they are not the whole
+        ``selection``: a held choice (``keep_blocks="hold"`` of
+        :func:`pipeline_path`, strategy ``"S@b"``) predicts from the ``b``
+        benchmarks chosen at the block size only.  None: from every
+        selected benchmark.
     """
 
     k: int
@@ -187,6 +194,7 @@ class Recommendation:
     inner_r2: float = float("nan")
     conformal: np.ndarray | None = field(default=None, repr=False)
     plan: str | None = None
+    conditioned: list[int] | None = None
 
     @property
     def name(self) -> str:
@@ -199,8 +207,14 @@ class Recommendation:
         ``cov`` defaults to the training correlation (:func:`~benchsel_lib.method.correlation.inner_correlation`).
         Cost: one fit and predict of the chosen predictor (each predictor of
         positive weight for a stack; :func:`search_cost` gives their orders).
+        A held choice (``conditioned``) sees only those columns of ``query``;
+        the other revealed entries are passed through.
         """
-        return _fit_predict(self.predictor, self.weights, train, query, cov)
+        if self.conditioned is None:
+            return _fit_predict(self.predictor, self.weights, train, query, cov)
+        query = np.asarray(query, dtype=float)
+        out = _fit_predict(self.predictor, self.weights, train, held_query(query, self.conditioned), cov)
+        return np.where(np.isnan(query), out, query)
 
     @property
     def candidates(self) -> pd.DataFrame:
@@ -245,8 +259,16 @@ def check_choice_rule(rule: Any) -> str:
 
 
 #: when :func:`pipeline_path` keeps the choice at a block size for the larger sizes: ``"always"``, or only when that
-#: choice's strategy is not nested (``"unnested"``: anchor points, BenchPred's imputed Lasso)
-KEEP_BLOCKS = ("always", "unnested")
+#: choice's strategy is not nested (``"unnested"``: anchor points, BenchPred's imputed Lasso); ``"hold"``: always,
+#: and above the block one more candidate, the block's strategy predicting from the block's benchmarks only
+KEEP_BLOCKS = ("always", "unnested", "hold")
+
+
+def held_query(query: np.ndarray, columns: Sequence[int]) -> np.ndarray:
+    """``query`` with every column but ``columns`` hidden (NaN): what a held choice conditions on. O(v N)."""
+    keep = np.zeros(query.shape[1], dtype=bool)
+    keep[np.asarray(list(columns), dtype=int)] = True
+    return np.where(keep[None, :], query, np.nan)
 
 
 def check_keep_blocks(keep: Any) -> str:
@@ -869,9 +891,16 @@ def pipeline_path(
         size up; the sizes up to the first block are those of the path
         without blocks, and a block size at or above the largest size asked
         for changes nothing.  Ignored with ``fixed``.
-    keep_blocks : {"always", "unnested"}
+    keep_blocks : {"always", "unnested", "hold"}
         Which choices at a block size are kept (:data:`KEEP_BLOCKS`):
-        ``"always"`` (default) every one; ``"unnested"`` only a choice
+        ``"always"`` (default) every one; ``"hold"`` every one, and above
+        the block one more candidate strategy, ``"S@b"``: the block's
+        strategy ``S`` (keeping the block's benchmarks, so its scored
+        entries are those of ``S``) predicting from the ``b`` benchmarks
+        chosen at the block only (``Recommendation.conditioned``), so that
+        where the inner folds find that the benchmarks added past the block
+        do not help, the choice can ignore them (a predictor that can
+        ignore an unhelpful benchmark); ``"unnested"`` only a choice
         whose strategy is not nested (``Selector.nested``: anchor points,
         BenchPred's imputed Lasso), whose own larger selections need not
         contain it; after any other choice the sizes up to the next block
@@ -920,6 +949,7 @@ def pipeline_path(
     free_at, free_prev = 0, None
     whole = sorted(set(sizes) | set(cuts))  # the sizes one search without blocks would be asked for (its plan)
     lo, chosen = 0, None  # the sizes above lo are searched from the choice at lo (None: from nothing)
+    hold: tuple[str, tuple[int, ...]] | None = None  # "hold": the strategy and the benchmarks a held candidate keeps
     for hi in [*cuts, k_max]:
         asked = [k for k in sizes if lo < k <= hi]  # a block with no size asked still fixes the choice at hi
         if chosen is None and keep_blocks == "unnested":  # the sizes up to hi are those of the path without blocks
@@ -945,14 +975,17 @@ def pipeline_path(
                     raise ValueError(f"no candidate strategy can keep the choice at k={lo}: " + "; ".join(errors))
             last = hi == k_max  # the last search selects up to k_max, as the path without blocks does
             out = _search_path(train, hi, strategies=cands, ks=asked if last else sorted(set(asked) | {hi}),
-                               first=max(lo, 1), **kw)
+                               first=max(lo, 1), hold=hold, **kw)
             if errors:
                 for r in out:
                     r.note = "; ".join(([r.note] if r.note else []) + errors)
         recs += [r for r in out if r.k in asked]
         at = out[-1] if out else None  # the choice at hi (below the last block: at the block size)
-        keep = at is not None and (keep_blocks == "always" or not nested.get(at.strategy, True))
+        keep = at is not None and (keep_blocks != "unnested" or not nested.get(at.strategy, True))
         lo, chosen = hi, list(at.selection) if keep else None
+        if keep and keep_blocks == "hold":  # a held choice at the block stays the candidate it was
+            held = hold is not None and at.conditioned is not None
+            hold = (hold[0], tuple(at.conditioned)) if held else (at.strategy, tuple(at.selection))
     return recs
 
 
@@ -984,6 +1017,7 @@ def _search_path(
     first: int = 1,
     previous: dict[str, Any] | None = None,
     plan_for: Sequence[int] | None = None,
+    hold: tuple[str, Sequence[int]] | None = None,
 ) -> list[Recommendation]:
     """:func:`pipeline_path` without blocks, or one segment of it.
 
@@ -992,6 +1026,11 @@ def _search_path(
     at ``first - 1``); ``plan_for``: the sizes asked of the whole path from
     size 1, for which the budget plan is made, so that a path searched in
     segments is planned, and chooses, as one search of every size.
+    ``hold``: ``(strategy, columns)``, one more candidate strategy
+    ``"strategy@b"`` (``b = len(columns)``) at every size above ``b``: the
+    selection of ``strategy``, which keeps ``columns``, predicted from
+    ``columns`` only (its scored entries are those of ``strategy``); left
+    out when ``strategy`` is not a candidate here.
     """
     check_choice_rule(rule)
     tr = _check_train(train)
@@ -1136,6 +1175,11 @@ def _search_path(
     if errors:
         strategies = tuple(s for s in strategies if s in fallback_orders)
         note = "; ".join(([note] if note else []) + errors)
+    held = None  # a held candidate: (its label, its strategy, its columns in the inner matrix, its columns)
+    if hold is not None and search and fixed is None and hold[0] in strategies:
+        cols = [int(j) for j in hold[1]]
+        cols_s = cols if sub_cols is None else [pos[j] for j in cols if j in pos]
+        held = (f"{hold[0]}@{len(cols)}", hold[0], cols_s, cols)
     oof: dict[tuple[str, str, int], np.ndarray] = {}
     masks: dict[tuple[str, int], np.ndarray] = {}
     # repeat r's out-of-fold predictions fill rows r m_s .. (r + 1) m_s - 1 of the stacked arrays
@@ -1175,6 +1219,9 @@ def _search_path(
                     mk &= (ob & rev[None, :]).any(axis=1)[:, None]
                 masks.setdefault((s, k), np.zeros((m_t, N_s), dtype=bool))[off + rows] = mk
                 blocks.append((s, k, q, mk))
+                if held is not None and s == held[1] and k > len(held[2]):  # same entries, fewer revealed
+                    masks.setdefault((held[0], k), np.zeros((m_t, N_s), dtype=bool))[off + rows] = mk
+                    blocks.append((held[0], k, held_query(q, held[2]), mk))
         for p in predictors:
             for (s, k, _, mk), out in zip(blocks, block_predictions(make_predictor(p), itr, blocks, Ri)):
                 out = fold_scaling.inverse(np.where(np.isfinite(out), out, 0.0))  # back to the units of ``train``
@@ -1217,11 +1264,15 @@ def _search_path(
             stack_oof[(s, k)] = cross
     scores = pd.DataFrame(score_rows, columns=["strategy", "predictor", "k", "r2", "n_eval"])
     rank_s = {s: i for i, s in enumerate(strategies)}
+    if held is not None:  # ties go to the strategies that use every revealed benchmark
+        rank_s[held[0]] = len(rank_s)
     rank_p = {p: i for i, p in enumerate(tuple(predictors) + ("stack",))}
     plan_note = None if plan is None else plan.note()
 
     def final(s: str) -> dict[int, list[int]] | None:
         """The selections of ``s`` on every row and column by size (None when its filter leaves too few)."""
+        if held is not None and s == held[0]:
+            return final(held[1])
         if s not in finals:
             try:
                 finals[s] = choose(tr, s, R, selectors.get(s))
@@ -1278,5 +1329,6 @@ def _search_path(
             scale, scores_k, qs = np.ones(N), None, {lv: float("nan") for lv in levels}
         recs.append(Recommendation(k=k, strategy=s, predictor=p, selection=list(final(s).get(k, [])),
                                    scores=scores, weights=weights, scale=scale, quantiles=qs, note=note,
-                                   seed=int(seed), inner_r2=inner, conformal=scores_k, plan=plan_note))
+                                   seed=int(seed), inner_r2=inner, conformal=scores_k, plan=plan_note,
+                                   conditioned=held[3] if held is not None and s == held[0] else None))
     return recs
