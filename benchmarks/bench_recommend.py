@@ -56,7 +56,10 @@ Usage::
 first candidate set on every matrix (:data:`~benchsel_lib.method.search.DEFAULT_STRATEGIES`
 and ``DEFAULT_PREDICTORS``; by default auto searches its sparse set,
 ``SPARSE_STRATEGIES`` and ``SPARSE_PREDICTORS``, where the training matrix
-misses more than half its entries: Merged and BenchPress).
+misses more than half its entries: Merged and BenchPress) and without
+blocks (``blocks=()``; auto's own, ``AUTO_BLOCKS``, keep a choice at five
+whose strategy is not nested, of which the first set has none, so they
+matter only to the variants that add such a candidate).
 
 ``--quick``: seed 42 only, auto against the peers alone (no fixed grid), no
 timing; with ``--datasets merged`` it runs one matrix; with ``--seeds 0 1 2``
@@ -254,7 +257,8 @@ def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predi
     if candidates or predictors or drop:
         kept = tuple(s for s in DEFAULT_STRATEGIES if s not in drop)
         grown = dict(selectors=kept + tuple(s for s in candidates if s not in kept and s not in drop),
-                     predictors=tuple(DEFAULT_PREDICTORS) + tuple(p for p in predictors if p not in DEFAULT_PREDICTORS))
+                     predictors=tuple(DEFAULT_PREDICTORS) + tuple(p for p in predictors if p not in DEFAULT_PREDICTORS),
+                     **{key: base[key] for key in ("blocks",) if key in base})
         added = [*candidates, *predictors]
         label = "".join(f"-{s}" for s in drop) + "".join(f"+{a}" for a in added)
         what = ", ".join([f"with {', '.join(added)} among its candidates"] * bool(added)
@@ -572,7 +576,7 @@ def main() -> None:
                          "--predictors: of that variant; alone: a variant of auto without them), against auto")
     ap.add_argument("--dense", action="store_true",
                     help="auto and its variants with auto's first candidate set on every matrix (Merged and "
-                         "BenchPress included, where auto searches its sparse set)")
+                         "BenchPress included, where auto searches its sparse set) and without blocks")
     ap.add_argument("--choice", default=None, choices=[c for c in CHOICE_RULES if c != DEFAULT_RULE],
                     help="also run auto with this choice rule, against auto (seed 42)")
     ap.add_argument("--search-repeats", type=int, default=None, metavar="R",
@@ -608,7 +612,7 @@ def main() -> None:
     if args.drop and not args.candidates and set(args.drop) >= set(DEFAULT_STRATEGIES):
         ap.error("--drop leaves auto without a candidate strategy: add some with --candidates")
     # --dense: auto, and every variant, with auto's first candidate set on every matrix (no sparse set)
-    base = dict(selectors=DEFAULT_STRATEGIES, predictors=DEFAULT_PREDICTORS) if args.dense else {}
+    base = dict(selectors=DEFAULT_STRATEGIES, predictors=DEFAULT_PREDICTORS, blocks=()) if args.dense else {}
     auto = Pipeline.auto(**base, name="auto") if args.dense else None
     variants = _variants(args.candidates, args.choice, args.search_repeats, args.min_observed, args.predictors,
                          args.blocks, args.drop, args.keep_blocks, base=base)

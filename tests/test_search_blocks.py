@@ -81,7 +81,7 @@ def test_a_candidate_that_cannot_keep_the_choice_is_left_out_above_the_block_and
 def test_a_pipeline_with_blocks_fits_the_path_of_the_search_with_them():
     X = _data(36)
     M = as_matrix(X)
-    pipe = Pipeline.auto(k=8, blocks=(4,), seed=2)
+    pipe = Pipeline.auto(k=8, blocks=(4,), keep_blocks="always", seed=2)
     assert pipe.get_params()["blocks"] == (4,) and clone(pipe).blocks == (4,)
     path = pipe.fit_path(M.scores, names=list(M.benchmarks), k_max=8, ks=[4, 8], intervals=False)
     steps = {st.k: st for st in path.steps}
@@ -112,6 +112,9 @@ def test_blocks_keep_the_numbers_of_a_search_determined_by_its_seed():
 
 
 _NESTED_ONLY = dict(_KW, strategies=("mi", "entropy-obs", "random"))
+# an unnested candidate that these matrices do not choose at the block sizes 2, 4 and 6: the path is searched in
+# segments (with nested candidates alone it is the one search without blocks)
+_MIXED = dict(_KW, strategies=("mi", "entropy-obs", "random", "imputed-lasso"))
 _ANCHORS = dict(seed=1, levels=(), strategies=("anchors",), predictors=("gaussian", "ridge"))
 
 
@@ -123,13 +126,32 @@ def test_keeping_only_unnested_choices_leaves_a_nested_choice_to_the_path_withou
     assert not set(plain[0].selection) <= set(plain[1].selection)  # so keeping the block would change k = 7
 
 
+def test_with_only_nested_candidates_blocks_kept_after_unnested_choices_are_the_one_search(monkeypatch):
+    from benchsel_lib.method import search
+
+    X = _data(40)
+    calls = []
+    inner = search._search_path
+
+    def spy(*args, **kw):
+        calls.append(kw.get("first", 1))
+        return inner(*args, **kw)
+
+    plain = pipeline_path(X, 8, **_NESTED_ONLY)
+    monkeypatch.setattr(search, "_search_path", spy)
+    kept = pipeline_path(X, 8, blocks=(2, 4, 6), keep_blocks="unnested", **_NESTED_ONLY)
+    assert calls == [1]  # one search, from size 1
+    assert [(r.name, r.selection, r.inner_r2) for r in kept] == [(r.name, r.selection, r.inner_r2) for r in plain]
+
+
 @pytest.mark.parametrize("rule", ["monotone", "additive", "shrunk", "best"])
 def test_a_path_searched_in_segments_after_nested_choices_chooses_as_one_search_of_every_size(rule):
     # with every choice nested no block is kept, and the path is the one without blocks, searched block by
     # block with the choice at each block size looked back at: every size chooses as the one search does
-    X = _data(40)
-    plain = pipeline_path(X, 8, rule=rule, **_NESTED_ONLY)
-    segmented = pipeline_path(X, 8, rule=rule, blocks=(2, 4, 6), keep_blocks="unnested", **_NESTED_ONLY)
+    X = _data(43)
+    plain = pipeline_path(X, 8, rule=rule, **_MIXED)
+    assert all(plain[k - 1].strategy != "imputed-lasso" for k in (2, 4, 6))  # so no block is kept
+    segmented = pipeline_path(X, 8, rule=rule, blocks=(2, 4, 6), keep_blocks="unnested", **_MIXED)
     assert [r.k for r in segmented] == list(range(1, 9))
     assert all(_same(a, b) for a, b in zip(plain, segmented))
 
@@ -141,12 +163,13 @@ def test_a_path_searched_in_segments_is_planned_as_one_search_of_every_size(monk
 
     monkeypatch.setattr(search, "SEARCH_MIN_MODELS", 40)  # so that an 80-model search can be subsampled
     X = _data(41, m=80)
-    cost = partial(search.search_cost, 80, 10, k=8, strategies=_NESTED_ONLY["strategies"],
-                   predictors=_NESTED_ONLY["predictors"], observed=float((~np.isnan(X)).mean()))
+    cost = partial(search.search_cost, 80, 10, k=8, strategies=_MIXED["strategies"],
+                   predictors=_MIXED["predictors"], observed=float((~np.isnan(X)).mean()))
     budget = cost(n_ks=5)
     assert cost(n_ks=8) > budget
-    plain = pipeline_path(X, 8, budget=budget, **_NESTED_ONLY)
-    segmented = pipeline_path(X, 8, budget=budget, blocks=(2, 4, 6), keep_blocks="unnested", **_NESTED_ONLY)
+    plain = pipeline_path(X, 8, budget=budget, **_MIXED)
+    assert all(plain[k - 1].strategy != "imputed-lasso" for k in (2, 4, 6))  # so no block is kept
+    segmented = pipeline_path(X, 8, budget=budget, blocks=(2, 4, 6), keep_blocks="unnested", **_MIXED)
     assert plain[0].plan is not None and "of the 80 models" in plain[0].plan
     assert [r.plan for r in segmented] == [r.plan for r in plain]
     assert all(_same(a, b) for a, b in zip(plain, segmented))
@@ -190,6 +213,13 @@ def test_keeping_only_unnested_choices_keeps_a_choice_of_anchor_points():
     kept = pipeline_path(X, 7, ks=[3, 7], blocks=(3,), keep_blocks="unnested", **_ANCHORS)
     assert all(_same(a, b) for a, b in zip(always, kept))
     assert set(kept[0].selection) <= set(kept[1].selection)
+
+
+def test_auto_keeps_a_choice_at_five_only_where_its_strategy_is_not_nested():
+    pipe = Pipeline.auto()
+    assert (pipe.blocks, pipe.keep_blocks) == ((5,), "unnested")
+    assert clone(pipe).get_params()["keep_blocks"] == "unnested"
+    assert Pipeline.auto(blocks=()).blocks == ()
 
 
 def test_an_unknown_keep_blocks_is_named():

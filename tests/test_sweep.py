@@ -129,9 +129,17 @@ def _sigint_handler(_: int) -> str:
 def test_loky_workers_leave_ctrl_c_to_the_parent():
     import signal
 
-    cells = [Cell(f"w{i}", _sigint_handler, (i,)) for i in range(4)]
-    assert run_sweep(cells, n_jobs=2) == ["ignored"] * 4
-    assert signal.getsignal(signal.SIGINT) != signal.SIG_IGN  # the parent still turns Ctrl-C into an exception
+    from joblib.externals.loky import get_reusable_executor
+
+    # workers started by a parent that handles Ctrl-C (a run in the background of a shell would hand every
+    # process SIGINT ignored, and the workers would inherit that, initializer or not)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        get_reusable_executor().shutdown(wait=True)  # fresh workers, started from here
+        cells = [Cell(f"w{i}", _sigint_handler, (i,)) for i in range(4)]
+        assert run_sweep(cells, n_jobs=2) == ["ignored"] * 4
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_a_huge_n_jobs_starts_no_more_workers_than_there_are_cells(monkeypatch):

@@ -78,6 +78,7 @@ from .predictors import (
 )
 from .scaling import FittedScaling, Scaling
 from .search import (
+    AUTO_BLOCKS,
     DEFAULT_MIN_OBSERVED,
     DEFAULT_PREDICTORS,
     DEFAULT_RULE,
@@ -673,8 +674,8 @@ class Pipeline:
         search_folds: int = 5,
         search_repeats: int = 1,
         choice: str = DEFAULT_RULE,
-        blocks: Sequence[int] = (),
-        keep_blocks: str = "always",
+        blocks: Sequence[int] = AUTO_BLOCKS,
+        keep_blocks: str = "unnested",
         name: str = "auto",
     ) -> Pipeline:
         """The recommended pipeline: the (selection, predictor) pair chosen by inner CV on the training models.
@@ -700,12 +701,17 @@ class Pipeline:
         ``choice="nested"`` keeps one selection strategy for every size
         instead (see the class's ``choice``); ``search_repeats=2`` scores the
         candidates on two seeded draws of the ``search_folds`` inner folds,
-        pooled, at twice the search's cost; ``blocks=(5,)`` keeps the
-        choice at five benchmarks as mandatory ones for every larger size
-        (with ``keep_blocks="unnested"`` only a choice whose strategy's
-        selections are not nested; with ``keep_blocks="hold"`` every one,
-        and above five the choice there predicting from its five alone is
-        one more candidate).
+        pooled, at twice the search's cost.  By default
+        (``blocks=(5,)``, ``keep_blocks="unnested"``,
+        :data:`~benchsel_lib.method.search.AUTO_BLOCKS`) a choice at five
+        benchmarks whose strategy's selections are not nested (BenchPred's
+        imputed Lasso, anchor points) stays in every larger selection, so
+        that a model that ran it runs only what a larger one adds and
+        revealing more does not take back what it revealed; the first
+        candidate set is all nested, and its path is the one search without
+        blocks.  ``keep_blocks="always"`` keeps every choice at a block,
+        ``"hold"`` every one with the choice there predicting from its own
+        benchmarks alone one more candidate above it; ``blocks=()`` none.
         ``initial`` applies to every candidate selector, ``min_observed``
         to every one without a filter of its own (``entropy-obs`` keeps its
         30 %; pass a :class:`Selector` to set another).  By default

@@ -76,6 +76,7 @@ __all__ = [
     "DEFAULT_RULE",
     "check_choice_rule",
     "KEEP_BLOCKS",
+    "AUTO_BLOCKS",
     "check_keep_blocks",
     "held_query",
     "block_predictions",
@@ -257,6 +258,10 @@ def check_choice_rule(rule: Any) -> str:
         raise ValueError(f"unknown choice rule {rule!r}: use one of {CHOICE_RULES}")
     return rule
 
+
+#: the block sizes of the recommended pipeline (``Pipeline.auto``), with ``keep_blocks="unnested"``: a choice at five
+#: benchmarks whose strategy is not nested stays in every larger selection
+AUTO_BLOCKS = (5,)
 
 #: when :func:`pipeline_path` keeps the choice at a block size for the larger sizes: ``"always"``, or only when that
 #: choice's strategy is not nested (``"unnested"``: anchor points, BenchPred's imputed Lasso); ``"hold"``: always,
@@ -904,8 +909,10 @@ def pipeline_path(
         whose strategy is not nested (``Selector.nested``: anchor points,
         BenchPred's imputed Lasso), whose own larger selections need not
         contain it; after any other choice the sizes up to the next block
-        are those of the path without blocks.  That path is searched only
-        as far as it is used, up to one block at a time, each part looking
+        are those of the path without blocks (with no such strategy among
+        the candidates, the path is the one search without blocks).  That
+        path is searched only as far as it is used, up to one block at a
+        time, each part looking
         back at the choice that ends the part before and planned for the
         whole path, so that its choices are those of one search of every
         size; a block costs one more search, from its size up, only where
@@ -938,10 +945,12 @@ def pipeline_path(
         cuts = tuple(b for b in cuts if b < sizes[-1])  # a block at or above the largest size asked fixes nothing
     if not cuts or fixed is not None:
         return _search_path(train, k_max, strategies=strategies, ks=ks, **kw)
-    N = _check_train(train).shape[1]
-    labels = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
     listed = [selector_named(s) for s in strategies]
     nested = {sel.label: sel.nested for sel in listed}
+    if keep_blocks == "unnested" and all(nested.values()):  # no block can be kept: the one search without blocks
+        return _search_path(train, k_max, strategies=strategies, ks=ks, **kw)
+    N = _check_train(train).shape[1]
+    labels = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
     recs: list[Recommendation] = []
     # the path without blocks ("unnested"), by size, searched only as far as it is used: up to ``free_at``, with
     # its choice there to look back at (the same choices as one search of every size)
