@@ -91,13 +91,14 @@ candidate (``Pipeline.auto(min_observed=0)``; by default its candidates
 without a filter of their own never reveal a benchmark that fewer than 5
 training models observe), ``--min-observed 10`` for a floor of 10.
 ``--blocks 5`` does the same for auto whose search is fixed at k = 5
-(``Pipeline.auto(blocks=(5,))``: above five benchmarks every candidate
-keeps the five chosen there, so the selection at k = 10 adds to the one at
-k = 5), and runs the variants asked for above with those blocks in place of
-the variants without.  ``--keep-blocks unnested`` keeps the choice at a block
-only where its strategy's selections are not nested (anchor points,
-BenchPred's imputed Lasso; ``Pipeline.auto(keep_blocks="unnested")``), the
-larger sizes otherwise being those of the path without blocks;
+(``Pipeline.auto(blocks=(5,), keep_blocks="always")``: above five
+benchmarks every candidate keeps the five chosen there, so the selection at
+k = 10 adds to the one at k = 5), and runs the variants asked for above
+with those blocks in place of the variants without.  ``--keep-blocks
+unnested`` keeps the choice at a block only where its strategy's selections
+are not nested (anchor points, BenchPred's imputed Lasso; auto's own blocks
+at five, ``Pipeline.auto()``), the larger sizes otherwise being those of
+the path without blocks;
 ``--keep-blocks hold`` keeps every choice and adds one candidate above the
 block, the block's choice predicting from its own benchmarks alone
 (``Pipeline.auto(keep_blocks="hold")``).

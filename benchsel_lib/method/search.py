@@ -912,10 +912,9 @@ def pipeline_path(
         are those of the path without blocks (with no such strategy among
         the candidates, the path is the one search without blocks).  That
         path is searched only as far as it is used, up to one block at a
-        time, each part looking
-        back at the choice that ends the part before and planned for the
-        whole path, so that its choices are those of one search of every
-        size; a block costs one more search, from its size up, only where
+        time, each part looking back at the choice that ends the part
+        before and planned for the whole path, so that its choices are
+        those of one search of every size; a block costs one more search, from its size up, only where
         its choice is kept.  (With ``rule="nested"``, whose one strategy
         is chosen over every size, the path without blocks is one search.)
 
