@@ -285,7 +285,7 @@ def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predi
         elif keep_blocks == "hold":
             fixed += ", and that choice predicting from its own benchmarks alone a candidate above it"
         kw = dict(blocks=tuple(blocks), keep_blocks=keep_blocks)
-        out = [(Pipeline.auto(**base, **kw, name="auto" + at), "auto" + fixed)] + [
+        out = [(Pipeline.auto(**{**base, **kw}, name="auto" + at), "auto" + fixed)] + [
             (pipe.set_params(**kw, name=pipe.name + at), what + fixed) for pipe, what in out]
     return out
 
