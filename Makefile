@@ -6,8 +6,9 @@
 #   make book QUICK=1  the same with the notebooks' quick parameters
 #   make bench-book    the book built as a fresh clone builds it (empty correlation cache), with
 #                      per-notebook, execution, rendering and total seconds and the load average
-#                      (also in _build/timings.json); BENCHSEL_REPOSITORY_URL=... adds the
-#                      repository and launch buttons to any build
+#                      (also in _build/timings.json, and in benchmarks/results/book.json, which
+#                      the performance page quotes); BENCHSEL_REPOSITORY_URL=... points the
+#                      repository and launch buttons of any build to another repository
 #
 # Only Python 3.10+ (with venv), npm and the package registries are needed.
 

@@ -319,6 +319,70 @@ def check_pages(executed: list[Path]) -> None:
         raise BuildError("the executed pages do not pass the book's checks:\n" + checks.format_problems(found))
 
 
+def parameter_names(path: Path) -> list[str]:
+    """The names that the ``parameters``-tagged cell of notebook ``path`` assigns, in order."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
+            return re.findall(r"^([A-Za-z_]\w*)\s*=", _source(cell), flags=re.M)
+    return []
+
+
+def _library_names() -> set[str]:
+    """Public names of the library (and its subpackages) that read as code: those with an underscore."""
+    import importlib
+
+    names: set[str] = set()
+    for mod in ("benchsel_lib", "benchsel_lib.data", "benchsel_lib.method", "benchsel_lib.protocol",
+                "benchsel_lib.studies"):
+        names.update(n for n in getattr(importlib.import_module(mod), "__all__", ()) if "_" in n.strip("_"))
+    return names
+
+
+#: Notebooks whose page reproduces a part of the paper (a claims table opens them); the others teach the API.
+PAPER_CHAPTERS = tuple(f"{i:02d}" for i in range(1, 11))
+#: Appendix pages with a word limit of their own.
+WORD_LIMITS = {"docs/recommended": 4000}
+
+
+def site_check_pages(executed: list[Path], html_dir: Path) -> dict[str, dict[str, Any]]:
+    """The pages of the site that :func:`check_site_pages` checks, with the options of each."""
+    from benchsel_lib.book import site
+
+    params = sorted({n for nb in NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb") for n in parameter_names(nb) if "_" in n})
+    names = sorted(_library_names())
+    pages: dict[str, dict[str, Any]] = {}
+    for nb in executed:
+        paper = nb.name[:2] in PAPER_CHAPTERS
+        pages[f"notebooks/{nb.stem}.html"] = {"names": names, "parameters": params, "needs_claims": paper,
+                                             "teaches_api": not paper}
+    if (html_dir / "intro.html").is_file():
+        pages["intro.html"] = {"names": names, "parameters": params, "teaches_api": True}
+    for doc in sorted(html_dir.glob("docs/*.html")):
+        key = f"docs/{doc.stem}"
+        pages[f"{key}.html"] = {"names": names, "parameters": params, "teaches_api": True,
+                                "word_limit": WORD_LIMITS.get(key, site.WORD_LIMIT)}
+    return pages
+
+
+def check_site_pages(html_dir: Path, executed: list[Path], *, strict: bool = True) -> list[str]:
+    """Check the rendered pages (:mod:`benchsel_lib.book.site`); raise BuildError on a problem if ``strict``.
+
+    What a reader sees on the HTML pages: sentences said twice, code names in
+    the prose, tables cut or showing their index or ``nan``, a paper chapter
+    without its claims table, a page longer than its word limit.
+    """
+    from benchsel_lib.book import site
+
+    problems = site.check_site(html_dir, site_check_pages(executed, html_dir))
+    lines = [str(p) for p in problems]
+    if lines and strict:
+        raise BuildError("the rendered pages do not pass the site checks:\n" + "\n".join(lines))
+    for line in lines:
+        print(f"build_book: site check: {line}")
+    return lines
+
+
 def declares_parameter(path: Path, name: str) -> bool:
     """Does the ``parameters``-tagged cell of notebook ``path`` assign ``name``?"""
     nb = json.loads(path.read_text(encoding="utf-8"))
@@ -514,8 +578,9 @@ BRANCH_ENV = "BENCHSEL_REPOSITORY_BRANCH"
 def configure_buttons(config: dict[str, Any], url: str | None, branch: str | None = None) -> dict[str, Any]:
     """Return ``config`` (parsed ``_config.yml``) with the repository and launch buttons set from ``url``.
 
-    With a repository URL (``https://github.com/<owner>/<name>``) the
-    repository button and the Binder launch button point to it (Colab only
+    ``url`` (the environment variable :data:`REPOSITORY_ENV`) overrides the
+    configuration's ``repository.url``. With a repository URL
+    (``https://github.com/<owner>/<name>``) the repository button and the Binder launch button point to it (Colab only
     for a GitHub URL, the only kind it opens). Without one, the repository
     URL, the repository button and every launch button are removed, so that
     no button leads to a page that does not exist; the download button is
@@ -525,7 +590,7 @@ def configure_buttons(config: dict[str, Any], url: str | None, branch: str | Non
     repo = config.setdefault("repository", {})
     html = config.setdefault("html", {})
     launch = config.setdefault("launch_buttons", {})
-    url = (url or "").strip().rstrip("/")
+    url = (url or repo.get("url") or "").strip().rstrip("/")
     if url:
         if not re.match(r"^https?://[^/\s]+/\S+$", url):
             raise ValueError(f"{REPOSITORY_ENV}={url!r} is not a repository URL (https://host/owner/name)")
@@ -574,23 +639,103 @@ def resolve_config_paths(config: dict[str, Any], root: Path = ROOT) -> dict[str,
     return config
 
 
-def assemble_source(executed: list[Path], src_dir: Path, vendor_dir: Path) -> None:
-    """Write the book source (config, toc, intro, appendix pages, executed notebooks) to ``src_dir``."""
+RESULTS_DIR = ROOT / "benchmarks" / "results"
+_SUBSTITUTION = re.compile(r"\{\{(.*?)\}\}", flags=re.S)
+
+
+def quoted_names(text: str) -> set[str]:
+    """The names a page's MyST substitutions (``{{ name }}``, ``{{ "`" ~ name ~ "`" }}``) read."""
+    names: set[str] = set()
+    for expr in _SUBSTITUTION.findall(text):
+        expr = re.sub(r"\"[^\"]*\"|'[^']*'", " ", expr)
+        names.update(re.findall(r"[A-Za-z_]\w*", expr))
+    return names
+
+
+def bench_substitutions(results_dir: Path = RESULTS_DIR) -> dict[str, str]:
+    """The figures that the benchmarks wrote, as MyST substitutions for the appendix pages.
+
+    Each ``<results_dir>/<name>.json`` holds ``{"command": ..., "measured": ...,
+    "values": {key: text}}``, written by a script of ``benchmarks/``; a page
+    quotes ``{{ <name>_<key> }}``, ``{{ <name>_command }}`` or ``{{ <name>_measured }}``.
+    A value is text as the benchmark formatted it, so the page prints what the
+    benchmark printed.
+    """
+    subs: dict[str, str] = {}
+    for path in sorted(Path(results_dir).glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        name = path.stem.replace("-", "_")
+        subs[f"{name}_command"] = str(data.get("command", ""))
+        subs[f"{name}_measured"] = str(data.get("measured", ""))
+        for key, value in (data.get("values") or {}).items():
+            subs[f"{name}_{key}"] = str(value)
+    return subs
+
+
+def build_substitutions(per_nb: dict[str, float], *, execute_s: float | None, params: dict[str, Any],
+                        jobs: int) -> dict[str, str]:
+    """This build's own figures as MyST substitutions (``{{ build_execute_s }}``, ``{{ build_nb_12_s }}``, ...)."""
+    subs = {"build_parameters": "quick parameters" if params.get("quick") else "the notebooks' own parameters",
+            "build_jobs": str(jobs), "build_cpus": str(os.cpu_count()),
+            "build_execute_s": "not measured (the notebooks were not executed)" if execute_s is None
+            else f"{execute_s:.1f}"}
+    for name, sec in per_nb.items():
+        subs[f"build_nb_{name[:2]}_s"] = f"{sec:.1f}"
+    return subs
+
+
+def rerun_cell(nb: Path, repository: str | None, branch: str) -> dict[str, Any]:
+    """A Markdown cell telling the reader how to re-run chapter ``nb`` with other parameters, and where its source is."""
+    names = parameter_names(nb)
+    example = ("seed", "1") if "seed" in names else ("quick", "True")
+    rel = f"notebooks/{nb.name}"
+    source = f"[{rel}]({repository}/blob/{branch}/{rel})" if repository else f"`{rel}` in the project's repository"
+    text = (":::{admonition} Re-run this chapter with other parameters\n:class: rerun\n"
+            f"The cell below holds the chapter's parameters. In a clone of the repository (source: {source}), "
+            f"after `make install`: `.venv/bin/python scripts/run_notebook.py {rel} out.ipynb "
+            f"-p {example[0]} {example[1]}`, one `-p NAME VALUE` for each parameter to change "
+            "(`papermill` takes the same options).\n:::")
+    return {"cell_type": "markdown", "id": "rerun-this-chapter", "metadata": {"tags": ["rerun"]}, "source": text}
+
+
+def add_rerun_cell(src: Path, dest: Path, repository: str | None, branch: str) -> None:
+    """Copy executed notebook ``src`` to ``dest`` with :func:`rerun_cell` just above its parameters cell."""
+    nb = json.loads(src.read_text(encoding="utf-8"))
+    cells = nb.get("cells", [])
+    at = next((i for i, c in enumerate(cells) if c.get("cell_type") == "code"
+               and "parameters" in c.get("metadata", {}).get("tags", [])), None)
+    if at is None:
+        at = 1 if cells and cells[0].get("cell_type") == "markdown" else 0
+    cells.insert(at, rerun_cell(NOTEBOOK_DIR / src.name, repository, branch))
+    dest.write_text(json.dumps(nb, indent=1), encoding="utf-8")
+
+
+def assemble_source(executed: list[Path], src_dir: Path, vendor_dir: Path,
+                    substitutions: dict[str, str] | None = None) -> None:
+    """Write the book source (config, toc, intro, appendix pages, executed notebooks) to ``src_dir``.
+
+    Each chapter gets the box of :func:`rerun_cell`; the appendix pages get the
+    figures of :func:`bench_substitutions` and ``substitutions`` (this build's).
+    """
     if src_dir.exists():
         shutil.rmtree(src_dir)
     (src_dir / "notebooks").mkdir(parents=True)
-    for nb in executed:
-        shutil.copy2(nb, src_dir / "notebooks" / nb.name)
-    present = {f"notebooks/{nb.stem}" for nb in executed}
-
     config = configure_buttons(resolve_config_paths(yaml.safe_load((ROOT / "_config.yml").read_text())),
                                os.environ.get(REPOSITORY_ENV), os.environ.get(BRANCH_ENV))
+    repo = config.get("repository") or {}
+    for nb in executed:
+        add_rerun_cell(nb, src_dir / "notebooks" / nb.name, repo.get("url"), repo.get("branch", "main"))
+    present = {f"notebooks/{nb.stem}" for nb in executed}
+
     sconf = config.setdefault("sphinx", {}).setdefault("config", {})
     sconf["html_extra_path"] = [str(vendor_dir.parent.resolve())]
-    (src_dir / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
-
     toc_in = yaml.safe_load((ROOT / "_toc.yml").read_text())
     pages, missing_pages = copy_pages(toc_in, src_dir, present)
+    available = {**bench_substitutions(), **(substitutions or {})}
+    quoted = {k for md in src_dir.rglob("*.md") for k in quoted_names(md.read_text(encoding="utf-8"))}
+    # only what the pages quote (a key they quote that no file holds stays undefined: a Sphinx warning)
+    sconf["myst_substitutions"] = {k: v for k, v in available.items() if k in quoted}
+    (src_dir / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     if missing_pages:
         print(f"build_book: note: {len(missing_pages)} page(s) in _toc.yml have no file, "
               f"left out: {', '.join(missing_pages)}")
@@ -723,9 +868,11 @@ def build(
     check_pages(executed)
     t_exec = time.perf_counter() - t0
     t0 = time.perf_counter()
-    assemble_source(executed, build_dir / "src", vendor_dir)
+    assemble_source(executed, build_dir / "src", vendor_dir,
+                    build_substitutions(per_nb, execute_s=None if skip_execute else t_exec, params=params, jobs=jobs))
     html = render(build_dir / "src", build_dir, strict=strict)
     t_render = time.perf_counter() - t0
+    check_site_pages(html, executed, strict=strict)
     timings = {
         "quick": bool(params.get("quick", False)),
         "parameters": params,
@@ -742,6 +889,8 @@ def build(
         "html": str(html),
     }
     (build_dir / "timings.json").write_text(json.dumps(timings, indent=1, default=str))
+    if fresh and not only and not skip_execute:
+        write_book_results(timings, RESULTS_DIR / "book.json")
     print("build_book: timings (s)")
     for name, sec in per_nb.items():
         print(f"  {name:<40s} {sec:8.1f}")
@@ -752,6 +901,35 @@ def build(
         timings["cpu_count"]))
     print(f"build_book: site in {html} (timings in {build_dir / 'timings.json'})")
     return timings
+
+
+def _commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True).stdout.strip()
+        return (out.stdout.strip() or "unknown commit") + (" with uncommitted changes" if dirty else "")
+    except OSError:
+        return "unknown commit"
+
+
+def write_book_results(timings: dict[str, Any], path: Path) -> None:
+    """Write a fresh build's timings where the performance page reads them (``{{ book_total_s }}``, ...)."""
+    values = {"total_s": f"{timings['total_seconds']:.1f}", "execute_s": f"{timings['execute_seconds']:.1f}",
+              "render_s": f"{timings['render_seconds']:.1f}", "cpus": str(timings["cpu_count"]),
+              "jobs": str(timings["jobs"]),
+              "load_start": f"{timings['load_average_start'][0]:.2f}",
+              "load_end": f"{timings['load_average_end'][0]:.2f}",
+              "parameters": "quick parameters" if timings["quick"] else "the notebooks' own parameters"}
+    for name, sec in timings["notebooks_seconds"].items():
+        values[f"nb_{name[:2]}_s"] = f"{sec:.1f}"
+    record = {"command": "make bench-book" + (" QUICK=1" if timings["quick"] else ""),
+              "measured": f"{time.strftime('%Y-%m-%d')}, commit {_commit()}, {timings['cpu_count']} CPUs, "
+                          f"empty cache",
+              "values": values}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    print(f"build_book: fresh-build timings written to {path}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -58,7 +58,9 @@ def quick_build() -> QuickBuild:
     qb = QuickBuild(build_dir, None, {r["notebook"]: r for r in results}, time.perf_counter() - t0)
     ok = [executed_dir / r["notebook"] for r in results if not r["error"]]
     try:
-        build_book.assemble_source(ok, build_dir / "src", vendor_dir)
+        per_nb = {r["notebook"]: r["seconds"] for r in results if not r["error"]}
+        build_book.assemble_source(ok, build_dir / "src", vendor_dir, build_book.build_substitutions(
+            per_nb, execute_s=qb.execute_seconds, params={"quick": True}, jobs=2))
         qb.html = build_book.render(build_dir / "src", build_dir, strict=True)
     except build_book.BuildError as exc:
         qb.render_error = str(exc)

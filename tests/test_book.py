@@ -1,6 +1,7 @@
 """The rendered book (quick build once per session): pages, figures, outputs, offline assets."""
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -127,6 +128,18 @@ def test_appendix_names_only_library_objects_that_exist():
 
 
 @pytest.mark.book
+@pytest.mark.book
+def test_rendered_pages_pass_the_site_checks(site):
+    """What a reader sees: no sentence said twice, no code name in prose, whole tables, claims tables."""
+    import build_book
+
+    from benchsel_lib.book import site as site_checks
+
+    executed = sorted((site.parent / "notebooks").glob("*.ipynb"))
+    problems = site_checks.check_site(site, build_book.site_check_pages(executed, site))
+    assert not problems, "\n" + site_checks.format_problems(problems)
+
+
 def test_no_page_loads_remote_scripts_or_styles(site):
     offenders = {}
     for page in site.rglob("*.html"):
@@ -358,24 +371,58 @@ def test_glue_check_finds_keys_the_text_reads_but_the_run_did_not_glue(tmp_path)
         build_book.check_pages([path])
 
 
-def test_buttons_come_from_one_repository_setting_and_vanish_without_it():
+def test_buttons_point_to_the_configured_repository_which_the_environment_overrides():
     import build_book
     import yaml
 
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    assert "url" not in config.get("repository", {}), "_config.yml must not name a repository itself"
-    off = build_book.configure_buttons(config, None)
+    default = config["repository"]["url"]
+    assert re.match(r"^https://github\.com/[^/]+/[^/]+$", default), "_config.yml names the project's repository"
+    own = build_book.configure_buttons(config, None)
+    assert own["repository"]["url"] == default and own["html"]["use_repository_button"] is True
+    assert own["launch_buttons"]["binderhub_url"] and own["launch_buttons"]["colab_url"]
+    bare = {k: v for k, v in config.items() if k != "repository"}
+    off = build_book.configure_buttons(bare, None)
     assert "url" not in off["repository"] and off["html"]["use_repository_button"] is False
     assert not {"binderhub_url", "colab_url", "jupyterhub_url"} & set(off["launch_buttons"])
     on = build_book.configure_buttons(config, "https://github.com/someone/benchsel/", "dev")
     assert on["repository"]["url"] == "https://github.com/someone/benchsel"
     assert on["repository"]["branch"] == "dev" and on["html"]["use_repository_button"] is True
-    assert on["launch_buttons"]["binderhub_url"] and on["launch_buttons"]["colab_url"]
     gitlab = build_book.configure_buttons(config, "https://gitlab.com/someone/benchsel")
     assert "colab_url" not in gitlab["launch_buttons"]
     with pytest.raises(ValueError, match="BENCHSEL_REPOSITORY_URL"):
         build_book.configure_buttons(config, "benchsel")
-    assert "url" not in config.get("repository", {})  # the input is not modified
+    assert config["repository"]["url"] == default  # the input is not modified
+
+
+def test_every_chapter_gets_a_rerun_box_with_its_source_and_command(tmp_path):
+    import build_book
+
+    src = tmp_path / "04_greedy_cv.ipynb"
+    src.write_text(json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": "# 4. T"},
+                                         {"cell_type": "markdown", "metadata": {}, "source": "Claims"},
+                                         {"cell_type": "code", "metadata": {"tags": ["parameters"]},
+                                          "source": "seed = 0"}],
+                               "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    dest = tmp_path / "out.ipynb"
+    build_book.add_rerun_cell(src, dest, "https://github.com/o/benchsel", "main")
+    cells = json.loads(dest.read_text())["cells"]
+    assert [c["source"][:6] for c in cells[:2]] == ["# 4. T", "Claims"]
+    assert cells[3]["metadata"]["tags"] == ["parameters"]  # the box stands right above the parameters
+    box = cells[2]["source"]
+    assert "https://github.com/o/benchsel/blob/main/notebooks/04_greedy_cv.ipynb" in box
+    assert "scripts/run_notebook.py notebooks/04_greedy_cv.ipynb out.ipynb -p seed 1" in box
+
+
+def test_appendix_substitutions_come_from_the_benchmarks_result_files(tmp_path):
+    import build_book
+
+    (tmp_path / "recommend.json").write_text(json.dumps(
+        {"command": "python benchmarks/bench_recommend.py --quick", "measured": "2026-12-03",
+         "values": {"mteb_k5_auto": "0.802"}}))
+    subs = build_book.bench_substitutions(tmp_path)
+    assert subs == {"recommend_command": "python benchmarks/bench_recommend.py --quick",
+                    "recommend_measured": "2026-12-03", "recommend_mteb_k5_auto": "0.802"}
 
 
 def test_link_check_flags_links_to_missing_pages(tmp_path):

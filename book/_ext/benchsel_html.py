@@ -14,9 +14,13 @@ This extension drops, on every page, each script entry that is identical to an
 earlier one once ``None`` and ``""`` are taken as the same file name (same body,
 priority and attributes).  Registered in ``_config.yml`` under
 ``sphinx.local_extensions``.
+
+It also adds the book's stylesheet (``static/benchsel.css``: compact tables
+that wrap within the text column, the re-run box).
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 __version__ = "1.0"
@@ -50,7 +54,14 @@ def dedupe_page_scripts(app: Any, pagename: str, templatename: str, context: dic
         context["script_files"] = unique_scripts(scripts)
 
 
+def add_stylesheet(app: Any) -> None:
+    """``builder-inited`` handler: serve ``static/`` and link ``benchsel.css`` from every page."""
+    app.config.html_static_path.append(str(Path(__file__).resolve().parent / "static"))
+    app.add_css_file("benchsel.css")
+
+
 def setup(app: Any) -> dict[str, Any]:
+    app.connect("builder-inited", add_stylesheet)
     # late (priority 900): after the extensions that add page-specific scripts
     app.connect("html-page-context", dedupe_page_scripts, priority=900)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True}
