@@ -28,7 +28,11 @@ target.
 
 Usage::
 
-    python benchmarks/bench_big.py [--out-dir DIR] [--only 1,2,3,4] [--timeout 600]
+    python benchmarks/bench_big.py [--out-dir DIR] [--only 1,2,3,4] [--timeout 600] [--json PATH]
+
+``--json benchmarks/results/bench-big.json`` also writes the wall time and
+peak memory of each command (``c1_wall_s``, ``c1_peak_mb`` ...) to the
+result file the book's appendix on performance quotes (:mod:`result_file`).
 """
 from __future__ import annotations
 
@@ -49,6 +53,8 @@ sys.path.insert(0, HERE)
 import numpy as np  # noqa: E402
 from bench_scale import synthetic  # noqa: E402
 
+import result_file  # noqa: E402  (the result files the book quotes)
+
 #: the command's subprocess: ``benchsel_lib.cli.main`` on the arguments after ``-c``
 CHILD = "import sys; from benchsel_lib.cli import main; sys.exit(main(sys.argv[1:]))"
 
@@ -58,6 +64,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--out-dir", default=None, help="folder for the CSV files (default: a temporary folder)")
     ap.add_argument("--only", default="1,2,3,4", help="comma-separated subset of the commands 1-4")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds after which a command is stopped")
+    ap.add_argument("--json", default=None, metavar="PATH", help="also write each command's wall time and peak "
+                    "memory to PATH (benchmarks/results/bench-big.json: the book quotes it)")
     ap.add_argument("--measure", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     return ap
 
@@ -140,6 +148,7 @@ def main() -> int:
              ["select", "--data", wide, "-k", "5", "--method", "gaussian"], 60.0, None),
         ]
         verdicts = []
+        values: dict[str, str] = {}
         for number, title, cli_args, max_s, max_mb in runs:
             if number not in only:
                 continue
@@ -156,11 +165,21 @@ def main() -> int:
             ok = r["rc"] == 0 and r["wall"] <= max_s and (max_mb is None or r["peak_mb"] <= max_mb)
             detail = f"{r['wall']:.1f} s" + (f", {r['peak_mb']:.0f} MB" if max_mb else "") + f", {status}"
             verdicts.append((title, ok, detail))
+            values.update({f"c{number}_wall_s": f"{r['wall']:.1f}", f"c{number}_peak_mb": f"{r['peak_mb']:.0f}",
+                           f"c{number}_target_s": f"{max_s:g}", f"c{number}_status": status,
+                           f"c{number}_verdict": "met" if ok else "not met",
+                           f"c{number}_paths": "; ".join(line.removeprefix("benchsel: ").strip()
+                                                         for line in r["stderr"].splitlines()
+                                                         if line.startswith("benchsel:")) or "none printed"})
+            if max_mb:
+                values[f"c{number}_target_mb"] = f"{max_mb:g}"
     print()
     for title, ok, detail in verdicts:
         print(f"VERDICT {title}: {'PASS' if ok else 'FAIL'} ({detail})")
-    load = os.getloadavg()
-    print(f"load average at end {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    load_end = os.getloadavg()
+    print(f"load average at end {load_end[0]:.2f} {load_end[1]:.2f} {load_end[2]:.2f}")
+    if args.json:
+        result_file.write(args.json, values, load_start=load, load_end=load_end)
     return 0
 
 

@@ -51,6 +51,9 @@ def _parse() -> argparse.Namespace:
     ap.add_argument("--data-dir", default=None, help="directory with <name>.matrix.npz (fallback loader)")
     ap.add_argument("--no-cv", action="store_true", help="skip (c), the CV comparison of default and plain EM")
     ap.add_argument("--target", type=float, default=30.0, help="speed-up target used for the budget in (d)")
+    ap.add_argument("--json", default=None, metavar="PATH",
+                    help="also write the printed figures to PATH (benchmarks/results/bench-em.json: the book "
+                         "quotes it)")
     return ap.parse_args()
 
 
@@ -66,6 +69,8 @@ import numpy as np  # noqa: E402
 import scipy.linalg as sla  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import result_file  # noqa: E402  (the result files the book quotes)
 from benchsel_lib.method.covariance import pairwise_covariance  # noqa: E402
 from benchsel_lib.method.em import em_covariance, em_settings  # noqa: E402
 from benchsel_lib.method.scaling import fit_standardizer  # noqa: E402
@@ -155,8 +160,17 @@ def plain_em(X, *, max_iter, tol, eps_psd, shrinkage_alpha, init=None):
 # ---------------------------------------------------------------------------
 
 
+#: The printed figures, as printed, for ``--json`` (keys ``<dataset>_<figure>``).
+VALUES: dict[str, str] = {}
+
+
+def _keep(*parts, text) -> None:
+    VALUES[result_file.key(*parts)] = str(text)
+
+
 def main() -> int:
     args = ARGS
+    load_start = os.getloadavg()
     repeats = 1 if args.quick else max(1, args.repeats)
     agree_iter = 300 if args.quick else args.agree_iter
     print(f"BLAS threads: {args.threads}; numpy {np.__version__}")
@@ -168,6 +182,10 @@ def main() -> int:
         st = em_settings(M, N, frac, config="released")
         alpha = float(st["shrinkage"] or 0.0)
         print(f"\n== {name}: {M} x {N}, {100 * frac:.1f}% observed; settings {st}")
+        _keep(name, "shape", text=f"{M} x {N}")
+        _keep(name, "observed_pct", text=f"{100 * frac:.1f}")
+        _keep(name, "tol", text=f"{st['tol']:g}")
+        _keep(name, "accelerate", text=st["accelerate"] or "none")
 
         # (a) agreement of the iterates
         t0 = time.perf_counter()
@@ -183,12 +201,19 @@ def main() -> int:
             f"library {r.n_iter} it (converged={r.converged}); "
             f"max|cov diff| = {np.abs(r.cov - S_p).max():.2e}, max|mean diff| = {np.abs(r.mean - mu_p).max():.2e}"
         )
+        _keep(name, "agree_plain_it", text=it_p)
+        _keep(name, "agree_lib_it", text=r.n_iter)
+        _keep(name, "agree_cov_diff", text=f"{np.abs(r.cov - S_p).max():.2e}")
+        _keep(name, "agree_mean_diff", text=f"{np.abs(r.mean - mu_p).max():.2e}")
         if st["accelerate"]:
             ra = em_covariance(Z, **{**st, "tol": 1e-9, "max_iter": max(agree_iter, st["max_iter"])})
             diff = (f"max|cov diff| vs the plain EM fixpoint above = {np.abs(ra.cov - S_p).max():.2e}" if conv_p
                     else "plain EM did not converge within the cap: no fixpoint to compare (raise --agree-iter)")
             print(f"    library default ({st['accelerate']}) to tol=1e-9: {ra.n_iter} it (converged={ra.converged}); "
                   + diff)
+            _keep(name, "agree_accel_it", text=ra.n_iter)
+            if conv_p:
+                _keep(name, "agree_accel_cov_diff", text=f"{np.abs(ra.cov - S_p).max():.2e}")
 
         # (b) speed at the paper's settings
         def run_plain():
@@ -222,13 +247,26 @@ def main() -> int:
             f"ratio {tp / tl:5.1f}x  (accelerate={st['accelerate']}, converged={out_l.converged})  "
             f"max|cov diff| vs plain EM = {np.abs(out_l.cov - out_p[1]).max():.2e}"
         )
+        for label, t, it, cov in (("plain", tp, it_p, None), ("libplain", tlp, it_lp, out_lp.cov),
+                                  ("lib", tl, it_l, out_l.cov)):
+            _keep(name, label, "s", text=f"{t:.3f}")
+            _keep(name, label, "it", text=it)
+            _keep(name, label, "ms_it", text=f"{1e3 * t / it:.2f}")
+            if cov is not None:
+                _keep(name, label, "ratio", text=f"{tp / t:.1f}")
+                _keep(name, label, "target", text="met" if tp / t >= args.target else "not met")
+                _keep(name, label, "cov_diff", text=f"{np.abs(cov - out_p[1]).max():.2e}")
         if not args.no_cv:
             cv_check(name, args.data_dir)
-        kernel_floor(Z, st, tp, args.target)
+        kernel_floor(Z, st, tp, args.target, name=name)
+    _keep("target", text=f"{args.target:g}")
+    _keep("repeats", text=repeats)
+    if args.json:
+        result_file.write(args.json, VALUES, load_start=load_start)
     return 0
 
 
-def kernel_floor(Z: np.ndarray, st: dict, t_plain: float, target: float) -> None:
+def kernel_floor(Z: np.ndarray, st: dict, t_plain: float, target: float, name: str = "") -> None:
     """(d) Time inside the two LAPACK kernels that every EM iteration needs.
 
     Runs the library's plain iteration once more with timers around its
@@ -279,6 +317,13 @@ def kernel_floor(Z: np.ndarray, st: dict, t_plain: float, target: float) -> None
         f"+ PSD-floor eigendecomposition {eig_ms:.2f} ms = {inv_ms + eig_ms:.2f} ms, {verdict} the "
         f"{target:g}x budget of {budget:.2f} ms/it"
     )
+    _keep(name, "kernel_it", text=n)
+    _keep(name, "kernel_ms_it", text=f"{1e3 * total / n:.2f}")
+    _keep(name, "kernel_inv_ms", text=f"{inv_ms:.2f}")
+    _keep(name, "kernel_eig_ms", text=f"{eig_ms:.2f}")
+    _keep(name, "kernel_sum_ms", text=f"{inv_ms + eig_ms:.2f}")
+    _keep(name, "kernel_budget_ms", text=f"{budget:.2f}")
+    _keep(name, "kernel_verdict", text=verdict.lower())
 
 
 def cv_check(name: str, data_dir: str | None) -> None:
@@ -324,6 +369,11 @@ def cv_check(name: str, data_dir: str | None) -> None:
         f"{t_plain:.1f} s; identical selections in {100 * same:.0f}% of (method, fold) runs; "
         f"max |change of mean R^2| = {worst:.4f} (smallest fold standard error {noise:.3f})"
     )
+    _keep(name, "cv_default_s", text=f"{t_default:.1f}")
+    _keep(name, "cv_plain_s", text=f"{t_plain:.1f}")
+    _keep(name, "cv_same_pct", text=f"{100 * same:.0f}")
+    _keep(name, "cv_max_change", text=f"{worst:.4f}")
+    _keep(name, "cv_noise", text=f"{noise:.3f}")
 
 
 if __name__ == "__main__":

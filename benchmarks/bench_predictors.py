@@ -16,7 +16,7 @@ to 10 drawn among the benchmarks that at least five training models observe.
 Each split's training rows are new to the library's memos, so every pass fits
 from scratch.
 
-Run: ``python benchmarks/bench_predictors.py [--splits 3]``.
+Run: ``python benchmarks/bench_predictors.py [--splits 3] [--json PATH]``.
 """
 from __future__ import annotations
 
@@ -28,11 +28,14 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from benchsel_lib import Scaling  # noqa: E402
 from benchsel_lib.data import load_matrix  # noqa: E402
 from benchsel_lib.method.completion import BenchPressBlend, SoftImpute  # noqa: E402
 from benchsel_lib.method.correlation import inner_correlation  # noqa: E402
+
+import result_file  # noqa: E402  (the result files the book quotes)
 
 
 # ----------------------------------------------------------------------------- plain reference
@@ -90,7 +93,12 @@ def workload(name: str, split: int) -> tuple[np.ndarray, np.ndarray, list[np.nda
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--splits", type=int, default=3, help="seeded train/query splits per matrix (default 3)")
+    ap.add_argument("--json", default=None, metavar="PATH",
+                    help="also write the printed figures to PATH (benchmarks/results/bench-predictors.json: the book "
+                         "quotes it)")
     args = ap.parse_args(argv)
+    load_start = os.getloadavg()
+    values: dict[str, str] = {"splits": str(args.splits)}
     print(f"BenchPress blend on 40 query blocks (k = 1..10) per split, {args.splits} splits per matrix; "
           "both with the library's SVD completion")
     print(f"{'matrix':<12}{'benchsel':>11}{'plain':>11}{'ratio':>8}  {'max |diff|':>10}")
@@ -114,6 +122,13 @@ def main(argv: list[str] | None = None) -> int:
         if diff > 1e-10:
             print(f"  the two differ on {name} by {diff:.1e}")
             return 1
+        shape = load_matrix(name).scores.shape
+        values.update({result_file.key(name, "shape"): f"{shape[0]} x {shape[1]}",
+                       result_file.key(name, "s"): f"{t_lib:.2f}", result_file.key(name, "plain_s"): f"{t_plain:.2f}",
+                       result_file.key(name, "ratio"): f"{t_plain / t_lib:.1f}",
+                       result_file.key(name, "diff"): f"{diff:.1e}"})
+    if args.json:
+        result_file.write(args.json, values, load_start=load_start, argv=[__file__, *(argv or sys.argv[1:])])
     return 0
 
 

@@ -50,7 +50,15 @@ Usage::
                                          [--search-repeats R] [--min-observed N] [--blocks B ...]
                                          [--keep-blocks always|unnested|hold]
                                          [--gain-seeds SEED ...] [--unconditioned skip|mean]
-                                         [--dense]
+                                         [--dense] [--json PATH]
+
+``--json PATH`` also writes the seed-42 figures it prints (the peers tables
+and the same on the entries both score, with their counts and extremes, the
+gain from k = 5 to 10, coverage, the inner score's optimism, auto's choices,
+the timing) as text, with the command and the machine, to a result file
+(``benchmarks/result_file.py``); the book's appendix on the recommended
+pipeline quotes ``benchmarks/results/recommend.json`` (from ``--quick``) and
+``recommend-cost.json`` (from ``--skip-grid --aside``, the timing alone).
 
 ``--dense`` runs auto, and each variant of it asked for below, with auto's
 first candidate set on every matrix (:data:`~benchsel_lib.method.search.DEFAULT_STRATEGIES`
@@ -140,6 +148,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -153,7 +162,11 @@ from benchsel_lib.method.search import (  # noqa: E402
     DEFAULT_PREDICTORS,
     DEFAULT_RULE,
     DEFAULT_STRATEGIES,
+    AUTO_BLOCKS,
     KEEP_BLOCKS,
+    SPARSE_MISSING,
+    SPARSE_PREDICTORS,
+    SPARSE_STRATEGIES,
 )
 from benchsel_lib.method.selectors import SELECTORS  # noqa: E402
 from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
@@ -178,6 +191,8 @@ from benchsel_lib.studies.pipelines import (  # noqa: E402
     shared_differences,
 )
 
+import result_file  # noqa: E402  (benchmarks/result_file.py: the result files the book quotes)
+
 CONFIG = {"benchpress": "early"}
 TARGETS = {  # minimum mean R^2 of the recommended pipeline at k = 5 and 10
     "merged": {5: 0.58, 10: 0.62},
@@ -188,6 +203,106 @@ LEVELS = (0.5, 0.8, 0.9)
 STRATS = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso")
 PREDS = ("gaussian", "ridge", "lowrank", "knn", "blend")
 PEER_SEED = 42
+#: The sources held aside and the matrices, as the book names them (in the result file's summaries).
+NAMES = {"mteb": "MTEB", "merged": "Merged", "benchpress": "BenchPress", "mmlu": "MMLU", **HELD_ASIDE}
+
+
+class Results:
+    """What a run prints, kept as the text it prints, for ``--json`` (:mod:`result_file`).
+
+    The print helpers below hand their rows here (seed 42 only: the tables
+    chapter 12 of the book computes); :meth:`values` adds the counts and
+    extremes of the peers tables that the appendix quotes ("at or above the
+    peer in ... of ... comparisons").  A comparison counts as clear where the
+    paired difference exceeds two standard errors, as in chapter 12.
+    """
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+        self.peers: list[dict] = []
+        self.shared: list[dict] = []
+        self.coverage_gaps: dict[str, list[float]] = {}
+
+    def put(self, *parts, text) -> None:
+        self.texts[result_file.key(*parts)] = str(text)
+
+    def peer_rows(self, where: str, group: str, tab: pd.DataFrame) -> None:
+        """The peers table (:func:`peer_differences`) of ``where`` (a matrix, or a source held aside)."""
+        for r in tab.itertuples():
+            self.peers.append(dict(where=where, group=group, k=int(r.k), peer=r.peer, auto=r.reference_r2,
+                                   peer_r2=r.peer_r2, diff=r.diff, se=r.diff_se))
+            self.put(where, f"k{r.k}", "auto", text=f"{r.reference_r2:.3f}")
+            self.put(where, f"k{r.k}", r.peer, "r2", text=f"{r.peer_r2:.3f}")
+            self.put(where, f"k{r.k}", r.peer, "diff", text=result_file.signed(r.diff))
+            self.put(where, f"k{r.k}", r.peer, "se", text=f"{r.diff_se:.3f}")
+
+    def shared_rows(self, where: str, group: str, tab: pd.DataFrame) -> None:
+        """The same on the entries both score (:func:`shared_differences`)."""
+        for r in tab.itertuples():
+            row = dict(where=where, group=group, k=int(r.k), peer=r.peer, auto=r.reference_r2, peer_r2=r.peer_r2,
+                       diff=r.diff, se=r.diff_se, n_shared=int(r.n_shared), n_own=int(r.n_own))
+            self.shared.append(row)
+            at = (where, f"k{r.k}", r.peer, "shared")
+            self.put(*at, "n", text=f"{int(r.n_shared):,}")
+            self.put(*at, "own", text=f"{int(r.n_own):,}")
+            if r.n_shared:
+                self.put(*at, "auto", text=f"{r.reference_r2:.3f}")
+                self.put(*at, "r2", text=f"{r.peer_r2:.3f}")
+                self.put(*at, "diff", text=result_file.signed(r.diff))
+                self.put(*at, "se", text=f"{r.diff_se:.3f}")
+
+    @staticmethod
+    def _counts(rows: list[dict], prefix: tuple) -> dict[str, str]:
+        out = {}
+        d = np.array([r["diff"] for r in rows], dtype=float)
+        se = np.array([r["se"] for r in rows], dtype=float)
+        clear = np.isfinite(se) & (np.abs(d) > 2 * se)
+        out[result_file.key(*prefix, "n")] = str(len(rows))
+        out[result_file.key(*prefix, "at_or_above")] = str(int((d >= 0).sum()))
+        out[result_file.key(*prefix, "above_2se")] = str(int(((d > 0) & clear).sum()))
+        out[result_file.key(*prefix, "below_2se")] = str(int(((d < 0) & clear).sum()))
+        below = [r for r, c, x in zip(rows, clear, d) if c and x < 0]
+        out[result_file.key(*prefix, "below_2se_where")] = (
+            ", ".join(dict.fromkeys(NAMES.get(r["where"], r["where"]) for r in below)) or "none")
+        return out
+
+    def values(self) -> dict[str, str]:
+        """Every printed figure kept, with the counts and extremes of the peers tables."""
+        out = dict(self.texts)
+        for group in ("matrices", "aside"):
+            rows = [r for r in self.peers if r["group"] == group]
+            if rows:
+                out.update(self._counts(rows, (group, "peers")))
+            rows = [r for r in self.shared if r["group"] == group]
+            if rows:
+                scored = [r for r in rows if r["n_shared"]]
+                out.update(self._counts(scored, (group, "shared")))
+                out[result_file.key(group, "shared", "none")] = str(len(rows) - len(scored))
+        for group, names in (("matrices", [n for n in NAMES if n not in HELD_ASIDE]), ("aside", list(HELD_ASIDE))):
+            gaps = [g for n in names for g in self.coverage_gaps.get(n, [])]
+            if gaps:  # the farthest coverage from nominal, in points
+                out[result_file.key(group, "coverage_gap")] = f"{100 * max(gaps):.1f}"
+        for table, what in ((self.peers, "closest"), ([r for r in self.shared if r["n_shared"]], "shared_worst")):
+            cells: dict[tuple, list[dict]] = {}
+            for r in table:
+                cells.setdefault((r["where"], r["k"]), []).append(r)
+            for (where, k), rows in cells.items():
+                low = min(r["diff"] for r in rows)
+                tied = [r for r in rows if abs(r["diff"] - low) < 5e-4]  # level to the printed third decimal
+                first = tied[0]
+                at = (where, f"k{k}", what)
+                out[result_file.key(*at)] = ", ".join(r["peer"] for r in tied)
+                out[result_file.key(*at, "r2")] = f"{first['peer_r2']:.3f}"
+                out[result_file.key(*at, "auto")] = f"{first['auto']:.3f}"
+                out[result_file.key(*at, "diff")] = result_file.signed(first["diff"])
+                out[result_file.key(*at, "se")] = f"{first['se']:.3f}"
+                if "n_shared" in first:
+                    out[result_file.key(*at, "n")] = f"{first['n_shared']:,}"
+                    out[result_file.key(*at, "own")] = f"{first['n_own']:,}"
+        return out
+
+
+RESULTS = Results()
 
 
 def _cv(M, name: str, methods, seed: int, levels, n_jobs: int) -> pd.DataFrame:
@@ -202,10 +317,14 @@ def _verdict(ok: bool, text: str) -> str:
     return f"{'PASS' if ok else 'FAIL'}  {text}"
 
 
-def _peer_table(df: pd.DataFrame, label: str, tab: pd.DataFrame | None = None) -> list[tuple]:
-    """Print the peers table of ``df`` at k = 5 and 10 (or the given ``tab``) and return its rows."""
+def _peer_table(df: pd.DataFrame, label: str, tab: pd.DataFrame | None = None, where: str | None = None,
+                group: str = "matrices") -> list[tuple]:
+    """Print the peers table of ``df`` at k = 5 and 10 (or the given ``tab``) and return its rows; with ``where``
+    (the matrix or source), keep them for ``--json`` in :data:`RESULTS` (``group``: matrices or aside)."""
     if tab is None:
         tab = peer_differences(df, list(PEERS), ks=(5, 10))
+    if where is not None:
+        RESULTS.peer_rows(where, group, tab)
     print(f"peers ({label}): auto - peer paired by fold")
     print(f"{'k':>3} {'peer':<16} {'auto':>6} {'peer':>6} {'auto-peer':>10} {'SE':>6}  what it stands for")
     for r in tab.itertuples():
@@ -214,9 +333,13 @@ def _peer_table(df: pd.DataFrame, label: str, tab: pd.DataFrame | None = None) -
     return list(tab.itertuples())
 
 
-def _shared_table(df: pd.DataFrame, ks=(5, 10), label: str = "") -> None:
-    """Print auto against each peer on the held-out entries both score (:func:`shared_differences`)."""
+def _shared_table(df: pd.DataFrame, ks=(5, 10), label: str = "", where: str | None = None,
+                  group: str = "matrices") -> None:
+    """Print auto against each peer on the held-out entries both score (:func:`shared_differences`); with
+    ``where``, keep the rows for ``--json``."""
     tab = shared_differences(df, [p for p in PEERS if p in set(df["method"])], ks=ks)
+    if where is not None:
+        RESULTS.shared_rows(where, group, tab)
     print(f"on the entries both score{f' ({label})' if label else ''} (each pair scored on the held-out entries that "
           "both auto and the peer score):")
     print(f"{'k':>3} {'peer':<28} {'auto':>6} {'peer':>6} {'auto-peer':>10} {'SE':>6} {'entries':>8} {'of auto':>8}")
@@ -228,10 +351,20 @@ def _shared_table(df: pd.DataFrame, ks=(5, 10), label: str = "") -> None:
               f"{r.n_shared:>8} {r.n_own:>8}")
 
 
-def _gain_verdicts(where: str, g) -> list[str]:
+def _gain_verdicts(where: str, g, key: str | None = None) -> list[str]:
     """Print auto's gain ``g`` (a :func:`k_gain` row) and return its two verdicts: in the protocol's R^2 and on
-    the entries every size scores."""
+    the entries every size scores; with ``key`` (the matrix or source), keep the figures for ``--json``."""
     k0, k1 = g["k0"], g["k1"]
+    if key is not None:
+        RESULTS.put(key, "k0", text=k0)
+        RESULTS.put(key, "k1", text=k1)
+        RESULTS.put(key, "gain", text=result_file.signed(g["gain"]))
+        RESULTS.put(key, "gain_se", text=f"{g['gain_se']:.3f}")
+        RESULTS.put(key, "gain_common", text=result_file.signed(g["gain_common"]))
+        RESULTS.put(key, "gain_common_se", text=f"{g['gain_common_se']:.3f}")
+        for col in ("common_r2_k0", "common_r2_k1", "only_r2_k0", "only_r2_k1"):
+            RESULTS.put(key, col, text=f"{g[col]:.3f}")
+        RESULTS.put(key, "nested", text=f"{g['nested_cells']} of {g['n_cells']}")
     print(f"auto k={k1} - k={k0}: {g['gain']:+.3f} +- {g['gain_se']:.3f}; on the entries every size scores: "
           f"{g['gain_common']:+.3f} +- {g['gain_common_se']:.3f}")
     print(f"  R^2 pooled over folds: on the entries every size scores k={k0} {g['common_r2_k0']:.3f}, "
@@ -290,14 +423,23 @@ def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predi
     return out
 
 
-def _worst_fold(M, df: pd.DataFrame, g, seed: int, shown: int = 3, unconditioned: str = "skip") -> None:
+def _worst_fold(M, df: pd.DataFrame, g, seed: int, shown: int = 3, unconditioned: str = "skip",
+                key: str | None = None) -> None:
     """Print the fold where auto's R^2 falls most from k0 to k1 (a :func:`k_gain` row ``g``) and the held-out
     models only k1 scores there (:func:`newly_scored`: those whose revealed benchmarks fewest training models
-    observe first)."""
+    observe first); with ``key``, keep the figures for ``--json``."""
     k0, k1, f = g["k0"], g["k1"], g["worst_fold"]
     new = newly_scored(M, df, fold=f, seed=seed, k0=k0, k1=k1, unconditioned=unconditioned)
     at = df[(df["method"] == "auto") & (df["fold"] == f)].set_index("k")["r2"]
     how = "falls most" if g["worst_gain"] < 0 else "gains least"
+    if key is not None:
+        RESULTS.put(key, "worst_fold", text=f)
+        RESULTS.put(key, "worst_how", text=how)
+        RESULTS.put(key, "worst_r2_k0", text=f"{at[k0]:.3f}")
+        RESULTS.put(key, "worst_r2_k1", text=f"{at[k1]:.3f}")
+        RESULTS.put(key, "worst_gain", text=result_file.signed(g["worst_gain"]))
+        RESULTS.put(key, "others_gain", text=result_file.signed(g["others_gain"]))
+        RESULTS.put(key, "worst_new", text=len(new))
     print(f"  fold {f} {how}: R^2 {at[k0]:.3f} at k={k0}, {at[k1]:.3f} at k={k1} ({g['worst_gain']:+.3f}; "
           f"mean gain of the other {g['n_cells'] - 1} folds {g['others_gain']:+.3f}); k={k1} scores {len(new)} held-out "
           f"model{'s' * (len(new) != 1)} there that k={k0} does not")
@@ -307,9 +449,13 @@ def _worst_fold(M, df: pd.DataFrame, g, seed: int, shown: int = 3, unconditioned
               f"observing them): {seen}")
 
 
-def _entries_scored(df: pd.DataFrame, ks=(5, 10)) -> None:
+def _entries_scored(df: pd.DataFrame, ks=(5, 10), key: str | None = None) -> None:
     """Print how many held-out entries the protocol scores for auto and each peer (:func:`entries_scored`)."""
     n = entries_scored(df, methods=[m for m in ["auto", *PEERS] if m in set(df["method"])], ks=ks)
+    if key is not None:
+        for m, row in zip(n.index, n.to_numpy()):
+            for k, v in zip(ks, row):
+                RESULTS.put(key, f"k{k}", m, "entries", text=f"{int(v):,}")
     total = " / ".join(f"k={k}" for k in ks)
     print(f"entries scored ({total}, summed over the folds): " + ", ".join(
         f"{m} {' / '.join(str(v) for v in row)}" for m, row in zip(n.index, n.to_numpy())))
@@ -356,6 +502,22 @@ def _against_auto(M, variants, ks, n_jobs: int, results: pd.DataFrame, unconditi
               f"contains the k={g['k0']} one in {g['nested_cells']} of {g['n_cells']} folds")
 
 
+def _keep_coverage(name: str | None, r) -> None:
+    """Keep a row of :func:`pooled_coverage` (``cov50`` ...) for ``--json``; ``name`` None: nothing."""
+    if name:
+        RESULTS.put(name, f"cov{round(100 * r.nominal)}", text=f"{r.coverage:.3f}")
+        RESULTS.coverage_gaps.setdefault(name, []).append(abs(r.gap))
+
+
+def _keep_choices(name: str, choices: dict) -> None:
+    """Keep auto's most frequent choice at each size (:func:`choice_counts`) for ``--json``."""
+    for k, counts in choices.items():
+        if counts:
+            top, n = next(iter(counts.items()))
+            RESULTS.put(name, f"k{k}", "choice", text=top)
+            RESULTS.put(name, f"k{k}", "choice_n", text=n)
+
+
 def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quick: bool = False,
          variants=(), unconditioned: str = "skip", auto=None) -> list[str]:
     verdicts = []
@@ -371,15 +533,21 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
         t0 = time.perf_counter()
         df = compare_pipelines(M, fixed=fixed, seeds=seeds, config=CONFIG.get(name, "released"), levels=LEVELS,
                                n_jobs=n_jobs, unconditioned=unconditioned, keep_entries=quick, auto=auto)
-        print(f"\n== {name} {M.shape}{rule}  ({time.perf_counter() - t0:.0f} s, {len(seeds)} seeds x 10 folds)")
+        secs = time.perf_counter() - t0
+        print(f"\n== {name} {M.shape}{rule}  ({secs:.0f} s, {len(seeds)} seeds x 10 folds)")
+        keep = name if unconditioned == "skip" else None  # --json keeps the paper's rule only
+        if keep:
+            RESULTS.put(name, "shape", text=f"{M.shape[0]} x {M.shape[1]}")
+            RESULTS.put(name, "observed_pct", text=f"{100 * M.observed_fraction:.0f}")
+            RESULTS.put(name, "seconds", text=f"{secs:.0f}")
         if PEER_SEED in seeds:
-            for r in _peer_table(df[df["seed"] == PEER_SEED], f"seed {PEER_SEED}"):
+            for r in _peer_table(df[df["seed"] == PEER_SEED], f"seed {PEER_SEED}", where=keep):
                 verdicts.append(_verdict(r.diff >= 0, f"{name}{rule} k={r.k}: auto {r.reference_r2:.3f} vs {r.peer} "
                                          f"{r.peer_r2:.3f} (seed {PEER_SEED}, paired diff {r.diff:+.3f} +- "
                                          f"{r.diff_se:.3f}; target >= 0)"))
-            _entries_scored(df[df["seed"] == PEER_SEED])
+            _entries_scored(df[df["seed"] == PEER_SEED], key=keep)
             if quick:  # the full grid keeps no entries (every fixed pair at every size would hold them)
-                _shared_table(df[df["seed"] == PEER_SEED])
+                _shared_table(df[df["seed"] == PEER_SEED], where=keep)
         if len(seeds) > 1:
             _peer_table(df, f"seeds {' '.join(map(str, seeds))} pooled")
             if quick:
@@ -389,19 +557,28 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
         for sd in sorted(set(seeds)) + ([None] if len(seeds) > 1 else []):
             print("pooled:" if sd is None else f"seed {sd}:", end=" ")
             g = k_gain(df if sd is None else df[df["seed"] == sd])
-            found = _gain_verdicts(f"{name}{rule} (seed {sd})", g)
+            found = _gain_verdicts(f"{name}{rule} (seed {sd})", g, key=keep if sd == PEER_SEED else None)
             if sd == PEER_SEED:
                 verdicts += found
-                _worst_fold(M, df[df["seed"] == sd], g, sd, unconditioned=unconditioned)
+                _worst_fold(M, df[df["seed"] == sd], g, sd, unconditioned=unconditioned, key=keep)
         if quick:
+            at42 = keep if set(seeds) == {PEER_SEED} else None  # pooled over the seeds: not the seed-42 figures
             for r in pooled_coverage(df, levels=LEVELS).itertuples():
                 verdicts.append(_verdict(abs(r.gap) <= 0.03, f"{name}{rule}: coverage at {r.nominal:.0%} = "
                                          f"{r.coverage:.3f} (pooled over folds and k; target +-0.03)"))
+                _keep_coverage(at42, r)
             opt = inner_optimism(df, ks=(5, 10))
             print("inner-CV R^2 of auto's choice minus its held-out R^2:",
                   ", ".join(f"k={r.k} {r.inner_r2:.3f} - {r.r2:.3f} = {r.optimism:+.3f} +- {r.optimism_se:.3f}"
                             for r in opt.itertuples()))
-            print("auto's choices (top 3):", choice_counts(df, ks=(5, 10)))
+            choices = choice_counts(df, ks=(5, 10))
+            print("auto's choices (top 3):", choices)
+            if at42:
+                for r in opt.itertuples():
+                    RESULTS.put(name, f"k{r.k}", "inner", text=f"{r.inner_r2:.3f}")
+                    RESULTS.put(name, f"k{r.k}", "optimism", text=result_file.signed(r.optimism))
+                    RESULTS.put(name, f"k{r.k}", "optimism_se", text=f"{r.optimism_se:.3f}")
+                _keep_choices(name, choices)
             continue
         summ = paired_summary(df, ks=(5, 10))
         print(f"{'k':>3} {'auto':>7} {'mi(paper)':>9} {'best fixed pair':>28} {'auto-best':>10} {'SE':>6}")
@@ -445,17 +622,23 @@ def aside(names, n_jobs: int, variants=(), seeds=(PEER_SEED,), auto=None) -> lis
         if PEER_SEED in seeds:
             at = dataclasses.replace(run, results=run.results[run.results["seed"] == PEER_SEED])
             peers, gains, coverage = aside_tables([at], list(PEERS), levels=LEVELS)
-            for r in _peer_table(at.results, f"seed {PEER_SEED}", tab=peers):
+            RESULTS.put(name, "shape", text=f"{run.shape[0]} x {run.shape[1]}")
+            RESULTS.put(name, "ks", text=", ".join(str(k) for k in run.ks))
+            RESULTS.put(name, "observed_pct", text=f"{100 * load_source(name).observed_fraction:.0f}")
+            for r in _peer_table(at.results, f"seed {PEER_SEED}", tab=peers, where=name, group="aside"):
                 verdicts.append(_verdict(r.diff >= 0, f"held aside {name} k={r.k}: auto {r.reference_r2:.3f} vs "
                                          f"{r.peer} {r.peer_r2:.3f} (paired diff {r.diff:+.3f} +- {r.diff_se:.3f}; "
                                          "target >= 0)"))
             for g in gains.to_dict("records"):
-                verdicts += _gain_verdicts(f"held aside {name}", g)
+                verdicts += _gain_verdicts(f"held aside {name}", g, key=name)
             for r in coverage.itertuples():
                 verdicts.append(_verdict(abs(r.gap) <= 0.03, f"held aside {name}: coverage at {r.nominal:.0%} = "
                                          f"{r.coverage:.3f} (pooled over folds and k; target +-0.03)"))
-            _shared_table(at.results, ks=run.ks)
-            print("auto's choices (top 3):", choice_counts(at.results, ks=run.ks))
+                _keep_coverage(name, r)
+            _shared_table(at.results, ks=run.ks, where=name, group="aside")
+            choices = choice_counts(at.results, ks=run.ks)
+            print("auto's choices (top 3):", choices)
+            _keep_choices(name, choices)
             if variants:
                 _against_auto(load_source(name), variants, run.ks, n_jobs, at.results)
         if len(seeds) > 1:
@@ -526,10 +709,16 @@ def timing(datasets, n_jobs: int, variants=(), auto=None) -> list[str]:
                                                                                 levels=LEVELS).itertuples())
                 print(f"{label} on {name}: coverage at {' / '.join(f'{v:.0%}' for v in LEVELS)} = {cov}")
             print(f"full CV of {label} on {name}: {time.perf_counter() - t:.1f} s")
+            if pipe is None:
+                RESULTS.put("cv", name, "s", text=f"{time.perf_counter() - t:.1f}")
         total = time.perf_counter() - t0
         text = (f"full CV of {label} (10 folds, k=1..10, levels) on {'+'.join(datasets)}: {total:.1f} s with "
                 f"{n_jobs} workers")
         if pipe is None:
+            RESULTS.put("cv_total_s", text=f"{total:.1f}")
+            RESULTS.put("cv_jobs", text=n_jobs)
+            RESULTS.put("cv_target", text="met" if total <= 120 else "not met")
+            RESULTS.put("cv_target_s", text="120")
             out.append(_verdict(total <= 120, text + " (target <= 120 s on 2 cores)"))
         else:
             print(text)
@@ -545,6 +734,9 @@ def timing(datasets, n_jobs: int, variants=(), auto=None) -> list[str]:
     wall = time.perf_counter() - t
     if res.returncode != 0:
         print(res.stderr)
+    RESULTS.put("predict_s", text=f"{wall:.2f}")
+    RESULTS.put("predict_target", text="met" if res.returncode == 0 and wall < 5.0 else "not met")
+    RESULTS.put("predict_target_s", text="5")
     out.append(_verdict(res.returncode == 0 and wall < 5.0,
                         f"one `benchsel predict` on merged (5 given scores, recommended pipeline): {wall:.2f} s "
                         "(target < 5 s)"))
@@ -595,6 +787,10 @@ def main() -> None:
                          "predicting from its own benchmarks a candidate above it (hold)")
     ap.add_argument("--gain-seeds", nargs="+", type=int, default=[], metavar="SEED",
                     help="also run auto (and the variants above) at k = 5 and 10 with each of these seeds")
+    ap.add_argument("--json", default=None, metavar="PATH",
+                    help="also write the figures printed for seed 42 (the peers tables, the same on the entries both "
+                         "score, the gain from k = 5 to 10, coverage, the timing) with the command and the machine to "
+                         "PATH (benchmarks/results/recommend.json is the one the book quotes)")
     ap.add_argument("--unconditioned", default="skip", choices=["skip", "mean"],
                     help="in the --gain-seeds runs, leave out a held-out model that observes none of the revealed "
                          "benchmarks (skip: the paper) or score it with the training mean (mean)")
@@ -603,7 +799,7 @@ def main() -> None:
         args.seeds, args.skip_timing = args.seeds or [PEER_SEED], True
     elif args.seeds is None:
         args.seeds = [0, PEER_SEED]
-    load = os.getloadavg()
+    load = load_start = os.getloadavg()
     print(f"load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; cores: {os.cpu_count()}")
     verdicts = []
     if args.min_observed is not None and (args.min_observed < 0 or args.min_observed == DEFAULT_MIN_OBSERVED):
@@ -632,6 +828,28 @@ def main() -> None:
         print(v)
     load = os.getloadavg()
     print(f"load average at end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    if args.json:
+        write_json(args.json, verdicts, load_start=load_start, load_end=load)
+
+
+def setup_values() -> dict[str, str]:
+    """The protocol and auto's defaults, as the pages describe them (every result file carries them)."""
+    return {"seed": str(PEER_SEED), "folds": "10", "holdout_pct": "10",
+            "levels": " / ".join(f"{100 * v:.0f}" for v in LEVELS), "min_observed": str(DEFAULT_MIN_OBSERVED),
+            "sparse_missing_pct": f"{100 * SPARSE_MISSING:.0f}",
+            "strategies": ", ".join(DEFAULT_STRATEGIES), "predictors": ", ".join(DEFAULT_PREDICTORS),
+            "sparse_strategies": ", ".join(SPARSE_STRATEGIES), "sparse_predictors": ", ".join(SPARSE_PREDICTORS),
+            "n_peers": str(len(PEERS)), "blocks": ", ".join(str(b) for b in AUTO_BLOCKS)}
+
+
+def write_json(path, verdicts, *, load_start, load_end=None, argv=None, results: Results | None = None) -> dict:
+    """Write ``--json``: :data:`RESULTS` (or ``results``) and the verdict counts (:mod:`result_file`)."""
+    values = (RESULTS if results is None else results).values()
+    values.update(setup_values())
+    values["verdicts"] = str(len(verdicts))
+    values["verdicts_pass"] = str(sum(v.startswith("PASS") for v in verdicts))
+    values["verdicts_fail"] = str(sum(v.startswith("FAIL") for v in verdicts))
+    return result_file.write(path, values, load_start=load_start, load_end=load_end, argv=argv)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ step) in the same process, on random SPD matrices (N = 56 and 114) and, when the
 mirrored data are available, on the MTEB and Merged correlation matrices.  Also
 checks that both implementations select the same benchmarks.
 
-Run: ``python benchmarks/bench_select.py [--k 15] [--repeat 20]``.
+Run: ``python benchmarks/bench_select.py [--k 15] [--repeat 20] [--json PATH]``.
 """
 from __future__ import annotations
 
@@ -17,9 +17,18 @@ import os
 import time
 from pathlib import Path
 
+import sys
+
 import numpy as np
 
 from benchsel_lib.method.selection import select
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import result_file  # noqa: E402  (the result files the book quotes)
+
+
+#: The target: greedy MI for k = 15 on N = 114 in under this many milliseconds.
+TARGET_MS = 10.0
 
 
 # ----------------------------------------------------------------------------- plain reference
@@ -105,18 +114,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--estimator", choices=("pairwise", "em"), default="pairwise",
                     help="correlation estimator for the real matrices")
+    ap.add_argument("--json", default=None, metavar="PATH",
+                    help="also write the printed figures to PATH (benchmarks/results/bench-select.json: the book "
+                         "quotes it)")
     args = ap.parse_args(argv)
+    load_start = os.getloadavg()
     k = args.k
-    cases = [("random SPD N=56", random_corr(56, 0)), ("random SPD N=114", random_corr(114, 1))]
+    cases = [("random SPD N=56", random_corr(56, 0), "random56"),
+             ("random SPD N=114", random_corr(114, 1), "random114")]
     for name in ("mteb", "merged"):
         C = real_corr(name, args.estimator)
         if C is not None:
-            cases.append((f"{name} corr N={C.shape[0]}", C))
+            cases.append((f"{name} corr N={C.shape[0]}", C, name))
+    values: dict[str, str] = {"k": str(k), "repeat": str(args.repeat), "estimator": args.estimator,
+                              "target_ms": f"{TARGET_MS:g}"}
     print(f"greedy selection, k={k}; best of {args.repeat} runs (plain reference: best of 3)")
     header = f"{'matrix':<22}{'method':<9}{'benchsel':>12}{'lazy':>12}{'plain':>12}{'ratio':>9}  same  evals(eager/lazy)"
     print(header)
     print("-" * len(header))
-    for label, C in cases:
+    for label, C, case in cases:
+        values[result_file.key(case, "n")] = str(C.shape[0])
         for method in ("entropy", "mi"):
             t_lib = best_time(lambda: select(C, k, objective=method, tie_break="argmax"), args.repeat)
             t_lazy = best_time(lambda: select(C, k, objective=method, tie_break="argmax", lazy=True), args.repeat)
@@ -129,6 +146,17 @@ def main(argv: list[str] | None = None) -> int:
                 f"{t_plain / t_lib:>8.0f}x  {'yes' if same else 'NO '}   {eager.n_evaluations}/{lazy.n_evaluations}",
                 flush=True,
             )
+            at = (case, method)
+            values[result_file.key(*at, "ms")] = f"{t_lib * 1e3:.2f}"
+            values[result_file.key(*at, "lazy_ms")] = f"{t_lazy * 1e3:.2f}"
+            values[result_file.key(*at, "plain_ms")] = f"{t_plain * 1e3:.1f}"
+            values[result_file.key(*at, "ratio")] = f"{t_plain / t_lib:.0f}"
+            values[result_file.key(*at, "same")] = "yes" if same else "no"
+            values[result_file.key(*at, "evals")] = f"{eager.n_evaluations}/{lazy.n_evaluations}"
+            if method == "mi":  # the target: greedy MI under 10 ms
+                values[result_file.key(*at, "target")] = "met" if t_lib * 1e3 < TARGET_MS else "not met"
+    if args.json:
+        result_file.write(args.json, values, load_start=load_start, argv=[__file__, *(argv or sys.argv[1:])])
     return 0
 
 

@@ -20,12 +20,17 @@ import contextlib
 import os
 import time
 
+import sys
+
 import numpy as np
 from threadpoolctl import threadpool_info
 
 from benchsel_lib import Pipeline, ScoreMatrix, cross_validate
 from benchsel_lib.method import pipeline as pipeline_module
 from benchsel_lib.protocol import sweep as sweep_module
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import result_file  # noqa: E402  (the result files the book quotes)
 
 
 def synthetic(m: int, n: int, missing: float, seed: int = 0) -> ScoreMatrix:
@@ -57,7 +62,11 @@ def main() -> None:
     ap.add_argument("--models", type=int, default=2000)
     ap.add_argument("--benchmarks", type=int, default=114)
     ap.add_argument("--missing", type=float, default=0.69)
+    ap.add_argument("--json", default=None, metavar="PATH",
+                    help="also write the printed figures to PATH (benchmarks/results/bench-threads.json: the book "
+                         "quotes it)")
     args = ap.parse_args()
+    load_start = os.getloadavg()
     m = synthetic(args.models, args.benchmarks, args.missing)
     blas = [(i["internal_api"], i["num_threads"]) for i in threadpool_info() if i["user_api"] == "blas"]
     print(f"matrix {m.shape[0]} x {m.shape[1]}, {100 * (1 - m.observed_fraction):.0f}% missing; BLAS {blas}; "
@@ -69,6 +78,15 @@ def main() -> None:
     print(f"one thread   : {limited[0]:6.1f} s wall, {limited[1]:6.1f} s CPU")
     print(f"ratio (default / one thread): {default[0] / limited[0]:.2f}x wall, {default[1] / limited[1]:.2f}x CPU; "
           f"mean R^2 at k = 5: {default[2]:.6f} / {limited[2]:.6f}")
+    if args.json:
+        threads = sorted({n for _, n in blas})
+        result_file.write(args.json, {
+            "shape": f"{m.shape[0]:,} x {m.shape[1]}", "missing_pct": f"{100 * (1 - m.observed_fraction):.0f}",
+            "blas_threads": ", ".join(str(n) for n in threads) or "unknown",
+            "default_wall_s": f"{default[0]:.1f}", "default_cpu_s": f"{default[1]:.1f}",
+            "one_wall_s": f"{limited[0]:.1f}", "one_cpu_s": f"{limited[1]:.1f}",
+            "ratio_wall": f"{default[0] / limited[0]:.2f}", "ratio_cpu": f"{default[1] / limited[1]:.2f}",
+            "r2_default": f"{default[2]:.6f}", "r2_one": f"{limited[2]:.6f}"}, load_start=load_start)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,13 @@ Python process, streaming their output. Extra arguments after
 ``--`` are passed to ``bench_cv.py``. Exit status is non-zero if any
 benchmark failed (the others still run).
 
+Each script also writes what it printed to ``benchmarks/results/bench-<name>.json``
+(``bench-em.json`` ...; ``--json``, :mod:`result_file`), the files the book's
+appendix on performance quotes; ``--no-json`` leaves them as they are.
+
 Usage::
 
-    python benchmarks/run_all.py [-- --n-jobs 2]
+    python benchmarks/run_all.py [--no-json] [-- --n-jobs 2]
 """
 from __future__ import annotations
 
@@ -25,9 +29,19 @@ SCRIPTS = ("bench_em.py", "bench_select.py", "bench_predictors.py", "bench_cv.py
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+RESULTS_DIR = os.path.join(HERE, "results")
+
+
+def result_path(script: str) -> str:
+    """The result file of ``script`` (``bench_em.py`` -> ``benchmarks/results/bench-em.json``)."""
+    return os.path.join(RESULTS_DIR, script[:-3].replace("_", "-") + ".json")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     cv_args = argv[argv.index("--") + 1:] if "--" in argv else []
+    own = argv[:argv.index("--")] if "--" in argv else argv
+    write = "--no-json" not in own
     failed = []
     for script in SCRIPTS:
         path = os.path.join(HERE, script)
@@ -38,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         t0 = time.perf_counter()
         cmd = [sys.executable, path] + (cv_args if script == "bench_cv.py" else [])
+        if write:
+            cmd += ["--json", os.path.relpath(result_path(script), os.path.dirname(HERE))]
         env = {k: v for k, v in os.environ.items() if script != "bench_threads.py" or k not in THREAD_VARS}
         rc = subprocess.call(cmd, cwd=os.path.dirname(HERE), env=env)
         print(f"===== {script}: exit {rc}, {time.perf_counter() - t0:.1f} s =====\n", flush=True)
