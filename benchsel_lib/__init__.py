@@ -13,6 +13,8 @@ concern:
   sweeps over processes or a Dask cluster, the estimate cache, summaries;
 * :mod:`benchsel_lib.studies` -- the book's experiments and diagnostics;
 * :mod:`benchsel_lib.book` -- notebook helpers and figures;
+* :mod:`benchsel_lib.explore` -- an interactive view that a headless notebook
+  run cannot stall on (:func:`explorer`);
 * :mod:`benchsel_lib.cli` -- the ``benchsel`` command.
 
 Public names are imported lazily, so ``import benchsel_lib`` stays fast and a
@@ -63,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     "Pipeline": "method.pipeline",
     "clone": "method.pipeline",
     "check_given": "method.pipeline",
+    "ScaleWarning": "method.pipeline",
     "Scaling": "method.scaling",
     "Standardizer": "method.scaling",
     "fit_standardizer": "method.scaling",
@@ -136,6 +139,8 @@ _EXPORTS: dict[str, str] = {
     "variant_range": "studies.bands",
     "extrapolation_check": "studies.extrapolation",
     "compare_pipelines": "studies.pipelines",
+    # notebooks
+    "explorer": "explore",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]

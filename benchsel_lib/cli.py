@@ -38,7 +38,12 @@ all or nothing (a temporary file in the same folder, renamed into place): when
 that write fails after the cross-validation (a full disk, a file-size limit)
 no partial file is left, the summary is still printed and the exit status is
 1. Long work (``cv``) shows a progress bar on stderr only when stderr is a
-terminal.
+terminal. Ctrl-C ends the command with ``benchsel: interrupted`` (exit status
+130) and SIGTERM the same way with ``benchsel: terminated`` (143): the worker
+processes of ``--jobs`` are stopped and no temporary file is left. Warnings
+(a data problem, a cache repair, a score that looks 100 times off), also those
+raised in worker processes, are ``benchsel: warning: ...`` lines, each said
+once; a value or a name longer than 200 characters is cut in every message.
 
 ``main(argv)`` returns the exit status, so the command can be driven from
 Python and tests; ``python -m benchsel_lib.cli`` works like the console script.
@@ -50,8 +55,11 @@ import json
 import logging
 import math
 import os
+import re
 import secrets
+import signal
 import sys
+import threading
 import warnings
 
 #: BLAS thread variables the command sets to 1 unless the user set them.
@@ -174,7 +182,10 @@ The prediction is the Gaussian conditional mean given the scores you supply,
 in the benchmark's original units; [lower, upper] is the central --level
 interval of the conditional distribution (Eq. cond-var, ridge 1e-2), mapped
 through the inverse logit with --transform logit. Given values must be finite
-and within the training range widened by 10 (floored) standard deviations.
+and within the training range widened by 10 (floored) standard deviations; one
+that looks 100 times off (below the lowest 1% of the benchmark's scores while
+x 100 it lies in their range, or the reverse) draws a warning naming the likely
+slip, an error with --strict.
 
 --inflate rescales the intervals: the conditional variance is multiplied by a
 factor F (half-widths and sd by sqrt(F); F > 1 widens, F < 1 narrows). A number is used as given (e.g. the
@@ -252,11 +263,13 @@ def parse_scores(text: str | Iterable[str], *, what: str = "benchmark") -> list[
     key = "BENCH" if what == "benchmark" else what.upper()
     items: list[tuple[str, float]] = []
     for t in texts:
-        pending = ""
+        pending, last = "", ""
         for piece in t.split(","):
             if "=" not in piece:
+                _decimal_comma(last, piece, what)
                 if piece.strip():
                     pending += piece + ","
+                last = ""
                 continue
             piece = pending + piece
             pending = ""
@@ -269,11 +282,20 @@ def parse_scores(text: str | Iterable[str], *, what: str = "benchmark") -> list[
             except ValueError:
                 raise ValueError(f"value {raw!r} for {what} {name!r} is not a number") from None
             items.append((name, value))
+            last = piece.strip()
         if pending.strip():
             raise ValueError(f"expected {key}=VALUE, got {pending.rstrip(',').strip()!r}")
     if not items:
         raise ValueError(f"no scores given (expected \"{key}=VALUE,{key}=VALUE,...\")")
     return items
+
+
+def _decimal_comma(previous: str, piece: str, what: str) -> None:
+    """Refuse ``NAME=0`` followed by the piece ``6``: ``NAME=0,6`` is a decimal comma, not two entries."""
+    head, _, whole = previous.rpartition("=")
+    if whole.strip().lstrip("+-").isdigit() and piece.strip().isdigit():
+        raise ValueError(f"{previous + ',' + piece.strip()!r} looks like a decimal comma in the value of {what} "
+                         f"{head.strip()!r}: write {previous}.{piece.strip()} (a comma separates the scores)")
 
 
 def _is_number(text: str) -> bool:
@@ -402,6 +424,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--inner-folds", type=_int, default=None, metavar="N",
                    help="inner folds for --inflate auto (default: 3)")
     p.add_argument("--seed", type=_int, default=None, help="seed for --inflate auto (default: 0)")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse a score that looks 100 times off (a fraction given for a percentage, or the reverse) "
+                   "instead of warning about it")
     p.set_defaults(func=_cmd_predict)
 
     p = sub.add_parser("cv", parents=[_common()], help="cross-validate selection + imputation (Section 5.1)",
@@ -464,6 +489,10 @@ def _load(data: str, *, data_dir: str | None, axis: str = "benchmarks"):
         matrix = load_csv(path)  # delimiter detected: comma, semicolon or tab
     if axis == "models":
         matrix = matrix.transpose().drop_empty()
+    rows, cols = ("models", "benchmarks") if axis == "benchmarks" else ("benchmarks", "models")
+    if matrix.shape[0] < 2:  # before any column check: with one row every column is constant
+        raise UsageError(f"{data} has {matrix.shape[0]} {rows[:-1]} (x {matrix.shape[1]} {cols}): every command needs "
+                         f"at least 2 {rows}, to see how the {cols} vary together")
     return matrix
 
 
@@ -543,13 +572,13 @@ def _read_scores_file(path: str) -> tuple[list[tuple[str, float]] | None, Any]:
     return None, m.to_frame()
 
 
-def _check_frame(frame: Any, matrix: Any, what: str = "benchmark") -> None:
+def _check_frame(frame: Any, matrix: Any, what: str = "benchmark", *, strict: bool = False) -> None:
     """Validate a many-row scores table (names, duplicates, values) without fitting."""
     row_what = "model" if what == "benchmark" else "benchmark"
     for i in range(frame.shape[0]):
         row = [(str(c), v) for c, v in zip(frame.columns, frame.iloc[i].to_numpy(dtype=float))]
         try:
-            given = check_given(row, matrix, what=what, skip_missing=True)
+            given = check_given(row, matrix, what=what, skip_missing=True, strict=strict)
         except ValueError as exc:
             raise ValueError(f"{row_what} {str(frame.index[i])!r}: {exc}") from None
         if not given:
@@ -703,11 +732,18 @@ def _warnings_as_lines() -> Iterator[None]:
     The library reports data problems (a constant column, mixed 0-1 and
     0-100 scales: :class:`~benchsel_lib.data.matrix.ScoreWarning`) and cache
     repairs (:class:`~benchsel_lib.protocol.cache.CacheWarning`) as warnings;
-    a command line shows the message, not the source line that raised it.
+    a command line shows the message, not the source line that raised it,
+    and each message once (the warnings of parallel workers arrive here too,
+    :mod:`~benchsel_lib.protocol.sweep`).
     """
+    said: set[str] = set()
+
     def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
              file: TextIO | None = None, line: str | None = None) -> None:
-        _note(f"warning: {' '.join(str(message).split())}")
+        text = _cut(" ".join(str(message).split()))
+        if text not in said:
+            said.add(text)
+            _note(f"warning: {text}")
 
     with warnings.catch_warnings():
         warnings.showwarning = show
@@ -764,6 +800,10 @@ def _cmd_select(args: argparse.Namespace) -> int:
         k = args.k
         if not 1 <= k <= n_cand:
             raise UsageError(f"-k {k} is out of range: {args.data} has {n_cand} {what}s, choose 1..{n_cand}")
+        if k == n_cand and args.method == "auto":
+            raise UsageError(f"-k {k} leaves nothing to predict: {args.data} has {n_cand} {what}s and --method auto "
+                             f"chooses its selection by how well it predicts the rest; choose 1..{n_cand - 1} "
+                             "(--method gaussian ranks them all)")
     twice = next((b for i, b in enumerate(args.require) if b in args.require[:i]), None)
     if twice is not None:
         raise UsageError(f"--require lists {what} {twice!r} twice")
@@ -887,7 +927,6 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     auto = args.inflate == "auto"
     if not auto and (args.inner_folds is not None or args.seed is not None):
         raise UsageError("--inner-folds and --seed are for --inflate auto")
-    inner_folds = 3 if args.inner_folds is None else args.inner_folds
     seed = 0 if args.seed is None else args.seed
     if seed < 0:
         raise UsageError(f"--seed must be >= 0, got {seed}")
@@ -895,6 +934,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
     what = _what(args.axis)
     rows_what = "models" if what == "benchmark" else "benchmarks"
+    inner_folds = min(3, matrix.shape[0]) if args.inner_folds is None else args.inner_folds  # never one not passed
     if auto and not 2 <= inner_folds <= matrix.shape[0]:
         raise UsageError(f"--inner-folds {inner_folds} is out of range: choose 2..{matrix.shape[0]} "
                          f"({args.data} has {matrix.shape[0]} {rows_what})")
@@ -906,10 +946,10 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         frame = None
     # validate the input before the (possibly slow) correlation estimate
     if frame is None:
-        if not check_given(pairs, matrix, what=what, skip_missing=args.scores_file is not None):
+        if not check_given(pairs, matrix, what=what, skip_missing=args.scores_file is not None, strict=args.strict):
             raise UsageError("no scores given (every entry is empty)")
     else:
-        _check_frame(frame, matrix, what)
+        _check_frame(frame, matrix, what, strict=args.strict)
     _slow_em_note(matrix, args.estimator, what)
     pipe = Pipeline.paper(objective="mi", estimator=args.estimator, logit=transform == "logit", inflation=inflation,
                           inner_folds=inner_folds, seed=seed)
@@ -920,7 +960,8 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     lo_pct, hi_pct = 50 * (1 - args.level), 50 * (1 + args.level)
     header = [_describe(matrix, args.data, args.axis)]
     if frame is None:
-        df = _as_table(pipe.predict(pairs, level=args.level, skip_missing=args.scores_file is not None))
+        df = _as_table(pipe.predict(pairs, level=args.level, skip_missing=args.scores_file is not None,
+                                    strict=args.strict))
         used = df.attrs["used"]
         ignored = df.attrs["ignored"]
         meta = {"data": args.data, "axis": args.axis, "level": args.level, "transform": transform,
@@ -929,7 +970,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         factors: dict[str, float] = {"": df.attrs["inflation"]}
         meta["inflation"] = df.attrs["inflation"]
     else:
-        df = _as_table(pipe.predict(frame, level=args.level))
+        df = _as_table(pipe.predict(frame, level=args.level, strict=args.strict))
         used = df.attrs["used"]
         meta = {"data": args.data, "axis": args.axis, "level": args.level, "transform": transform,
                 "estimator": estimator, "used": used}
@@ -1022,15 +1063,16 @@ def _predict_auto(args: argparse.Namespace, pairs) -> int:
     seed = 0 if args.seed is None else args.seed
     if seed < 0:
         raise UsageError(f"--seed must be >= 0, got {seed}")
-    inner = 5 if args.inner_folds is None else args.inner_folds
     matrix = _load(args.data, data_dir=args.data_dir)
+    inner = min(5, matrix.shape[0]) if args.inner_folds is None else args.inner_folds  # never one not passed
     if not 2 <= inner <= matrix.shape[0]:
-        raise UsageError(f"--inner-folds {inner} is out of range: choose 2..{matrix.shape[0]}")
-    given = check_given(pairs, matrix, skip_missing=args.scores_file is not None)
+        raise UsageError(f"--inner-folds {inner} is out of range: choose 2..{matrix.shape[0]} "
+                         f"({args.data} has {matrix.shape[0]} models)")
+    given = check_given(pairs, matrix, skip_missing=args.scores_file is not None, strict=args.strict)
     if not given:
         raise UsageError("no scores given (every entry is empty)")
     pipe = _fit_recommended(Pipeline.auto(k=len(given), seed=seed, search_folds=inner), matrix, revealed=list(given))
-    pred = pipe.predict(given, level=args.level)
+    pred = pipe.predict(given, level=args.level, strict=args.strict)
     rec = pipe.choice_
     out = pd.DataFrame({"benchmark": pred.index, "predicted": pred["mean"].to_numpy(),
                         "lower": pred["lower"].to_numpy(), "upper": pred["upper"].to_numpy(),
@@ -1117,11 +1159,16 @@ def _check_out(out: str) -> Path:
         if not os.access(target, os.W_OK):
             raise UsageError(f"cannot write --out {out}: the file is not writable")
     probe = _temp_name(target)  # what the permission bits do not tell (a read-only mount, a special folder)
+    made = False
     try:
-        open(probe, "x").close()
-        os.unlink(probe)
+        with open(probe, "x"):
+            made = True
     except OSError as exc:
         raise UsageError(f"cannot write --out {out}: {exc.strerror or _one_line(exc)}") from None
+    finally:
+        if made:
+            with suppress(OSError):
+                os.unlink(probe)
     return target
 
 
@@ -1147,16 +1194,18 @@ def _write_atomic(target: Path, text: str) -> None:
         ...); the temporary file is removed and ``target`` is left as it was.
     """
     tmp = _temp_name(target)
-    fh = open(tmp, "x", encoding="utf-8", newline="")  # noqa: SIM115 - closed below; 0o666 minus umask
-    try:
-        with fh:
+    created = False
+    try:  # an interrupt (Ctrl-C, SIGTERM: a BaseException) anywhere in here leaves no temporary file
+        with open(tmp, "x", encoding="utf-8", newline="") as fh:  # 0o666 minus umask
+            created = True
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
+        if created:
+            with suppress(OSError):
+                os.unlink(tmp)
         raise
 
 
@@ -1296,11 +1345,54 @@ def _cv_wide(summary, holdouts: Sequence[float]):
 
 
 # -------------------------------------------------------------------- main
+#: a word (a run without spaces) or a quoted value longer than this is cut in messages
+_LONGEST = 200
+_LONG = re.compile(rf"'[^'\n]{{{_LONGEST},}}'|\"[^\"\n]{{{_LONGEST},}}\"|\S{{{_LONGEST},}}")
+
+
+def _cut(text: str) -> str:
+    """``text`` with every quoted value or word over :data:`_LONGEST` characters cut to its first 60."""
+    def short(m: re.Match[str]) -> str:
+        word = m.group(0)
+        quote = word[0] if word[0] in "'\"" and word[-1] == word[0] else ""
+        inner = word[1:-1] if quote else word
+        return f"{quote}{inner[:60]}...{quote} ({len(inner):,} characters)"
+    return _LONG.sub(short, text)
+
+
 def _one_line(exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError) and exc.filename:
-        return f"file not found: {exc.filename}"
-    text = " ".join(str(exc).split())
+        return _cut(f"file not found: {exc.filename}")
+    text = _cut(" ".join(str(exc).split()))
     return text or type(exc).__name__
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl-C raises KeyboardInterrupt, so that it unwinds the same way."""
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Inside the block, SIGTERM raises :class:`_Terminated` (once; a second one kills at once).
+
+    Unhandled, SIGTERM ends the process on the spot: the worker processes
+    and their resource trackers are left running, and ``--out``'s temporary
+    file stays. Raised as an interrupt it takes Ctrl-C's way out: the
+    workers are stopped, the temporary file is removed, one line is said.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise _Terminated()
+
+    before = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -1317,8 +1409,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 on success; 2 on bad input (one line ``benchsel: error: ...`` on
         stderr, nothing computed); 1 when the work was done but could not be
         delivered (``cv --out`` could not be written, a failed split); 130
-        when interrupted.
+        when interrupted (Ctrl-C), 143 when terminated (SIGTERM): one line,
+        worker processes stopped, no partial ``--out`` file.
     """
+    with _sigterm_as_interrupt():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(None if argv is None else list(argv))
@@ -1340,6 +1438,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, OSError) as exc:  # bad input, an unreadable file
         print(f"benchsel: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except _Terminated:
+        print("benchsel: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("benchsel: interrupted", file=sys.stderr)
         return 130

@@ -384,3 +384,87 @@ def test_a_summary_with_nothing_to_compare_gives_no_verdict_and_bad_band_argumen
     assert variant_range(band, k=1)["max"].iloc[0] == 0.6
     with pytest.raises(ValueError, match="metric 'method' is not a numeric column of the band"):
         variant_range(band, k=1, metric="method")
+
+
+# --------------------------------------------------------------------------- mistakes that used to pass silently
+def _percent_matrix() -> ScoreMatrix:
+    """Scores on a 0-100 scale between 25 and 95 (like GPQA Diamond), 40 models x 6 benchmarks."""
+    X = low_rank_scores(3, 40, 6)
+    X = 25 + 70 * (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
+    return as_matrix(X)
+
+
+def _fraction_matrix() -> ScoreMatrix:
+    """Scores on a 0-1 scale between 0.3 and 0.9, 40 models x 6 benchmarks."""
+    return as_matrix(_percent_matrix().scores / 100 + 0.05)
+
+
+@pytest.mark.parametrize(("make", "value", "message"), [
+    (_percent_matrix, 0.71, "value 0.71 for benchmark 'b0' is below its observed range 25..95; 0.71 x 100 = 71 "
+                            "lies in the observed range: a fraction given for a percentage?"),
+    (_fraction_matrix, 0.006, "value 0.006 for benchmark 'b0' is below its observed range 0.3..1; 0.006 x 100 = 0.6 "
+                              "lies in the observed range: 100 times too small?"),
+])
+def test_a_score_100_times_too_small_is_said_in_one_line_and_is_an_error_when_strict(make, value, message):
+    m = make()
+    pipe = Pipeline.paper(k=2).fit(m)
+    clean = pipe.predict({"b0": value * 100})
+    with pytest.warns(ScoreWarning) as record:
+        out = pipe.predict({"b0": value})
+    said = [str(w.message) for w in record]
+    assert said == [message] and record[0].category.__name__ == "ScaleWarning"
+    assert out.index.equals(clean.index)  # the prediction itself is made, as before: only said aloud
+    with pytest.raises(ValueError) as err:
+        pipe.predict({"b0": value}, strict=True)
+    assert str(err.value) == message
+    with pytest.raises(ValueError, match="a fraction given for a percentage"):
+        check_given({"b0": 0.71}, _percent_matrix(), strict=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pipe.predict({"b0": value * 100}, strict=True)  # a plausible score: neither warned nor refused
+
+
+def test_a_score_100_times_too_large_names_the_slip_in_its_error():
+    with pytest.raises(ValueError) as err:
+        check_given({"b0": 55.2}, _fraction_matrix())
+    assert str(err.value).endswith("55.2 / 100 = 0.552 lies in the observed range: a percentage given for a fraction?")
+    assert "out of range" in str(err.value) and "observed range 0.3..1" in str(err.value)
+
+
+def test_scores_that_can_be_negative_or_sit_at_the_ends_of_the_range_are_not_called_slips():
+    signed = as_matrix(low_rank_scores(0, 40, 4))  # centred scores: no percentage, no fraction
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_given({"b0": float(np.nanmax(signed.scores[:, 0])) * 1.5}, signed)
+        check_given({"b0": 25.0, "b1": 95.0}, _percent_matrix())
+        check_given({"b0": 0.3, "b1": 1.0}, _fraction_matrix())
+
+
+def test_the_papers_pipeline_on_two_models_gives_no_intervals_and_says_why():
+    m = as_matrix(50 + 10 * low_rank_scores(0, 2, 6))
+    with pytest.warns(UserWarning, match=r"only 2 training models: every correlation from two points is \+-1, too "
+                                         r"few for Gaussian intervals; predictions come without intervals"):
+        pipe = Pipeline.paper(k=2).fit(m)
+    out = pipe.predict({"b0": 50.0})
+    assert out[["lower", "upper", "sd"]].isna().all().all() and out["mean"].notna().all()
+    assert any("too few for Gaussian intervals" in n for n in pipe.notes_)
+
+
+def test_a_matrix_of_one_model_is_refused_by_its_model_count_before_any_column_check():
+    m = as_matrix(50 + 10 * low_rank_scores(0, 1, 6))
+    for make in (lambda: Pipeline.paper(k=2), lambda: Pipeline.auto(k=2)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # no "is constant" warning first
+            with pytest.raises(ValueError) as err:
+                make().fit(m)
+        assert str(err.value) == ("the matrix has 1 model: a pipeline needs at least 2 models (rows), to see how the "
+                                  "benchmarks vary together")
+
+
+def test_a_search_asked_for_every_benchmark_is_refused_before_any_work(monkeypatch):
+    from benchsel_lib.method import pipeline as pipeline_module
+
+    monkeypatch.setattr(pipeline_module.Pipeline, "fit_path", lambda *a, **k: pytest.fail("the search ran"))
+    with pytest.raises(ValueError, match=r"k=6 leaves nothing to predict: the matrix has 6 benchmarks .* "
+                                         r"choose k <= 5"):
+        Pipeline.auto(k=6).fit(_matrix())

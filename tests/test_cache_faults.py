@@ -501,3 +501,15 @@ def test_a_lock_of_a_killed_process_not_yet_reaped_is_taken_over_at_once(folder,
         time.sleep(0.01)
     _assert_taken_over(folder, X, ref, counted, reason=f"process {sleeper.pid} is no longer running",
                        holder=f"{host} {sleeper.pid} since ", waited=False)
+
+
+def test_a_cache_folder_that_is_a_file_is_named_once_and_costs_only_the_cache(tmp_path, monkeypatch, counted):
+    path = tmp_path / "cache"
+    path.write_text("not a folder\n")
+    monkeypatch.setenv(CACHE_ENV, str(path))
+    X = _matrix()
+    R, messages = _cached(X)
+    _same(R, _clean(X))
+    assert messages == [f"the cache folder {path} ({CACHE_ENV}) is a file, not a folder: the disk cache is off "
+                        "(estimates are computed, not stored); point it to a folder"]
+    assert path.read_text() == "not a folder\n" and sorted(p.name for p in tmp_path.iterdir()) == ["cache"]

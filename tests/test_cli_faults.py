@@ -1,8 +1,10 @@
-"""Faults around ``benchsel cv --out``: checked before the work, written all or nothing."""
+"""Faults of the command line: ``cv --out`` checked before the work and written all or nothing, SIGTERM
+handled as Ctrl-C, and mistakes of input (a wrong scale, a decimal comma, one model) named in one line."""
 from __future__ import annotations
 
 import builtins
 import errno
+import io
 import json
 import os
 import subprocess
@@ -263,3 +265,152 @@ def test_sigint_mid_cross_validation_exits_130_with_one_line_no_output_and_no_le
     while _group_alive(proc.pid) and time.monotonic() < deadline:  # worker processes wind down
         time.sleep(0.2)
     assert not _group_alive(proc.pid), "a worker process outlived the interrupted command"
+
+
+# ------------------------------------------------------------------------ SIGTERM as Ctrl-C
+class _TerminatedWriter(_HalfWriter):
+    """Writes half its text, then the process gets SIGTERM (``kill PID`` while ``--out`` is written)."""
+
+    def write(self, text: str) -> int:
+        import signal
+
+        self._fh.write(text[: len(text) // 2])
+        self._fh.flush()
+        os.kill(os.getpid(), signal.SIGTERM)
+        return len(text) // 2
+
+
+def test_sigterm_while_out_is_written_keeps_the_old_file_and_leaves_no_temporary_file(capsys, tiny_csv, tmp_path,
+                                                                                       monkeypatch):
+    target = tmp_path / "results.csv"
+    target.write_text("the previous results\n")
+
+    def terminating_open(file, mode="r", *args, **kwargs):
+        fh = builtins.open(file, mode, *args, **kwargs)  # noqa: SIM115 - handed to the caller
+        return _TerminatedWriter(fh, None) if "x" in mode else fh
+    monkeypatch.setattr(cli, "open", terminating_open, raising=False)
+    code, out, err = cv(capsys, tiny_csv, target)
+    assert code == 143 and err.strip().splitlines() == ["benchsel: terminated"] and out == ""
+    assert target.read_text() == "the previous results\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["results.csv"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and SIGTERM of POSIX")
+@pytest.mark.parametrize("to", ["command", "group"])
+def test_sigterm_mid_cross_validation_exits_143_with_one_line_and_stops_every_worker_and_tracker(tmp_path, to):
+    import signal
+    import time
+
+    target = tmp_path / "results.csv"
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    env.pop("BENCHSEL_CACHE_DIR", None)
+    proc = subprocess.Popen(  # minutes of work: EM on every split of the Merged matrix
+        [sys.executable, "-m", "benchsel_lib.cli", "cv", "--data", "merged", "--k-max", "10", "--jobs", "2",
+         "--out", str(target)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and proc.poll() is None:  # both workers past their imports, computing
+        cpu = _cpu_seconds_by_process(proc.pid)
+        if len([c for pid, c in cpu.items() if pid != proc.pid and c >= 2.0]) >= 2:
+            break
+        time.sleep(0.5)
+    assert proc.poll() is None, proc.communicate()
+    assert len(_cpu_seconds_by_process(proc.pid)) >= 4  # the command, 2 workers, their resource tracker(s)
+    (os.killpg if to == "group" else os.kill)(proc.pid, signal.SIGTERM)  # `kill PID`, or a service manager's stop
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert err.strip().splitlines() == ["benchsel: terminated"]  # no traceback, no "leaked semlock" of joblib
+    assert out == "" and list(tmp_path.iterdir()) == []
+    deadline = time.monotonic() + 5
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _group_alive(proc.pid), "a worker or a resource tracker outlived the terminated command"
+
+
+# ------------------------------------------------------------- messages that name the real cause
+def _two_model_csv(tmp_path: Path, m: int = 2) -> Path:
+    rows = ["model,a,b,c"] + [f"m{i},{0.1 + 0.2 * i:g},{0.2 + 0.1 * i:g},{0.3 + 0.15 * i:g}" for i in range(m)]
+    path = tmp_path / f"m{m}.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("command", [["select", "-k", "1"], ["select", "-k", "1", "--method", "gaussian"],
+                                     ["predict", "--scores", "a=0.1"], ["cv"]])
+def test_a_one_model_csv_is_refused_by_its_model_count_before_any_column_warning(capsys, tmp_path, command):
+    path = _two_model_csv(tmp_path, 1)
+    code = main([command[0], "--data", str(path), *command[1:]])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert one_error_line(err) == (f"benchsel: error: {path} has 1 model (x 3 benchmarks): every command needs at "
+                                   "least 2 models, to see how the benchmarks vary together")
+
+
+def test_predict_on_two_models_blames_no_option_that_was_not_given_and_gives_no_interval(capsys, tmp_path):
+    path = _two_model_csv(tmp_path)
+    code = main(["predict", "--data", str(path), "--scores", "a=0.2", "--format", "csv"])
+    out, err = capsys.readouterr()
+    assert code == 0 and "--inner-folds" not in err
+    assert "only 2 training models" in err
+    table = pd.read_csv(io.StringIO(out))
+    assert table["lower"].isna().all() and table["upper"].isna().all()
+    code = main(["predict", "--data", str(path), "--scores", "a=0.2", "--method", "gaussian", "--format", "csv"])
+    out, err = capsys.readouterr()
+    assert code == 0 and [line for line in err.splitlines() if "warning" in line] == [
+        "benchsel: warning: mi: only 2 training models: every correlation from two points is +-1, too few for "
+        "Gaussian intervals; predictions come without intervals"]
+    assert pd.read_csv(io.StringIO(out))[["lower", "upper", "sd"]].isna().all().all()
+
+
+@pytest.mark.parametrize(("scores", "message"), [
+    ("a=0,6", "'a=0,6' looks like a decimal comma in the value of benchmark 'a': write a=0.6 (a comma separates "
+              "the scores)"),
+    ("a=0,6,b=0.3", "'a=0,6' looks like a decimal comma"),
+    ("a=0.1,b=0, 3", "'b=0,3' looks like a decimal comma in the value of benchmark 'b': write b=0.3"),
+])
+def test_a_decimal_comma_in_scores_is_named(capsys, tiny_csv, scores, message):
+    code = main(["predict", "--data", str(tiny_csv), "--scores", scores])
+    _, err = capsys.readouterr()
+    assert code == 2 and message in one_error_line(err)
+
+
+def test_a_huge_cell_is_cut_in_the_error_line(capsys, tmp_path):
+    path = tmp_path / "long.csv"
+    rows = ["model,a,b,c"] + [f"m{i},{0.1 * i:g},{0.2 + 0.01 * i:g},0.3" for i in range(6)]
+    rows[3] = "m2," + "x" * 100_000 + ",0.5,0.4"
+    path.write_text("\n".join(rows) + "\n")
+    code = main(["select", "--data", str(path), "-k", "1"])
+    _, err = capsys.readouterr()
+    line = one_error_line(err)
+    assert code == 2 and len(line) < 300
+    assert f"'{'x' * 60}...' (100,000 characters) in row 'm2', column 'a'" in line
+
+
+def test_a_fraction_for_a_percentage_is_one_warning_line_and_an_error_with_strict(capsys, tmp_path):
+    rng = np.random.default_rng(3)
+    X = np.column_stack([25 + 70 * rng.random(30), 10 + 80 * rng.random(30), 5 + 90 * rng.random(30)])
+    path = tmp_path / "percent.csv"
+    pd.DataFrame(X, index=[f"m{i}" for i in range(30)], columns=["gpqa", "aime", "mmlu"]).rename_axis(
+        "model").to_csv(path)
+    lo, hi = X[:, 0].min(), X[:, 0].max()
+    base = ["predict", "--data", str(path), "--method", "gaussian", "--format", "csv"]
+    assert main([*base, "--scores", "gpqa=71"]) == 0
+    clean, _ = capsys.readouterr()
+    assert main([*base, "--scores", "gpqa=0.71"]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [
+        f"benchsel: warning: value 0.71 for benchmark 'gpqa' is below its observed range {lo:.4g}..{hi:.4g}; "
+        "0.71 x 100 = 71 lies in the observed range: a fraction given for a percentage?",
+        err.splitlines()[1],  # the command's own line: what it conditioned on
+    ]
+    assert list(pd.read_csv(io.StringIO(out)).columns) == list(pd.read_csv(io.StringIO(clean)).columns)
+    assert main([*base, "--scores", "gpqa=0.71", "--strict"]) == 2
+    _, err = capsys.readouterr()
+    assert "a fraction given for a percentage?" in one_error_line(err)
+
+
+def test_auto_selection_of_every_benchmark_is_refused_before_the_work(capsys, tiny_csv, monkeypatch):
+    monkeypatch.setattr(cli, "_fit_recommended", lambda *a, **k: pytest.fail("the search ran"))
+    code = main(["select", "--data", str(tiny_csv), "-k", "5"])
+    _, err = capsys.readouterr()
+    assert code == 2 and one_error_line(err).startswith("benchsel: error: -k 5 leaves nothing to predict: ")

@@ -138,12 +138,16 @@ def test_a_whole_matrix_fit_never_selects_a_constant_column_and_says_why(make):
     assert constant not in p.selected
     messages = [str(w.message) for w in record if issubclass(w.category, ScoreWarning)]
     assert messages[0] == f"benchmark {constant!r} is constant (all 40 observed scores are 42): " \
-                          "it carries no information and is never selected"
+                          "it carries no information and is never selected; its prediction is that value, " \
+                          "without an interval"
     assert "mixes scales" in messages[1]
     assert p.notes_[:2] == messages[:2]
-    # the constant column is still predicted: its value
+    # the constant column is still predicted: its value, and no interval (its spread is a floor, not a fit)
     out = p.predict({m.benchmarks[j]: float(m.scores[0, j]) for j in (0, 1)})
     assert out.loc[constant, "mean"] == pytest.approx(42.0)
+    assert out.loc[constant, ["lower", "upper"]].isna().all()
+    others = out.drop(index=constant)
+    assert others[["lower", "upper"]].notna().all().all()
 
 
 def test_a_mandatory_constant_column_is_kept_with_a_note():
@@ -180,7 +184,7 @@ def test_the_command_line_prints_each_problem_as_one_warning_line(capsys, tmp_pa
     warnings_shown = [line for line in err.splitlines() if line.startswith("benchsel: warning:")]
     assert warnings_shown == [
         "benchsel: warning: benchmark 'b3' is constant (all 40 observed scores are 42): "
-        "it carries no information and is never selected",
+        "it carries no information and is never selected; its prediction is that value, without an interval",
         warnings_shown[1],
     ]
     assert warnings_shown[1].startswith("benchsel: warning: benchmark 'b5' mixes scales")

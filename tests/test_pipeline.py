@@ -229,9 +229,13 @@ def test_auto_by_default_reveals_no_benchmark_that_fewer_than_five_training_mode
     assert Pipeline.auto(k=3, min_observed=0, **one).fit(thin).selected[0] == "b0"
     for strategy in ("mi", "lasso", "random"):
         assert "b0" not in Pipeline.auto(k=7, **{**one, "selectors": [strategy]}).fit(thin).selected
-    with pytest.raises(ValueError, match=r"min_observed filters leave too few benchmarks: mi: 7; lower k, or pass "
+    with pytest.raises(ValueError, match=r"k=8 leaves nothing to predict: the matrix has 8 benchmarks"):
+        Pipeline.auto(k=8, **one).fit(thin)  # refused before the search: a search scores what is left to predict
+    X[3:, 1] = np.nan
+    thinner = type(M)(X, M.models, M.benchmarks)
+    with pytest.raises(ValueError, match=r"min_observed filters leave too few benchmarks: mi: 6; lower k, or pass "
                                          r"min_observed=0"):
-        Pipeline.auto(k=8, **one).fit(thin)
+        Pipeline.auto(k=7, **one).fit(thinner)
 
 
 def test_a_count_floor_above_the_number_of_models_keeps_the_benchmarks_every_model_observes():

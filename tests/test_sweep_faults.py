@@ -251,3 +251,53 @@ def test_a_killed_scheduler_fails_the_sweep_in_one_line(capfd):
     time.sleep(0.5)  # anything the closed client would still log
     err = capfd.readouterr().err
     assert "Traceback" not in err and "ERROR" not in err, err
+
+
+# ---------------------------------------------------------------------- warnings of the workers
+def _warn_and_return(value: float) -> float:
+    """A cell that warns (the same text from every cell) and returns ``value``."""
+    import warnings
+
+    warnings.warn("the estimate was floored", RuntimeWarning, stacklevel=1)
+    return value
+
+
+def test_warnings_of_worker_cells_reach_the_caller_once_as_if_run_here():
+    import warnings
+
+    cells = [Cell(f"w{i}", _warn_and_return, (float(i),)) for i in range(6)]
+    for n_jobs in (1, 2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            assert run_sweep(cells, n_jobs=n_jobs) == [float(i) for i in range(6)]
+        said = [(w.category, str(w.message)) for w in caught]
+        assert said == [(RuntimeWarning, "the estimate was floored")], n_jobs
+
+
+def test_warnings_of_cells_on_a_dask_cluster_reach_the_caller_once():
+    import warnings
+
+    pytest.importorskip("distributed", reason="dask.distributed is not installed (the [cluster] extra)")
+    cells = [Cell(f"w{i}", _warn_and_return, (float(i),)) for i in range(4)]
+    with local_cluster(n_workers=1) as cluster, dask_backend(cluster.scheduler_address):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            assert run_sweep(cells) == [0.0, 1.0, 2.0, 3.0]
+    assert [(w.category, str(w.message)) for w in caught] == [(RuntimeWarning, "the estimate was floored")]
+
+
+def test_the_command_says_a_workers_warning_once_as_a_benchsel_line(tmp_path):
+    not_a_folder = tmp_path / "cache"
+    not_a_folder.write_text("")
+    data = _csv(tmp_path)
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "BENCHSEL_CACHE_DIR": str(not_a_folder)}
+    res = subprocess.run([sys.executable, "-m", "benchsel_lib.cli", *CLI_CV, "--data", data, "--jobs", "2",
+                          "--estimator", "em"], capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.splitlines() == [
+        f"benchsel: warning: the cache folder {not_a_folder} (BENCHSEL_CACHE_DIR) is a file, not a folder: the disk "
+        "cache is off (estimates are computed, not stored); point it to a folder"]
+    env.pop("BENCHSEL_CACHE_DIR")
+    again = subprocess.run([sys.executable, "-m", "benchsel_lib.cli", *CLI_CV, "--data", data, "--jobs", "2",
+                            "--estimator", "em"], capture_output=True, text=True, env=env, timeout=300, check=True)
+    assert res.stdout == again.stdout  # the results of a run without the cache

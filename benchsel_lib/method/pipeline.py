@@ -33,7 +33,14 @@ once; every value finite and inside the plausible range
 largest observed training score of benchmark ``j`` and
 ``s_j = max(std_j, 0.01 (|mean_j| + 1))`` its (floored) standard deviation in
 the original units. The range rule catches unit mistakes (a percentage given
-for a [0, 1] benchmark) without rejecting genuinely strong new models.
+for a [0, 1] benchmark) without rejecting genuinely strong new models. A value
+inside that range can still be 100 times off: on a benchmark with non-negative
+scores, a positive score below the lowest 1 % (:data:`SCALE_QUANTILE`) of its
+observed scores whose value x 100 lies in the observed range (or ten times,
+:data:`SCALE_GAP`, above the largest whose value / 100 does) draws a
+:class:`ScaleWarning`, one line that names the benchmark, its
+observed range and the likely slip (a fraction given for a percentage, or the
+reverse); ``strict=True`` makes it a ``ValueError``.
 """
 from __future__ import annotations
 
@@ -105,14 +112,26 @@ __all__ = [
     "column_ranges",
     "parse_pipeline",
     "RANGE_SDS",
+    "MIN_INTERVAL_MODELS",
+    "SCALE_QUANTILE",
+    "SCALE_GAP",
+    "ScaleWarning",
+    "scale_slip",
     "PAPER_OBJECTIVES",
 ]
 
 #: Given scores must lie within this many (floored) standard deviations of the
 #: observed training range of their benchmark.
 RANGE_SDS: float = 10.0
+#: A positive given score below this quantile of its benchmark's (non-negative) observed scores is reported
+#: as 100 times too small when x 100 it lies in the observed range (:func:`scale_slip`) ...
+SCALE_QUANTILE: float = 0.01
+#: ... and one at least this factor above the largest as 100 times too large when / 100 it lies there.
+SCALE_GAP: float = 10.0
 #: the paper's pipelines by objective (Gaussian conditional mean, Gaussian intervals)
 PAPER_OBJECTIVES = ("entropy", "mi", "random")
+#: Gaussian intervals need at least this many training models (from two, every correlation is +-1)
+MIN_INTERVAL_MODELS = 3
 #: interval levels whose conformal multipliers a search keeps (any other level is read off the residuals)
 DEFAULT_LEVELS = (0.5, 0.8, 0.9)
 #: the notes of a fit (``Pipeline.notes_``) are also logged here (level INFO) when the choice is made
@@ -120,6 +139,16 @@ _LOG = logging.getLogger(__name__)
 
 
 # --------------------------------------------------------------------------- given scores
+class ScaleWarning(ScoreWarning):
+    """A given score whose size suggests the wrong scale (a fraction given for a percentage, or the reverse).
+
+    Said in one line naming the benchmark, its observed range and the likely
+    slip; ``strict=True`` (:func:`check_given`, :meth:`Pipeline.predict`,
+    ``benchsel predict --strict``) makes it an error, and so does
+    ``warnings.simplefilter("error", ScaleWarning)``.
+    """
+
+
 def column_ranges(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Allowed [low, high] per column: observed range widened by :data:`RANGE_SDS` floored stds. O(M N)."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -131,6 +160,64 @@ def column_ranges(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.nanmin(X, axis=0) - RANGE_SDS * std, np.nanmax(X, axis=0) + RANGE_SDS * std
 
 
+def scale_slip(value: float, column: np.ndarray) -> str | None:
+    """The likely unit slip behind a given score, or None when its size is plausible. O(M).
+
+    Parameters
+    ----------
+    value : float
+        The given score (original units).
+    column : ndarray, shape (M,)
+        The benchmark's training scores (NaN = missing).
+
+    Returns
+    -------
+    str or None
+        On a benchmark whose observed scores are non-negative (a fraction or
+        a percentage): for a positive value below the lowest
+        :data:`SCALE_QUANTILE` of them whose value x 100 lies in the observed
+        range, or :data:`SCALE_GAP` times above the largest whose value / 100
+        does, what it looks like,
+        e.g. ``"0.71 x 100 = 71 lies in the observed range: a fraction given
+        for a percentage?"``.  None otherwise (and for fewer than 2 observed scores).
+    """
+    seen = column[np.isfinite(column)]
+    if not (math.isfinite(value) and value > 0) or seen.size < 2:  # no factor of 100 explains zero or less
+        return None
+    lo, hi = float(seen.min()), float(seen.max())
+    if lo < 0:  # not a fraction or a percentage
+        return None
+    if value < np.quantile(seen, SCALE_QUANTILE) and lo <= 100 * value <= hi:
+        kind = "a fraction given for a percentage" if hi > 1 else "100 times too small"
+        return f"{value:g} x 100 = {100 * value:g} lies in the observed range: {kind}?"
+    if value >= SCALE_GAP * hi and lo <= value / 100 <= hi:
+        kind = "a percentage given for a fraction" if hi <= 1 else "100 times too large"
+        return f"{value:g} / 100 = {value / 100:g} lies in the observed range: {kind}?"
+    return None
+
+
+def _check_size(value: float, name: str, what: str, column: np.ndarray, *, allowed: tuple[float, float],
+                strict: bool) -> None:
+    """Refuse a value outside ``allowed``; warn (or refuse, ``strict``) about a scale slip (:func:`scale_slip`)."""
+    slip = scale_slip(value, column)
+    observed = f"observed range {np.nanmin(column):.4g}..{np.nanmax(column):.4g}"
+    if not allowed[0] <= value <= allowed[1]:
+        raise ValueError(
+            f"value {value:g} for {what} {name!r} is out of range: allowed [{allowed[0]:.4g}, {allowed[1]:.4g}] "
+            f"(the {observed} +- {RANGE_SDS:g} sd); "
+            + (slip or "wrong units?")
+        )
+    if slip is not None:
+        lo, hi = np.nanmin(column), np.nanmax(column)
+        where = (f"{'below' if value < lo else 'above'} its {observed}" if not lo <= value <= hi else
+                 f"among the {'lowest' if value < np.nanmedian(column) else 'highest'} {100 * SCALE_QUANTILE:g} % "
+                 f"of its training scores ({observed})")
+        text = f"value {value:g} for {what} {name!r} is {where}; {slip}"
+        if strict:
+            raise ValueError(text)
+        warnings.warn(text, ScaleWarning, stacklevel=4)
+
+
 def check_given(
     given: Mapping[str, float] | Iterable[tuple[str, float]],
     matrix: ScoreMatrix,
@@ -138,6 +225,7 @@ def check_given(
     skip_missing: bool = False,
     ranges: tuple[np.ndarray, np.ndarray] | None = None,
     what: str = "benchmark",
+    strict: bool = False,
 ) -> dict[str, float]:
     """Validate given scores against ``matrix`` and return them as an ordered dict.
 
@@ -156,15 +244,20 @@ def check_given(
     what : str
         What the matrix's columns are, for messages: ``"benchmark"``, or
         ``"model"`` for the model-selection dual (a transposed matrix).
+    strict : bool
+        Refuse a value of implausible size (:func:`scale_slip`) instead of
+        warning about it (:class:`ScaleWarning`).
 
     Raises
     ------
     ValueError
         Unknown benchmark (with close matches), a benchmark given twice, a
-        non-finite value, or a value outside the plausible range (module
-        docstring). O(|given| N).
+        non-finite value, a value outside the plausible range (module
+        docstring), or with ``strict`` one of implausible size
+        (:func:`scale_slip`). O(|given| (N + M)).
     """
     check_matrix(matrix)
+    check_bool(strict, "strict")
     if isinstance(given, Mapping):
         items = list(given.items())
     elif isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
@@ -191,12 +284,8 @@ def check_given(
             continue
         if not math.isfinite(value):
             raise ValueError(f"value {value!r} for {what} {name!r} is not finite")
-        if not low[j] <= value <= high[j]:
-            raise ValueError(
-                f"value {value:g} for {what} {name!r} is out of range: the training scores span "
-                f"{np.nanmin(matrix.scores[:, j]):.4g}..{np.nanmax(matrix.scores[:, j]):.4g}, "
-                f"allowed [{low[j]:.4g}, {high[j]:.4g}] (observed range +- {RANGE_SDS:g} sd); wrong units?"
-            )
+        _check_size(value, name, what, np.asarray(matrix.scores[:, j], dtype=float), allowed=(low[j], high[j]),
+                    strict=strict)
         out[name] = value
     return out
 
@@ -1172,29 +1261,29 @@ class Pipeline:
         :data:`~benchsel_lib.method.search.SEARCH_BUDGET`. Memory: a few
         N x N arrays and O(M N). Choices made for the matrix's size are in
         ``notes_``.
+
+        Raises
+        ------
+        ValueError
+            Fewer than 2 models (checked before any column) or benchmarks;
+            unknown revealed or mandatory benchmarks; ``k`` above the number
+            of benchmarks, or equal to it for a search (nothing would be left
+            to predict, and a search scores its choices by predicting);
+            no selection of ``k`` possible under the candidates' filters.
         """
         check_matrix(matrix)
         names = list(matrix.benchmarks)
+        if matrix.shape[0] < 2:  # before the column checks: with one model every column is constant
+            raise ValueError(f"the matrix has {matrix.shape[0]} model: a pipeline needs at least 2 models (rows), "
+                             "to see how the benchmarks vary together")
         if len(names) < 2:
             raise ValueError(f"the matrix has {len(names)} benchmark: a pipeline needs at least two, one to run and "
                              f"one to predict")
         X = np.asarray(matrix.scores, dtype=float)
         spec = self._candidates_for(self.validate(), X)
-        cols = None
-        if revealed is not None:
-            cols = name_positions(revealed if isinstance(revealed, str) else [str(b) for b in revealed], names,
-                                  role="revealed")
-            if not cols:
-                raise ValueError("revealed lists no benchmark: give at least one, or None to select")
-            if len(cols) >= len(names):
-                raise ValueError("nothing to predict: every benchmark of the matrix is revealed")
-        else:
-            for s in spec["selector"]:
-                s.check_names(names)  # unknown mandatory or excluded benchmarks are an error here
-            if self.k is not None and self.k > len(names):
-                raise ValueError(f"k={self.k} is out of range: the matrix has {len(names)} benchmarks")
+        cols = self._check_reveal(names, spec, revealed)
         k = len(cols) if cols is not None else self.k
-        notes, constant = self._column_notes(X, names, spec, select=cols is None)
+        notes, constant, flat = self._column_notes(X, names, spec, select=cols is None)
         with threadpool_limits(limits=1, user_api="blas"):  # EM and the inner CV: many small solves, one thread is fastest
             path = self.fit_path(X, names=names, k_max=k, ks=None if k is None else [k], context="full", revealed=cols,
                                  exclude=constant)
@@ -1229,14 +1318,35 @@ class Pipeline:
             warnings.warn(f"{self.label}: {text}", UserWarning, stacklevel=2)
             self.notes_.append(text)
         self.ranges_ = column_ranges(X)
+        self._no_interval = self._interval_gaps(X, flat, spec)
         self._revealed_fits: dict[tuple[int, ...], tuple[FittedPath, PathStep]] = {
             tuple(sorted(int(j) for j in self.step_.selected)): (path, self.step_)}
         return self
 
+    def _check_reveal(self, names: list[str], spec: dict[str, Any], revealed: Sequence[str] | None) -> list[int] | None:
+        """The columns of ``revealed`` (None: the pipeline selects), checked against ``names`` and ``k``."""
+        if revealed is not None:
+            cols = name_positions(revealed if isinstance(revealed, str) else [str(b) for b in revealed], names,
+                                  role="revealed")
+            if not cols:
+                raise ValueError("revealed lists no benchmark: give at least one, or None to select")
+            if len(cols) >= len(names):
+                raise ValueError("nothing to predict: every benchmark of the matrix is revealed")
+            return cols
+        for s in spec["selector"]:
+            s.check_names(names)  # unknown mandatory or excluded benchmarks are an error here
+        if self.k is not None and self.k > len(names):
+            raise ValueError(f"k={self.k} is out of range: the matrix has {len(names)} benchmarks")
+        if self.k is not None and self.k == len(names) and spec["search"]:  # its choice scores predictions
+            raise ValueError(f"k={self.k} leaves nothing to predict: the matrix has {len(names)} benchmarks and the "
+                             f"pipeline chooses its selection by how well it predicts the rest; choose k <= "
+                             f"{len(names) - 1}")
+        return None
+
     @staticmethod
     def _column_notes(X: np.ndarray, names: list[str], spec: dict[str, Any], *,
-                      select: bool) -> tuple[list[str], list[str]]:
-        """Warn about problem columns; return the notes and the constant columns to exclude.
+                      select: bool) -> tuple[list[str], list[str], list[int]]:
+        """Warn about problem columns; return the notes, the constant columns to exclude and every constant column.
 
         The problems: constant and mixed-scale columns, and in logit space
         scores <= 0 (clipped to one floor).
@@ -1244,19 +1354,26 @@ class Pipeline:
         A constant column carries no information about the others, yet its
         variance stays 1 in the correlation, so greedy entropy would pick it
         early: a whole-matrix fit never selects it (unless it is mandatory).
+        Predicted, it is its constant, without an interval (the spread it would
+        be given is the floor of the standardization, not a fitted one).
         Cross-validation keeps the paper's protocol and does not apply this.
         """
         mandatory = set().union(*(s.initial for s in spec["selector"]))
         notes: list[str] = []
         constant: list[str] = []
+        flat: list[int] = []
         for problem in column_problems(X, names):
             text = problem.message
+            if problem.kind == "constant":
+                flat.append(names.index(problem.benchmark))
             if problem.kind == "constant" and select:
                 if problem.benchmark in mandatory:
                     text += ": it carries no information, but is selected because it is mandatory"
                 else:
                     text += ": it carries no information and is never selected"
                     constant.append(problem.benchmark)
+            if problem.kind == "constant" and problem.benchmark not in mandatory:
+                text += "; its prediction is that value, without an interval"
             warnings.warn(text, ScoreWarning, stacklevel=3)
             notes.append(text)
         if spec["scaling"].logit:
@@ -1268,7 +1385,25 @@ class Pipeline:
                         f"maximum): standard scaling suits scores that can be negative")
                 warnings.warn(text, ScoreWarning, stacklevel=3)
                 notes.append(text)
-        return notes, constant
+        return notes, constant, flat
+
+    def _interval_gaps(self, X: np.ndarray, flat: list[int], spec: dict[str, Any]) -> np.ndarray | None:
+        """The columns whose Gaussian intervals the fit cannot support (None: every column's are fine).
+
+        A constant column (``flat``) gets none; with fewer than
+        :data:`MIN_INTERVAL_MODELS` training models no column does, and the
+        fit says so in a warning (the search's own fallback says it already).
+        """
+        gaps = np.zeros(X.shape[1], dtype=bool)
+        gaps[flat] = True
+        if X.shape[0] < MIN_INTERVAL_MODELS and not spec["search"] and isinstance(spec["calibrator"],
+                                                                                 GaussianIntervals):
+            text = (f"only {X.shape[0]} training models: every correlation from two points is +-1, too few for "
+                    "Gaussian intervals; predictions come without intervals")
+            warnings.warn(f"{self.label}: {text}", UserWarning, stacklevel=3)
+            self.notes_.append(text)
+            gaps[:] = True
+        return gaps if gaps.any() else None
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "path_"):
@@ -1300,7 +1435,7 @@ class Pipeline:
         return out
 
     def predict(self, scores: Mapping[str, float] | Iterable[tuple[str, float]] | pd.DataFrame | ScoreMatrix,
-                *, level: float = 0.9, skip_missing: bool = False) -> pd.DataFrame:
+                *, level: float = 0.9, skip_missing: bool = False, strict: bool = False) -> pd.DataFrame:
         """Predict the benchmarks not given, with central ``level`` intervals, in the matrix's original units.
 
         Parameters
@@ -1314,13 +1449,20 @@ class Pipeline:
             Nominal coverage of the intervals.
         skip_missing : bool
             Ignore NaN values of a single model's scores.
+        strict : bool
+            Refuse a given score of implausible size (100 times off: a
+            fraction given for a percentage, or the reverse) instead of
+            warning about it (:class:`ScaleWarning`).
 
         Returns
         -------
         pandas.DataFrame
             Indexed by the benchmarks not given (``benchmark``; for several
             models by ``model, benchmark``), with columns ``mean, lower,
-            upper`` (original units; ``lower <= mean <= upper``), ``sd`` where
+            upper`` (original units; ``lower <= mean <= upper``; NaN bounds
+            where the fit supports no interval, as it said when fitted: a
+            constant benchmark, or fewer than :data:`MIN_INTERVAL_MODELS`
+            training models for Gaussian intervals), ``sd`` where
             the intervals are Gaussian, and ``n_observed`` (training models
             that ran the benchmark). ``attrs``: ``used`` (the scores
             conditioned on), ``level``, ``pipeline`` (the label), ``choice``
@@ -1338,14 +1480,15 @@ class Pipeline:
         self._check_fitted()
         level = check_level(level)
         check_bool(skip_missing, "skip_missing")
+        check_bool(strict, "strict")
         if isinstance(scores, (pd.DataFrame, ScoreMatrix)):
             frame = scores.to_frame() if isinstance(scores, ScoreMatrix) else scores
-            return self._predict_many(frame, level)
+            return self._predict_many(frame, level, strict=strict)
         if isinstance(scores, pd.Series):  # one model's row, read as benchmark -> score pairs
             scores = list(scores.items())
         elif not isinstance(scores, (Mapping, str, bytes)) and isinstance(scores, Iterable):
             scores = list(scores)  # an iterator of pairs is read once, here
-        used = check_given(scores, self.matrix_, skip_missing=skip_missing, ranges=self.ranges_)
+        used = check_given(scores, self.matrix_, skip_missing=skip_missing, ranges=self.ranges_, strict=strict)
         if not used:
             raise ValueError("no scores given (every entry is empty)")
         out = self._predict_one(used, level)
@@ -1372,6 +1515,9 @@ class Pipeline:
         bounds = sp.interval(level, inflated=True)
         if bounds is not None:
             lower, upper = fs.inverse(bounds[0][0], T), fs.inverse(bounds[1][0], T)
+        gaps = None if self._no_interval is None else self._no_interval[T]
+        if gaps is not None:  # constant columns, too few models: no interval (said when fitted)
+            lower, upper = np.where(gaps, np.nan, lower), np.where(gaps, np.nan, upper)
         out = pd.DataFrame({"mean": mean, "lower": lower, "upper": upper},
                            index=pd.Index([names[j] for j in T], name="benchmark"))
         factor = sp.inflation if sp.inflation is not None else sp.factor
@@ -1383,13 +1529,15 @@ class Pipeline:
             else:  # delta method through the inverse logit
                 p = expit(st_.mean[T] + st_.std[T] * sp.mean[0])
                 out["sd"] = fs.smax[T] * p * (1.0 - p) * st_.std[T] * sd_z
+            if gaps is not None:
+                out["sd"] = np.where(gaps, np.nan, out["sd"].to_numpy())
         out["n_observed"] = self.matrix_.observed.sum(axis=0)[T].astype(int)
         out.attrs.update(used=dict(used), level=level, pipeline=self.label,
                          choice=None if st.choice is None else st.choice.name,
                          inflation=factor if sp.var is not None and sp.has_intervals else None)
         return out
 
-    def _predict_many(self, frame: pd.DataFrame, level: float) -> pd.DataFrame:
+    def _predict_many(self, frame: pd.DataFrame, level: float, *, strict: bool) -> pd.DataFrame:
         if frame.shape[0] == 0:
             raise ValueError("scores has no rows (models)")
         cols = [str(c) for c in frame.columns]
@@ -1410,7 +1558,7 @@ class Pipeline:
         for i, model in enumerate(frame.index):
             row = list(zip(cols, values.iloc[i].to_numpy(dtype=float)))
             try:
-                used = check_given(row, self.matrix_, skip_missing=True, ranges=self.ranges_)
+                used = check_given(row, self.matrix_, skip_missing=True, ranges=self.ranges_, strict=strict)
                 if not used:
                     raise ValueError("no scores given (every entry is empty)")
                 part = self._predict_one(used, level)

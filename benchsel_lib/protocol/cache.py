@@ -19,6 +19,9 @@ What the disk cache guarantees
   without recomputing it; it is not a signature, so whoever can write the
   folder and recompute a SHA-256 can still forge an entry (share the folder
   only with those you trust).
+* **A file is not a folder.** When ``BENCHSEL_CACHE_DIR`` names an existing
+  file, the disk cache is off and one line says so (a :class:`CacheWarning`),
+  instead of every entry being reported as unreadable.
 * **No partial files.** An entry is written to a temporary file in the same
   folder, flushed to disk and renamed into place (``os.replace``); the
   temporary file is removed when the write fails, and a failed write costs
@@ -214,6 +217,10 @@ def cached_correlation(
 def _disk_cached(correlation: Correlation, X: np.ndarray) -> np.ndarray:
     """The estimate of ``X`` from the disk cache, or computed (and stored there)."""
     root = active_root()
+    if root and os.path.exists(root) and not os.path.isdir(root):  # every entry would fail: say why, once
+        _note(f"the cache folder {root} ({CACHE_ENV}) is a file, not a folder: the disk cache is off "
+              "(estimates are computed, not stored); point it to a folder")
+        root = None
     if not root:
         return correlation.estimate(X, X, context="cv")
     key, n = cache_key(X, correlation), X.shape[1]

@@ -35,6 +35,11 @@ line (a sweep never returns a partial result):
 
 The count is of cells whose results did not reach this process: cells that
 had returned, whether computed or read from a cache, are not in it.
+
+Warnings that a cell raises in a worker process (local or Dask) travel back
+with its result and are raised again in the caller, under the caller's
+filters and display, each (text, place) once per sweep: as if the cells had
+run here.
 """
 from __future__ import annotations
 
@@ -42,6 +47,7 @@ import asyncio
 import logging
 import re
 import signal
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, nullcontext, suppress
@@ -101,22 +107,49 @@ def _run_cell_args(label: str, fn: Callable[..., Any], kwargs: dict[str, Any], *
         raise SweepError(f"cell {label!r} failed: {type(exc).__name__}: {exc}") from exc
 
 
+#: a warning raised in a worker, as it travels back: (category, message, filename, line number)
+_Said = tuple[type[Warning], str, str, int]
+
+
+def _run_cell_reporting(label: str, fn: Callable[..., Any], kwargs: dict[str, Any],
+                        *args: Any) -> tuple[Any, list[_Said]]:
+    """Run one cell (in a worker) and return ``(result, warnings)``: the warnings it raised travel back.
+
+    A warning printed by a worker process would reach the user as a raw
+    Python warning with its source line, once per worker or cell; sent back,
+    the caller raises it again (:func:`_say_again`), under its own filters
+    and display (``benchsel: warning: ...`` lines on the command line), once.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        value = _run_cell_args(label, fn, kwargs, *args)
+    return value, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
+
+
 def _run_numbered_cell(number: int, label: str, fn: Callable[..., Any], kwargs: dict[str, Any],
-                       *args: Any) -> tuple[int, Any]:
-    """Run one cell and return ``(number, result)``, so that results may come back in any order."""
-    return number, _run_cell_args(label, fn, kwargs, *args)
+                       *args: Any) -> tuple[int, Any, list[_Said]]:
+    """Run one cell and return ``(number, result, warnings)``, so that results may come back in any order."""
+    return number, *_run_cell_reporting(label, fn, kwargs, *args)
+
+
+def _say_again(said: Sequence[_Said], registry: dict[Any, Any]) -> None:
+    """Raise the warnings of a worker's cell in this process; ``registry`` shows each (text, place) once per sweep."""
+    for category, message, filename, lineno in said:
+        warnings.warn_explicit(message, category, filename, lineno, registry=registry)
 
 
 def _ignore_sigint() -> None:
-    """Initializer of the sweep's loky workers: Ctrl-C is the parent's to handle.
+    """Initializer of the sweep's loky workers: Ctrl-C and SIGTERM are the parent's to handle.
 
-    Ctrl-C sends SIGINT to the whole foreground process group. A worker that
-    received it between two cells would print its own ``KeyboardInterrupt``
-    traceback; ignoring it leaves the parent to turn the interrupt into one
-    line and to terminate its workers (joblib kills them when the consumer of
-    the results stops).
+    Ctrl-C sends SIGINT to the whole foreground process group, and a
+    ``kill`` of the group SIGTERM. A worker that received SIGINT between two
+    cells would print its own ``KeyboardInterrupt`` traceback; one killed by
+    SIGTERM before the parent stops the pool leaves its semaphores to the
+    resource tracker, which reports them as leaked. Ignoring both leaves the
+    parent to turn the signal into one line and to terminate its workers
+    (joblib kills them, with SIGKILL, when the consumer of the results stops).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 def _run_cell(cell: Cell) -> Any:
@@ -237,6 +270,7 @@ def run_sweep(
         return results
 
     arrived = [False] * len(cells)
+    registry: dict[Any, Any] = {}  # the warnings of the workers, each said once
     jobs = (joblib.delayed(_run_numbered_cell)(i, cells[i].label, cells[i].fn, cells[i].kwargs, *cells[i].args)
             for i in order)
     try:
@@ -244,9 +278,10 @@ def run_sweep(
         with (joblib.parallel_config(backend="loky", inner_max_num_threads=1, initializer=_ignore_sigint)
               if loky else nullcontext()):
             par = joblib.Parallel(n_jobs=n, return_as="generator_unordered")
-            for i, value in _progress(par(jobs), total=len(cells), desc=desc, enabled=progress):
+            for i, value, said in _progress(par(jobs), total=len(cells), desc=desc, enabled=progress):
                 results[i] = value
                 arrived[i] = True
+                _say_again(said, registry)
     except SweepError:
         raise
     except (BrokenProcessPool, TerminatedWorkerError) as exc:
@@ -284,6 +319,7 @@ def _run_on_dask(client: Any, cells: list[Cell], order: list[int], *, progress: 
     results: list[Any] = [None] * len(cells)
     index: dict[Any, int] = {}
     pending = as_completed([], loop=client.loop)
+    registry: dict[Any, Any] = {}  # the warnings of the workers, each said once
 
     def lost(exc: BaseException | None) -> SweepError:
         # a cancellation says only that the client cancelled its tasks when it lost the scheduler
@@ -307,10 +343,11 @@ def _run_on_dask(client: Any, cells: list[Cell], order: list[int], *, progress: 
         except KilledWorker as exc:  # a result was lost with its worker, and its recomputation failed
             i = index.get(getattr(exc, "task", None))
             raise killed(exc, cells[i].label if i is not None else "(unknown)") from exc
-        for future, value in zip(finished, values):
+        for future, (value, said) in zip(finished, values):
             i = index[future.key]
             results[i] = value
             arrived[i] = True
+            _say_again(said, registry)
             yield i
 
     def failure(future: Any) -> SweepError:
@@ -347,7 +384,7 @@ def _run_on_dask(client: Any, cells: list[Cell], order: list[int], *, progress: 
 
     try:
         sent = _broadcast_arrays(client, cells)
-        submitted = [client.submit(_run_cell_args, sent[i].label, sent[i].fn, sent[i].kwargs, *sent[i].args,
+        submitted = [client.submit(_run_cell_reporting, sent[i].label, sent[i].fn, sent[i].kwargs, *sent[i].args,
                                    pure=False, priority=len(order) - rank) for rank, i in enumerate(order)]
         index.update((f.key, i) for f, i in zip(submitted, order))
         pending.update(submitted)
