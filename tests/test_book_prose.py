@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from benchsel_lib.book import prose
-from benchsel_lib.book.pages import benchpress, em, entropy_mi, greedy, logit, pipelines
+from benchsel_lib.book.pages import benchpress, logit, pipelines
 
 
 @pytest.mark.parametrize("bad", [float("nan"), None, math.inf, "n/a"])
@@ -48,72 +48,24 @@ def test_glued_passages_may_not_hold_tex():
         prose.glue_prose({}, matrices=["mmlu", "own"])
 
 
-def _summary(holdouts=(0.1, 0.5), ks=(1, 2, 3, 4, 5), r2=None):
-    rows = []
-    for h in holdouts:
-        for meth in ("entropy", "random"):
-            for k in ks:
-                v = (r2 or {}).get((h, meth, k), 0.5 + 0.05 * k - (0.1 if meth == "random" else 0) - h / 2)
-                rows.append({"method": meth, "holdout": h, "k": k, "r2_mean": v, "r2_sd": 0.05,
-                             "residual_fraction_mean": 0.3})
-    return pd.DataFrame(rows)
-
-
-def _band(holdout, ks=(1, 2, 3, 4, 5)):
-    return pd.DataFrame([{"variant": v, "holdout": holdout, "k": k, "r2_mean": 0.5 + 0.05 * k + d}
-                         for v, d in (("auto", 0.0), ("argmax", -0.1)) for k in ks])
-
-
-def test_the_em_page_calls_a_singular_unfloored_covariance_unbounded_instead_of_quoting_inf():
-    finite = em._unfloored_sentence(3.7e-11, 8.7e11)
-    assert "3.7e-11" in finite and "8.7e+11" in finite
-    singular = em._unfloored_sentence(-3.4e-13, math.inf)
-    assert "-3.4e-13" in singular and "singular" in singular and "unbounded" in singular
-    assert "inf" not in singular.replace("unbounded", "")
-
-
-def test_the_tie_break_band_is_compared_with_the_curve_at_its_own_holdout():
-    assert greedy.table_holdout([0.2], 0.1) == 0.2 and greedy.table_holdout([0.1, 0.5], 0.4) == 0.5
-    summary = {"merged": _summary(holdouts=(0.2,))}
-    with pytest.raises(ValueError, match="no rows at holdout 0.2"):
-        greedy.r2_table(summary, {"merged": _band(0.1)}, holdout=0.2, k_max=5)
-    table = greedy.r2_table(summary, {"merged": _band(0.2)}, holdout=0.2, k_max=5)
-    assert table["paper"].isna().all() and list(table["k"]) == [1, 5]
-
-
-def test_the_holdout_effect_is_computed_not_asserted():
-    r2 = {(0.1, "entropy", 5): 0.455, (0.5, "entropy", 5): 0.351}
-    ht = greedy.holdout_table({"merged": _summary(r2=r2)}, k=5)
-    text = greedy._holdout_sentence(ht, 5)
-    assert "Merged 0.455 at 10%, 0.351 at 50% (−23%)" in text
-
-
-def test_the_greedy_page_speaks_only_of_the_matrices_and_holdout_it_ran():
-    summary = {"benchpress": _summary(holdouts=(0.2,))}
-    table = greedy.r2_table(summary, {"benchpress": _band(0.2)}, holdout=0.2, k_max=5)
-    page = greedy.prose(table=table, holdouts_r2=greedy.holdout_table(summary, k=5), datasets=["benchpress"],
-                        holdout=0.2, band_holdout=0.1, holdouts=[0.2], k_max=5, n_folds=2, seed=1, quick=True)
-    text = " ".join(page.passages.values())
-    assert "MMLU and MTEB and Merged" not in text and "2 folds" in text and "20% holdout" in text
-    assert "MMLU" not in page["findings"] and "Merged" not in page["findings"]
-    assert "nearest to `band_holdout` = 10%" in page["table_md"]
-
-
 def test_the_logit_page_states_the_papers_direction_per_matrix_it_ran():
-    s = pd.DataFrame([{"method": "mi", "k": 5, "r2_mean": v} for v in (0.5,)])
-    table = logit.table5({"mmlu": s}, {"mmlu": s.assign(r2_mean=0.4)}, k=5, holdout=0.1)
-    assert table.loc["MMLU", "raw (paper)"] == 0.91 == table.loc["MMLU", "logit (paper)"]
+    s = pd.DataFrame([{"dataset": "MMLU", "space": sp, "method": "mi", "k": 5, "r2_mean": v, "r2_sd": 0.01}
+                      for sp, v in (("raw", 0.5), ("logit", 0.4))])
+    table = logit.table5(s, datasets=["mmlu"], k=5, holdout=0.1, n_folds=10)
+    assert table.loc[0, "raw, paper"] == 0.91 == table.loc[0, "logit, paper"]
 
     class Spec:
+        residual = np.array([0.5, 0.3, 0.2, 0.1, 0.05])
+
         def n_components(self, level):
             return 2
 
-    clip = pd.DataFrame({"columns with max <= 0": [0], "columns with negative scores": [0]}, index=["MMLU"])
-    page = logit.prose(clipping=clip, spec_raw={"mmlu": Spec()}, spec_logit={"mmlu": Spec()}, table=table,
-                       sum_logit={"mmlu": s}, datasets=["mmlu"], methods=["mi"], k=5, k_max=5, n_folds=2,
-                       holdout=0.1, seed=0, config="released", quick=True)
-    assert "equal on MMLU" in page["findings"] and "every matrix" not in page["findings"]
-    assert "MTEB" not in page["findings"]
+    clip = pd.DataFrame({"Matrix": ["MMLU"], "columns with max ≤ 0": [0], "entries clipped to the floor": [0]})
+    page = logit.prose(summary=s, spec_raw={"mmlu": Spec()}, spec_logit={"mmlu": Spec()}, clipping=clip,
+                       negative={"mmlu": []}, folds={}, datasets=["mmlu"], methods=["mi"], k_table=5, n_folds=10,
+                       holdout=0.1, seed=42, scheme="paper")
+    assert "MI R², raw → logit, MMLU" in page["failures_md"]  # lower here (-0.10), equal in the paper
+    assert "MTEB" not in page["direction_md"] and "MTEB" not in page["curves_md"]
 
 
 def test_the_benchpress_page_compares_with_the_paper_only_at_the_papers_k_and_holdout():
@@ -122,27 +74,25 @@ def test_the_benchpress_page_compares_with_the_paper_only_at_the_papers_k_and_ho
                       for m, v in (("entropy", 0.1), ("mi", -0.2), ("random", 0.2))])
     table = benchpress.config_table({"early": s}, holdout=0.2, k=3)
     assert table["paper"].isna().all()
-    page = benchpress.prose(table=table, spread=benchpress.spread_table({}, holdout=0.2, k=3), configs=["early"],
-                            n_models=83, n_benchmarks=49, holdout=0.2, holdouts=[0.2], k_table=3, k_max=4, n_folds=2,
-                            seed=1, scheme="paper", estimator="auto", quick=True)
-    assert "not compared" in page["vs_paper_md"] and "differ by at most" not in page["findings"]
-    assert "41 or 42 validation models" in page["differ"]
+    rows = benchpress.claim_rows({"early": s}, {}, holdouts=[0.2], k_max=4, n_folds=2)
+    assert [r.verdict for r in rows].count("not run") == len(rows) - 1  # only "random competitive" is checked
+    page = benchpress.prose(rows=rows, table=table, spread=benchpress.spread_table({}, holdout=0.2, k=3),
+                            configs=["early"], holdout=0.2, holdouts=[0.2], k_table=3, k_max=4, n_folds=2, seed=1,
+                            scheme="paper", estimator="auto", n_draws=0)
+    assert "not the paper's" in page["failures_md"] and "released" not in page["others_md"]
 
 
-def test_the_pipeline_verdicts_are_one_block_list_and_the_conclusion_follows_the_table():
-    summary = pd.DataFrame([
-        dict(matrix="MMLU", k=5, reference=0.95, baseline=0.91, best_fixed="mi+ridge", best_fixed_r2=0.94, diff=0.01,
-             diff_se=0.005, diff_baseline=0.04, diff_baseline_se=0.01, n_cells=10, vs_baseline="better"),
-        dict(matrix="Merged", k=5, reference=0.4, baseline=0.41, best_fixed="mi+blend", best_fixed_r2=0.42,
-             diff=-0.02, diff_se=0.03, diff_baseline=-0.01, diff_baseline_se=0.03, n_cells=10, vs_baseline="level")])
-    cov = pd.DataFrame({"nominal": [0.9], "coverage": [0.88]})
-    page = pipelines.prose(summary=summary, coverage=cov, observed={"MMLU": 1.0, "Merged": 0.311},
-                           datasets=["mmlu", "merged"], seeds=[42], n_folds=10, ks=[5], k_max=10,
-                           strategies=["mi"], predictors=["gaussian"], estimator="auto", quick=False)
-    lines = page["verdicts_md"].split("\n")
-    assert len(lines) == 2 and all(line.startswith("- **") for line in lines)
-    assert "better at every k of the table on MMLU (100% observed)" in page["findings"]
-    assert "hard to beat" not in page["findings"] and "$" not in page["findings"]
+def test_the_pipeline_page_names_the_scoring_of_every_comparison_it_states():
+    peers = pd.DataFrame(dict(matrix="MMLU", k=[5, 5], peer=["mi+knn", "mi"], reference_r2=0.95,
+                              peer_r2=[0.94, 0.93], diff=[0.01, 0.02], diff_se=[0.004, 0.004]))
+    shared = peers.assign(reference_r2=0.951, peer_r2=[0.958, 0.95], diff=[-0.007, 0.001],
+                          diff_se=[0.002, 0.002], n_shared=[11141, 11141])
+    text = pipelines.peers_passage(peers, shared=shared)
+    assert "in the protocol's R², the recommended pipeline is at or above the other method in 2 of 2" in text
+    assert ("It is clearly below `mi+knn` on MMLU at *k* = 5 (0.951 against 0.958, -0.007 ± 0.002, on 11,141 "
+            "shared entries) on the same entries.") in text
+    assert "In all of these it is ahead in the protocol's R², so its lead there on MMLU comes from" in text
+    assert "$" not in text
 
 
 def test_mardia_on_a_matrix_without_complete_rows_gives_an_empty_table_and_a_note(shared_data_dir):
@@ -164,25 +114,3 @@ def test_figure_8_node_counts_are_reconciled_with_table_3(shared_data_dir):
     assert (nc["rows_in_mirror"] == t3.loc[nc.index, "matched"]).all()
     assert (nc["canonical_models"] >= nc["named_rows"]).all() and (nc["named_rows"] >= nc["rows_in_mirror"]).all()
     assert np.isfinite(nc["canonical_models"]).all()
-
-
-def _objective_summary(method, r2_of_k, resid_of_k, ks=(1, 3, 5, 10)):
-    return pd.DataFrame([{"method": method, "k": k, "r2_mean": r2_of_k(k), "residual_fraction_mean": resid_of_k(k)}
-                         for k in ks])
-
-
-def test_the_third_objective_is_credited_only_with_the_rows_it_wins():
-    paper = pd.concat([_objective_summary("entropy", lambda k: 0.50 + 0.02 * k, lambda k: 0.50 - 0.03 * k),
-                       _objective_summary("mi", lambda k: 0.52 + 0.02 * k, lambda k: 0.52 - 0.03 * k)])
-    wins = _objective_summary("trace", lambda k: 0.53 + 0.02 * k, lambda k: 0.49 - 0.03 * k)
-    table = entropy_mi.trace_table({"mteb": paper}, {"mteb": wins}, k_max=5)
-    assert table["k"].tolist() == [1, 3, 5] and table["R2 trace"].tolist() == pytest.approx([0.55, 0.59, 0.63])
-    text = entropy_mi.trace_passage(table)
-    assert "highest mean R² of the three objectives in 2 of the 2" in text and "than MI in 2 (by 0.01)" in text
-    assert "surrogate gap is then a gap between entropy" in text
-    loses = _objective_summary("trace", lambda k: 0.51 + 0.02 * k, lambda k: 0.55 - 0.03 * k)
-    text = entropy_mi.trace_passage(entropy_mi.trace_table({"mteb": paper}, {"mteb": loses}, k_max=5))
-    assert "in 0 of the 2" in text and "than MI in 0," in text and "lowest training residual variance in 0" in text
-    assert "surrogate gap" not in text
-    assert "not compared" in entropy_mi.trace_passage(entropy_mi.trace_table({"mteb": paper}, {"mteb": wins},
-                                                                              k_max=1))

@@ -30,7 +30,8 @@ import numpy as np
 import pandas as pd
 from matplotlib import colormaps, rc_context
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator, NullFormatter
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, MaxNLocator, NullFormatter
 
 from .._checks import check_int
 
@@ -44,6 +45,7 @@ __all__ = [
     "plot_normality",
     "plot_overlap_network",
     "plot_reliability",
+    "coinciding_lines",
     "plot_imputer_comparison",
 ]
 
@@ -143,6 +145,9 @@ def plot_eigenspectrum(
     levels: Sequence[float] = (0.9, 0.95, 0.99),
     max_k: int | None = None,
     title: str = "Residual variance fraction of the correlation matrix",
+    styles: Mapping[str, Mapping[str, Any]] | None = None,
+    legend: str = "inside",
+    minor_labels: bool = False,
 ) -> Figure:
     """Figure 1: residual variance fraction ``1 - rho(k)`` on a log scale.
 
@@ -158,6 +163,15 @@ def plot_eigenspectrum(
     max_k : int, optional
         Truncate the x axis.
     title : str
+    styles : mapping name -> dict, optional
+        Keyword arguments of ``Axes.plot`` per line (``color``, ``linestyle``),
+        e.g. to draw two spectra of one matrix in one colour, solid and dashed.
+    legend : {"inside", "below"}
+        The legend in the axes (matplotlib's best place) or under the figure,
+        clear of the curves and of the level labels.
+    minor_labels : bool
+        Label the log axis in plain numbers, with its minor ticks too when the
+        view spans fewer than three decades (:func:`_plain_log_labels`).
 
     Returns
     -------
@@ -181,7 +195,7 @@ def plot_eigenspectrum(
         if max_k is not None:
             k, resid = k[:max_k], resid[:max_k]
         y = np.where(resid > 0, resid, np.nan)
-        ax.plot(k, y, marker="o", markersize=3, label=str(name))
+        ax.plot(k, y, **{"marker": "o", "markersize": 3, **dict((styles or {}).get(name, {}))}, label=str(name))
     for level in levels:
         if not 0 < level < 1:
             raise ValueError(f"levels must lie in (0, 1), got {level!r}")
@@ -193,11 +207,61 @@ def plot_eigenspectrum(
     ax.set_ylabel(r"residual variance fraction $1-\rho(k)$")
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    if minor_labels:
+        _plain_log_labels(ax)
+    if legend == "below":
+        handles, labels = ax.get_legend_handles_labels()
+        _legend_below(fig, handles, labels, ncol=4)
+    else:
+        ax.legend()
     return fig
 
 
 # ---------------------------------------------------------------------------- Figures 2-4
+def _plain_log_labels(ax: Any) -> None:
+    """Label a log y axis in plain numbers (``0.2``, ``0.5``, ``1``), with minor labels on a short axis.
+
+    With fewer than three decades inside the view, a log axis labelled at
+    the decades only shows two labels or fewer; then the minor ticks at 2,
+    3 and 5 (2 and 5 when the axis spans more than a decade) are labelled
+    too. O(1).
+    """
+    lo, hi = sorted(ax.get_ylim())
+    if lo <= 0 or not np.isfinite(hi):
+        return
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:g}"))
+    if np.floor(np.log10(hi)) - np.ceil(np.log10(lo)) + 1 >= 3:
+        return
+    subs = (2, 3, 5) if np.log10(hi / lo) < 1 else (2, 5)
+
+    def minor(value: float, _pos: Any) -> str:
+        lead = value / 10 ** np.floor(np.log10(value) + 1e-9)
+        return f"{value:g}" if any(abs(lead - s) < 1e-6 for s in subs) else ""
+
+    ax.yaxis.set_minor_formatter(FuncFormatter(minor))
+
+
+_VARIANT_STYLES = (("#9467bd", ":", "s"), ("#ff7f0e", "-.", "^"), ("#2ca02c", (0, (5, 1.5)), "v"),
+                   ("#8c564b", (0, (1, 2)), "D"))
+
+
+def _variant_lines(ax: Any, variants: pd.DataFrame, names: Mapping[str, str], legend: dict[str, Any],
+                   holdout: float | None) -> None:
+    """One line per variant on ``ax``, markers set side by side so that coinciding variants stay visible."""
+    value = "r2_mean" if "r2_mean" in variants.columns else "r2"
+    v = variants
+    if holdout is not None and "holdout" in v.columns:
+        v = v[np.isclose(v["holdout"].astype(float), float(holdout))]
+    shown = [n for n in names if n in set(v["variant"])]
+    for i, name in enumerate(shown):
+        sub = v[v["variant"] == name].groupby("k")[value].mean().sort_index()
+        color, ls, marker = _VARIANT_STYLES[i % len(_VARIANT_STYLES)]
+        offset = 0.22 * (i - (len(shown) - 1) / 2)
+        (line,) = ax.plot(sub.index.to_numpy(dtype=float) + offset, sub.to_numpy(), color=color, linestyle=ls,
+                          marker=marker, markersize=3.5, markerfacecolor="none", linewidth=1.1)
+        legend.setdefault(names[name], line)
+
+
 def _variant_band(variants: pd.DataFrame) -> pd.DataFrame:
     value = "r2_mean" if "r2_mean" in variants.columns else "r2"
     _require_columns(variants, ["k", value], "variants")
@@ -214,6 +278,9 @@ def plot_cv_curves(
     holdouts: Sequence[float] | None = None,
     variants: pd.DataFrame | None = None,
     variant_label: str = "entropy: range over first picks",
+    variant_lines: Mapping[str, str] | None = None,
+    plain_log_labels: bool = False,
+    r2_ylim: tuple[float, float] | None = None,
 ) -> Figure:
     """Figures 2-4: R^2, residual variance fraction and entropy vs subset size, one row per holdout.
 
@@ -237,6 +304,18 @@ def plot_cv_curves(
         R^2 panel of each holdout it has.
     variant_label : str
         Legend label of that band.
+    variant_lines : mapping of str to str, optional
+        Instead of the hatched band, draw these variants (``variant`` column
+        of ``variants`` -> legend label) as lines of their own on the R^2
+        panel, each in its own colour, line style and marker, the markers of
+        the variants set side by side along ``k`` so that variants that
+        coincide stay visible.
+    plain_log_labels : bool
+        Label the residual-variance axis in plain numbers, with minor tick
+        labels where fewer than two decades are in view (default: decades only).
+    r2_ylim : (float, float), optional
+        Limits of the R^2 axis (default: matplotlib's, which make room for
+        the whole +-1 sd bands); bands beyond them are clipped.
 
     Returns
     -------
@@ -257,7 +336,9 @@ def plot_cv_curves(
               ("logdet", r"$\log\det \Sigma_{AA}$", False)]
     fig = Figure(figsize=(WIDTH, 2.1 * len(holdouts) + 0.9), layout="constrained")
     grid = np.atleast_2d(fig.subplots(len(holdouts), 3, sharex=True, sharey="col", squeeze=False))
-    band = _variant_band(variants) if variants is not None else None
+    if variant_lines is not None and (variants is None or "variant" not in variants.columns):
+        raise ValueError("variant_lines needs variants with a 'variant' column")
+    band = _variant_band(variants) if variants is not None and variant_lines is None else None
     legend: dict[str, Any] = {}
     drawn = 0
     for row, h in zip(grid, holdouts):
@@ -283,6 +364,8 @@ def plot_cv_curves(
                 patch = row[0].fill_between(b["k"], b["min"], b["max"], facecolor="none", hatch="///",
                                             edgecolor=METHOD_COLORS["entropy"], linewidth=0.0, alpha=0.6)
                 legend.setdefault(variant_label, patch)
+        if variant_lines is not None:
+            _variant_lines(row[0], variants, variant_lines, legend, float(h))
         for ax, (_, ylabel, log) in zip(row, panels):
             if log:
                 _log_y(ax)
@@ -294,6 +377,11 @@ def plot_cv_curves(
         ax.set_xlabel("selected benchmarks $k$")
     for ax, name in zip(grid[0], ("imputation $R^2$", "residual variance", r"entropy $\log\det\Sigma_{AA}$")):
         ax.set_title(name)
+    if plain_log_labels:
+        for ax in grid[:, 1]:
+            _plain_log_labels(ax)
+    if r2_ylim is not None:
+        grid[0][0].set_ylim(*r2_ylim)  # shared by the column
     _legend_below(fig, list(legend.values()), list(legend.keys()))
     if title:
         fig.suptitle(title)
@@ -308,6 +396,8 @@ def plot_entropy_vs_mi(
     title: str = "",
     holdout: float = 0.1,
     methods: Sequence[str] = ("entropy", "mi", "random"),
+    plain_log_labels: bool = False,
+    r2_ylim: tuple[float, float] | None = None,
 ) -> Figure:
     """Figures 5-7: entropy vs MI vs random selection at one holdout.
 
@@ -318,6 +408,11 @@ def plot_entropy_vs_mi(
     title : str
     holdout : float, default 0.1
     methods : sequence of str, default ("entropy", "mi", "random")
+    plain_log_labels : bool
+        Label the residual-variance axis in plain numbers, with minor tick
+        labels where fewer than two decades are in view (default: decades only).
+    r2_ylim : (float, float), optional
+        Limits of the R^2 axis (default: matplotlib's); bands beyond them are clipped.
 
     Returns
     -------
@@ -361,6 +456,10 @@ def plot_entropy_vs_mi(
     axes[0].set_title("imputation $R^2$")
     axes[1].set_title("residual variance")
     axes[2].set_title("MI with the rest")
+    if plain_log_labels:
+        _plain_log_labels(axes[1])
+    if r2_ylim is not None:
+        axes[0].set_ylim(*r2_ylim)
     handles, labels = axes[0].get_legend_handles_labels()
     _legend_below(fig, handles, labels)
     fig.suptitle(f"{title} ({_fmt_holdout(holdout)})" if title else _fmt_holdout(holdout))
@@ -438,7 +537,8 @@ def plot_selection_stability(
 
 # ---------------------------------------------------------------------------- Figure 12
 @_readable
-def plot_normality(tables: Mapping[str, pd.DataFrame], *, bins: int = 20, alpha: float = 0.05) -> Figure:
+def plot_normality(tables: Mapping[str, pd.DataFrame], *, bins: int = 20, alpha: float = 0.05,
+                   reference: Mapping[str, float] | None = None, correction: str = "BH") -> Figure:
     """Figure 12: histogram of per-benchmark Shapiro-Wilk W statistics.
 
     Parameters
@@ -448,13 +548,18 @@ def plot_normality(tables: Mapping[str, pd.DataFrame], *, bins: int = 20, alpha:
         untested columns have missing W and are left out).
     bins : int, default 20
     alpha : float, default 0.05
-        Only used in the panel titles ("BH at alpha").
+        Only used in the title ("BH-corrected at α").
+    reference : mapping name -> float, optional
+        The paper's median W per panel name: with it, each panel also marks its
+        own median W (solid line) and the paper's (dashed), where given.
+    correction : str, default "BH"
+        The correction's name in the title.
 
     Returns
     -------
     matplotlib.figure.Figure
         One axes per matrix; rejected and not-rejected benchmarks stacked,
-        title ``name: r of n reject``.
+        title ``name: r of n reject``; one legend below the panels.
 
     Notes
     -----
@@ -463,6 +568,7 @@ def plot_normality(tables: Mapping[str, pd.DataFrame], *, bins: int = 20, alpha:
     if not isinstance(tables, Mapping) or not tables:
         raise ValueError("tables must be a non-empty mapping name -> shapiro_wilk_table DataFrame")
     fig, axes = _panel_grid(len(tables), row_height=2.8)
+    legend: dict[str, Any] = {}
     for ax, (name, t) in zip(axes, tables.items()):
         _require_columns(t, ["W", "reject"], f"tables[{name!r}]")
         tested = t[t["W"].notna()]
@@ -471,13 +577,20 @@ def plot_normality(tables: Mapping[str, pd.DataFrame], *, bins: int = 20, alpha:
         edges = np.linspace(min(w.min(), 0.99) if w.size else 0.0, 1.0, bins + 1)
         ax.hist([w[rej], w[~rej]], bins=edges, stacked=True, color=["#d62728", "#1f77b4"],
                 label=["rejected", "not rejected"])
+        if reference is not None and w.size:
+            ax.axvline(float(np.median(w)), color="black", linewidth=1.5, label="median W")
+            if reference.get(name) is not None:
+                ax.axvline(float(reference[name]), color="black", linewidth=1.5, linestyle="--",
+                           label="paper's median W")
         ax.set_title(f"{name}: {int(rej.sum())} of {len(w)} reject")
         ax.set_xlabel("Shapiro-Wilk $W$")
         ax.set_ylabel("benchmarks")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(True, alpha=0.3)
-    handles, labels = axes[0].get_legend_handles_labels()
-    _legend_below(fig, handles, labels)
-    fig.suptitle(f"Normality per benchmark (BH-corrected at alpha = {alpha:g})")
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(lab, h)
+    _legend_below(fig, list(legend.values()), list(legend.keys()), ncol=min(len(legend), 4))
+    fig.suptitle(f"Normality per benchmark ({correction}-corrected at α = {alpha:g})")
     return fig
 
 
@@ -558,7 +671,8 @@ def plot_overlap_network(
 
 # ---------------------------------------------------------------------------- calibration
 @_readable
-def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of predictive intervals") -> Figure:
+def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of predictive intervals",
+                     gap: bool = False, dodge: float = 0.0) -> Figure:
     """Reliability plot: nominal vs empirical coverage of the predictive intervals.
 
     Parameters
@@ -568,38 +682,61 @@ def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of pre
         optionally ``coverage_sd``, ``coverage_cal``); with a ``dataset`` column
         one panel is drawn per dataset.
     title : str
+    gap : bool
+        Draw the empirical minus the nominal coverage (a horizontal zero line
+        is ideal), so that lines close to the diagonal are told apart.
+    dodge : float
+        Shift each line of a panel by a multiple of this along the nominal
+        axis (centred on the true level), so that lines with the same values
+        stay visible side by side; 0 draws them at the true levels.
 
     Returns
     -------
     matplotlib.figure.Figure
-        One axes per dataset (or one): the diagonal, one line per (method, k);
-        dotted lines for ``coverage_cal`` (after variance inflation) when present.
+        One axes per dataset (or one): the ideal line, one line per (method, k);
+        dashed lines for ``coverage_cal`` (after variance inflation) when present.
 
     Notes
     -----
     O(rows).
     """
     df = _require_columns(calib_df, ["method", "k", "nominal", "coverage"], "calib_df")
+    if not (np.isfinite(dodge) and dodge >= 0):
+        raise ValueError(f"dodge must be a non-negative number, got {dodge!r}")
     groups = list(df.groupby("dataset", sort=False)) if "dataset" in df.columns else [("", df)]
     fig, axes = _panel_grid(len(groups), row_height=3.2)
     legend: dict[str, Any] = {}
     for ax, (name, d) in zip(axes, groups):
-        ax.plot([0, 1], [0, 1], color="black", linewidth=0.8, linestyle=":", label="ideal")
+        if gap:
+            ax.axhline(0.0, color="black", linewidth=0.8, linestyle=":", label="ideal")
+        else:
+            ax.plot([0, 1], [0, 1], color="black", linewidth=0.8, linestyle=":", label="ideal")
         ks = sorted(d["k"].unique())
         markers = dict(zip(ks, "osD^v<>"))
+        cal = "coverage_cal" in d.columns and d["coverage_cal"].notna().any()
+        lines = [(m, k, col) for (m, k), _ in d.groupby(["method", "k"], sort=True)
+                 for col in (("coverage", "coverage_cal") if cal else ("coverage",))]
+        shift = {key: dodge * (i - (len(lines) - 1) / 2) for i, key in enumerate(lines)}
         for (m, k), g in d.groupby(["method", "k"], sort=True):
             g = g.sort_values("nominal")
             color = METHOD_COLORS.get(m, None)
-            ax.plot(g["nominal"], g["coverage"], marker=markers.get(k, "o"), color=color,
-                    label=f"{METHOD_LABELS.get(m, m)}, k={k}")
-            if "coverage_cal" in g.columns and g["coverage_cal"].notna().any():
-                ax.plot(g["nominal"], g["coverage_cal"], marker=markers.get(k, "o"), color=color,
-                        linestyle="--", alpha=0.7, label=f"{METHOD_LABELS.get(m, m)}, k={k}, inflated")
+            for col in ("coverage", "coverage_cal"):
+                if col == "coverage_cal" and not (col in g.columns and g[col].notna().any()):
+                    continue
+                y = g[col].to_numpy(float) - (g["nominal"].to_numpy(float) if gap else 0.0)
+                inflated = col == "coverage_cal"
+                ax.plot(g["nominal"].to_numpy(float) + shift.get((m, k, col), 0.0), y, marker=markers.get(k, "o"),
+                        color=color, linestyle="--" if inflated else "-", alpha=0.7 if inflated else 1.0,
+                        label=f"{METHOD_LABELS.get(m, m)}, k={k}" + (", inflated" if inflated else ""))
         ax.set_xlabel("nominal coverage")
-        ax.set_ylabel("empirical coverage")
-        lo = float(min(d["nominal"].min(), d["coverage"].min(), 0.4))
-        ax.set_xlim(lo, 1.0)
-        ax.set_ylim(lo, 1.0)
+        ax.set_ylabel("empirical $-$ nominal coverage" if gap else "empirical coverage")
+        if gap:
+            pad = max(dodge * len(lines), 0.02)
+            ax.set_xlim(float(d["nominal"].min()) - pad, float(d["nominal"].max()) + pad)
+        else:
+            lo = float(min(d["nominal"].min(), d["coverage"].min(), 0.4))
+            ax.set_xlim(lo, 1.0)
+            ax.set_ylim(lo, 1.0)
         ax.grid(True, alpha=0.3)
         ax.set_title(str(name) if name else title)
         for handle, label in zip(*ax.get_legend_handles_labels()):
@@ -608,6 +745,44 @@ def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of pre
     if len(groups) > 1:
         fig.suptitle(title)
     return fig
+
+
+def coinciding_lines(fig: Figure, *, tol: float = 0.005) -> list[tuple[str, list[str]]]:
+    """The lines of each panel that lie on top of one another: equal within ``tol`` at every point.
+
+    Parameters
+    ----------
+    fig : Figure
+        A figure whose lines carry labels (lines labelled ``_...`` or
+        ``"ideal"`` are ignored).
+    tol : float
+        The largest difference of the y values, point by point, of two lines
+        that coincide (their x values may be shifted apart).
+
+    Returns
+    -------
+    list of (str, list of str)
+        One entry per group of two or more coinciding lines: the panel's
+        title and the lines' labels, in drawing order.
+
+    Notes
+    -----
+    O(L^2 P) for L lines of P points a panel.
+    """
+    out = []
+    for ax in fig.axes:
+        lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_") and ln.get_label() != "ideal"]
+        ys = [np.asarray(ln.get_ydata(), dtype=float) for ln in lines]
+        taken: set[int] = set()
+        for i in range(len(lines)):
+            if i in taken:
+                continue
+            group = [j for j in range(i + 1, len(lines)) if j not in taken and ys[j].shape == ys[i].shape
+                     and ys[i].size and np.all(np.abs(ys[j] - ys[i]) <= tol)]
+            if group:
+                taken.update(group)
+                out.append((ax.get_title(), [lines[i].get_label()] + [lines[j].get_label() for j in group]))
+    return out
 
 
 # ---------------------------------------------------------------------------- Figure 15
@@ -622,13 +797,17 @@ def plot_imputer_comparison(
     title: str = "Imputation $R^2$ by imputer",
     holdout: float | None = 0.1,
     methods: Sequence[str] = ("entropy", "mi", "random"),
+    by: str = "imputer",
+    names: Mapping[str, str] | None = None,
+    offset: float = 0.0,
+    ylims: Mapping[str, tuple[float, float]] | None = None,
 ) -> Figure:
     """Figure 15: imputation R^2 vs k per imputer, one panel per (dataset, selection method).
 
     Parameters
     ----------
     summary_df : DataFrame
-        ``summarize_cv``-like table with an ``imputer`` column (``method, k,
+        ``summarize_cv``-like table with a ``by`` column (``method, k,
         r2_mean`` and optionally ``r2_sd``, ``holdout``); with a ``dataset``
         column one row of panels is drawn per dataset.
     title : str
@@ -636,21 +815,34 @@ def plot_imputer_comparison(
         Rows of this holdout only (ignored when there is no ``holdout`` column).
     methods : sequence of str
         One column of panels per selection method (those present).
+    by : str, default "imputer"
+        The column whose values are the lines (the imputer; or, e.g., raw
+        against logit scores).
+    names : mapping, optional
+        Legend label of each value of ``by`` (default: the value itself).
+    offset : float, default 0
+        Horizontal spacing (in units of k) of the series after the first,
+        set side by side around k (the first stays at k), so that markers at
+        the same k do not hide each other.
+    ylims : mapping, optional
+        ``(low, high)`` of the y axis per dataset (the row's label); a band
+        reaching beyond is cut at the panel's edge.
 
     Returns
     -------
     matplotlib.figure.Figure
         Rows = datasets, columns = selection methods; in each panel one line
-        per imputer (colour = imputer, the first imputer solid with a +-1 sd
-        band, the others dashed), so a panel answers one question: which
-        imputer predicts best on this matrix with these selected benchmarks.
-        y axes are shared within a row; one legend under the panels.
+        per series (colour and marker shape = series, the first solid with a
+        +-1 sd band, the others dashed; a series scored at a single k is a
+        marker alone), so a panel answers one question: which imputer
+        predicts best on this matrix with these selected benchmarks. y axes
+        are shared within a row; one legend under the panels.
 
     Notes
     -----
     O(rows).
     """
-    df = _require_columns(summary_df, ["imputer", "method", "k", "r2_mean"], "summary_df")
+    df = _require_columns(summary_df, [by, "method", "k", "r2_mean"], "summary_df")
     if holdout is not None and "holdout" in df.columns:
         df = df[np.isclose(df["holdout"].astype(float), float(holdout))]
         if df.empty:
@@ -659,30 +851,35 @@ def plot_imputer_comparison(
     cols = [m for m in methods if (df["method"] == m).any()]
     if not cols:
         raise ValueError(f"summary_df has no rows for methods {list(methods)}")
-    imputers = list(dict.fromkeys(df["imputer"]))
-    colors = {imp: IMPUTER_COLORS[i % len(IMPUTER_COLORS)] for i, imp in enumerate(imputers)}
+    series = list(dict.fromkeys(df[by]))
+    colors = {s: IMPUTER_COLORS[i % len(IMPUTER_COLORS)] for i, s in enumerate(series)}
+    shapes = ("o", "s", "^", "D", "v", "P")
     fig = Figure(figsize=(WIDTH, 2.4 * len(groups) + 1.0), layout="constrained")
     grid = np.atleast_2d(fig.subplots(len(groups), len(cols), sharex=True, sharey="row", squeeze=False))
     legend: dict[str, Any] = {}
     for row, (name, d) in zip(grid, groups):
         for ax, m in zip(row, cols):
-            for i, imp in enumerate(imputers):
-                sub = d[(d["imputer"] == imp) & (d["method"] == m)].sort_values("k")
+            for i, s in enumerate(series):
+                sub = d[(d[by] == s) & (d["method"] == m)].sort_values("k")
                 if sub.empty:
                     continue
-                x = sub["k"].to_numpy(dtype=float)
+                x = sub["k"].to_numpy(dtype=float) + (offset * (i - len(series) / 2) if i else 0.0)
                 mean = sub["r2_mean"].to_numpy(dtype=float)
-                (line,) = ax.plot(x, mean, color=colors[imp], linestyle="-" if i == 0 else "--", marker="o",
-                                  markersize=3)
-                legend.setdefault(str(imp), line)
+                single = len(sub) == 1
+                (line,) = ax.plot(x, mean, color=colors[s], linestyle="none" if single else ("-" if i == 0 else "--"),
+                                  marker=shapes[i % len(shapes)], markersize=6 if single else 3)
+                legend.setdefault(str((names or {}).get(s, s)), line)
                 if i == 0 and "r2_sd" in sub.columns:
-                    _band(ax, x, mean, sub["r2_sd"].to_numpy(dtype=float), colors[imp])
+                    _band(ax, x, mean, sub["r2_sd"].to_numpy(dtype=float), colors[s])
             ax.grid(True, alpha=0.3)
+        if ylims and str(name) in ylims:
+            row[0].set_ylim(*ylims[str(name)])
         row[0].set_ylabel(f"{name}\n$R^2$" if name else "$R^2$")
     for ax, m in zip(grid[0], cols):
         ax.set_title(f"{_SHORT_METHOD.get(m, m)} picks")
     for ax in grid[-1]:
         ax.set_xlabel("selected benchmarks $k$")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     _legend_below(fig, list(legend.values()), list(legend.keys()), ncol=min(len(legend), 5))
     if title:
         fig.suptitle(title)
@@ -717,7 +914,10 @@ def plot_em_convergence(
     matplotlib.figure.Figure
         Two axes: ``||Sigma^{t+1} - Sigma^t||_F / ||Sigma^t||_F`` (log scale)
         and the gap of the observed-data log-likelihood per model to its final
-        (largest) value, ``(max_t l_t - l_t) / M`` (log scale), one line per fit.
+        (largest) value, ``(max_t l_t - l_t) / M`` (log scale), one line per
+        fit. One legend under the panels names each fit once (its colour is
+        the same in both panels) and, for a mapping ``tol``, the dashed
+        tolerance lines once.
 
     Notes
     -----
@@ -725,8 +925,13 @@ def plot_em_convergence(
     """
     if not isinstance(results, Mapping) or not results:
         raise ValueError("results must be a non-empty mapping name -> EMResult")
+    if isinstance(tol, Mapping):
+        unknown = sorted(set(tol) - set(results))
+        if unknown:
+            raise ValueError(f"tol names fits that are not in results: {unknown}")
     fig = Figure(figsize=(WIDTH, 3.4), layout="constrained")
     ax_c, ax_l = fig.subplots(1, 2)
+    handles, labels = [], []
     for i, (name, res) in enumerate(results.items()):
         rel = np.asarray(getattr(res, "rel_change", None) if res is not None else None, dtype=float).ravel()
         ll = np.asarray(getattr(res, "loglik", None) if res is not None else None, dtype=float).ravel()
@@ -735,19 +940,20 @@ def plot_em_convergence(
         completed = getattr(res, "completed", None)
         m = completed.shape[0] if completed is not None else 1
         it = np.arange(1, rel.size + 1)
-        ax_c.plot(it, np.where(rel > 0, rel, np.nan), color=f"C{i}", label=f"{name} ({rel.size} it.)")
+        (line,) = ax_c.plot(it, np.where(rel > 0, rel, np.nan), color=f"C{i}")
         gap = (np.max(ll) - ll) / m
-        ax_l.plot(np.arange(1, ll.size + 1), np.where(gap > 0, gap, np.nan), color=f"C{i}", label=str(name))
+        ax_l.plot(np.arange(1, ll.size + 1), np.where(gap > 0, gap, np.nan), color=f"C{i}")
+        handles.append(line)
+        labels.append(str(name))
     if isinstance(tol, Mapping):
-        unknown = sorted(set(tol) - set(results))
-        if unknown:
-            raise ValueError(f"tol names fits that are not in results: {unknown}")
-        for i, name in enumerate(results):
-            if tol.get(name) is not None:
-                ax_c.axhline(float(tol[name]), color=f"C{i}", linestyle="--", linewidth=0.8,
-                             label=f"tol = {float(tol[name]):g} ({name})")
+        drawn = [ax_c.axhline(float(tol[name]), color=f"C{i}", linestyle="--", linewidth=0.8)
+                 for i, name in enumerate(results) if tol.get(name) is not None]
+        if drawn:
+            handles.append(Line2D([], [], color="0.3", linestyle="--", linewidth=0.8))
+            labels.append("tolerance (dashed, in the fit's colour)")
     elif tol is not None:
-        ax_c.axhline(tol, color="black", linestyle="--", linewidth=0.8, label=f"tol = {tol:g}")
+        handles.append(ax_c.axhline(tol, color="black", linestyle="--", linewidth=0.8))
+        labels.append(f"tolerance {tol:g}")
     ax_c.set_yscale("log")
     ax_c.set_xlabel("EM iteration")
     ax_c.set_ylabel(r"$\|\Sigma^{(t+1)}-\Sigma^{(t)}\|_F / \|\Sigma^{(t)}\|_F$")
@@ -756,12 +962,9 @@ def plot_em_convergence(
     ax_l.set_ylabel(r"$(\max_t \ell_t - \ell_t)\,/\,M$")
     ax_l.set_title("log-likelihood gap to its final value")
     ax_c.set_title("relative change of the covariance")
-    legend: dict[str, Any] = {}
     for ax in (ax_c, ax_l):
         ax.grid(True, which="both", alpha=0.3)
-        for handle, text in zip(*ax.get_legend_handles_labels()):
-            legend.setdefault(text, handle)
-    _legend_below(fig, list(legend.values()), list(legend.keys()), ncol=2)
+    _legend_below(fig, handles, labels, ncol=2)
     fig.suptitle(title)
     return fig
 
@@ -772,6 +975,7 @@ def plot_eigenvalues(
     *,
     title: str = "Eigenvalues of the estimated covariance",
     ylabel: str = r"eigenvalue $\lambda_j$",
+    styles: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Figure:
     """Eigenvalues (descending, log scale) of several covariance estimates.
 
@@ -781,6 +985,11 @@ def plot_eigenvalues(
         Eigenvalues per estimate (an object with ``eigenvalues`` is accepted).
         Non-positive values cannot be drawn on a log axis and are left out.
     title, ylabel : str
+    styles : mapping name -> dict, optional
+        Line properties per estimate (``color``, ``linestyle``, ``marker``,
+        ...), e.g. one colour per setting and a line style per option, so
+        that lines that lie on top of each other stay told apart. Default:
+        colour ``C0``, ``C1``, ... and round markers.
 
     Returns
     -------
@@ -793,14 +1002,17 @@ def plot_eigenvalues(
     """
     if not isinstance(spectra, Mapping) or not spectra:
         raise ValueError("spectra must be a non-empty mapping name -> eigenvalues")
+    unknown = sorted(set(styles or {}) - set(spectra))
+    if unknown:
+        raise ValueError(f"styles names estimates that are not in spectra: {unknown}")
     fig = Figure(figsize=(7, 4.5), layout="constrained")
     ax = fig.add_subplot()
     for i, (name, lam) in enumerate(spectra.items()):
         v = np.sort(np.asarray(getattr(lam, "eigenvalues", lam), dtype=float).ravel())[::-1]
         if v.size == 0:
             raise ValueError(f"spectra[{name!r}] is empty")
-        ax.plot(np.arange(1, v.size + 1), np.where(v > 0, v, np.nan), marker="o", markersize=2.5,
-                color=f"C{i}", label=str(name))
+        style = {"marker": "o", "markersize": 2.5, "color": f"C{i}", **dict((styles or {}).get(name, {}))}
+        ax.plot(np.arange(1, v.size + 1), np.where(v > 0, v, np.nan), label=str(name), **style)
     ax.set_yscale("log")
     ax.set_xlabel("index $j$")
     ax.set_ylabel(ylabel)
@@ -920,6 +1132,7 @@ def add_variant_band(
     holdout: float | None = 0.1,
     label: str = "entropy: range over tie-break rules",
     color: str = "#1f77b4",
+    clip_below: float | None = None,
 ) -> Figure:
     """Shade the min-max range of tie-break / first-pick variants on a figure's first (R^2) axes.
 
@@ -933,6 +1146,11 @@ def add_variant_band(
     holdout : float or None
         Rows of this holdout only (ignored when ``variants`` has no ``holdout``).
     label, color : str
+    clip_below : float, optional
+        Lower limit of the R^2 axis: where the band reaches below it, the
+        band is cut there and the variant at its lower end is named, with its
+        value, at the foot of the axis (one outlier no longer flattens every
+        curve). Default: the axis shows the whole band.
 
     Returns
     -------
@@ -949,8 +1167,11 @@ def add_variant_band(
     band = band.sort_values("k")
     ax = fig.axes[0]
     with rc_context(FONTS):
-        ax.fill_between(band["k"], band["min"], band["max"], facecolor="none", hatch="///", edgecolor=color,
+        low = band["min"] if clip_below is None else np.maximum(band["min"], clip_below)
+        ax.fill_between(band["k"], low, band["max"], facecolor="none", hatch="///", edgecolor=color,
                         linewidth=0.0, alpha=0.7, label=label)
+        if clip_below is not None:
+            _name_clipped(ax, variants, band, float(clip_below), holdout)
         legend: dict[str, Any] = {}
         for a in fig.axes:
             for handle, text in zip(*a.get_legend_handles_labels()):
@@ -961,6 +1182,27 @@ def add_variant_band(
             ax.get_legend().remove()
         _legend_below(fig, list(legend.values()), list(legend.keys()), ncol=2)
     return fig
+
+
+def _name_clipped(ax: Any, variants: pd.DataFrame, band: pd.DataFrame, floor: float, holdout: float | None) -> None:
+    """Set the R^2 axis' lower limit to ``floor`` and name the lowest variant it cuts off, with its value."""
+    top = ax.get_ylim()[1]
+    ax.set_ylim(floor, top)
+    value = "r2_mean" if "r2_mean" in variants.columns else "r2"
+    v = variants
+    if holdout is not None and "holdout" in v.columns:
+        v = v[np.isclose(v["holdout"].astype(float), float(holdout))]
+    cut = band[band["min"] < floor]
+    if not cut.empty:
+        k = cut.loc[cut["min"].idxmin(), "k"]
+        at = v[v["k"] == k]
+        if "variant" in at.columns:
+            worst = at.loc[at[value].idxmin()]
+            text = f"{worst['variant']}: {worst[value]:.1f}"
+        else:
+            text = f"{at[value].min():.1f}"
+        ax.annotate(f"\u2193 {text}", xy=(float(k), floor), xytext=(2, 3), textcoords="offset points",
+                    fontsize=8, color="0.2", ha="left", va="bottom")
 
 
 @_readable
@@ -1028,6 +1270,9 @@ def plot_pipeline_curves(
     n_top: int = 3,
     labels: Mapping[str, str] | None = None,
     common: bool = True,
+    separate: bool = False,
+    one_legend: bool = False,
+    clip: bool = False,
 ) -> Figure:
     """Mean R^2 against ``k`` of the recommended pipeline, the paper's pair and the best fixed pairs.
 
@@ -1048,6 +1293,19 @@ def plot_pipeline_curves(
         Also draw the reference's mean ``r2_common`` (thin black, dotted,
         labelled ``"<reference>, same entries"``): its R^2 over the entries
         that every scored ``k`` of the fold scores, where the rows have it.
+    separate : bool
+        Keep lines with the same values visible: each of the ``n_top``
+        methods gets its own marker and dash pattern, and every line of a
+        panel is shifted a little along ``k`` (at most 0.15, centred on the
+        true ``k``), so that markers side by side show lines that coincide.
+    one_legend : bool
+        One legend under all panels (a method keeps its colour and marker in
+        every panel) instead of one under each.
+    clip : bool
+        Keep a panel's y range for the lines that share it: a line that lies
+        wholly below all the others, further below them than their own
+        spread, is left below the axis, and a note in the panel names it
+        with its range.
 
     Returns
     -------
@@ -1078,22 +1336,61 @@ def plot_pipeline_curves(
              baseline: dict(color=tab[6], linestyle="--", marker="o")}
     style.update({m: dict(color=palette[i % len(palette)], linewidth=1.2, marker="osD^v"[i // len(palette) % 5])
                   for i, m in enumerate(others)})
+    if separate:
+        dashes = ["-", "-.", (0, (5, 1.5)), (0, (1.5, 1.5)), (0, (6, 2, 1, 2))]
+        for i, m in enumerate(others):
+            style[m].update(marker="sD^vP*Xh"[i % 8], linestyle=dashes[i % len(dashes)])
     fig, axes = _panel_grid(len(means), row_height=3.6)
     for ax, (name, mean) in zip(axes, means.items()):
-        for m in drawn[name]:
+        n_lines = len(drawn[name]) + int(len(same.get(name, ())) > 0)
+        step = min(0.3 / max(n_lines - 1, 1), 0.08) if separate else 0.0
+        for i, m in enumerate(drawn[name]):
             row = mean.loc[m].dropna()
-            ax.plot(row.index, row.to_numpy(), markersize=3, label=m, **style[m])
+            ax.plot(row.index.to_numpy(float) + step * (i - (n_lines - 1) / 2), row.to_numpy(),
+                    markersize=4 if separate else 3, label=m, **style[m])
         if len(same.get(name, ())):
-            ax.plot(same[name].index, same[name].to_numpy(), color="black", linewidth=1.2, linestyle=":",
-                    marker="o", markersize=3, label=f"{reference}, same entries")
+            ax.plot(same[name].index.to_numpy(float) + step * (n_lines - 1) / 2, same[name].to_numpy(),
+                    color="black", linewidth=1.2, linestyle=":", marker="o", markersize=3,
+                    label=f"{reference}, same entries")
         ax.set_title((labels or {}).get(name, str(name)))
         ax.set_xlabel("benchmarks run $k$")
         ax.set_ylabel("mean $R^2$ (held-out models)")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(True, alpha=0.3)
-        # each matrix has its own best pairs: a legend under each panel, outside its data area
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False, fontsize=9)
+        if clip:
+            _clip_low_lines(ax)
+        if not one_legend:  # each matrix has its own best pairs: a legend under each panel, outside its data area
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False, fontsize=9)
+    if one_legend:
+        handles: dict[str, Any] = {}
+        for ax in axes:
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(label, handle)
+        _legend_below(fig, list(handles.values()), list(handles), ncol=3)
     return fig
+
+
+def _clip_low_lines(ax: Any) -> None:
+    """Set the y range of ``ax`` to the lines that share it, leaving below it any line far under all the others."""
+    lines = [ln for ln in ax.get_lines() if len(ln.get_ydata())]
+    ys = {ln: np.asarray(ln.get_ydata(), dtype=float) for ln in lines}
+    low = []
+    for ln in lines:
+        rest = np.concatenate([ys[o] for o in lines if o is not ln] or [np.array([np.nan])])
+        if not np.isfinite(rest).any():
+            continue
+        lo, hi = np.nanmin(rest), np.nanmax(rest)
+        if np.nanmax(ys[ln]) < lo and lo - np.nanmin(ys[ln]) > hi - lo:
+            low.append(ln)
+    if not low:
+        return
+    rest = np.concatenate([ys[o] for o in lines if o not in low])
+    lo, hi = float(np.nanmin(rest)), float(np.nanmax(rest))
+    pad = 0.08 * max(hi - lo, 1e-3)
+    ax.set_ylim(lo - 2.5 * pad, hi + pad)
+    note = "; ".join(f"{ln.get_label()}: {np.nanmin(ys[ln]):.2f} to {np.nanmax(ys[ln]):.2f}, below" for ln in low)
+    ax.text(0.98, 0.02, note, transform=ax.transAxes, ha="right", va="bottom", fontsize=8,
+            bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor="grey", alpha=0.9))
 
 
 @_readable
@@ -1150,6 +1447,16 @@ FIRST_PICK_STYLE: dict[str, tuple[str, str]] = {
     "rounded": ("tab:brown", "argmax of the rounded diagonal"),
     "covariance": ("tab:olive", "largest covariance diagonal"),
 }
+#: Line style and marker of each first-pick rule: two rules that pick alike in every fold give the same curve,
+#: and different dashes with markers at different k keep both visible.
+FIRST_PICK_LINES: dict[str, tuple[Any, str]] = {
+    "auto": ("-", "o"),
+    "argmax": ("--", "s"),
+    "index": (":", "^"),
+    "mi": ("-.", "v"),
+    "rounded": ((0, (5, 1, 1, 1)), "D"),
+    "covariance": ((0, (1, 2)), "P"),
+}
 
 
 @_readable
@@ -1168,12 +1475,14 @@ def plot_first_pick(study: Any, *, k: int | None = None, title: str = "") -> Fig
     Returns
     -------
     Figure
-        Left: mean R^2 vs ``k`` per rule, the noise model's 5-95% range
-        (shaded) and median (dashed), the paper's values (black crosses).
+        Left: mean R^2 vs ``k`` per rule (each with its own line style, and
+        markers at every third ``k``, offset between rules, so that curves
+        that coincide stay visible), the noise model's 5-95% range (shaded)
+        and median (grey dashed), the paper's values (black crosses).
         Right (when the noise model ran): the distribution of the noise
         model's mean R^2 at ``k`` from its 5th percentile up (the
         number of draws further left is printed), with the paper's value (dashed)
-        and each rule's.
+        and each rule's (in the rule's line style).
         O(n_draws + rules x k_max).
     """
     curves = getattr(study, "curves", None)
@@ -1196,9 +1505,11 @@ def plot_first_pick(study: Any, *, k: int | None = None, title: str = "") -> Fig
                         label="rounding drawn at random, 5-95%")
         ax.plot(ks, curves["noise_median"], color="grey", linestyle="--", linewidth=1.2, label="its median")
     rules = [r for r in FIRST_PICK_STYLE if r in curves.columns]
-    for r in rules:
+    for i, r in enumerate(rules):
         color, name = FIRST_PICK_STYLE[r]
-        ax.plot(ks, curves[r], color=color, linewidth=1.2, marker="o", markersize=3, label=name)
+        style, marker = FIRST_PICK_LINES[r]
+        ax.plot(ks, curves[r], color=color, linewidth=1.4, linestyle=style, marker=marker, markersize=4,
+                markevery=(i % 3, 3), label=name)
     if len(paper):
         ax.plot(paper.index, paper.to_numpy(), linestyle="none", marker="X", markersize=9, color="black",
                 label="paper")
@@ -1220,7 +1531,8 @@ def plot_first_pick(study: Any, *, k: int | None = None, title: str = "") -> Fig
         if shown.size < at.size:
             bx.text(0.02, 0.97, f"{at.size - shown.size} draws further left", transform=bx.transAxes, va="top", fontsize=9)
         for r in rules:
-            bx.axvline(float(curves.loc[k, r]), color=FIRST_PICK_STYLE[r][0], linewidth=1.5)
+            bx.axvline(float(curves.loc[k, r]), color=FIRST_PICK_STYLE[r][0], linestyle=FIRST_PICK_LINES[r][0],
+                       linewidth=1.6)
         if k in paper.index:
             bx.axvline(float(paper.loc[k]), color="black", linestyle="--", linewidth=2)
         bx.set_xlabel(f"mean imputation $R^2$ at $k = {k}$")
@@ -1233,4 +1545,4 @@ def plot_first_pick(study: Any, *, k: int | None = None, title: str = "") -> Fig
     return fig
 
 
-__all__ += ["FIRST_PICK_STYLE", "plot_first_pick"]
+__all__ += ["FIRST_PICK_LINES", "FIRST_PICK_STYLE", "plot_first_pick"]

@@ -20,6 +20,8 @@ from ..protocol.summaries import ScoredEntries, coverage_column
 __all__ = [
     "PEERS",
     "HELD_ASIDE",
+    "GRID_STRATEGIES",
+    "GRID_PREDICTORS",
     "aside_ks",
     "AsideRun",
     "compare_aside",
@@ -85,8 +87,13 @@ def peer_pairs(peers: Sequence[str]) -> list[str]:
     return out
 
 
-def fixed_pairs(*, strategies: Sequence[str] = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso"),
-                predictors: Sequence[str] = ("gaussian", "ridge", "lowrank", "knn", "blend")) -> list[str]:
+#: the selections and predictors of the grid of fixed pairs that the full comparison runs (:func:`fixed_pairs`)
+GRID_STRATEGIES: tuple[str, ...] = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso")
+GRID_PREDICTORS: tuple[str, ...] = ("gaussian", "ridge", "lowrank", "knn", "blend")
+
+
+def fixed_pairs(*, strategies: Sequence[str] = GRID_STRATEGIES,
+                predictors: Sequence[str] = GRID_PREDICTORS) -> list[str]:
     """Every ``"strategy+predictor"`` name of the given strategies and predictors. O(strategies x predictors)."""
     names = [f"{s}+{p}" for s in strategies for p in predictors]
     for n in names:

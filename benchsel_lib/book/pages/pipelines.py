@@ -1,4 +1,24 @@
-"""Chapter 12: which selection, which predictor? (the recommended pipeline against the paper's Gaussian + MI)."""
+"""Chapter 12: which selection, which predictor? The recommended pipeline against published methods.
+
+The page compares :meth:`~benchsel_lib.method.pipeline.Pipeline.auto` (the
+recommended pipeline, ``"auto"``) with the paper's Gaussian + MI and with
+re-implementations of published methods
+(:data:`~benchsel_lib.studies.pipelines.PEERS`), on the paper's folds. Every
+comparison is given under two scorings, said once on the page and named in
+every statement:
+
+* **the protocol's R²** (Section 5.1): each method scored on the held-out
+  entries its own selection leaves (the observed scores of the benchmarks it
+  did not reveal, of the held-out models that observe one it revealed), the
+  number of :func:`~benchsel_lib.studies.pipelines.peer_differences` and of
+  the appendix page on the recommended pipeline;
+* **R² on the same entries**: both methods scored on the held-out entries
+  that both score (:func:`~benchsel_lib.studies.pipelines.shared_differences`),
+  a comparison of the predictions alone.
+
+The tables and sentences are written here from the run's results; the
+notebook only calls them.
+"""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -8,287 +28,573 @@ import numpy as np
 import pandas as pd
 
 from ..notebook import and_join
-from ..prose import (
-    PageProse,
-    bullets,
-    code,
-    count,
-    num,
-    paragraph,
-    pct,
-    run_line,
-    signed,
-)
+from ..prose import PageProse, cap, code, count, labels, num, paragraph, signed
 
-__all__ = ["VERDICT", "prose", "verdict_lines", "peer_passage", "shared_sentences", "aside_passage"]
+__all__ = [
+    "AUTO",
+    "SCORINGS",
+    "answer",
+    "aside_passage",
+    "choice_passage",
+    "choice_table",
+    "clipped_lines",
+    "comparison_table",
+    "coverage_passage",
+    "curve_caption",
+    "curve_means",
+    "gain_passage",
+    "gain_table",
+    "grid_passage",
+    "grid_table",
+    "optimism_passage",
+    "peers_passage",
+    "prose",
+    "scope",
+    "tally",
+]
 
-VERDICT = {"better": "the recommended pipeline is better", "worse": "Gaussian + MI is better",
-           "level": "no clear difference: the paper's recommendation holds",
-           "n/a": "no fold scores both, so there is no verdict"}
+#: The recommended pipeline's row label in the tables.
+AUTO = "recommended (auto)"
+#: The two scorings of a comparison, as the text names them.
+SCORINGS = {"protocol": "in the protocol's R²", "shared": "on the same entries"}
+#: The paper's pipeline as the text names it.
+PAPER = "the paper's Gaussian + MI"
 
 
-def verdict_lines(summary: pd.DataFrame) -> list[str]:
-    """One line per (matrix, k) row of the paired summary: both R^2, their difference and the verdict."""
-    lines = []
-    for r in summary.itertuples(index=False):
-        se = f" ± {num(r.diff_baseline_se)}" if np.isfinite(r.diff_baseline_se) else ""
-        best_se = f" ± {num(r.diff_se)}" if np.isfinite(r.diff_se) else ""
-        lines.append(f"**{r.matrix}, k = {r.k}**: recommended {num(r.reference)}, Gaussian + MI {num(r.baseline)} "
-                     f"(difference {signed(r.diff_baseline)}{se}): {VERDICT[r.vs_baseline]}; best fixed pair "
-                     f"{code(r.best_fixed)} {num(r.best_fixed_r2)} (recommended minus best {signed(r.diff)}{best_se}).")
-    return lines
+def _pm(d: float, se: float) -> str:
+    """``"+0.083 ± 0.017"``; without a finite standard error, the difference alone; ``"—"`` without one."""
+    if not np.isfinite(d):
+        return "—"
+    text = signed(d, ".3f")
+    if float(text) == 0:  # no sign on a difference that rounds to zero
+        text = text[1:]
+    return text + (f" ± {num(se, '.3f')}" if np.isfinite(se) else "")
 
 
-def peer_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, *,
-                 lead: str = "Against the re-implemented published methods",
-                 falls: Mapping[str, pd.DataFrame] | None = None,
-                 shared: pd.DataFrame | None = None) -> str:
-    """What the peers table and the gain from the smallest to the largest k say, as Markdown.
+def _name(method: str) -> str:
+    """A method as the text names it: the paper's pipeline in words, the others in code."""
+    return PAPER if method == "mi" else code(method)
 
-    ``peers``: ``peer_differences`` rows of every matrix with a ``matrix`` column
-    (display name); ``gains``: one ``k_gain`` row per matrix with a ``matrix``
-    column, or None when the table has a single k (matrices compared at
-    different sizes each name theirs).  ``lead`` opens the first sentence.
-    ``falls``: for a matrix whose R^2 is lower at the larger k (display
-    name), the ``newly_scored`` models of the fold where it falls most
-    (``worst_fold`` of its gains row), for a sentence on that fold.
-    ``shared``: the same comparisons on the entries both methods score
-    (``shared_differences`` rows with a ``matrix`` column), for
-    :func:`shared_sentences`.  A difference counts when it exceeds two
-    standard errors.
+
+def tally(df: pd.DataFrame, *, n_se: float = 2.0) -> dict[str, Any]:
+    """Count a table of paired differences ``reference - peer`` (columns ``diff, diff_se``).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Rows of :func:`~benchsel_lib.studies.pipelines.peer_differences` or
+        :func:`~benchsel_lib.studies.pipelines.shared_differences` (a row
+        whose difference is NaN had no entry both scored).
+    n_se : float
+        A difference is clear when it exceeds this many standard errors.
+
+    Returns
+    -------
+    dict
+        ``n`` (rows with a difference), ``none`` (rows without),
+        ``at_or_above``, ``better``, ``worse`` (counts) and ``worse_rows``
+        (the rows clearly below, a DataFrame).
+
+    Notes
+    -----
+    O(rows).
     """
-    parts = []
-    if peers is not None and len(peers):
-        d, se = peers["diff"].to_numpy(float), peers["diff_se"].to_numpy(float)
-        clear = np.isfinite(se) & (np.abs(d) > 2 * se)
-        n, n_at = len(peers), int((d >= 0).sum())
-        n_better, n_worse = int(((d > 0) & clear).sum()), int(((d < 0) & clear).sum())
-        below = peers[d < 0]
-        head = (f"{lead} the recommended pipeline is at or above the peer in "
-                f"{n_at} of {count(n, '(matrix, k, peer) comparison')}: better by more than two standard errors in "
-                f"{n_better}, worse by as much in {n_worse}.")
-        lines = [f"below {code(r.peer)} on {r.matrix} at k = {r.k}: {num(r.reference_r2, '.3f')} against "
-                 f"{num(r.peer_r2, '.3f')} ({signed(r.diff, '.3f')} ± {num(r.diff_se, '.3f')})"
-                 for r in below.itertuples(index=False)]
-        parts.append(paragraph(head, ("It is " + and_join(lines) + ".") if lines else
-                               "It is below none of them anywhere.", *shared_sentences(shared)))
-    if gains is not None and len(gains):
-        rows = list(gains.itertuples(index=False))
-        same = len({(int(r.k0), int(r.k1)) for r in rows}) == 1
-        k0, k1 = int(rows[0].k0), int(rows[0].k1)
-        each = [f"{r.matrix} {signed(r.gain, '.3f')} ± {num(r.gain_se, '.3f')}"
-                + ("" if same else f" (k = {int(r.k0)} to {int(r.k1)})") for r in rows]
-        down = [r.matrix for r in rows if r.gain < 0]
-        sizes = f"k = {k0} to k = {k1}" if same else "the smaller to the larger k"
-        larger = f"k = {k1}" if same else "the larger k"
-        text = [f"From {sizes} revealed benchmarks the recommended pipeline's R² changes by "
-                f"{and_join(each)} (paired by fold)."]
-        if down:
-            text.append(f"It is lower at {larger} on {and_join(down)}. The two sizes are not scored on the same "
-                        "entries: a larger selection takes its benchmarks out of the targets and brings in the "
-                        "models that observe only a newly revealed one.")
-            split = [r for r in rows if r.gain < 0 and all(np.isfinite(getattr(r, c, np.nan)) for c in
-                                                           ("only_r2_k0", "only_r2_k1", "common_r2_k1"))]
-            if split:
-                text.append("Pooled over the folds, " + and_join([
-                    f"on {r.matrix} the entries that the smaller selection scores beyond those every compared size "
-                    f"scores (the benchmarks larger ones reveal, among them) were predicted at R² "
-                    f"{num(r.only_r2_k0, '.3f')}, and those the larger one scores beyond them are at "
-                    f"{num(r.only_r2_k1, '.3f')}, against {num(r.common_r2_k1, '.3f')} on the entries every "
-                    "size scores" for r in split]) + ".")
-            text += [_worst_fold_sentence(r, falls[r.matrix]) for r in rows
-                     if r.gain < 0 and falls and r.matrix in falls and hasattr(r, "worst_fold")]
-        else:
-            text.append(f"It is never lower at {larger} than at {'k = ' + str(k0) if same else 'the smaller'}.")
-        known = [r for r in rows if np.isfinite(getattr(r, "gain_common", np.nan))]
-        if known:
-            lower = [r.matrix + _nesting(r) for r in known if r.gain_common < 0]
-            text.append("Scored on the same entries at both sizes (those that every compared size scores), it "
-                        "changes by " + and_join([f"{r.matrix} {signed(r.gain_common, '.3f')} ± "
-                                                          f"{num(r.gain_common_se, '.3f')}" for r in known])
-                        + (f"; lower on {and_join(lower)}." if lower else ": lower nowhere."))
-        parts.append(paragraph(*text))
-    return "\n\n".join(parts)
+    known = df.dropna(subset=["diff"])
+    d, se = known["diff"].to_numpy(float), known["diff_se"].to_numpy(float)
+    clear = np.isfinite(se) & (np.abs(d) > n_se * se)
+    return {"n": len(known), "none": len(df) - len(known), "at_or_above": int((d >= 0).sum()),
+            "better": int(((d > 0) & clear).sum()), "worse": int(((d < 0) & clear).sum()),
+            "worse_rows": known[(d < 0) & clear]}
 
 
-def shared_sentences(shared: pd.DataFrame | None) -> list[str]:
-    """What the peers table says on the entries both methods score (``shared_differences`` rows), as sentences.
+def comparison_table(peers: pd.DataFrame, *, shared: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One matrix's comparison as the page shows it: per ``k``, the recommended pipeline's row, then each peer's.
 
-    Each method is scored on the held-out entries its own selection leaves
-    (and, on a sparse matrix, reaches), so a difference of the protocol's
-    R^2 mixes prediction with what is scored; on the entries both score it
-    is prediction alone.  Names every comparison the recommended pipeline loses
-    by more than two standard errors there.  Empty when ``shared`` is.
+    Parameters
+    ----------
+    peers : DataFrame
+        :func:`~benchsel_lib.studies.pipelines.peer_differences` rows of one matrix.
+    shared : DataFrame, optional
+        :func:`~benchsel_lib.studies.pipelines.shared_differences` rows of the same run.
+
+    Returns
+    -------
+    DataFrame
+        ``k, method, R², auto − method`` (the protocol's R², mean ± standard
+        error over the folds) and, with ``shared``, ``auto − method, same
+        entries`` and ``same entries`` (held-out entries both score, summed
+        over the folds). The recommended pipeline's row has no difference (NaN).
     """
-    if shared is None or not len(shared):
-        return []
-    none = int(shared["diff"].isna().sum())
-    shared = shared.dropna(subset=["diff"])
-    if not len(shared):
-        return [f"In none of the {count(none, 'comparison')} is a held-out entry scored by both."]
-    d, se = shared["diff"].to_numpy(float), shared["diff_se"].to_numpy(float)
-    clear = np.isfinite(se) & (np.abs(d) > 2 * se)
-    n_at, n_better, n_worse = int((d >= 0).sum()), int(((d > 0) & clear).sum()), int(((d < 0) & clear).sum())
-    worse = shared[(d < 0) & clear]
-    unscored = f" (in {count(none, 'more comparison')} no held-out entry is scored by both)" if none else ""
-    text = [f"Scored only on the held-out entries that both it and the peer score, where the difference is one of "
-            f"prediction and not of which entries each is scored on, it is at or above the peer in {n_at} of "
-            f"{count(len(shared), 'comparison')}: better by more than two standard errors in {n_better}, worse by as "
-            f"much in {n_worse}{unscored}."]
-    if len(worse):
-        text.append("It is clearly below " + and_join(
-            f"{code(r.peer)} on {r.matrix} at k = {r.k} ({num(r.reference_r2, '.3f')} against "
-            f"{num(r.peer_r2, '.3f')} on {count(int(r.n_shared), 'shared entry', 'shared entries')})"
-            for r in worse.itertuples(index=False)) + ".")
-    return text
+    rows = []
+    same = shared.set_index(["k", "peer"]) if shared is not None else None
+    for k, g in peers.groupby("k", sort=False):
+        head = {"k": int(k), "method": AUTO, "R²": float(g["reference_r2"].iloc[0]), "auto − method": np.nan}
+        if same is not None:
+            head.update({"auto − method, same entries": np.nan, "same entries": np.nan})
+        rows.append(head)
+        for r in g.itertuples(index=False):
+            row = {"k": int(k), "method": "Gaussian + MI (the paper)" if r.peer == "mi" else r.peer,
+                   "R²": float(r.peer_r2), "auto − method": _pm(r.diff, r.diff_se)}
+            if same is not None:
+                s = same.loc[(k, r.peer)] if (k, r.peer) in same.index else None
+                row["auto − method, same entries"] = (_pm(s["diff"], s["diff_se"]) if s is not None
+                                                      and np.isfinite(s["diff"]) else "none shared")
+                row["same entries"] = int(s["n_shared"]) if s is not None else 0
+            rows.append(row)
+    out = pd.DataFrame(rows)
+    if "same entries" in out.columns:
+        out["same entries"] = out["same entries"].astype("Int64")
+    return out
 
 
-def _worst_fold_sentence(row: Any, new: pd.DataFrame) -> str:
-    """The fold where a ``k_gain`` row falls most and the first of the models only the larger size scores there."""
-    n = int(row.n_cells)
-    seed = int(getattr(row, "worst_seed", -1))
-    where = f"fold {int(row.worst_fold)}" + (f" of seed {seed}" if seed >= 0 else "")
-    text = (f"On {row.matrix} the fall is largest in {where} "
-            f"({signed(row.worst_gain, '.3f')}; the other {count(n - 1, 'fold')} change by "
-            f"{signed(row.others_gain, '.3f')} on average), where k = {int(row.k1)} scores "
-            f"{count(len(new), 'held-out model')} that k = {int(row.k0)} does not")
-    if not len(new):
-        return text + "."
-    first = new.iloc[0]
-    if not len(first["revealed"]):
-        return text + f"; among them {first['model']}, which observes none of the revealed benchmarks."
-    seen = and_join(f"{code(b)} ({count(int(c), 'training model')})"
-                    for b, c in zip(first["revealed"], first["train_observed"]))
-    return text + (f"; among them {first['model']}, whose revealed benchmarks (and how many training models of the "
-                   f"fold observe each) are {seen}.")
+def _losses(rows: pd.DataFrame, what: str) -> str:
+    """``"`mi+knn` on MMLU at k = 5 (0.951 against 0.958, -0.007 ± 0.002 ...)"`` joined, for clear losses."""
+    return and_join(f"{_name(r.peer)} on {r.matrix} at *k* = {int(r.k)} ({num(r.reference_r2, '.3f')} against "
+                    f"{num(r.peer_r2, '.3f')}, {_pm(r.diff, r.diff_se)}"
+                    + (f", on {count(int(r.n_shared), 'shared entry', 'shared entries')}" if what == "shared" else "")
+                    + ")" for r in rows.itertuples(index=False))
 
 
-def _nesting(row: Any) -> str:
-    """`` (where its larger selection contains the smaller in N of M folds)`` for a ``k_gain`` row, or ``""``."""
-    n = getattr(row, "nested_cells", -1)
-    if not np.isfinite(n) or n < 0:
-        return ""
-    return f" (where its larger selection contains the smaller in {int(n)} of {count(int(row.n_cells), 'fold')})"
+def _count_sentence(t: Mapping[str, Any], what: str, lead: str) -> str:
+    none = (f" (in {count(t['none'], 'more comparison')} no held-out entry is scored by both)" if t["none"] else "")
+    return (f"{lead} {SCORINGS[what]}, the recommended pipeline is at or above the other method in {t['at_or_above']} "
+            f"of {count(t['n'], 'comparison')}, above by more than two standard errors in {t['better']} and below "
+            f"by as much in {t['worse']}{none}.")
 
 
-def aside_passage(peers: pd.DataFrame | None, gains: pd.DataFrame | None, coverage: pd.DataFrame | None,
-                  *, shared: pd.DataFrame | None = None) -> str:
-    """What the comparison on the leaderboards kept aside says, as Markdown (empty when none was run).
+def peers_passage(peers: pd.DataFrame, *, shared: pd.DataFrame | None = None,
+                  lead: str = "Over the matrices and sizes of this run,", shared_lead: str = "Scored") -> str:
+    """What the comparison with the published methods says, under each scoring, as Markdown.
 
-    ``peers``, ``gains``: as for :func:`peer_passage`, over the leaderboards
-    kept aside; ``coverage``: ``pooled_coverage`` rows of each (``nominal,
-    coverage``), whose largest gap to the nominal level is reported;
-    ``shared``: as for :func:`peer_passage`.
+    Parameters
+    ----------
+    peers : DataFrame
+        ``peer_differences`` rows of every matrix, with a ``matrix`` column (display name).
+    shared : DataFrame, optional
+        ``shared_differences`` rows of the same runs, with a ``matrix`` column.
+    lead, shared_lead : str
+        The words that open the first sentence, and the sentence on the same entries.
+
+    Returns
+    -------
+    str
+        One paragraph: the counts in the protocol's R² and each clear loss,
+        then the same on the same entries, and, where a method wins on the
+        same entries but loses in the protocol's R², why.
     """
     if peers is None or not len(peers):
         return ""
+    t = tally(peers)
+    text = [_count_sentence(t, "protocol", lead)]
+    if t["worse"]:
+        text.append(f"It is clearly below {_losses(t['worse_rows'], 'protocol')} {SCORINGS['protocol']}.")
+    if shared is not None and len(shared):
+        s = tally(shared)
+        if not s["n"]:
+            text.append(f"No held-out entry is scored by both methods in any of the {count(s['none'], 'comparison')}.")
+        else:
+            text.append(_count_sentence(s, "shared", shared_lead))
+            if s["worse"]:
+                rows = s["worse_rows"]
+                text.append(f"It is clearly below {_losses(rows, 'shared')} {SCORINGS['shared']}.")
+                key = ["matrix", "k", "peer"]
+                ahead = rows.merge(peers[[*key, "diff"]].rename(columns={"diff": "protocol"}), on=key)
+                ahead = ahead[ahead["protocol"] > 0]
+                if len(ahead):
+                    where = and_join(dict.fromkeys(ahead["matrix"]))
+                    text.append(("In all of these" if len(ahead) == len(rows) else f"In {len(ahead)} of these")
+                                + f" it is ahead {SCORINGS['protocol']}, so its lead there on {where} comes from "
+                                "which benchmarks it reveals (and so takes out of the score), not from better "
+                                "predictions of the others.")
+    return paragraph(*text)
+
+
+def choice_table(runs: Mapping[str, pd.DataFrame], *, ks: Sequence[int], top: int = 3) -> pd.DataFrame:
+    """What the recommended pipeline chose: per matrix and ``k``, its ``top`` most frequent choices over the folds.
+
+    Parameters
+    ----------
+    runs : mapping of str to DataFrame
+        Display name to :func:`~benchsel_lib.studies.pipelines.compare_pipelines` rows.
+    ks : sequence of int
+        The sizes shown.
+    top : int
+        Choices shown per size.
+
+    Returns
+    -------
+    DataFrame
+        ``matrix, k, choice, folds`` (how many (seed, fold) cells chose it) and ``of`` (cells at that size).
+    """
+    from ...studies.pipelines import choice_counts
+
+    rows = []
+    for name, df in runs.items():
+        for k, counts in choice_counts(df, ks=ks, top=top).items():
+            total = int(((df["method"] == "auto") & (df["k"] == k)).sum())
+            rows += [{"matrix": name, "k": int(k), "choice": c, "folds": int(n), "of": total}
+                     for c, n in counts.items()]
+    return pd.DataFrame(rows, columns=["matrix", "k", "choice", "folds", "of"])
+
+
+def _favourite(choices: pd.DataFrame) -> dict[str, tuple[str, int, int]]:
+    """Per matrix: its most frequent choice over the sizes shown, how often, and of how many cells."""
+    out = {}
+    for name, g in choices.groupby("matrix", sort=False):
+        total = int(g.drop_duplicates("k")["of"].sum())
+        best = g.groupby("choice", sort=False)["folds"].sum().sort_values(ascending=False, kind="stable")
+        out[name] = (str(best.index[0]), int(best.iloc[0]), total)
+    return out
+
+
+def choice_passage(choices: pd.DataFrame) -> str:
+    """Which selection and which predictor the recommended pipeline chose, per matrix, as a sentence."""
+    if choices is None or not len(choices):
+        return ""
+    fav = _favourite(choices)
+    return paragraph(
+        "Its inner cross-validation chose " + and_join(
+            f"{code(c)} in {n} of {count(total, '(fold, k) cell')} on {m}" for m, (c, n, total) in fav.items()) + ".",
+        "A choice names the selection before the `+` and the predictor after it; `stack` is the non-negative "
+        "combination of the predictors fitted on the inner folds.")
+
+
+def optimism_passage(opt: pd.DataFrame) -> str:
+    """How far the inner-CV score of the chosen pipeline overstates its held-out R² (``inner_optimism`` rows)."""
+    if opt is None or not len(opt):
+        return ""
+    worst = opt.loc[opt["optimism"].idxmax()]
+    head = ("`benchsel predict` prints the inner cross-validation R² of the pipeline it chose. That score is the best "
+            "of about twenty candidates on the same inner folds, so it can overstate what the choice achieves on new "
+            "models.")
+    if worst["optimism"] <= 0:
+        return paragraph(head, "Here it does not: on every matrix and *k* of the table the held-out R² (the "
+                               "protocol's) is at least the inner one.")
+    se = f" ± {num(worst['optimism_se'], '.3f')}" if np.isfinite(worst["optimism_se"]) else ""
+    return paragraph(
+        head, f"Here it does so by at most {signed(worst['optimism'], '.3f')}{se} ({worst['matrix']}, *k* = "
+              f"{int(worst['k'])}: inner {num(worst['inner_r2'], '.3f')} against held-out {num(worst['r2'], '.3f')} "
+              "in the protocol's R²).")
+
+
+def coverage_passage(cov: pd.DataFrame) -> str:
+    """The recommended pipeline's interval coverage against the nominal levels (``pooled_coverage`` rows)."""
+    if cov is None or not len(cov):
+        return ""
+    worst = cov.loc[(cov["coverage"] - cov["nominal"]).abs().idxmax()]
+    return paragraph(
+        "Its intervals are split-conformal, from the residuals of the inner cross-validation (one scale per "
+        "benchmark, the finite-sample quantile; Barber et al., 2021), so their coverage does not rest on a Gaussian "
+        "assumption.",
+        f"Pooled over the folds and every *k*, the empirical coverage is within "
+        f"{num(abs(worst['coverage'] - worst['nominal']), '.3f')} of the nominal level everywhere (largest gap: "
+        f"{worst['matrix']} at {num(100 * worst['nominal'], '.0f')}%, {num(worst['coverage'], '.3f')}).")
+
+
+def gain_table(gains: pd.DataFrame) -> pd.DataFrame:
+    """The gain from the smallest to the largest ``k`` of each matrix (``k_gain`` rows with ``matrix``), shown."""
+    return pd.DataFrame({
+        "matrix": gains["matrix"], "k": [f"{int(a)} → {int(b)}" for a, b in zip(gains["k0"], gains["k1"])],
+        "R², fewer": gains["r2_k0"], "R², more": gains["r2_k1"],
+        "gain": [_pm(d, s) for d, s in zip(gains["gain"], gains["gain_se"])],
+        "gain, same entries": [_pm(d, s) for d, s in zip(gains["gain_common"], gains["gain_common_se"])]})
+
+
+def gain_passage(gains: pd.DataFrame | None) -> str:
+    """What more benchmarks buy the recommended pipeline, under both scorings (``k_gain`` rows with ``matrix``)."""
+    if gains is None or not len(gains):
+        return "This run compares a single subset size, so it measures no gain from more benchmarks."
+    rows = list(gains.itertuples(index=False))
+    down = [r.matrix for r in rows if r.gain < 0]
+    down_same = [r.matrix for r in rows if np.isfinite(r.gain_common) and r.gain_common < 0]
+    text = ["More revealed benchmarks should not make the predictions worse."]
+    text.append(f"From the smallest to the largest *k* of the table the recommended pipeline's R² falls "
+                f"{SCORINGS['protocol']} on {and_join(down)}" if down else
+                f"From the smallest to the largest *k* of the table its R² does not fall {SCORINGS['protocol']} on "
+                "any matrix")
+    text[-1] += (f", and {SCORINGS['shared']} (those every size of the fold scores) it falls on {and_join(down_same)}."
+                 if down_same else f", nor {SCORINGS['shared']} (those every size of the fold scores).")
+    if down and not set(down) <= set(down_same):
+        text.append("Where it falls only in the protocol's R², the two sizes are scored on different entries: a "
+                    "larger selection takes its benchmarks out of the targets and brings in held-out models that "
+                    "observe only a newly revealed benchmark.")
+    return paragraph(*text)
+
+
+def grid_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """The recommended pipeline against the best fixed pair (``paired_summary`` rows with ``matrix``), shown."""
+    return pd.DataFrame({
+        "matrix": summary["matrix"], "k": summary["k"].astype(int), "auto": summary["reference"],
+        "Gaussian + MI": summary["baseline"], "best fixed pair": summary["best_fixed"],
+        "its R²": summary["best_fixed_r2"],
+        "auto − best": [_pm(d, s) for d, s in zip(summary["diff"], summary["diff_se"])]})
+
+
+def grid_passage(summary: pd.DataFrame | None, n_pairs: int) -> str:
+    """The recommended pipeline against every fixed (selection, predictor) pair, in the protocol's R²."""
+    if summary is None or not len(summary) or not n_pairs:
+        return ("This run compares no grid of fixed (selection, predictor) pairs beyond the published methods; the "
+                "full study adds the 30 pairs of six selections and five predictors.")
+    d, se = summary["diff"].to_numpy(float), summary["diff_se"].to_numpy(float)
+    worse = summary[(d < 0) & np.isfinite(se) & (np.abs(d) > 2 * se)]
+    text = [f"{cap(SCORINGS['protocol'])}, the best fixed pipeline of each matrix and *k*, among the grid's "
+            f"{count(n_pairs, 'pair')} and the published methods, is at or below the recommended pipeline in "
+            f"{int((d >= 0).sum())} of {len(summary)} (matrix, *k*) rows."]
+    if len(worse):
+        text.append("It is clearly above it at " + and_join(
+            f"{r.matrix}, *k* = {int(r.k)} ({code(r.best_fixed)} {num(r.best_fixed_r2, '.3f')} against "
+            f"{num(r.reference, '.3f')})" for r in worse.itertuples(index=False)) + ".")
+    text.append("A pair fixed in advance would have had to be picked without the held-out models; the recommended "
+                "pipeline picks its own on the training models of each fold.")
+    return paragraph(*text)
+
+
+def aside_passage(peers: pd.DataFrame | None, shared: pd.DataFrame | None, coverage: pd.DataFrame | None) -> str:
+    """The comparison on the leaderboards kept aside (``aside_tables`` rows), as Markdown; ``""`` when none ran."""
+    if peers is None or not len(peers):
+        return ""
     names = and_join(dict.fromkeys(peers["matrix"]))
-    text = peer_passage(peers, gains, lead=f"On the leaderboards kept aside ({names}), against the same methods,",
-                        shared=shared)
+    text = peers_passage(peers, shared=shared, lead=f"On {names}, against the same methods and",
+                         shared_lead="There, scored")
     if coverage is not None and len(coverage):
         gap = float((coverage["coverage"] - coverage["nominal"]).abs().max())
-        text += "\n\n" + paragraph(f"There the intervals' empirical coverage is within {num(gap, '.3f')} of the "
-                                     "nominal level.")
+        text += " " + f"There the intervals' coverage is within {num(gap, '.3f')} of the nominal level."
     return text
+
+
+def curve_means(fig: Any, *, exclude: Sequence[str] = ("auto, same entries",)) -> dict[str, pd.DataFrame]:
+    """The mean R² each line of the R²-against-k figure draws, per panel title: methods (rows) by ``k`` (columns).
+
+    The lines' x values are rounded back to the integer ``k`` they were
+    shifted from (``plot_pipeline_curves(..., separate=True)``). O(lines x k).
+    """
+    out = {}
+    for ax in fig.axes:
+        rows = {ln.get_label(): pd.Series(np.asarray(ln.get_ydata(), float),
+                                          index=np.rint(np.asarray(ln.get_xdata(), float)).astype(int))
+                for ln in ax.get_lines() if ln.get_label() not in exclude and not ln.get_label().startswith("_")}
+        out[ax.get_title()] = pd.DataFrame(rows).T
+    return out
+
+
+def clipped_lines(fig: Any) -> list[tuple[str, str, float, float]]:
+    """The lines of a figure drawn wholly below their panel's y range: ``(panel title, label, lowest, highest)``."""
+    out = []
+    for ax in fig.axes:
+        bottom = ax.get_ylim()[0]
+        for ln in ax.get_lines():
+            y = np.asarray(ln.get_ydata(), dtype=float)
+            if y.size and np.nanmax(y) < bottom:
+                out.append((ax.get_title(), ln.get_label(), float(np.nanmin(y)), float(np.nanmax(y))))
+    return out
+
+
+def curve_caption(means: Mapping[str, pd.DataFrame], groups: Sequence[tuple[str, Sequence[str]]], *,
+                  clipped: Sequence[tuple[str, str, float, float]] = (), reference: str = "auto") -> str:
+    """The caption of the R²-against-k figure: what is drawn, where the recommended pipeline leads, what coincides.
+
+    Parameters
+    ----------
+    means : mapping of str to DataFrame
+        Per panel title, the mean R² of each drawn method (rows) at each
+        ``k`` (columns), as drawn.
+    groups : sequence of (str, list of str)
+        :func:`~benchsel_lib.book.plotting.coinciding_lines` of the figure.
+    clipped : sequence of (str, str, float, float)
+        :func:`clipped_lines` of the figure.
+    reference : str
+        The recommended pipeline's label.
+
+    Returns
+    -------
+    str
+    """
+    lead = []
+    for title, m in means.items():
+        others = m.drop(index=[reference]).max()
+        n = int((m.loc[reference] >= others - 1e-12).sum())
+        lead.append(f"at {n} of {count(m.shape[1], 'size')} on {title}")
+    text = ["Mean R² on the held-out models (the protocol's) against the number of revealed benchmarks: the "
+            "recommended pipeline (thick black), the paper's Gaussian + MI (red, dashed) and the three other methods "
+            "with the highest R² at the largest *k*; the dotted black line is the recommended pipeline "
+            "on the same entries at every *k*.",
+            f"The recommended pipeline is at or above every other drawn method {and_join(lead)}."]
+    if groups:
+        text.append("Lines that lie on top of one another (within 0.005 at every *k*): " + "; ".join(
+            f"{t}: " + and_join(g) for t, g in groups) + ".")
+    else:
+        text.append("No two lines coincide (markers are set side by side where they come close).")
+    if clipped:
+        text.append("Below the axis, so that the others stay readable: " + "; ".join(
+            f"{_label(lab)} on {t} (R² {num(lo)} to {num(hi)})" for t, lab, lo, hi in clipped) + ".")
+    return paragraph(*text)
+
+
+def _label(line: str) -> str:
+    """A figure's line label in the caption's words."""
+    return PAPER if line == "mi" else "the recommended pipeline" if line == "auto" else code(line)
+
+
+def scope(*, datasets: Sequence[str], seeds: Sequence[int], n_folds: int, ks: Sequence[int], k_max: int,
+          n_peers: int, n_pairs: int, aside: Sequence[str], full: Mapping[str, Any], quick: bool,
+          estimator: str = "auto") -> str:
+    """What this run covers, and what the full study adds, in words.
+
+    Parameters
+    ----------
+    datasets, seeds, n_folds, ks, k_max :
+        The run's matrices, seeds of the paper's folds, folds, sizes of the
+        tables and largest size.
+    n_peers : int
+        Methods compared with it (the paper's Gaussian + MI and the published methods).
+    n_pairs : int
+        Fixed (selection, predictor) pairs of the grid (0: none).
+    aside : sequence of str
+        Display names of the leaderboards kept aside that the run compared.
+    full : mapping
+        What the full study runs: ``{"datasets": [matrix names], "pairs":
+        number of fixed pairs, "aside": [display names]}``.
+    quick : bool
+        Quick mode (capped parameters).
+    estimator : str
+        The correlation estimator of the fixed pipelines.
+
+    Returns
+    -------
+    str
+    """
+    folds = ("the paper's folds" if list(seeds) == [42] and n_folds == 10 else
+             f"the paper's fold layout drawn with seed{'s' if len(seeds) > 1 else ''} {and_join(seeds)}")
+    text = [f"This run compares the recommended pipeline with {count(n_peers, 'other method')} on "
+            f"{labels(datasets)}, on {folds} ({count(n_folds, 'fold')}), with 1 to {k_max} benchmarks revealed; the "
+            f"tables give *k* = {and_join(ks)}."
+            + (" It is a quick run with capped parameters." if quick else "")
+            + (f" The fixed pipelines estimate the correlation with {code(estimator)}." if estimator != "auto" else "")]
+    adds = []
+    missing = [d for d in full["datasets"] if d not in datasets]
+    if missing:
+        adds.append(labels(missing))
+    if n_pairs < int(full["pairs"]):
+        adds.append(f"the grid of {int(full['pairs'])} fixed (selection, predictor) pairs")
+    left = [a for a in full["aside"] if a not in aside]
+    if left:
+        adds.append(f"{count(len(left), 'leaderboard')} kept aside ({and_join(left)})")
+    if adds:
+        text.append(f"The full study (`-p full True`, several minutes on two cores) adds {and_join(adds)}.")
+    else:
+        text.append("It is the full study.")
+    return paragraph(*text)
+
+
+def answer(peers: pd.DataFrame, shared: pd.DataFrame | None, choices: pd.DataFrame, *,
+           datasets: Sequence[str], ks: Sequence[int]) -> str:
+    """The page's opening answer, from the comparison with the published methods and the pipeline's choices.
+
+    Parameters
+    ----------
+    peers, shared : DataFrame
+        ``peer_differences`` and ``shared_differences`` rows of every matrix, with a ``matrix`` column.
+    choices : DataFrame
+        :func:`choice_table` rows.
+    datasets, ks : sequence
+        The run's matrices and table sizes.
+
+    Returns
+    -------
+    str
+    """
+    t = tally(peers)
+    methods = list(dict.fromkeys(peers["peer"]))
+    who = ("the paper's Gaussian + MI and " if "mi" in methods else "") + (
+        f"{count(len(methods) - ('mi' in methods), 're-implemented published method')}")
+    where = f"On {labels(datasets)} with {and_join(ks)} benchmarks revealed"
+    if t["worse"] == 0 and t["at_or_above"] == t["n"] and t["better"] > 0:
+        head = "Use the recommended pipeline."
+    elif t["worse"] == 0:
+        head = "The recommended pipeline, or one of the methods it cannot be told apart from."
+    else:
+        head = "It depends on the matrix: no one pipeline is best everywhere."
+    text = [head, "`Pipeline.auto`, the default of `benchsel predict`, chooses the selection and the predictor for "
+            "each matrix and number of benchmarks by cross-validation on the training models.",
+            f"{where}, its R² under the paper's protocol is at or above that of {who} in {t['at_or_above']} of "
+            f"{count(t['n'], 'comparison')}, clearly above (by more than two standard errors) in {t['better']} and "
+            f"clearly below in {t['worse']}."]
+    if shared is not None and len(shared):
+        s = tally(shared)
+        if s["n"]:
+            where_ = and_join(dict.fromkeys(s["worse_rows"]["matrix"])) if s["worse"] else ""
+            text.append(f"Scored only on the held-out entries that both methods predict, it is clearly below in "
+                        f"{s['worse']} of {s['n']}" + (f", on {where_} (named below)." if s["worse"] else "."))
+    fav = _favourite(choices) if choices is not None and len(choices) else {}
+    if fav:
+        text.append("Its own answer to the chapter's question, its most frequent choice on each matrix: " + and_join(
+            f"{code(c)} on {m} ({n} of {total} choices)" for m, (c, n, total) in fav.items()) + ".")
+    return paragraph(*text)
 
 
 def prose(
     *,
-    summary: pd.DataFrame,
-    coverage: pd.DataFrame,
-    observed: Mapping[str, float],
     datasets: Sequence[str],
-    seeds: Sequence[int],
-    n_folds: int,
+    peers: pd.DataFrame,
+    shared: pd.DataFrame | None,
+    choices: pd.DataFrame,
+    coverage: pd.DataFrame,
+    optimism: pd.DataFrame,
+    gains: pd.DataFrame | None,
+    curves: Mapping[str, pd.DataFrame],
+    coinciding: Sequence[tuple[str, Sequence[str]]],
+    scope_text: str,
+    clipped: Sequence[tuple[str, str, float, float]] = (),
     ks: Sequence[int],
-    k_max: int,
-    strategies: Sequence[str],
-    predictors: Sequence[str],
-    estimator: str,
-    quick: bool,
-    peers: pd.DataFrame | None = None,
-    gains: pd.DataFrame | None = None,
-    aside: tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None = None,
-    falls: Mapping[str, pd.DataFrame] | None = None,
-    shared: pd.DataFrame | None = None,
-    aside_shared: pd.DataFrame | None = None,
+    grid: pd.DataFrame | None = None,
+    n_pairs: int = 0,
+    aside: tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame] | None = None,
 ) -> PageProse:
-    """The page's passages, written from the paired comparison of this run.
+    """The page's passages, written from this run's results.
 
     Parameters
     ----------
-    summary : DataFrame
-        ``paired_summary`` rows of every matrix with a ``matrix`` column (display name).
+    datasets : sequence of str
+        The matrices run (names of ``benchsel_lib.data.DATASETS``).
+    peers, shared : DataFrame
+        ``peer_differences`` and ``shared_differences`` rows of every matrix, with a ``matrix`` column.
+    choices : DataFrame
+        :func:`choice_table` rows.
     coverage : DataFrame
-        ``pooled_coverage`` rows of every matrix (``nominal, coverage``).
-    observed : mapping
-        Observed fraction of each matrix (display name -> fraction).
-    datasets, seeds, n_folds, ks, k_max, strategies, predictors, estimator, quick :
-        The run's parameters.
-    peers, gains : DataFrame, optional
-        The peers table and the gains from the smallest to the largest k (:func:`peer_passage`).
-    falls : mapping, optional
-        The models only the larger k scores in the fold where a matrix falls most (:func:`peer_passage`).
-    aside : (peers, gains, coverage), optional
-        The same on the leaderboards kept aside
-        (:func:`~benchsel_lib.studies.pipelines.aside_tables`, :func:`aside_passage`).
-    shared, aside_shared : DataFrame, optional
-        The peers tables on the entries both methods score, on the matrices
-        and on the leaderboards kept aside (:func:`shared_sentences`).
+        ``pooled_coverage`` rows with a ``matrix`` column.
+    optimism : DataFrame
+        ``inner_optimism`` rows with a ``matrix`` column.
+    gains : DataFrame, optional
+        ``k_gain`` rows with a ``matrix`` column (None: a single size).
+    curves, coinciding, clipped :
+        The figure's mean curves, its coinciding lines and its lines below the axis (:func:`curve_caption`).
+    scope_text : str
+        :func:`scope`.
+    ks : sequence of int
+        The table sizes.
+    grid : DataFrame, optional
+        ``paired_summary`` rows with a ``matrix`` column, when a grid of fixed pairs ran.
+    n_pairs : int
+        Fixed pairs of that grid.
+    aside : (peers, shared, coverage), optional
+        The same comparison on the leaderboards kept aside.
 
     Returns
     -------
     PageProse
-        Passages ``this_book``, ``differ``, ``verdicts_md``, ``peers_md``, ``aside_md``, ``findings``.
+        Passages ``answer``, ``scope``, ``peers_md``, ``curve_caption``, ``choice_md``, ``optimism_md``,
+        ``coverage_md``, ``gain_md``, ``grid_md``, ``aside_md``.
     """
-    counts = summary["vs_baseline"].value_counts()
-    n_rows = len(summary)
-    n_b, n_l, n_w = (int(counts.get(v, 0)) for v in ("better", "level", "worse"))
-    cov_gap = float((coverage["coverage"] - coverage["nominal"]).abs().max())
-    details = [f"{count(len(seeds), 'seed')} ({', '.join(map(str, seeds))})", count(n_folds, "fold"),
-               f"k = {', '.join(map(str, ks))}", f"{len(strategies)} strategies × {len(predictors)} predictors"]
-    if estimator != "auto":
-        details.append(f"correlation estimator {code(estimator)}")
-    counts_sentence = (f"Of the {n_rows} (matrix, k) rows, the recommended pipeline is better than the paper's "
-                       f"Gaussian + MI by more than two standard errors in {n_b}, indistinguishable in {n_l} and worse "
-                       f"in {n_w}; the largest gap between its intervals' empirical coverage and the nominal level is "
-                       f"{num(cov_gap, '.3f')}.")
-    by_matrix = summary.groupby("matrix", sort=False)["vs_baseline"].agg(lambda v: set(v))
-    better = [m for m, v in by_matrix.items() if v == {"better"}]
-    worse = [m for m, v in by_matrix.items() if v == {"worse"}]
-    level = [m for m, v in by_matrix.items() if v == {"level"}]
-    mixed = [m for m in by_matrix.index if m not in better + worse + level]
-
-    def obs(ms: Sequence[str]) -> str:
-        return and_join(f"{m} ({pct(observed[m])} observed)" for m in ms)
-
-    where = paragraph(
-        f"The recommended pipeline is better at every k of the table on {obs(better)}." if better else "",
-        f"Gaussian + MI is better at every k on {obs(worse)}." if worse else "",
-        f"The two cannot be told apart on {obs(level)}, where the paper's recommendation holds." if level else "",
-        f"The verdict depends on k on {obs(mixed)}." if mixed else "")
-
-    this_book = paragraph(
-        run_line(datasets, described=("mteb", "merged", "benchpress", "mmlu"), details=details, quick=quick),
-        "It adds simple alternatives (per-target ridge, a BenchPress-style blend, kNN, soft-impute, lasso-path and "
-        "filtered greedy selections), re-implementations of published methods (anchor points, two Lasso "
-        "selections) and a recommended pipeline chosen by inner cross-validation on the training "
-        "models only.", counts_sentence)
-    differ = paragraph(
-        "The paper's pair is built on one Gaussian model of all benchmarks; the alternatives fit predictors directly "
-        "on the models that ran the revealed benchmarks, and the recommended pipeline picks among them by inner "
-        "cross-validation.", where)
-    lines = verdict_lines(summary)
-    peers_md = (peer_passage(peers, gains, falls=falls, shared=shared)
-                or "No published method was compared in this run (`peers` is empty).")
-    aside_md = (aside_passage(*aside, shared=aside_shared) if aside is not None else "") or \
-        "No leaderboard was kept aside in this run (`aside` is empty)."
-    found = paragraph(counts_sentence) + "\n\n" + bullets(lines) + "\n\n" + peers_md + "\n\n" + aside_md + \
-        "\n\n" + paragraph(
-        where,
-        "`benchsel predict` and `benchsel select` use the recommended pipeline by default (`select` leaves out the "
-        "benchmarks that almost no model has run, `--min-observed`) and print what was chosen "
-        "and its inner-CV scores; `--method gaussian --objective mi` reproduces the paper.")
-    return PageProse(list(datasets), {"this_book": this_book, "differ": differ, "verdicts_md": bullets(lines),
-                                      "peers_md": peers_md, "aside_md": aside_md, "findings": found})
-
+    aside_md = aside_passage(*aside) if aside is not None else ""
+    return PageProse(list(datasets), {
+        "answer": answer(peers, shared, choices, datasets=datasets, ks=ks),
+        "scope": scope_text,
+        "peers_md": peers_passage(peers, shared=shared),
+        "curve_caption": curve_caption(curves, coinciding, clipped=clipped),
+        "choice_md": choice_passage(choices),
+        "optimism_md": optimism_passage(optimism),
+        "coverage_md": coverage_passage(coverage),
+        "gain_md": gain_passage(gains),
+        "grid_md": grid_passage(grid, n_pairs),
+        "aside_md": aside_md or "No leaderboard was kept aside in this run; the full study compares three.",
+    })

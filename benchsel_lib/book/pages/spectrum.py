@@ -1,4 +1,13 @@
-"""Chapter 3: eigenspectrum and the spectral diagnostic (Section 5.2, Figure 1; Section 4.3, Lemma 1)."""
+"""Chapter 3: eigenspectrum and the spectral diagnostic (Section 5.2, Figure 1; Section 4.3, Lemma 1).
+
+The page estimates each matrix's correlation as Section 5.2 describes, counts
+the principal components that reach 90% and 95% of the variance (the
+paper's Figure 1 and its counts), and compares the residual variance that
+greedy entropy selection (pivoted Cholesky) leaves with the eigenvalue tail
+that bounds it from below (Lemma 1). The functions below turn the run's
+estimates into the page's tables, its claims table (:func:`claims`) and its
+prose (:func:`prose`).
+"""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -7,90 +16,336 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...method.correlation import estimate_correlation
 from ...method.em import em_settings
+from ..claims import Claim, claims_table, failures, not_run, verdict
 from ..notebook import and_join
-from ..prose import (
-    PageProse,
-    bullets,
-    code,
-    count,
-    label,
-    labels,
-    num,
-    paragraph,
-    pct,
-    run_line,
-)
+from ..prose import PageProse, count, label, labels, num, paragraph, pct
+from .em import sci, size
 
-__all__ = ["PAPER_K", "components_table", "em_note", "estimates_table", "lemma_table", "prose"]
+__all__ = ["PAPER_K", "PAPER_MMLU_MODELS", "claims", "components_table", "em_note", "estimates_table", "greedy_k",
+           "identity_gap", "lemma_table", "plain_reference", "prose"]
 
 #: Section 5.2: components for 90% (and Merged 95%) explained variance.
 PAPER_K: dict[str, dict[float, int]] = {"mmlu": {0.90: 2}, "mteb": {0.90: 6}, "merged": {0.90: 8, 0.95: 12}}
 #: The paper's MMLU matrix (Section 5): models.
 PAPER_MMLU_MODELS = 5452
+#: Greedy entropy "falls quickly" when it leaves at most 10% of the variance within this many times the PCA count.
+FAST_FACTOR = 2
+#: Lemma 1(b) holds when the Schur-complement trace and the pivoted-Cholesky trace agree to this share of the trace.
+IDENTITY_TOL = 1e-8
 
 
-def estimates_table(matrices: Mapping[str, Any], estimates: Mapping[str, Any], spectra: Mapping[str, Any]) -> pd.DataFrame:
-    """Per matrix: shape, estimator, EM iterations / convergence / floor and the largest eigenvalue."""
+def plain_reference(matrix: Any, estimate: Any, *, config: str, max_iter: int | None) -> Any | None:
+    """The plain-EM estimate beside a SQUAREM-accelerated one (None when the estimate is not accelerated).
+
+    ``estimate_correlation`` accelerates EM with SQUAREM where it runs EM to its
+    fixed point (:func:`~benchsel_lib.method.em.em_settings`, ``accelerate="auto"``);
+    the plain iteration, as in Appendix G, shows how many iterations that saves.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+    estimate : CorrelationEstimate
+        The page's estimate of ``matrix``.
+    config : str
+        The EM configuration of the estimate.
+    max_iter : int or None
+        The run's cap on EM iterations.
+
+    Returns
+    -------
+    CorrelationEstimate or None
+    """
+    if estimate.em is None:
+        return None
+    m, n = matrix.shape
+    if em_settings(m, n, matrix.observed_fraction, config=config, context="full")["accelerate"] != "squarem":
+        return None
+    options: dict[str, Any] = {"accelerate": None}
+    if max_iter is not None:
+        options["max_iter"] = int(max_iter)
+    return estimate_correlation(matrix.scores, method="auto", config=config, std_floor="variance",
+                                em_options=options)
+
+
+def _em_text(estimate: Any, plain: Any | None) -> str:
+    em = estimate.em
+    if em is None:
+        return f"none ({estimate.method})"
+    cap = "" if em.converged else " (cap)"
+    if plain is None:
+        return f"plain, {em.n_iter}{cap}"
+    return f"SQUAREM, {em.n_iter}{cap} (plain: {plain.em.n_iter}{'' if plain.em.converged else ' (cap)'})"
+
+
+def estimates_table(matrices: Mapping[str, Any], estimates: Mapping[str, Any], spectra: Mapping[str, Any],
+                    plain: Mapping[str, Any | None]) -> pd.DataFrame:
+    """Per matrix: size, observed share, EM updates (and plain EM's iterations), floor, largest eigenvalue."""
     rows = []
     for n, m in matrices.items():
         em = estimates[n].em
-        rows.append({"matrix": label(n), "M": m.shape[0], "N": m.shape[1], "observed": round(m.observed_fraction, 3),
-                     "estimator": estimates[n].method, "EM iterations": em.n_iter if em is not None else None,
-                     "EM converged": em.converged if em is not None else None,
-                     "PSD floor": em.eps_psd if em is not None else None,
-                     "largest eigenvalue": spectra[n].eigenvalues[0]})
-    return pd.DataFrame(rows).set_index("matrix")
+        rows.append({"Matrix": label(n), "Size": size(*m.shape), "Observed": pct(m.observed_fraction),
+                     "EM updates": _em_text(estimates[n], plain.get(n)),
+                     "Floor": sci(em.eps_psd) if em is not None and em.eps_psd else "—",
+                     "Largest eigenvalue": float(spectra[n].eigenvalues[0])})
+    return pd.DataFrame(rows)
 
 
 def components_table(spectra: Mapping[str, Any], levels: Sequence[float]) -> pd.DataFrame:
-    """Components needed for each explained-variance level, beside the paper's counts, and rho(1)."""
+    """Components needed for each explained-variance level (with the paper's count where it gives one) and the
+    share the first component explains."""
     rows = []
     for n, sp in spectra.items():
-        row: dict[str, Any] = {"matrix": label(n)}
+        row: dict[str, Any] = {"Matrix": label(n)}
         for lvl in levels:
-            row[f"k for {100 * lvl:g}%"] = sp.n_components(lvl)
-            row[f"paper k for {100 * lvl:g}%"] = PAPER_K.get(n, {}).get(lvl, "")
-        row["explained by k=1"] = round(float(sp.cumulative[0]), 3)
+            k = sp.n_components(lvl)
+            paper = PAPER_K.get(n, {}).get(lvl)
+            row[f"{100 * lvl:g}%"] = f"{k} (paper: {paper})" if paper is not None else str(k)
+        row["First component"] = pct(sp.cumulative[0])
         rows.append(row)
-    return pd.DataFrame(rows).set_index("matrix")
+    return pd.DataFrame(rows)
 
 
 def lemma_table(tables: Mapping[str, pd.DataFrame], k_show: Sequence[int]) -> pd.DataFrame:
-    """Greedy residual fraction against the eigenvalue tail at the subset sizes ``k_show``."""
+    """Greedy residual fraction against the eigenvalue tail at the subset sizes ``k_show``, one row per (matrix, k)."""
     rows = []
     for n, t in tables.items():
         t = t.set_index("k")
         for k in k_show:
             if k in t.index:
-                rows.append({"matrix": label(n), "k": k, "greedy residual fraction": t.at[k, "cholesky_residual_fraction"],
-                             "eigenvalue tail fraction": t.at[k, "eigen_tail_fraction"], "ratio": t.at[k, "ratio"],
-                             "k-th pick": t.at[k, "pivot_name"]})
-    return pd.DataFrame(rows).set_index(["matrix", "k"]) if rows else pd.DataFrame()
+                rows.append({"Matrix": label(n), "k": int(k), "Greedy residual": t.at[k, "cholesky_residual_fraction"],
+                             "Eigenvalue tail": t.at[k, "eigen_tail_fraction"], "Ratio": t.at[k, "ratio"],
+                             "k-th pick": str(t.at[k, "pivot_name"])})
+    return pd.DataFrame(rows, columns=["Matrix", "k", "Greedy residual", "Eigenvalue tail", "Ratio", "k-th pick"])
+
+
+def identity_gap(corr: np.ndarray, table: pd.DataFrame, ks: Sequence[int]) -> float:
+    """Lemma 1(b): the largest gap, as a share of the trace, between the residual variance after the first k
+    picks computed directly (the Schur complement's trace) and the pivoted-Cholesky trace of ``table``.
+
+    Parameters
+    ----------
+    corr : array, shape (N, N)
+        The correlation matrix.
+    table : DataFrame
+        ``spectral_comparison`` output (columns ``k, pivot, cholesky_residual``).
+    ks : list of int
+        The subset sizes checked (those beyond the table are skipped).
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    O(len(ks) * N^3).
+    """
+    r = np.asarray(corr, dtype=float)
+    order = table["pivot"].to_numpy(dtype=int)
+    chol = table.set_index("k")["cholesky_residual"]
+    gaps = [0.0]
+    for k in ks:
+        if k not in chol.index or k >= r.shape[0]:
+            continue
+        a, rest = order[:k], np.setdiff1d(np.arange(r.shape[0]), order[:k])
+        schur = r[np.ix_(rest, rest)] - r[np.ix_(rest, a)] @ np.linalg.solve(r[np.ix_(a, a)], r[np.ix_(a, rest)])
+        gaps.append(abs(float(np.trace(schur)) - float(chol[k])) / float(np.trace(r)))
+    return max(gaps)
+
+
+def greedy_k(table: pd.DataFrame, *, level: float = 0.90) -> int | None:
+    """Smallest k whose greedy residual fraction is at most ``1 - level`` (None if no k reaches it)."""
+    ok = table[table["cholesky_residual_fraction"] <= 1 - level + 1e-12]
+    return int(ok["k"].min()) if len(ok) else None
 
 
 def _bound_holds(t: pd.DataFrame, trace: float) -> bool:
     return bool((t["cholesky_residual"] >= t["eigen_tail"] - 1e-9 * trace).all())
 
 
-def _greedy_k(t: pd.DataFrame, level: float = 0.90) -> int | None:
-    """Smallest k whose greedy residual fraction is at most 1 - level (None if no k reaches it)."""
-    ok = t[t["cholesky_residual_fraction"] <= 1 - level + 1e-12]
-    return int(ok["k"].min()) if len(ok) else None
-
-
 def em_note(name: str, matrix: Any, estimate: Any, *, config: str) -> str:
-    """A sentence on an EM estimate that stopped at its iteration cap (empty when EM converged or was not used)."""
+    """A sentence on an EM estimate that stopped at its configuration's cap (empty if EM converged or was not used)."""
     em = estimate.em
     if em is None or em.converged:
         return ""
     tol = em_settings(matrix.shape[0], matrix.shape[1], matrix.observed_fraction, config=config, context="full")["tol"]
     rc = np.asarray(em.rel_change, dtype=float)
     best = int(np.argmin(rc))
-    return (f"EM on {label(name)} stopped at its cap of {em.n_iter} iterations without the relative change of Σ "
-            f"falling below the tolerance {num(tol, '.0e')} (smallest change {num(rc[best], '.4e')} at iteration "
-            f"{best + 1}, last {num(rc[-1], '.1e')}), so its spectrum is that of the last iterate and its smallest "
-            f"eigenvalues are the least settled.")
+    digits = 1
+    while digits < 6 and sci(rc[best], digits=digits) == sci(tol, digits=digits):
+        digits += 1
+    return (f"{label(name)}'s EM stopped at its cap of {em.n_iter} iterations without the relative change of Σ "
+            f"falling below the tolerance {sci(tol)} (smallest change {sci(rc[best], digits=digits)} at iteration "
+            f"{best + 1}), so "
+            f"its spectrum is that of the last iterate and its smallest eigenvalues are the least settled.")
+
+
+def _component_claim(name: str, level: float, spectra: Mapping[str, Any], matrices: Mapping[str, Any],
+                     estimates: Mapping[str, Any], capped: Sequence[str], max_iter: int | None,
+                     config: str) -> Claim:
+    paper = PAPER_K[name][level]
+    what = f"{label(name)}: components for {100 * level:g}%"
+    where = "Fig. 1"
+    if name not in spectra:
+        return not_run(what, where, str(paper), f"{label(name)} was not in this run", section="figure-1")
+    k = spectra[name].n_components(level)
+    v = verdict(k, paper, tol=0, partly=1)
+    m = matrices[name]
+    if name in capped and max_iter is not None:
+        why = f"EM stopped at this run's cap of {max_iter}"
+    elif name == "mmlu" and v != "reproduced":
+        why = f"{m.shape[0]:,} models here, not {PAPER_MMLU_MODELS:,}"
+    elif v == "reproduced" and estimates[name].em is not None:
+        tol = em_settings(*m.shape, m.observed_fraction, config=config, context="full")["tol"]
+        why = f"same count; EM to {sci(tol)}"
+    elif v == "reproduced":
+        why = "same count"
+    else:
+        why = f"{k - paper:+d} against the paper"
+    return Claim(what, where, str(paper), str(k), v, why, section="figure-1")
+
+
+def _lemma_claims(tables: Mapping[str, pd.DataFrame], estimates: Mapping[str, Any], spectra: Mapping[str, Any],
+                  gaps: Mapping[str, float], k_show: Sequence[int]) -> list[Claim]:
+    names = list(tables)
+    where, section = "Lemma 1", "lemma-1"
+    gap = max(gaps.values())
+    ks = ", ".join(str(k) for k in k_show)
+    identity = Claim("Greedy residual = pivoted-Cholesky trace", where, "identity", f"largest gap {sci(gap)}",
+                     "reproduced" if gap <= IDENTITY_TOL else "not reproduced", f"Schur complement at k = {ks}",
+                     section=section)
+    holds = sum(_bound_holds(tables[n], float(np.trace(estimates[n].corr))) for n in names)
+    kmax = max(k_show)
+    ratios = np.concatenate([tables[n]["ratio"].to_numpy(dtype=float)[:kmax] for n in names])
+    ratios = ratios[np.isfinite(ratios)]
+    spread = f"ratio {num(ratios.min())} to {num(ratios.max())} for k ≤ {kmax}" if ratios.size else "no finite ratio"
+    bound = Claim("Eigenvalue tail ≤ greedy residual", where, "at every k",
+                  f"{holds} of {count(len(names), 'matrix', 'matrices')}",
+                  "reproduced" if holds == len(names) else "not reproduced", spread, section=section)
+    picks = {n: greedy_k(tables[n]) for n in names}
+    fast = [n for n in names if picks[n] is not None and picks[n] <= FAST_FACTOR * spectra[n].n_components(0.90)]
+    v = "reproduced" if len(fast) == len(names) else "partly" if fast else "not reproduced"
+    run = ", ".join(f"{label(n)} {picks[n] if picks[n] is not None else 'none'}" for n in names)
+    falls = Claim("Fast decay: greedy residual falls quickly", "Sec. 5.2", "suggested",
+                  f"picks to leave 10%: {run}", v,
+                  f"within {FAST_FACTOR}× the PCA count on {len(fast)} of {len(names)}", section=section)
+    return [identity, bound, falls]
+
+
+def claims(*, matrices: Mapping[str, Any], estimates: Mapping[str, Any], spectra: Mapping[str, Any],
+           tables: Mapping[str, pd.DataFrame], gaps: Mapping[str, float], k_show: Sequence[int],
+           max_iter: int | None, config: str = "released") -> list[Claim]:
+    """The page's claims table: Section 5.2's component counts and Lemma 1 on the matrices run.
+
+    Parameters
+    ----------
+    matrices, estimates, spectra, tables : mapping
+        Per matrix of this run: the ScoreMatrix, its ``estimate_correlation``, its
+        :class:`Eigenspectrum` and its ``spectral_comparison`` table.
+    gaps : mapping
+        :func:`identity_gap` per matrix.
+    k_show : list of int
+        The subset sizes of the Lemma 1 table.
+    max_iter : int or None
+        This run's cap on EM iterations.
+    config : str
+        The EM configuration of the estimates.
+
+    Returns
+    -------
+    list of Claim
+    """
+    capped = [n for n in matrices if estimates[n].em is not None and not estimates[n].em.converged]
+    rows = [_component_claim(n, lvl, spectra, matrices, estimates, capped, max_iter, config)
+            for n in PAPER_K for lvl in sorted(PAPER_K[n])]
+    return rows + _lemma_claims(tables, estimates, spectra, gaps, k_show)
+
+
+def _claims_note(rows: Sequence[Claim], matrices: Mapping[str, Any], spectra: Mapping[str, Any],
+                 estimates: Mapping[str, Any], *, max_iter: int | None, quick: bool) -> str:
+    text = [failures(rows) or "Every claim this run checked is reproduced."]
+    capped = [n for n in matrices if estimates[n].em is not None and not estimates[n].em.converged]
+    if capped and max_iter is not None:
+        text.append(f"{'Quick mode caps' if quick else 'This run caps'} EM at {count(max_iter, 'iteration')}, so "
+                    f"the counts on {labels(capped)} are those of estimates that have not converged.")
+    if "mmlu" in spectra and spectra["mmlu"].n_components(0.90) != PAPER_K["mmlu"][0.90]:
+        m = matrices["mmlu"]
+        text.append(f"This book's MMLU matrix holds {m.shape[0]:,} models, mostly well-known open models trained "
+                    f"alike, against the paper's {PAPER_MMLU_MODELS:,}; one general-ability factor carries "
+                    f"{pct(spectra['mmlu'].cumulative[0])} of its variance, so a single component reaches 90% "
+                    f"where the paper's matrix needs {PAPER_K['mmlu'][0.90]}.")
+    return paragraph(*text)
+
+
+def _estimates_passage(matrices: Mapping[str, Any], estimates: Mapping[str, Any], plain: Mapping[str, Any | None],
+                       *, config: str, max_iter: int | None, quick: bool) -> str:
+    names = list(matrices)
+    capped = [n for n in names if estimates[n].em is not None and not estimates[n].em.converged]
+    parts = []
+    pairwise = [n for n in names if estimates[n].em is None]
+    if pairwise:
+        parts.append(f"{labels(pairwise)} {'is' if len(pairwise) == 1 else 'are'} fully observed and "
+                     f"{'uses' if len(pairwise) == 1 else 'use'} the pairwise estimate.")
+    for n in names:
+        em, ref = estimates[n].em, plain.get(n)
+        if em is None or n in capped:
+            continue
+        if ref is not None and ref.em.converged:
+            gap = float(np.abs(estimates[n].corr - ref.corr).max())
+            parts.append(f"{label(n)}'s EM is accelerated with SQUAREM, the library's default where EM runs to its "
+                         f"fixed point: its {em.n_iter} EM updates reach the fixed point that plain EM, as in "
+                         f"Appendix G, reaches in {ref.em.n_iter} iterations (correlations within {sci(gap)}).")
+        elif ref is None:
+            parts.append(f"{label(n)}'s EM is plain and stops at its tolerance after {em.n_iter} iterations.")
+    if capped and max_iter is not None:
+        parts.append(f"{'Quick mode caps' if quick else 'This run caps'} EM at {count(max_iter, 'iteration')}, "
+                     f"fewer than {labels(capped)} {'needs' if len(capped) == 1 else 'need'} to reach the tolerance, "
+                     f"so {'its spectrum is that' if len(capped) == 1 else 'their spectra are those'} of the last "
+                     f"iterate.")
+    else:
+        parts.extend(em_note(n, matrices[n], estimates[n], config=config) for n in capped)
+    return paragraph(*parts)
+
+
+def _figure_passages(spectra: Mapping[str, Any], tables: Mapping[str, pd.DataFrame], levels: Sequence[float],
+                     k_show: Sequence[int]) -> dict[str, str]:
+    names = list(spectra)
+    k90 = {n: spectra[n].n_components(0.90) for n in names}
+    lo, hi = min(k90, key=k90.get), max(k90, key=k90.get)
+    reach = (f"Every spectrum reaches 90% within {count(k90[hi], 'component')} ({label(hi)})" if lo == hi else
+             f"The residual falls below 10% after {k90[lo]} ({label(lo)}) to {count(k90[hi], 'component')} "
+             f"({label(hi)})")
+    fig1 = paragraph(
+        "**Figure 3.1** (the paper's Figure 1). Residual variance fraction 1 − ρ(k) of each correlation matrix on "
+        f"a log scale; dashed lines mark {and_join(f'{100 * lvl:g}%' for lvl in levels)} explained variance.",
+        reach + ": a few directions carry most of the variance.")
+    kmax = max(k_show)
+    ratios = np.concatenate([tables[n]["ratio"].to_numpy(dtype=float)[:kmax] for n in names])
+    ratios = ratios[np.isfinite(ratios)]
+    fig2 = paragraph(
+        "**Figure 3.2.** Residual variance fraction left by the first k greedy-entropy picks (solid) and the "
+        "eigenvalue tail (dashed), which no k benchmarks can go below.",
+        f"The greedy residual follows the tail down, within a factor of {num(ratios.min(), '.1f')} to "
+        f"{num(ratios.max(), '.1f')} over the first {kmax} picks." if ratios.size else "")
+    first = and_join(f"{pct(spectra[n].cumulative[0])} of {label(n)}'s" for n in names)
+    return {"fig1_caption": fig1, "fig2_caption": fig2,
+            "components_md": f"The first component alone explains {first} variance."}
+
+
+def _lemma_passage(spectra: Mapping[str, Any], tables: Mapping[str, pd.DataFrame], gaps: Mapping[str, float],
+                   k_show: Sequence[int]) -> str:
+    need = []
+    for n in spectra:
+        g = greedy_k(tables[n])
+        pca = spectra[n].n_components(0.90)
+        need.append(f"{count(g, 'pick')} on {label(n)} (PCA: {pca})" if g is not None
+                    else f"more than {count(len(tables[n]), 'pick')} on {label(n)}")
+    ks = and_join(str(k) for k in k_show)
+    return paragraph(
+        f"Greedy entropy leaves at most 10% of the variance after {'; '.join(need)}.",
+        f"Computed directly as the trace of the Schur complement at k = {ks}, the residual variance matches the "
+        f"pivoted-Cholesky trace to {sci(max(gaps.values()))} of the total (Lemma 1(b)).")
 
 
 def prose(
@@ -99,12 +354,14 @@ def prose(
     estimates: Mapping[str, Any],
     spectra: Mapping[str, Any],
     tables: Mapping[str, pd.DataFrame],
+    plain: Mapping[str, Any | None],
     levels: Sequence[float],
+    k_show: Sequence[int],
     config: str,
     max_iter: int | None,
     quick: bool,
 ) -> PageProse:
-    """The page's passages, written from the estimates of this run.
+    """The page's glued passages: the claims table and its note, the captions and the sections' findings.
 
     Parameters
     ----------
@@ -112,104 +369,28 @@ def prose(
         Per matrix of this run: the ScoreMatrix, its correlation estimate
         (``estimate_correlation``), its :class:`Eigenspectrum` and its
         ``spectral_comparison`` table.
+    plain : mapping
+        :func:`plain_reference` per matrix.
     levels : list of float
-        Explained-variance levels of the component table.
+        Explained-variance levels of the figure and the component table.
+    k_show : list of int
+        Subset sizes of the Lemma 1 table.
     config, max_iter, quick :
         EM configuration and iteration cap of this run, quick mode.
 
     Returns
     -------
     PageProse
-        Passages ``this_book``, ``differ``, ``components_md``, ``lemma_md``, ``findings``.
+        Passages ``claims``, ``claims_note``, ``estimates_md``, ``fig1_caption``, ``components_md``,
+        ``fig2_caption``, ``lemma_md``.
     """
-    names = list(matrices)
-    k90 = {n: spectra[n].n_components(0.90) for n in names}
-    rho1 = {n: float(spectra[n].cumulative[0]) for n in names}
-    holds = {n: _bound_holds(tables[n], float(np.trace(estimates[n].corr))) for n in names}
-    details = [f"EM configuration {code(config)}"] + ([f"EM capped at {max_iter} iterations"] if max_iter else [])
-    capped = [n for n in names if estimates[n].em is not None and not estimates[n].em.converged]
-    if max_iter is not None and capped:
-        notes = [f"This run caps EM at {count(max_iter, 'iteration')}, fewer than {labels(capped)} "
-                 f"{'needs' if len(capped) == 1 else 'need'} to reach the tolerance, so "
-                 f"{'its spectrum is' if len(capped) == 1 else 'their spectra are'} those of the last iterate."]
-    else:
-        notes = [em_note(n, matrices[n], estimates[n], config=config) for n in capped]
-
-    def vs_paper(n: str, lvl: float = 0.90) -> str:
-        k = spectra[n].n_components(lvl)
-        paper = PAPER_K.get(n, {}).get(lvl)
-        return f"{k} (paper: {paper})" if paper is not None else f"{k} (the paper gives no count)"
-
-    comp = [f"{label(n)} {vs_paper(n)}" for n in names]
-    if "merged" in names:
-        comp.append(f"Merged for 95%: {vs_paper('merged', 0.95)}")
-    components_md = paragraph(f"Components needed for 90% explained variance: {'; '.join(comp)}.",
-                              "The first component alone explains "
-                              + and_join(f"{pct(rho1[n])} of {label(n)}'s variance" for n in names) + ".")
-
-    after, need = [], []
-    for n in names:
-        t = tables[n].set_index("k", drop=False)
-        k5 = min(5, int(t["k"].max()))
-        after.append(f"{pct(t.at[k5, 'cholesky_residual_fraction'], 1)} on {label(n)} after {k5} (eigenvalue tail "
-                     f"{pct(t.at[k5, 'eigen_tail_fraction'], 1)})")
-        g = _greedy_k(t)
-        need.append(f"{count(g, 'benchmark')} on {label(n)} (PCA: {count(k90[n], 'component')})" if g is not None
-                    else f"more than {count(int(t['k'].max()), 'benchmark')} on {label(n)}")
-    n_hold = sum(holds.values())
-    lemma_md = paragraph(f"The residual variance fraction after the greedy picks is {'; '.join(after)}.",
-                         f"Greedy entropy needs {'; '.join(need)} to leave at most 10% of the variance.",
-                         f"The bound of Lemma 1 (greedy residual ≥ eigenvalue tail at every k) holds on {n_hold} of "
-                         f"the {len(names)} matrices.")
-
-    same = [n for n in names if n in PAPER_K and k90[n] == PAPER_K[n][0.90]]
-    other = [n for n in names if n in PAPER_K and k90[n] != PAPER_K[n][0.90]]
-    this_book = paragraph(
-        run_line(names, described=list(PAPER_K), details=details, quick=quick),
-        f"Components for 90% explained variance: {'; '.join(comp)}.",
-        f"The Lemma 1 bound holds on {n_hold} of the {len(names)} matrices computed.")
-    differ_parts = [f"{labels(same)} {'agrees' if len(same) == 1 else 'agree'} with the paper's count." if same
-                    else ""]
-    if "mmlu" in other:
-        m = matrices["mmlu"]
-        differ_parts.append(
-            f"MMLU is a {m.shape[0]}-model matrix of mostly well-known open models (the paper: "
-            f"{PAPER_MMLU_MODELS:,}), where the first component alone explains {pct(rho1['mmlu'])} of the variance, "
-            f"so {'fewer' if k90['mmlu'] < 2 else 'other'} components reach 90% than on the paper's matrix.")
-    rest = [n for n in other if n != "mmlu"]
-    if rest:
-        differ_parts.append(f"{labels(rest)} {'differs' if len(rest) == 1 else 'differ'} from the paper's count in "
-                            f"this run" + (" (EM capped by this run's iteration limit)." if max_iter else "."))
-    differ_parts.extend(notes)
-    differ = paragraph(*differ_parts)
-
-    found = []
-    for n in names:
-        text = f"**{label(n)}** needs {count(k90[n], 'component')} for 90% explained variance"
-        paper = PAPER_K.get(n, {}).get(0.90)
-        if n == "merged":
-            text += f" and {spectra[n].n_components(0.95)} for 95%, against the paper's 8 and 12."
-            text += (" Merged's estimate depends on the EM settings (69% missing, PSD floor 10⁻³"
-                     + (", EM stopped at the paper's tolerance 5 × 10⁻⁴" if estimates[n].em.converged else "")
-                     + "; chapter 2): its small eigenvalues, and with them these counts, are the least certain, and "
-                     "EM run to a tighter tolerance gives a different spectrum.")
-        elif paper is not None:
-            text += f"; the paper reports {paper}."
-        else:
-            text += " (the paper gives no count)."
-        if n == "mmlu" and k90[n] != PAPER_K["mmlu"][0.90]:
-            m = matrices["mmlu"]
-            text += (f" This matrix is {m.shape[0]} × {m.shape[1]} instead of 5,452 × 57 and holds mostly well-known, "
-                     f"similarly trained open models, so a single general-ability factor explains more of it "
-                     f"({pct(rho1[n])} for k = 1).")
-        found.append(paragraph(text, "" if max_iter is not None else em_note(n, matrices[n], estimates[n],
-                                                                          config=config)))
-    if max_iter is not None and capped:
-        found.append(notes[0])
-    found.append(paragraph(
-        f"**Lemma 1**: the greedy residual stays at or above the eigenvalue tail at every k on {n_hold} of the "
-        f"{len(names)} matrices, and the `ratio` column shows by how much.",
-        "A fast-decaying spectrum goes with a fast-falling greedy residual, so the spectrum is a guide for choosing "
-        "k, while the cross-validated R² of chapter 4 is the actual evidence."))
-    return PageProse(names, {"this_book": this_book, "differ": differ, "components_md": components_md,
-                             "lemma_md": lemma_md, "findings": bullets(found)})
+    gaps = {n: identity_gap(estimates[n].corr, tables[n], k_show) for n in matrices}
+    rows = claims(matrices=matrices, estimates=estimates, spectra=spectra, tables=tables, gaps=gaps, k_show=k_show,
+                  max_iter=max_iter, config=config)
+    passages = {"claims": claims_table(rows),
+                "claims_note": _claims_note(rows, matrices, spectra, estimates, max_iter=max_iter, quick=quick),
+                "estimates_md": _estimates_passage(matrices, estimates, plain, config=config, max_iter=max_iter,
+                                                   quick=quick),
+                **_figure_passages(spectra, tables, levels, k_show),
+                "lemma_md": _lemma_passage(spectra, tables, gaps, k_show)}
+    return PageProse(list(matrices), passages)
