@@ -187,33 +187,7 @@ def main() -> int:
         _keep(name, "tol", text=f"{st['tol']:g}")
         _keep(name, "accelerate", text=st["accelerate"] or "none")
 
-        # (a) agreement of the iterates
-        t0 = time.perf_counter()
-        mu_p, S_p, it_p, conv_p = plain_em(
-            Z, max_iter=agree_iter, tol=1e-9, eps_psd=st["eps_psd"], shrinkage_alpha=alpha
-        )
-        t_plain_a = time.perf_counter() - t0
-        r = em_covariance(
-            Z, max_iter=agree_iter, tol=1e-9, eps_psd=st["eps_psd"], shrinkage=st["shrinkage"], accelerate=None
-        )
-        print(
-            f"(a) tol=1e-9 (cap {agree_iter}): plain {it_p} it (converged={conv_p}, {t_plain_a:.1f} s), "
-            f"library {r.n_iter} it (converged={r.converged}); "
-            f"max|cov diff| = {np.abs(r.cov - S_p).max():.2e}, max|mean diff| = {np.abs(r.mean - mu_p).max():.2e}"
-        )
-        _keep(name, "agree_plain_it", text=it_p)
-        _keep(name, "agree_lib_it", text=r.n_iter)
-        _keep(name, "agree_cov_diff", text=f"{np.abs(r.cov - S_p).max():.2e}")
-        _keep(name, "agree_mean_diff", text=f"{np.abs(r.mean - mu_p).max():.2e}")
-        if st["accelerate"]:
-            ra = em_covariance(Z, **{**st, "tol": 1e-9, "max_iter": max(agree_iter, st["max_iter"])})
-            diff = (f"max|cov diff| vs the plain EM fixpoint above = {np.abs(ra.cov - S_p).max():.2e}" if conv_p
-                    else "plain EM did not converge within the cap: no fixpoint to compare (raise --agree-iter)")
-            print(f"    library default ({st['accelerate']}) to tol=1e-9: {ra.n_iter} it (converged={ra.converged}); "
-                  + diff)
-            _keep(name, "agree_accel_it", text=ra.n_iter)
-            if conv_p:
-                _keep(name, "agree_accel_cov_diff", text=f"{np.abs(ra.cov - S_p).max():.2e}")
+        agreement(name, Z, st, alpha, agree_iter)
 
         # (b) speed at the paper's settings
         def run_plain():
@@ -264,6 +238,36 @@ def main() -> int:
     if args.json:
         result_file.write(args.json, VALUES, load_start=load_start)
     return 0
+
+
+def agreement(name: str, Z: np.ndarray, st: dict, alpha: float, agree_iter: int) -> None:
+    """(a) Agreement of the library's iterates with the plain EM, to tol 1e-9 (and of its accelerated default)."""
+    t0 = time.perf_counter()
+    mu_p, S_p, it_p, conv_p = plain_em(
+        Z, max_iter=agree_iter, tol=1e-9, eps_psd=st["eps_psd"], shrinkage_alpha=alpha
+    )
+    t_plain_a = time.perf_counter() - t0
+    r = em_covariance(
+        Z, max_iter=agree_iter, tol=1e-9, eps_psd=st["eps_psd"], shrinkage=st["shrinkage"], accelerate=None
+    )
+    print(
+        f"(a) tol=1e-9 (cap {agree_iter}): plain {it_p} it (converged={conv_p}, {t_plain_a:.1f} s), "
+        f"library {r.n_iter} it (converged={r.converged}); "
+        f"max|cov diff| = {np.abs(r.cov - S_p).max():.2e}, max|mean diff| = {np.abs(r.mean - mu_p).max():.2e}"
+    )
+    _keep(name, "agree_plain_it", text=it_p)
+    _keep(name, "agree_lib_it", text=r.n_iter)
+    _keep(name, "agree_cov_diff", text=f"{np.abs(r.cov - S_p).max():.2e}")
+    _keep(name, "agree_mean_diff", text=f"{np.abs(r.mean - mu_p).max():.2e}")
+    if st["accelerate"]:
+        ra = em_covariance(Z, **{**st, "tol": 1e-9, "max_iter": max(agree_iter, st["max_iter"])})
+        diff = (f"max|cov diff| vs the plain EM fixpoint above = {np.abs(ra.cov - S_p).max():.2e}" if conv_p
+                else "plain EM did not converge within the cap: no fixpoint to compare (raise --agree-iter)")
+        print(f"    library default ({st['accelerate']}) to tol=1e-9: {ra.n_iter} it (converged={ra.converged}); "
+              + diff)
+        _keep(name, "agree_accel_it", text=ra.n_iter)
+        if conv_p:
+            _keep(name, "agree_accel_cov_diff", text=f"{np.abs(ra.cov - S_p).max():.2e}")
 
 
 def kernel_floor(Z: np.ndarray, st: dict, t_plain: float, target: float, name: str = "") -> None:

@@ -518,6 +518,29 @@ def _keep_choices(name: str, choices: dict) -> None:
             RESULTS.put(name, f"k{k}", "choice_n", text=n)
 
 
+def _quick_summary(name: str, rule: str, df, seeds, keep) -> list[str]:
+    """The quick grid's coverage verdicts, optimism and choices of one matrix (kept for --json at seed 42 alone)."""
+    verdicts = []
+    at42 = keep if set(seeds) == {PEER_SEED} else None  # pooled over the seeds: not the seed-42 figures
+    for r in pooled_coverage(df, levels=LEVELS).itertuples():
+        verdicts.append(_verdict(abs(r.gap) <= 0.03, f"{name}{rule}: coverage at {r.nominal:.0%} = "
+                                 f"{r.coverage:.3f} (pooled over folds and k; target +-0.03)"))
+        _keep_coverage(at42, r)
+    opt = inner_optimism(df, ks=(5, 10))
+    print("inner-CV R^2 of auto's choice minus its held-out R^2:",
+          ", ".join(f"k={r.k} {r.inner_r2:.3f} - {r.r2:.3f} = {r.optimism:+.3f} +- {r.optimism_se:.3f}"
+                    for r in opt.itertuples()))
+    choices = choice_counts(df, ks=(5, 10))
+    print("auto's choices (top 3):", choices)
+    if at42:
+        for r in opt.itertuples():
+            RESULTS.put(name, f"k{r.k}", "inner", text=f"{r.inner_r2:.3f}")
+            RESULTS.put(name, f"k{r.k}", "optimism", text=result_file.signed(r.optimism))
+            RESULTS.put(name, f"k{r.k}", "optimism_se", text=f"{r.optimism_se:.3f}")
+        _keep_choices(name, choices)
+    return verdicts
+
+
 def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quick: bool = False,
          variants=(), unconditioned: str = "skip", auto=None) -> list[str]:
     verdicts = []
@@ -562,23 +585,7 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
                 verdicts += found
                 _worst_fold(M, df[df["seed"] == sd], g, sd, unconditioned=unconditioned, key=keep)
         if quick:
-            at42 = keep if set(seeds) == {PEER_SEED} else None  # pooled over the seeds: not the seed-42 figures
-            for r in pooled_coverage(df, levels=LEVELS).itertuples():
-                verdicts.append(_verdict(abs(r.gap) <= 0.03, f"{name}{rule}: coverage at {r.nominal:.0%} = "
-                                         f"{r.coverage:.3f} (pooled over folds and k; target +-0.03)"))
-                _keep_coverage(at42, r)
-            opt = inner_optimism(df, ks=(5, 10))
-            print("inner-CV R^2 of auto's choice minus its held-out R^2:",
-                  ", ".join(f"k={r.k} {r.inner_r2:.3f} - {r.r2:.3f} = {r.optimism:+.3f} +- {r.optimism_se:.3f}"
-                            for r in opt.itertuples()))
-            choices = choice_counts(df, ks=(5, 10))
-            print("auto's choices (top 3):", choices)
-            if at42:
-                for r in opt.itertuples():
-                    RESULTS.put(name, f"k{r.k}", "inner", text=f"{r.inner_r2:.3f}")
-                    RESULTS.put(name, f"k{r.k}", "optimism", text=result_file.signed(r.optimism))
-                    RESULTS.put(name, f"k{r.k}", "optimism_se", text=f"{r.optimism_se:.3f}")
-                _keep_choices(name, choices)
+            verdicts += _quick_summary(name, rule, df, seeds, keep)
             continue
         summ = paired_summary(df, ks=(5, 10))
         print(f"{'k':>3} {'auto':>7} {'mi(paper)':>9} {'best fixed pair':>28} {'auto-best':>10} {'SE':>6}")
@@ -743,7 +750,8 @@ def timing(datasets, n_jobs: int, variants=(), auto=None) -> list[str]:
     return out
 
 
-def main() -> None:
+def _parser() -> argparse.ArgumentParser:
+    """The command line of this benchmark."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--datasets", nargs="*", default=["mteb", "merged", "benchpress", "mmlu"],
                     help="the built-in matrices to compare on (default: all four; give the flag alone for none)")
@@ -794,6 +802,11 @@ def main() -> None:
     ap.add_argument("--unconditioned", default="skip", choices=["skip", "mean"],
                     help="in the --gain-seeds runs, leave out a held-out model that observes none of the revealed "
                          "benchmarks (skip: the paper) or score it with the training mean (mean)")
+    return ap
+
+
+def main() -> None:
+    ap = _parser()
     args = ap.parse_args()
     if args.quick:
         args.seeds, args.skip_timing = args.seeds or [PEER_SEED], True
