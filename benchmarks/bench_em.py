@@ -1,4 +1,4 @@
-"""Speed and agreement of ``benchsel_lib.em_covariance`` against a plain EM.
+"""Speed and agreement of ``benchsel_lib.method.em.em_covariance`` against a plain EM.
 
 Run on demand (not a test)::
 

@@ -46,9 +46,8 @@ Usage::
                                          [--skip-timing] [--quick] [--aside NAME ...]
                                          [--candidates STRATEGY ...] [--predictors PREDICTOR ...]
                                          [--drop STRATEGY ...]
-                                         [--choice nested|best|additive|shrunk]
-                                         [--search-repeats R] [--min-observed N] [--blocks B ...]
-                                         [--keep-blocks always|unnested|hold]
+                                         [--choice nested|best]
+                                         [--min-observed N] [--blocks B ...]
                                          [--gain-seeds SEED ...] [--unconditioned skip|mean]
                                          [--dense] [--json PATH]
 
@@ -89,32 +88,22 @@ with predictors added to its candidates (with ``--candidates``, one variant
 with both added).  ``--drop random`` (any of auto's own strategies) takes
 those strategies out of that variant's candidates (alone: one variant of auto
 without them).
-``--choice nested`` (or ``best``, ``additive``, ``shrunk``) does the same for auto with that choice
-rule (:data:`benchsel_lib.method.search.CHOICE_RULES`), with its gain from
+``--choice nested`` (or ``best``) does the same for auto with that choice
+rule (:data:`benchsel_lib.method.choice.CHOICE_RULES`), with its gain from
 k = 5 to 10; with ``--candidates`` or ``--predictors`` too, also for one
-variant with both.  ``--search-repeats 2`` does the same for auto whose inner
-cross-validation pools two seeded draws of its folds (``search_repeats``).
+variant with both.
 ``--min-observed 0`` does the same for auto with every benchmark a
 candidate (``Pipeline.auto(min_observed=0)``; by default its candidates
 without a filter of their own never reveal a benchmark that fewer than 5
 training models observe), ``--min-observed 10`` for a floor of 10.
-``--blocks 5`` does the same for auto whose search is fixed at k = 5
-(``Pipeline.auto(blocks=(5,), keep_blocks="always")``: above five
-benchmarks every candidate keeps the five chosen there, so the selection at
-k = 10 adds to the one at k = 5), and runs the variants asked for above
-with those blocks in place of the variants without.  ``--keep-blocks
-unnested`` keeps the choice at a block only where its strategy's selections
-are not nested (anchor points, BenchPred's imputed Lasso; auto's own blocks
-at five, ``Pipeline.auto()``), the larger sizes otherwise being those of
-the path without blocks;
-``--keep-blocks hold`` keeps every choice and adds one candidate above the
-block, the block's choice predicting from its own benchmarks alone
-(``Pipeline.auto(keep_blocks="hold")``).
+``--blocks 5 10`` does the same for auto whose search is fixed at those
+sizes (where the choice there is not nested; auto's own is ``(5,)``), and
+runs the variants asked for above with those blocks in place of their own.
 With the timing, each of these variants' full CV is timed as auto's is, and
 its interval coverage printed.
 
 ``--gain-seeds 0 1 2`` also runs auto, and the variants that ``--candidates`` (``--predictors``),
-``--choice``, ``--search-repeats`` and ``--min-observed`` ask for, at k = 5 and 10 (capped on a
+``--choice`` and ``--min-observed`` ask for, at k = 5 and 10 (capped on a
 held-aside source as in its peers table) on the paper's folds drawn with
 each of those seeds
 (:func:`~benchsel_lib.studies.pipelines.seed_gains`), on the ``--datasets``
@@ -163,7 +152,6 @@ from benchsel_lib.method.search import (  # noqa: E402
     DEFAULT_RULE,
     DEFAULT_STRATEGIES,
     AUTO_BLOCKS,
-    KEEP_BLOCKS,
     SPARSE_MISSING,
     SPARSE_PREDICTORS,
     SPARSE_STRATEGIES,
@@ -377,13 +365,12 @@ def _gain_verdicts(where: str, g, key: str | None = None) -> list[str]:
                      f"{g['gain_common']:+.3f} +- {g['gain_common_se']:.3f} (target >= 0)")]
 
 
-def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predictors=(),
-              blocks=(), drop=(), keep_blocks="always", base=None) -> list[tuple[Pipeline, str]]:
+def _variants(candidates=(), choice=None, min_observed=None, predictors=(),
+              blocks=(), drop=(), base=None) -> list[tuple[Pipeline, str]]:
     """The variants of auto that ``--candidates`` and ``--predictors`` (one variant), ``--choice`` (with
-    ``--candidates`` or ``--predictors`` also one variant with both), ``--search-repeats`` and
+    ``--candidates`` or ``--predictors`` also one variant with both) and
     ``--min-observed`` ask for, each with what it is; with ``--blocks``, auto with those block sizes and each
-    variant with them in place of the variant without (``keep_blocks``: which choices at a block are kept,
-    :data:`~benchsel_lib.method.search.KEEP_BLOCKS`).  ``drop``: auto's strategies that the variant with
+    variant with them in place of its own.  ``drop``: auto's strategies that the variant with
     ``--candidates`` and ``--predictors`` (or, alone, a variant of its own) leaves out of the candidates.
     ``base``: options of every variant of auto (``--dense``: its first candidate set on every matrix)."""
     base = dict(base or {})
@@ -403,21 +390,15 @@ def _variants(candidates=(), choice=None, repeats=None, min_observed=None, predi
         if candidates or predictors or drop:
             out.append((Pipeline.auto(**grown, choice=choice, name="auto" + label + f":{choice}"),
                         f"auto {what}, with the {choice!r} choice"))
-    if repeats is not None:
-        out.append((Pipeline.auto(**base, search_repeats=repeats, name=f"auto:x{repeats}"),
-                    f"auto with {repeats} draws of its inner folds"))
     if min_observed is not None:
         out.append((Pipeline.auto(**base, min_observed=min_observed, name=f"auto:m{min_observed}"),
                     f"auto revealing only benchmarks that at least {min_observed} training models observe"
                     if min_observed else "auto with every benchmark a candidate"))
     if blocks:
-        at = "/b" + "-".join(str(b) for b in blocks) + {"unnested": "u", "hold": "h"}.get(keep_blocks, "")
-        fixed = f", each larger selection adding to the choice at k = {', '.join(str(b) for b in blocks)}"
-        if keep_blocks == "unnested":
-            fixed += " where that choice's strategy is not nested"
-        elif keep_blocks == "hold":
-            fixed += ", and that choice predicting from its own benchmarks alone a candidate above it"
-        kw = dict(blocks=tuple(blocks), keep_blocks=keep_blocks)
+        at = "/b" + "-".join(str(b) for b in blocks)
+        fixed = (f", each larger selection adding to the choice at k = {', '.join(str(b) for b in blocks)} "
+                 "where that choice's strategy is not nested")
+        kw = dict(blocks=tuple(blocks))
         out = [(Pipeline.auto(**{**base, **kw}, name="auto" + at), "auto" + fixed)] + [
             (pipe.set_params(**kw, name=pipe.name + at), what + fixed) for pipe, what in out]
     return out
@@ -780,19 +761,14 @@ def _parser() -> argparse.ArgumentParser:
                          "BenchPress included, where auto searches its sparse set) and without blocks")
     ap.add_argument("--choice", default=None, choices=[c for c in CHOICE_RULES if c != DEFAULT_RULE],
                     help="also run auto with this choice rule, against auto (seed 42)")
-    ap.add_argument("--search-repeats", type=int, default=None, metavar="R",
-                    help="also run auto with R draws of its inner folds, against auto (seed 42)")
     ap.add_argument("--min-observed", type=int, default=None, metavar="N",
                     help="also run auto whose candidates (but entropy-obs, 30%%) reveal only benchmarks that at least "
                          f"N training models observe (auto's default: {DEFAULT_MIN_OBSERVED}; 0: every benchmark), "
                          "against auto (seed 42)")
     ap.add_argument("--blocks", nargs="+", type=int, default=[], metavar="B",
                     help="also run auto with these block sizes (Pipeline.auto(blocks=...): above B every candidate "
-                         "keeps the choice at B), and the variants above with them in place of the variants without")
-    ap.add_argument("--keep-blocks", default="always", choices=list(KEEP_BLOCKS),
-                    help="with --blocks: keep every choice at a block (always), only one whose strategy is not "
-                         "nested (unnested: anchor points, the imputed Lasso), or every one with the block's choice "
-                         "predicting from its own benchmarks a candidate above it (hold)")
+                         "keeps the choice at B where it is not nested), and the variants above with them in place "
+                         "of their own")
     ap.add_argument("--gain-seeds", nargs="+", type=int, default=[], metavar="SEED",
                     help="also run auto (and the variants above) at k = 5 and 10 with each of these seeds")
     ap.add_argument("--json", default=None, metavar="PATH",
@@ -817,15 +793,13 @@ def main() -> None:
     verdicts = []
     if args.min_observed is not None and (args.min_observed < 0 or args.min_observed == DEFAULT_MIN_OBSERVED):
         ap.error(f"--min-observed must be >= 0 and not auto's own {DEFAULT_MIN_OBSERVED}, got {args.min_observed}")
-    if args.keep_blocks != "always" and not args.blocks:
-        ap.error(f"--keep-blocks {args.keep_blocks} says which choices at a block are kept: give --blocks too")
     if args.drop and not args.candidates and set(args.drop) >= set(DEFAULT_STRATEGIES):
         ap.error("--drop leaves auto without a candidate strategy: add some with --candidates")
     # --dense: auto, and every variant, with auto's first candidate set on every matrix (no sparse set)
     base = dict(selectors=DEFAULT_STRATEGIES, predictors=DEFAULT_PREDICTORS, blocks=()) if args.dense else {}
     auto = Pipeline.auto(**base, name="auto") if args.dense else None
-    variants = _variants(args.candidates, args.choice, args.search_repeats, args.min_observed, args.predictors,
-                         args.blocks, args.drop, args.keep_blocks, base=base)
+    variants = _variants(args.candidates, args.choice, args.min_observed, args.predictors,
+                         args.blocks, args.drop, base=base)
     if not args.skip_grid:
         verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick, variants,
                          args.unconditioned, auto=auto)

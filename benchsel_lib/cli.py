@@ -90,7 +90,7 @@ from .method.pipeline import (
     check_given,
     parse_pipeline,
 )
-from .method.search import DEFAULT_MIN_OBSERVED, DEFAULT_RULE, Recommendation
+from .method.search import DEFAULT_MIN_OBSERVED, DEFAULT_RULE, PipelineSearch
 from .method.selection import COST_AWARE, too_thin, within_budget
 from .protocol.cv import DEFAULT_K_MAX, cross_validate
 from .protocol.splits import cv_splits
@@ -1043,9 +1043,12 @@ def _fit_recommended(pipe: Pipeline, matrix: Any, **fit: Any) -> Pipeline:
     return pipe
 
 
-def _recommend_lines(rec: Recommendation) -> list[str]:
-    """What the recommended pipeline chose and the inner-CV R^2 of every candidate at its k."""
-    cands = ", ".join(f"{r.strategy}+{r.predictor} {r.r2:.3f}" for r in rec.candidates.itertuples())
+def _recommend_lines(pipe: PipelineSearch) -> list[str]:
+    """What the search chose and the inner-CV R^2 of every candidate at its k (its ``cv_results_``)."""
+    rec = pipe.choice_
+    table = pipe.cv_results_
+    at = table[table["k"] == rec.k]
+    cands = ", ".join(f"{r.strategy}+{r.predictor} {r.r2:.3f}" for r in at.itertuples())
     how = (f"chosen by inner cross-validation on the matrix's models; R^2 {rec.inner_r2:.3f}"
            if np.isfinite(rec.inner_r2) else "not chosen by inner cross-validation: see the note")
     lines = [f"pipeline: {rec.name} ({how})"]
@@ -1077,14 +1080,14 @@ def _predict_auto(args: argparse.Namespace, pairs) -> int:
     out = pd.DataFrame({"benchmark": pred.index, "predicted": pred["mean"].to_numpy(),
                         "lower": pred["lower"].to_numpy(), "upper": pred["upper"].to_numpy(),
                         "n_observed": pred["n_observed"].to_numpy()})
-    lines = _recommend_lines(rec)
+    lines = _recommend_lines(pipe)
     given_line = f"conditioned on {len(given)} given score(s): " + ", ".join(f"{k}={v:g}" for k, v in given.items())
     interval = (f"interval: {100 * args.level:g}% split-conformal from the inner-CV residuals of the chosen predictor"
                 if np.isfinite(out[["lower", "upper"]].to_numpy()).any() else
                 "interval: none (no inner cross-validation residuals to calibrate it: see the note)")
     header = [_describe(matrix, args.data), given_line, *lines, interval, ""]
     meta = {"data": args.data, "method": "auto", "pipeline": rec.name, "inner_r2": rec.inner_r2,
-            "scores": _records(rec.scores[rec.scores["k"] == rec.k]), "weights": rec.weights, "note": rec.note,
+            "scores": _records(pipe.cv_results_.query("k == @rec.k")), "weights": rec.weights, "note": rec.note,
             "level": args.level, "used": given, "inner_folds": inner, "seed": seed}
     if args.format == "csv":
         for line in [given_line, *lines]:
@@ -1107,13 +1110,13 @@ def _select_auto(args: argparse.Namespace, matrix: Any, k: int, require: list[in
                        "n_observed": counts[order].astype(int)})
     if require:
         df.insert(2, "required", [j in require for j in order])
-    lines = _recommend_lines(rec)
+    lines = _recommend_lines(pipe)
     if args.nested:
         lines.insert(1, f"--nested: {rec.strategy} at every size, so the first j steps are its selection of j")
     header = [_describe(matrix, args.data), *lines, ""]
     meta = {"data": args.data, "method": "auto", "choice": choice, "pipeline": rec.name, "strategy": rec.strategy,
             "predictor": rec.predictor, "inner_r2": rec.inner_r2, "k": k, "seed": args.seed,
-            "scores": _records(rec.scores[rec.scores["k"] == rec.k]), "weights": rec.weights, "note": rec.note,
+            "scores": _records(pipe.cv_results_.query("k == @rec.k")), "weights": rec.weights, "note": rec.note,
             "min_observed": min_obs, "required": [names[j] for j in require], "excluded": [names[j] for j in thin]}
     if args.format == "csv":
         for line in lines:

@@ -13,21 +13,17 @@ from benchsel_lib import (
     ScoreMatrix,
     ScoreWarning,
     Selector,
-    StackedPredictor,
-    check_given,
-    column_problems,
-    conditional_impute,
-    conditional_moments,
     cross_validate,
-    fit_standardizer,
-    inverse_logit_transform,
     load_csv,
-    logit_transform,
     select,
     summarize_cv,
 )
+from benchsel_lib.data import column_problems
 from benchsel_lib.data.loaders import parse_number
+from benchsel_lib.method.gaussian import conditional_impute, conditional_moments
+from benchsel_lib.method.pipeline import check_given
 from benchsel_lib.method.regression import RidgePredictor
+from benchsel_lib.method.scaling import fit_standardizer, inverse_logit_transform, logit_transform
 from benchsel_lib.method.search import pipeline_path
 from benchsel_lib.protocol.summaries import calibration_table, top_residuals
 from benchsel_lib.studies.diagnostics import positions_from_cv, selection_summary
@@ -56,17 +52,12 @@ def _fitted() -> Pipeline:
     (lambda: _fitted().predict({"b1": True}), "value True for benchmark 'b1' is not a number"),
     (lambda: _fitted().predict(pd.DataFrame({"b1": [True]}, index=["new"])), "value True for benchmark 'b1' (model "
                                                                             "'new') is not a number"),
-    (lambda: Pipeline(3, selector=None).fit(_matrix()), "selector must be a name, a Selector or a sequence of them, "
-                                                        "got None"),
+    (lambda: Pipeline(3, selector=None).fit(_matrix()), "selector must be a Selector or a preset name, got None"),
     (lambda: cross_validate(_matrix(), 5), "pipelines must be a Pipeline, a name or a sequence of them, got 5"),
     (lambda: ScoreMatrix(np.ones((2, 2)), None, ["x", "y"]), "model names must be a sequence of names, got None"),
     (lambda: ScoreMatrix(np.ones((2, 2)), "ab", ["x", "y"]), "model names must be a sequence of names, got 'ab'"),
     (lambda: ScoreMatrix(np.ones((2, 2)), ["a", "b"], [" ", "y"]), "benchmark names must not be empty: position(s) "
                                                                   "[0] hold ' '"),
-    (lambda: StackedPredictor(base={"ridge": 5}), "base predictor 'ridge' is not a predictor (an object with fit and "
-                                                  "predict), got 5"),
-    (lambda: StackedPredictor(base={"ridge": RidgePredictor}), "base predictor 'ridge' is not a predictor"),
-    (lambda: StackedPredictor(seed=-1), "seed must be a non-negative integer, got -1"),
     (lambda: select(np.eye(4), 2, objective="random", seed=1.5), "seed must be a non-negative integer, a sequence of "
                                                                  "them or a numpy Generator, got 1.5"),
     (lambda: conditional_moments(np.eye(6), np.zeros((2, 6)), [9], [1, 2]), "columns index 9 is out of range 0..5"),

@@ -20,14 +20,22 @@ def _matrix(models, benchmarks, observed=None):
 @pytest.fixture(scope="module")
 def inputs(shared_data_dir):
     import benchsel_lib as bs
+    from benchsel_lib.data.canonical import (
+        build_merged,
+        merged_discrepancies,
+        overlap_network,
+        table_canonical,
+        table_datasets,
+        table_unmatched,
+    )
     from benchsel_lib.studies.landscape import node_counts
 
-    t1, t3 = landscape.compare_tables(bs.table_datasets(), bs.table_unmatched())
-    nodes, edges = bs.overlap_network()
+    t1, t3 = landscape.compare_tables(table_datasets(), table_unmatched())
+    nodes, edges = overlap_network()
     released = bs.load_matrix("merged")
-    disc = bs.merged_discrepancies(rebuilt=bs.build_merged())
+    disc = merged_discrepancies(rebuilt=build_merged())
     matrices = {n: bs.load_matrix(n) for n in ("mmlu", "mteb", "merged", "benchpress")}
-    return dict(t1=t1, t2=bs.table_canonical(), t3=t3, nodes=nodes, edges=edges, nodes_vs_table3=node_counts(),
+    return dict(t1=t1, t2=table_canonical(), t3=t3, nodes=nodes, edges=edges, nodes_vs_table3=node_counts(),
                 mmlu=matrices["mmlu"], matrices=matrices, mteb_dropped=5,
                 rebuild=landscape.merged_rebuild(released, disc), datasets=list(matrices), min_label=20)
 

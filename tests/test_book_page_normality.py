@@ -104,9 +104,10 @@ def test_band_and_excluded_tables_count_columns_by_observed_models():
 
 def test_the_prose_of_a_real_run_is_free_of_parameter_names_and_missing_values(shared_data_dir):
     import benchsel_lib as bs
+    from benchsel_lib.studies.diagnostics import shapiro_wilk_table
 
     matrices = {n: bs.load_matrix(n) for n in ("mmlu", "mteb", "merged")}
-    sw = {n: bs.shapiro_wilk_table(m, correction="bh", alpha=0.05, min_observed=8) for n, m in matrices.items()}
+    sw = {n: shapiro_wilk_table(m, correction="bh", alpha=0.05, min_observed=8) for n, m in matrices.items()}
     sens = normality.threshold_sensitivity(matrices["merged"], [3, 8], correction="bh", alpha=0.05)
     mardia, notes = normality.mardia_table(matrices, alpha=0.05)
     p = normality.prose(sw=sw, mardia=mardia, mardia_notes=notes, matrices=matrices, sensitivity=sens,

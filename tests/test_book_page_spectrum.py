@@ -9,11 +9,12 @@ from _synthetic import as_matrix, low_rank_scores, random_spd
 
 import benchsel_lib as bs
 from benchsel_lib.book.pages import spectrum
+from benchsel_lib.method.covariance import cov_to_corr
 from benchsel_lib.studies.diagnostics import spectral_comparison
 
 
 def _corr(n: int = 8, seed: int = 0) -> np.ndarray:
-    return bs.cov_to_corr(random_spd(n, seed))
+    return cov_to_corr(random_spd(n, seed))
 
 
 def _spec(k90: int, k95: int | None = None, first: float = 0.5) -> SimpleNamespace:

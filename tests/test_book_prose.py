@@ -104,11 +104,11 @@ def test_mardia_on_a_matrix_without_complete_rows_gives_an_empty_table_and_a_not
 
 
 def test_figure_8_node_counts_are_reconciled_with_table_3(shared_data_dir):
-    import benchsel_lib as bs
+    from benchsel_lib.data.canonical import overlap_network, table_unmatched
     from benchsel_lib.studies.landscape import node_counts
 
-    nodes, _ = bs.overlap_network()
-    t3 = bs.table_unmatched()
+    nodes, _ = overlap_network()
+    t3 = table_unmatched()
     nc = node_counts()
     assert (nc["canonical_models"] == nodes.loc[nc.index, "n_models"]).all()
     assert (nc["rows_in_mirror"] == t3.loc[nc.index, "matched"]).all()

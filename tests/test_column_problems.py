@@ -12,13 +12,13 @@ from benchsel_lib import (
     Pipeline,
     ScoreWarning,
     Selector,
-    column_problems,
     cross_validate,
     estimate_correlation,
     load_matrix,
     select,
 )
 from benchsel_lib.cli import main as cli_main
+from benchsel_lib.data import column_problems
 
 CONSTANT, MIXED = 3, 5
 
@@ -143,7 +143,9 @@ def test_a_whole_matrix_fit_never_selects_a_constant_column_and_says_why(make):
     assert "mixes scales" in messages[1]
     assert p.notes_[:2] == messages[:2]
     # the constant column is still predicted: its value, and no interval (its spread is a floor, not a fit)
-    out = p.predict({m.benchmarks[j]: float(m.scores[0, j]) for j in (0, 1)})
+    cols = [m.benchmarks.index(b) for b in p.selected]
+    row = next(i for i in range(m.shape[0]) if np.isfinite(m.scores[i, cols]).all())
+    out = p.predict({m.benchmarks[j]: float(m.scores[row, j]) for j in cols})  # a search predicts from its selection
     assert out.loc[constant, "mean"] == pytest.approx(42.0)
     assert out.loc[constant, ["lower", "upper"]].isna().all()
     others = out.drop(index=constant)

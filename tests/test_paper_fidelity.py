@@ -23,13 +23,13 @@ from benchsel_lib import (
     Pipeline,
     ScoreMatrix,
     cross_validate,
-    eigenspectrum,
     estimate_correlation,
-    fit_standardizer,
     load_matrix,
 )
 from benchsel_lib.method.em import CV_TOL, FULL_TOL, em_settings
+from benchsel_lib.method.scaling import fit_standardizer
 from benchsel_lib.protocol.splits import cv_splits
+from benchsel_lib.studies.diagnostics import eigenspectrum
 
 
 def _sparse_toy(seed: int = 3, M: int = 14, N: int = 6) -> np.ndarray:
@@ -191,7 +191,7 @@ def test_benchpress_early_configuration_reproduces_mi_and_random_on_the_papers_f
 
 
 def test_selections_by_tolerance_reproduces_cross_validate_at_the_protocol_tolerance():
-    from benchsel_lib import selections_by_tolerance
+    from benchsel_lib.studies.em import selections_by_tolerance
 
     rng = np.random.default_rng(11)
     X = 50 + 5 * (rng.normal(size=(40, 3)) @ rng.normal(size=(3, 9))) + rng.normal(size=(40, 9))

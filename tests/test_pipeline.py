@@ -21,10 +21,10 @@ from benchsel_lib import (
     clone,
     cross_validate,
     estimate_correlation,
-    fit_standardizer,
     load_matrix,
 )
 from benchsel_lib.cli import main as cli_main
+from benchsel_lib.method.scaling import fit_standardizer
 
 PACKAGE = Path(__file__).resolve().parents[1] / "benchsel_lib"
 

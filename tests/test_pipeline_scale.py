@@ -14,7 +14,7 @@ import pytest
 from _synthetic import as_matrix, low_rank_scores
 
 from benchsel_lib.cli import main
-from benchsel_lib.method import completion, correlation, search
+from benchsel_lib.method import completion, correlation, plan, search
 from benchsel_lib.method.completion import BenchPressBlend, KNNImputer
 from benchsel_lib.method.correlation import (
     Correlation,
@@ -31,9 +31,9 @@ PAPER_SHAPES = {"mteb": (263, 56), "merged": (118, 114), "benchpress": (83, 49),
 @pytest.fixture
 def small_search(monkeypatch):
     """Search thresholds under which a matrix of a hundred models or twenty benchmarks is big."""
-    monkeypatch.setattr(search, "SEARCH_BUDGET", 1.0)
-    monkeypatch.setattr(search, "SEARCH_MIN_MODELS", 40)
-    monkeypatch.setattr(search, "SEARCH_MIN_BENCHMARKS", 8)
+    monkeypatch.setattr(plan, "SEARCH_BUDGET", 1.0)
+    monkeypatch.setattr(plan, "SEARCH_MIN_MODELS", 40)
+    monkeypatch.setattr(plan, "SEARCH_MIN_BENCHMARKS", 8)
 
 
 def _write_csv(path, X: np.ndarray) -> str:
@@ -92,7 +92,7 @@ def test_batched_blend_and_knn_match_one_batch(monkeypatch):
 # ------------------------------------------------------------------ a subsample of the models
 def test_model_subsample_is_chosen_announced_and_the_final_selection_uses_every_model(small_search, monkeypatch,
                                                                                     caplog):
-    monkeypatch.setattr(search, "SEARCH_MIN_BENCHMARKS", 100)  # every benchmark: the models alone are subsampled
+    monkeypatch.setattr(plan, "SEARCH_MIN_BENCHMARKS", 100)  # every benchmark: the models alone are subsampled
     X = low_rank_scores(4, m=120, n=12, missing=0.2)
     matrix = as_matrix(X)
     with caplog.at_level(logging.INFO, logger="benchsel_lib"):
@@ -132,7 +132,7 @@ def test_subsamples_are_deterministic(small_search):
 
 # ------------------------------------------------------------------ a subsample of the benchmarks, a costly strategy left out
 def test_benchmark_subsample_keeps_mandatory_ones_and_leaves_out_a_costly_strategy(small_search, monkeypatch):
-    monkeypatch.setattr(search, "SELECTION_BUDGET", 1e4)  # MI's per-step factorizations (2e4 here) are over it
+    monkeypatch.setattr(plan, "SELECTION_BUDGET", 1e4)  # MI's per-step factorizations (2e4 here) are over it
     X = low_rank_scores(5, m=30, n=20)
     matrix = as_matrix(X)
     pipe = Pipeline.auto(k=3, selectors=("mi", "entropy", "random"), initial=["b17"]).fit(matrix)
@@ -143,8 +143,8 @@ def test_benchmark_subsample_keeps_mandatory_ones_and_leaves_out_a_costly_strate
     assert rec.strategy in ("entropy", "random") and "mi" not in set(rec.scores["strategy"])
     assert rec.selection[0] == 17 and len(set(rec.selection)) == 3  # chosen on all 20 benchmarks, mandatory first
     assert rec.scale.shape == (20,) and np.isfinite(rec.scale).all() and (rec.scale > 0).all()
-    plan = plan_search(30, 20, k=3, strategies=("mi", "entropy", "random"), keep=[17])
-    assert 17 in plan.columns and plan.left_out == ("mi",)
+    planned = plan_search(30, 20, k=3, strategies=("mi", "entropy", "random"), keep=[17])
+    assert 17 in planned.columns and planned.left_out == ("mi",)
     pred = pipe.predict({b: 0.0 for b in pipe.selected})
     assert len(pred) == 17 and np.isfinite(pred[["mean", "lower", "upper"]].to_numpy()).all()
 

@@ -1,4 +1,4 @@
-"""Tests for the predictors (method/predictors.py, method/regression.py): closed-form LOO ridge, the per-target ridge predictor, stacking."""
+"""Tests for the predictors (method/predictors.py, method/regression.py): closed-form LOO ridge, the per-target ridge predictor, the stack's weights, out-of-fold predictions."""
 from __future__ import annotations
 
 from functools import partial
@@ -9,8 +9,6 @@ from _synthetic import low_rank_scores
 
 from benchsel_lib.method.predictors import (
     PREDICTORS,
-    StackedPredictor,
-    inner_cv_predictions,
     make_predictor,
     nnls_weights,
 )
@@ -126,22 +124,19 @@ def test_nnls_weights_are_nonnegative_and_match_brute_force():
     assert np.sum((C @ w - t) ** 2) <= best + 1e-9
 
 
-def test_stack_weights_use_training_rows_only():
-    X = _low_rank(7, m=80, n=8, missing=0.1)
-    train, query = X[:70], X[70:].copy()
-    query[:, 3:] = np.nan
-    st = StackedPredictor(n_folds=4, seed=1)
-    p1 = st.fit(train).predict(query)
-    w1 = dict(st.weights_)
-    assert all(v >= 0 for v in w1.values())
-    q2 = query.copy()
-    q2[:, :3] += 5.0  # change the query values, same revealed columns
-    st.predict(q2)
-    assert st.weights_ == w1
-    assert np.isfinite(p1).all()
+def _oof(X, revealed, predictors, *, n_folds, seed):
+    """The search's out-of-fold predictions of ``predictors`` for one given revealed set, and its scored mask."""
+    from benchsel_lib.method.oof import InnerFolds, out_of_fold
+
+    k = len(revealed)
+    out = out_of_fold(X, InnerFolds(n_folds, seed).split(X.shape[0]), select=lambda s, itr, Ri, n: {k: list(revealed)},
+                      strategies=("given",), predictors=predictors, sizes=[k], unconditioned="skip")
+    return {p: out.preds[("given", p, k)] for p in predictors}, out.masks[("given", k)]
 
 
-def test_inner_cv_predictions_never_use_the_predicted_rows():
+def test_out_of_fold_predictions_never_use_the_predicted_rows(monkeypatch):
+    from benchsel_lib.method.predictors import PREDICTORS
+
     X = _low_rank(8, m=40, n=6, missing=0.0)
 
     class Spy:
@@ -155,7 +150,8 @@ def test_inner_cv_predictions_never_use_the_predicted_rows():
         def predict(self, query):
             return np.zeros_like(query)
 
-    preds, mask = inner_cv_predictions(X, [0, 1], {"spy": Spy()}, n_folds=4, seed=0)
+    monkeypatch.setitem(PREDICTORS, "spy", Spy)
+    preds, mask = _oof(X, [0, 1], ("spy",), n_folds=4, seed=0)
     assert len(Spy.seen) == 4
     for tr in Spy.seen:
         assert tr.shape[0] == 30
@@ -163,7 +159,7 @@ def test_inner_cv_predictions_never_use_the_predicted_rows():
 
 
 @pytest.mark.parametrize("name", ["gaussian", "ridge", "knn", "blend"])
-def test_inner_cv_predictions_do_not_see_a_rows_held_out_score_through_the_callers_standardization(name):
+def test_out_of_fold_predictions_do_not_see_a_rows_held_out_score_through_the_callers_standardization(name):
     # The caller standardizes on all its rows (as the CV protocol does with its training models); each inner
     # fold re-standardizes on its own training rows, so changing a row's held-out score moves none of the
     # predictions for that row's fold, in raw units.
@@ -173,7 +169,7 @@ def test_inner_cv_predictions_do_not_see_a_rows_held_out_score_through_the_calle
 
     def oof_raw(X):
         m, s = np.nanmean(X, axis=0), np.nanstd(X, axis=0, ddof=1)
-        preds, mask = inner_cv_predictions((X - m) / s, revealed, {name: make_predictor(name)}, n_folds=4, seed=3)
+        preds, mask = _oof((X - m) / s, revealed, (name,), n_folds=4, seed=3)
         return preds[name] * s + m, mask
 
     before, mask = oof_raw(raw)
@@ -198,7 +194,7 @@ def test_fold_scaling_follows_the_protocol_rule_and_leaves_unobserved_columns_al
 def test_make_predictor_rejects_unknown_names():
     with pytest.raises(ValueError, match="unknown predictor 'nope'"):
         make_predictor("nope")
-    assert {"gaussian", "ridge", "lowrank", "stack"} <= set(PREDICTORS)
+    assert {"gaussian", "ridge", "lowrank"} <= set(PREDICTORS) and "stack" not in PREDICTORS
 
 
 @pytest.mark.parametrize("name", sorted(n for n in PREDICTORS if getattr(make_predictor(n), "rowwise", False)))
@@ -216,7 +212,7 @@ def test_rowwise_predictors_predict_each_row_as_if_it_were_alone(name):
 
 
 def test_the_transductive_predictors_do_not_claim_to_be_rowwise():
-    for name in ("lowrank", "blend", "stack"):
+    for name in ("lowrank", "blend"):
         assert not getattr(make_predictor(name), "rowwise", False)
 
 

@@ -263,24 +263,6 @@ def test_stacked_query_blocks_give_the_same_predictions_as_separate_calls():
             np.testing.assert_allclose(g, w, rtol=0, atol=1e-12)
 
 
-def test_a_fixed_stack_pipeline_is_the_inner_cv_stack_of_the_default_predictors():
-    X = low_rank_scores(8, m=60, n=8, noise=0.3, missing=0.15)
-    recs = pipeline_path(X, 3, strategies=("mi",), predictors=("stack",), stack=False, levels=())
-    for rec in recs:
-        assert rec.predictor == "stack" and rec.weights and sum(rec.weights.values()) > 0
-        assert set(rec.weights) == {"gaussian", "ridge", "knn", "blend"}
-    query = np.where(np.isin(np.arange(8), recs[2].selection)[None, :], X[:5], np.nan)
-    pred = recs[2].predict(X, query)
-    assert np.abs(pred[:, ~np.isin(np.arange(8), recs[2].selection)]).max() > 0  # not the training mean
-
-
-def test_cross_validating_a_fixed_stack_pipeline_scores_real_predictions():
-    m = _matrix(low_rank_scores(9, m=80, n=10, noise=0.3))
-    df = cross_validate(m, _pairwise("mi+stack", "mi+gaussian"), k_max=3, n_folds=3, progress=False)
-    r2 = df.groupby("method")["r2"].mean()
-    assert r2["mi+stack"] > 0.3 and r2["mi+stack"] > r2["mi+gaussian"] - 0.1
-
-
 def test_cross_validate_at_chosen_subset_sizes_equals_the_full_run_at_those_sizes():
     m = _matrix(low_rank_scores(10, m=70, n=9, noise=0.4, missing=0.1))
     kw = dict(pipelines=_pairwise("mi", "random", "auto", "lasso+ridge"), k_max=5, n_folds=3,
@@ -306,24 +288,6 @@ def test_pipeline_path_refuses_subset_sizes_outside_one_to_k_max(ks):
     X = np.random.default_rng(1).normal(size=(30, 6))
     with pytest.raises(ValueError, match="ks="):
         pipeline_path(X, 3, ks=ks, strategies=("mi",), predictors=("gaussian",), stack=False, levels=())
-
-
-def test_inner_scores_are_those_of_the_inner_cv_predictions_for_a_given_revealed_set():
-    # pipeline_path's inner CV and inner_cv_predictions (the stack's) run the same folds the same way:
-    # each fold re-standardized on its own rows, predictions mapped back to the caller's units
-    from benchsel_lib.method.predictors import inner_cv_predictions, make_predictor
-
-    X = _data(13, m=50)
-    revealed = [2, 5, 7]
-    rec = pipeline_path(X, 3, fixed=revealed, predictors=("gaussian", "ridge", "knn"), stack=False,
-                        n_folds=5, seed=4, levels=())[0]
-    preds, mask = inner_cv_predictions(X, revealed, {p: make_predictor(p) for p in ("gaussian", "ridge", "knn")},
-                                       n_folds=5, seed=4)
-    truth = np.where(mask, X, 0.0)
-    for p in ("gaussian", "ridge", "knn"):
-        expected = 1.0 - ((preds[p] - truth)[mask] ** 2).sum() / (truth[mask] ** 2).sum()
-        got = rec.scores.loc[rec.scores["predictor"] == p, "r2"].item()
-        assert got == pytest.approx(expected, abs=1e-12)
 
 
 def test_inner_optimism_is_the_mean_paired_gap_between_inner_and_held_out_r2():
@@ -746,129 +710,6 @@ def test_a_strategy_left_out_leaves_the_other_candidates_searched_by_inner_cv():
         assert "entropy left out" in rec.note
         assert np.isfinite(rec.inner_r2) and set(rec.scores["strategy"]) == {"mi", "random"}
         assert (rec.name, rec.selection, rec.inner_r2) == (ref.name, ref.selection, ref.inner_r2)
-
-
-def test_additive_scores_are_the_least_squares_main_effects_fit_of_a_full_table():
-    from benchsel_lib.method.search import additive_scores
-
-    g = np.random.default_rng(3)
-    strategies, predictors = ["mi", "lasso", "random", "entropy-obs"], ["gaussian", "ridge", "knn", "blend", "stack"]
-    rows = [_row(s, p, float(g.normal())) for s in strategies for p in predictors]
-    # independent: least squares on an intercept and dummy columns (first level of each factor dropped)
-    design = np.array([[1.0] + [r["strategy"] == s for s in strategies[1:]] + [r["predictor"] == p for p in predictors[1:]]
-                       for r in rows], dtype=float)
-    y = np.array([r["r2"] for r in rows])
-    fitted = design @ np.linalg.lstsq(design, y, rcond=None)[0]
-    np.testing.assert_allclose(additive_scores(rows), fitted, rtol=0, atol=1e-12)
-    # a candidate without a finite score counts in no mean and is never the best
-    rows.append(_row("greedy", "ridge", np.nan))
-    out = additive_scores(rows)
-    np.testing.assert_allclose(out[:-1], fitted, rtol=0, atol=1e-12)
-    assert out[-1] == -np.inf
-    assert additive_scores([_row("mi", "ridge", np.nan)]) == [-np.inf]
-
-
-def test_the_additive_rule_picks_the_best_strategy_with_the_best_predictor_not_a_lucky_cell():
-    from benchsel_lib.method.search import choose_candidate
-
-    # mi is the best strategy over the predictors, ridge the best predictor over the strategies; lasso+knn is the
-    # single best cell, on the strength of that one cell
-    rows = [_row("mi", "ridge", 0.50), _row("mi", "knn", 0.45), _row("lasso", "ridge", 0.40),
-            _row("lasso", "knn", 0.52), _row("random", "ridge", 0.30), _row("random", "knn", 0.20)]
-    assert choose_candidate(rows, rule="best")["strategy"] == "lasso"
-    pick = choose_candidate(rows, rule="additive")
-    assert (pick["strategy"], pick["predictor"]) == ("mi", "ridge")
-    # the look back of the monotone rule, on the chosen candidate's own score
-    previous = _row("random", "knn", 0.51, k=4)
-    kept = choose_candidate(rows, previous=previous, rule="additive")
-    assert (kept["strategy"], kept["predictor"], kept["r2"]) == ("random", "knn", 0.20)
-    assert choose_candidate(rows, previous=dict(previous, r2=0.49), rule="additive")["strategy"] == "mi"
-    # ties of the main-effects score go to the smaller order key
-    tie = [_row("b", "x", 0.5), _row("a", "x", 0.5)]
-    assert choose_candidate(tie, rule="additive", order=lambda r: r["strategy"])["strategy"] == "a"
-
-
-def test_the_additive_path_chooses_by_main_effects_and_keeps_the_previous_pipeline_when_it_scored_higher():
-    X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
-    kw = dict(strategies=("mi", "random", "entropy"), predictors=("gaussian", "ridge"), levels=())
-    path = pipeline_path(X, 5, rule="additive", **kw)
-    prev = None
-    for rec in path:
-        at = rec.scores[(rec.scores["k"] == rec.k) & np.isfinite(rec.scores["r2"])]
-        # independent of the library's scores: the two-way means with pandas
-        fit = (at.groupby("strategy")["r2"].transform("mean") + at.groupby("predictor")["r2"].transform("mean")
-               - at["r2"].mean())
-        top = at.loc[fit.idxmax()]
-        if prev is not None and top["r2"] < prev.inner_r2:
-            assert rec.name == prev.name and rec.selection[:-1] == prev.selection
-        else:
-            assert rec.name == f"{top['strategy']}+{top['predictor']}" and rec.inner_r2 == pytest.approx(top["r2"])
-        prev = rec
-    pipe = Pipeline.auto(5, choice="additive", selectors=kw["strategies"], predictors=kw["predictors"]).fit(
-        as_matrix(X))
-    assert pipe.choice_.name == path[-1].name
-
-
-def test_interaction_share_is_the_james_stein_factor_of_the_per_fold_interactions():
-    from benchsel_lib.method.search import interaction_share
-
-    g = np.random.default_rng(5)
-    strategies, predictors, n_folds = ["mi", "lasso", "random"], ["gaussian", "ridge", "stack"], 6
-    effect = g.normal(scale=0.05, size=(3, 3))
-    folds = 0.6 + effect[None] + g.normal(scale=0.03, size=(n_folds, 3, 3))
-    rows = [dict(_row(s, p, float(folds[:, i, j].mean())), fold_r2=folds[:, i, j].tolist())
-            for i, s in enumerate(strategies) for j, p in enumerate(predictors)]
-    # independent: each fold's interaction is the residual of its least-squares main-effects fit
-    design = np.array([[1.0] + [i == a for a in (1, 2)] + [j == b for b in (1, 2)] for i in range(3) for j in range(3)])
-    resid = np.array([f.ravel() - design @ np.linalg.lstsq(design, f.ravel(), rcond=None)[0] for f in folds])
-    signal = np.mean(resid.mean(axis=0) ** 2)
-    noise = np.mean(resid.var(axis=0, ddof=1) / n_folds)
-    expected = max(0.0, 1.0 - noise / signal)
-    assert 0.0 < expected < 1.0
-    assert interaction_share(rows) == pytest.approx(expected, rel=1e-12)
-    # a fold where some cell scored nothing is left out
-    nan_fold = [dict(r, fold_r2=r["fold_r2"] + [np.nan if i == 0 else 0.5]) for i, r in enumerate(rows)]
-    assert interaction_share(nan_fold) == pytest.approx(expected, rel=1e-12)
-    # nothing to estimate it from
-    assert np.isnan(interaction_share(rows[:3]))  # one strategy
-    assert np.isnan(interaction_share(rows[:-1]))  # a cell missing
-    assert np.isnan(interaction_share([dict(r, fold_r2=r["fold_r2"][:2]) for r in rows]))  # two folds
-
-
-def test_the_shrunk_rule_follows_a_cell_the_folds_agree_on_and_the_main_effects_otherwise():
-    from benchsel_lib.method.search import additive_scores, choose_candidate, shrunk_scores
-
-    # the table of the additive rule's test: lasso+knn is the best cell, mi+ridge the main-effects pick
-    rows = [_row("mi", "ridge", 0.50), _row("mi", "knn", 0.45), _row("lasso", "ridge", 0.40),
-            _row("lasso", "knn", 0.52), _row("random", "ridge", 0.30), _row("random", "knn", 0.20)]
-    agree = [dict(r, fold_r2=[r["r2"]] * 5) for r in rows]  # every inner fold says the same: share 1
-    assert shrunk_scores(agree) == pytest.approx([r["r2"] for r in rows], abs=1e-12)
-    pick = choose_candidate(agree, rule="shrunk")
-    assert (pick["strategy"], pick["predictor"]) == ("lasso", "knn")
-    # the folds disagree: a large departure from the main effects that flips sign from fold to fold (share 0)
-    pattern = [1.0, -1.0, -1.0, 1.0, 0.0, 0.0]  # an interaction: zero mean over every strategy and predictor
-    flip = [dict(r, fold_r2=[r["r2"] + 0.3 * c * (-1) ** f for f in range(6)]) for r, c in zip(rows, pattern)]
-    assert shrunk_scores(flip) == pytest.approx(additive_scores(rows), abs=1e-12)
-    pick = choose_candidate(flip, rule="shrunk")
-    assert (pick["strategy"], pick["predictor"]) == ("mi", "ridge")
-    # the look back on the chosen candidate's own score, as the additive rule's
-    kept = choose_candidate(flip, previous=_row("random", "knn", 0.51, k=4), rule="shrunk")
-    assert (kept["strategy"], kept["predictor"], kept["r2"]) == ("random", "knn", 0.20)
-    # without the per-fold scores there is nothing to pool by: the additive choice
-    assert shrunk_scores(rows) == additive_scores(rows)
-
-
-def test_the_shrunk_path_runs_end_to_end_and_without_a_table_is_the_additive_path():
-    X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
-    kw = dict(strategies=("mi", "random", "entropy"), levels=())
-    one = dict(kw, predictors=("ridge",), stack=False)  # one predictor: no interaction to estimate
-    assert [r.name for r in pipeline_path(X, 5, rule="shrunk", **one)] == \
-        [r.name for r in pipeline_path(X, 5, rule="additive", **one)]
-    path = pipeline_path(X, 5, rule="shrunk", predictors=("gaussian", "ridge"), **kw)
-    assert [r.k for r in path] == [1, 2, 3, 4, 5] and all(np.isfinite(r.inner_r2) for r in path)
-    pipe = Pipeline.auto(5, choice="shrunk", selectors=kw["strategies"], predictors=("gaussian", "ridge")).fit(
-        as_matrix(X))
-    assert pipe.choice_.name == path[-1].name
 
 
 def test_nested_strategy_is_the_best_mean_over_the_sizes_of_each_strategys_best_predictor():

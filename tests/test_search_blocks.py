@@ -1,4 +1,4 @@
-"""A search fixed in blocks (``blocks``): above a block size, every candidate keeps the choice made there."""
+"""A search fixed in blocks (``blocks``): above a block size whose choice is not nested, every candidate keeps it."""
 from __future__ import annotations
 
 from functools import partial
@@ -12,7 +12,8 @@ from benchsel_lib.method.search import pipeline_path
 from benchsel_lib.method.selectors import Selector
 
 _data = partial(low_rank_scores, m=40, n=10, noise=0.5, missing=0.1, standardize=True)
-_KW = dict(seed=1, levels=(), strategies=("mi", "entropy-obs", "random"), predictors=("gaussian", "ridge"))
+# candidates whose selections are not nested (anchor points select per size): every choice at a block is kept
+_KW = dict(seed=1, levels=(), strategies=("anchors", "imputed-lasso"), predictors=("gaussian", "ridge"))
 
 
 def _same(a, b) -> bool:
@@ -56,7 +57,7 @@ def test_a_block_at_or_above_the_largest_size_changes_nothing():
 def test_without_blocks_the_larger_selection_need_not_contain_the_smaller():
     # what the blocks are for: on this matrix the search without them picks a k = 8 set that drops some of the
     # benchmarks of its k = 3 choice (checked here so that the test above is not vacuous)
-    X = _data(30)
+    X = _data(32)
     recs = {r.k: r for r in pipeline_path(X, 7, ks=[3, 7], **_KW)}
     assert not set(recs[3].selection) <= set(recs[7].selection)
     blocked = {r.k: r for r in pipeline_path(X, 7, ks=[3, 7], blocks=(3,), **_KW)}
@@ -66,22 +67,22 @@ def test_without_blocks_the_larger_selection_need_not_contain_the_smaller():
 def test_a_candidate_that_cannot_keep_the_choice_is_left_out_above_the_block_and_named():
     X = _data(35)
     names = [f"b{j}" for j in range(X.shape[1])]
-    first = pipeline_path(X, 3, ks=[3], strategies=("entropy",), predictors=("gaussian",), stack=False,
+    first = pipeline_path(X, 3, ks=[3], strategies=("anchors",), predictors=("gaussian",), stack=False,
                           names=names, seed=1, levels=())[0]
     banned = names[first.selection[0]]
-    strategies = ("entropy", Selector(objective="random", exclude=(banned,), name="random-x"))
+    strategies = ("anchors", Selector(objective="random", exclude=(banned,), name="random-x"))
     recs = {r.k: r for r in pipeline_path(X, 6, ks=[3, 6], strategies=strategies, predictors=("gaussian",),
                                           stack=False, names=names, blocks=(3,), rule="best", seed=1, levels=())}
-    assert recs[3].strategy == "entropy" and banned in [names[j] for j in recs[3].selection]
+    assert recs[3].strategy == "anchors" and banned in [names[j] for j in recs[3].selection]
     assert recs[3].note is None
     assert "random-x left out above k=3" in recs[6].note and banned in recs[6].note
-    assert recs[6].strategy == "entropy" and set(recs[3].selection) <= set(recs[6].selection)
+    assert recs[6].strategy == "anchors" and set(recs[3].selection) <= set(recs[6].selection)
 
 
 def test_a_pipeline_with_blocks_fits_the_path_of_the_search_with_them():
     X = _data(36)
     M = as_matrix(X)
-    pipe = Pipeline.auto(k=8, blocks=(4,), keep_blocks="always", seed=2)
+    pipe = Pipeline.auto(k=8, blocks=(4,), selectors=("anchors",), seed=2)
     assert pipe.get_params()["blocks"] == (4,) and clone(pipe).blocks == (4,)
     path = pipe.fit_path(M.scores, names=list(M.benchmarks), k_max=8, ks=[4, 8], intervals=False)
     steps = {st.k: st for st in path.steps}
@@ -96,11 +97,6 @@ def test_bad_blocks_are_refused_by_name(bad):
         pipeline_path(X, 5, blocks=bad, **_KW)
     with pytest.raises(ValueError, match="blocks"):
         Pipeline.auto(k=5, blocks=bad).fit(as_matrix(X))
-
-
-def test_a_direct_pipeline_refuses_blocks():
-    with pytest.raises(ValueError, match="blocks fix the path of a search"):
-        Pipeline(k=5, blocks=(3,)).fit(as_matrix(_data(38)))
 
 
 def test_blocks_keep_the_numbers_of_a_search_determined_by_its_seed():
@@ -121,37 +117,37 @@ _ANCHORS = dict(seed=1, levels=(), strategies=("anchors",), predictors=("gaussia
 def test_keeping_only_unnested_choices_leaves_a_nested_choice_to_the_path_without_blocks():
     X = _data(30)
     plain = pipeline_path(X, 7, ks=[3, 7], **_NESTED_ONLY)
-    kept = pipeline_path(X, 7, ks=[3, 7], blocks=(3,), keep_blocks="unnested", **_NESTED_ONLY)
+    kept = pipeline_path(X, 7, ks=[3, 7], blocks=(3,), **_NESTED_ONLY)
     assert all(_same(a, b) for a, b in zip(plain, kept))
     assert not set(plain[0].selection) <= set(plain[1].selection)  # so keeping the block would change k = 7
 
 
 def test_with_only_nested_candidates_blocks_kept_after_unnested_choices_are_the_one_search(monkeypatch):
-    from benchsel_lib.method import search
+    from benchsel_lib.method import inner_search, plan
 
     X = _data(40)
     calls = []
-    inner = search._search_path
+    inner = inner_search._search_path
 
     def spy(*args, **kw):
         calls.append(kw.get("first", 1))
         return inner(*args, **kw)
 
     plain = pipeline_path(X, 8, **_NESTED_ONLY)
-    monkeypatch.setattr(search, "_search_path", spy)
-    kept = pipeline_path(X, 8, blocks=(2, 4, 6), keep_blocks="unnested", **_NESTED_ONLY)
+    monkeypatch.setattr(inner_search, "_search_path", spy)
+    kept = pipeline_path(X, 8, blocks=(2, 4, 6), **_NESTED_ONLY)
     assert calls == [1]  # one search, from size 1
     assert [(r.name, r.selection, r.inner_r2) for r in kept] == [(r.name, r.selection, r.inner_r2) for r in plain]
 
 
-@pytest.mark.parametrize("rule", ["monotone", "additive", "shrunk", "best"])
+@pytest.mark.parametrize("rule", ["monotone", "best"])
 def test_a_path_searched_in_segments_after_nested_choices_chooses_as_one_search_of_every_size(rule):
     # with every choice nested no block is kept, and the path is the one without blocks, searched block by
     # block with the choice at each block size looked back at: every size chooses as the one search does
     X = _data(43)
     plain = pipeline_path(X, 8, rule=rule, **_MIXED)
     assert all(plain[k - 1].strategy != "imputed-lasso" for k in (2, 4, 6))  # so no block is kept
-    segmented = pipeline_path(X, 8, rule=rule, blocks=(2, 4, 6), keep_blocks="unnested", **_MIXED)
+    segmented = pipeline_path(X, 8, rule=rule, blocks=(2, 4, 6), **_MIXED)
     assert [r.k for r in segmented] == list(range(1, 9))
     assert all(_same(a, b) for a, b in zip(plain, segmented))
 
@@ -159,30 +155,30 @@ def test_a_path_searched_in_segments_after_nested_choices_chooses_as_one_search_
 def test_a_path_searched_in_segments_is_planned_as_one_search_of_every_size(monkeypatch):
     # a budget that the search of every size exceeds and that of one segment alone would not: the segments
     # still run on the subsample that the whole path's plan draws
-    from benchsel_lib.method import search
+    from benchsel_lib.method import inner_search, plan
 
-    monkeypatch.setattr(search, "SEARCH_MIN_MODELS", 40)  # so that an 80-model search can be subsampled
+    monkeypatch.setattr(plan, "SEARCH_MIN_MODELS", 40)  # so that an 80-model search can be subsampled
     X = _data(41, m=80)
-    cost = partial(search.search_cost, 80, 10, k=8, strategies=_MIXED["strategies"],
+    cost = partial(plan.search_cost, 80, 10, k=8, strategies=_MIXED["strategies"],
                    predictors=_MIXED["predictors"], observed=float((~np.isnan(X)).mean()))
     budget = cost(n_ks=5)
     assert cost(n_ks=8) > budget
     plain = pipeline_path(X, 8, budget=budget, **_MIXED)
     assert all(plain[k - 1].strategy != "imputed-lasso" for k in (2, 4, 6))  # so no block is kept
-    segmented = pipeline_path(X, 8, budget=budget, blocks=(2, 4, 6), keep_blocks="unnested", **_MIXED)
+    segmented = pipeline_path(X, 8, budget=budget, blocks=(2, 4, 6), **_MIXED)
     assert plain[0].plan is not None and "of the 80 models" in plain[0].plan
     assert [r.plan for r in segmented] == [r.plan for r in plain]
     assert all(_same(a, b) for a, b in zip(plain, segmented))
 
 
-@pytest.mark.parametrize("rule", ["monotone", "additive"])
+@pytest.mark.parametrize("rule", ["monotone", "best"])
 def test_after_kept_blocks_a_nested_choice_returns_to_the_path_without_blocks(rule):
     # anchor points chosen at 2 and 4 are kept, the entropy selection chosen at 6 is not: sizes 7 and 8 are
     # those of the path without blocks, whose choices look back along its own path from size 3 on
     X = _data(52)
     kw = dict(_ANCHORS, strategies=("anchors", "mi", "entropy-obs"), rule=rule)
     plain = pipeline_path(X, 8, **kw)
-    recs = pipeline_path(X, 8, blocks=(2, 4, 6), keep_blocks="unnested", **kw)
+    recs = pipeline_path(X, 8, blocks=(2, 4, 6), **kw)
     assert [recs[k - 1].strategy for k in (2, 4, 6)] == ["anchors", "anchors", "entropy-obs"]
     assert [r.strategy for r in plain[2:4]] != [r.strategy for r in recs[2:4]]  # the kept blocks changed these
     assert all(_same(a, b) for a, b in zip(plain[6:], recs[6:]))
@@ -191,17 +187,17 @@ def test_after_kept_blocks_a_nested_choice_returns_to_the_path_without_blocks(ru
 def test_above_a_kept_block_the_path_without_blocks_is_not_searched(monkeypatch):
     # anchor points, the only candidate, are chosen (and kept) at 3: the search without blocks stops there,
     # and the sizes above are searched once, from the kept block
-    from benchsel_lib.method import search
+    from benchsel_lib.method import inner_search, plan
 
     calls = []
-    inner = search._search_path
+    inner = inner_search._search_path
 
     def spy(train, k_max, *, strategies, ks, first=1, **kw):
         calls.append((first, max(ks), any(getattr(sel, "initial", ()) for sel in strategies)))
         return inner(train, k_max, strategies=strategies, ks=ks, first=first, **kw)
 
-    monkeypatch.setattr(search, "_search_path", spy)
-    pipeline_path(_data(32), 7, ks=[3, 7], blocks=(3,), keep_blocks="unnested", **_ANCHORS)
+    monkeypatch.setattr(inner_search, "_search_path", spy)
+    pipeline_path(_data(32), 7, ks=[3, 7], blocks=(3,), **_ANCHORS)
     assert calls == [(1, 3, False), (3, 7, True)]
 
 
@@ -209,22 +205,11 @@ def test_keeping_only_unnested_choices_keeps_a_choice_of_anchor_points():
     X = _data(32)
     plain = {r.k: r for r in pipeline_path(X, 7, ks=[3, 7], **_ANCHORS)}
     assert not set(plain[3].selection) <= set(plain[7].selection)  # anchor points' sets are not nested here
-    always = pipeline_path(X, 7, ks=[3, 7], blocks=(3,), **_ANCHORS)
-    kept = pipeline_path(X, 7, ks=[3, 7], blocks=(3,), keep_blocks="unnested", **_ANCHORS)
-    assert all(_same(a, b) for a, b in zip(always, kept))
-    assert set(kept[0].selection) <= set(kept[1].selection)
+    kept = pipeline_path(X, 7, ks=[3, 7], blocks=(3,), **_ANCHORS)
+    assert _same(kept[0], plain[3]) and set(kept[0].selection) <= set(kept[1].selection)
 
 
 def test_auto_keeps_a_choice_at_five_only_where_its_strategy_is_not_nested():
     pipe = Pipeline.auto()
-    assert (pipe.blocks, pipe.keep_blocks) == ((5,), "unnested")
-    assert clone(pipe).get_params()["keep_blocks"] == "unnested"
+    assert pipe.blocks == (5,) and clone(pipe).get_params()["blocks"] == (5,)
     assert Pipeline.auto(blocks=()).blocks == ()
-
-
-def test_an_unknown_keep_blocks_is_named():
-    X = _data(30)
-    with pytest.raises(ValueError, match="keep_blocks 'sometimes'"):
-        pipeline_path(X, 5, blocks=(3,), keep_blocks="sometimes", **_KW)
-    with pytest.raises(ValueError, match="keep_blocks 'sometimes'"):
-        Pipeline.auto(k=5, blocks=(3,), keep_blocks="sometimes").fit(as_matrix(X))

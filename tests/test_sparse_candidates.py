@@ -1,12 +1,14 @@
-"""The recommended pipeline searches its sparse candidates where the training matrix misses more than half its entries."""
+"""A search takes the grid of its candidate space that fits the training matrix's missing share (the recommended one: its sparse grid above half)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from _synthetic import as_matrix, low_rank_scores
 
+from benchsel_lib.method.candidates import CandidateSpace, Grid
 from benchsel_lib.method.pipeline import Pipeline, clone
 from benchsel_lib.method.search import (
+    PipelineSearch,
     DEFAULT_PREDICTORS,
     DEFAULT_STRATEGIES,
     SPARSE_MISSING,
@@ -62,27 +64,28 @@ def test_exactly_half_missing_is_not_sparse():
 @pytest.mark.parametrize("given", [dict(selectors=("mi", "lasso")), dict(predictors=("gaussian", "ridge"))])
 def test_given_candidates_are_searched_on_every_matrix(given):
     p = Pipeline.auto(k=2, **given)
-    assert p.sparse_candidates is None
+    assert len(p.component("candidates")) == 1  # one grid, whatever the missing share
     fitted = _fit(_with_missing_share(0.6), p)
     assert not fitted.sparse_
     scored = fitted.choice_.scores
     assert set(scored["strategy"]) == set(given.get("selectors", DEFAULT_STRATEGIES))
 
 
-def test_sparse_candidates_share_auto_options():
+def test_the_sparse_grid_shares_auto_options():
     p = Pipeline.auto(k=2, min_observed=7, initial=["b3"])
-    sels, preds = p.sparse_candidates
-    assert [s.label for s in sels] == list(SPARSE_STRATEGIES) and tuple(preds) == SPARSE_PREDICTORS
-    for s in sels:
+    dense, sparse = p.component("candidates")
+    assert dense.max_missing == SPARSE_MISSING and sparse.max_missing == 1.0
+    assert [s.label for s in sparse.selectors] == list(SPARSE_STRATEGIES) and sparse.predictors == SPARSE_PREDICTORS
+    for s in sparse.selectors:
         assert s.initial == ("b3",)
         assert s.min_observed == (0.3 if s.label == "entropy-obs" else 7)  # entropy-obs keeps its own filter
 
 
-def test_sparse_candidates_survive_clone_and_get_params():
-    p = Pipeline.auto(k=2)
+def test_the_candidate_space_survives_clone_and_get_params():
+    p = Pipeline.auto(k=2, min_observed=7)
     q = clone(p)
-    assert q.sparse_candidates == p.sparse_candidates
-    assert q.get_params(deep=False)["sparse_candidates"] == p.sparse_candidates
+    assert q.component("candidates") == p.component("candidates")
+    assert q.get_params(deep=False)["candidates"] == p.candidates
     assert _fit(_with_missing_share(0.6), q).sparse_
 
 
@@ -94,20 +97,22 @@ def test_cross_validation_decides_on_each_fold_training_rows():
     assert strategies <= set(SPARSE_STRATEGIES)
 
 
-@pytest.mark.parametrize("bad, match", [
-    ("imputed-trace", "a pair"),
-    ((("imputed-trace",),), "a pair"),
-    ((("no-such-strategy",), ("knn",)), "no-such-strategy"),
-    ((("imputed-trace",), ("no-such-predictor",)), "no-such-predictor"),
-    (((), ("knn",)), "sparse_candidates\\[0\\] is empty"),
+@pytest.mark.parametrize("make, match", [
+    (lambda: Grid(("no-such-strategy",), ("knn",)), "no-such-strategy"),
+    (lambda: Grid(("imputed-trace",), ("no-such-predictor",)), "no-such-predictor"),
+    (lambda: Grid((), ("knn",)), "one or more selectors"),
+    (lambda: Grid(("mi", "mi"), ("knn",)), "distinct labels"),
+    (lambda: Grid(("mi",), ("knn",), max_missing=1.5), "max_missing"),
+    (lambda: CandidateSpace([Grid(("mi",), ("knn",), max_missing=0.5)]), "max_missing=1"),
+    (lambda: CandidateSpace(["mi"]), "Grid objects"),
 ])
-def test_bad_sparse_candidates_are_named(bad, match):
-    p = Pipeline.auto(k=2).set_params(sparse_candidates=bad)
+def test_bad_candidate_spaces_are_named(make, match):
     with pytest.raises(ValueError, match=match):
-        p.fit(as_matrix(_with_missing_share(0.6)))
+        make()
 
 
-def test_sparse_candidates_need_a_search():
-    p = Pipeline.paper(k=2).set_params(sparse_candidates=(("imputed-trace",), ("knn",)))
-    with pytest.raises(ValueError, match="candidates of a search"):
-        p.fit(as_matrix(_with_missing_share(0.6)))
+def test_a_search_takes_the_first_grid_that_applies_to_the_missing_share():
+    space = CandidateSpace([Grid(("mi",), ("gaussian",), max_missing=0.2), Grid(("random",), ("knn",))])
+    assert space.for_missing(0.2).selectors[0].label == "mi" and space.for_missing(0.21).selectors[0].label == "random"
+    fitted = PipelineSearch(k=2, candidates=space).fit(as_matrix(_with_missing_share(0.3)))
+    assert set(fitted.cv_results_["strategy"]) == {"random"} and fitted.sparse_

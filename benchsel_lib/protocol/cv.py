@@ -73,6 +73,7 @@ from .._random import check_seed
 from ..data import ScoreMatrix, ScoreWarning
 from ..method.correlation import Correlation
 from ..method.pipeline import FitSeeds, FittedPath, Pipeline
+from ..method.search import PipelineSearch
 from ..method.predictors import (
     UNCONDITIONED,
     check_unconditioned,
@@ -106,7 +107,7 @@ def kept_columns(train_scores: np.ndarray, min_train_observed: int) -> np.ndarra
 
 
 # --------------------------------------------------------------------------- pipelines
-def check_pipelines(pipelines: Any) -> list[Pipeline]:
+def check_pipelines(pipelines: Any) -> list[Pipeline | PipelineSearch]:
     """``pipelines`` as a list of :class:`~benchsel_lib.method.pipeline.Pipeline` with distinct labels.
 
     A string is a short name (``"entropy"``, ``"mi"``, ``"random"``,
@@ -121,7 +122,7 @@ def check_pipelines(pipelines: Any) -> list[Pipeline]:
     -----
     O(P) for P pipelines: each is validated (:meth:`Pipeline.validate`), nothing is fit.
     """
-    if isinstance(pipelines, (str, Pipeline)):
+    if isinstance(pipelines, (str, Pipeline, PipelineSearch)):
         items = [pipelines]
     elif isinstance(pipelines, Iterable):
         items = list(pipelines)
@@ -133,8 +134,8 @@ def check_pipelines(pipelines: Any) -> list[Pipeline]:
     for p in items:
         if isinstance(p, str):
             p = Pipeline.from_name(p)
-        elif not isinstance(p, Pipeline):
-            raise ValueError(f"pipelines must be Pipeline objects or names, got {type(p).__name__}")
+        elif not isinstance(p, (Pipeline, PipelineSearch)):
+            raise ValueError(f"pipelines must be Pipeline or PipelineSearch objects or names, got {type(p).__name__}")
         p.validate()
         out.append(p)
     labels = [p.label for p in out]

@@ -85,7 +85,7 @@ def tabimpute_status(checkpoint: str | Path | None = None) -> TabImputeStatus:
     ----------
     checkpoint : str or path, optional
         The weights file; None searches ``$BENCHSEL_TABIMPUTE_CKPT`` and the
-        Hugging Face hub cache (:func:`benchsel_lib.find_tabimpute_checkpoint`).
+        Hugging Face hub cache (:func:`benchsel_lib.method.tabimpute.find_tabimpute_checkpoint`).
 
     Returns
     -------

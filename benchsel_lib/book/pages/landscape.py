@@ -83,7 +83,7 @@ def nodes_view(nodes_vs_table3: pd.DataFrame, t3: pd.DataFrame) -> pd.DataFrame:
     nodes_vs_table3 : DataFrame
         :func:`benchsel_lib.studies.landscape.node_counts`.
     t3 : DataFrame
-        Table 3 (``benchsel_lib.table_unmatched``).
+        Table 3 (``benchsel_lib.data.canonical.table_unmatched``).
 
     Returns
     -------
@@ -135,7 +135,7 @@ def merged_rebuild(released: Any, disc: pd.DataFrame) -> dict[str, Any]:
     released : ScoreMatrix
         The released Merged matrix.
     disc : DataFrame
-        ``benchsel_lib.merged_discrepancies`` (``model, benchmark, collection, status, ...``).
+        ``benchsel_lib.data.canonical.merged_discrepancies`` (``model, benchmark, collection, status, ...``).
 
     Returns
     -------
@@ -279,9 +279,9 @@ def claims(*, t1: pd.DataFrame, t2: pd.DataFrame, t3: pd.DataFrame, nodes: pd.Da
     t1, t3 : DataFrame
         Tables 1 and 3 with their ``as paper`` columns (:func:`compare_tables`).
     t2 : DataFrame
-        Table 2 (``benchsel_lib.table_canonical``).
+        Table 2 (``benchsel_lib.data.canonical.table_canonical``).
     nodes, edges : DataFrame
-        Figure 8 (``benchsel_lib.overlap_network``).
+        Figure 8 (``benchsel_lib.data.canonical.overlap_network``).
     matrices : mapping
         The experiment matrices of this run, by name.
     mteb_dropped : int or None
@@ -439,9 +439,9 @@ def prose(*, t1: pd.DataFrame, t2: pd.DataFrame, t3: pd.DataFrame, nodes: pd.Dat
     t1, t3 : DataFrame
         Tables 1 and 3 with their ``as paper`` columns (:func:`compare_tables`).
     t2 : DataFrame
-        Table 2 (``benchsel_lib.table_canonical``).
+        Table 2 (``benchsel_lib.data.canonical.table_canonical``).
     nodes, edges : DataFrame
-        Figure 8 (``benchsel_lib.overlap_network``).
+        Figure 8 (``benchsel_lib.data.canonical.overlap_network``).
     nodes_vs_table3 : DataFrame
         :func:`benchsel_lib.studies.landscape.node_counts`.
     mmlu : ScoreMatrix

@@ -1,7 +1,7 @@
 """Chapter 7: normality diagnostics (Appendix H, Figure 12).
 
 The page tests every benchmark of the run's matrices with Shapiro-Wilk
-(:func:`benchsel_lib.shapiro_wilk_table`) and each matrix with Mardia's
+(:func:`benchsel_lib.studies.diagnostics.shapiro_wilk_table`) and each matrix with Mardia's
 multivariate skewness and kurtosis. This module turns the tests into what
 the page shows: the tables as a reader sees them, the claims table
 (:func:`claims`) and the glued passages (:func:`prose`).

@@ -388,7 +388,7 @@ def tolerance_table(by_tol: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     Parameters
     ----------
     by_tol : DataFrame
-        :func:`benchsel_lib.selections_by_tolerance` output (``tol, fold, selected, em_iterations``).
+        :func:`benchsel_lib.studies.em.selections_by_tolerance` output (``tol, fold, selected, em_iterations``).
 
     Returns
     -------

@@ -1,0 +1,200 @@
+"""The candidate space of a search, declared as data.
+
+A search (:class:`~benchsel_lib.method.search.PipelineSearch`) scores
+(selection, predictor) pairs by inner cross-validation.  What it scores is a
+:class:`CandidateSpace`: one or more :class:`Grid` s, each the product of some
+selectors and some predictors (plus, with ``stack``, the non-negative stack
+of those predictors for each selector), and each applying to training
+matrices that miss at most ``max_missing`` of their entries.  The first grid
+that applies to a training matrix is the one searched, so the recommended
+pipeline's two candidate sets -- one for matrices that miss at most half
+their entries, one for sparser ones -- are two rows of data, not a branch in
+the code (:data:`AUTO_SPACE`, built by :func:`auto_space`).
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._checks import check_bool
+from .predictors import check_predictor_name
+from .selectors import Selector, selector_named
+
+__all__ = [
+    "Grid",
+    "CandidateSpace",
+    "auto_space",
+    "with_options",
+    "DEFAULT_STRATEGIES",
+    "DEFAULT_PREDICTORS",
+    "SPARSE_STRATEGIES",
+    "SPARSE_PREDICTORS",
+    "SPARSE_MISSING",
+    "DEFAULT_MIN_OBSERVED",
+]
+
+#: the recommended pipeline's selectors on a matrix missing at most :data:`SPARSE_MISSING` of its entries
+#: (predictive greedy, soft-impute and the like are left out for speed; a grid can name them)
+DEFAULT_STRATEGIES = ("mi", "entropy-obs", "lasso", "random")
+#: ... and its predictors there
+DEFAULT_PREDICTORS = ("gaussian", "ridge", "knn", "blend")
+
+#: the recommended pipeline's candidates on a matrix that misses more than :data:`SPARSE_MISSING` of its
+#: entries: the greedy on the total residual variance of the mean-imputed matrix and BenchPred's imputed
+#: Lasso (both favour benchmarks that many models ran, so that a revealed benchmark is more often one a
+#: held-out model has a score for) in place of MI and the random selection, and the per-target ridge on
+#: the mean-imputed scores in place of the Gaussian mean and the ridge on observed pairs
+SPARSE_STRATEGIES = ("entropy-obs", "lasso", "imputed-trace", "imputed-lasso")
+SPARSE_PREDICTORS = ("knn", "blend", "imputed-ridge")
+
+#: the share of missing entries above which the recommended pipeline searches its sparse grid (Merged and
+#: BenchPress miss about two thirds of theirs, MTEB a quarter, MMLU none)
+SPARSE_MISSING = 0.5
+
+#: the recommended pipeline's candidates (those without a filter of their own) never reveal a
+#: benchmark that fewer training models observe: its correlations would rest on two or three models
+DEFAULT_MIN_OBSERVED = 5
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Selectors x predictors (and their stack), for training matrices missing at most ``max_missing``.
+
+    Parameters
+    ----------
+    selectors : sequence of Selector or preset name
+        The candidate selections (labels must differ).
+    predictors : sequence of str
+        Predictor names (:data:`~benchsel_lib.method.predictors.PREDICTORS`).
+    stack : bool
+        Also score, for each selector, the non-negative least-squares stack of
+        the predictors (only with two or more predictors).
+    max_missing : float in [0, 1]
+        The grid applies to a training matrix missing at most this share of
+        its entries.
+
+    Notes
+    -----
+    Validated on construction, O(S + P).
+    """
+
+    selectors: tuple[Selector, ...]
+    predictors: tuple[str, ...]
+    stack: bool = True
+    max_missing: float = 1.0
+
+    def __post_init__(self) -> None:
+        sels = self.selectors
+        sels = (sels,) if isinstance(sels, (str, Selector)) else tuple(sels)
+        sels = tuple(selector_named(s) for s in sels)
+        labels = [s.label for s in sels]
+        if not sels or len(set(labels)) != len(labels):
+            raise ValueError(f"a grid needs one or more selectors with distinct labels, got {labels}")
+        preds = (self.predictors,) if isinstance(self.predictors, str) else tuple(self.predictors)
+        if not preds or len(set(preds)) != len(preds):
+            raise ValueError(f"a grid needs one or more distinct predictor names, got {list(preds)}")
+        for p in preds:
+            check_predictor_name(p)
+        check_bool(self.stack, "stack")
+        mm = self.max_missing
+        if isinstance(mm, bool) or not isinstance(mm, (int, float, np.floating)) or not 0.0 <= float(mm) <= 1.0:
+            raise ValueError(f"max_missing must be a share in [0, 1], got {mm!r}")
+        object.__setattr__(self, "selectors", sels)
+        object.__setattr__(self, "predictors", preds)
+        object.__setattr__(self, "max_missing", float(mm))
+
+    @property
+    def size(self) -> int:
+        """The number of candidates: S x P pairs, plus S stacks. O(1)."""
+        stacks = len(self.selectors) if self.stacked else 0
+        return len(self.selectors) * len(self.predictors) + stacks
+
+    @property
+    def stacked(self) -> bool:
+        """Whether the stack is a candidate (asked for, and two or more predictors to stack). O(1)."""
+        return self.stack and len(self.predictors) > 1
+
+    def with_selectors(self, selectors: Sequence[Selector]) -> Grid:
+        """The same grid with other selectors. O(S)."""
+        return dataclasses.replace(self, selectors=tuple(selectors))
+
+
+class CandidateSpace(tuple):
+    """One or more :class:`Grid` s; :meth:`for_missing` picks the one a training matrix gets.
+
+    A tuple of grids (``CandidateSpace([grid, ...])``); the last one should
+    have ``max_missing=1`` so that every matrix gets a grid.
+    """
+
+    def __new__(cls, grids: Sequence[Grid] | Grid) -> CandidateSpace:
+        items = (grids,) if isinstance(grids, Grid) else tuple(grids)
+        if not items or not all(isinstance(g, Grid) for g in items):
+            raise ValueError(f"a candidate space is one or more Grid objects, got {grids!r}")
+        if items[-1].max_missing < 1.0:
+            raise ValueError("the last grid of a candidate space must apply to every matrix (max_missing=1)")
+        return super().__new__(cls, items)
+
+    def for_missing(self, share: float) -> Grid:
+        """The first grid whose ``max_missing`` is at least ``share``. O(G)."""
+        return next(g for g in self if share <= g.max_missing)
+
+    def for_matrix(self, X: np.ndarray) -> Grid:
+        """The grid for training scores ``X`` (NaN missing). O(M N)."""
+        return self.for_missing(float(np.isnan(X).mean()) if np.size(X) else 0.0)
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the space switches grids by the missing share. O(1)."""
+        return len(self) > 1
+
+    def __repr__(self) -> str:
+        return f"CandidateSpace({list(self)!r})"
+
+
+def with_options(strategy: str | Selector, *, min_observed: int | float | None,
+                  initial: Sequence[str]) -> Selector:
+    """``strategy``'s selector with the shared options of the recommended pipeline. O(1).
+
+    ``initial`` (mandatory benchmarks) replaces the selector's own;
+    ``min_observed`` is set only where the selector has no filter of its
+    own, so that a preset keeps the filter its label names (``entropy-obs``:
+    30 % of the training models); None and 0 set none.  The label stays the
+    preset's.
+    """
+    sel = selector_named(strategy)
+    changes: dict[str, Any] = {"name": sel.label}
+    if min_observed and sel.min_observed is None:
+        changes["min_observed"] = min_observed
+    if initial:
+        changes["initial"] = initial
+    return dataclasses.replace(sel, **changes)
+
+
+def auto_space(*, selectors: Sequence[str | Selector] | None = None, predictors: Sequence[str] | None = None,
+               stack: bool = True, min_observed: int | float | None = DEFAULT_MIN_OBSERVED,
+               initial: Sequence[str] = ()) -> CandidateSpace:
+    """The recommended pipeline's candidate space, with its shared options.
+
+    By default two grids: :data:`DEFAULT_STRATEGIES` x :data:`DEFAULT_PREDICTORS`
+    for a training matrix missing at most :data:`SPARSE_MISSING` of its
+    entries, :data:`SPARSE_STRATEGIES` x :data:`SPARSE_PREDICTORS` for a
+    sparser one, each with the stack.  Passing ``selectors`` or
+    ``predictors`` gives one grid for every matrix (the other one from the
+    first default grid).  ``initial`` applies to every selector,
+    ``min_observed`` to every one without a filter of its own.  O(S + P).
+    """
+    def sels(names: Sequence[str | Selector] | str | Selector) -> tuple[Selector, ...]:
+        names = (names,) if isinstance(names, (str, Selector)) else names
+        return tuple(with_options(s, min_observed=min_observed, initial=initial) for s in names)
+
+    if selectors is None and predictors is None:
+        return CandidateSpace([
+            Grid(sels(DEFAULT_STRATEGIES), DEFAULT_PREDICTORS, stack=stack, max_missing=SPARSE_MISSING),
+            Grid(sels(SPARSE_STRATEGIES), SPARSE_PREDICTORS, stack=stack),
+        ])
+    preds = DEFAULT_PREDICTORS if predictors is None else predictors
+    return CandidateSpace([Grid(sels(DEFAULT_STRATEGIES if selectors is None else selectors), preds, stack=stack)])

@@ -1,0 +1,128 @@
+"""How a search chooses among its scored candidates: small rule objects.
+
+A rule sees the scored candidates at one size ``k`` (dicts with ``strategy,
+predictor, k, r2``) and returns one.  :class:`Best` takes the highest inner
+R^2; :class:`Monotone` (the recommended pipeline's) the same unless it falls
+below the inner R^2 of the choice at ``k - 1``, which is then kept;
+:class:`Nested` first fixes one strategy for every size
+(:meth:`Nested.strategy`), then takes its best predictor at each size.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Best", "Monotone", "Nested", "CHOICE_RULES", "DEFAULT_RULE", "choice_rule", "choose_candidate",
+           "nested_strategy"]
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Best:
+    """The highest inner R^2 at each size (ties to the smaller ``order`` key)."""
+
+    name = "best"
+    #: whether the choice at ``k`` looks back at the one at ``k - 1`` (so every smaller size is scored)
+    lookback = False
+
+    def choose(self, rows: Sequence[Row], *, previous: Row | None = None,
+               order: Callable[[Row], Any] | None = None) -> Row:
+        """The chosen row among ``rows`` (one size). O(len(rows))."""
+        if not rows:
+            raise ValueError("no scored candidate to choose from")
+        key = order or (lambda r: 0)
+        return min(rows, key=lambda r: (-r["r2"], key(r)))
+
+
+@dataclass(frozen=True)
+class Monotone(Best):
+    """As :class:`Best`, unless that falls below the choice at ``k - 1``: its pipeline is then kept.
+
+    Kept means its row at ``k``, the same strategy with one more benchmark and
+    the same predictor, so that no larger subset is chosen by a score that a
+    smaller one already beat: the best inner R^2 at ``k`` falling below the
+    previous choice's is the mark of a winner chosen for its luck on the
+    inner folds.  Falls back to the best when the previous pipeline was not
+    scored at ``k``.
+    """
+
+    name = "monotone"
+    lookback = True
+
+    def choose(self, rows: Sequence[Row], *, previous: Row | None = None,
+               order: Callable[[Row], Any] | None = None) -> Row:
+        """The chosen row among ``rows`` (one size), given the choice at ``k - 1``. O(len(rows))."""
+        best = super().choose(rows, order=order)
+        if previous is None or best["r2"] >= previous["r2"]:
+            return best
+        same = (previous["strategy"], previous["predictor"])
+        return next((r for r in rows if (r["strategy"], r["predictor"]) == same), best)
+
+
+@dataclass(frozen=True)
+class Nested(Best):
+    """One strategy for every size (:meth:`strategy`), and at each size its best predictor.
+
+    Every size's selection is then the first ``k`` of the largest (for a
+    nested objective), so a model that ran the smaller selection runs only the
+    benchmarks that the larger one adds; the choice at a size depends on the
+    largest size scored.
+    """
+
+    name = "nested"
+    lookback = True
+
+    @staticmethod
+    def strategy(rows: Sequence[Row], sizes: Sequence[int], *, order: Callable[[str], Any] | None = None) -> str:
+        """The strategy with the best mean over ``sizes`` of its best inner R^2 at each size. O(len(rows)).
+
+        Ties go to the smaller ``order(strategy)`` key.
+
+        Raises
+        ------
+        ValueError
+            No row with a finite R^2 at any of ``sizes``.
+        """
+        key = order or (lambda s: 0)
+        wanted = set(int(k) for k in sizes)
+        best: dict[tuple[str, int], float] = {}
+        for r in rows:
+            if int(r["k"]) in wanted and np.isfinite(r["r2"]):
+                at = (r["strategy"], int(r["k"]))
+                best[at] = max(best.get(at, -np.inf), float(r["r2"]))
+        if not best:
+            raise ValueError("no scored candidate to choose from")
+        means: dict[str, list[float]] = {}
+        for (strategy, _), r2 in best.items():
+            means.setdefault(strategy, []).append(r2)
+        return min(means, key=lambda s: (-float(np.mean(means[s])), key(s)))
+
+
+#: the rules by name
+CHOICE_RULES: dict[str, Best] = {"best": Best(), "monotone": Monotone(), "nested": Nested()}
+#: the rule of the recommended pipeline
+DEFAULT_RULE = "monotone"
+
+
+def choice_rule(rule: Any) -> Best:
+    """The rule ``rule`` names (or ``rule`` itself); ``ValueError`` naming the rules otherwise. O(1)."""
+    if isinstance(rule, Best):
+        return rule
+    if not isinstance(rule, str) or rule not in CHOICE_RULES:
+        raise ValueError(f"unknown choice rule {rule!r}: use one of {tuple(CHOICE_RULES)}")
+    return CHOICE_RULES[rule]
+
+
+def choose_candidate(rows: Sequence[Row], *, previous: Row | None = None, rule: Any = DEFAULT_RULE,
+                     order: Callable[[Row], Any] | None = None) -> Row:
+    """The candidate ``rule`` chooses among ``rows`` (one size; see the rules). O(len(rows))."""
+    return choice_rule(rule).choose(rows, previous=previous, order=order)
+
+
+def nested_strategy(rows: Sequence[Row], sizes: Sequence[int], *, order: Callable[[str], Any] | None = None) -> str:
+    """The one strategy of the :class:`Nested` rule (see :meth:`Nested.strategy`). O(len(rows))."""
+    return Nested.strategy(rows, sizes, order=order)

@@ -1,0 +1,1049 @@
+"""Fitting a pipeline on training rows, and what a fitted pipeline predicts: the machinery that a fixed
+:class:`~benchsel_lib.method.pipeline.Pipeline` and a :class:`~benchsel_lib.method.search.PipelineSearch` share.
+
+:class:`BasePipeline` follows scikit-learn's conventions: the constructor
+only stores its parameters, :meth:`BasePipeline.fit` validates them and
+returns the pipeline, fitted attributes end in ``_``, and ``get_params``,
+``set_params`` and :func:`clone` work as there (nested component parameters
+as ``selector__tie_break``).  :meth:`BasePipeline.fit_path` fits one split
+for every subset size (the unit of work of the cross-validation protocol)
+and returns a :class:`FittedPath`.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import logging
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit, ndtri
+from threadpoolctl import threadpool_limits
+
+from .._checks import (
+    check_bool,
+    check_int,
+    check_level,
+    check_matrix,
+)
+from .._names import name_positions
+from ..data import ScoreMatrix, ScoreWarning, column_problems
+from .calibration import (
+    Conformal,
+    GaussianIntervals,
+    calibrator_named,
+    inflation_factors,
+)
+from .correlation import Correlation
+from .predictors import (
+    PREDICTORS,
+    check_unconditioned,
+    make_predictor,
+    reveal_and_predict,
+)
+from .scaling import FittedScaling, Scaling
+from .inner_search import Recommendation, pipeline_path
+from .oof import STACK, block_predictions
+from .selection import Selection
+from .selectors import Selector
+from .given import check_given, column_ranges
+
+#: a pipeline class (a fixed Pipeline or a PipelineSearch)
+P = TypeVar("P", bound="BasePipeline")
+
+__all__ = ["BasePipeline", "FitSeeds", "FittedPath", "PathStep", "StepPrediction", "clone", "MIN_INTERVAL_MODELS", "DEFAULT_LEVELS"]
+
+#: Gaussian intervals need at least this many training models (from two, every correlation is +-1)
+MIN_INTERVAL_MODELS = 3
+#: interval levels whose conformal multipliers a search keeps (any other level is read off the residuals)
+DEFAULT_LEVELS = (0.5, 0.8, 0.9)
+#: the notes of a fit (``Pipeline.notes_``) are also logged here (level INFO) when the choice is made
+_LOG = logging.getLogger(__name__)
+
+
+
+# --------------------------------------------------------------------------- fitting in a split
+@dataclass(frozen=True)
+class FitSeeds:
+    """The random streams a pipeline draws from when it is fit (anything ``numpy.random.default_rng`` takes).
+
+    Attributes
+    ----------
+    selection : int, tuple or SeedSequence
+        The random selection of a directly fit pipeline.
+    inflation : int, tuple or SeedSequence
+        The inner folds of a fitted variance inflation.
+    search : int
+        The inner folds and random candidates of a search.
+    """
+
+    selection: Any = 0
+    inflation: Any = 0
+    search: int = 0
+
+    @classmethod
+    def from_seed(cls, seed: int) -> FitSeeds:
+        """Every stream from one seed (a pipeline fit on its own). O(1)."""
+        return cls(selection=int(seed), inflation=int(seed), search=int(seed))
+
+
+@dataclass
+class PathStep:
+    """One subset size of a fitted path: what is revealed and how it was chosen.
+
+    Attributes
+    ----------
+    k : int
+    selected : ndarray of int
+        Revealed columns, in selection order.
+    diagnostics : dict
+        ``residual_fraction``, ``logdet``, ``mi`` of the selection on the
+        training correlation (NaN where the selection has none).
+    choice : Recommendation or None
+        The search's choice at ``k`` (None for a directly fit pipeline).
+    inflation : float or None
+        The fitted variance factor at ``k`` (None unless the calibration fits one).
+    """
+
+    k: int
+    selected: np.ndarray
+    diagnostics: dict[str, float]
+    choice: Recommendation | None = None
+    inflation: float | None = None
+
+
+@dataclass
+class StepPrediction:
+    """Predictions of one :class:`PathStep` for a set of query rows, in the pipeline's standardized space.
+
+    Attributes
+    ----------
+    targets : ndarray of int
+        The predicted (unrevealed) columns.
+    mean : ndarray (v, T)
+    var : ndarray (v, T) or None
+        Conditional variances of the predictor (Gaussian intervals), before any inflation.
+    factor : float
+        The given variance factor of the Gaussian intervals (1 unless given).
+    inflation : float or None
+        A variance factor fitted on inner folds (None unless the calibration fits one).
+    """
+
+    targets: np.ndarray
+    mean: np.ndarray
+    var: np.ndarray | None = None
+    _interval: Callable[[float], tuple[np.ndarray, np.ndarray] | None] | None = field(default=None, repr=False)
+    factor: float = 1.0
+    inflation: float | None = None
+
+    @property
+    def has_intervals(self) -> bool:
+        """Whether the step's predictor gives intervals (Gaussian variances or conformal residuals). O(1)."""
+        return self._interval is not None
+
+    def interval(self, level: float, *, inflated: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
+        """Bounds (v, T) of the central ``level`` interval, or None where none can be given.
+
+        ``inflated`` applies the fitted variance factor to the Gaussian interval.
+        O(v T) (one normal or conformal quantile, then elementwise bounds).
+        """
+        if self._interval is None:
+            return None
+        if inflated and self.var is not None and self.inflation is not None:
+            return _GaussianInterval(self.mean, self.var * self.inflation)(level)
+        return self._interval(level)
+
+
+@dataclass
+class FittedPath:
+    """A pipeline fit on training rows for several subset sizes (the cross-validation's unit of work).
+
+    Attributes
+    ----------
+    scaling : FittedScaling
+        Maps scores to the pipeline's standardized space and back.
+    steps : list of PathStep
+        One per subset size that the selection reached.
+    n_forced : int or None
+        Mandatory benchmarks present in these training rows (None when the
+        selector has none).
+    notes : list of str
+        One line per choice the fit made because of the matrix's size (the
+        correlation estimator where EM would take too long, a search cut
+        down to its budget); empty on the paper's matrices.
+    sparse : bool
+        Whether the training rows missed enough entries for the pipeline's
+        ``sparse_candidates`` to be searched.
+    """
+
+    scaling: FittedScaling
+    steps: list[PathStep]
+    n_forced: int | None
+    _predict: Callable[[np.ndarray, list[PathStep]], list[StepPrediction]] = field(repr=False)
+    correlation: np.ndarray | None = field(default=None, repr=False)
+    selection: Selection | None = None
+    notes: list[str] = field(default_factory=list)
+    sparse: bool = False
+
+    def predict(self, z: np.ndarray, *, steps: list[PathStep] | None = None) -> list[StepPrediction]:
+        """Predictions for query rows ``z`` (standardized, NaN missing) at every step (or at ``steps``).
+
+        Each row reveals its observed entries among the step's selected benchmarks.
+        Cost: one ``predict`` of each step's predictor on the ``v`` rows (for
+        the Gaussian mean O(G k^3 + v k N) with G distinct reveal patterns,
+        Eq. cond-mean), plus O(v N) per step to hide the unrevealed entries.
+        """
+        return self._predict(z, self.steps if steps is None else steps)
+
+
+@dataclass(frozen=True)
+class _Training:
+    """The training rows as both kinds of fit read them (direct, or through an inner search)."""
+
+    scaling: FittedScaling
+    #: the rows in the scaling's units (logit or raw) and standardized, NaN missing
+    values: np.ndarray
+    z: np.ndarray
+    #: the training correlation
+    R: np.ndarray
+    names: list[str]
+    #: models observing each benchmark
+    counts: np.ndarray
+    #: mandatory benchmarks present in these rows (None when no selector has any)
+    n_forced: int | None
+
+
+# --------------------------------------------------------------------------- the pipeline
+
+
+def _selector_reach(selectors: Sequence[Selector], counts: np.ndarray, n_models: int,
+                    names: Sequence[str]) -> list[tuple[str, int]]:
+    """Each selector's label and the benchmarks its filter and exclusions leave, mandatory ones counted. O(S N)."""
+    out = []
+    for sel in selectors:
+        forced = np.zeros(len(names), dtype=bool)
+        forced[sel.resolve_initial(names, missing="skip")] = True
+        out.append((sel.label, sel.n_candidates(counts, forced, n_models, names=names)))
+    return out
+
+
+def clone(pipeline: P) -> P:
+    """An unfitted pipeline with the same parameters.
+
+    As scikit-learn's ``clone``: the constructor is called again with
+    ``pipeline.get_params(deep=False)``, so no fitted attribute (``scaling_``,
+    ``selection_``, ...) is carried over.
+
+    Parameters
+    ----------
+    pipeline : Pipeline
+        A fitted or unfitted pipeline (or an instance of a subclass whose
+        constructor takes the same parameters).
+
+    Returns
+    -------
+    Pipeline
+        A new instance of ``type(pipeline)``. The parameter values are shared,
+        not copied: the components (``Scaling``, ``Correlation``, selectors,
+        calibrators) are frozen dataclasses, while a list of candidates or a
+        predictor *object* is the same object in both pipelines.
+
+    Notes
+    -----
+    Complexity O(1): a dozen attributes are read and stored; nothing is
+    validated until :meth:`Pipeline.fit`.
+    """
+    return type(pipeline)(**pipeline.get_params(deep=False))
+
+
+class BasePipeline:
+    """What a fixed :class:`Pipeline` and a :class:`~benchsel_lib.method.search.PipelineSearch` share.
+
+    Fitting on a score matrix (:meth:`fit`, :meth:`fit_path`, the unit of work
+    of cross-validation), predicting (:meth:`predict`) and scikit-learn's
+    parameter conventions (:meth:`get_params`, :meth:`set_params`,
+    :func:`clone`).  A subclass declares its parameters (``_params``) and
+    resolves its selection and prediction steps (``_steps``).
+
+    Attributes
+    ----------
+    scaling_ : FittedScaling
+    correlation_ : ndarray (N, N)
+        The training correlation (standardized space).
+    selection_ : Selection or None
+        The selection of a directly fit pipeline (gains, residual variance, MI).
+    choice_ : Recommendation or None
+        A search's choice (selector, predictor, inner-CV R^2 of every candidate).
+    benchmarks_ : list of str
+    notes_ : list of str
+        One line per column that looks wrong (constant: never selected;
+        mixing 0-1 and 0-100 scales; each also a :class:`ScoreWarning`), and
+        one per choice made because of the matrix's size, before the work
+        started: the floored pairwise correlation where EM would take too
+        long (:func:`~benchsel_lib.method.correlation.em_too_costly`), a search
+        run on subsamples of the models or benchmarks
+        (:func:`~benchsel_lib.method.plan.plan_search`; these are logged,
+        level INFO, loggers under ``benchsel_lib``, when made). Empty on the
+        paper's matrices and on small clean ones, whose results these rules
+        never change.
+    sparse_ : bool
+        Whether a search took a later grid of its candidate space than the
+        first (a matrix missing more entries).
+    selected : list of str
+        The selected benchmarks, in order.
+    """
+
+    _params: tuple[str, ...] = ()
+    k: int | None
+    seed: int
+    name: str | None
+
+    # ------------------------------------------------------------------ scikit-learn conventions
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor's parameters; with ``deep``, also ``component__field`` of the dataclass components.
+
+        O(number of parameters and component fields).
+        """
+        out = {p: getattr(self, p) for p in self._params}
+        if deep:
+            for p in ("scaling", "correlation", "selector", "calibrator"):
+                if p not in out:
+                    continue
+                v = out[p]
+                if dataclasses.is_dataclass(v) and not isinstance(v, type):
+                    for f in dataclasses.fields(v):
+                        out[f"{p}__{f.name}"] = getattr(v, f.name)
+        return out
+
+    def set_params(self: P, **params: Any) -> P:
+        """Set parameters (``selector__tie_break="argmax"`` replaces one field of a component); return self.
+
+        A fitted pipeline forgets its fit (``predict`` then asks for ``fit``):
+        its selection and predictors were made under the old parameters.
+        O(number of parameters given); the new values are checked at the next ``fit`` (:meth:`validate`).
+        """
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in params.items():
+            if "__" in key:
+                comp, fld = key.split("__", 1)
+                nested.setdefault(comp, {})[fld] = value
+            elif key in self._params:
+                setattr(self, key, value)
+            else:
+                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}: use one of {self._params}")
+        for comp, changes in nested.items():
+            if comp not in self._params:
+                raise ValueError(f"invalid parameter {comp!r} for {type(self).__name__}: use one of {self._params}")
+            current = self.component(comp)
+            if isinstance(current, list) and len(current) == 1:
+                current = current[0]
+            if not dataclasses.is_dataclass(current) or isinstance(current, type):
+                raise ValueError(f"{comp} is {current!r}, which has no fields to set")
+            fields = [f.name for f in dataclasses.fields(current) if f.init]
+            for fld in changes:
+                if fld not in fields:
+                    raise ValueError(f"invalid parameter {comp}__{fld}: {type(current).__name__} has the fields "
+                                     f"{tuple(fields)}")
+            setattr(self, comp, dataclasses.replace(current, **changes))
+        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")] + ["_revealed_fits"]:
+            self.__dict__.pop(attr, None)  # the fitted state (scikit-learn's trailing underscore)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = type(self)().get_params(deep=False)
+        shown = [f"{p}={getattr(self, p)!r}" for p in self._params if p == "k" or getattr(self, p) != defaults[p]]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+    # ------------------------------------------------------------------ components, validated once
+    def component(self, which: str) -> Any:
+        """The parameter ``which`` resolved to its component object(s); raises ValueError naming a bad value.
+
+        O(number of candidates): names are looked up in the registries, nothing is fit.
+        """
+        v = getattr(self, which)
+        if which == "scaling":
+            if isinstance(v, Scaling):
+                return v
+            if v in ("standard", "logit"):
+                return Scaling(logit=v == "logit")
+            raise ValueError(f"unknown scaling {v!r}: use 'standard', 'logit' or a Scaling")
+        if which == "correlation":
+            return v if isinstance(v, Correlation) else Correlation(v)
+        if which == "calibrator":
+            return calibrator_named(v)
+        return v
+
+    def _steps(self) -> dict[str, Any]:
+        """The selection and prediction steps, resolved (subclasses: one pair, or a candidate space)."""
+        raise NotImplementedError
+
+    def validate(self) -> dict[str, Any]:
+        """Check every parameter once; return the resolved components and whether the pipeline is a search.
+
+        Raises
+        ------
+        ValueError
+            A parameter that names nothing known, or a combination that cannot
+            work (object predictors in a search, Gaussian intervals from a
+            search, ``k=None`` without a budget).
+
+        Notes
+        -----
+        O(number of candidates); nothing is fit, so a bad parameter is reported
+        before any work (scikit-learn's convention of validating in ``fit``).
+        """
+        spec = {c: self.component(c) for c in ("scaling", "correlation", "calibrator")}
+        spec.update(self._steps())
+        if self.k is not None:
+            check_int(self.k, "k")
+        elif len(spec["selector"]) != 1 or spec["selector"][0].budget is None:
+            raise ValueError("k=None (as many as the budget allows) needs one selector with a budget")
+        check_int(self.seed, "seed", minimum=0)
+        spec["search"] = spec["search"] or isinstance(spec["calibrator"], Conformal)
+        if spec["search"] and not all(isinstance(p, str) for p in spec["predictor"]):
+            raise ValueError("a pipeline with candidates or conformal intervals takes predictor names "
+                             f"({sorted(PREDICTORS)}), not objects")
+        if spec["search"] and isinstance(spec["calibrator"], GaussianIntervals):
+            raise ValueError("a search makes conformal intervals: use calibrator='conformal' (or None)")
+        return spec
+
+    @property
+    def label(self) -> str:
+        """The pipeline's name in tables (``name``, else ``STRATEGY+PREDICTOR`` or ``"pipeline"``). O(1)."""
+        if self.name:
+            return str(self.name)
+        spec = self.validate()
+        sels, preds = spec["selector"], spec["predictor"]
+        if len(sels) == 1 and len(preds) == 1 and isinstance(preds[0], str):
+            return f"{sels[0].label}+{preds[0]}"
+        return "pipeline"
+
+    @property
+    def is_search(self) -> bool:
+        """Whether the pipeline fits by inner cross-validation (candidates, a stack, conformal intervals). O(1)."""
+        return bool(self.validate()["search"])
+
+    # ------------------------------------------------------------------ fitting
+    def fit_path(
+        self,
+        X: np.ndarray,
+        *,
+        names: Sequence[str],
+        k_max: int,
+        ks: Sequence[int] | None = None,
+        seeds: FitSeeds | None = None,
+        correlate: Callable[[Correlation, np.ndarray, np.ndarray], np.ndarray] | None = None,
+        intervals: bool = True,
+        unconditioned: str = "skip",
+        context: str = "cv",
+        revealed: Sequence[int] | None = None,
+        correlation: np.ndarray | None = None,
+        exclude: Sequence[str] = (),
+    ) -> FittedPath:
+        """Fit on training rows for every subset size up to ``k_max`` (the unit of work of cross-validation).
+
+        Parameters
+        ----------
+        X : ndarray (M, N)
+            Training scores in original units, NaN missing (every column observed).
+        names : sequence of str
+            Benchmark names of the columns.
+        k_max : int
+            Largest subset size (capped at what the selector can reach).
+        ks : sequence of int, optional
+            Only these subset sizes are needed (the selection still runs to ``k_max``).
+        seeds : FitSeeds, optional
+            Random streams (default: all from ``self.seed``).
+        correlate : callable, optional
+            ``correlate(correlation, values, standardized) -> R``; the CV
+            protocol passes its cache (default: ``correlation.estimate``).
+        intervals : bool
+            Fit what the intervals need (a fitted inflation, conformal residuals).
+        unconditioned : {"skip", "mean"}
+            The protocol's rule for rows that reveal nothing (used by a fitted
+            inflation, and by a search, which scores its candidates under it:
+            :func:`~benchsel_lib.method.search.pipeline_path`).
+        context : {"cv", "full"}
+            A cross-validation split or a whole matrix (the EM tolerance).
+        revealed : sequence of int, optional
+            A given revealed set instead of a selection (a search then only
+            chooses the predictor).
+        correlation : ndarray (N, N), optional
+            The training correlation when it is already known (not estimated again).
+        exclude : sequence of str
+            Benchmarks no selector may pick here, on top of each selector's
+            own ``exclude`` (:meth:`fit` passes the matrix's constant
+            columns; mandatory benchmarks are never excluded).
+
+        Returns
+        -------
+        FittedPath
+
+        Notes
+        -----
+        Cost: that of :meth:`fit` with the selection run to ``k_max``: one
+        correlation estimate (skipped when ``correlation`` is given), one
+        selection per selector, and per size the predictor's fit; a search
+        runs :func:`~benchsel_lib.method.search.pipeline_path` instead
+        (:func:`~benchsel_lib.method.search.search_cost` estimates it).
+        """
+        X = np.asarray(X, dtype=float)
+        spec = self._candidates_for(self.validate(), X)
+        if exclude:
+            spec["selector"] = [
+                dataclasses.replace(s, exclude=s.exclude + tuple(
+                    b for b in map(str, exclude) if b not in s.exclude and b not in s.initial))
+                for s in spec["selector"]]
+        check_unconditioned(unconditioned)
+        seeds = seeds or FitSeeds.from_seed(int(self.seed))
+        names = [str(b) for b in names]
+        fs = spec["scaling"].fit(X)
+        values, z = fs.values(X), fs.transform(X)
+        corr: Correlation = spec["correlation"]
+        notes: list[str] = []
+        if correlation is not None:
+            R = np.asarray(correlation, dtype=float)
+        else:
+            # EM replaced where it would take too long: said before the estimate
+            cnote = corr.note(values, standardized=z)
+            if cnote:
+                _LOG.info(cnote)
+                notes.append(cnote)
+            R = correlate(corr, values, z) if correlate is not None else corr.estimate(values, z, context=context)
+        # inner folds of a fitted inflation are cross-validation splits
+        inner = correlate or (lambda c, v, s: c.estimate(v, s, context="cv"))
+        counts = (~np.isnan(X)).sum(axis=0)
+        sels: list[Selector] = spec["selector"]
+        initial = set().union(*(s.initial for s in sels))
+        n_forced = sum(1 for b in initial if b in names) if initial else None
+        data = _Training(fs, values, z, R, names, counts, n_forced)
+        if spec["search"]:
+            path = self._fit_search(spec, data, k_max=k_max, ks=ks, seeds=seeds, intervals=intervals,
+                                    revealed=revealed, unconditioned=unconditioned)
+        else:
+            path = self._fit_direct(spec, data, k_max=k_max, ks=ks, seeds=seeds, inner=inner, intervals=intervals,
+                                    unconditioned=unconditioned, revealed=revealed)
+        path.notes[:0] = notes
+        path.sparse = spec["sparse_searched"]
+        return path
+
+    @staticmethod
+    def _candidates_for(spec: dict[str, Any], X: np.ndarray) -> dict[str, Any]:
+        """``spec`` with the selectors and predictors of the grid that the training rows ``X`` get.
+
+        A search's candidate space picks its grid by the missing share of
+        ``X`` (:meth:`~benchsel_lib.method.candidates.CandidateSpace.for_matrix`);
+        ``spec["sparse_searched"]`` says whether a later grid than the first
+        was taken.  A pipeline without a space keeps its one pair.  O(M N).
+        """
+        space = spec.get("space")
+        if space is None:
+            return {**spec, "sparse_searched": False}
+        grid = space.for_matrix(X)
+        return {**spec, "selector": list(grid.selectors), "predictor": list(grid.predictors), "stack": grid.stack,
+                "sparse_searched": grid is not space[0]}
+
+    def _fit_direct(self, spec: dict[str, Any], data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
+                    seeds: FitSeeds, inner: Callable, intervals: bool, unconditioned: str,
+                    revealed: Sequence[int] | None) -> FittedPath:
+        """One selector and one predictor: select (or take ``revealed``), fit the predictor, the inflation."""
+        fs, values, z, R, names, counts, n_forced = (data.scaling, data.values, data.z, data.R, data.names,
+                                                     data.counts, data.n_forced)
+        sel: Selector = spec["selector"][0]
+        N = len(names)
+        pred = spec["predictor"][0]
+        if revealed is not None:
+            order = np.asarray(list(revealed), dtype=int)
+            steps = [PathStep(order.size, order, _nan_diagnostics())]
+            selection = None
+        else:
+            init = sel.resolve_initial(names, missing="skip")
+            forced = np.zeros(N, dtype=bool)
+            forced[init] = True
+            if k_max is None:
+                k_eff = None
+            else:
+                k_eff = min(int(k_max), N, sel.n_candidates(counts, forced, z.shape[0], names=names))
+                if k_eff < 1:
+                    return FittedPath(fs, [], n_forced, _NoPredictions(), R)
+            kw = dict(names=names, counts=counts, n_models=z.shape[0], train=z, seed=seeds.selection,
+                      missing_initial="skip")
+            selection = sel.select(R, k_eff, **kw)
+            order = np.asarray(selection.order, dtype=int)
+            sizes = [k for k in range(1, order.size + 1) if ks is None or k in ks]
+            # a nested objective's smaller selections are prefixes of this one; anchor points select per size
+            per_size = {k: selection if sel.nested or k == order.size else sel.select(R, k, **kw) for k in sizes}
+            steps = [PathStep(k, np.asarray(s.order[:k], dtype=int),
+                              {"residual_fraction": float(s.residual_fraction[k - 1]), "logdet": float(s.logdet[k - 1]),
+                               "mi": float(s.mi[k - 1]) if len(s.mi) >= k else np.nan})
+                     for k, s in per_size.items()]
+        # fit after the selection: the predictor's copy of the N x N correlation and the selection's work
+        # arrays are then never held together
+        fitted = (make_predictor(pred) if isinstance(pred, str) else copy.deepcopy(pred)).fit(z, cov=R)  # own copy
+        cal = spec["calibrator"]
+        gaussian = isinstance(cal, GaussianIntervals)
+        fixed = float(cal.inflation) if gaussian and cal.inflation != "inner" else 1.0
+        if intervals and gaussian and cal.inflation == "inner" and steps:
+            fresh = (make_predictor(pred) if isinstance(pred, str) else copy.deepcopy(pred))
+            # one order, or (anchor points) each size's own, its prefix of length k scored at that k
+            orders = {0: order} if sel.nested or revealed is not None else {st.k: st.selected for st in steps}
+            factors = inflation_factors(values, z, orders, order.size, correlation=spec["correlation"],
+                                        predictor=fresh, inner_folds=cal.inner_folds,
+                                        rng=np.random.default_rng(seeds.inflation), unconditioned=unconditioned,
+                                        correlate=inner)
+            for st in steps:
+                st.inflation = float(factors[0 if 0 in orders else st.k][st.k - 1])
+
+        return FittedPath(fs, steps, n_forced, _DirectPredictions(fitted, N, gaussian, fixed), R, selection)
+
+    def _fit_search(self, spec: dict[str, Any], data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
+                    seeds: FitSeeds, intervals: bool, revealed: Sequence[int] | None,
+                    unconditioned: str) -> FittedPath:
+        """A search (candidates, a stack or conformal intervals): the inner CV chooses at each size.
+
+        :func:`~benchsel_lib.method.search.pipeline_path` does the work.
+        """
+        fs, z, R, names, n_forced = data.scaling, data.z, data.R, data.names, data.n_forced
+        preds = spec["predictor"]
+        single = len(spec["selector"]) == 1 and len(preds) == 1 and not spec["stack"]
+        levels = DEFAULT_LEVELS if intervals and spec["calibrator"] is not None else ()
+        bare = single and not levels  # one pair, nothing to score: the smallest inner CV
+        kw: dict[str, Any] = dict(cov=R, strategies=spec["selector"], predictors=tuple(preds), stack=spec["stack"],
+                                  seed=int(seeds.search), names=names, levels=levels, rule=spec["rule"],
+                                  n_folds=2 if bare else int(spec["folds"]), unconditioned=unconditioned,
+                                  blocks=spec["blocks"])
+        if revealed is not None:
+            recs = pipeline_path(z, len(revealed), fixed=list(revealed), **kw)
+        else:
+            reach = _selector_reach(spec["selector"], (~np.isnan(z)).sum(axis=0), z.shape[0], names)
+            k_max = min(int(k_max), max(n for _, n in reach))  # the largest size some candidate selector can reach
+            if k_max < 1:
+                return FittedPath(fs, [], n_forced, _NoPredictions(), R)
+            if ks is not None:
+                ks = [k for k in ks if k <= k_max]
+                if not ks:
+                    return FittedPath(fs, [], n_forced, _NoPredictions(), R)
+            recs = [r for r in pipeline_path(z, k_max, ks=ks, **kw) if len(r.selection) >= r.k]
+        steps = [PathStep(r.k, np.asarray(r.selection, dtype=int), _nan_diagnostics(), choice=r) for r in recs]
+        notes = [recs[0].plan] if recs and recs[0].plan else []
+        return FittedPath(fs, steps, n_forced, _SearchPredictions(z, R, spec["calibrator"] is not None), R,
+                          notes=notes)
+
+    def fit(self: P, matrix: ScoreMatrix, *, revealed: Sequence[str] | None = None) -> P:
+        """Fit on a whole score matrix: scale, estimate, select ``k`` benchmarks, fit the predictor; return self.
+
+        Parameters
+        ----------
+        matrix : ScoreMatrix
+            Training scores in original units (every benchmark observed at least once).
+        revealed : sequence of str, optional
+            The benchmarks a new model ran, in place of a selection (a search
+            then chooses only the predictor, for these benchmarks).
+
+        Notes
+        -----
+        Cost: the correlation estimate (pairwise O(M N^2); EM O(M N^2 + N^3)
+        per iteration, replaced by the floored pairwise correlation where it
+        would take too long), the selection (O(k^2 N) greedy entropy, O(k N^3)
+        greedy MI, plus one O(N^3) factorization for its diagnostics) and,
+        for a search, the inner cross-validation planned within
+        :data:`~benchsel_lib.method.search.SEARCH_BUDGET`. Memory: a few
+        N x N arrays and O(M N). Choices made for the matrix's size are in
+        ``notes_``.
+
+        Raises
+        ------
+        ValueError
+            Fewer than 2 models (checked before any column) or benchmarks;
+            unknown revealed or mandatory benchmarks; ``k`` above the number
+            of benchmarks, or equal to it for a search (nothing would be left
+            to predict, and a search scores its choices by predicting);
+            no selection of ``k`` possible under the candidates' filters.
+        """
+        check_matrix(matrix)
+        names = list(matrix.benchmarks)
+        if matrix.shape[0] < 2:  # before the column checks: with one model every column is constant
+            raise ValueError(f"the matrix has {matrix.shape[0]} model: a pipeline needs at least 2 models (rows), "
+                             "to see how the benchmarks vary together")
+        if len(names) < 2:
+            raise ValueError(f"the matrix has {len(names)} benchmark: a pipeline needs at least two, one to run and "
+                             f"one to predict")
+        X = np.asarray(matrix.scores, dtype=float)
+        spec = self._candidates_for(self.validate(), X)
+        cols = self._check_reveal(names, spec, revealed)
+        k = len(cols) if cols is not None else self.k
+        notes, constant, flat = self._column_notes(X, names, spec, select=cols is None)
+        with threadpool_limits(limits=1, user_api="blas"):  # EM and the inner CV: many small solves, one thread is fastest
+            path = self.fit_path(X, names=names, k_max=k, ks=None if k is None else [k], context="full", revealed=cols,
+                                 exclude=constant)
+        if not path.steps:
+            why = (f" ({len(constant)} constant benchmark(s) are never selected: "
+                   f"{', '.join(map(repr, constant[:5]))}{' ...' if len(constant) > 5 else ''})" if constant else "")
+            if cols is None and k is not None:
+                reach = _selector_reach(spec["selector"], np.isfinite(X).sum(axis=0), X.shape[0], names)
+                if max(n for _, n in reach) < k:
+                    floors = ", ".join(f"{lab}: {n}" for lab, n in reach)
+                    sels = spec["selector"]
+                    causes = [c for c, on in (("min_observed filters", any(s.min_observed for s in sels)),
+                                              ("exclude lists", any(s.exclude for s in sels))) if on]
+                    fixes = [f for f, on in (("pass min_observed=0 to keep every observed benchmark a candidate",
+                                              "min_observed filters" in causes),
+                                             ("exclude fewer benchmarks", "exclude lists" in causes)) if on]
+                    why += (f" (the candidates' {' and '.join(causes) or 'filters'} leave too few benchmarks: "
+                            f"{floors}; lower k{''.join(', or ' + f for f in fixes)})")
+            raise ValueError(f"no selection of k={k} benchmarks is possible on this matrix{why}")
+        self.benchmarks_ = names
+        self.matrix_ = matrix
+        self.scaling_ = path.scaling
+        self.correlation_ = path.correlation
+        self.path_ = path
+        self.step_ = path.steps[-1]
+        self.selection_: Selection | None = path.selection
+        self.choice_: Recommendation | None = self.step_.choice
+        self.notes_: list[str] = notes + list(path.notes)
+        self.sparse_ = path.sparse
+        for text in dict.fromkeys(st.choice.note for st in path.steps if st.choice is not None and st.choice.note):
+            # the search fell back (too few models) or left a candidate out: said, not only recorded
+            warnings.warn(f"{self.label}: {text}", UserWarning, stacklevel=2)
+            self.notes_.append(text)
+        self.ranges_ = column_ranges(X)
+        self._no_interval = self._interval_gaps(X, flat, spec)
+        self._revealed_fits: dict[tuple[int, ...], tuple[FittedPath, PathStep]] = {
+            tuple(sorted(int(j) for j in self.step_.selected)): (path, self.step_)}
+        return self
+
+    def _check_reveal(self, names: list[str], spec: dict[str, Any], revealed: Sequence[str] | None) -> list[int] | None:
+        """The columns of ``revealed`` (None: the pipeline selects), checked against ``names`` and ``k``."""
+        if revealed is not None:
+            cols = name_positions(revealed if isinstance(revealed, str) else [str(b) for b in revealed], names,
+                                  role="revealed")
+            if not cols:
+                raise ValueError("revealed lists no benchmark: give at least one, or None to select")
+            if len(cols) >= len(names):
+                raise ValueError("nothing to predict: every benchmark of the matrix is revealed")
+            return cols
+        for s in spec["selector"]:
+            s.check_names(names)  # unknown mandatory or excluded benchmarks are an error here
+        if self.k is not None and self.k > len(names):
+            raise ValueError(f"k={self.k} is out of range: the matrix has {len(names)} benchmarks")
+        if self.k is not None and self.k == len(names) and spec["search"]:  # its choice scores predictions
+            raise ValueError(f"k={self.k} leaves nothing to predict: the matrix has {len(names)} benchmarks and the "
+                             f"pipeline chooses its selection by how well it predicts the rest; choose k <= "
+                             f"{len(names) - 1}")
+        return None
+
+    @staticmethod
+    def _column_notes(X: np.ndarray, names: list[str], spec: dict[str, Any], *,
+                      select: bool) -> tuple[list[str], list[str], list[int]]:
+        """Warn about problem columns; return the notes, the constant columns to exclude and every constant column.
+
+        The problems: constant and mixed-scale columns, and in logit space
+        scores <= 0 (clipped to one floor).
+
+        A constant column carries no information about the others, yet its
+        variance stays 1 in the correlation, so greedy entropy would pick it
+        early: a whole-matrix fit never selects it (unless it is mandatory).
+        Predicted, it is its constant, without an interval (the spread it would
+        be given is the floor of the standardization, not a fitted one).
+        Cross-validation keeps the paper's protocol and does not apply this.
+        """
+        mandatory = set().union(*(s.initial for s in spec["selector"]))
+        notes: list[str] = []
+        constant: list[str] = []
+        flat: list[int] = []
+        for problem in column_problems(X, names):
+            text = problem.message
+            if problem.kind == "constant":
+                flat.append(names.index(problem.benchmark))
+            if problem.kind == "constant" and select:
+                if problem.benchmark in mandatory:
+                    text += ": it carries no information, but is selected because it is mandatory"
+                else:
+                    text += ": it carries no information and is never selected"
+                    constant.append(problem.benchmark)
+            if problem.kind == "constant" and problem.benchmark not in mandatory:
+                text += "; its prediction is that value, without an interval"
+            warnings.warn(text, ScoreWarning, stacklevel=3)
+            notes.append(text)
+        if spec["scaling"].logit:
+            with np.errstate(invalid="ignore"):
+                low = (X <= 0).sum(axis=0)
+            for j in np.flatnonzero(low):
+                text = (f"benchmark {names[j]!r}: {low[j]} of {int((~np.isnan(X[:, j])).sum())} observed scores are "
+                        f"<= 0; logit scaling (Appendix K) clips them all to the same floor (eps times the column's "
+                        f"maximum): standard scaling suits scores that can be negative")
+                warnings.warn(text, ScoreWarning, stacklevel=3)
+                notes.append(text)
+        return notes, constant, flat
+
+    def _interval_gaps(self, X: np.ndarray, flat: list[int], spec: dict[str, Any]) -> np.ndarray | None:
+        """The columns whose Gaussian intervals the fit cannot support (None: every column's are fine).
+
+        A constant column (``flat``) gets none; with fewer than
+        :data:`MIN_INTERVAL_MODELS` training models no column does, and the
+        fit says so in a warning (the search's own fallback says it already).
+        """
+        gaps = np.zeros(X.shape[1], dtype=bool)
+        gaps[flat] = True
+        if X.shape[0] < MIN_INTERVAL_MODELS and not spec["search"] and isinstance(spec["calibrator"],
+                                                                                 GaussianIntervals):
+            text = (f"only {X.shape[0]} training models: every correlation from two points is +-1, too few for "
+                    "Gaussian intervals; predictions come without intervals")
+            warnings.warn(f"{self.label}: {text}", UserWarning, stacklevel=3)
+            self.notes_.append(text)
+            gaps[:] = True
+        return gaps if gaps.any() else None
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "path_"):
+            raise ValueError("this Pipeline is not fitted: call fit(matrix) first")
+
+    @property
+    def selected(self) -> list[str]:
+        """The selected benchmarks, in selection order. O(k)."""
+        self._check_fitted()
+        return [self.benchmarks_[j] for j in self.step_.selected]
+
+    def _for_revealed(self, cols: list[int]) -> tuple[FittedPath, PathStep]:
+        """The fitted path and step to use when ``cols`` are revealed (fit once per revealed set)."""
+        key = tuple(sorted(cols))
+        hit = self._revealed_fits.get(key)
+        if hit is not None:
+            return hit
+        spec = self.validate()
+        if spec["search"] or isinstance(spec["calibrator"], GaussianIntervals) and spec["calibrator"].inflation == "inner":
+            X = np.asarray(self.matrix_.scores, dtype=float)
+            path = self.fit_path(X, names=self.benchmarks_, k_max=len(cols), context="full", revealed=cols,
+                                 correlation=self.correlation_, seeds=FitSeeds.from_seed(int(self.seed)))
+            self.notes_.extend(n for n in path.notes if n not in self.notes_)
+            out = (path, path.steps[-1])
+        else:
+            order = np.asarray(cols, dtype=int)
+            out = (self.path_, PathStep(order.size, order, _nan_diagnostics(), inflation=self.step_.inflation))
+        self._revealed_fits[key] = out
+        return out
+
+    def predict(self, scores: Mapping[str, float] | Iterable[tuple[str, float]] | pd.DataFrame | ScoreMatrix,
+                *, level: float = 0.9, skip_missing: bool = False, strict: bool = False) -> pd.DataFrame:
+        """Predict the benchmarks not given, with central ``level`` intervals, in the matrix's original units.
+
+        Parameters
+        ----------
+        scores : mapping, Series or pairs (one model), or DataFrame / ScoreMatrix (one row per model, NaN = not run)
+            Scores in original units (checked by :func:`check_given`). The
+            pipeline conditions on whatever is given; a search chooses its
+            predictor again (once) when the given benchmarks are not the
+            selected ones.
+        level : float in (0, 1)
+            Nominal coverage of the intervals.
+        skip_missing : bool
+            Ignore NaN values of a single model's scores.
+        strict : bool
+            Refuse a given score of implausible size (100 times off: a
+            fraction given for a percentage, or the reverse) instead of
+            warning about it (:class:`ScaleWarning`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Indexed by the benchmarks not given (``benchmark``; for several
+            models by ``model, benchmark``), with columns ``mean, lower,
+            upper`` (original units; ``lower <= mean <= upper``; NaN bounds
+            where the fit supports no interval, as it said when fitted: a
+            constant benchmark, or fewer than :data:`MIN_INTERVAL_MODELS`
+            training models for Gaussian intervals), ``sd`` where
+            the intervals are Gaussian, and ``n_observed`` (training models
+            that ran the benchmark). ``attrs``: ``used`` (the scores
+            conditioned on), ``level``, ``pipeline`` (the label), ``choice``
+            (a search's pair) and ``inflation`` (the variance factor used).
+
+        Notes
+        -----
+        Cost: the chosen predictor on one row per model (the Gaussian mean,
+        Eq. cond-mean, O(|A|^3 + |A| N) for |A| given scores) and O(N) per
+        model for the bounds.  A search, or a pipeline whose variance factor
+        is fit on inner folds, is fit again once per distinct set of given
+        benchmarks (as :meth:`fit` with ``revealed=``: the search's inner
+        cross-validation for that one size) and kept for later calls.
+        """
+        self._check_fitted()
+        level = check_level(level)
+        check_bool(skip_missing, "skip_missing")
+        check_bool(strict, "strict")
+        if isinstance(scores, (pd.DataFrame, ScoreMatrix)):
+            frame = scores.to_frame() if isinstance(scores, ScoreMatrix) else scores
+            return self._predict_many(frame, level, strict=strict)
+        if isinstance(scores, pd.Series):  # one model's row, read as benchmark -> score pairs
+            scores = list(scores.items())
+        elif not isinstance(scores, (Mapping, str, bytes)) and isinstance(scores, Iterable):
+            scores = list(scores)  # an iterator of pairs is read once, here
+        used = check_given(scores, self.matrix_, skip_missing=skip_missing, ranges=self.ranges_, strict=strict)
+        if not used:
+            raise ValueError("no scores given (every entry is empty)")
+        out = self._predict_one(used, level)
+        given = scores.keys() if isinstance(scores, Mapping) else [n for n, _ in scores]
+        out.attrs["ignored"] = [str(n) for n in given if str(n) not in used]
+        return out
+
+    def _predict_one(self, used: dict[str, float], level: float) -> pd.DataFrame:
+        names = self.benchmarks_
+        cols = [names.index(b) for b in used]
+        if len(cols) >= len(names):
+            raise ValueError("nothing to predict: every benchmark of the matrix was given")
+        path, step = self._for_revealed(cols)
+        fs = path.scaling
+        row = np.full((1, len(names)), np.nan)
+        row[0, cols] = list(used.values())
+        z = np.full_like(row, np.nan)
+        z[0, cols] = fs.transform(row[:, cols], np.asarray(cols))
+        st = PathStep(len(cols), np.asarray(cols, dtype=int), step.diagnostics, step.choice, step.inflation)
+        sp = path.predict(z, steps=[st])[0]
+        T = sp.targets
+        mean = fs.inverse(sp.mean[0], T)
+        lower = upper = np.full(T.size, np.nan)
+        bounds = sp.interval(level, inflated=True)
+        if bounds is not None:
+            lower, upper = fs.inverse(bounds[0][0], T), fs.inverse(bounds[1][0], T)
+        gaps = None if self._no_interval is None else self._no_interval[T]
+        if gaps is not None:  # constant columns, too few models: no interval (said when fitted)
+            lower, upper = np.where(gaps, np.nan, lower), np.where(gaps, np.nan, upper)
+        out = pd.DataFrame({"mean": mean, "lower": lower, "upper": upper},
+                           index=pd.Index([names[j] for j in T], name="benchmark"))
+        factor = sp.inflation if sp.inflation is not None else sp.factor
+        if sp.var is not None and sp.has_intervals:
+            sd_z = np.sqrt(sp.var[0] * factor)
+            st_ = fs.standardizer
+            if fs.smax is None:
+                out["sd"] = st_.std[T] * sd_z
+            else:  # delta method through the inverse logit
+                p = expit(st_.mean[T] + st_.std[T] * sp.mean[0])
+                out["sd"] = fs.smax[T] * p * (1.0 - p) * st_.std[T] * sd_z
+            if gaps is not None:
+                out["sd"] = np.where(gaps, np.nan, out["sd"].to_numpy())
+        out["n_observed"] = self.matrix_.observed.sum(axis=0)[T].astype(int)
+        out.attrs.update(used=dict(used), level=level, pipeline=self.label,
+                         choice=None if st.choice is None else st.choice.name,
+                         inflation=factor if sp.var is not None and sp.has_intervals else None)
+        return out
+
+    def _predict_many(self, frame: pd.DataFrame, level: float, *, strict: bool) -> pd.DataFrame:
+        if frame.shape[0] == 0:
+            raise ValueError("scores has no rows (models)")
+        cols = [str(c) for c in frame.columns]
+        for dup in sorted({c for c in cols if cols.count(c) > 1}):
+            raise ValueError(f"benchmark {dup!r} is given more than once")
+        rows = [str(i) for i in frame.index]
+        for dup in sorted({r for r in rows if rows.count(r) > 1}):
+            raise ValueError(f"model {dup!r} is given more than once (one row per new model)")
+        values = frame.apply(pd.to_numeric, errors="coerce")
+        flags = frame.map(lambda v: isinstance(v, (bool, np.bool_)))  # True is not a score of 1
+        bad = (values.isna() & frame.notna()) | flags
+        if bad.to_numpy().any():
+            i, j = np.argwhere(bad.to_numpy())[0]
+            v = frame.iat[i, j]
+            v = v.item() if isinstance(v, np.generic) else v  # True, not numpy's np.True_
+            raise ValueError(f"value {v!r} for benchmark {cols[j]!r} (model {frame.index[i]!r}) is not a number")
+        parts, used_all, infl = [], {}, {}
+        for i, model in enumerate(frame.index):
+            row = list(zip(cols, values.iloc[i].to_numpy(dtype=float)))
+            try:
+                used = check_given(row, self.matrix_, skip_missing=True, ranges=self.ranges_, strict=strict)
+                if not used:
+                    raise ValueError("no scores given (every entry is empty)")
+                part = self._predict_one(used, level)
+            except ValueError as exc:
+                raise ValueError(f"model {str(model)!r}: {exc}") from None
+            used_all[str(model)] = used
+            infl[str(model)] = part.attrs["inflation"]
+            parts.append(part.assign(model=str(model)).set_index("model", append=True).reorder_levels(
+                ["model", "benchmark"]))
+        out = pd.concat(parts)
+        out.attrs.update(used=used_all, level=level, pipeline=self.label, inflation=infl)
+        return out
+
+
+
+def _nan_diagnostics() -> dict[str, float]:
+    return {"residual_fraction": np.nan, "logdet": np.nan, "mi": np.nan}
+
+
+class _GaussianInterval:
+    """``mean +- z sqrt(var)`` at a level (z = Phi^{-1}((1 + level) / 2))."""
+
+    def __init__(self, mean: np.ndarray, var: np.ndarray) -> None:
+        self.mean, self.var = mean, var
+
+    def __call__(self, level: float) -> tuple[np.ndarray, np.ndarray]:
+        q = float(ndtri(0.5 + level / 2.0))
+        sd = np.sqrt(self.var)
+        return self.mean - q * sd, self.mean + q * sd
+
+
+class _ConformalInterval:
+    """The chosen pair's conformal interval of the targets ``T`` (None at a level without residuals)."""
+
+    def __init__(self, choice: Recommendation, full: np.ndarray, T: np.ndarray) -> None:
+        self.choice, self.full, self.T = choice, full, T
+
+    def __call__(self, level: float) -> tuple[np.ndarray, np.ndarray] | None:
+        if not np.isfinite(self.choice.quantile(level)):
+            return None
+        lo, hi = self.choice.interval(self.full, float(level))
+        return lo[:, self.T], hi[:, self.T]
+
+
+class _NoPredictions:
+    """The predictions of a path without steps."""
+
+    def __call__(self, zq: np.ndarray, steps: list[PathStep]) -> list[StepPrediction]:
+        return []
+
+
+class _DirectPredictions:
+    """Predictions of a directly fit path: one fitted predictor, each step reveals its selection."""
+
+    def __init__(self, fitted: Any, n_benchmarks: int, gaussian: bool, factor: float) -> None:
+        self.fitted, self.n, self.gaussian, self.factor = fitted, n_benchmarks, gaussian, factor
+
+    def __call__(self, zq: np.ndarray, steps: list[PathStep]) -> list[StepPrediction]:
+        obs = ~np.isnan(zq)
+        out = []
+        for st in steps:
+            T = np.setdiff1d(np.arange(self.n), st.selected)
+            mean, var = reveal_and_predict(self.fitted, zq, obs, st.selected, T)
+            interval = _GaussianInterval(mean, var * self.factor) if var is not None and self.gaussian else None
+            out.append(StepPrediction(T, mean, var, interval, self.factor, st.inflation))
+        return out
+
+
+class _SearchPredictions:
+    """Predictions of a search's path: each step's chosen predictor, fit on the training rows ``z``."""
+
+    def __init__(self, z: np.ndarray, cov: np.ndarray, intervals: bool) -> None:
+        self.z, self.cov, self.intervals = z, cov, intervals
+
+    def __call__(self, zq: np.ndarray, steps: list[PathStep]) -> list[StepPrediction]:
+        obs = ~np.isnan(zq)
+        queries = []
+        for st in steps:
+            cols = st.selected
+            q = np.full_like(zq, np.nan)
+            q[:, cols] = np.where(obs[:, cols], zq[:, cols], np.nan)
+            queries.append(q)
+        choices = [st.choice for st in steps]
+        if choices and len({c.predictor for c in choices}) == 1 and choices[0].predictor != STACK:
+            outs = block_predictions(make_predictor(choices[0].predictor), self.z,
+                                     [(None, c.k, q, None) for c, q in zip(choices, queries)], self.cov)
+        else:
+            outs = [c.predict(self.z, q, cov=self.cov) for c, q in zip(choices, queries)]
+        res = []
+        for st, c, full in zip(steps, choices, outs):
+            T = np.setdiff1d(np.arange(self.z.shape[1]), st.selected)
+            interval = _ConformalInterval(c, full, T) if self.intervals and c.scale is not None else None
+            res.append(StepPrediction(T, full[:, T], None, interval))
+        return res
+

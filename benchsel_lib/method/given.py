@@ -1,0 +1,196 @@
+"""Checks of a new model's given scores against the training matrix.
+
+Input rules for given scores (``ValueError`` otherwise): every name must be a
+benchmark of the matrix (close matches are suggested); each benchmark at most
+once; every value finite and inside the plausible range
+``[min_j - 10 s_j, max_j + 10 s_j]`` where ``min_j, max_j`` are the smallest /
+largest observed training score of benchmark ``j`` and
+``s_j = max(std_j, 0.01 (|mean_j| + 1))`` its (floored) standard deviation in
+the original units. The range rule catches unit mistakes (a percentage given
+for a [0, 1] benchmark) without rejecting genuinely strong new models. A value
+inside that range can still be 100 times off: on a benchmark with non-negative
+scores, a positive score below the lowest 1 % (:data:`SCALE_QUANTILE`) of its
+observed scores whose value x 100 lies in the observed range (or ten times,
+:data:`SCALE_GAP`, above the largest whose value / 100 does) draws a
+:class:`ScaleWarning`, one line that names the benchmark, its
+observed range and the likely slip (a fraction given for a percentage, or the
+reverse); ``strict=True`` makes it a ``ValueError``.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .._checks import (
+    check_bool,
+    check_matrix,
+)
+from .._names import name_positions
+from ..data import ScoreMatrix, ScoreWarning
+
+__all__ = ["ScaleWarning", "check_given", "column_ranges", "scale_slip", "RANGE_SDS", "SCALE_QUANTILE", "SCALE_GAP"]
+
+#: Given scores must lie within this many (floored) standard deviations of the
+#: observed training range of their benchmark.
+RANGE_SDS: float = 10.0
+#: A positive given score below this quantile of its benchmark's (non-negative) observed scores is reported
+#: as 100 times too small when x 100 it lies in the observed range (:func:`scale_slip`) ...
+SCALE_QUANTILE: float = 0.01
+#: ... and one at least this factor above the largest as 100 times too large when / 100 it lies there.
+SCALE_GAP: float = 10.0
+
+# --------------------------------------------------------------------------- given scores
+class ScaleWarning(ScoreWarning):
+    """A given score whose size suggests the wrong scale (a fraction given for a percentage, or the reverse).
+
+    Said in one line naming the benchmark, its observed range and the likely
+    slip; ``strict=True`` (:func:`check_given`, :meth:`Pipeline.predict`,
+    ``benchsel predict --strict``) makes it an error, and so does
+    ``warnings.simplefilter("error", ScaleWarning)``.
+    """
+
+
+def column_ranges(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Allowed [low, high] per column: observed range widened by :data:`RANGE_SDS` floored stds. O(M N)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column observed once has no spread: floored below
+        mean = np.nanmean(X, axis=0)
+        n = (~np.isnan(X)).sum(axis=0)
+        std = np.where(n > 1, np.nanstd(X, axis=0, ddof=1) if X.shape[0] > 1 else 0.0, 0.0)
+    std = np.maximum(np.nan_to_num(std), 0.01 * (np.abs(mean) + 1.0))
+    return np.nanmin(X, axis=0) - RANGE_SDS * std, np.nanmax(X, axis=0) + RANGE_SDS * std
+
+
+def scale_slip(value: float, column: np.ndarray) -> str | None:
+    """The likely unit slip behind a given score, or None when its size is plausible. O(M).
+
+    Parameters
+    ----------
+    value : float
+        The given score (original units).
+    column : ndarray, shape (M,)
+        The benchmark's training scores (NaN = missing).
+
+    Returns
+    -------
+    str or None
+        On a benchmark whose observed scores are non-negative (a fraction or
+        a percentage): for a positive value below the lowest
+        :data:`SCALE_QUANTILE` of them whose value x 100 lies in the observed
+        range, or :data:`SCALE_GAP` times above the largest whose value / 100
+        does, what it looks like,
+        e.g. ``"0.71 x 100 = 71 lies in the observed range: a fraction given
+        for a percentage?"``.  None otherwise (and for fewer than 2 observed scores).
+    """
+    seen = column[np.isfinite(column)]
+    if not (math.isfinite(value) and value > 0) or seen.size < 2:  # no factor of 100 explains zero or less
+        return None
+    lo, hi = float(seen.min()), float(seen.max())
+    if lo < 0:  # not a fraction or a percentage
+        return None
+    if value < np.quantile(seen, SCALE_QUANTILE) and lo <= 100 * value <= hi:
+        kind = "a fraction given for a percentage" if hi > 1 else "100 times too small"
+        return f"{value:g} x 100 = {100 * value:g} lies in the observed range: {kind}?"
+    if value >= SCALE_GAP * hi and lo <= value / 100 <= hi:
+        kind = "a percentage given for a fraction" if hi <= 1 else "100 times too large"
+        return f"{value:g} / 100 = {value / 100:g} lies in the observed range: {kind}?"
+    return None
+
+
+def _check_size(value: float, name: str, what: str, column: np.ndarray, *, allowed: tuple[float, float],
+                strict: bool) -> None:
+    """Refuse a value outside ``allowed``; warn (or refuse, ``strict``) about a scale slip (:func:`scale_slip`)."""
+    slip = scale_slip(value, column)
+    observed = f"observed range {np.nanmin(column):.4g}..{np.nanmax(column):.4g}"
+    if not allowed[0] <= value <= allowed[1]:
+        raise ValueError(
+            f"value {value:g} for {what} {name!r} is out of range: allowed [{allowed[0]:.4g}, {allowed[1]:.4g}] "
+            f"(the {observed} +- {RANGE_SDS:g} sd); "
+            + (slip or "wrong units?")
+        )
+    if slip is not None:
+        lo, hi = np.nanmin(column), np.nanmax(column)
+        where = (f"{'below' if value < lo else 'above'} its {observed}" if not lo <= value <= hi else
+                 f"among the {'lowest' if value < np.nanmedian(column) else 'highest'} {100 * SCALE_QUANTILE:g} % "
+                 f"of its training scores ({observed})")
+        text = f"value {value:g} for {what} {name!r} is {where}; {slip}"
+        if strict:
+            raise ValueError(text)
+        warnings.warn(text, ScaleWarning, stacklevel=4)
+
+
+def check_given(
+    given: Mapping[str, float] | Iterable[tuple[str, float]],
+    matrix: ScoreMatrix,
+    *,
+    skip_missing: bool = False,
+    ranges: tuple[np.ndarray, np.ndarray] | None = None,
+    what: str = "benchmark",
+    strict: bool = False,
+) -> dict[str, float]:
+    """Validate given scores against ``matrix`` and return them as an ordered dict.
+
+    Parameters
+    ----------
+    given : mapping or iterable of (name, value)
+        The new model's scores, in original units. Pairs allow the duplicate
+        check (a mapping cannot hold duplicates).
+    matrix : ScoreMatrix
+        The training matrix the scores refer to.
+    skip_missing : bool
+        Drop NaN values (an empty cell in a scores file means "not run")
+        instead of rejecting them.
+    ranges : (low, high), optional
+        Precomputed allowed ranges per benchmark (saves the O(M N) pass).
+    what : str
+        What the matrix's columns are, for messages: ``"benchmark"``, or
+        ``"model"`` for the model-selection dual (a transposed matrix).
+    strict : bool
+        Refuse a value of implausible size (:func:`scale_slip`) instead of
+        warning about it (:class:`ScaleWarning`).
+
+    Raises
+    ------
+    ValueError
+        Unknown benchmark (with close matches), a benchmark given twice, a
+        non-finite value, a value outside the plausible range (module
+        docstring), or with ``strict`` one of implausible size
+        (:func:`scale_slip`). O(|given| (N + M)).
+    """
+    check_matrix(matrix)
+    check_bool(strict, "strict")
+    if isinstance(given, Mapping):
+        items = list(given.items())
+    elif isinstance(given, (str, bytes)) or not isinstance(given, Iterable):
+        raise ValueError(f"give the scores as a mapping {what} -> score or as ({what}, score) pairs, got {given!r}")
+    else:
+        items = list(given)
+        for it in items:
+            if isinstance(it, (str, bytes)) or not isinstance(it, Sequence) or len(it) != 2:
+                raise ValueError(f"given scores must be ({what}, score) pairs, got {it!r}")
+    pairs = [(str(n), v) for n, v in items]
+    names = matrix.benchmarks
+    # names first: unknown and duplicate names before any value problem
+    cols = name_positions([name for name, _ in pairs], names, what=what)
+    low, high = ranges if ranges is not None else column_ranges(np.asarray(matrix.scores, dtype=float))
+    out: dict[str, float] = {}
+    for (name, value), j in zip(pairs, cols):
+        if isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"value {value!r} for {what} {name!r} is not a number")
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"value {value!r} for {what} {name!r} is not a number") from None
+        if math.isnan(value) and skip_missing:
+            continue
+        if not math.isfinite(value):
+            raise ValueError(f"value {value!r} for {what} {name!r} is not finite")
+        _check_size(value, name, what, np.asarray(matrix.scores[:, j], dtype=float), allowed=(low[j], high[j]),
+                    strict=strict)
+        out[name] = value
+    return out
+
+

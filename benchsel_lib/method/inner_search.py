@@ -1,0 +1,641 @@
+"""One inner-cross-validated search along the subset sizes: :func:`pipeline_path`.
+
+:func:`pipeline_path` answers "which benchmarks should a new model run, and
+how should the rest be predicted" for a standardized training matrix at every
+subset size ``k``.  Every candidate -- a selector of
+:mod:`benchsel_lib.method.selectors` with a predictor of
+:mod:`benchsel_lib.method.predictors`, or the stack of the predictors -- is
+scored by cross-validation *of the training models*
+(:mod:`benchsel_lib.method.oof`: each inner fold's standardization,
+selection and fits use only the other inner folds), with the paper's R^2
+(Section 5.1).  A rule (:mod:`benchsel_lib.method.choice`) chooses at each
+size, and the choice is refit on all training models.  Held-out models are
+never seen.
+
+Intervals are split-conformal (CV+ style) from the same inner-CV residuals of
+the chosen pair (:func:`~benchsel_lib.method.calibration.conformal_scores`):
+the interval at level ``L`` is ``pred +- q_L s_j``.
+
+Cost and big matrices: before any work, :func:`~benchsel_lib.method.plan.plan_search`
+estimates the operations of the search; above its budget the inner
+cross-validation runs on seeded subsamples of the models and/or benchmarks
+and costly strategies are left out, while the final selections and fits use
+every model and benchmark.  ``Recommendation.plan`` says so in one line, which
+is also logged (level INFO, logger ``benchsel_lib.method.inner_search``) when
+the plan is made, before the work.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._checks import check_blocks, check_data_matrix, check_int, check_ks
+from .base import pass_through
+from .calibration import conformal_quantile, conformal_scores
+from .candidates import DEFAULT_PREDICTORS, DEFAULT_STRATEGIES
+from .choice import DEFAULT_RULE, Best, Nested, choice_rule
+from .correlation import inner_correlation
+from .oof import STACK, InnerFolds, OutOfFold, out_of_fold, score_candidates
+from .plan import SearchPlan, plan_search
+from .predictors import check_predictor_name, check_unconditioned, make_predictor
+from .selectors import Selector, selector_named
+
+__all__ = ["Recommendation", "pipeline_path", "FALLBACK", "AUTO_BLOCKS"]
+
+#: the named default used when there are too few training models for the inner CV
+FALLBACK = ("mi", "gaussian")
+
+#: the block sizes of the recommended pipeline: a choice at five benchmarks whose strategy is not nested
+#: stays in every larger selection
+AUTO_BLOCKS = (5,)
+
+#: a search cut down to its budget is also logged (level INFO) here when it is planned, before the work
+_LOG = logging.getLogger(__name__)
+
+
+@dataclass
+class Recommendation:
+    """A chosen pipeline for one ``k`` and how it was chosen.
+
+    Attributes
+    ----------
+    k : int
+    strategy, predictor : str
+        The choice (``predictor == "stack"``: NNLS combination with ``weights``).
+    selection : list of int
+        Columns selected on all training models.
+    scores : DataFrame
+        Inner-CV R^2 of every candidate: ``strategy, predictor, k, r2, n_eval``
+        (``n_eval``: the inner residuals it pools, over every draw of the folds).
+    weights : dict
+        Stack weights (empty unless ``predictor == "stack"``).
+    scale : ndarray (N,)
+        Per-benchmark residual scale of the intervals.
+    quantiles : dict level -> float
+        Conformal multipliers ``q_L``.
+    note : str or None
+        Set when the inner CV could not run (too few training models) and the
+        named default :data:`FALLBACK` was used, or a candidate could not select.
+    inner_r2 : float
+        Inner-CV R^2 of the chosen pipeline at ``k`` (NaN when it was not scored).
+    conformal : ndarray or None
+        The sorted scaled absolute inner-CV residuals, from which the
+        multiplier of any level is read (:meth:`quantile`).
+    plan : str or None
+        How the search was cut down to fit :data:`SEARCH_BUDGET` (subsamples,
+        strategies left out), one line; None when it ran on every model and
+        benchmark with every candidate.
+    """
+
+    k: int
+    strategy: str
+    predictor: str
+    selection: list[int]
+    scores: pd.DataFrame
+    weights: dict[str, float] = field(default_factory=dict)
+    scale: np.ndarray | None = None
+    quantiles: dict[float, float] = field(default_factory=dict)
+    note: str | None = None
+    seed: int = 0
+    inner_r2: float = float("nan")
+    conformal: np.ndarray | None = field(default=None, repr=False)
+    plan: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The choice as ``STRATEGY+PREDICTOR``. O(1)."""
+        return f"{self.strategy}+{self.predictor}"
+
+    def predict(self, train: np.ndarray, query: np.ndarray, *, cov: np.ndarray | None = None) -> np.ndarray:
+        """Predictions (standardized) of every entry of ``query`` by the chosen predictor, fit on ``train``.
+
+        ``cov`` defaults to the training correlation (:func:`~benchsel_lib.method.correlation.inner_correlation`).
+        Cost: one fit and predict of the chosen predictor (each predictor of
+        positive weight for a stack; :func:`search_cost` gives their orders).
+        """
+        return _fit_predict(self.predictor, self.weights, train, query, cov)
+
+    @property
+    def candidates(self) -> pd.DataFrame:
+        """Inner-CV R^2 of every candidate at this ``k``, best first. O(C log C) for C scored rows."""
+        at = self.scores[self.scores["k"] == self.k]
+        return at.sort_values("r2", ascending=False, kind="stable").reset_index(drop=True)
+
+    def quantile(self, level: float) -> float:
+        """The conformal multiplier ``q_level`` (NaN when no inner-CV residual was kept). O(1)."""
+        if float(level) in self.quantiles:
+            return self.quantiles[float(level)]
+        if self.conformal is None:
+            return float("nan")
+        return conformal_quantile(self.conformal, level)
+
+    def interval(self, pred: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+        """Conformal interval ``pred +- q_level * scale`` (columns of ``pred`` are benchmarks). O(v N)."""
+        q = self.quantile(level)
+        if self.scale is None or not np.isfinite(q):
+            raise ValueError(f"no interval at level {level!r}: the inner cross-validation kept no residuals")
+        half = q * self.scale
+        return pred - half, pred + half
+
+
+
+
+def _fit_predict(predictor: str, weights: dict[str, float], train: np.ndarray, query: np.ndarray,
+                 cov: np.ndarray | None) -> np.ndarray:
+    if cov is None:
+        cov = inner_correlation(train)
+    if predictor != STACK:
+        out = np.asarray(make_predictor(predictor).fit(train, cov=cov).predict(query), dtype=float)
+    else:
+        out = np.zeros(np.shape(query))
+        for n, w in weights.items():
+            if w > 0:
+                out += w * np.asarray(make_predictor(n).fit(train, cov=cov).predict(query), dtype=float)
+        out = pass_through(out, np.asarray(query, dtype=float))
+    return np.where(np.isfinite(out), out, 0.0)
+
+
+def _check_train(train: Any) -> np.ndarray:
+    tr = check_data_matrix(train, name="train", min_rows=1, allow_empty=True)
+    if tr.shape[1] < 2:
+        raise ValueError(f"train needs at least two benchmarks, one to reveal and one to predict, got shape {tr.shape}")
+    empty = np.flatnonzero(np.isnan(tr).all(axis=0))
+    if empty.size:
+        raise ValueError(f"no training model observed benchmark column(s) {empty.tolist()[:10]}: nothing to learn a "
+                         "prediction from; drop them")
+    return tr
+
+
+@dataclass
+class _Problem:
+    """One search, validated: the training rows, the candidates and how they are scored and chosen."""
+
+    tr: np.ndarray
+    names: list[str]
+    selectors: dict[str, Selector]
+    predictors: tuple[str, ...]
+    stack: bool
+    folds: InnerFolds
+    seed: int
+    levels: tuple[float, ...]
+    fixed: list[int] | None
+    unconditioned: str
+    R: np.ndarray
+    rule: Best
+    k_max: int
+    note: str | None = None
+    too_few: bool = False
+
+    @property
+    def strategies(self) -> tuple[str, ...]:
+        return ("given",) if self.fixed is not None else tuple(self.selectors)
+
+    @property
+    def search(self) -> bool:
+        """Several candidates, or a stack, to choose among."""
+        return len(self.strategies) * len(self.predictors) > 1 or self.stack
+
+
+def _problem(train: Any, k_max: int, *, cov: np.ndarray | None, strategies: Sequence[str | Selector],
+             predictors: Sequence[str], stack: bool, n_folds: int, seed: int, names: Sequence[str] | None,
+             levels: Sequence[float], fixed: Sequence[int] | None, rule: Any, unconditioned: str) -> _Problem:
+    """Validate the arguments of one search (every check before any work). O(M N) plus the correlation."""
+    rule = choice_rule(rule)
+    tr = _check_train(train)
+    m, N = tr.shape
+    names = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
+    if len(names) != N:
+        raise ValueError(f"names has {len(names)} entries for {N} benchmark columns")
+    listed = [selector_named(s) for s in strategies]
+    selectors = {sel.label: sel for sel in listed}
+    if len(selectors) != len(listed):
+        raise ValueError(f"strategies lists a selector twice: {[s.label for s in listed]}")
+    predictors = tuple(predictors)
+    for p in predictors:
+        check_predictor_name(p)
+    if not selectors or not predictors:
+        raise ValueError("strategies and predictors must not be empty")
+    if fixed is not None:
+        fixed = [int(j) for j in fixed]
+        if not fixed or len(set(fixed)) != len(fixed) or not all(0 <= j < N for j in fixed):
+            raise ValueError(f"fixed must list distinct columns in 0..{N - 1}, got {fixed!r}")
+        k_max = len(fixed)
+    k_max = check_int(k_max, "k")
+    folds = InnerFolds(check_int(n_folds, "n_folds", minimum=2), int(seed))
+    check_unconditioned(unconditioned)
+    R = inner_correlation(tr) if cov is None else np.asarray(cov, dtype=float)
+    return _Problem(tr, names, selectors, predictors, bool(stack), folds, int(seed),
+                    tuple(float(lv) for lv in levels), fixed, unconditioned, R, rule, k_max)
+
+
+def _fall_back(pb: _Problem) -> None:
+    """With too few training models for the inner folds: the named default :data:`FALLBACK` (said in ``note``)."""
+    m, n_folds = pb.tr.shape[0], pb.folds.n_folds
+    if pb.folds.fits(m):
+        return
+    pb.too_few = True
+    note = f"only {m} training models: too few for {n_folds}-fold inner cross-validation (need {2 * n_folds})"
+    without = ", without intervals" if pb.levels else ""
+    if pb.search and pb.fixed is not None:  # the given benchmarks stay; only the predictor falls back
+        note += f"; using the default predictor {FALLBACK[1]}" + without
+        pb.predictors, pb.stack = (FALLBACK[1],), False
+    elif pb.search:
+        note += f"; using the default {FALLBACK[0]}+{FALLBACK[1]}" + without
+        head = next(iter(pb.selectors.values()))
+        fallback = replace(selector_named(FALLBACK[0]), initial=head.initial, min_observed=head.min_observed)
+        pb.selectors, pb.predictors, pb.stack = {fallback.label: fallback}, (FALLBACK[1],), False
+    else:
+        note += "; no intervals"
+    pb.note = note
+
+
+def _plan(pb: _Problem, *, ks: Sequence[int] | None, first: int, plan_for: Sequence[int] | None,
+          budget: float | str | None, lookback: bool) -> tuple[SearchPlan | None, bool]:
+    """The budget plan of the inner search (None: the full search) and whether the choice still looks back.
+
+    A search cut down to its budget scores only the sizes asked for (the
+    look back at every smaller size would multiply the work the plan cuts).
+    """
+    if budget is None or pb.too_few or not (pb.search or pb.levels):
+        return None, lookback
+    keep = list(pb.fixed or [])
+    for sel in pb.selectors.values():
+        keep += sel.resolve_initial(pb.names, missing="skip")
+    plan_ks = ks if plan_for is None else plan_for
+    asked = 1 if pb.fixed is not None else (pb.k_max if plan_ks is None else len(set(plan_ks)))
+    n_ks = pb.k_max - (first if plan_for is None else 1) + 1 if lookback else asked
+    m, N = pb.tr.shape
+
+    def planned(n: int) -> SearchPlan:
+        return plan_search(m, N, k=pb.k_max, strategies=list(pb.strategies) if pb.fixed is not None else
+                           list(pb.selectors.values()), predictors=pb.predictors, n_ks=n, n_folds=pb.folds.n_folds,
+                           observed=float((~np.isnan(pb.tr)).mean()), keep=keep, seed=pb.seed,
+                           budget=None if budget == "auto" else float(budget))
+
+    plan = planned(n_ks)
+    if not plan.full and n_ks != asked:
+        lookback, plan = False, planned(asked)
+    if plan.full:
+        return None, lookback
+    _LOG.info(plan.note())
+    if plan.left_out:
+        pb.selectors = {s: sel for s, sel in pb.selectors.items() if s not in plan.left_out}
+    return plan, lookback
+
+
+class _Orders:
+    """The selections of each strategy by size: on a fold's rows, the inner matrix's, or every row and column."""
+
+    def __init__(self, pb: _Problem, sizes: Sequence[int], plan: SearchPlan | None) -> None:
+        self.pb, self.sizes = pb, sorted(set(sizes) | {pb.k_max})
+        self.rows = None if plan is None else plan.rows
+        self.cols = None if plan is None else plan.columns
+        tr, names, fixed = pb.tr, pb.names, pb.fixed
+        if self.cols is None:
+            self.given, self.names_s = fixed, names
+            self.cv = tr if self.rows is None else tr[self.rows]
+        else:
+            pos = {int(j): i for i, j in enumerate(self.cols)}
+            self.given = None if fixed is None else [pos[j] for j in fixed]
+            self.names_s = [names[j] for j in self.cols]
+            self.cv = (tr if self.rows is None else tr[self.rows])[:, self.cols]
+        self.finals: dict[str, dict[int, list[int]] | None] = {}
+        self.fallback: dict[str, dict[int, list[int]]] = {}
+
+    def choose(self, x: np.ndarray, s: str, c: np.ndarray, sel: Selector | None, given: Sequence[int] | None,
+               labels: Sequence[str]) -> dict[int, list[int]]:
+        """The selections of ``s`` at every size on rows ``x`` with correlation ``c``. O(one selection)."""
+        if s == "given":
+            return {k: list(given)[:k] for k in self.sizes if k <= len(given)}  # type: ignore[arg-type]
+        counts = (~np.isnan(x)).sum(axis=0)
+        return sel.select_sizes(c, self.sizes, names=labels, counts=counts, n_models=x.shape[0],  # type: ignore[union-attr]
+                                train=x, seed=self.pb.seed, missing_initial="skip")
+
+    def prepare(self) -> list[str]:
+        """Each strategy's selections on the inner matrix (every row and column unless subsampled); the errors."""
+        pb, errors = self.pb, []
+        full = self.cols is None
+        R = pb.R if full else pb.R[np.ix_(self.cols, self.cols)]
+        x = pb.tr if full else self.cv
+        for s in pb.strategies:
+            try:
+                got = self.choose(x, s, R, pb.selectors.get(s), self.given, self.names_s)
+            except ValueError as exc:  # e.g. k larger than what this strategy's filter leaves
+                if len(pb.strategies) == 1:
+                    raise
+                errors.append(f"{s} left out: {exc}")
+                continue
+            self.fallback[s] = got
+            if full:
+                self.finals[s] = got
+        if not self.fallback:
+            raise ValueError("no candidate strategy can select k benchmarks here: " + "; ".join(errors))
+        return errors
+
+    def in_fold(self, s: str, itr: np.ndarray, Ri: np.ndarray, n_rows: int) -> dict[int, list[int]]:
+        """The selections of ``s`` on an inner fold's rows (its selections on the inner matrix where it cannot)."""
+        sel = self.pb.selectors.get(s)
+        try:
+            return self.choose(itr, s, Ri, None if sel is None else sel.scaled(n_rows, self.cv.shape[0]), self.given,
+                               self.names_s)
+        except ValueError:
+            return self.fallback[s]
+
+    def final(self, s: str) -> dict[int, list[int]] | None:
+        """The selections of ``s`` on every row and column by size (None when its filter leaves too few)."""
+        if s not in self.finals:
+            try:
+                self.finals[s] = self.choose(self.pb.tr, s, self.pb.R, self.pb.selectors.get(s), self.pb.fixed,
+                                             self.pb.names)
+            except ValueError:
+                self.finals[s] = None
+        return self.finals[s]
+
+
+def _choose_at(pb: _Problem, at: list[dict[str, Any]], prev: dict[str, Any] | None, orders: _Orders,
+               order: Any) -> dict[str, Any] | None:
+    """The rule's choice among the rows ``at`` of one size (on a subsample: of a strategy that can select)."""
+    while at:
+        cand = pb.rule.choose(at, previous=prev, order=order)
+        if orders.cols is None or orders.final(cand["strategy"]) is not None:
+            return cand
+        at = [r for r in at if r["strategy"] != cand["strategy"]]
+    return None
+
+
+def _nested_only(pb: _Problem, usable: list[dict[str, Any]], scored: Sequence[int], orders: _Orders,
+                 rank_s: dict[str, int]) -> str | None:
+    """The nested rule's one strategy (on a subsample: one that can select on every benchmark); None otherwise."""
+    pool = usable if isinstance(pb.rule, Nested) else []
+    while pool:
+        only = Nested.strategy(pool, scored, order=rank_s.get)
+        if orders.cols is None or orders.final(only) is not None:
+            return only
+        pool = [r for r in pool if r["strategy"] != only]
+    return None
+
+
+def _choose_path(pb: _Problem, rows: list[dict[str, Any]], scored: Sequence[int], orders: _Orders,
+                 previous: dict[str, Any] | None) -> dict[int, tuple[str, str, float]]:
+    """The choice at every scored size: ``k -> (strategy, predictor, inner R^2)``.
+
+    On a subsample only a strategy that can select on every benchmark is
+    chosen (its final selection is made only when it is chosen).  Where no
+    candidate was scored, the first strategy that can select, with the first
+    predictor (inner R^2 NaN).
+    """
+    strategies = pb.strategies
+    rank_s = {s: i for i, s in enumerate(strategies)}
+    rank_p = {p: i for i, p in enumerate(pb.predictors + (STACK,))}
+    usable = [r for r in rows if not np.isnan(r["r2"])]
+    only = _nested_only(pb, usable, scored, orders, rank_s)
+    out = {}
+    for k in scored:
+        at = [r for r in usable if r["k"] == k and (only is None or r["strategy"] == only)]
+        prev = previous if previous is not None and previous["k"] == k - 1 else None
+        previous = _choose_at(pb, at, prev, orders, lambda r: (rank_s[r["strategy"]], rank_p[r["predictor"]]))
+        if previous is not None:
+            out[k] = (previous["strategy"], previous["predictor"], float(previous["r2"]))
+            continue
+        s = next((t for t in strategies if orders.final(t) is not None), strategies[0])
+        if orders.final(s) is None:
+            raise ValueError(f"no candidate strategy can select k={pb.k_max} benchmarks here")
+        out[k] = (s, pb.predictors[0], float("nan"))
+    return out
+
+
+def _conformal(pb: _Problem, oof: OutOfFold, orders: _Orders, s: str, p: str,
+               k: int) -> tuple[np.ndarray, np.ndarray | None, dict[float, float]]:
+    """The conformal scale, sorted scores and multipliers of the choice ``(s, p)`` at ``k``."""
+    N = pb.tr.shape[1]
+    mk = oof.masks.get((s, k))
+    if mk is None or not mk.any():
+        return np.ones(N), None, {lv: float("nan") for lv in pb.levels}
+    res = oof.preds[(s, p, k)] - oof.truth
+    if orders.cols is not None:  # benchmarks outside the subsample get the pooled scale
+        res_all, mk_all = np.zeros((res.shape[0], N)), np.zeros((res.shape[0], N), dtype=bool)
+        res_all[:, orders.cols], mk_all[:, orders.cols] = res, mk
+        res, mk = res_all, mk_all
+    scale, scores = conformal_scores(res, mk)
+    return scale, scores, {lv: conformal_quantile(scores, lv) for lv in pb.levels}
+
+
+def _search_path(train: Any, k_max: int, *, ks: Sequence[int] | None, budget: float | str | None, first: int = 1,
+                 previous: dict[str, Any] | None = None, plan_for: Sequence[int] | None = None,
+                 **kw: Any) -> list[Recommendation]:
+    """:func:`pipeline_path` without blocks, or one segment of it.
+
+    A look-back rule scores the sizes from ``first`` (not 1) up, and at
+    ``first`` looks back at ``previous`` (:func:`_as_previous` of the choice
+    at ``first - 1``); ``plan_for``: the sizes asked of the whole path from
+    size 1, for which the budget plan is made, so that a path searched in
+    segments is planned, and chooses, as one search of every size.
+    """
+    pb = _problem(train, k_max, **kw)
+    _fall_back(pb)
+    plan, lookback = _plan(pb, ks=ks, first=first, plan_for=plan_for, budget=budget,
+                           lookback=pb.rule.lookback and pb.search and pb.fixed is None)
+    if pb.fixed is not None:
+        ks = [pb.k_max]
+    ks = list(range(1, pb.k_max + 1)) if ks is None else check_ks(ks, pb.k_max)
+    scored = list(range(min(first, min(ks)), max(ks) + 1)) if lookback else list(ks)
+    orders = _Orders(pb, scored, plan)
+    errors = orders.prepare()
+    if errors:
+        pb.selectors = {s: sel for s, sel in pb.selectors.items() if s in orders.fallback}
+        pb.note = "; ".join(([pb.note] if pb.note else []) + errors)
+    folds = pb.folds.split(orders.cv.shape[0]) if (pb.search or pb.levels) and not pb.too_few else []
+    oof = out_of_fold(orders.cv, folds, select=orders.in_fold, strategies=pb.strategies, predictors=pb.predictors,
+                      sizes=scored, unconditioned=pb.unconditioned)
+    rows, weights = score_candidates(oof, pb.predictors, stack=pb.stack)
+    scores = pd.DataFrame(rows, columns=["strategy", "predictor", "k", "r2", "n_eval"])
+    plan_note = None if plan is None else plan.note()
+    recs = []
+    for k, (s, p, inner) in _choose_path(pb, rows, scored, orders, previous).items():
+        if k not in ks:
+            continue
+        scale, conf, qs = _conformal(pb, oof, orders, s, p, k)
+        recs.append(Recommendation(k=k, strategy=s, predictor=p, selection=list(orders.final(s).get(k, [])),
+                                   scores=scores, weights=weights.get((s, k), {}) if p == STACK else {}, scale=scale,
+                                   quantiles=qs, note=pb.note, seed=pb.seed, inner_r2=inner, conformal=conf,
+                                   plan=plan_note))
+    return recs
+
+
+def _as_previous(rec: Recommendation) -> dict[str, Any] | None:
+    """The choice of ``rec`` as a look-back row for the choice rule (None where nothing was chosen)."""
+    if not np.isfinite(rec.inner_r2):
+        return None
+    return dict(strategy=rec.strategy, predictor=rec.predictor, k=rec.k, r2=rec.inner_r2)
+
+
+def pipeline_path(
+    train: Any,
+    k_max: int,
+    *,
+    cov: np.ndarray | None = None,
+    strategies: Sequence[str | Selector] = DEFAULT_STRATEGIES,
+    predictors: Sequence[str] = DEFAULT_PREDICTORS,
+    stack: bool = True,
+    n_folds: int = 5,
+    seed: int = 0,
+    names: Sequence[str] | None = None,
+    levels: Sequence[float] = (0.5, 0.8, 0.9),
+    fixed: Sequence[int] | None = None,
+    ks: Sequence[int] | None = None,
+    budget: float | str | None = "auto",
+    rule: Any = DEFAULT_RULE,
+    unconditioned: str = "skip",
+    blocks: Sequence[int] = (),
+) -> list[Recommendation]:
+    """The recommended pipeline for every ``k = 1..k_max`` from one inner cross-validation.
+
+    Parameters
+    ----------
+    train : ndarray (m, N)
+        Standardized training scores (NaN missing).
+    k_max : int
+    cov : ndarray (N, N), optional
+        Training correlation for the final selection and Gaussian predictor
+        (default :func:`~benchsel_lib.method.correlation.inner_correlation`).
+    strategies : sequence of str or Selector
+        The candidate selections (preset names or selectors, labelled by
+        ``Selector.label``); mandatory benchmarks and filters are theirs.
+    predictors : sequence of str
+        The candidate predictors (one selector and one predictor: a fixed
+        pipeline, whose inner cross-validation only makes its intervals).
+    stack : bool
+        Also score the NNLS stack of ``predictors`` per strategy
+        (:func:`~benchsel_lib.method.oof.score_candidates`).
+    n_folds : int
+        Inner folds; with fewer than ``2 n_folds`` training models the search
+        is skipped and :data:`FALLBACK` is used (``note`` says so).
+    seed : int
+        Seed of the inner folds and of the random strategy.
+    names : sequence of str, optional
+        Benchmark names of the columns (default ``"0", "1", ...``), for the
+        selectors' mandatory benchmarks (names absent from them are skipped).
+    levels : sequence of float
+        Interval levels.
+    fixed : sequence of int, optional
+        A given revealed set (what a practitioner ran): no selection, only
+        the predictor is chosen (strategy ``"given"``); ``k_max`` is ignored
+        and one Recommendation with ``k = len(fixed)`` is returned.
+    ks : sequence of int, optional
+        Score and recommend only these subset sizes (default ``1..k_max``);
+        the selections still run to ``k_max``.
+    budget : float, "auto" or None
+        Estimated operations the inner search may take
+        (:func:`~benchsel_lib.method.plan.plan_search`; ``"auto"``: its
+        default budget).  None: always the full search.
+    rule : {"monotone", "best", "nested"} or a rule object
+        How the candidate is chosen at each ``k`` (:mod:`benchsel_lib.method.choice`).
+        A rule that looks back (``"monotone"``, ``"nested"``) has every size
+        up to the largest of ``ks`` scored, so that a choice does not depend
+        on which sizes were asked for; a search cut down to its budget scores
+        only the sizes asked for, each choosing its best candidate.
+    unconditioned : {"skip", "mean"}
+        Which inner-held-out rows score a candidate: ``"skip"`` (the paper's
+        protocol) leaves out a row that observes none of the revealed
+        benchmarks; ``"mean"`` scores every row, the training mean for those.
+    blocks : sequence of int
+        Sizes at which the path is fixed when the choice there is not nested
+        (default none).  Above a block size ``b`` whose choice's strategy is
+        not nested (``Selector.nested``: anchor points, BenchPred's imputed
+        Lasso), every candidate keeps the benchmarks chosen at ``b`` as
+        mandatory ones and the search runs anew from ``b``, so that a model
+        that ran the choice at ``b`` runs only what a larger one adds; after
+        a nested choice the sizes up to the next block are those of the path
+        without blocks, searched only as far as it is used, each part looking
+        back at the choice that ends the part before and planned for the
+        whole path.  A strategy that cannot keep the benchmarks is left out
+        above the block (``note`` says so).  Ignored with ``fixed``.
+
+    Returns
+    -------
+    list of Recommendation, one per ``k`` in increasing order (one item with ``fixed``).
+
+    Notes
+    -----
+    Cost: ``n_folds`` x (one correlation + one selection per strategy +
+    one fit and the predictions of each predictor), then one final
+    selection per strategy chosen (:func:`~benchsel_lib.method.plan.search_cost`
+    estimates it); one more inner search per block whose choice is kept.
+    Memory O(S K P m N) for the out-of-fold predictions.
+    """
+    kw: dict[str, Any] = dict(cov=cov, predictors=predictors, stack=stack, n_folds=n_folds, seed=seed, names=names,
+                              levels=levels, fixed=fixed, budget=budget, rule=rule, unconditioned=unconditioned)
+    cuts = check_blocks(blocks)
+    if not cuts or fixed is not None:
+        return _search_path(train, k_max, strategies=strategies, ks=ks, **kw)
+    k_max = check_int(k_max, "k")
+    sizes = list(range(1, k_max + 1)) if ks is None else list(check_ks(ks, k_max))
+    cuts = tuple(b for b in cuts if b < sizes[-1])  # a block at or above the largest size asked fixes nothing
+    listed = [selector_named(s) for s in strategies]
+    if not cuts or all(sel.nested for sel in listed):  # no block can be kept: the one search without blocks
+        return _search_path(train, k_max, strategies=strategies, ks=ks, **kw)
+    return _Blocks(train, k_max, listed, sizes, cuts, kw).run()
+
+
+class _Blocks:
+    """:func:`pipeline_path` with blocks: the path without blocks, fixed at a block whose choice is not nested."""
+
+    def __init__(self, train: Any, k_max: int, listed: list[Selector], sizes: list[int], cuts: tuple[int, ...],
+                 kw: dict[str, Any]) -> None:
+        self.train, self.k_max, self.listed, self.sizes, self.cuts, self.kw = train, k_max, listed, sizes, cuts, kw
+        N = _check_train(train).shape[1]
+        names = kw["names"]
+        self.labels = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
+        self.nested = {sel.label: sel.nested for sel in listed}
+        # the path without blocks, by size, searched only as far as it is used: up to ``free_at``, with its
+        # choice there to look back at (the same choices as one search of every size)
+        self.free: dict[int, Recommendation] = {}
+        self.free_at, self.free_prev = 0, None
+        self.whole = sorted(set(sizes) | set(cuts))  # the sizes one search without blocks is asked for (its plan)
+
+    def _unblocked(self, lo: int, hi: int) -> list[Recommendation]:
+        """The path without blocks at the sizes in ``(lo, hi]``, searched on as far as needed."""
+        if self.free_at < hi:  # to its end for the nested rule: its one strategy sees every size
+            upto = self.k_max if isinstance(choice_rule(self.kw["rule"]), Nested) else hi
+            part = _search_path(self.train, self.k_max, strategies=self.listed, first=self.free_at + 1,
+                                ks=[k for k in self.whole if self.free_at < k <= upto], previous=self.free_prev,
+                                plan_for=self.whole, **self.kw)
+            self.free.update((r.k, r) for r in part)
+            self.free_at, self.free_prev = upto, _as_previous(part[-1])
+        return [self.free[k] for k in sorted(self.free) if lo < k <= hi]
+
+    def _kept(self, lo: int, hi: int, chosen: list[int], asked: list[int]) -> list[Recommendation]:
+        """The search from ``lo`` to ``hi`` with every candidate keeping the benchmarks ``chosen`` at ``lo``."""
+        kept = tuple(self.labels[j] for j in chosen)
+        cands, errors = [], []
+        for sel in self.listed:
+            try:
+                cands.append(replace(sel, initial=kept + tuple(b for b in sel.initial if b not in kept)))
+            except ValueError as exc:  # a mandatory benchmark it excludes
+                errors.append(f"{sel.label} left out above k={lo}: {exc}")
+        if not cands:
+            raise ValueError(f"no candidate strategy can keep the choice at k={lo}: " + "; ".join(errors))
+        last = hi == self.k_max  # the last search selects up to k_max, as the path without blocks does
+        out = _search_path(self.train, hi, strategies=cands, ks=asked if last else sorted(set(asked) | {hi}),
+                           first=max(lo, 1), **self.kw)
+        for r in out if errors else []:
+            r.note = "; ".join(([r.note] if r.note else []) + errors)
+        return out
+
+    def run(self) -> list[Recommendation]:
+        """The recommendations at every size asked for, block by block."""
+        recs: list[Recommendation] = []
+        lo, chosen = 0, None  # the sizes above lo are searched from the choice at lo (None: the free path)
+        for hi in [*self.cuts, self.k_max]:
+            asked = [k for k in self.sizes if lo < k <= hi]  # a block with no size asked still fixes the choice at hi
+            out = self._unblocked(lo, hi) if chosen is None else self._kept(lo, hi, chosen, asked)
+            recs += [r for r in out if r.k in asked]
+            at = out[-1] if out else None  # the choice at hi (below the last block: at the block size)
+            keep = at is not None and not self.nested.get(at.strategy, True)
+            lo, chosen = hi, list(at.selection) if keep else None
+        return recs

@@ -1,0 +1,333 @@
+"""The cost model of the recommended pipeline's search and its plan for big matrices.
+
+Before any work, :func:`plan_search` estimates the operations of the inner
+search (:func:`search_cost`: per inner fold a correlation, one selection per
+strategy and every predictor per (strategy, k); the k-nearest-neighbour
+distances grow with the square of the number of models, the selections with
+the cube of the number of benchmarks).  Within :data:`SEARCH_BUDGET` the
+search runs on every model and benchmark.  Above it, the inner
+cross-validation runs on a seeded subsample of the models (at least
+:data:`SEARCH_MIN_MODELS`, so a matrix with no more models keeps them all)
+and/or of the benchmarks (at least :data:`SEARCH_MIN_BENCHMARKS`; mandatory
+and given benchmarks always kept), and a candidate strategy whose selection
+on all benchmarks would cost more than :data:`SELECTION_BUDGET` (MI on
+several thousand benchmarks) is left out; the final selection and the fits
+use every model and benchmark.  The paper's matrices (at most 263 models and
+114 benchmarks) lie far below the floors: their searches, and every number
+computed from them, are those of the full search.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._random import rng
+from .correlation import EM_MAX_MISSING, em_too_costly
+from .candidates import DEFAULT_PREDICTORS, DEFAULT_STRATEGIES
+from .selectors import Selector, selector_named
+
+__all__ = [
+    "SearchPlan",
+    "plan_search",
+    "search_cost",
+    "selection_cost",
+    "SEARCH_BUDGET",
+    "SEARCH_MIN_MODELS",
+    "SEARCH_MIN_BENCHMARKS",
+    "SELECTION_BUDGET",
+]
+
+#: estimated operations (:func:`search_cost`) above which the inner search runs on subsamples (about
+#: ten seconds on one core); a matrix within both subsample floors below is never subsampled
+SEARCH_BUDGET = 3e10
+#: a subsample of the models keeps at least this many (a matrix with no more models is never subsampled)
+SEARCH_MIN_MODELS = 2000
+#: a subsample of the benchmarks keeps at least this many (a matrix with no more is never subsampled)
+SEARCH_MIN_BENCHMARKS = 1000
+#: a candidate strategy whose selection on every benchmark is estimated above this many operations
+#: (:func:`selection_cost`) is left out of a search that has other candidates
+SELECTION_BUDGET = 1e12
+
+
+def selection_cost(objective: str, n_benchmarks: int, k: int, *, n_models: int = 0) -> float:
+    """Estimated operations of one selection of ``k`` among ``n_benchmarks`` (:meth:`Selector.select`). O(1).
+
+    Every selection ends with one factorization of the N x N correlation for
+    its diagnostics (``N^3 / 3``); on top: entropy and random ``k^2 N``, MI a
+    fresh factorization and triangular inverse of the complement per step
+    (``(k + 1) 2 N^3 / 3``), the lasso path ``k (200 k^2 N + 2 k N^2)``, the
+    predictive greedy ``20 k`` ridge fits on ``n_models`` rows
+    (``20 k^3 m N``), anchor points (PAM k-medoids) BUILD plus about ``k``
+    SWAP sweeps of ``k N^2`` each (``(k + 1) k N^2``), the cross-validated
+    per-target sparse Lasso six multi-target paths of 20 strengths at about
+    60 FISTA iterations of ``2 N^3`` each plus five folds of two pairwise
+    correlations and their eigendecompositions
+    (``6 * 20 * 60 * 2 N^3 + 5 (2 m N^2 + 18 N^3)``), and the Lasso path of
+    the mean score an eigenvalue floor and 400 strengths of a few sweeps
+    (``9 N^3 + 400 * 3 N^2``); on the mean-imputed matrix the second moments
+    and about 600 strengths of a few sweeps over ``k`` active coefficients
+    and a check (``2 m N^2 + 600 * 3 (k^2 + k N)``), and the greedy on the
+    residual trace a score and a rank-one update per step (``3 k N^2``).
+    """
+    N, k, m = float(n_benchmarks), float(k), float(n_models)
+    base = N**3 / 3.0
+    if objective == "mi":
+        return base + (k + 1.0) * 2.0 * N**3 / 3.0
+    if objective == "lasso":
+        return base + k * (200.0 * k * k * N + 2.0 * k * N * N)
+    if objective == "greedy":
+        return base + 20.0 * k**3 * m * N
+    if objective == "anchors":
+        return base + (k + 1.0) * k * N * N
+    if objective == "sparse":
+        return base + 6.0 * 20.0 * 60.0 * 2.0 * N**3 + 5.0 * (2.0 * m * N * N + 18.0 * N**3)
+    if objective == "mean-lasso":
+        return base + 9.0 * N**3 + 400.0 * 3.0 * N * N
+    if objective == "imputed-lasso":
+        return base + 2.0 * m * N * N + 600.0 * 3.0 * (k * k + k * N)
+    if objective == "trace":
+        return base + 3.0 * k * N * N
+    if objective == "imputed-trace":
+        return base + 2.0 * m * N * N + 3.0 * k * N * N
+    return base + k * k * N
+
+
+def _correlation_cost(m: float, N: float, observed: float) -> float:
+    """Estimated operations of :func:`~benchsel_lib.method.correlation.inner_correlation` of ``m`` rows."""
+    if observed < 1.0 - EM_MAX_MISSING or em_too_costly(int(m), int(N)) or (observed >= 1.0 and m >= N):
+        if observed >= 1.0 and m < N:  # complete and wide: the low-rank route
+            return 2.0 * m * m * N + 2.0 * m * N * N
+        return 2.0 * m * N * N + 9.0 * N**3  # two products and one eigendecomposition
+    s = observed * N  # EM: about 30 iterations of block factorizations, products and the N x N updates
+    return 30.0 * (m * min(s, N - s) ** 3 / 3.0 + 2.0 * m * N * N + 10.0 * N**3)
+
+
+def _predictor_cost(name: str, m: float, v: float, N: float, k: float) -> float:
+    """Estimated operations of one predictor for ``v`` query rows revealing ``k`` benchmarks, fit on ``m`` rows."""
+    G = min(2.0 ** min(k, 60.0), v)  # distinct reveal patterns among the query rows
+    p = min(k, 5.0)  # predictors per ridge fit of the blend
+    svd = (m + v) * N * min(m + v, N)  # one iteration of the SVD completion
+    if name == "gaussian":
+        return G * k**3 + v * k * N
+    if name == "ridge":
+        return 4.0 * G * m * N * k * k
+    if name == "knn":
+        return 6.0 * v * m * N
+    if name == "blend":
+        return 10.0 * G * m * N * p * p + 5.0 * svd
+    if name == "lowrank":
+        return 20.0 * svd
+    return 0.0
+
+
+def search_cost(
+    n_models: int,
+    n_benchmarks: int,
+    *,
+    k: int,
+    strategies: Sequence[str | Selector] = DEFAULT_STRATEGIES,
+    predictors: Sequence[str] = DEFAULT_PREDICTORS,
+    n_ks: int = 1,
+    n_folds: int = 5,
+    observed: float = 1.0,
+) -> float:
+    """Estimated operations of :func:`~benchsel_lib.method.search.pipeline_path` on an ``n_models x n_benchmarks`` training matrix. O(1).
+
+    Per inner fold (``m_t = m - m / F`` training rows, ``v = m / F`` query
+    rows): the fold's correlation (two products and an N x N
+    eigendecomposition, the low-rank route for a complete wide matrix, or
+    about 30 EM iterations where the inner correlation is EM), one selection
+    per strategy (:func:`selection_cost`) and, for each of the ``n_ks``
+    subset sizes of each strategy, every predictor: the Gaussian mean
+    ``G k^3 + v k N``, ridge ``4 G m_t N k^2``, k-nearest neighbours
+    ``6 v m_t N`` (the distances: quadratic in the models), the blend
+    ``10 G m_t N p^2`` plus 5 SVD iterations, soft-impute 20 SVD iterations
+    (``G = min(2^k, v)`` reveal patterns, ``p = min(k, 5)``; one SVD
+    iteration ``(m_t + v) N min(m_t + v, N)``).  The weights were read off
+    timings of the search on one core, where about 2e9 of these operations
+    take a second; the estimate orders the work, it does not promise seconds.
+
+    Parameters
+    ----------
+    n_models, n_benchmarks : int
+    k : int
+        The largest subset size.
+    strategies, predictors : sequences
+        The candidates (names or selectors; ``"given"``: a given revealed
+        set, no selection; the predictor ``"stack"`` costs nothing more).
+    n_ks : int
+        Subset sizes scored per strategy.
+    n_folds : int
+    observed : float
+        Observed fraction of the entries.
+
+    Returns
+    -------
+    float
+    """
+    m, N, k = float(n_models), float(n_benchmarks), float(max(1, int(k)))
+    F = float(max(2, int(n_folds)))
+    m_t, v = m - m / F, m / F
+    sels = [None if s == "given" else selector_named(s) for s in strategies]
+    fold = _correlation_cost(m_t, N, float(observed))
+    fold += sum(selection_cost(sel.objective, int(N), int(k), n_models=int(m_t)) for sel in sels if sel is not None)
+    fold += len(sels) * n_ks * sum(_predictor_cost(p, m_t, v, N, k) for p in set(predictors) if p != "stack")
+    return F * fold
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """How :func:`~benchsel_lib.method.search.pipeline_path` runs its inner cross-validation (see :func:`plan_search`).
+
+    Attributes
+    ----------
+    rows : ndarray of int or None
+        The models the inner cross-validation uses (sorted; None: every model).
+    columns : ndarray of int or None
+        The benchmarks it uses (sorted; None: every benchmark).
+    left_out : tuple of str
+        Candidate strategies left out (their selection on every benchmark
+        would cost more than :data:`SELECTION_BUDGET`).
+    cost : float
+        Estimated operations of the search on every model and benchmark (:func:`search_cost`).
+    planned : float
+        Estimated operations of the planned search.
+    shape : (int, int)
+        The training matrix's shape.
+    seed : int
+        Seed of the subsamples.
+    budget : float
+        The budget the plan was made for.
+    given : bool
+        The search only chooses a predictor for a given revealed set (no selection).
+    """
+
+    rows: np.ndarray | None
+    columns: np.ndarray | None
+    left_out: tuple[str, ...]
+    cost: float
+    planned: float
+    shape: tuple[int, int]
+    seed: int = 0
+    budget: float = SEARCH_BUDGET
+    given: bool = False
+
+    @property
+    def full(self) -> bool:
+        """Whether the search runs on every model and benchmark with every candidate. O(1)."""
+        return self.rows is None and self.columns is None and not self.left_out
+
+    def note(self) -> str | None:
+        """The plan in one line (None for the full search). O(1)."""
+        if self.full:
+            return None
+        m, N = self.shape
+        sub = []
+        if self.rows is not None:
+            sub.append(f"{self.rows.size:,} of the {m:,} models")
+        if self.columns is not None:
+            sub.append(f"{self.columns.size:,} of the {N:,} benchmarks")
+        parts = []
+        if sub:
+            parts.append(f"its inner cross-validation runs on a seeded subsample of {' and '.join(sub)} "
+                         f"(seed {self.seed})")
+        if self.left_out:
+            parts.append(f"{', '.join(self.left_out)} left out of the candidates (its selection on {N:,} benchmarks "
+                         f"is estimated over {SELECTION_BUDGET:.0e} operations)")
+        tail = "fit uses" if self.given else "selection and fit use"
+        return (f"the inner search on {m:,} models x {N:,} benchmarks is estimated at {self.cost:.1e} operations, "
+                f"over the budget of {self.budget:.0e}: {'; '.join(parts)}, estimated at {self.planned:.1e}; "
+                f"the final {tail} every model and benchmark")
+
+
+def plan_search(
+    n_models: int,
+    n_benchmarks: int,
+    *,
+    k: int,
+    strategies: Sequence[str | Selector] = DEFAULT_STRATEGIES,
+    predictors: Sequence[str] = DEFAULT_PREDICTORS,
+    n_ks: int = 1,
+    n_folds: int = 5,
+    observed: float = 1.0,
+    keep: Sequence[int] = (),
+    seed: int = 0,
+    budget: float | None = None,
+) -> SearchPlan:
+    """Choose, before any work, how the inner search of :func:`~benchsel_lib.method.search.pipeline_path` runs.
+
+    Within ``budget`` (default :data:`SEARCH_BUDGET`) estimated operations
+    (:func:`search_cost`) the search runs on everything.  Otherwise, in this
+    order: a strategy whose selection on every benchmark costs more than
+    :data:`SELECTION_BUDGET` is left out (when another candidate remains);
+    with more than :data:`SEARCH_MIN_BENCHMARKS` benchmarks, the inner
+    cross-validation uses the largest seeded subsample of them (at least
+    that many, the ``keep`` columns always in) whose selections and
+    correlations fit half the budget; with more than
+    :data:`SEARCH_MIN_MODELS` models, the largest seeded subsample of the
+    models (at least that many) whose whole search fits the budget.  The
+    subsamples are uniform without replacement from the streams
+    ``(seed, 12)`` (models) and ``(seed, 13)`` (benchmarks), sorted.
+    Deterministic; O(log(M) + log(N)) cost evaluations plus the draws.
+
+    Parameters
+    ----------
+    n_models, n_benchmarks : int
+        The training matrix's shape.
+    k, strategies, predictors, n_ks, n_folds, observed
+        As for :func:`search_cost`.
+    keep : sequence of int
+        Columns every subsample of the benchmarks keeps (mandatory and given ones).
+    seed : int
+    budget : float, optional
+
+    Returns
+    -------
+    SearchPlan
+    """
+    m, N = int(n_models), int(n_benchmarks)
+    budget = SEARCH_BUDGET if budget is None else float(budget)
+    given = list(strategies) == ["given"]
+    kw = {"k": k, "predictors": predictors, "n_ks": n_ks, "n_folds": n_folds, "observed": observed}
+    cost = search_cost(m, N, strategies=strategies, **kw)
+    if cost <= budget:
+        return SearchPlan(None, None, (), cost, cost, (m, N), int(seed), budget, given)
+    sels = [None if s == "given" else selector_named(s) for s in strategies]
+    costly = [sel.label for sel in sels
+              if sel is not None and selection_cost(sel.objective, N, k, n_models=m) > SELECTION_BUDGET]
+    if len(costly) == len(sels):
+        costly = []
+    kept = [s for s, sel in zip(strategies, sels) if sel is None or sel.label not in costly]
+
+    def largest(lo: int, hi: int, fits) -> int:
+        """The largest n in [lo, hi] with fits(n) (lo when none)."""
+        if fits(hi):
+            return hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        return lo
+
+    n_cols = N
+    if N > SEARCH_MIN_BENCHMARKS:
+        def columns_fit(n: int) -> bool:
+            cost_n = search_cost(max(m, 2), n, strategies=kept, **{**kw, "predictors": ()})
+            return cost_n <= budget / 2.0
+        n_cols = largest(SEARCH_MIN_BENCHMARKS, N, columns_fit)
+    n_rows = m
+    if m > SEARCH_MIN_MODELS:
+        n_rows = largest(SEARCH_MIN_MODELS, m, lambda r: search_cost(r, n_cols, strategies=kept, **kw) <= budget)
+    rows = columns = None
+    if n_rows < m:
+        rows = np.sort(rng(int(seed), 12).choice(m, n_rows, replace=False))
+    if n_cols < N:
+        forced = np.unique(np.asarray(list(keep), dtype=int))
+        rest = np.setdiff1d(np.arange(N), forced)
+        extra = rng(int(seed), 13).choice(rest.size, max(0, n_cols - forced.size), replace=False)
+        columns = np.sort(np.concatenate([forced, rest[extra]]))
+    planned = search_cost(n_rows, n_cols, strategies=kept, **kw)
+    return SearchPlan(rows, columns, tuple(costly), cost, planned, (m, N), int(seed), budget, given)
+
+
