@@ -107,3 +107,25 @@ def test_block_table_and_passage_give_the_recommended_pipelines_parts():
     assert "0.820 inside the block, which holds 62%" in text and "outside the block is 0.190" in text
     assert "in 2 of 2 (method, k) rows" in text and "alone on Merged" in text
     assert "does not split" in page.block_passage(None)
+
+
+def test_the_page_glues_the_every_model_and_block_passages_when_given_and_records_merged():
+    peers = pd.DataFrame(dict(matrix="MMLU", k=5, peer=["mi"], reference_r2=0.95, peer_r2=0.94, diff=0.01,
+                              diff_se=0.004, n_cells=10))
+    every = pd.DataFrame(dict(matrix="MMLU", k=5, method=["auto", "mi"], r2=[0.95, 0.94], r2_all=[0.95, 0.94],
+                              reach=1.0, n_cells=10))
+    split = pd.DataFrame(dict(k=5, method=["auto"], r2=0.7, r2_inside=0.8, r2_outside=0.5, share_inside=0.6,
+                              n_inside=10, n_outside=5, r2_all=0.5, r2_all_inside=0.8, r2_all_outside=0.2,
+                              share_all_inside=0.4, n_all_inside=10, n_all_outside=20))
+    kw = dict(datasets=["mmlu"], peers=peers, shared=None, choices=pd.DataFrame(dict(
+        matrix="MMLU", k=[5], choice=["a+stack"], folds=[3], of=3)), coverage=pd.DataFrame(dict(
+            matrix="MMLU", nominal=[0.9], coverage=[0.9])), optimism=pd.DataFrame(dict(
+                matrix="MMLU", k=[5], inner_r2=[0.9], r2=[0.9], optimism=[0.0], optimism_se=0.01)),
+        gains=None, curves={"MMLU": pd.DataFrame({1: [0.9, 0.8]}, index=["auto", "mi"])}, coinciding=[],
+        scope_text="This run.", ks=[5])
+    out = page.prose(**kw, every=every, block=split, block_sizes=(57, 31, 118), block_own_run=True)
+    assert {"every_md", "block_md"} <= set(out.passages) and out.matrices == ["mmlu", "merged"]
+    assert "31 of its 118 models" in out["block_md"] and "reaches every held-out model" in out["every_md"]
+    assert all("$" not in text for text in out.passages.values())
+    off = page.prose(**kw, every=every)
+    assert off.matrices == ["mmlu"] and "does not split" in off["block_md"]

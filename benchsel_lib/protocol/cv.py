@@ -44,6 +44,17 @@ Protocol (Section 5.1, with the settings of the paper's code release), implement
    ``ss_res_common, ss_tot_common`` are its sums, so that ``ss_res -
    ss_res_common`` and ``ss_tot - ss_tot_common`` score the entries that
    only some sizes score.
+7. Every held-out model counts beside the protocol's R^2: ``reach`` is the
+   share of the fold's held-out models that observe at least one selected
+   benchmark (``n_reached`` of ``n_val``), and ``r2_all`` the R^2 of the same
+   predictions over every held-out model's observed unselected entries, a
+   model that observes none of the selected benchmarks predicted by the
+   training mean (the rule ``"mean"``; sums ``ss_res_all, ss_tot_all`` over
+   ``n_eval_all`` entries), from the same fits at no extra cost.  Under
+   ``"mean"``, ``r2_all`` is ``r2``; under ``"skip"`` it equals the ``r2`` of a
+   run with ``unconditioned="mean"`` wherever the fit does not depend on the
+   rule (a search and a fitted variance inflation score their inner folds
+   under it, so they may fit otherwise).
 
 Random streams are derived from ``seed`` (:mod:`benchsel_lib._random`): the
 folds and training sets (:mod:`~benchsel_lib.protocol.splits`), and per split
@@ -875,7 +886,11 @@ def cross_validate(
         ``r2_common, n_common`` (the R^2 over the ``n_common`` entries that
         every scored size of that pipeline and split scores: the same entries
         at every ``k``, so it depends on which sizes ``ks`` scores; NaN where
-        none), ``ss_res_common, ss_tot_common`` (its sums) (+ ``n_forced``
+        none), ``ss_res_common, ss_tot_common`` (its sums), ``reach,
+        n_reached`` (the share and number of the ``n_val`` held-out models that
+        observe a selected benchmark), ``r2_all, n_eval_all, ss_res_all,
+        ss_tot_all`` (the R^2 and its sums over every held-out model, step 7
+        of the module docstring) (+ ``n_forced``
         with mandatory benchmarks, ``choice, inner_r2`` for a search,
         ``entries`` with ``keep_entries``, coverage columns). ``df.attrs["top_residuals"]`` is a
         read-only sequence of records (one per (method, holdout, fold, k,

@@ -756,7 +756,7 @@ def prose(
     aside : (peers, shared, coverage), optional
         The same comparison on the leaderboards kept aside.
     every : DataFrame, optional
-        ``every_model_r2`` rows with a ``matrix`` column.
+        ``every_model_r2`` rows with a ``matrix`` column (None: the page has no section on every held-out model).
     block : DataFrame, optional
         ``block_split`` rows of Merged's MMLU block (None: not split).
     block_sizes : (int, int, int), optional
@@ -768,11 +768,12 @@ def prose(
     -------
     PageProse
         Passages ``answer``, ``scope``, ``peers_md``, ``curve_caption``, ``choice_md``, ``optimism_md``,
-        ``coverage_md``, ``gain_md``, ``grid_md``, ``aside_md``, ``every_md``, ``block_md``.
+        ``coverage_md``, ``gain_md``, ``grid_md``, ``aside_md`` and, with ``every``, ``every_md`` and
+        ``block_md``.
     """
     aside_md = aside_passage(*aside) if aside is not None else ""
     matrices = list(datasets) + (["merged"] if block is not None and "merged" not in datasets else [])
-    return PageProse(matrices, {
+    out = PageProse(matrices, {
         "answer": answer(peers, shared, choices, datasets=datasets, ks=ks),
         "scope": scope_text,
         "peers_md": peers_passage(peers, shared=shared),
@@ -783,6 +784,8 @@ def prose(
         "gain_md": gain_passage(gains),
         "grid_md": grid_passage(grid, n_pairs),
         "aside_md": aside_md or "No leaderboard was kept aside in this run; the full study compares three.",
-        "every_md": every_model_passage(every) if every is not None else "",
-        "block_md": block_passage(block, sizes=block_sizes, own_run=block_own_run),
     })
+    if every is not None:  # the section on every held-out model
+        out.add(every_md=every_model_passage(every),
+                block_md=block_passage(block, sizes=block_sizes, own_run=block_own_run))
+    return out
