@@ -885,10 +885,12 @@ def _cmd_select(args: argparse.Namespace) -> int:
         "",
     ]
     footer = []
+    reach, meta["reach"] = _reach_line(matrix, order, what)
     if steps:
         footer.append("")
         footer.append(f"residual variance after {steps} pick(s): "
                       f"{100 * df['residual_fraction'].iloc[-1]:.1f}% of the total")
+    footer.append(reach)
     if args.budget is not None:
         total = float(costs[order].sum())
         strategy = {"cost-effective": "cost-effective greedy",
@@ -1113,11 +1115,14 @@ def _select_auto(args: argparse.Namespace, matrix: Any, k: int, require: list[in
     lines = _recommend_lines(pipe)
     if args.nested:
         lines.insert(1, f"--nested: {rec.strategy} at every size, so the first j steps are its selection of j")
+    reach, reached = _reach_line(matrix, order, "benchmark")
+    lines.append(reach)
     header = [_describe(matrix, args.data), *lines, ""]
     meta = {"data": args.data, "method": "auto", "choice": choice, "pipeline": rec.name, "strategy": rec.strategy,
             "predictor": rec.predictor, "inner_r2": rec.inner_r2, "k": k, "seed": args.seed,
             "scores": _records(pipe.cv_results_.query("k == @rec.k")), "weights": rec.weights, "note": rec.note,
-            "min_observed": min_obs, "required": [names[j] for j in require], "excluded": [names[j] for j in thin]}
+            "min_observed": min_obs, "required": [names[j] for j in require], "excluded": [names[j] for j in thin],
+            "reach": reached}
     if args.format == "csv":
         for line in lines:
             _note(line)
@@ -1310,7 +1315,8 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         meta["inner_folds"] = args.inner_folds
     if args.format == "table":
         wide = _cv_wide(summary, holdouts)
-        header = [_describe(matrix, args.data), f"R^2 (mean +- sd over {args.folds} folds), seed {args.seed}", ""]
+        header = [_describe(matrix, args.data), f"R^2 (mean +- sd over {args.folds} folds), seed {args.seed}",
+                  *_EVERY_MODEL_NOTE, ""]
         text = [*header, _table(wide)]
         if levels:
             text += ["", "interval coverage (mean over folds; nominal level in the column name"
@@ -1318,7 +1324,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
                         if inflate else ")"), "", _table(_cv_coverage(summary, levels, holdouts))]
         sys.stdout.write("\n".join(text) + "\n")
     else:
-        _emit(summary, args.format, meta=meta, key="summary")
+        _emit(_beside_r2(summary), args.format, meta=meta, key="summary")
     return status
 
 
@@ -1337,14 +1343,50 @@ def _cv_coverage(summary, levels: Sequence[float], holdouts: Sequence[float]):
 
 
 def _cv_wide(summary, holdouts: Sequence[float]):
-    """Rows k, one ``mean +- sd`` column per (method, holdout) for the table format."""
+    """Rows k; per (method, holdout) the protocol's R^2 (``mean +- sd``), the all-models R^2 and the reach (means)."""
     wide = pd.DataFrame({"k": sorted(summary["k"].unique())})
+    every = {"r2_all_mean", "reach_mean"} <= set(summary.columns)
     for (method, holdout), part in summary.groupby(["method", "holdout"], sort=False):
         label = method if len(holdouts) == 1 else f"{method} ({100 * holdout:g}%)"
         cell = {int(r.k): f"{r.r2_mean:.3f} +- {r.r2_sd:.3f}" if np.isfinite(r.r2_sd) else f"{r.r2_mean:.3f}"
                 for r in part.itertuples()}
         wide[label] = [cell.get(int(k), "-") for k in wide["k"]]
+        if every:
+            r2_all = {int(r.k): f"{r.r2_all_mean:.3f}" for r in part.itertuples() if np.isfinite(r.r2_all_mean)}
+            reach = {int(r.k): f"{100 * r.reach_mean:.0f}%" for r in part.itertuples() if np.isfinite(r.reach_mean)}
+            wide[f"{label}: all models"] = [r2_all.get(int(k), "-") for k in wide["k"]]
+            wide[f"{label}: reach"] = [reach.get(int(k), "-") for k in wide["k"]]
     return wide
+
+
+def _beside_r2(summary):
+    """``summary`` with the all-models R^2 and the reach columns moved beside the protocol's R^2."""
+    beside = [c for c in ("r2_all_mean", "r2_all_sd", "reach_mean", "reach_sd") if c in summary.columns]
+    cols = [c for c in summary.columns if c not in beside]
+    at = cols.index("r2_sd") + 1 if "r2_sd" in cols else len(cols)
+    return summary[cols[:at] + beside + cols[at:]]
+
+
+#: what the columns of ``benchsel cv`` beside the protocol's R^2 mean
+_EVERY_MODEL_NOTE = ("R^2: the paper's protocol, which skips a held-out model that ran none of the selected benchmarks",
+                     "all models: mean R^2 over every held-out model (one that ran none predicted by the training "
+                     "mean)",
+                     "reach: mean share of held-out models that ran at least one selected benchmark")
+
+
+def _reach_line(matrix: Any, order: Sequence[int], what: str) -> tuple[str, dict[str, Any]]:
+    """The share of the matrix's rows that observe at least one selected column, as a line and as JSON.
+
+    ``what`` names the columns (``"benchmark"``: the rows are models). O(M k).
+    """
+    m = matrix.shape[0]
+    ran = int(np.asarray(matrix.observed)[:, list(order)].any(axis=1).sum()) if len(order) else 0
+    pct = f"{100 * ran / m:.0f}%" if m else "-"
+    if what == "benchmark":
+        line = f"reach: {ran} of {m} models ({pct}) ran at least one selected benchmark"
+    else:
+        line = f"reach: {ran} of {m} benchmarks ({pct}) were run by at least one selected model"
+    return line, {"reached": ran, "of": m, "share": ran / m if m else None}
 
 
 # -------------------------------------------------------------------- main

@@ -5,12 +5,13 @@
   on the training rows of every split and score it on the validation rows;
 * :mod:`.sweep` -- independent cells on joblib (local processes or Dask);
 * :mod:`.cache` -- training-correlation estimates shared in a process and on disk;
-* :mod:`.summaries` -- means over folds, interval coverage, largest residuals.
+* :mod:`.summaries` -- means over folds, interval coverage, largest residuals,
+  the R^2 inside and outside a block of benchmarks.
 """
 from __future__ import annotations
 
 from .cv import cross_validate, cv_grid
 from .splits import cv_splits
-from .summaries import calibration_table, summarize_cv, top_residuals
+from .summaries import block_r2, calibration_table, summarize_cv, top_residuals
 
-__all__ = ["cross_validate", "cv_grid", "cv_splits", "summarize_cv", "calibration_table", "top_residuals"]
+__all__ = ["cross_validate", "cv_grid", "cv_splits", "summarize_cv", "calibration_table", "top_residuals", "block_r2"]

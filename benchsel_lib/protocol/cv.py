@@ -44,6 +44,17 @@ Protocol (Section 5.1, with the settings of the paper's code release), implement
    ``ss_res_common, ss_tot_common`` are its sums, so that ``ss_res -
    ss_res_common`` and ``ss_tot - ss_tot_common`` score the entries that
    only some sizes score.
+7. Every held-out model counts beside the protocol's R^2: ``reach`` is the
+   share of the fold's held-out models that observe at least one selected
+   benchmark (``n_reached`` of ``n_val``), and ``r2_all`` the R^2 of the same
+   predictions over every held-out model's observed unselected entries, a
+   model that observes none of the selected benchmarks predicted by the
+   training mean (the rule ``"mean"``; sums ``ss_res_all, ss_tot_all`` over
+   ``n_eval_all`` entries), from the same fits at no extra cost.  Under
+   ``"mean"``, ``r2_all`` is ``r2``; under ``"skip"`` it equals the ``r2`` of a
+   run with ``unconditioned="mean"`` wherever the fit does not depend on the
+   rule (a search and a fitted variance inflation score their inner folds
+   under it, so they may fit otherwise).
 
 Random streams are derived from ``seed`` (:mod:`benchsel_lib._random`): the
 folds and training sets (:mod:`~benchsel_lib.protocol.splits`), and per split
@@ -219,21 +230,62 @@ def split_rows(
     return rows, tops
 
 
-def _score_path(
-    label: str, path: FittedPath, Xva: np.ndarray, Ov: np.ndarray, truth_all: np.ndarray, evaluation: Any,
-    names: Sequence[str], vnames: Sequence[str], *, levels: Sequence[float], unconditioned: str, fold: int,
-    meta: dict[str, Any], base: dict[str, Any], where: tuple[np.ndarray, np.ndarray, int] | None = None,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows and top residuals of one fitted path on the validation rows (protocol steps 5-6).
+@dataclass
+class _StepScores:
+    """One size's scored entries and squared residuals on the validation rows, in the split's columns.
 
-    ``where``: the matrix rows of the validation models, the matrix columns of
-    the split's benchmarks and the matrix's number of columns, to keep each
-    row's scored entries (column ``entries``); None keeps none.
+    ``E``, ``res2``: the entries the protocol's rule scores (targets ``T``);
+    ``E_all``, ``res2_all``: every held-out model's observed targets (the rule
+    ``"mean"``); ``reached``: the validation rows that observe a revealed benchmark.
     """
-    if not path.steps:
-        return [], []
-    fs = path.scaling
-    z_val = fs.transform(Xva)
+
+    T: np.ndarray
+    truth: np.ndarray
+    E: np.ndarray
+    res2: np.ndarray
+    E_all: np.ndarray
+    res2_all: np.ndarray
+    reached: np.ndarray
+
+    @classmethod
+    def of(cls, Ov: np.ndarray, truth_all: np.ndarray, sel: np.ndarray, T: np.ndarray, pred: np.ndarray,
+           unconditioned: str) -> _StepScores:
+        """Score the predictions ``pred`` (evaluation space, validation rows x ``T``). O(v |T|)."""
+        truth = truth_all[:, T]
+        sq = (truth - pred) ** 2
+        E, E_all = scored_entries(Ov, sel, T, unconditioned), Ov[:, T]
+        res2 = np.where(E, sq, 0.0)
+        res2_all = res2 if unconditioned == "mean" else np.where(E_all, sq, 0.0)
+        return cls(T, truth, E, res2, E_all, res2_all, Ov[:, sel].any(axis=1))
+
+    def metrics(self) -> dict[str, Any]:
+        """The row's R^2 columns: the protocol's (``r2, rmse, n_eval, ss_res, ss_tot``) and every model's. O(v |T|)."""
+        ss_res = float(self.res2.sum())
+        ss_tot = float(np.where(self.E, self.truth**2, 0.0).sum())
+        n_eval = int(self.E.sum())
+        ss_res_all = float(self.res2_all.sum())
+        ss_tot_all = float(np.where(self.E_all, self.truth**2, 0.0).sum())
+        n_reached = int(self.reached.sum())
+        return dict(r2=r2_from_sums(ss_res, ss_tot), rmse=float(np.sqrt(ss_res / n_eval)) if n_eval else np.nan,
+                    n_eval=n_eval, ss_res=ss_res, ss_tot=ss_tot,
+                    reach=n_reached / self.reached.size if self.reached.size else np.nan, n_reached=n_reached,
+                    r2_all=r2_from_sums(ss_res_all, ss_tot_all), n_eval_all=int(self.E_all.sum()),
+                    ss_res_all=ss_res_all, ss_tot_all=ss_tot_all)
+
+    def full(self, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """The protocol's scored entries and squared residuals in all of the split's columns. O(v N)."""
+        full_E, full_res2 = np.zeros(shape, dtype=bool), np.zeros(shape)
+        full_E[:, self.T], full_res2[:, self.T] = self.E, self.res2
+        return full_E, full_res2
+
+    def entries(self, where: tuple[np.ndarray, np.ndarray, int]) -> ScoredEntries:
+        """The protocol's scored entries, with those of the models its rule leaves out, in the matrix's coordinates."""
+        left_out = _entries(self.E_all & ~self.E, self.T, self.res2_all, self.truth, where)
+        return dataclasses.replace(_entries(self.E, self.T, self.res2, self.truth, where), unreached=left_out)
+
+
+def _to_eval(fs: Any, evaluation: Any) -> Any:
+    """``to_eval(values, cols)``: predictions in the pipeline's space ``fs`` mapped to the evaluation space."""
     if fs.smax is None:  # the pipeline's space is the evaluation space
 
         def to_eval(v: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -242,54 +294,83 @@ def _score_path(
 
         def to_eval(v: np.ndarray, cols: np.ndarray) -> np.ndarray:
             return (fs.inverse(v, cols) - evaluation.mean[cols]) / evaluation.std[cols]
+    return to_eval
 
+
+def _score_path(
+    label: str, path: FittedPath, Xva: np.ndarray, Ov: np.ndarray, truth_all: np.ndarray, evaluation: Any,
+    names: Sequence[str], vnames: Sequence[str], *, levels: Sequence[float], unconditioned: str, fold: int,
+    meta: dict[str, Any], base: dict[str, Any], where: tuple[np.ndarray, np.ndarray, int] | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rows and top residuals of one fitted path on the validation rows (protocol steps 5-6).
+
+    Each row has the protocol's R^2 and, from the same predictions, the
+    reach and the R^2 over every held-out model (:func:`cross_validate`).
+    ``where``: the matrix rows of the validation models, the matrix columns of
+    the split's benchmarks and the matrix's number of columns, to keep each
+    row's scored entries (column ``entries``); None keeps none.  O(v N) per size.
+    """
+    if not path.steps:
+        return [], []
+    fs = path.scaling
+    z_val = fs.transform(Xva)
+    to_eval = _to_eval(fs, evaluation)
     rows, tops = [], []
     # the entries scored at every size of the path (in the split's columns), for the same-entries R^2
     scored_sq: list[tuple[np.ndarray, np.ndarray]] = []
     for step, sp in zip(path.steps, path.predict(z_val)):
         T, sel = sp.targets, step.selected
-        E = scored_entries(Ov, sel, T, unconditioned)
-        truth = truth_all[:, T]
-        res2 = np.where(E, (truth - to_eval(sp.mean, T)) ** 2, 0.0)
-        full_E, full_res2 = np.zeros(Ov.shape, dtype=bool), np.zeros(Ov.shape)
-        full_E[:, T], full_res2[:, T] = E, res2
-        scored_sq.append((full_E, full_res2))
-        ss_res = float(res2.sum())
-        ss_tot = float(np.where(E, truth**2, 0.0).sum())
-        n_eval = int(E.sum())
+        s = _StepScores.of(Ov, truth_all, sel, T, to_eval(sp.mean, T), unconditioned)
+        scored_sq.append(s.full(Ov.shape))
         row: dict[str, Any] = dict(meta)
-        row.update(method=label, fold=fold, k=step.k,
-                   r2=r2_from_sums(ss_res, ss_tot),
-                   rmse=float(np.sqrt(ss_res / n_eval)) if n_eval else np.nan, **step.diagnostics,
-                   selected=tuple(names[j] for j in sel), n_eval=n_eval, **base, ss_res=ss_res, ss_tot=ss_tot)
+        row.update(method=label, fold=fold, k=step.k, **s.metrics(), **step.diagnostics,
+                   selected=tuple(names[j] for j in sel), **base)
         if path.n_forced is not None:
             row["n_forced"] = path.n_forced
         if where is not None:
-            row["entries"] = _entries(E, T, res2, truth, where)
+            row["entries"] = s.entries(where)
         if step.choice is not None:
             row.update(choice=step.choice.name, inner_r2=step.choice.inner_r2)
         if levels:
-            _coverage(row, sp, E, truth, z_val, T, to_eval, levels, search=step.choice is not None)
+            _coverage(row, sp, s.E, s.truth, z_val, T, to_eval, levels, search=step.choice is not None)
         rows.append(row)
-        if n_eval:
-            flat = res2.ravel()
-            nt = min(_N_TOP, flat.size)
-            top = np.argpartition(flat, flat.size - nt)[flat.size - nt:]
-            top = top[np.argsort(flat[top])[::-1]]
-            for rank, t in enumerate(top):
-                if flat[t] <= 0 and rank > 0:
-                    break
-                i, jj = divmod(int(t), T.size)
-                tops.append(dict(meta, method=label, fold=fold, k=step.k, rank=rank + 1, model=vnames[i],
-                                 benchmark=names[int(T[jj])], sq_residual=float(flat[t]),
-                                 share=float(flat[t] / ss_res) if ss_res > 0 else np.nan))
+        tops.extend(dict(meta, method=label, fold=fold, k=step.k, **t)
+                    for t in _top_records(s.res2, T, row["ss_res"], row["n_eval"], names, vnames))
+    _add_common(rows, scored_sq, truth_all)
+    return rows, tops
+
+
+def _top_records(res2: np.ndarray, T: np.ndarray, ss_res: float, n_eval: int, names: Sequence[str],
+                 vnames: Sequence[str]) -> list[dict[str, Any]]:
+    """The (at most :data:`_N_TOP`) largest squared residuals of one size, largest first; none when nothing is scored.
+
+    O(v |T|).
+    """
+    out: list[dict[str, Any]] = []
+    if not n_eval:
+        return out
+    flat = res2.ravel()
+    nt = min(_N_TOP, flat.size)
+    top = np.argpartition(flat, flat.size - nt)[flat.size - nt:]
+    top = top[np.argsort(flat[top])[::-1]]
+    for rank, t in enumerate(top):
+        if flat[t] <= 0 and rank > 0:
+            break
+        i, jj = divmod(int(t), T.size)
+        out.append(dict(rank=rank + 1, model=vnames[i], benchmark=names[int(T[jj])], sq_residual=float(flat[t]),
+                        share=float(flat[t] / ss_res) if ss_res > 0 else np.nan))
+    return out
+
+
+def _add_common(rows: list[dict[str, Any]], scored_sq: Sequence[tuple[np.ndarray, np.ndarray]],
+                truth_all: np.ndarray) -> None:
+    """Add the same-entries columns (``r2_common, n_common, ss_res_common, ss_tot_common``) to a path's rows."""
     common = np.logical_and.reduce([e for e, _ in scored_sq])
     tot_c = float((truth_all[common] ** 2).sum())
     for row, (_, res2) in zip(rows, scored_sq):
         res_c = float(res2[common].sum())
         row.update(r2_common=r2_from_sums(res_c, tot_c),
                    n_common=int(common.sum()), ss_res_common=res_c, ss_tot_common=tot_c)
-    return rows, tops
 
 
 def _entries(E: np.ndarray, T: np.ndarray, res2: np.ndarray, truth: np.ndarray,
@@ -405,8 +486,9 @@ def _split_cells(plans: Sequence[_CVPlan]) -> tuple[list[Any], list[list[tuple[i
 
 _ORDER = ("method", "holdout", "fold", "k")
 _METRICS = ("r2", "rmse", "residual_fraction", "logdet", "mi", "selected", "n_eval", "n_train", "n_val",
-            "n_dropped", "ss_res", "ss_tot", "r2_common", "n_common", "ss_res_common", "ss_tot_common", "n_forced",
-            "choice", "inner_r2", "entries")
+            "n_dropped", "ss_res", "ss_tot", "r2_common", "n_common", "ss_res_common", "ss_tot_common", "reach",
+            "n_reached", "r2_all", "n_eval_all", "ss_res_all", "ss_tot_all", "n_forced", "choice", "inner_r2",
+            "entries")
 
 
 def _cv_frame(plan: _CVPlan, collected: Sequence[tuple[list, list, dict]]) -> pd.DataFrame:
@@ -621,29 +703,32 @@ def _check_fractions(values: Any, what: str, *, closed_low: bool) -> tuple[float
     return out
 
 
-def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPlan:
-    """Check the matrix and the pipelines against ``protocol`` and lay out its (holdout, fold) splits.
+def _check_plan_pipelines(pipes: Sequence[Pipeline], protocol: CVProtocol, benchmarks: Sequence[str]) -> None:
+    """Warn of a pipeline seed the protocol does not use; refuse more forced benchmarks than ``k_max`` or unknown names.
 
-    A constant or mixed-scale column is reported as a
-    :class:`~benchsel_lib.data.matrix.ScoreWarning`; the protocol is the
-    paper's and keeps it (a whole-matrix fit never selects a constant column).
+    O(P + forced and excluded names) for P pipelines.
     """
-    check_matrix(matrix)
-    protocol = protocol.for_matrix(len(matrix.benchmarks))
-    pipes = check_pipelines(pipelines)
     for p in pipes:
         if p.seed != 0:
             warnings.warn(f"pipeline {p.label!r} has seed={p.seed}, which cross-validation does not use: every random "
                           f"stream of the protocol (folds, random selections, inner folds) derives from its own seed "
                           f"({protocol.seed}), so that the pipelines see the same draws; vary that seed instead",
-                          UserWarning, stacklevel=3)
+                          UserWarning, stacklevel=4)
     for p in pipes:
         for sel in p.component("selector"):
             if len(sel.initial) > protocol.k_max:
                 raise ValueError(f"pipeline {p.label!r} forces {len(sel.initial)} benchmarks, "
                                  f"more than k_max={protocol.k_max}")
-            sel.check_names(matrix.benchmarks)  # an unknown mandatory or excluded benchmark is an error
-    X = np.asarray(matrix.scores, dtype=float)
+            sel.check_names(benchmarks)  # an unknown mandatory or excluded benchmark is an error
+
+
+def _plan_tasks(X: np.ndarray, protocol: CVProtocol) -> list[tuple[float, int, np.ndarray, np.ndarray]]:
+    """The (holdout, fold, train, validation) splits of ``protocol`` on ``X``, checked.
+
+    Warns when two holdouts give the same training sets; refuses a split
+    where ``min_train_observed`` drops every benchmark.  O(H K M N) for H
+    holdouts and K folds.
+    """
     splits = {h: cv_splits(X.shape[0], n_folds=protocol.n_folds, holdout=h, seed=protocol.seed,
                            scheme=protocol.scheme) for h in protocol.holdouts}
     tasks = [(h, f, tr, va) for h in protocol.holdouts for (f, tr, va) in splits[h]]
@@ -652,13 +737,30 @@ def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPl
         if sizes[a] == sizes[b] and all(np.array_equal(x[1], y[1]) for x, y in zip(splits[a], splits[b])):
             warnings.warn(f"holdouts {a:g} and {b:g} give the same training sets: with {protocol.n_folds} folds of "
                           f"{X.shape[0]} models a training set holds at most the {sizes[a]} models outside its "
-                          "validation fold", UserWarning, stacklevel=3)
+                          "validation fold", UserWarning, stacklevel=4)
     for h, f, tr, _ in tasks:
         if kept_columns(X[tr], protocol.min_train_observed).size == 0:
             most = int((~np.isnan(X[tr])).sum(axis=0).max())
             raise ValueError(f"min_train_observed={protocol.min_train_observed} drops every benchmark in fold {f} "
                              f"(holdout {h:g}): its {len(tr)} training models observe a benchmark at most {most} "
                              "times")
+    return tasks
+
+
+def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPlan:
+    """Check the matrix and the pipelines against ``protocol`` and lay out its (holdout, fold) splits.
+
+    A constant or mixed-scale column is reported as a
+    :class:`~benchsel_lib.data.matrix.ScoreWarning`; the protocol is the
+    paper's and keeps it (a whole-matrix fit never selects a constant column).
+    O(H K M N) for H holdouts and K folds, besides validating the pipelines.
+    """
+    check_matrix(matrix)
+    protocol = protocol.for_matrix(len(matrix.benchmarks))
+    pipes = check_pipelines(pipelines)
+    _check_plan_pipelines(pipes, protocol, matrix.benchmarks)
+    X = np.asarray(matrix.scores, dtype=float)
+    tasks = _plan_tasks(X, protocol)
     for problem in matrix.column_problems():
         tail = (": cross-validation keeps it among the candidates, as the paper's protocol does"
                 if problem.kind == "constant" else "")
@@ -785,7 +887,11 @@ def cross_validate(
         ``r2_common, n_common`` (the R^2 over the ``n_common`` entries that
         every scored size of that pipeline and split scores: the same entries
         at every ``k``, so it depends on which sizes ``ks`` scores; NaN where
-        none), ``ss_res_common, ss_tot_common`` (its sums) (+ ``n_forced``
+        none), ``ss_res_common, ss_tot_common`` (its sums), ``reach,
+        n_reached`` (the share and number of the ``n_val`` held-out models that
+        observe a selected benchmark), ``r2_all, n_eval_all, ss_res_all,
+        ss_tot_all`` (the R^2 and its sums over every held-out model, step 7
+        of the module docstring) (+ ``n_forced``
         with mandatory benchmarks, ``choice, inner_r2`` for a search,
         ``entries`` with ``keep_entries``, coverage columns). ``df.attrs["top_residuals"]`` is a
         read-only sequence of records (one per (method, holdout, fold, k,

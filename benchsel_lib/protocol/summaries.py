@@ -1,4 +1,4 @@
-"""Summaries of cross-validation frames: means over folds, interval coverage, the largest residuals."""
+"""Summaries of cross-validation frames: means over folds, interval coverage, the largest residuals, the R^2 by block."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -14,6 +14,7 @@ __all__ = [
     "summarize_cv",
     "calibration_table",
     "top_residuals",
+    "block_r2",
 ]
 
 
@@ -55,14 +56,42 @@ class ScoredEntries:
     sq_residual, sq_truth : ndarray of float (n,)
         Squared residual and squared truth of each entry in the evaluation
         space (their sums are the row's ``ss_res`` and ``ss_tot``).
+    unreached : ScoredEntries or None
+        The observed held-out entries of the models that observe none of the
+        revealed benchmarks, which the protocol's rule ``"skip"`` does not
+        score, with their residuals from the same predictions (the training
+        mean); empty under the rule ``"mean"``, None where not kept.  With
+        these, the sums are the row's ``ss_res_all`` and ``ss_tot_all``
+        (:meth:`every`).
     """
 
     index: np.ndarray
     sq_residual: np.ndarray
     sq_truth: np.ndarray
+    unreached: ScoredEntries | None = None
 
     def __repr__(self) -> str:
         return f"ScoredEntries({self.index.size} entries)"
+
+    def every(self) -> ScoredEntries:
+        """These entries and the :attr:`unreached` ones: every held-out model's, in increasing ``index``.
+
+        Raises
+        ------
+        ValueError
+            The unreached entries were not kept.
+
+        Notes
+        -----
+        O(n log n) for n entries in all.
+        """
+        if self.unreached is None:
+            raise ValueError("these scored entries do not keep the unreached models' entries")
+        index = np.concatenate([self.index, self.unreached.index])
+        order = np.argsort(index, kind="stable")
+        return ScoredEntries(index=index[order],
+                             sq_residual=np.concatenate([self.sq_residual, self.unreached.sq_residual])[order],
+                             sq_truth=np.concatenate([self.sq_truth, self.unreached.sq_truth])[order])
 
     def shared(self, other: ScoredEntries) -> tuple[float, float, float, int]:
         """``(ss_res, other_ss_res, ss_tot, n)`` over the ``n`` entries both score. O(n log n).
@@ -137,7 +166,11 @@ def summarize_cv(df: pd.DataFrame) -> pd.DataFrame:
     for every numeric metric present, plus ``n_folds`` (sd uses ``ddof=1``,
     as the paper's bands) and, with ``r2``, ``n_scored``: the folds whose R^2
     is defined, which the means are taken over (a fold that scores no entry,
-    as on a sparse matrix, has R^2 NaN). Cost O(rows).
+    as on a sparse matrix, has R^2 NaN).  ``r2_all_mean, r2_all_sd`` (the R^2
+    over every held-out model, averaged over the folds as ``r2`` is) and
+    ``reach_mean, reach_sd`` (the share of held-out models that observe a
+    revealed benchmark) come last among the metrics, before the interval
+    coverage. Cost O(rows).
     """
     if not isinstance(df, pd.DataFrame) or not {"method", "holdout", "fold", "k"} <= set(df.columns):
         raise ValueError("summarize_cv needs a cross_validate DataFrame (columns method, holdout, fold, k)")
@@ -150,8 +183,8 @@ def summarize_cv(df: pd.DataFrame) -> pd.DataFrame:
         raise ValueError("summarize_cv: the frame has more than one row at "
                          + ", ".join(f"{c}={row[c]!r}" for c in [*keys, "fold"])
                          + ": rows of several runs would be counted as folds; summarize each run")
-    metrics = [c for c in ("r2", "rmse", "residual_fraction", "logdet", "mi", "n_eval", "mean_sq_z", "inflation")
-               if c in df.columns]
+    metrics = [c for c in ("r2", "rmse", "residual_fraction", "logdet", "mi", "n_eval", "mean_sq_z", "inflation",
+                           "r2_all", "reach") if c in df.columns]
     metrics += [c for c in df.columns if c.startswith("cov_")]
     g = df.groupby(keys, sort=True, dropna=False)  # the extrapolation check's rows have no holdout
     parts = {}
@@ -211,3 +244,88 @@ def calibration_table(df: pd.DataFrame, *, ks: Sequence[int] | None = None) -> p
                 rec["gap_cal"] = rec["coverage_cal"] - nominal
             out.append(rec)
     return pd.DataFrame(out)
+
+
+#: the keys :func:`block_r2` groups the rows of a run by, those present in the frame
+_BLOCK_KEYS = ("method", "seed", "holdout", "split", "k")
+
+
+def block_r2(df: pd.DataFrame, inside: Sequence[bool] | np.ndarray, *, every: bool = False) -> pd.DataFrame:
+    """The R^2 of a cross-validation inside and outside a block of benchmarks, pooled over the folds.
+
+    Each scored held-out entry belongs to the block when its benchmark does.
+    Inside and outside, the squared residuals and squared truths of the
+    entries are summed over the folds of each (method, holdout, k) (and
+    seed, with a ``seed`` column), and ``R^2 = 1 - SS_res / SS_tot``; the
+    two parts add up to the whole: ``ss_res = ss_res_inside +
+    ss_res_outside``, and so for ``ss_tot`` and ``n``.  Pooled over the
+    folds, these R^2 differ from the mean over the folds of
+    :func:`summarize_cv` (a fold weighs by its ``SS_tot``).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Rows of :func:`~benchsel_lib.protocol.cv.cross_validate` run with
+        ``keep_entries=True`` (column ``entries``), of one run per seed.
+    inside : sequence of bool
+        Per benchmark of the matrix, in its column order: whether it is in the block.
+    every : bool
+        False: the protocol's scored entries (its ``r2``); True: every
+        held-out model's observed entries (its ``r2_all``).
+
+    Returns
+    -------
+    DataFrame
+        One row per (method, [seed], holdout, k) in sorted order: ``n,
+        n_inside, n_outside`` (entries), ``r2, r2_inside, r2_outside``
+        (pooled; NaN where nothing is scored), ``ss_res, ss_tot,
+        ss_res_inside, ss_tot_inside, ss_res_outside, ss_tot_outside`` and
+        ``tot_share_inside`` (``ss_tot_inside / ss_tot``: how much the block
+        weighs in the whole R^2).
+
+    Raises
+    ------
+    ValueError
+        ``df`` has no ``entries`` (or its rows keep none), the mask's length
+        is not the matrix's number of benchmarks (``df.attrs["shape"]``,
+        where known), or ``every`` and the entries do not keep the
+        unreached models'.
+
+    Notes
+    -----
+    O(E) for the E entries kept, plus a group-by over the rows.
+    """
+    mask = np.asarray(inside)
+    if mask.ndim != 1 or mask.dtype != bool or not mask.size:
+        raise ValueError(f"inside must be a non-empty sequence of True/False per benchmark, got {inside!r}")
+    if not isinstance(df, pd.DataFrame) or "entries" not in df.columns:
+        raise ValueError("block_r2 needs the scored entries: run cross_validate with keep_entries=True")
+    shape = df.attrs.get("shape")
+    if shape is not None and int(shape[1]) != mask.size:
+        raise ValueError(f"inside has {mask.size} values for a matrix of {int(shape[1])} benchmarks")
+    sums = pd.DataFrame([_block_sums(e, mask, every=every) for e in df["entries"]], index=df.index)
+    keys = [c for c in _BLOCK_KEYS if c in df.columns]
+    out = sums.groupby([df[c] for c in keys], sort=True, dropna=False).sum()
+    for part in ("", "_inside", "_outside"):
+        res, tot = out[f"ss_res{part}"], out[f"ss_tot{part}"]
+        out[f"r2{part}"] = np.where(tot > 0, 1.0 - res / tot.where(tot > 0, 1.0), np.nan)
+    out["tot_share_inside"] = np.where(out["ss_tot"] > 0, out["ss_tot_inside"] / out["ss_tot"].where(
+        out["ss_tot"] > 0, 1.0), np.nan)
+    cols = ["n", "n_inside", "n_outside", "r2", "r2_inside", "r2_outside", "ss_res", "ss_tot", "ss_res_inside",
+            "ss_tot_inside", "ss_res_outside", "ss_tot_outside", "tot_share_inside"]
+    return out[cols].reset_index()
+
+
+def _block_sums(entries: ScoredEntries, mask: np.ndarray, *, every: bool) -> dict[str, float]:
+    """The sums of one row's entries inside and outside the block ``mask`` (and in all). O(entries)."""
+    if not isinstance(entries, ScoredEntries):
+        raise ValueError("a row keeps no scored entries: run cross_validate with keep_entries=True")
+    e = entries.every() if every else entries
+    col = e.index % mask.size
+    ins = mask[col]
+    out: dict[str, float] = {"n": int(e.index.size), "n_inside": int(ins.sum()), "n_outside": int((~ins).sum()),
+                             "ss_res": float(e.sq_residual.sum()), "ss_tot": float(e.sq_truth.sum())}
+    for part, m in (("_inside", ins), ("_outside", ~ins)):
+        out[f"ss_res{part}"] = float(e.sq_residual[m].sum())
+        out[f"ss_tot{part}"] = float(e.sq_truth[m].sum())
+    return out

@@ -307,102 +307,126 @@ def _run_on_dask(client: Any, cells: list[Cell], order: list[int], *, progress: 
     Each cell is one task, with the priority of its rank in ``order`` (the
     first runs first). Results are gathered here as their tasks finish; at the
     first failure the tasks still queued are released and :class:`SweepError`
-    is raised, counting the cells whose results had not arrived.
+    is raised, counting the cells whose results had not arrived.  O(cells)
+    besides the cells' own work (:class:`_DaskSweep`).
     """
-    from distributed import KilledWorker, as_completed
+    return _DaskSweep(client, cells, order).run(progress=progress, desc=desc)
 
-    address = _scheduler_address(client)
-    arrived = [False] * len(cells)
-    if client.status != "running":
-        raise SweepError(f"the Dask client is not connected to the scheduler at {address} (its status is "
-                         f"{client.status!r}); {_unfinished(cells, order, arrived)}")
-    results: list[Any] = [None] * len(cells)
-    index: dict[Any, int] = {}
-    pending = as_completed([], loop=client.loop)
-    registry: dict[Any, Any] = {}  # the warnings of the workers, each said once
 
-    def lost(exc: BaseException | None) -> SweepError:
+class _DaskSweep:
+    """One sweep on a Dask cluster: the submitted tasks, the results as they arrive, and what a failure says."""
+
+    def __init__(self, client: Any, cells: list[Cell], order: list[int]) -> None:
+        from distributed import as_completed
+
+        self.client, self.cells, self.order = client, cells, order
+        self.address = _scheduler_address(client)
+        self.arrived = [False] * len(cells)
+        if client.status != "running":
+            raise SweepError(f"the Dask client is not connected to the scheduler at {self.address} (its status is "
+                             f"{client.status!r}); {self._unfinished()}")
+        self.results: list[Any] = [None] * len(cells)
+        self.index: dict[Any, int] = {}
+        self.pending = as_completed([], loop=client.loop)
+        self.registry: dict[Any, Any] = {}  # the warnings of the workers, each said once
+
+    def _unfinished(self) -> str:
+        return _unfinished(self.cells, self.order, self.arrived)
+
+    def lost(self, exc: BaseException | None) -> SweepError:
+        """The connection to the scheduler was lost (``exc``: what said so, if anything)."""
         # a cancellation says only that the client cancelled its tasks when it lost the scheduler
         named = exc is not None and not isinstance(exc, asyncio.CancelledError) and str(exc).strip()
         why = f" ({type(exc).__name__}: {_first_line(exc)})" if named else ""
-        return SweepError(f"lost the connection to the Dask scheduler at {address} while running the sweep "
-                          f"(the scheduler stopped or cannot be reached){why}; {_unfinished(cells, order, arrived)}")
+        return SweepError(f"lost the connection to the Dask scheduler at {self.address} while running the sweep "
+                          f"(the scheduler stopped or cannot be reached){why}; {self._unfinished()}")
 
-    def killed(exc: BaseException, label: str) -> SweepError:
+    def killed(self, exc: BaseException, label: str) -> SweepError:
+        """Every worker that ran cell ``label`` died."""
         last = getattr(getattr(exc, "last_worker", None), "address", None)
         where = f", the last at {last}" if last else ""
         tries = getattr(exc, "allowed_failures", 0) + 1
         error = SweepError(f"a Dask worker died while running cell {label!r} (KilledWorker: it was tried on "
-                           f"{tries} worker(s){where}, and each died); {_unfinished(cells, order, arrived)}")
+                           f"{tries} worker(s){where}, and each died); {self._unfinished()}")
         error.__cause__ = exc
         return error
 
-    def collect(finished: list[Any]) -> Iterator[int]:
+    def collect(self, finished: list[Any]) -> Iterator[int]:
+        """Gather the results of ``finished`` futures; yields the index of each cell whose result arrived."""
+        from distributed import KilledWorker
+
         try:
-            values = client.gather(finished, errors="raise")
+            values = self.client.gather(finished, errors="raise")
         except KilledWorker as exc:  # a result was lost with its worker, and its recomputation failed
-            i = index.get(getattr(exc, "task", None))
-            raise killed(exc, cells[i].label if i is not None else "(unknown)") from exc
+            i = self.index.get(getattr(exc, "task", None))
+            raise self.killed(exc, self.cells[i].label if i is not None else "(unknown)") from exc
         for future, (value, said) in zip(finished, values):
-            i = index[future.key]
-            results[i] = value
-            arrived[i] = True
-            _say_again(said, registry)
+            i = self.index[future.key]
+            self.results[i] = value
+            self.arrived[i] = True
+            _say_again(said, self.registry)
             yield i
 
-    def failure(future: Any) -> SweepError:
-        label = cells[index[future.key]].label
+    def failure(self, future: Any) -> SweepError:
+        """The error of a future that did not finish."""
+        from distributed import KilledWorker
+
+        label = self.cells[self.index[future.key]].label
         if future.status != "error":  # cancelled: the scheduler was lost, or someone cancelled the task
-            if client.status != "running":
-                return lost(None)
-            return SweepError(f"the task of cell {label!r} was cancelled on the Dask cluster; "
-                              f"{_unfinished(cells, order, arrived)}")
+            if self.client.status != "running":
+                return self.lost(None)
+            return SweepError(f"the task of cell {label!r} was cancelled on the Dask cluster; {self._unfinished()}")
         exc = future.exception()
         if isinstance(exc, SweepError):  # the cell raised: its message names it
             return exc
         if isinstance(exc, KilledWorker):
-            return killed(exc, label)
+            return self.killed(exc, label)
         # e.g. the cell could not be unpickled on the worker
         error = SweepError(f"cell {label!r} failed on the Dask cluster: {type(exc).__name__}: "
-                           f"{_first_line(exc)}; {_unfinished(cells, order, arrived)}")
+                           f"{_first_line(exc)}; {self._unfinished()}")
         error.__cause__ = exc
         return error
 
-    def arrivals() -> Iterator[int]:
-        for batch in pending.batches():
+    def arrivals(self) -> Iterator[int]:
+        """The index of each cell as its result arrives; the first failure raises."""
+        for batch in self.pending.batches():
             finished = [f for f in batch if f.status == "finished"]
             failed = [f for f in batch if f.status != "finished"]
             if finished:
-                yield from collect(finished)
+                yield from self.collect(finished)
             if failed:
                 with suppress(Exception):  # count the results that are ready too; the sweep fails anyway
-                    ready = [f for f in pending.next_batch(block=False) if f.status == "finished"]
+                    ready = [f for f in self.pending.next_batch(block=False) if f.status == "finished"]
                     if ready:
-                        for _ in collect(ready):
+                        for _ in self.collect(ready):
                             pass
-                raise failure(failed[0])
+                raise self.failure(failed[0])
 
-    try:
-        sent = _broadcast_arrays(client, cells)
-        submitted = [client.submit(_run_cell_reporting, sent[i].label, sent[i].fn, sent[i].kwargs, *sent[i].args,
-                                   pure=False, priority=len(order) - rank) for rank, i in enumerate(order)]
-        index.update((f.key, i) for f, i in zip(submitted, order))
-        pending.update(submitted)
-        del submitted, sent  # the queue holds the only references: clearing it releases the tasks
-        for _ in _progress(arrivals(), total=len(cells), desc=desc, enabled=progress):
-            pass
-    except SweepError:
-        raise
-    except (OSError, TimeoutError, asyncio.CancelledError) as exc:  # the connection failed in a scatter or gather
-        if client.status != "running" or isinstance(exc, asyncio.CancelledError):
-            raise lost(exc) from exc
-        raise SweepError(f"the Dask cluster at {address} failed while running the sweep ({type(exc).__name__}: "
-                         f"{_first_line(exc)}); {_unfinished(cells, order, arrived)}") from exc
-    finally:
-        pending.clear()  # release the tasks still queued on the cluster
-    if not all(arrived):  # pragma: no cover - every task either arrives or fails
-        raise SweepError(f"the sweep returned {sum(arrived)} results for {len(cells)} cells")
-    return results
+    def run(self, *, progress: bool | None, desc: str) -> list[Any]:
+        """Submit every cell, gather the results in the order of the cells."""
+        client, cells, order = self.client, self.cells, self.order
+        try:
+            sent = _broadcast_arrays(client, cells)
+            submitted = [client.submit(_run_cell_reporting, sent[i].label, sent[i].fn, sent[i].kwargs,
+                                       *sent[i].args, pure=False, priority=len(order) - rank)
+                         for rank, i in enumerate(order)]
+            self.index.update((f.key, i) for f, i in zip(submitted, order))
+            self.pending.update(submitted)
+            del submitted, sent  # the queue holds the only references: clearing it releases the tasks
+            for _ in _progress(self.arrivals(), total=len(cells), desc=desc, enabled=progress):
+                pass
+        except SweepError:
+            raise
+        except (OSError, TimeoutError, asyncio.CancelledError) as exc:  # the connection failed in a scatter or gather
+            if client.status != "running" or isinstance(exc, asyncio.CancelledError):
+                raise self.lost(exc) from exc
+            raise SweepError(f"the Dask cluster at {self.address} failed while running the sweep "
+                             f"({type(exc).__name__}: {_first_line(exc)}); {self._unfinished()}") from exc
+        finally:
+            self.pending.clear()  # release the tasks still queued on the cluster
+        if not all(self.arrived):  # pragma: no cover - every task either arrives or fails
+            raise SweepError(f"the sweep returned {sum(self.arrived)} results for {len(cells)} cells")
+        return self.results
 
 
 def _broadcast_arrays(client: Any, cells: list[Cell]) -> list[Cell]:

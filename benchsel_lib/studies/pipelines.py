@@ -10,12 +10,13 @@ import pandas as pd
 
 from .._checks import check_int, check_nonnegative
 from ..data import load_source
+from ..data.mmlu import MMLU_SUBJECTS
 from ..method.pipeline import Pipeline, clone, parse_pipeline
 from ..method.predictors import check_unconditioned, scored_entries
 from ..protocol.cache import correlation_cache
 from ..protocol.cv import cv_grid, kept_columns
 from ..protocol.splits import cv_splits
-from ..protocol.summaries import ScoredEntries, coverage_column
+from ..protocol.summaries import ScoredEntries, block_r2, coverage_column
 
 __all__ = [
     "PEERS",
@@ -39,6 +40,10 @@ __all__ = [
     "seed_gains",
     "newly_scored",
     "entries_scored",
+    "every_model_r2",
+    "mmlu_block",
+    "block_sizes",
+    "block_split",
 ]
 
 
@@ -787,3 +792,147 @@ def entries_scored(df: pd.DataFrame, *, methods: Sequence[str] | None = None,
 def _pooled_r2(ss_res: float, ss_tot: float, scale: float) -> float:
     """``1 - ss_res / ss_tot``; NaN when nothing is scored (``ss_tot`` within rounding of 0 beside ``scale``)."""
     return float(1.0 - ss_res / ss_tot) if ss_tot > 1e-9 * max(scale, 1.0) else float("nan")
+
+
+def every_model_r2(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10),
+                   methods: Sequence[str] | None = None) -> pd.DataFrame:
+    """The protocol's R^2 beside the R^2 over every held-out model and the reach, per method and ``k``.
+
+    Under the paper's rule (``unconditioned="skip"``) a held-out model that
+    ran none of the revealed benchmarks is not scored, so on a sparse matrix
+    a selection that few models ran is scored on those few.  ``r2_all`` scores
+    the same predictions over every held-out model (one that ran none of
+    them predicted by the training mean) and ``reach`` is the share of
+    held-out models that ran at least one revealed benchmark (columns of
+    :func:`~benchsel_lib.protocol.cv.cross_validate`).
+
+    Parameters
+    ----------
+    df : DataFrame
+        Rows of :func:`compare_pipelines` or
+        :func:`~benchsel_lib.protocol.cv.cross_validate`.
+    ks : sequence of int
+        The subset sizes, each scored in ``df``.
+    methods : sequence of str, optional
+        The methods, in this order (default: every method of ``df``, in
+        order of appearance).
+
+    Returns
+    -------
+    DataFrame
+        One row per ``k`` (in the order of ``ks``) and method: ``k, method,
+        r2, r2_all, reach`` (means over the (seed, holdout, fold) cells,
+        ``r2`` over those where it is defined) and ``n_cells``.
+
+    Raises
+    ------
+    ValueError
+        ``df`` lacks a column (``r2_all`` and ``reach`` come with every
+        :func:`~benchsel_lib.protocol.cv.cross_validate` row), a method is not
+        in it, or a size of ``ks`` is not scored.
+
+    Notes
+    -----
+    O(rows).
+    """
+    _require_columns(df, ("method", "k", "r2", "r2_all", "reach"))
+    ks = _check_sizes(ks)
+    names = list(pd.unique(df["method"])) if methods is None else list(methods)
+    _require_scored(df, ks, names)
+    means = df[df["k"].isin(ks)].groupby(["k", "method"])[["r2", "r2_all", "reach"]].mean()
+    cells = df[df["k"].isin(ks)].groupby(["k", "method"]).size()
+    rows = [dict(k=int(k), method=str(m), **means.loc[(k, m)].to_dict(), n_cells=int(cells.loc[(k, m)]))
+            for k in ks for m in names if (k, m) in means.index]
+    return pd.DataFrame(rows, columns=["k", "method", "r2", "r2_all", "reach", "n_cells"])
+
+
+def mmlu_block(benchmarks: Sequence[str]) -> np.ndarray:
+    """Which benchmarks are MMLU subjects: Merged's ``"mmlu/<subject>"`` columns, or a bare subject name.
+
+    The subjects are :data:`~benchsel_lib.data.mmlu.MMLU_SUBJECTS` (57);
+    other MMLU-like columns (``"helm/MMLU"``, ``"open_llm/MMLU-PRO"``) are
+    not in the block.  O(N).
+    """
+    subjects = set(MMLU_SUBJECTS)
+    out = []
+    for name in map(str, benchmarks):
+        source, _, subject = name.rpartition("/")
+        out.append(subject in subjects and source in ("", "mmlu"))
+    return np.array(out, dtype=bool)
+
+
+def block_sizes(matrix: Any, inside: Sequence[bool] | np.ndarray) -> tuple[int, int, int]:
+    """The benchmarks of the block ``inside``, the models of ``matrix`` that ran one of them, and all its models.
+
+    ``matrix`` is a :class:`~benchsel_lib.data.ScoreMatrix`; ``inside`` has
+    one value per benchmark (else ``ValueError``).  O(M N).
+    """
+    mask = np.asarray(inside, dtype=bool)
+    X = np.asarray(matrix.scores, dtype=float)
+    if mask.shape != (X.shape[1],):
+        raise ValueError(f"inside has {mask.size} values for a matrix of {X.shape[1]} benchmarks")
+    return int(mask.sum()), int((~np.isnan(X[:, mask])).any(axis=1).sum()), int(X.shape[0])
+
+
+def block_split(df: pd.DataFrame, inside: Sequence[bool] | np.ndarray, *, ks: Sequence[int] = (5, 10),
+                methods: Sequence[str] | None = None) -> pd.DataFrame:
+    """R^2 inside and outside a block of benchmarks, in the protocol's scoring and over every held-out model.
+
+    Each scored entry is inside the block when its benchmark is; the sums of
+    squares of every (seed, holdout, fold) cell are pooled
+    (:func:`~benchsel_lib.protocol.summaries.block_r2`), so that the inside
+    and outside parts add up to the whole, which is weighted toward the part
+    with the larger share of ``SS_tot``.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Rows with scored entries (:func:`compare_pipelines` or
+        :func:`~benchsel_lib.protocol.cv.cross_validate` with ``keep_entries=True``).
+    inside : sequence of bool
+        Per benchmark of the matrix, whether it is in the block (e.g. :func:`mmlu_block`).
+    ks : sequence of int
+        The subset sizes, each in ``df``.
+    methods : sequence of str, optional
+        The methods, in this order (default: every method of ``df``).
+
+    Returns
+    -------
+    DataFrame
+        One row per ``k`` (in the order of ``ks``) and method: ``k, method``;
+        for the protocol's entries ``r2, r2_inside, r2_outside,
+        share_inside`` (the block's share of ``SS_tot``), ``n_inside,
+        n_outside`` (entries); and the same over every held-out model with
+        the suffix ``_all`` (``r2_all, r2_all_inside, ...``).  R^2 pooled
+        over the cells; NaN where a part has no entry.
+
+    Raises
+    ------
+    ValueError
+        ``df`` has no ``entries``, a method or a size is not in it, or
+        ``inside`` does not fit the matrix (:func:`~benchsel_lib.protocol.summaries.block_r2`).
+
+    Notes
+    -----
+    O(E) for the E entries kept, besides a group-by over the rows.
+    """
+    _require_columns(df, ("method", "k", "entries"), hint="run compare_pipelines with keep_entries=True")
+    ks = _check_sizes(ks)
+    names = list(pd.unique(df["method"])) if methods is None else list(methods)
+    for m in names:
+        _require_method_sizes(df, m, ks)
+    d = df[df["k"].isin(ks) & df["method"].isin(names)]
+    d = d.drop(columns=[c for c in ("seed", "holdout", "split") if c in d.columns])  # pooled over every cell
+    parts = []
+    for every, tag in ((False, ""), (True, "_all")):
+        b = block_r2(d, inside, every=every).set_index(["method", "k"])
+        parts.append(pd.DataFrame({f"r2{tag}": b["r2"], f"r2{tag}_inside": b["r2_inside"],
+                                   f"r2{tag}_outside": b["r2_outside"], f"share{tag}_inside": b["tot_share_inside"],
+                                   f"n{tag}_inside": b["n_inside"], f"n{tag}_outside": b["n_outside"]}))
+    both = pd.concat(parts, axis=1)
+    rows = [dict(k=int(k), method=str(m), **both.loc[(m, k)].to_dict()) for k in ks for m in names
+            if (m, k) in both.index]
+    out = pd.DataFrame(rows, columns=["k", "method", *both.columns])
+    counts = ["n_inside", "n_outside", "n_all_inside", "n_all_outside"]
+    out[counts] = out[counts].astype(int)
+    return out

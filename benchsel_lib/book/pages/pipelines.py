@@ -28,13 +28,15 @@ import numpy as np
 import pandas as pd
 
 from ..notebook import and_join
-from ..prose import PageProse, cap, code, count, labels, num, paragraph, signed
+from ..prose import PageProse, cap, code, count, labels, num, paragraph, pct, signed
 
 __all__ = [
     "AUTO",
     "SCORINGS",
     "answer",
     "aside_passage",
+    "block_passage",
+    "block_table",
     "choice_passage",
     "choice_table",
     "clipped_lines",
@@ -42,6 +44,8 @@ __all__ = [
     "coverage_passage",
     "curve_caption",
     "curve_means",
+    "every_model_passage",
+    "every_model_table",
     "gain_passage",
     "gain_table",
     "grid_passage",
@@ -145,6 +149,175 @@ def comparison_table(peers: pd.DataFrame, *, shared: pd.DataFrame | None = None)
     if "same entries" in out.columns:
         out["same entries"] = out["same entries"].astype("Int64")
     return out
+
+
+def _shown(method: str) -> str:
+    """A method's row label in the tables."""
+    return AUTO if method == "auto" else "Gaussian + MI (the paper)" if method == "mi" else method
+
+
+def every_model_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """One matrix's R² over every held-out model beside the protocol's, as the page shows it.
+
+    Parameters
+    ----------
+    rows : DataFrame
+        :func:`~benchsel_lib.studies.pipelines.every_model_r2` rows of one matrix.
+
+    Returns
+    -------
+    DataFrame
+        ``k, method, R², protocol, R², every held-out model`` (means over the
+        folds) and ``reach`` (the mean share of held-out models that ran at
+        least one revealed benchmark, in percent).
+
+    Notes
+    -----
+    O(rows).
+    """
+    return pd.DataFrame({
+        "k": rows["k"].astype(int).to_numpy(), "method": [_shown(m) for m in rows["method"]],
+        "R², protocol": rows["r2"].to_numpy(float), "R², every held-out model": rows["r2_all"].to_numpy(float),
+        "reach": [f"{100 * r:.0f}%" if np.isfinite(r) else "—" for r in rows["reach"].to_numpy(float)]})
+
+
+def _leaders(every: pd.DataFrame, column: str) -> pd.Series:
+    """Per (matrix, k) of ``every``: the method with the highest ``column`` (first in row order on a tie)."""
+    known = every.dropna(subset=[column])
+    return known.loc[known.groupby(["matrix", "k"], sort=False)[column].idxmax()].set_index(["matrix", "k"])["method"]
+
+
+def every_model_passage(every: pd.DataFrame) -> str:
+    """What the R² over every held-out model and the reach add to the protocol's R², as Markdown.
+
+    Parameters
+    ----------
+    every : DataFrame
+        :func:`~benchsel_lib.studies.pipelines.every_model_r2` rows of every
+        matrix, with a ``matrix`` column (display name).
+
+    Returns
+    -------
+    str
+        One paragraph: the recommended pipeline's lowest reach and its two R²
+        there, and in how many (matrix, k) cells it leads under each scoring,
+        naming the cells where the leader changes.
+
+    Notes
+    -----
+    O(rows).
+    """
+    if every is None or not len(every):
+        return ""
+    text = ["The protocol's R² scores only the held-out models that ran at least one revealed benchmark; the reach "
+            "is their share, and the R² over every held-out model scores the others as well, each predicted by the "
+            "training mean (the protocol's rule `unconditioned=\"mean\"`, applied to the same fits)."]
+    auto = every[(every["method"] == "auto") & every["reach"].notna()]
+    if len(auto):
+        low = auto.loc[auto["reach"].idxmin()]
+        if low["reach"] < 1 and np.isfinite(low["r2"]) and np.isfinite(low["r2_all"]):
+            text.append(f"The recommended pipeline's lowest reach is {pct(low['reach'])}, on {low['matrix']} at "
+                        f"*k* = {int(low['k'])}: its R² is {num(low['r2'], '.3f')} in the protocol's scoring and "
+                        f"{num(low['r2_all'], '.3f')} over every held-out model.")
+        else:
+            text.append("The recommended pipeline reaches every held-out model on every matrix and *k* of this run, "
+                        "so its two R² are the same.")
+    first, every_first = _leaders(every, "r2"), _leaders(every, "r2_all")
+    cells = first.index.intersection(every_first.index)
+    if len(cells):
+        n_auto = int(sum(first[c] == "auto" for c in cells))
+        n_all = int(sum(every_first[c] == "auto" for c in cells))
+        text.append(f"It has the highest R² in {n_auto} of {count(len(cells), '(matrix, k) cell')} in the protocol's "
+                    f"scoring and in {n_all} over every held-out model.")
+        changed = [c for c in cells if first[c] != every_first[c]]
+        if changed:
+            text.append("Over every held-out model the leader changes " + and_join(
+                f"on {m} at *k* = {int(k)} ({_label(every_first[(m, k)])} instead of {_label(first[(m, k)])})"
+                for m, k in changed) + ".")
+    return paragraph(*text)
+
+
+def block_table(split: pd.DataFrame, *, block: str = "MMLU") -> pd.DataFrame:
+    """A matrix's R² inside and outside a block of benchmarks, in both scorings, as the page shows it.
+
+    Parameters
+    ----------
+    split : DataFrame
+        :func:`~benchsel_lib.studies.pipelines.block_split` rows.
+    block : str
+        The block's name in the column headers.
+
+    Returns
+    -------
+    DataFrame
+        ``k, method``; the protocol's R² over all its entries, inside and
+        outside the block, and the block's share of its ``SS_tot``; the R²
+        over every held-out model, inside and outside.  Pooled over the folds.
+
+    Notes
+    -----
+    O(rows).
+    """
+    return pd.DataFrame({
+        "k": split["k"].astype(int).to_numpy(), "method": [_shown(m) for m in split["method"]],
+        "protocol": split["r2"].to_numpy(float), f"protocol, inside {block}": split["r2_inside"].to_numpy(float),
+        f"protocol, outside {block}": split["r2_outside"].to_numpy(float),
+        f"{block} share of the protocol's SS_tot": [f"{100 * s:.0f}%" if np.isfinite(s) else "—"
+                                                   for s in split["share_inside"].to_numpy(float)],
+        "every model": split["r2_all"].to_numpy(float),
+        f"every model, inside {block}": split["r2_all_inside"].to_numpy(float),
+        f"every model, outside {block}": split["r2_all_outside"].to_numpy(float)})
+
+
+def block_passage(split: pd.DataFrame | None, *, matrix: str = "Merged", block: str = "MMLU",
+                  sizes: tuple[int, int, int] | None = None, own_run: bool = False) -> str:
+    """What the R² inside and outside a block says about the protocol's R², as Markdown.
+
+    Parameters
+    ----------
+    split : DataFrame or None
+        :func:`~benchsel_lib.studies.pipelines.block_split` rows (None: not run).
+    matrix, block : str
+        The matrix and the block as the text names them.
+    sizes : (int, int, int), optional
+        The benchmarks in the block, the models of the matrix that ran one of
+        them, and all its models.
+    own_run : bool
+        The rows come from a run of the recommended pipeline and the paper's
+        pipeline alone (the matrix was not among the chapter's).
+
+    Returns
+    -------
+    str
+        One paragraph: what is split, the recommended pipeline's numbers at
+        each ``k``, and at how many (method, k) rows the R² inside the block
+        is above the R² outside it.
+
+    Notes
+    -----
+    O(rows).
+    """
+    if split is None or not len(split):
+        return f"This run does not split {matrix}'s R² by block (`-p mmlu_block False`)."
+    head = (f"{sizes[0]} of {matrix}'s benchmarks are {block} subjects, which {sizes[1]} of its "
+            f"{count(sizes[2], 'model')} ran." if sizes is not None else f"{matrix} holds a block of {block} subjects.")
+    text = [head + " Each scored held-out entry is inside that block or outside it; pooled over the folds, the two "
+            "parts add up to the whole R²."
+            + (f" The rows come from a run of the recommended pipeline and {PAPER} alone on {matrix}, on the same "
+               "folds." if own_run else "")]
+    for r in split[split["method"] == "auto"].itertuples(index=False):
+        if not (np.isfinite(r.r2) and np.isfinite(r.r2_inside) and np.isfinite(r.r2_outside)
+                and np.isfinite(r.r2_all_outside)):
+            continue
+        text.append(f"At *k* = {int(r.k)} the recommended pipeline's R² is {num(r.r2, '.3f')} in the protocol's "
+                    f"scoring (pooled over the folds): {num(r.r2_inside, '.3f')} inside the block, which holds "
+                    f"{pct(r.share_inside)} of that score's total sum of squares, and {num(r.r2_outside, '.3f')} "
+                    f"outside it; over every held-out model the R² outside the block is {num(r.r2_all_outside, '.3f')}.")
+    known = split.dropna(subset=["r2_inside", "r2_outside"])
+    above = int((known["r2_inside"] > known["r2_outside"]).sum())
+    text.append(f"Inside the block the protocol's R² is above the R² outside it in {above} of "
+                f"{count(len(known), '(method, k) row')}.")
+    return paragraph(*text)
 
 
 def _losses(rows: pd.DataFrame, what: str) -> str:
@@ -549,6 +722,10 @@ def prose(
     grid: pd.DataFrame | None = None,
     n_pairs: int = 0,
     aside: tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame] | None = None,
+    every: pd.DataFrame | None = None,
+    block: pd.DataFrame | None = None,
+    block_sizes: tuple[int, int, int] | None = None,
+    block_own_run: bool = False,
 ) -> PageProse:
     """The page's passages, written from this run's results.
 
@@ -578,15 +755,25 @@ def prose(
         Fixed pairs of that grid.
     aside : (peers, shared, coverage), optional
         The same comparison on the leaderboards kept aside.
+    every : DataFrame, optional
+        ``every_model_r2`` rows with a ``matrix`` column (None: the page has no section on every held-out model).
+    block : DataFrame, optional
+        ``block_split`` rows of Merged's MMLU block (None: not split).
+    block_sizes : (int, int, int), optional
+        Merged's MMLU subjects, its models that ran one, and all its models.
+    block_own_run : bool
+        Those rows come from a run of their own (Merged is not among ``datasets``).
 
     Returns
     -------
     PageProse
         Passages ``answer``, ``scope``, ``peers_md``, ``curve_caption``, ``choice_md``, ``optimism_md``,
-        ``coverage_md``, ``gain_md``, ``grid_md``, ``aside_md``.
+        ``coverage_md``, ``gain_md``, ``grid_md``, ``aside_md`` and, with ``every``, ``every_md`` and
+        ``block_md``.
     """
     aside_md = aside_passage(*aside) if aside is not None else ""
-    return PageProse(list(datasets), {
+    matrices = list(datasets) + (["merged"] if block is not None and "merged" not in datasets else [])
+    out = PageProse(matrices, {
         "answer": answer(peers, shared, choices, datasets=datasets, ks=ks),
         "scope": scope_text,
         "peers_md": peers_passage(peers, shared=shared),
@@ -598,3 +785,7 @@ def prose(
         "grid_md": grid_passage(grid, n_pairs),
         "aside_md": aside_md or "No leaderboard was kept aside in this run; the full study compares three.",
     })
+    if every is not None:  # the section on every held-out model
+        out.add(every_md=every_model_passage(every),
+                block_md=block_passage(block, sizes=block_sizes, own_run=block_own_run))
+    return out
