@@ -14,7 +14,12 @@ more than :data:`EM_MAX_BENCHMARKS` benchmarks (:func:`em_too_costly`) -- the
 "auto" rule and :func:`inner_correlation` use the pairwise correlation with
 its eigenvalues floored at :data:`EIGEN_FLOOR`
 (:func:`floored_pairwise_correlation`) instead; :func:`costly_em_note` says so
-in one line. The thresholds lie far above the paper's matrices (at most 114
+in one line. On a wide matrix -- fewer models than benchmarks and more than
+:data:`~benchsel_lib.method.lowrank.LOW_RANK_BENCHMARKS` benchmarks
+(:func:`~benchsel_lib.method.lowrank.wide_route`) -- that floored correlation
+is held as a diagonal plus a low-rank part
+(:class:`~benchsel_lib.method.lowrank.LowRankCorrelation`), never as an
+N x N array. The thresholds lie far above the paper's matrices (at most 114
 benchmarks), whose estimates do not change.
 """
 from __future__ import annotations
@@ -27,6 +32,7 @@ import numpy as np
 from .._checks import check_data_matrix
 from .covariance import cov_to_corr, floor_eigenvalues, pairwise_covariance
 from .em import EMResult, em_covariance, em_settings
+from .lowrank import LowRankCorrelation, low_rank_floored_correlation, wide_route
 from .scaling import Standardizer, fit_standardizer
 
 __all__ = [
@@ -92,8 +98,10 @@ class CorrelationEstimate:
 
     Attributes
     ----------
-    corr : np.ndarray (N, N)
-        Correlation matrix (finite, unit diagonal).
+    corr : np.ndarray (N, N) or LowRankCorrelation
+        Correlation matrix (finite, unit diagonal); for ``"pairwise-floored"``
+        on a wide matrix (:func:`~benchsel_lib.method.lowrank.wide_route`)
+        held as a diagonal plus a low-rank part.
     mean, std : np.ndarray (N,)
         Training means and (floored) standard deviations used to standardize.
     cov : np.ndarray (N, N)
@@ -184,7 +192,9 @@ def estimate_correlation(
         method = _auto_method(A)
     em = None
     if method == "pairwise-floored":  # already a correlation: cleaned in place (N x N copies are big here)
-        cov = _clean_correlation(floored_pairwise_correlation(Z))
+        cov = floored_pairwise_correlation(Z)
+        if not isinstance(cov, LowRankCorrelation):  # the factored one is exactly symmetric with a unit diagonal
+            cov = _clean_correlation(cov)
         return CorrelationEstimate(corr=cov, mean=st.mean, std=st.std, cov=cov, method=method)
     if method == "pairwise":
         cov = pairwise_covariance(Z)
@@ -215,7 +225,9 @@ def inner_correlation(train: np.ndarray) -> np.ndarray:
     seconds), and where EM would take too long (:func:`em_too_costly`): the
     pairwise-complete covariance (Appendix G) as a correlation, eigenvalues
     floored at :data:`EIGEN_FLOOR` and rescaled to a unit diagonal
-    (:func:`floored_pairwise_correlation`), O(m N^2 + N^3).
+    (:func:`floored_pairwise_correlation`), O(m N^2 + N^3); on a wide matrix
+    (:func:`~benchsel_lib.method.lowrank.wide_route`) that one held as a
+    :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`, O(m^2 N).
     """
 
     tr = np.asarray(train, dtype=float)
@@ -237,7 +249,8 @@ def _inner_route(tr: np.ndarray) -> str:
     return "floored"
 
 
-def floored_pairwise_correlation(train: np.ndarray, *, floor: float = EIGEN_FLOOR) -> np.ndarray:
+def floored_pairwise_correlation(train: np.ndarray, *, floor: float = EIGEN_FLOOR,
+                                 low_rank: bool | None = None) -> np.ndarray | LowRankCorrelation:
     """The pairwise-complete correlation with its eigenvalues floored at ``floor``, rescaled to a unit diagonal.
 
     The pairwise-complete covariance (Appendix G) of the rows as a
@@ -251,10 +264,16 @@ def floored_pairwise_correlation(train: np.ndarray, *, floor: float = EIGEN_FLOO
         Scores (standardized or not), NaN missing.
     floor : float
         Smallest eigenvalue before the rescaling.
+    low_rank : bool, optional
+        Hold the result as a diagonal plus a low-rank part
+        (:func:`~benchsel_lib.method.lowrank.low_rank_floored_correlation`);
+        default: on a wide matrix
+        (:func:`~benchsel_lib.method.lowrank.wide_route`), far above the
+        paper's sizes.
 
     Returns
     -------
-    ndarray (N, N)
+    ndarray (N, N) or LowRankCorrelation
 
     Notes
     -----
@@ -265,9 +284,14 @@ def floored_pairwise_correlation(train: np.ndarray, *, floor: float = EIGEN_FLOO
     eigenpairs come from the m x m Gram matrix ``Y Y^T`` and the floored
     matrix is ``floor I + W W^T`` with ``W`` (N x m): O(m^2 N + m N^2), no
     N x N eigendecomposition (equal to the general route up to rounding).
+    The low-rank form costs O(m^2 N + m^3) and O(m N) memory; with missing
+    entries it is the floored correlation of the mean-imputed matrix (its
+    function's docstring), not of the pairwise-complete one.
     """
     tr = np.asarray(train, dtype=float)
     m, N = tr.shape
+    if m >= 2 and (wide_route(m, N) if low_rank is None else low_rank):
+        return low_rank_floored_correlation(tr, floor=floor)
     if m < N and N > EM_WIDE_BENCHMARKS and m >= 2 and not np.isnan(tr).any():
         return _floored_low_rank(tr, floor)
     ok = (~np.isnan(tr)).sum(axis=0) >= 1
@@ -401,8 +425,10 @@ class Correlation:
         N x N arrays.
         """
         if self.estimator == "fast":
-            return inner_correlation(standardized)
+            return inner_correlation(standardized)  # type: ignore[return-value]
         est = estimate_correlation(values, method=self.estimator, config=self.config, context=context,
                                    std_floor="relative")
+        if est.method == "pairwise-floored":  # symmetric already (a wide matrix's: low-rank, kept so)
+            return est.corr
         R = np.asarray(est.corr, dtype=float)
-        return R if est.method == "pairwise-floored" else (R + R.T) / 2.0  # the floored one is symmetric
+        return (R + R.T) / 2.0

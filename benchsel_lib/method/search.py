@@ -53,6 +53,7 @@ from .._random import rng
 from .base import pass_through, size_runs
 from .calibration import conformal_quantile, conformal_scores
 from .correlation import EM_MAX_MISSING, em_too_costly, inner_correlation
+from .lowrank import as_correlation_matrix
 from .predictors import (
     check_predictor_name,
     check_unconditioned,
@@ -1070,7 +1071,7 @@ def _search_path(
     n_folds = check_int(n_folds, "n_folds", minimum=2)
     repeats = check_int(repeats, "repeats")
     check_unconditioned(unconditioned)
-    R = inner_correlation(tr) if cov is None else np.asarray(cov, dtype=float)
+    R = inner_correlation(tr) if cov is None else as_correlation_matrix(cov)  # a wide matrix's stays low-rank
     levels = tuple(float(lv) for lv in levels)
     obs = ~np.isnan(tr)
     truth = np.where(obs, tr, 0.0)

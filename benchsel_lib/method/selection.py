@@ -87,6 +87,7 @@ from .._checks import (
     resolve_indices,
 )
 from .._random import check_entropy
+from .lowrank import LowRankCorrelation
 from .medoids import anchor_dissimilarity, k_medoids
 from .objectives import (
     EntropyGain,
@@ -290,6 +291,8 @@ class _TieBreaker:
         return _tie_threshold(best, self.tol)
 
     def _centrality(self, tied: np.ndarray, selected: np.ndarray) -> np.ndarray:
+        if isinstance(self.S, LowRankCorrelation):  # O(N r^2), no N x N array
+            return self.S.centrality(tied, selected, self.floor)
         if self._r2 is None:
             dg = np.maximum(np.diag(self.S), self.floor)
             r2 = self.S**2 / np.outer(dg, dg)
@@ -836,7 +839,7 @@ def select(
     :math:`O(MN^2 + kN^2)`; budgets add nothing
     asymptotically.
     """
-    S = check_covariance(cov)
+    S = _factored_or_checked(cov, objective, costs)
     n = S.shape[0]
     if not isinstance(objective, str) or objective.lower() not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}; expected one of {OBJECTIVES}")
@@ -855,7 +858,7 @@ def select(
             raise ValueError(f"names has {len(names)} entries but cov has {n} benchmarks")
         if len(set(names)) != n:
             raise ValueError("names contains duplicates")
-    diag = np.diag(S)
+    diag = S.diagonal()
     if float(diag.max()) <= 0.0:
         raise ValueError("cov has zero total variance")
     floor = variance_floor(S)
@@ -937,6 +940,22 @@ def select(
         shift=float(shift),
         total_cost=float(c[order].sum()) if c is not None else None,
     )
+
+
+#: objectives that work from a :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`'s factors (no N x N array)
+LOW_RANK_OBJECTIVES = ("entropy", "mi", "random", "lasso")
+
+
+def _factored_or_checked(cov: object, objective: object, costs: object) -> Any:
+    """``cov`` as :func:`select` works on it: a low-rank correlation kept (entropy, MI, random without costs), else checked dense.
+
+    Any other objective, or a budget (whose entropy shift needs the smallest
+    eigenvalue), gets the dense matrix. O(1) kept; O(N^2) checked.
+    """
+    if (isinstance(cov, LowRankCorrelation) and costs is None and isinstance(objective, str)
+            and objective.lower() in LOW_RANK_OBJECTIVES):
+        return cov
+    return check_covariance(cov)
 
 
 def _state_after(S: np.ndarray, init: list[int], floor: float) -> PivotedCholesky:
@@ -1037,20 +1056,23 @@ def lasso_path_order(
     problem at the current ``lam`` by proximal gradient (``n_iter`` steps,
     warm started), set ``lam`` to the largest inactive ``g_c`` and add that
     benchmark.  Benchmarks never leave the active set (the entry order is
-    what is used).  Deterministic; O(k (n_iter k^2 N + k N^2)).
+    what is used).  Deterministic; O(k (n_iter k^2 N + k N^2)).  A
+    :class:`~benchsel_lib.method.lowrank.LowRankCorrelation` of rank ``r``
+    gives the row norms and gradient norms from its factors
+    (:func:`_row_norms`, :func:`_gradient_norms`): O(k (n_iter k^2 N + k r N + N r^2)).
     """
-    R = np.asarray(cov, dtype=float)
+    R = cov if isinstance(cov, LowRankCorrelation) else np.asarray(cov, dtype=float)
     N = R.shape[0]
     cand = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
     active = [int(i) for i in initial]
-    row_norms = np.linalg.norm(R, axis=1)
+    row_norms = _row_norms(R)
     if not active:
         active = [int(np.argmax(np.where(cand, row_norms, -np.inf)))]
     lam = 2.0 * float(np.max(np.where(cand, row_norms, 0.0)))
     B = np.zeros((len(active), N))
     while True:
         A = np.asarray(active)
-        RAA, RA = R[np.ix_(A, A)], R[A]
+        RAA, RA = R[np.ix_(A, A)], R[A, :]
         if B.shape[0] < A.size:
             B = np.vstack([B, np.zeros((A.size - B.shape[0], N))])
         step = 1.0 / (2.0 * max(float(np.linalg.eigvalsh(RAA)[-1]), 1e-12))
@@ -1061,7 +1083,7 @@ def lasso_path_order(
             B = Bn * np.maximum(0.0, 1.0 - step * lam / np.maximum(nr, 1e-300))
         if len(active) >= k:
             break
-        g = np.linalg.norm(2.0 * (R - R[:, A] @ B), axis=1)
+        g = _gradient_norms(R, A, B, RA)
         g[A] = -np.inf
         g[~cand] = -np.inf
         nxt = int(np.argmax(g))
@@ -1070,3 +1092,30 @@ def lasso_path_order(
         lam = min(lam, float(g[nxt]))
         active.append(nxt)
     return active[:k]
+
+
+def _row_norms(R: np.ndarray | LowRankCorrelation) -> np.ndarray:
+    """``||R_{c.}||_2`` of every row.  Dense O(N^2); low-rank ``D + W W^T`` O(N r^2).
+
+    For the low-rank form ``||r_c||^2 = d_c^2 + 2 d_c ||w_c||^2 + w_c^T (W^T W) w_c``.
+    """
+    if not isinstance(R, LowRankCorrelation):
+        return np.linalg.norm(R, axis=1)
+    W, d = R.W, R.d
+    sq = d * d + 2.0 * d * np.einsum("ij,ij->i", W, W) + np.einsum("ij,jk,ik->i", W, W.T @ W, W)
+    return np.sqrt(np.maximum(sq, 0.0))
+
+
+def _gradient_norms(R: np.ndarray | LowRankCorrelation, A: np.ndarray, B: np.ndarray, RA: np.ndarray) -> np.ndarray:
+    """``||2 (R_{c.} - R_{cA} B)||_2`` of every row ``c`` (``RA = R[A, :]``).  Dense O(k N^2); low-rank O(k r N + k^2 N).
+
+    For the low-rank form the square expands into ``||r_c||^2 - 2 R_{cA} (B r_c)
+    + R_{cA} (B B^T) R_{Ac}``, with ``B r_c = d_c B_{.c} + (B W) w_c``.
+    """
+    if not isinstance(R, LowRankCorrelation):
+        return np.linalg.norm(2.0 * (R - R[:, A] @ B), axis=1)
+    Br = B * R.d[None, :] + (B @ R.W) @ R.W.T  # (k, N): column c is B r_c
+    cross = np.einsum("ac,ac->c", RA, Br)
+    quad = np.einsum("ac,ab,bc->c", RA, B @ B.T, RA)
+    sq = _row_norms(R) ** 2 - 2.0 * cross + quad
+    return 2.0 * np.sqrt(np.maximum(sq, 0.0))
