@@ -77,11 +77,18 @@ def em_too_costly(n_models: int, n_benchmarks: int) -> bool:
 
 
 def costly_em_note(n_models: int, n_benchmarks: int) -> str:
-    """The one line that says EM was replaced by the floored pairwise correlation on this shape. O(1)."""
+    """The one line that says EM was replaced by the floored pairwise correlation on this shape. O(1).
+
+    On a wide matrix (:func:`~benchsel_lib.method.lowrank.wide_route`) it
+    also says that the correlation is held in low-rank form, from the
+    mean-imputed scores.
+    """
     why = "fewer models than benchmarks" if n_models < n_benchmarks else "that many benchmarks"
+    wide = (", held as a diagonal plus a low-rank part (missing scores set to their benchmark's mean)"
+            if wide_route(n_models, n_benchmarks) else "")
     return (f"EM on {n_models:,} models x {n_benchmarks:,} benchmarks would take too long ({why}: "
             f"O(N^3) work per iteration, up to 1000 iterations); using the pairwise correlation with "
-            f"eigenvalues floored at {EIGEN_FLOOR:g} instead")
+            f"eigenvalues floored at {EIGEN_FLOOR:g} instead{wide}")
 
 
 def _auto_method(A: np.ndarray) -> str:
