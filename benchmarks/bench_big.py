@@ -132,7 +132,8 @@ def write_matrices(folder: str) -> tuple[str, str, str, str]:
     return paths[0], paths[1], paths[2], given_text
 
 
-def commands(big: str, wide: str, wide30: str, given: str) -> list[tuple[int, str, list[str], float | None, float | None]]:
+def commands(big: str, wide: str, wide30: str, given: str
+             ) -> list[tuple[int, str, list[str], float | None, float | None]]:
     """The measured commands: number, title, ``benchsel`` arguments, target seconds and target MB (None: none)."""
     return [
         (1, "select -k 5 on 20,000 x 300 (70% missing), default pipeline", ["select", "--data", big, "-k", "5"],

@@ -6,7 +6,8 @@ import pytest
 
 from benchsel_lib.method import correlation as corr_mod
 from benchsel_lib.method import lowrank
-from benchsel_lib.method.correlation import Correlation, estimate_correlation, floored_pairwise_correlation, inner_correlation
+from benchsel_lib.method.correlation import (Correlation, estimate_correlation, floored_pairwise_correlation,
+                                             inner_correlation)
 from benchsel_lib.method.covariance import floor_eigenvalues
 from benchsel_lib.method.gaussian import GaussianPredictor, conditional_moments
 from benchsel_lib.method.lowrank import LowRankCorrelation, low_rank_floored_correlation, wide_route

@@ -84,7 +84,7 @@ def costly_em_note(n_models: int, n_benchmarks: int) -> str:
     mean-imputed scores.
     """
     why = "fewer models than benchmarks" if n_models < n_benchmarks else "that many benchmarks"
-    wide = (", held as a diagonal plus a low-rank part (missing scores set to their benchmark's mean)"
+    wide = (", held as a diagonal plus a low-rank part (any missing score set to its benchmark's mean)"
             if wide_route(n_models, n_benchmarks) else "")
     return (f"EM on {n_models:,} models x {n_benchmarks:,} benchmarks would take too long ({why}: "
             f"O(N^3) work per iteration, up to 1000 iterations); using the pairwise correlation with "
@@ -121,8 +121,8 @@ class CorrelationEstimate:
     Notes
     -----
     Complexity: holding it is O(N^2) memory (``corr`` and ``cov``, the same
-    array for ``"pairwise-floored"``); :attr:`standardizer` is O(1) (it
-    shares ``mean`` and ``std``).
+    array for ``"pairwise-floored"``; O(N r) for a low-rank one of rank
+    ``r``); :attr:`standardizer` is O(1) (it shares ``mean`` and ``std``).
     """
 
     corr: np.ndarray
@@ -429,7 +429,8 @@ class Correlation:
         -----
         Cost: pairwise O(M N^2); EM as :func:`~benchsel_lib.method.em.em_covariance`;
         floored pairwise as :func:`floored_pairwise_correlation`; memory a few
-        N x N arrays.
+        N x N arrays, or O(M N) on a wide matrix, whose floored correlation is
+        returned as a :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`.
         """
         if self.estimator == "fast":
             return inner_correlation(standardized)  # type: ignore[return-value]

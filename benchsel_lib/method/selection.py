@@ -672,7 +672,13 @@ def select(
         below the floor (1e-12 of the largest variance), negative ones
         included, counts as the floor, so such a benchmark is not chosen for
         its variance; on a clearly indefinite matrix the gains are those of
-        this floored greedy, not of a Gaussian model.
+        this floored greedy, not of a Gaussian model.  A wide matrix's
+        :class:`~benchsel_lib.method.lowrank.LowRankCorrelation` (rank ``r``)
+        is used through its factors by the objectives of
+        :data:`LOW_RANK_OBJECTIVES` without costs -- entropy :math:`O(k^2 N
+        + k r N)`, MI :math:`O(k N r^2)` (Woodbury), lasso without N x N
+        products, the diagnostics by the matrix determinant lemma -- and
+        formed densely for the others.
     k : int or None
         Number of benchmarks to select, *including* the mandatory ``initial``
         ones (so ``k >= len(initial)``), in ``1..N``.  Under a budget ``k`` is an
@@ -947,9 +953,11 @@ LOW_RANK_OBJECTIVES = ("entropy", "mi", "random", "lasso")
 
 
 def _factored_or_checked(cov: object, objective: object, costs: object) -> Any:
-    """``cov`` as :func:`select` works on it: a low-rank correlation kept (entropy, MI, random without costs), else checked dense.
+    """``cov`` as :func:`select` works on it: a low-rank one kept, else checked and dense.
 
-    Any other objective, or a budget (whose entropy shift needs the smallest
+    A :class:`~benchsel_lib.method.lowrank.LowRankCorrelation` is kept for
+    the objectives of :data:`LOW_RANK_OBJECTIVES` without costs; any other
+    objective, or a budget (whose entropy shift needs the smallest
     eigenvalue), gets the dense matrix. O(1) kept; O(N^2) checked.
     """
     if (isinstance(cov, LowRankCorrelation) and costs is None and isinstance(objective, str)
@@ -1106,7 +1114,8 @@ def _row_norms(R: np.ndarray | LowRankCorrelation) -> np.ndarray:
     return np.sqrt(np.maximum(sq, 0.0))
 
 
-def _gradient_norms(R: np.ndarray | LowRankCorrelation, A: np.ndarray, B: np.ndarray, RA: np.ndarray) -> np.ndarray:
+def _gradient_norms(R: np.ndarray | LowRankCorrelation, A: np.ndarray, B: np.ndarray,
+                    RA: np.ndarray) -> np.ndarray:
     """``||2 (R_{c.} - R_{cA} B)||_2`` of every row ``c`` (``RA = R[A, :]``).  Dense O(k N^2); low-rank O(k r N + k^2 N).
 
     For the low-rank form the square expands into ``||r_c||^2 - 2 R_{cA} (B r_c)
