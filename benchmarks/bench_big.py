@@ -7,7 +7,10 @@ rate):
 * ``big``: 20,000 models x 300 benchmarks, 70% missing (a leaderboard of many
   models), the first 20,000 rows of a 20,001-row draw; the last row is the
   new model of ``predict``;
-* ``wide``: 50 models x 10,000 benchmarks, fully observed.
+* ``wide``: 50 models x 10,000 benchmarks, fully observed;
+* ``wide30``: 50 models x 10,000 benchmarks, 30% missing (a wide matrix whose
+  correlation is held as a diagonal plus a low-rank part,
+  :mod:`benchsel_lib.method.lowrank`).
 
 Commands, each run by ``benchsel_lib.cli.main`` in its own subprocess (one
 BLAS thread, the command's default), with their targets:
@@ -16,7 +19,11 @@ BLAS thread, the command's default), with their targets:
 2. ``predict --data big.csv --scores ...`` (the recommended predictor, the new
    model's first five observed scores): <= 60 s;
 3. ``select --data wide.csv -k 5`` (the recommended pipeline): <= 60 s;
-4. ``select --data wide.csv -k 5 --method gaussian`` (the paper's greedy): <= 60 s.
+4. ``select --data wide.csv -k 5 --method gaussian`` (the paper's greedy): <= 60 s;
+5. ``cv --data wide30.csv --k-max 3 --folds 3`` (the paper's methods entropy,
+   mi, random): <= 120 s, <= 2 GB;
+6. ``select --data wide30.csv -k 5`` (the recommended pipeline): <= 1 GB (no
+   time target).
 
 Wall time is that of the subprocess (interpreter start, imports and reading
 the CSV included). Peak memory is the maximum resident set size of the
@@ -28,7 +35,7 @@ target.
 
 Usage::
 
-    python benchmarks/bench_big.py [--out-dir DIR] [--only 1,2,3,4] [--timeout 600] [--json PATH]
+    python benchmarks/bench_big.py [--out-dir DIR] [--only 1,2,3,4,5,6] [--timeout 600] [--json PATH]
 
 ``--json benchmarks/results/bench-big.json`` also writes the wall time and
 peak memory of each command (``c1_wall_s``, ``c1_peak_mb`` ...) to the
@@ -62,7 +69,7 @@ CHILD = "import sys; from benchsel_lib.cli import main; sys.exit(main(sys.argv[1
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out-dir", default=None, help="folder for the CSV files (default: a temporary folder)")
-    ap.add_argument("--only", default="1,2,3,4", help="comma-separated subset of the commands 1-4")
+    ap.add_argument("--only", default="1,2,3,4,5,6", help="comma-separated subset of the commands 1-6")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds after which a command is stopped")
     ap.add_argument("--json", default=None, metavar="PATH", help="also write each command's wall time and peak "
                     "memory to PATH (benchmarks/results/bench-big.json: the book quotes it)")
@@ -99,8 +106,8 @@ def run_alone(cli_args: list[str], timeout: float) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def write_matrices(folder: str) -> tuple[str, str, str]:
-    """Write big.csv and wide.csv into ``folder``; return their paths and the new model's ``--scores``."""
+def write_matrices(folder: str) -> tuple[str, str, str, str]:
+    """Write big.csv, wide.csv and wide30.csv into ``folder``; return their paths and the new model's ``--scores``."""
     draw = synthetic(20001, 300, 0.70, seed=0)
     scores = np.asarray(draw.scores)
     big = scores[:-1]
@@ -108,10 +115,12 @@ def write_matrices(folder: str) -> tuple[str, str, str]:
     given = np.flatnonzero(~np.isnan(new))[:5]
     given_text = ",".join(f"{draw.benchmarks[j]}={new[j]:.4f}" for j in given)
     wide = np.asarray(synthetic(50, 10000, 0.0, seed=0).scores)
+    wide30 = np.asarray(synthetic(50, 10000, 0.30, seed=0).scores)
+    wide_models, wide_benchmarks = [f"m{i}" for i in range(50)], [f"b{j}" for j in range(10000)]
     paths = []
     for name, X, models, benchmarks in (("big", big, draw.models[:-1], draw.benchmarks),
-                                        ("wide", wide, [f"m{i}" for i in range(50)],
-                                         [f"b{j}" for j in range(10000)])):
+                                        ("wide", wide, wide_models, wide_benchmarks),
+                                        ("wide30", wide30, wide_models, wide_benchmarks)):
         path = os.path.join(folder, f"{name}.csv")
         with open(path, "w", encoding="utf-8") as fh:
             fh.write("model," + ",".join(benchmarks) + "\n")
@@ -120,7 +129,51 @@ def write_matrices(folder: str) -> tuple[str, str, str]:
                 fh.write(models[i] + "," + ",".join(cells) + "\n")
         paths.append(path)
         print(f"wrote {path}: {X.shape[0]:,} x {X.shape[1]:,}, {np.isnan(X).mean():.1%} missing", flush=True)
-    return paths[0], paths[1], given_text
+    return paths[0], paths[1], paths[2], given_text
+
+
+def commands(big: str, wide: str, wide30: str, given: str
+             ) -> list[tuple[int, str, list[str], float | None, float | None]]:
+    """The measured commands: number, title, ``benchsel`` arguments, target seconds and target MB (None: none)."""
+    return [
+        (1, "select -k 5 on 20,000 x 300 (70% missing), default pipeline", ["select", "--data", big, "-k", "5"],
+         120.0, 2048.0),
+        (2, "predict on 20,000 x 300 (70% missing), default pipeline",
+         ["predict", "--data", big, "--scores", given], 60.0, None),
+        (3, "select -k 5 on 50 x 10,000 (full), default pipeline", ["select", "--data", wide, "-k", "5"],
+         60.0, None),
+        (4, "select -k 5 on 50 x 10,000 (full), --method gaussian",
+         ["select", "--data", wide, "-k", "5", "--method", "gaussian"], 60.0, None),
+        (5, "cv --k-max 3 --folds 3 on 50 x 10,000 (30% missing), paper's methods",
+         ["cv", "--data", wide30, "--k-max", "3", "--folds", "3"], 120.0, 2048.0),
+        (6, "select -k 5 on 50 x 10,000 (30% missing), default pipeline", ["select", "--data", wide30, "-k", "5"],
+         None, 1024.0),
+    ]
+
+
+def report(number: int, title: str, r: dict, max_s: float | None, max_mb: float | None
+           ) -> tuple[bool, str, dict[str, str]]:
+    """Print one command's result; return whether it met its targets, a one-line detail and its result-file values."""
+    status = "timed out" if r["rc"] is None else f"exit {r['rc']}"
+    print(f"{title}: wall {r['wall']:.1f} s" + (f" (target <= {max_s:g} s)" if max_s else "")
+          + f", peak memory {r['peak_mb']:.0f} MB" + (f" (target <= {max_mb:g} MB)" if max_mb else "")
+          + f", {status}", flush=True)
+    for line in r["stderr"].splitlines():
+        print(f"  stderr| {line}")
+    for line in r["stdout"].splitlines()[:4]:
+        print(f"  stdout| {line}")
+    ok = (r["rc"] == 0 and (max_s is None or r["wall"] <= max_s)
+          and (max_mb is None or r["peak_mb"] <= max_mb))
+    detail = f"{r['wall']:.1f} s" + (f", {r['peak_mb']:.0f} MB" if max_mb else "") + f", {status}"
+    values = {f"c{number}_wall_s": f"{r['wall']:.1f}", f"c{number}_peak_mb": f"{r['peak_mb']:.0f}",
+              f"c{number}_target_s": f"{max_s:g}" if max_s else "none", f"c{number}_status": status,
+              f"c{number}_verdict": "met" if ok else "not met",
+              f"c{number}_paths": "; ".join(line.removeprefix("benchsel: ").strip()
+                                            for line in r["stderr"].splitlines()
+                                            if line.startswith("benchsel:")) or "none printed"}
+    if max_mb:
+        values[f"c{number}_target_mb"] = f"{max_mb:g}"
+    return ok, detail, values
 
 
 def main() -> int:
@@ -133,46 +186,20 @@ def main() -> int:
     load = os.getloadavg()
     print(f"bench_big: cores={os.cpu_count()} load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
           flush=True)
+    verdicts = []
+    values: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.out_dir or tmp
         os.makedirs(folder, exist_ok=True)
-        big, wide, given = write_matrices(folder)
-        runs = [
-            (1, "select -k 5 on 20,000 x 300 (70% missing), default pipeline", ["select", "--data", big, "-k", "5"],
-             120.0, 2048.0),
-            (2, "predict on 20,000 x 300 (70% missing), default pipeline",
-             ["predict", "--data", big, "--scores", given], 60.0, None),
-            (3, "select -k 5 on 50 x 10,000 (full), default pipeline", ["select", "--data", wide, "-k", "5"],
-             60.0, None),
-            (4, "select -k 5 on 50 x 10,000 (full), --method gaussian",
-             ["select", "--data", wide, "-k", "5", "--method", "gaussian"], 60.0, None),
-        ]
-        verdicts = []
-        values: dict[str, str] = {}
-        for number, title, cli_args, max_s, max_mb in runs:
+        paths = write_matrices(folder)
+        for number, title, cli_args, max_s, max_mb in commands(*paths):
             if number not in only:
                 continue
-            print(f"\n== {number}. benchsel {' '.join(a if a not in (big, wide) else os.path.basename(a) for a in cli_args)}",
-                  flush=True)
-            r = run_alone(cli_args, args.timeout)
-            status = "timed out" if r["rc"] is None else f"exit {r['rc']}"
-            print(f"{title}: wall {r['wall']:.1f} s (target <= {max_s:g} s), peak memory {r['peak_mb']:.0f} MB"
-                  + (f" (target <= {max_mb:g} MB)" if max_mb else "") + f", {status}", flush=True)
-            for line in r["stderr"].splitlines():
-                print(f"  stderr| {line}")
-            for line in r["stdout"].splitlines()[:4]:
-                print(f"  stdout| {line}")
-            ok = r["rc"] == 0 and r["wall"] <= max_s and (max_mb is None or r["peak_mb"] <= max_mb)
-            detail = f"{r['wall']:.1f} s" + (f", {r['peak_mb']:.0f} MB" if max_mb else "") + f", {status}"
+            shown = " ".join(os.path.basename(a) if a in paths[:3] else a for a in cli_args)
+            print(f"\n== {number}. benchsel {shown}", flush=True)
+            ok, detail, found = report(number, title, run_alone(cli_args, args.timeout), max_s, max_mb)
             verdicts.append((title, ok, detail))
-            values.update({f"c{number}_wall_s": f"{r['wall']:.1f}", f"c{number}_peak_mb": f"{r['peak_mb']:.0f}",
-                           f"c{number}_target_s": f"{max_s:g}", f"c{number}_status": status,
-                           f"c{number}_verdict": "met" if ok else "not met",
-                           f"c{number}_paths": "; ".join(line.removeprefix("benchsel: ").strip()
-                                                         for line in r["stderr"].splitlines()
-                                                         if line.startswith("benchsel:")) or "none printed"})
-            if max_mb:
-                values[f"c{number}_target_mb"] = f"{max_mb:g}"
+            values.update(found)
     print()
     for title, ok, detail in verdicts:
         print(f"VERDICT {title}: {'PASS' if ok else 'FAIL'} ({detail})")

@@ -27,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .._checks import check_covariance, check_data_matrix
+from .lowrank import is_low_rank
 
 __all__ = ["Predictor", "BasePredictor", "check_train", "check_train_query", "pass_through", "size_runs",
            "NotFittedError"]
@@ -223,9 +224,12 @@ class BasePredictor:
         """
         self.train_ = check_train(train)
         self.cov_ = None
-        if cov is not None:
+        if is_low_rank(cov):  # a wide matrix's factored correlation, kept so (symmetric and finite by construction)
+            self.cov_ = cov
+        elif cov is not None:
             check_covariance(cov)  # square, symmetric, finite: checked, while the given values are kept as they are
             self.cov_ = np.asarray(cov, dtype=float)
+        if self.cov_ is not None:
             if self.cov_.shape[0] != self.train_.shape[1]:
                 raise ValueError(f"cov is {self.cov_.shape[0]} x {self.cov_.shape[0]} but train has "
                                  f"{self.train_.shape[1]} benchmark columns")

@@ -14,7 +14,12 @@ more than :data:`EM_MAX_BENCHMARKS` benchmarks (:func:`em_too_costly`) -- the
 "auto" rule and :func:`inner_correlation` use the pairwise correlation with
 its eigenvalues floored at :data:`EIGEN_FLOOR`
 (:func:`floored_pairwise_correlation`) instead; :func:`costly_em_note` says so
-in one line. The thresholds lie far above the paper's matrices (at most 114
+in one line. On a wide matrix -- fewer models than benchmarks and more than
+:data:`~benchsel_lib.method.lowrank.LOW_RANK_BENCHMARKS` benchmarks
+(:func:`~benchsel_lib.method.lowrank.wide_route`) -- that floored correlation
+is held as a diagonal plus a low-rank part
+(:class:`~benchsel_lib.method.lowrank.LowRankCorrelation`), never as an
+N x N array. The thresholds lie far above the paper's matrices (at most 114
 benchmarks), whose estimates do not change.
 """
 from __future__ import annotations
@@ -27,6 +32,7 @@ import numpy as np
 from .._checks import check_data_matrix
 from .covariance import cov_to_corr, floor_eigenvalues, pairwise_covariance
 from .em import EMResult, em_covariance, em_settings
+from .lowrank import LowRankCorrelation, low_rank_floored_correlation, wide_route
 from .scaling import Standardizer, fit_standardizer
 
 __all__ = [
@@ -71,11 +77,18 @@ def em_too_costly(n_models: int, n_benchmarks: int) -> bool:
 
 
 def costly_em_note(n_models: int, n_benchmarks: int) -> str:
-    """The one line that says EM was replaced by the floored pairwise correlation on this shape. O(1)."""
+    """The one line that says EM was replaced by the floored pairwise correlation on this shape. O(1).
+
+    On a wide matrix (:func:`~benchsel_lib.method.lowrank.wide_route`) it
+    also says that the correlation is held in low-rank form, from the
+    mean-imputed scores.
+    """
     why = "fewer models than benchmarks" if n_models < n_benchmarks else "that many benchmarks"
+    wide = (", held as a diagonal plus a low-rank part (any missing score set to its benchmark's mean)"
+            if wide_route(n_models, n_benchmarks) else "")
     return (f"EM on {n_models:,} models x {n_benchmarks:,} benchmarks would take too long ({why}: "
             f"O(N^3) work per iteration, up to 1000 iterations); using the pairwise correlation with "
-            f"eigenvalues floored at {EIGEN_FLOOR:g} instead")
+            f"eigenvalues floored at {EIGEN_FLOOR:g} instead{wide}")
 
 
 def _auto_method(A: np.ndarray) -> str:
@@ -92,8 +105,10 @@ class CorrelationEstimate:
 
     Attributes
     ----------
-    corr : np.ndarray (N, N)
-        Correlation matrix (finite, unit diagonal).
+    corr : np.ndarray (N, N) or LowRankCorrelation
+        Correlation matrix (finite, unit diagonal); for ``"pairwise-floored"``
+        on a wide matrix (:func:`~benchsel_lib.method.lowrank.wide_route`)
+        held as a diagonal plus a low-rank part.
     mean, std : np.ndarray (N,)
         Training means and (floored) standard deviations used to standardize.
     cov : np.ndarray (N, N)
@@ -106,8 +121,8 @@ class CorrelationEstimate:
     Notes
     -----
     Complexity: holding it is O(N^2) memory (``corr`` and ``cov``, the same
-    array for ``"pairwise-floored"``); :attr:`standardizer` is O(1) (it
-    shares ``mean`` and ``std``).
+    array for ``"pairwise-floored"``; O(N r) for a low-rank one of rank
+    ``r``); :attr:`standardizer` is O(1) (it shares ``mean`` and ``std``).
     """
 
     corr: np.ndarray
@@ -184,7 +199,9 @@ def estimate_correlation(
         method = _auto_method(A)
     em = None
     if method == "pairwise-floored":  # already a correlation: cleaned in place (N x N copies are big here)
-        cov = _clean_correlation(floored_pairwise_correlation(Z))
+        cov = floored_pairwise_correlation(Z)
+        if not isinstance(cov, LowRankCorrelation):  # the factored one is exactly symmetric with a unit diagonal
+            cov = _clean_correlation(cov)
         return CorrelationEstimate(corr=cov, mean=st.mean, std=st.std, cov=cov, method=method)
     if method == "pairwise":
         cov = pairwise_covariance(Z)
@@ -215,7 +232,9 @@ def inner_correlation(train: np.ndarray) -> np.ndarray:
     seconds), and where EM would take too long (:func:`em_too_costly`): the
     pairwise-complete covariance (Appendix G) as a correlation, eigenvalues
     floored at :data:`EIGEN_FLOOR` and rescaled to a unit diagonal
-    (:func:`floored_pairwise_correlation`), O(m N^2 + N^3).
+    (:func:`floored_pairwise_correlation`), O(m N^2 + N^3); on a wide matrix
+    (:func:`~benchsel_lib.method.lowrank.wide_route`) that one held as a
+    :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`, O(m^2 N).
     """
 
     tr = np.asarray(train, dtype=float)
@@ -237,7 +256,8 @@ def _inner_route(tr: np.ndarray) -> str:
     return "floored"
 
 
-def floored_pairwise_correlation(train: np.ndarray, *, floor: float = EIGEN_FLOOR) -> np.ndarray:
+def floored_pairwise_correlation(train: np.ndarray, *, floor: float = EIGEN_FLOOR,
+                                 low_rank: bool | None = None) -> np.ndarray | LowRankCorrelation:
     """The pairwise-complete correlation with its eigenvalues floored at ``floor``, rescaled to a unit diagonal.
 
     The pairwise-complete covariance (Appendix G) of the rows as a
@@ -251,10 +271,16 @@ def floored_pairwise_correlation(train: np.ndarray, *, floor: float = EIGEN_FLOO
         Scores (standardized or not), NaN missing.
     floor : float
         Smallest eigenvalue before the rescaling.
+    low_rank : bool, optional
+        Hold the result as a diagonal plus a low-rank part
+        (:func:`~benchsel_lib.method.lowrank.low_rank_floored_correlation`);
+        default: on a wide matrix
+        (:func:`~benchsel_lib.method.lowrank.wide_route`), far above the
+        paper's sizes.
 
     Returns
     -------
-    ndarray (N, N)
+    ndarray (N, N) or LowRankCorrelation
 
     Notes
     -----
@@ -265,9 +291,14 @@ def floored_pairwise_correlation(train: np.ndarray, *, floor: float = EIGEN_FLOO
     eigenpairs come from the m x m Gram matrix ``Y Y^T`` and the floored
     matrix is ``floor I + W W^T`` with ``W`` (N x m): O(m^2 N + m N^2), no
     N x N eigendecomposition (equal to the general route up to rounding).
+    The low-rank form costs O(m^2 N + m^3) and O(m N) memory; with missing
+    entries it is the floored correlation of the mean-imputed matrix (its
+    function's docstring), not of the pairwise-complete one.
     """
     tr = np.asarray(train, dtype=float)
     m, N = tr.shape
+    if m >= 2 and (wide_route(m, N) if low_rank is None else low_rank):
+        return low_rank_floored_correlation(tr, floor=floor)
     if m < N and N > EM_WIDE_BENCHMARKS and m >= 2 and not np.isnan(tr).any():
         return _floored_low_rank(tr, floor)
     ok = (~np.isnan(tr)).sum(axis=0) >= 1
@@ -398,11 +429,14 @@ class Correlation:
         -----
         Cost: pairwise O(M N^2); EM as :func:`~benchsel_lib.method.em.em_covariance`;
         floored pairwise as :func:`floored_pairwise_correlation`; memory a few
-        N x N arrays.
+        N x N arrays, or O(M N) on a wide matrix, whose floored correlation is
+        returned as a :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`.
         """
         if self.estimator == "fast":
-            return inner_correlation(standardized)
+            return inner_correlation(standardized)  # type: ignore[return-value]
         est = estimate_correlation(values, method=self.estimator, config=self.config, context=context,
                                    std_floor="relative")
+        if est.method == "pairwise-floored":  # symmetric already (a wide matrix's: low-rank, kept so)
+            return est.corr
         R = np.asarray(est.corr, dtype=float)
-        return R if est.method == "pairwise-floored" else (R + R.T) / 2.0  # the floored one is symmetric
+        return (R + R.T) / 2.0

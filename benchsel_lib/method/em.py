@@ -573,6 +573,38 @@ def em_covariance(
     """
     A = check_data_matrix(X, min_rows=2)
     M, N = A.shape
+    alpha, snap_tols = _check_em_options(M, N, max_iter=max_iter, tol=tol, eps_psd=eps_psd, ridge=ridge,
+                                         shrinkage=shrinkage, accelerate=accelerate, snapshot_tols=snapshot_tols)
+    obs = ~np.isnan(A)
+    mu, S, scale = _em_start(A, init, eps_psd=eps_psd, alpha=alpha)
+    plan = _make_plan(obs)
+    floor = eps_psd if eps_psd is not None else 1e-6 * scale
+    run = _EMRun(np.where(obs, A, 0.0), obs, plan, ridge=ridge, eps_psd=eps_psd, max_iter=max_iter, tol=tol,
+                 snap_tols=snap_tols)
+    if accelerate is None:
+        mu, S, converged = _iterate_plain(run, mu, S)
+    else:
+        mu, S, converged = _iterate_squarem(run, mu, S, floor)
+    S = shrink(S, alpha)
+    _, _, _, Xc = _em_map(run.X0, obs, plan, mu, S, ridge)
+    return EMResult(
+        mean=mu,
+        cov=S,
+        n_iter=len(run.lls),
+        converged=converged,
+        loglik=np.asarray(run.lls),
+        rel_change=np.asarray(run.changes),
+        completed=Xc,
+        shrinkage=float(alpha),
+        eps_psd=eps_psd,
+        n_patterns=plan.n_patterns,
+        snapshots=tuple((t, m_, shrink(S_, alpha), n_, c_) for t, (m_, S_, n_, c_) in run.snaps.items()),
+    )
+
+
+def _check_em_options(M: int, N: int, *, max_iter: int, tol: float, eps_psd: float | None, ridge: float,
+                      shrinkage: Any, accelerate: Any, snapshot_tols: Sequence[float]) -> tuple[float, list[float]]:
+    """Check :func:`em_covariance`'s options; return the shrinkage weight and the snapshot tolerances. O(1)."""
     check_int(max_iter, "max_iter")
     if not (np.isfinite(tol) and tol > 0):
         raise ValueError(f"tol must be a positive number, got {tol!r}")
@@ -580,17 +612,7 @@ def em_covariance(
         raise ValueError(f"eps_psd must be a positive number or None, got {eps_psd!r}")
     if not (np.isfinite(ridge) and ridge > 0):
         raise ValueError(f"ridge must be a positive number, got {ridge!r}")
-    if shrinkage is None:
-        alpha = 0.0
-    elif isinstance(shrinkage, str):
-        if shrinkage != "auto":
-            raise ValueError(f"unknown shrinkage {shrinkage!r}: use 'auto', a float in [0, 1) or None")
-        alpha = (N - M) / N if M < N else 0.0
-    else:
-        alpha = float(shrinkage)
-        if not 0.0 <= alpha < 1.0:
-            raise ValueError(f"shrinkage must be in [0, 1), got {shrinkage!r}")
-
+    alpha = _shrinkage_weight(shrinkage, M, N)
     if accelerate not in (None, "squarem"):
         raise ValueError(f"unknown accelerate {accelerate!r}: use 'squarem' or None")
     snap_tols = [float(t) for t in snapshot_tols]
@@ -599,11 +621,32 @@ def em_covariance(
             raise ValueError(f"snapshot_tols must be finite and >= tol={tol!r}, got {t!r}")
     if snap_tols and accelerate is not None:
         raise ValueError("snapshot_tols needs the plain iteration (accelerate=None)")
-    snaps: dict[float, tuple[np.ndarray, np.ndarray, int, bool]] = {}
-    obs = ~np.isnan(A)
-    X0 = np.where(obs, A, 0.0)
+    return alpha, snap_tols
 
-    # --- initialization -------------------------------------------------
+
+def _shrinkage_weight(shrinkage: Any, M: int, N: int) -> float:
+    """The Ledoit-Wolf weight of :func:`em_covariance`'s ``shrinkage`` ("auto": ``(N - M) / N`` if ``M < N``). O(1)."""
+    if shrinkage is None:
+        return 0.0
+    if isinstance(shrinkage, str):
+        if shrinkage != "auto":
+            raise ValueError(f"unknown shrinkage {shrinkage!r}: use 'auto', a float in [0, 1) or None")
+        return (N - M) / N if M < N else 0.0
+    alpha = float(shrinkage)
+    if not 0.0 <= alpha < 1.0:
+        raise ValueError(f"shrinkage must be in [0, 1), got {shrinkage!r}")
+    return alpha
+
+
+def _em_start(A: np.ndarray, init: Any, *, eps_psd: float | None, alpha: float
+              ) -> tuple[np.ndarray, np.ndarray, float]:
+    """The starting ``(mean, cov)`` of :func:`em_covariance` and ``tr(cov) / N`` (Appendix G, "Initialization").
+
+    ``"pairwise"``: Eq. (mean-missing) and Eq. (pairwise-cov), projected onto
+    the PSD cone and shrunk by ``alpha``; a ``(mean, cov)`` warm start is
+    symmetrized and projected only. O(M N^2 + N^3).
+    """
+    N = A.shape[1]
     if isinstance(init, str):
         if init != "pairwise":
             raise ValueError(f"unknown init {init!r}: use 'pairwise' or a (mean, cov) tuple")
@@ -612,109 +655,115 @@ def em_covariance(
         scale = max(float(np.trace(S)) / N, np.finfo(float).tiny)
         S = psd_floor(S, eps_psd if eps_psd is not None else 1e-6 * scale)
         S = shrink(S, alpha)
-    else:
-        try:
-            mu = np.asarray(init[0], dtype=float).copy()
-            S = np.asarray(init[1], dtype=float).copy()
-        except (TypeError, IndexError, ValueError):
-            raise ValueError("init must be 'pairwise' or a (mean, cov) tuple") from None
-        if mu.shape != (N,) or S.shape != (N, N) or not (np.isfinite(mu).all() and np.isfinite(S).all()):
-            raise ValueError(f"init (mean, cov) must be finite with shapes ({N},) and ({N}, {N})")
-        S = (S + S.T) / 2.0
-        scale = max(float(np.trace(S)) / N, np.finfo(float).tiny)
-        S = psd_floor(S, eps_psd if eps_psd is not None else 1e-6 * scale)
+        return mu, S, scale
+    try:
+        mu = np.asarray(init[0], dtype=float).copy()
+        S = np.asarray(init[1], dtype=float).copy()
+    except (TypeError, IndexError, ValueError):
+        raise ValueError("init must be 'pairwise' or a (mean, cov) tuple") from None
+    if mu.shape != (N,) or S.shape != (N, N) or not (np.isfinite(mu).all() and np.isfinite(S).all()):
+        raise ValueError(f"init (mean, cov) must be finite with shapes ({N},) and ({N}, {N})")
+    S = (S + S.T) / 2.0
+    scale = max(float(np.trace(S)) / N, np.finfo(float).tiny)
+    S = psd_floor(S, eps_psd if eps_psd is not None else 1e-6 * scale)
+    return mu, S, scale
 
-    plan = _make_plan(obs)
-    floor = eps_psd if eps_psd is not None else 1e-6 * scale
-    lls: list[float] = []
-    changes: list[float] = []
 
-    floor_active = [False]  # was the PSD floor binding in the previous update?
-    spec = None  # eigendecomposition of the current S when the floor computed it
+class _EMRun:
+    """The EM updates of one :func:`em_covariance` run and their trace (log-likelihoods, changes, snapshots).
 
-    def step(mu_in: np.ndarray, S_in: np.ndarray, spec_in) -> tuple[np.ndarray, np.ndarray, float, bool, Any]:
-        """One EM update F(theta); records the trace; returns converged flag and S's spectrum."""
-        mu_out, S_out, ll, _ = _em_map(X0, obs, plan, mu_in, S_in, ridge, spec_in)
+    :meth:`step` is one EM update ``F(theta)`` (E- and M-step, then the PSD
+    floor): O(M N s + N^3 + sum_p s_p^3), see :func:`em_covariance`.
+    """
+
+    def __init__(self, X0: np.ndarray, obs: np.ndarray, plan: Any, *, ridge: float, eps_psd: float | None,
+                 max_iter: int, tol: float, snap_tols: list[float]) -> None:
+        self.X0, self.obs, self.plan = X0, obs, plan
+        self.ridge, self.eps_psd, self.max_iter, self.tol, self.snap_tols = ridge, eps_psd, max_iter, tol, snap_tols
+        self.lls: list[float] = []
+        self.changes: list[float] = []
+        self.snaps: dict[float, tuple[np.ndarray, np.ndarray, int, bool]] = {}
+        self.floor_active = False  # was the PSD floor binding in the previous update?
+
+    @property
+    def done(self) -> bool:
+        """Whether ``max_iter`` updates were made. O(1)."""
+        return len(self.lls) >= self.max_iter
+
+    def step(self, mu_in: np.ndarray, S_in: np.ndarray, spec_in: Any
+             ) -> tuple[np.ndarray, np.ndarray, float, bool, Any]:
+        """One EM update F(theta); records the trace; returns the converged flag and S's spectrum."""
+        mu_out, S_out, ll, _ = _em_map(self.X0, self.obs, self.plan, mu_in, S_in, self.ridge, spec_in)
         spec_out = None
-        if eps_psd is not None:
-            S_floor, spec_out = psd_floor(S_out, eps_psd, certify=not floor_active[0], spectrum=True)
-            floor_active[0] = S_floor is not S_out
+        if self.eps_psd is not None:
+            S_floor, spec_out = psd_floor(S_out, self.eps_psd, certify=not self.floor_active, spectrum=True)
+            self.floor_active = S_floor is not S_out
             S_out = S_floor
         norm = float(np.linalg.norm(S_in))
         rel = float(np.linalg.norm(S_out - S_in)) / (norm if norm > 0 else 1.0)
-        lls.append(ll)
-        changes.append(rel)
-        for t in snap_tols:  # where a run with the looser tolerance t stops
-            if t not in snaps and (rel < t or len(lls) >= max_iter):
-                snaps[t] = (mu_out, S_out, len(lls), rel < t)
-        return mu_out, S_out, ll, rel < tol, spec_out
+        self.lls.append(ll)
+        self.changes.append(rel)
+        for t in self.snap_tols:  # where a run with the looser tolerance t stops
+            if t not in self.snaps and (rel < t or len(self.lls) >= self.max_iter):
+                self.snaps[t] = (mu_out, S_out, len(self.lls), rel < t)
+        return mu_out, S_out, ll, rel < self.tol, spec_out
 
-    converged = False
-    if accelerate is None:
-        while len(lls) < max_iter and not converged:
-            mu, S, _, converged, spec = step(mu, S, spec)
-    elif accelerate == "squarem":
-        # SQUAREM (Varadhan & Roland 2008, scheme S3) on theta = (mu, Sigma)
-        # with the step-length adaptation of the reference implementation and
-        # a log-likelihood safeguard. Every EM update F is counted as one
-        # iteration; the run stops at the first F whose relative change is
-        # below tol, so the stopping rule (and the fixpoint) is that of the
-        # plain iteration above.
-        step_max, m_step = 1.0, 4.0
-        while len(lls) < max_iter and not converged:
-            mu1, S1, ll0, converged, spec1 = step(mu, S, spec)
-            if converged or len(lls) >= max_iter:
-                mu, S, spec = mu1, S1, spec1
-                break
-            mu2, S2, _, converged, spec2 = step(mu1, S1, spec1)
-            if converged or len(lls) >= max_iter:
-                mu, S, spec = mu2, S2, spec2
-                break
-            rm, rS = mu1 - mu, S1 - S
-            vm, vS = (mu2 - mu1) - rm, (S2 - S1) - rS
-            sr = float(np.sqrt(np.sum(rm**2) + np.sum(rS**2)))
-            sv = float(np.sqrt(np.sum(vm**2) + np.sum(vS**2)))
-            a = sr / sv if sv > 0 else 1.0
-            a = max(1.0, min(step_max, a))
-            if a == 1.0:  # plain double step; allow longer steps next time
-                mu, S, spec = mu2, S2, spec2
-                if a == step_max:
-                    step_max *= m_step
-                continue
-            mu_x = mu + 2.0 * a * rm + a * a * vm
-            S_x = S + 2.0 * a * rS + a * a * vS
-            S_x, spec_x = psd_floor((S_x + S_x.T) / 2.0, floor, spectrum=True)
-            try:
-                mu_n, S_n, ll_x, converged, spec_n = step(mu_x, S_x, spec_x)
-                ok = np.isfinite(ll_x) and ll_x >= ll0 - 1e-8 * abs(ll0)
-            except np.linalg.LinAlgError:
-                ok = False
-            if ok:
-                mu, S, spec = mu_n, S_n, spec_n
-                if a == step_max:
-                    step_max *= m_step
-            else:
-                converged = False
-                mu, S, spec = mu2, S2, spec2
-                if a == step_max:
-                    step_max = max(1.0, step_max / m_step)
-    else:
-        raise ValueError(f"unknown accelerate {accelerate!r}: use 'squarem' or None")
-    S = shrink(S, alpha)
-    _, _, _, Xc = _em_map(X0, obs, plan, mu, S, ridge)
-    return EMResult(
-        mean=mu,
-        cov=S,
-        n_iter=len(lls),
-        converged=converged,
-        loglik=np.asarray(lls),
-        rel_change=np.asarray(changes),
-        completed=Xc,
-        shrinkage=float(alpha),
-        eps_psd=eps_psd,
-        n_patterns=plan.n_patterns,
-        snapshots=tuple((t, m_, shrink(S_, alpha), n_, c_) for t, (m_, S_, n_, c_) in snaps.items()),
-    )
+
+def _iterate_plain(run: _EMRun, mu: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Plain EM updates until the relative change falls below ``tol`` or ``max_iter`` updates are made."""
+    converged, spec = False, None
+    while not run.done and not converged:
+        mu, S, _, converged, spec = run.step(mu, S, spec)
+    return mu, S, converged
+
+
+def _iterate_squarem(run: _EMRun, mu: np.ndarray, S: np.ndarray, floor: float
+                     ) -> tuple[np.ndarray, np.ndarray, bool]:
+    """SQUAREM (Varadhan & Roland 2008, scheme S3) on theta = (mu, Sigma).
+
+    With the step-length adaptation of the reference implementation and a
+    log-likelihood safeguard. Every EM update F is counted as one iteration;
+    the run stops at the first F whose relative change is below tol, so the
+    stopping rule (and the fixpoint) is that of the plain iteration.
+    """
+    step_max, m_step = 1.0, 4.0
+    converged, spec = False, None
+    while not run.done and not converged:
+        mu1, S1, ll0, converged, spec1 = run.step(mu, S, spec)
+        if converged or run.done:
+            return mu1, S1, converged
+        mu2, S2, _, converged, spec2 = run.step(mu1, S1, spec1)
+        if converged or run.done:
+            return mu2, S2, converged
+        rm, rS = mu1 - mu, S1 - S
+        vm, vS = (mu2 - mu1) - rm, (S2 - S1) - rS
+        sr = float(np.sqrt(np.sum(rm**2) + np.sum(rS**2)))
+        sv = float(np.sqrt(np.sum(vm**2) + np.sum(vS**2)))
+        a = sr / sv if sv > 0 else 1.0
+        a = max(1.0, min(step_max, a))
+        if a == 1.0:  # plain double step; allow longer steps next time
+            mu, S, spec = mu2, S2, spec2
+            if a == step_max:
+                step_max *= m_step
+            continue
+        mu_x = mu + 2.0 * a * rm + a * a * vm
+        S_x = S + 2.0 * a * rS + a * a * vS
+        S_x, spec_x = psd_floor((S_x + S_x.T) / 2.0, floor, spectrum=True)
+        try:
+            mu_n, S_n, ll_x, converged, spec_n = run.step(mu_x, S_x, spec_x)
+            ok = np.isfinite(ll_x) and ll_x >= ll0 - 1e-8 * abs(ll0)
+        except np.linalg.LinAlgError:
+            ok = False
+        if ok:
+            mu, S, spec = mu_n, S_n, spec_n
+            if a == step_max:
+                step_max *= m_step
+        else:
+            converged = False
+            mu, S, spec = mu2, S2, spec2
+            if a == step_max:
+                step_max = max(1.0, step_max / m_step)
+    return mu, S, converged
 
 
 def em_settings(

@@ -29,6 +29,7 @@ import numpy as np
 from .._checks import check_covariance, check_nonnegative
 from .base import BasePredictor, NotFittedError, check_train_query
 from .correlation import estimate_correlation
+from .lowrank import as_correlation_matrix, is_low_rank
 
 __all__ = [
     "ConditionalResult",
@@ -151,8 +152,10 @@ def conditional_moments(
 
     Parameters
     ----------
-    cov : ndarray (N, N)
-        Covariance or correlation of the standardized scores.
+    cov : ndarray (N, N) or LowRankCorrelation
+        Covariance or correlation of the standardized scores (a wide
+        matrix's low-rank correlation: only the blocks ``R[A, A]`` and
+        ``R[A, T]`` are formed, O(k (k + T) r)).
     query : ndarray (v, N)
         Standardized scores, NaN where hidden.
     columns : sequence of int
@@ -184,7 +187,7 @@ def conditional_moments(
         or column and target indices that are not distinct integers in
         0..N-1.
     """
-    cov = np.asarray(cov, dtype=float)
+    cov = as_correlation_matrix(cov)  # a wide matrix's low-rank correlation stays factored: only blocks are formed
     if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
         raise ValueError(f"cov must be a square (N, N) matrix, got shape {cov.shape}")
     N = cov.shape[0]
@@ -205,7 +208,7 @@ def conditional_moments(
     xs = np.where(pat, q[:, sel], 0.0)  # (v, k)
     pred = np.einsum("rk,rkt->rt", xs, W[inv])
     red = np.einsum("gkt,gkt->gt", B, W)  # explained variance per group
-    var = np.diag(cov)[T][None, :] - red[inv]
+    var = cov.diagonal()[T][None, :] - red[inv]
     return pred, np.maximum(var, VAR_FLOOR)
 
 
@@ -401,7 +404,7 @@ class GaussianPredictor(BasePredictor):
         super().fit(train, cov=cov)
         if self.cov_ is None:
             self.cov_ = estimate_correlation(self.train_).corr
-        C = check_covariance(self.cov_)
+        C = self.cov_ if is_low_rank(self.cov_) else check_covariance(self.cov_)
         if C.shape[0] != self.train_.shape[1]:
             raise ValueError(f"train has {self.train_.shape[1]} columns but cov is {C.shape[0]} x {C.shape[0]}")
         self.cov_ = C

@@ -40,6 +40,7 @@ from .calibration import conformal_quantile, conformal_scores
 from .candidates import DEFAULT_PREDICTORS, DEFAULT_STRATEGIES
 from .choice import DEFAULT_RULE, Best, Nested, choice_rule
 from .correlation import inner_correlation
+from .lowrank import as_correlation_matrix
 from .oof import STACK, InnerFolds, OutOfFold, out_of_fold, score_candidates
 from .plan import SearchPlan, plan_search
 from .predictors import check_predictor_name, check_unconditioned, make_predictor
@@ -228,7 +229,7 @@ def _problem(train: Any, k_max: int, *, cov: np.ndarray | None, strategies: Sequ
     k_max = check_int(k_max, "k")
     folds = InnerFolds(check_int(n_folds, "n_folds", minimum=2), int(seed))
     check_unconditioned(unconditioned)
-    R = inner_correlation(tr) if cov is None else np.asarray(cov, dtype=float)
+    R = inner_correlation(tr) if cov is None else as_correlation_matrix(cov)  # a wide matrix's stays low-rank
     return _Problem(tr, names, selectors, predictors, bool(stack), folds, int(seed),
                     tuple(float(lv) for lv in levels), fixed, unconditioned, R, rule, k_max)
 

@@ -47,6 +47,7 @@ import numpy as np
 from scipy.linalg import lapack
 
 from .._checks import check_covariance, resolve_indices
+from .lowrank import LowRankCorrelation
 
 __all__ = [
     "LOG_2PIE",
@@ -79,7 +80,7 @@ _PIVOT_RTOL = 1e-12
 
 def variance_floor(S: np.ndarray) -> float:
     """The floor of every conditional variance, ``1e-12 * max(diag(S))``. O(N)."""
-    return _VAR_RTOL * float(np.diag(S).max())
+    return _VAR_RTOL * float(S.diagonal().max())
 
 
 class PivotedCholesky:
@@ -96,7 +97,7 @@ class PivotedCholesky:
         self.S = S
         self.floor = floor
         self.L = np.zeros((n, max(kmax, 1)))
-        self.d = np.diag(S).copy()
+        self.d = S.diagonal().copy()
         self.filled = np.zeros(n, dtype=int)
         self.selected = np.zeros(n, dtype=bool)
         self.order: list[int] = []
@@ -177,8 +178,12 @@ def complement_precision_diag(S: np.ndarray, comp: np.ndarray, floor: float) -> 
     (``trtri``), i.e. :math:`P_{vv} = \\|(L^{-1})_{:,v}\\|^2` (Eq. prec-diag-chol).
     When the factorization fails or a pivot falls below ``_PIVOT_RTOL`` times
     the block's largest diagonal, an eigendecomposition with eigenvalues
-    clamped at ``floor`` is used instead (Appendix C).  Cost :math:`O(|\\bar A|^3)`.
+    clamped at ``floor`` is used instead (Appendix C).  Cost :math:`O(|\\bar A|^3)`;
+    for a :class:`~benchsel_lib.method.lowrank.LowRankCorrelation` of rank
+    ``r`` the Woodbury identity instead, :math:`O(|\\bar A| r^2)`.
     """
+    if isinstance(S, LowRankCorrelation):
+        return S.complement_precision_diag(comp)
     block = S.take(comp, axis=0).take(comp, axis=1)
     scale = float(block.diagonal().max()) if block.size else 0.0
     if scale > 0.0:
@@ -479,22 +484,36 @@ def trace_order(S: np.ndarray, order: Sequence[int], floor: float) -> dict[str, 
     n = S.shape[0]
     k = len(order)
     state, resid = pivot_along(S, order, floor)
-    resid = resid / float(np.trace(S))
+    resid = resid / float(S.trace())
     piv = np.maximum(np.asarray(state.pivots, dtype=float), floor)
     logdet = np.cumsum(np.log(piv))
     gains = entropy_gain(piv)
-    # MI diagnostic: one factorization in the order [complement..., a_k, ..., a_1]
+    comp_logdet, logdet_all = _complement_logdets(S, order, floor)
+    mi = np.empty(k)
+    for s in range(k):
+        m = n - (s + 1)  # size of the complement after step s
+        mi[s] = 0.0 if m == 0 else max(0.0, 0.5 * (logdet[s] + comp_logdet[s] - logdet_all))
+    return {"gains": gains, "residual_fraction": resid, "logdet": logdet, "mi": mi}
+
+
+def _complement_logdets(S: np.ndarray, order: Sequence[int], floor: float) -> tuple[np.ndarray, float]:
+    """``log det`` of the complement after each step of ``order`` (``out[s]``: without its first ``s + 1``), and of ``S``.
+
+    Dense: one clamped Cholesky in the order [complement..., a_k, ..., a_1],
+    whose leading blocks are the complements, :math:`O(N^3)`.  A
+    :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`: the matrix
+    determinant lemma, :math:`O(N r^2 + k r^3)`.
+    """
+    n, k = S.shape[0], len(order)
+    if isinstance(S, LowRankCorrelation):
+        dets = S.logdets_removing(order)
+        return dets[1:], float(dets[0])
     sel = np.zeros(n, dtype=bool)
     sel[list(order)] = True
     perm = np.concatenate([np.flatnonzero(~sel), np.asarray(order[::-1], dtype=int)])
     lp = _clamped_cholesky_logpivots(S[np.ix_(perm, perm)], floor)
     csum = np.concatenate([[0.0], np.cumsum(lp)])
-    logdet_all = csum[n]
-    mi = np.empty(k)
-    for s in range(k):
-        m = n - (s + 1)  # size of the complement after step s
-        mi[s] = 0.0 if m == 0 else max(0.0, 0.5 * (logdet[s] + csum[m] - logdet_all))
-    return {"gains": gains, "residual_fraction": resid, "logdet": logdet, "mi": mi}
+    return np.array([csum[n - (s + 1)] for s in range(k)]), float(csum[n])
 
 
 def log_det(cov: object, idx: Sequence[int | str], *, names: Sequence[str] | None = None) -> float:

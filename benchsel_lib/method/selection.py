@@ -87,6 +87,7 @@ from .._checks import (
     resolve_indices,
 )
 from .._random import check_entropy
+from .lowrank import LowRankCorrelation
 from .medoids import anchor_dissimilarity, k_medoids
 from .objectives import (
     EntropyGain,
@@ -290,6 +291,8 @@ class _TieBreaker:
         return _tie_threshold(best, self.tol)
 
     def _centrality(self, tied: np.ndarray, selected: np.ndarray) -> np.ndarray:
+        if isinstance(self.S, LowRankCorrelation):  # O(N r^2), no N x N array
+            return self.S.centrality(tied, selected, self.floor)
         if self._r2 is None:
             dg = np.maximum(np.diag(self.S), self.floor)
             r2 = self.S**2 / np.outer(dg, dg)
@@ -380,71 +383,96 @@ def _greedy(
             avail &= cost <= budget_left + budget_tol
         if not avail.any():
             break
-        step = state.t
         objective.prepare(state)
+        record = first if first_step else None  # the gains at the first greedy step are recorded
         if not lazy:
-            cands = np.flatnonzero(avail)
-            gains, surrogate = objective.gains(state, cands)
-            n_eval += cands.size
-            if first_step:
-                first = dict(zip(cands.tolist(), gains.tolist()))
-            keys = surrogate if cost is None else (gains + shift) / cost[cands]
-            p = tie.choose(cands, keys, state)
-            step_gains.append(float(gains[int(np.searchsorted(cands, p))]))
+            p, g, n = _eager_step(objective, state, avail, cost=cost, shift=shift, tie=tie, record=record)
         else:
-            def evaluate(j: int) -> tuple[float, float]:
-                g, surrogate = objective.gain(state, j)
-                if first_step:
-                    first[j] = g
-                return g, (surrogate if cost is None else float((g + shift) / cost[j]))
-
-            fresh: dict[int, float] = {}
-            # pop until the top of the heap is fresh
-            while heap:
-                negk, j, stamp = heap[0]
-                if not avail[j]:
-                    heapq.heappop(heap)
-                    continue
-                if stamp == step:
-                    break
-                heapq.heappop(heap)
-                g, key = evaluate(j)
-                n_eval += 1
-                fresh[j] = g
-                heapq.heappush(heap, (-key, j, step))
-            if not heap:
+            picked = _lazy_step(objective, state, heap, avail, cost=cost, shift=shift, tie=tie, record=record)
+            if picked is None:
                 break
-            best = -heap[0][0]
-            thr = tie.threshold(best)
-            tied: list[tuple[int, float]] = []
-            while heap and -heap[0][0] >= thr:
-                negk, j, stamp = heapq.heappop(heap)
-                if not avail[j]:
-                    continue
-                if stamp != step:
-                    g, key = evaluate(j)
-                    n_eval += 1
-                    fresh[j] = g
-                    if key < thr:
-                        heapq.heappush(heap, (-key, j, step))
-                        continue
-                    tied.append((j, key))
-                else:
-                    tied.append((j, -negk))
-            tied.sort()
-            tc = np.array([j for j, _ in tied], dtype=int)
-            tk = np.array([key for _, key in tied])
-            p = tie.choose(tc, tk, state)
-            for j, key in tied:
-                if j != p:
-                    heapq.heappush(heap, (-key, j, step))
-            step_gains.append(fresh[p])
+            p, g, n = picked
+        n_eval += n
+        step_gains.append(g)
         first_step = False
         add(p)
         avail[p] = False
         if cost is not None:
             budget_left -= float(cost[p])
     return state.order, step_gains, n_eval, first
+
+
+def _eager_step(objective: Objective, state: PivotedCholesky, avail: np.ndarray, *, cost: np.ndarray | None,
+                shift: float, tie: _TieBreaker, record: dict[int, float] | None) -> tuple[int, float, int]:
+    """One eager greedy step: every available candidate's gain; the pick, its gain and the evaluations. O(N)."""
+    cands = np.flatnonzero(avail)
+    gains, surrogate = objective.gains(state, cands)
+    if record is not None:
+        record.update(zip(cands.tolist(), gains.tolist()))
+    keys = surrogate if cost is None else (gains + shift) / cost[cands]
+    p = tie.choose(cands, keys, state)
+    return p, float(gains[int(np.searchsorted(cands, p))]), int(cands.size)
+
+
+def _lazy_step(objective: Objective, state: PivotedCholesky, heap: list[tuple[float, int, int]],
+               avail: np.ndarray, *, cost: np.ndarray | None, shift: float, tie: _TieBreaker,
+               record: dict[int, float] | None) -> tuple[int, float, int] | None:
+    """One lazy (Minoux) greedy step on the max-heap of stale keys ``(-key, j, step)``.
+
+    Pops until the top is fresh, re-evaluates every candidate whose bound
+    reaches the tie threshold, lets ``tie`` choose among the tied and pushes
+    the others back.  Returns the pick, its gain and the evaluations (None
+    when the heap runs out).
+    """
+    step = state.t
+    n_eval = 0
+
+    def evaluate(j: int) -> tuple[float, float]:
+        g, surrogate = objective.gain(state, j)
+        if record is not None:
+            record[j] = g
+        return g, (surrogate if cost is None else float((g + shift) / cost[j]))
+
+    fresh: dict[int, float] = {}
+    # pop until the top of the heap is fresh
+    while heap:
+        negk, j, stamp = heap[0]
+        if not avail[j]:
+            heapq.heappop(heap)
+            continue
+        if stamp == step:
+            break
+        heapq.heappop(heap)
+        g, key = evaluate(j)
+        n_eval += 1
+        fresh[j] = g
+        heapq.heappush(heap, (-key, j, step))
+    if not heap:
+        return None
+    thr = tie.threshold(-heap[0][0])
+    tied: list[tuple[int, float]] = []
+    while heap and -heap[0][0] >= thr:
+        negk, j, stamp = heapq.heappop(heap)
+        if not avail[j]:
+            continue
+        if stamp != step:
+            g, key = evaluate(j)
+            n_eval += 1
+            fresh[j] = g
+            if key < thr:
+                heapq.heappush(heap, (-key, j, step))
+                continue
+            tied.append((j, key))
+        else:
+            tied.append((j, -negk))
+    tied.sort()
+    tc = np.array([j for j, _ in tied], dtype=int)
+    tk = np.array([key for _, key in tied])
+    p = tie.choose(tc, tk, state)
+    for j, key in tied:
+        if j != p:
+            heapq.heappush(heap, (-key, j, step))
+    return p, fresh[p], n_eval
 
 
 def _maximize(
@@ -669,7 +697,13 @@ def select(
         below the floor (1e-12 of the largest variance), negative ones
         included, counts as the floor, so such a benchmark is not chosen for
         its variance; on a clearly indefinite matrix the gains are those of
-        this floored greedy, not of a Gaussian model.
+        this floored greedy, not of a Gaussian model.  A wide matrix's
+        :class:`~benchsel_lib.method.lowrank.LowRankCorrelation` (rank ``r``)
+        is used through its factors by the objectives of
+        :data:`LOW_RANK_OBJECTIVES` without costs -- entropy :math:`O(k^2 N
+        + k r N)`, MI :math:`O(k N r^2)` (Woodbury), lasso without N x N
+        products, the diagnostics by the matrix determinant lemma -- and
+        formed densely for the others.
     k : int or None
         Number of benchmarks to select, *including* the mandatory ``initial``
         ones (so ``k >= len(initial)``), in ``1..N``.  Under a budget ``k`` is an
@@ -836,26 +870,11 @@ def select(
     :math:`O(MN^2 + kN^2)`; budgets add nothing
     asymptotically.
     """
-    S = check_covariance(cov)
+    S = _factored_or_checked(cov, objective, costs)
     n = S.shape[0]
-    if not isinstance(objective, str) or objective.lower() not in OBJECTIVES:
-        raise ValueError(f"unknown objective {objective!r}; expected one of {OBJECTIVES}")
-    objective = objective.lower()
-    check_tie_break(tie_break)
-    lazy = check_bool(lazy, "lazy")
-    try:
-        tol = float(tie_tol)
-    except (TypeError, ValueError):
-        raise ValueError(f"tie_tol must be a non-negative number, got {tie_tol!r}") from None
-    if not math.isfinite(tol) or tol < 0:
-        raise ValueError(f"tie_tol must be a non-negative finite number, got {tie_tol!r}")
-    if names is not None:
-        names = [str(s) for s in names]
-        if len(names) != n:
-            raise ValueError(f"names has {len(names)} entries but cov has {n} benchmarks")
-        if len(set(names)) != n:
-            raise ValueError("names contains duplicates")
-    diag = np.diag(S)
+    objective, lazy, tol, names = _check_options(n, objective=objective, tie_break=tie_break, lazy=lazy,
+                                                 tie_tol=tie_tol, names=names)
+    diag = S.diagonal()
     if float(diag.max()) <= 0.0:
         raise ValueError("cov has zero total variance")
     floor = variance_floor(S)
@@ -867,56 +886,26 @@ def select(
     c, b = _check_costs(costs, budget, n)
     if c is not None:
         check_cost_form(objective)
-    tr = None
-    if objective in NEEDS_TRAIN:
-        if train is None:
-            raise ValueError(f"objective {objective!r} needs train= (the standardized training rows)")
-        tr = check_data_matrix(train, name="train", min_rows=1, allow_empty=True)  # a fold may miss a benchmark
-        if tr.shape[1] != n:
-            raise ValueError(f"train must be (models x {n} benchmarks), got shape {tr.shape}")
-        if np.isnan(tr).all():
-            raise ValueError("train has no observed score")
-
+    tr = _check_train(objective, train, n)
     candidates, excluded, why = _candidate_mask(n, init=init, names=names, min_observed=min_observed,
                                                 observed_counts=observed_counts, exclude=exclude)
     k, btol = _resolve_size(k, n, init=init, candidates=candidates, costs=c, budget=b, why=why)
-    shift = 0.0
-    if c is not None and objective == "entropy":
-        # every conditional variance is at least lambda_min, so the shifted marginals are non-negative
-        lam_min = float(np.linalg.eigvalsh(S)[0])
-        shift = max(0.0, -entropy_gain(max(lam_min, floor), log=math.log))
-
+    shift = _entropy_shift(S, floor) if c is not None and objective == "entropy" else 0.0
     gain = _GAINS[objective](S, floor) if objective in _GAINS else None
     variance_keys = gain is not None and gain.key_is_variance and c is None
     tie = _TieBreaker(S, tie_break, tol, floor, objective, variance_keys=variance_keys)
     n_eval = 0
     step_gains: list[float] | None = None
     strategy = objective
-    with_mandatory = candidates | _mask(n, init)
     if gain is not None:
         order, step_gains, n_eval, strategy = _maximize(
             gain, initial=init, candidates=candidates, k=k, costs=c, budget=b, shift=shift, tie=tie, lazy=lazy,
             budget_tol=btol)
     elif objective == "random":
         order = _random_order(candidates, init, k, costs=c, budget=b, budget_tol=btol, seed=seed)
-    elif objective == "lasso":
-        order = lasso_path_order(S, k, initial=init, candidates=with_mandatory)
-    elif objective == "anchors":
-        medoids = k_medoids(anchor_dissimilarity(S), k, fixed=init, candidates=candidates)
-        order, n_eval = medoids.order, medoids.n_evaluations
-    elif objective == "sparse":
-        order = sparse_order(S, tr, k, initial=init, candidates=with_mandatory).order
-    elif objective == "mean-lasso":
-        order = mean_lasso_order(S, k, initial=init, candidates=with_mandatory)
-    elif objective == "imputed-lasso":
-        order = imputed_lasso_order(tr, k, initial=init, candidates=with_mandatory)
-    elif objective == "trace":
-        order = residual_trace_greedy(S, k, initial=init, candidates=candidates, floor=floor, tie_tol=tol)
-    elif objective == "imputed-trace":
-        G = imputed_gram(tr)
-        order = residual_trace_greedy(G, k, initial=init, candidates=candidates, floor=variance_floor(G), tie_tol=tol)
-    else:  # "greedy"
-        order = predictive_greedy(tr, k, initial=init, candidates=with_mandatory, costs=c, budget=b)
+    else:
+        order, n_eval = _other_order(objective, S, tr, k, init=init, candidates=candidates, floor=floor, tol=tol,
+                                     costs=c, budget=b)
 
     diag_out = trace_order(S, order, floor)
     if objective == "mi":
@@ -937,6 +926,97 @@ def select(
         shift=float(shift),
         total_cost=float(c[order].sum()) if c is not None else None,
     )
+
+
+def _check_options(n: int, *, objective: object, tie_break: str, lazy: object, tie_tol: object,
+                   names: Sequence[str] | None) -> tuple[str, bool, float, list[str] | None]:
+    """:func:`select`'s checks of its objective, tie rule, ``lazy``, ``tie_tol`` and ``names``. O(N).
+
+    Returns the objective in lower case, ``lazy``, the tolerance and the names as strings.
+    """
+    if not isinstance(objective, str) or objective.lower() not in OBJECTIVES:
+        raise ValueError(f"unknown objective {objective!r}; expected one of {OBJECTIVES}")
+    check_tie_break(tie_break)
+    lazy = check_bool(lazy, "lazy")
+    try:
+        tol = float(tie_tol)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"tie_tol must be a non-negative number, got {tie_tol!r}") from None
+    if not math.isfinite(tol) or tol < 0:
+        raise ValueError(f"tie_tol must be a non-negative finite number, got {tie_tol!r}")
+    if names is not None:
+        names = [str(s) for s in names]
+        if len(names) != n:
+            raise ValueError(f"names has {len(names)} entries but cov has {n} benchmarks")
+        if len(set(names)) != n:
+            raise ValueError("names contains duplicates")
+    return objective.lower(), lazy, tol, names
+
+
+def _check_train(objective: str, train: object, n: int) -> np.ndarray | None:
+    """The training rows an objective of :data:`NEEDS_TRAIN` reads, checked (None for the others). O(M N)."""
+    if objective not in NEEDS_TRAIN:
+        return None
+    if train is None:
+        raise ValueError(f"objective {objective!r} needs train= (the standardized training rows)")
+    tr = check_data_matrix(train, name="train", min_rows=1, allow_empty=True)  # a fold may miss a benchmark
+    if tr.shape[1] != n:
+        raise ValueError(f"train must be (models x {n} benchmarks), got shape {tr.shape}")
+    if np.isnan(tr).all():
+        raise ValueError("train has no observed score")
+    return tr
+
+
+def _entropy_shift(S: np.ndarray, floor: float) -> float:
+    """The budgeted entropy's shift (Appendix B): every conditional variance is at least lambda_min. O(N^3)."""
+    lam_min = float(np.linalg.eigvalsh(S)[0])
+    return max(0.0, -entropy_gain(max(lam_min, floor), log=math.log))
+
+
+def _other_order(objective: str, S: np.ndarray, tr: np.ndarray | None, k: int, *, init: list[int],
+                 candidates: np.ndarray, floor: float, tol: float, costs: np.ndarray | None,
+                 budget: float | None) -> tuple[list[int], int]:
+    """The order of an objective other than entropy, MI and random (:func:`select`), and its gain evaluations."""
+    with_mandatory = candidates | _mask(S.shape[0], init)
+    n_eval = 0
+    if objective == "lasso":
+        order = lasso_path_order(S, k, initial=init, candidates=with_mandatory)
+    elif objective == "anchors":
+        medoids = k_medoids(anchor_dissimilarity(S), k, fixed=init, candidates=candidates)
+        order, n_eval = medoids.order, medoids.n_evaluations
+    elif objective == "sparse":
+        order = sparse_order(S, tr, k, initial=init, candidates=with_mandatory).order
+    elif objective == "mean-lasso":
+        order = mean_lasso_order(S, k, initial=init, candidates=with_mandatory)
+    elif objective == "imputed-lasso":
+        order = imputed_lasso_order(tr, k, initial=init, candidates=with_mandatory)
+    elif objective == "trace":
+        order = residual_trace_greedy(S, k, initial=init, candidates=candidates, floor=floor, tie_tol=tol)
+    elif objective == "imputed-trace":
+        G = imputed_gram(tr)
+        order = residual_trace_greedy(G, k, initial=init, candidates=candidates, floor=variance_floor(G),
+                                      tie_tol=tol)
+    else:  # "greedy"
+        order = predictive_greedy(tr, k, initial=init, candidates=with_mandatory, costs=costs, budget=budget)
+    return order, n_eval
+
+
+#: objectives that work from a :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`'s factors (no N x N array)
+LOW_RANK_OBJECTIVES = ("entropy", "mi", "random", "lasso")
+
+
+def _factored_or_checked(cov: object, objective: object, costs: object) -> Any:
+    """``cov`` as :func:`select` works on it: a low-rank one kept, else checked and dense.
+
+    A :class:`~benchsel_lib.method.lowrank.LowRankCorrelation` is kept for
+    the objectives of :data:`LOW_RANK_OBJECTIVES` without costs; any other
+    objective, or a budget (whose entropy shift needs the smallest
+    eigenvalue), gets the dense matrix. O(1) kept; O(N^2) checked.
+    """
+    if (isinstance(cov, LowRankCorrelation) and costs is None and isinstance(objective, str)
+            and objective.lower() in LOW_RANK_OBJECTIVES):
+        return cov
+    return check_covariance(cov)
 
 
 def _state_after(S: np.ndarray, init: list[int], floor: float) -> PivotedCholesky:
@@ -986,26 +1066,11 @@ def predictive_greedy(
     spent = 0.0 if costs is None else float(np.sum(np.asarray(costs)[chosen]))
 
     def score(S: list[int]) -> float:
-        Sarr = np.asarray(S)
-        any_s = tm[:, Sarr].any(axis=1)
-        all_s = tm[:, Sarr].all(axis=1)
-        targets = np.setdiff1d(np.arange(N), Sarr)
-        fit = ridge_loo_batch(tr, Sarr, targets, alphas=pr.alphas, observed=tm)
-        rows = tm[:, targets] & any_s[:, None]
-        tot_j = (z2[:, targets] * rows).sum(axis=0)
-        miss_j = (z2[:, targets] * (rows & ~all_s[:, None])).sum(axis=0)
-        ok = pr.enough_rows(fit["n"], len(S)) & np.isfinite(fit["mse"])
-        res_j = np.where(ok, fit["n"] * np.nan_to_num(fit["mse"]) + miss_j, tot_j)
-        tot = float(tot_j.sum())
-        return 1.0 - float(res_j.sum()) / tot if tot > 0 else -np.inf
+        return _loo_r2(tr, tm, z2, S, pr)
 
     pool: np.ndarray | None = None
     while len(chosen) < k:
-        free = [c for c in np.flatnonzero(cand).tolist() if c not in chosen]
-        if pool is not None:
-            free = [c for c in pool.tolist() if c not in chosen] or free
-        if costs is not None and budget is not None:
-            free = [c for c in free if within_budget(spent + float(costs[c]), budget)]
+        free = _free_candidates(cand, chosen, pool, costs=costs, budget=budget, spent=spent)
         if not free:
             break
         base = score(chosen) if chosen else 0.0
@@ -1020,6 +1085,38 @@ def predictive_greedy(
         if costs is not None:
             spent += float(costs[free[best]])
     return chosen
+
+
+def _free_candidates(cand: np.ndarray, chosen: list[int], pool: np.ndarray | None, *, costs: np.ndarray | None,
+                     budget: float | None, spent: float) -> list[int]:
+    """:func:`predictive_greedy`'s candidates at one step: the screened pool (or every candidate), affordable. O(N)."""
+    free = [c for c in np.flatnonzero(cand).tolist() if c not in chosen]
+    if pool is not None:
+        free = [c for c in pool.tolist() if c not in chosen] or free
+    if costs is not None and budget is not None:
+        free = [c for c in free if within_budget(spent + float(costs[c]), budget)]
+    return free
+
+
+def _loo_r2(tr: np.ndarray, tm: np.ndarray, z2: np.ndarray, S: list[int], pr: RidgePredictor) -> float:
+    """:func:`predictive_greedy`'s objective of the set ``S``: the pooled leave-one-out R^2 of the other targets.
+
+    ``tm``: observed mask of ``tr``; ``z2``: its squared scores (0 where
+    missing). O(N) ridge fits (:func:`~benchsel_lib.method.regression.ridge_loo_batch`).
+    """
+    N = tr.shape[1]
+    Sarr = np.asarray(S)
+    any_s = tm[:, Sarr].any(axis=1)
+    all_s = tm[:, Sarr].all(axis=1)
+    targets = np.setdiff1d(np.arange(N), Sarr)
+    fit = ridge_loo_batch(tr, Sarr, targets, alphas=pr.alphas, observed=tm)
+    rows = tm[:, targets] & any_s[:, None]
+    tot_j = (z2[:, targets] * rows).sum(axis=0)
+    miss_j = (z2[:, targets] * (rows & ~all_s[:, None])).sum(axis=0)
+    ok = pr.enough_rows(fit["n"], len(S)) & np.isfinite(fit["mse"])
+    res_j = np.where(ok, fit["n"] * np.nan_to_num(fit["mse"]) + miss_j, tot_j)
+    tot = float(tot_j.sum())
+    return 1.0 - float(res_j.sum()) / tot if tot > 0 else -np.inf
 
 
 def lasso_path_order(
@@ -1037,20 +1134,23 @@ def lasso_path_order(
     problem at the current ``lam`` by proximal gradient (``n_iter`` steps,
     warm started), set ``lam`` to the largest inactive ``g_c`` and add that
     benchmark.  Benchmarks never leave the active set (the entry order is
-    what is used).  Deterministic; O(k (n_iter k^2 N + k N^2)).
+    what is used).  Deterministic; O(k (n_iter k^2 N + k N^2)).  A
+    :class:`~benchsel_lib.method.lowrank.LowRankCorrelation` of rank ``r``
+    gives the row norms and gradient norms from its factors
+    (:func:`_row_norms`, :func:`_gradient_norms`): O(k (n_iter k^2 N + k r N + N r^2)).
     """
-    R = np.asarray(cov, dtype=float)
+    R = cov if isinstance(cov, LowRankCorrelation) else np.asarray(cov, dtype=float)
     N = R.shape[0]
     cand = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
     active = [int(i) for i in initial]
-    row_norms = np.linalg.norm(R, axis=1)
+    row_norms = _row_norms(R)
     if not active:
         active = [int(np.argmax(np.where(cand, row_norms, -np.inf)))]
     lam = 2.0 * float(np.max(np.where(cand, row_norms, 0.0)))
     B = np.zeros((len(active), N))
     while True:
         A = np.asarray(active)
-        RAA, RA = R[np.ix_(A, A)], R[A]
+        RAA, RA = R[np.ix_(A, A)], R[A, :]
         if B.shape[0] < A.size:
             B = np.vstack([B, np.zeros((A.size - B.shape[0], N))])
         step = 1.0 / (2.0 * max(float(np.linalg.eigvalsh(RAA)[-1]), 1e-12))
@@ -1061,7 +1161,7 @@ def lasso_path_order(
             B = Bn * np.maximum(0.0, 1.0 - step * lam / np.maximum(nr, 1e-300))
         if len(active) >= k:
             break
-        g = np.linalg.norm(2.0 * (R - R[:, A] @ B), axis=1)
+        g = _gradient_norms(R, A, B, RA)
         g[A] = -np.inf
         g[~cand] = -np.inf
         nxt = int(np.argmax(g))
@@ -1070,3 +1170,33 @@ def lasso_path_order(
         lam = min(lam, float(g[nxt]))
         active.append(nxt)
     return active[:k]
+
+
+def _row_norms(R: np.ndarray | LowRankCorrelation) -> np.ndarray:
+    """``||R_{c.}||_2`` of every row.  Dense O(N^2); low-rank ``D + W W^T`` O(N r^2).
+
+    For the low-rank form ``||r_c||^2 = d_c^2 + 2 d_c ||w_c||^2 + w_c^T (W^T W) w_c``.
+    """
+    if not isinstance(R, LowRankCorrelation):
+        return np.linalg.norm(R, axis=1)
+    W, d = R.W, R.d
+    sq = d * d + 2.0 * d * np.einsum("ij,ij->i", W, W) + np.einsum("ij,jk,ik->i", W, W.T @ W, W)
+    return np.sqrt(np.maximum(sq, 0.0))
+
+
+def _gradient_norms(R: np.ndarray | LowRankCorrelation, A: np.ndarray, B: np.ndarray,
+                    RA: np.ndarray) -> np.ndarray:
+    """``||2 (R_{c.} - R_{cA} B)||_2`` of every row ``c`` (``RA = R[A, :]``).
+
+    Dense O(k N^2); low-rank O(k r N + k^2 N).
+
+    For the low-rank form the square expands into ``||r_c||^2 - 2 R_{cA} (B r_c)
+    + R_{cA} (B B^T) R_{Ac}``, with ``B r_c = d_c B_{.c} + (B W) w_c``.
+    """
+    if not isinstance(R, LowRankCorrelation):
+        return np.linalg.norm(2.0 * (R - R[:, A] @ B), axis=1)
+    Br = B * R.d[None, :] + (B @ R.W) @ R.W.T  # (k, N): column c is B r_c
+    cross = np.einsum("ac,ac->c", RA, Br)
+    quad = np.einsum("ac,ab,bc->c", RA, B @ B.T, RA)
+    sq = _row_norms(R) ** 2 - 2.0 * cross + quad
+    return 2.0 * np.sqrt(np.maximum(sq, 0.0))

@@ -37,6 +37,7 @@ import numpy as np
 from .._checks import check_bool, check_int
 from .._memo import LRUMemo, array_key
 from .._names import name_positions
+from .lowrank import LowRankCorrelation
 from .selection import (
     NEEDS_TRAIN,
     OBJECTIVES,
@@ -219,8 +220,9 @@ class Selector:
 
         Parameters
         ----------
-        cov : ndarray (N, N)
-            Training correlation.
+        cov : ndarray (N, N) or LowRankCorrelation
+            Training correlation (a wide matrix's in low-rank form,
+            :mod:`~benchsel_lib.method.lowrank`).
         k : int or None
             Subset size, mandatory benchmarks included (None: as many as the budget allows).
         names : sequence of str
@@ -276,7 +278,7 @@ class Selector:
             costs = np.array([_cost(self.costs[b], b) for b in names])
         key = None
         if costs is None and not isinstance(seed, np.random.Generator):
-            key = (array_key(np.asarray(cov, dtype=float)),
+            key = (_cov_key(cov),
                    None if train is None or self.objective not in NEEDS_TRAIN
                    else array_key(np.asarray(train, dtype=float)),
                    tuple(counts.tolist()), tuple(names), self.objective, threshold, tuple(init), self.tie_break,
@@ -320,6 +322,11 @@ class Selector:
 
 
 _SELECTIONS = LRUMemo(256)
+
+
+def _cov_key(cov: Any) -> tuple:
+    """The memo key of a correlation: its exact bytes, or a low-rank one's factors. O(N^2), low-rank O(N r)."""
+    return cov.key() if isinstance(cov, LowRankCorrelation) else array_key(np.asarray(cov, dtype=float))
 
 
 def _cost(value: Any, name: str) -> float:

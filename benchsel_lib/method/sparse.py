@@ -218,6 +218,26 @@ def lasso_cov_path(
     """
     R = np.asarray(R, dtype=float)
     c = np.asarray(c, dtype=float)
+    F, U, lams, penal = _lasso_problem(R, c, lambdas, unpenalized=unpenalized, features=features)
+    N = R.shape[0]
+    out = np.zeros((lams.size, N))
+    b = np.zeros(N)
+    active: list[int] = list(dict.fromkeys(U))  # in ascending first-entry order
+    for t, lam in enumerate(lams):
+        _solve_strength(R, c, b, active, F, penal, float(lam))
+        active = [j for j in active if b[j] != 0.0 or not penal[j]]
+        out[t] = b
+        if max_active is not None and int(np.count_nonzero(b[penal])) > max_active:
+            return out[:t + 1]
+    return out
+
+
+def _lasso_problem(R: np.ndarray, c: np.ndarray, lambdas: Sequence[float], *, unpenalized: Sequence[int],
+                   features: np.ndarray | Sequence[int] | None) -> tuple[np.ndarray, list[int], np.ndarray, np.ndarray]:
+    """:func:`lasso_cov_path`'s checked problem. O(N).
+
+    Returns the features ``F``, the unpenalized ``U``, the strengths and the penalty mask.
+    """
     N = R.shape[0]
     if R.shape != (N, N) or c.shape != (N,):
         raise ValueError(f"R must be square and c match it, got shapes {R.shape} and {c.shape}")
@@ -237,28 +257,30 @@ def lasso_cov_path(
     diag = np.diag(R)
     if (diag[F] <= 0).any():
         raise ValueError("R needs a positive diagonal on the features")
-    out = np.zeros((lams.size, N))
-    b = np.zeros(N)
-    active: list[int] = list(dict.fromkeys(U))  # in ascending first-entry order
-    for t, lam in enumerate(lams):
-        while True:
-            A = np.asarray(active, dtype=int)
-            if A.size:
-                _cd_active(R, c, b, A, penal, float(lam))
-            # optimality check on the zero coefficients: |c_j - (R b)_j| <= lam
-            grad = c[F] - R[F][:, A] @ b[A] if A.size else c[F].copy()
-            inactive = np.ones(F.size, dtype=bool)
-            if A.size:
-                inactive[np.searchsorted(F, A)] = False
-            viol = inactive & (np.abs(grad) > lam * (1.0 + 1e-12) + 1e-15)
-            if not viol.any():
-                break
-            active.extend(int(j) for j in F[viol])
-        active = [j for j in active if b[j] != 0.0 or not penal[j]]
-        out[t] = b
-        if max_active is not None and int(np.count_nonzero(b[penal])) > max_active:
-            return out[:t + 1]
-    return out
+    return F, U, lams, penal
+
+
+def _solve_strength(R: np.ndarray, c: np.ndarray, b: np.ndarray, active: list[int], F: np.ndarray,
+                    penal: np.ndarray, lam: float) -> None:
+    """Solve :func:`lasso_cov_path` at one strength, ``b`` and ``active`` in place (warm started from them).
+
+    Coordinate descent on the active coefficients, then every zero
+    coefficient whose gradient exceeds ``lam`` joins, until none does.
+    O(sweeps a^2 + a^3 + a N) per round.
+    """
+    while True:
+        A = np.asarray(active, dtype=int)
+        if A.size:
+            _cd_active(R, c, b, A, penal, lam)
+        # optimality check on the zero coefficients: |c_j - (R b)_j| <= lam
+        grad = c[F] - R[F][:, A] @ b[A] if A.size else c[F].copy()
+        inactive = np.ones(F.size, dtype=bool)
+        if A.size:
+            inactive[np.searchsorted(F, A)] = False
+        viol = inactive & (np.abs(grad) > lam * (1.0 + 1e-12) + 1e-15)
+        if not viol.any():
+            return
+        active.extend(int(j) for j in F[viol])
 
 
 def _cd_active(R: np.ndarray, c: np.ndarray, b: np.ndarray, A: np.ndarray, penal: np.ndarray, lam: float) -> None:

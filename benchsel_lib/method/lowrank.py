@@ -1,0 +1,291 @@
+"""A correlation held as a diagonal plus a low-rank part, for wide matrices (few models, very many benchmarks).
+
+With ``m`` training models and ``N`` benchmarks, ``m << N``, the floored
+pairwise correlation of the pipelines (eigenvalues raised to a floor, then
+rescaled to a unit diagonal) is ``R = D + W W^T`` with ``D`` diagonal and
+``W`` of shape ``(N, r)``, ``r < m``.  Formed densely it is ``N^2`` floats
+(800 MB at ``N = 10,000``) and its eigendecomposition costs ``O(N^3)``;
+:class:`LowRankCorrelation` keeps the factors (``O(N r)`` memory) and answers
+what the method needs from them:
+
+* entropy greedy (pivoted Cholesky, Algorithm 1): the diagonal and one column
+  per pivot, ``O(N r)`` each;
+* MI greedy (Algorithm 2): the diagonal of the complement's precision
+  ``(R_{CC})^{-1}`` by the Woodbury identity, ``O(|C| r^2)`` per step instead
+  of ``O(|C|^3)``;
+* the MI diagnostic ``I(X_A; X_{\\bar A})``: log-determinants of complements by
+  the matrix determinant lemma, ``O(N r^2 + k r^3)``;
+* the Gaussian conditional mean (Eq. cond-mean): the blocks ``R[A, A]`` and
+  ``R[A, T]``, ``O(|A| |T| r)``.
+
+Any other consumer that converts it with ``np.asarray`` gets the dense matrix
+(correct, at the dense cost).  :func:`wide_route` says when the correlation
+estimate takes this form: more than :data:`LOW_RANK_BENCHMARKS` benchmarks
+and fewer models than benchmarks, far above the paper's matrices (at most 114
+benchmarks), which keep the dense path unchanged.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import linalg
+
+from .._memo import array_key
+
+__all__ = ["LowRankCorrelation", "LOW_RANK_BENCHMARKS", "wide_route", "is_low_rank", "as_correlation_matrix",
+           "low_rank_floored_correlation"]
+
+#: with fewer models than benchmarks, a correlation estimate on more than this many benchmarks is held as
+#: :class:`LowRankCorrelation` (:func:`wide_route`): one dense N x N float64 array is 128 MB here and grows as N^2
+LOW_RANK_BENCHMARKS = 4000
+
+
+def wide_route(n_models: int, n_benchmarks: int) -> bool:
+    """Whether an ``n_models x n_benchmarks`` matrix's correlation is held in low-rank form. O(1).
+
+    True with fewer models than benchmarks and more than
+    :data:`LOW_RANK_BENCHMARKS` benchmarks (read at call time, so tests may
+    lower it).
+    """
+    return int(n_models) < int(n_benchmarks) and int(n_benchmarks) > LOW_RANK_BENCHMARKS
+
+
+def is_low_rank(cov: Any) -> bool:
+    """Whether ``cov`` is a :class:`LowRankCorrelation`. O(1)."""
+    return isinstance(cov, LowRankCorrelation)
+
+
+def as_correlation_matrix(cov: Any) -> Any:
+    """``cov`` unchanged when it is a :class:`LowRankCorrelation`, else ``np.asarray(cov, dtype=float)``. O(1)."""
+    return cov if isinstance(cov, LowRankCorrelation) else np.asarray(cov, dtype=float)
+
+
+def _as_index(index: Any, n: int) -> tuple[np.ndarray, bool]:
+    """One axis of an index as a 1-D integer array and whether it was a scalar. O(len)."""
+    if isinstance(index, slice):
+        return np.arange(n)[index], False
+    arr = np.asarray(index)
+    if arr.dtype == bool:
+        return np.flatnonzero(arr.ravel()), False
+    if arr.ndim == 0:
+        return arr.reshape(1).astype(np.intp) % n, True
+    return arr.ravel().astype(np.intp) % n, False
+
+
+class LowRankCorrelation:
+    """A symmetric positive definite matrix ``R = diag(d) + W W^T`` held by its factors.
+
+    Parameters
+    ----------
+    d : ndarray (N,)
+        Positive diagonal part.
+    W : ndarray (N, r)
+        Low-rank factor.
+
+    Notes
+    -----
+    Memory O(N r).  Indexing returns dense blocks: ``R[:, j]`` (a column,
+    O(N r)), ``R[i, j]`` (a float), ``R[np.ix_(rows, cols)]`` (O(|rows| |cols| r)).
+    ``np.asarray(R)`` forms the dense matrix (O(N^2 r)).  The object and its
+    arrays are read-only, so :meth:`copy` returns itself.
+    """
+
+    ndim = 2
+    dtype = np.dtype(float)
+
+    def __init__(self, d: np.ndarray, W: np.ndarray) -> None:
+        d = np.array(d, dtype=float).reshape(-1)
+        W = np.array(W, dtype=float).reshape(d.size, -1)
+        if not (np.isfinite(d).all() and np.isfinite(W).all()):
+            raise ValueError("a low-rank correlation needs finite factors")
+        if (d <= 0).any():
+            raise ValueError("a low-rank correlation needs a positive diagonal part")
+        d.setflags(write=False)
+        W.setflags(write=False)
+        self.d, self.W = d, W
+        diag = d + np.einsum("ij,ij->i", W, W)
+        diag.setflags(write=False)
+        self._diag = diag
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(N, N)``. O(1)."""
+        return (self.d.size, self.d.size)
+
+    @property
+    def rank(self) -> int:
+        """Columns of ``W``. O(1)."""
+        return int(self.W.shape[1])
+
+    @property
+    def T(self) -> LowRankCorrelation:
+        """The transpose: the matrix itself (symmetric). O(1)."""
+        return self
+
+    def __len__(self) -> int:
+        return self.d.size
+
+    def __repr__(self) -> str:
+        return f"LowRankCorrelation(N={self.d.size}, rank={self.rank})"
+
+    def copy(self) -> LowRankCorrelation:
+        """The object itself (read-only). O(1)."""
+        return self
+
+    def diagonal(self) -> np.ndarray:
+        """``diag(R) = d + rowsum(W * W)`` (read-only, computed once). O(1)."""
+        return self._diag
+
+    def trace(self) -> float:
+        """Sum of the diagonal. O(N)."""
+        return float(self._diag.sum())
+
+    def key(self) -> tuple:
+        """A hashable key of the exact factors (for memos). O(N r)."""
+        return ("low-rank",) + array_key(self.d) + array_key(self.W)
+
+    def block(self, rows: Any, cols: Any) -> np.ndarray:
+        """The dense block ``R[rows][:, cols]``. O(|rows| |cols| r)."""
+        n = self.d.size
+        r, _ = _as_index(rows, n)
+        c, _ = _as_index(cols, n)
+        out = self.W[r] @ self.W[c].T
+        hit = np.equal.outer(r, c)
+        if hit.any():
+            i, j = np.nonzero(hit)
+            out[i, j] += self.d[r[i]]
+        return out
+
+    def column(self, j: int) -> np.ndarray:
+        """Column ``j`` of ``R``. O(N r)."""
+        out = self.W @ self.W[int(j)]
+        out[int(j)] += self.d[int(j)]
+        return out
+
+    def __getitem__(self, index: Any) -> Any:
+        if not isinstance(index, tuple) or len(index) != 2:
+            raise IndexError("index a LowRankCorrelation by two axes: R[rows, cols]")
+        n = self.d.size
+        r, r_scalar = _as_index(index[0], n)
+        c, c_scalar = _as_index(index[1], n)
+        if c_scalar and isinstance(index[0], slice) and index[0] == slice(None):
+            return self.column(int(c[0]))
+        out = self.block(r, c)
+        if r_scalar and c_scalar:
+            return float(out[0, 0])
+        if r_scalar:
+            return out[0]
+        if c_scalar:
+            return out[:, 0]
+        return out
+
+    def to_dense(self) -> np.ndarray:
+        """The dense ``N x N`` matrix. O(N^2 r) time, O(N^2) memory."""
+        out = self.W @ self.W.T
+        out[np.diag_indices(self.d.size)] += self.d
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.to_dense()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    # ------------------------------------------------------------------ what the selection asks
+    def complement_precision_diag(self, comp: np.ndarray) -> np.ndarray:
+        """Diagonal of ``(R_{CC})^{-1}`` for the indices ``comp`` (Woodbury). O(|C| r^2 + r^3).
+
+        ``(D + W W^T)^{-1} = D^{-1} - D^{-1} W K^{-1} W^T D^{-1}`` with
+        ``K = I + W^T D^{-1} W`` (``r x r``, positive definite), so the
+        diagonal is ``1/d_v - ||L^{-1} W_v^T / d_v||^2`` for ``K = L L^T``.
+        """
+        comp = np.asarray(comp, dtype=np.intp)
+        d = self.d[comp]
+        V = self.W[comp] / d[:, None]
+        K = np.eye(self.rank) + self.W[comp].T @ V
+        L = linalg.cholesky(K, lower=True)
+        X = linalg.solve_triangular(L, V.T, lower=True)
+        return 1.0 / d - np.einsum("ij,ij->j", X, X)
+
+    def logdets_removing(self, order: Any) -> np.ndarray:
+        """``log det R`` with the first ``t`` benchmarks of ``order`` removed, for ``t = 0..len(order)``.
+
+        By the matrix determinant lemma, ``log det(D_C + W_C W_C^T) = sum log d_C
+        + log det(I + W_C^T D_C^{-1} W_C)``; removing benchmark ``j`` takes
+        ``w_j w_j^T / d_j`` from the ``r x r`` matrix.  O(N r^2 + k r^3).
+        """
+        order = [int(j) for j in order]
+        M = np.eye(self.rank) + self.W.T @ (self.W / self.d[:, None])
+        logd = float(np.log(self.d).sum())
+        out = np.empty(len(order) + 1)
+        for t in range(len(order) + 1):
+            if t:
+                j = order[t - 1]
+                M -= np.outer(self.W[j], self.W[j]) / self.d[j]
+                logd -= float(np.log(self.d[j]))
+            out[t] = logd + float(np.linalg.slogdet(M)[1]) if self.rank else logd
+        return out
+
+    def centrality(self, tied: np.ndarray, selected: np.ndarray, floor: float) -> np.ndarray:
+        """Per tied benchmark ``i``, ``sum_{j unselected, j != i} R_ij^2 / (dg_i dg_j)``, ``dg = max(diag, floor)``.
+
+        Off the diagonal ``R_ij = w_i . w_j``, so the sum is
+        ``w_i^T G w_i / dg_i`` with ``G = sum_{j unselected} w_j w_j^T / dg_j``,
+        less the ``j = i`` term.  O(N r^2).
+        """
+        tied = np.asarray(tied, dtype=np.intp)
+        dg = np.maximum(self._diag, floor)
+        U = np.flatnonzero(~np.asarray(selected, dtype=bool))
+        G = self.W[U].T @ (self.W[U] / dg[U, None])
+        Wt = self.W[tied]
+        quad = np.einsum("ij,jk,ik->i", Wt, G, Wt)
+        own = np.einsum("ij,ij->i", Wt, Wt) ** 2 / dg[tied]
+        return (quad - np.where(selected[tied], 0.0, own)) / dg[tied]
+
+
+def low_rank_floored_correlation(train: np.ndarray, *, floor: float) -> LowRankCorrelation:
+    """The floored correlation of a wide matrix as :class:`LowRankCorrelation` (no N x N array).
+
+    The columns are centred on their observed mean, missing entries set to
+    that mean (0 after centring), and scaled to unit norm (``Y``, ``m x N``;
+    columns observed at most once or constant: 0).  The correlation of this
+    mean-imputed matrix, ``C = Y^T Y`` (plus 1 on the diagonal of the zero
+    columns), is the pairwise correlation (Eq. pairwise-cov as a
+    correlation) when nothing is missing; with missing entries it is
+    positive semi-definite where the pairwise-complete one need not be, its
+    correlations shrunk toward 0 by roughly the observed fraction.  Its
+    nonzero eigenpairs come from the ``m x m`` Gram matrix ``Y Y^T = U
+    diag(lam) U^T``; raising every eigenvalue to ``floor`` gives ``floor I
+    + V V^T`` with ``V = Y^T U diag(sqrt(max(lam - floor, 0) / lam))``,
+    rescaled to a unit diagonal: ``d = s^2 (floor + (1 - floor) [zero
+    column])``, ``W = diag(s) V``, ``s = 1 / sqrt(diag)``.
+
+    Parameters
+    ----------
+    train : ndarray (m, N)
+        Scores (standardized or not), NaN missing.
+    floor : float
+        Smallest eigenvalue before the rescaling (positive).
+
+    Returns
+    -------
+    LowRankCorrelation
+        Rank at most ``m``.
+
+    Notes
+    -----
+    Cost O(m^2 N + m^3) time, O(m N) memory.
+    """
+    tr = np.asarray(train, dtype=float)
+    obs = ~np.isnan(tr)
+    count = obs.sum(axis=0)
+    mean = np.where(count > 0, np.where(obs, tr, 0.0).sum(axis=0) / np.maximum(count, 1), 0.0)
+    Yc = np.where(obs, tr - mean, 0.0)
+    norm = np.sqrt((Yc * Yc).sum(axis=0))
+    const = ~(norm > 0) | ~np.isfinite(norm) | (count < 2)
+    Y = np.where(const, 0.0, Yc / np.where(const, 1.0, norm))
+    lam, U = np.linalg.eigh(Y @ Y.T)
+    big = lam > floor
+    V = (Y.T @ U[:, big]) * np.sqrt((lam[big] - floor) / lam[big])
+    base = floor + (1.0 - floor) * const
+    s2 = 1.0 / (base + np.einsum("ij,ij->i", V, V))
+    return LowRankCorrelation(s2 * base, V * np.sqrt(s2)[:, None])
