@@ -231,6 +231,25 @@ def _selector_reach(selectors: Sequence[Selector], counts: np.ndarray, n_models:
     return out
 
 
+def _no_selection(k: int | None, X: np.ndarray, names: list[str], sels: list[Selector], constant: list[str], *,
+                  select: bool) -> str:
+    """Why no selection of ``k`` benchmarks is possible: constant columns, the candidates' filters. O(S N)."""
+    why = (f" ({len(constant)} constant benchmark(s) are never selected: "
+           f"{', '.join(map(repr, constant[:5]))}{' ...' if len(constant) > 5 else ''})" if constant else "")
+    if select and k is not None:
+        reach = _selector_reach(sels, np.isfinite(X).sum(axis=0), X.shape[0], names)
+        if max(n for _, n in reach) < k:
+            floors = ", ".join(f"{lab}: {n}" for lab, n in reach)
+            causes = [c for c, on in (("min_observed filters", any(s.min_observed for s in sels)),
+                                      ("exclude lists", any(s.exclude for s in sels))) if on]
+            fixes = [f for f, on in (("pass min_observed=0 to keep every observed benchmark a candidate",
+                                      "min_observed filters" in causes),
+                                     ("exclude fewer benchmarks", "exclude lists" in causes)) if on]
+            why += (f" (the candidates' {' and '.join(causes) or 'filters'} leave too few benchmarks: "
+                    f"{floors}; lower k{''.join(', or ' + f for f in fixes)})")
+    return f"no selection of k={k} benchmarks is possible on this matrix{why}"
+
+
 def clone(pipeline: P) -> P:
     """An unfitted pipeline with the same parameters.
 
@@ -547,40 +566,47 @@ class BasePipeline:
         return {**spec, "selector": list(grid.selectors), "predictor": list(grid.predictors), "stack": grid.stack,
                 "sparse_searched": grid is not space[0]}
 
+    @staticmethod
+    def _direct_steps(sel: Selector, data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
+                      seed: Any) -> tuple[list[PathStep], Selection | None] | None:
+        """The selection of a direct fit and its steps by size (None: no benchmark can be selected)."""
+        z, R, names, counts = data.z, data.R, data.names, data.counts
+        N = len(names)
+        forced = np.zeros(N, dtype=bool)
+        forced[sel.resolve_initial(names, missing="skip")] = True
+        k_eff = None if k_max is None else min(int(k_max), N, sel.n_candidates(counts, forced, z.shape[0],
+                                                                                names=names))
+        if k_eff is not None and k_eff < 1:
+            return None
+        kw = dict(names=names, counts=counts, n_models=z.shape[0], train=z, seed=seed, missing_initial="skip")
+        selection = sel.select(R, k_eff, **kw)
+        order = np.asarray(selection.order, dtype=int)
+        sizes = [k for k in range(1, order.size + 1) if ks is None or k in ks]
+        # a nested objective's smaller selections are prefixes of this one; anchor points select per size
+        per_size = {k: selection if sel.nested or k == order.size else sel.select(R, k, **kw) for k in sizes}
+        steps = [PathStep(k, np.asarray(s.order[:k], dtype=int),
+                          {"residual_fraction": float(s.residual_fraction[k - 1]), "logdet": float(s.logdet[k - 1]),
+                           "mi": float(s.mi[k - 1]) if len(s.mi) >= k else np.nan})
+                 for k, s in per_size.items()]
+        return steps, selection
+
     def _fit_direct(self, spec: dict[str, Any], data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
                     seeds: FitSeeds, inner: Callable, intervals: bool, unconditioned: str,
                     revealed: Sequence[int] | None) -> FittedPath:
         """One selector and one predictor: select (or take ``revealed``), fit the predictor, the inflation."""
-        fs, values, z, R, names, counts, n_forced = (data.scaling, data.values, data.z, data.R, data.names,
-                                                     data.counts, data.n_forced)
+        fs, values, z, R, n_forced = data.scaling, data.values, data.z, data.R, data.n_forced
         sel: Selector = spec["selector"][0]
-        N = len(names)
+        N = len(data.names)
         pred = spec["predictor"][0]
         if revealed is not None:
             order = np.asarray(list(revealed), dtype=int)
-            steps = [PathStep(order.size, order, _nan_diagnostics())]
-            selection = None
+            steps, selection = [PathStep(order.size, order, _nan_diagnostics())], None
         else:
-            init = sel.resolve_initial(names, missing="skip")
-            forced = np.zeros(N, dtype=bool)
-            forced[init] = True
-            if k_max is None:
-                k_eff = None
-            else:
-                k_eff = min(int(k_max), N, sel.n_candidates(counts, forced, z.shape[0], names=names))
-                if k_eff < 1:
-                    return FittedPath(fs, [], n_forced, _NoPredictions(), R)
-            kw = dict(names=names, counts=counts, n_models=z.shape[0], train=z, seed=seeds.selection,
-                      missing_initial="skip")
-            selection = sel.select(R, k_eff, **kw)
+            made = self._direct_steps(sel, data, k_max=k_max, ks=ks, seed=seeds.selection)
+            if made is None:
+                return FittedPath(fs, [], n_forced, _NoPredictions(), R)
+            steps, selection = made
             order = np.asarray(selection.order, dtype=int)
-            sizes = [k for k in range(1, order.size + 1) if ks is None or k in ks]
-            # a nested objective's smaller selections are prefixes of this one; anchor points select per size
-            per_size = {k: selection if sel.nested or k == order.size else sel.select(R, k, **kw) for k in sizes}
-            steps = [PathStep(k, np.asarray(s.order[:k], dtype=int),
-                              {"residual_fraction": float(s.residual_fraction[k - 1]), "logdet": float(s.logdet[k - 1]),
-                               "mi": float(s.mi[k - 1]) if len(s.mi) >= k else np.nan})
-                     for k, s in per_size.items()]
         # fit after the selection: the predictor's copy of the N x N correlation and the selection's work
         # arrays are then never held together
         fitted = (make_predictor(pred) if isinstance(pred, str) else copy.deepcopy(pred)).fit(z, cov=R)  # own copy
@@ -597,7 +623,6 @@ class BasePipeline:
                                         correlate=inner)
             for st in steps:
                 st.inflation = float(factors[0 if 0 in orders else st.k][st.k - 1])
-
         return FittedPath(fs, steps, n_forced, _DirectPredictions(fitted, N, gaussian, fixed), R, selection)
 
     def _fit_search(self, spec: dict[str, Any], data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
@@ -681,21 +706,7 @@ class BasePipeline:
             path = self.fit_path(X, names=names, k_max=k, ks=None if k is None else [k], context="full", revealed=cols,
                                  exclude=constant)
         if not path.steps:
-            why = (f" ({len(constant)} constant benchmark(s) are never selected: "
-                   f"{', '.join(map(repr, constant[:5]))}{' ...' if len(constant) > 5 else ''})" if constant else "")
-            if cols is None and k is not None:
-                reach = _selector_reach(spec["selector"], np.isfinite(X).sum(axis=0), X.shape[0], names)
-                if max(n for _, n in reach) < k:
-                    floors = ", ".join(f"{lab}: {n}" for lab, n in reach)
-                    sels = spec["selector"]
-                    causes = [c for c, on in (("min_observed filters", any(s.min_observed for s in sels)),
-                                              ("exclude lists", any(s.exclude for s in sels))) if on]
-                    fixes = [f for f, on in (("pass min_observed=0 to keep every observed benchmark a candidate",
-                                              "min_observed filters" in causes),
-                                             ("exclude fewer benchmarks", "exclude lists" in causes)) if on]
-                    why += (f" (the candidates' {' and '.join(causes) or 'filters'} leave too few benchmarks: "
-                            f"{floors}; lower k{''.join(', or ' + f for f in fixes)})")
-            raise ValueError(f"no selection of k={k} benchmarks is possible on this matrix{why}")
+            raise ValueError(_no_selection(k, X, names, spec["selector"], constant, select=cols is None))
         self.benchmarks_ = names
         self.matrix_ = matrix
         self.scaling_ = path.scaling

@@ -60,6 +60,27 @@ def min_observed_for(n_train: int, *, fraction: float = OBS_FRACTION) -> int:
     return max(1, int(math.ceil(fraction * n_train)))
 
 
+def _check_min_observed(mo: Any) -> None:
+    """Refuse a ``min_observed`` that is not None, a count >= 0 or a fraction in (0, 1). O(1)."""
+    if mo is None:
+        return
+    if isinstance(mo, bool) or not isinstance(mo, (int, float, np.integer, np.floating)):
+        raise ValueError(f"min_observed must be a count, a fraction in (0, 1) or None, got {mo!r}")
+    if isinstance(mo, (float, np.floating)) and not float(mo).is_integer():
+        if not 0.0 < float(mo) < 1.0:
+            raise ValueError(f"min_observed as a fraction must be in (0, 1), got {mo!r}")
+    elif mo < 0:
+        raise ValueError(f"min_observed must be >= 0, got {mo!r}")
+
+
+def _names_once(names: Any, what: str) -> tuple[str, ...]:
+    """One name or several as a tuple of str; ``ValueError`` naming ``what`` when one is repeated. O(n)."""
+    out = (names,) if isinstance(names, str) else tuple(str(b) for b in names)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{what} lists a benchmark twice: {list(out)}")
+    return out
+
+
 @dataclass(frozen=True)
 class Selector:
     """Which benchmarks to run: objective and constraints (see the module docstring).
@@ -106,25 +127,9 @@ class Selector:
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
             raise ValueError(f"unknown selection objective {self.objective!r}: use one of {OBJECTIVES}")
-        mo = self.min_observed
-        if mo is not None:
-            if isinstance(mo, bool) or not isinstance(mo, (int, float, np.integer, np.floating)):
-                raise ValueError(f"min_observed must be a count, a fraction in (0, 1) or None, got {mo!r}")
-            if isinstance(mo, (float, np.floating)) and not float(mo).is_integer():
-                if not 0.0 < float(mo) < 1.0:
-                    raise ValueError(f"min_observed as a fraction must be in (0, 1), got {mo!r}")
-            elif mo < 0:
-                raise ValueError(f"min_observed must be >= 0, got {mo!r}")
-        if isinstance(self.initial, str):
-            object.__setattr__(self, "initial", (self.initial,))
-        object.__setattr__(self, "initial", tuple(str(b) for b in self.initial))
-        if len(set(self.initial)) != len(self.initial):
-            raise ValueError(f"initial lists a benchmark twice: {list(self.initial)}")
-        if isinstance(self.exclude, str):
-            object.__setattr__(self, "exclude", (self.exclude,))
-        object.__setattr__(self, "exclude", tuple(str(b) for b in self.exclude))
-        if len(set(self.exclude)) != len(self.exclude):
-            raise ValueError(f"exclude lists a benchmark twice: {list(self.exclude)}")
+        _check_min_observed(self.min_observed)
+        object.__setattr__(self, "initial", _names_once(self.initial, "initial"))
+        object.__setattr__(self, "exclude", _names_once(self.exclude, "exclude"))
         both = [b for b in self.initial if b in self.exclude]
         if both:
             raise ValueError(f"benchmark {both[0]!r} is both mandatory (initial) and excluded")
