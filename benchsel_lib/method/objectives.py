@@ -89,7 +89,9 @@ class PivotedCholesky:
     ``L[j, s]`` is the Cholesky row entry of benchmark ``j`` for the ``s``-th
     pivot; ``d[j]`` the residual diagonal :math:`\\sigma^2_{j|A}`.  ``add`` is
     the eager :math:`O(tN)` column update; ``refresh`` brings a single row up to
-    date (used by lazy greedy, :math:`O(t^2)` worst case per row).
+    date (used by lazy greedy, :math:`O(t^2)` worst case per row).  ``S`` may
+    be a :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`: only its
+    diagonal and one column per pivot (:math:`O(N r)` each) are read.
     """
 
     def __init__(self, S: np.ndarray, kmax: int, floor: float) -> None:
@@ -480,6 +482,9 @@ def trace_order(S: np.ndarray, order: Sequence[int], floor: float) -> dict[str, 
     selection), whose leading blocks are the complements
     :math:`\\bar A_t`; then :math:`I_t = \\tfrac12[\\log\\det\\Sigma_{A_t}
     + \\log\\det\\Sigma_{\\bar A_t} - \\log\\det\\Sigma]` (Eq. mi-formula).
+    A :class:`~benchsel_lib.method.lowrank.LowRankCorrelation` of rank ``r``
+    replaces the factorization by the matrix determinant lemma,
+    :math:`O(N r^2 + k r^3)`.
     """
     n = S.shape[0]
     k = len(order)
@@ -497,7 +502,9 @@ def trace_order(S: np.ndarray, order: Sequence[int], floor: float) -> dict[str, 
 
 
 def _complement_logdets(S: np.ndarray, order: Sequence[int], floor: float) -> tuple[np.ndarray, float]:
-    """``log det`` of the complement after each step of ``order`` (``out[s]``: without its first ``s + 1``), and of ``S``.
+    """``log det`` of the complement after each step of ``order``, and of ``S``.
+
+    ``out[s]`` is that of ``S`` without the first ``s + 1`` benchmarks of ``order``.
 
     Dense: one clamped Cholesky in the order [complement..., a_k, ..., a_1],
     whose leading blocks are the complements, :math:`O(N^3)`.  A
