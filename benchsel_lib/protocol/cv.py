@@ -861,7 +861,8 @@ def cross_validate(
         (:class:`~benchsel_lib.protocol.summaries.ScoredEntries`), so that
         methods can be compared on the entries both score
         (:func:`~benchsel_lib.studies.pipelines.shared_differences`).  Off
-        by default: it keeps O(n_eval) numbers per row.
+        by default: it keeps O(n_eval_all) numbers per row (the protocol's
+        entries and, apart, those of the held-out models it leaves out).
     n_jobs : int or None
         Workers over the (holdout, fold) splits, through
         :func:`~benchsel_lib.protocol.sweep.run_sweep` (joblib): ``1`` runs

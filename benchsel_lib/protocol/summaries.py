@@ -1,4 +1,4 @@
-"""Summaries of cross-validation frames: means over folds, interval coverage, the largest residuals, the R^2 by block."""
+"""Summaries of cross-validation frames: means over folds, interval coverage, largest residuals, R^2 by block."""
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -312,7 +312,8 @@ def block_passage(split: pd.DataFrame | None, *, matrix: str = "Merged", block: 
         text.append(f"At *k* = {int(r.k)} the recommended pipeline's R² is {num(r.r2, '.3f')} in the protocol's "
                     f"scoring (pooled over the folds): {num(r.r2_inside, '.3f')} inside the block, which holds "
                     f"{pct(r.share_inside)} of that score's total sum of squares, and {num(r.r2_outside, '.3f')} "
-                    f"outside it; over every held-out model the R² outside the block is {num(r.r2_all_outside, '.3f')}.")
+                    f"outside it; over every held-out model the R² outside the block is "
+                    f"{num(r.r2_all_outside, '.3f')}.")
     known = split.dropna(subset=["r2_inside", "r2_outside"])
     above = int((known["r2_inside"] > known["r2_outside"]).sum())
     text.append(f"Inside the block the protocol's R² is above the R² outside it in {above} of "
