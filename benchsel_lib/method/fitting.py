@@ -46,6 +46,7 @@ from .predictors import (
     reveal_and_predict,
 )
 from .scaling import FittedScaling, Scaling
+from .lowrank import as_correlation_matrix
 from .inner_search import Recommendation, pipeline_path
 from .oof import STACK, block_predictions
 from .selection import Selection
@@ -525,7 +526,7 @@ class BasePipeline:
         corr: Correlation = spec["correlation"]
         notes: list[str] = []
         if correlation is not None:
-            R = np.asarray(correlation, dtype=float)
+            R = as_correlation_matrix(correlation)  # a wide matrix's stays low-rank
         else:
             # EM replaced where it would take too long: said before the estimate
             cnote = corr.note(values, standardized=z)
