@@ -210,6 +210,7 @@ class Results:
         self.texts: dict[str, str] = {}
         self.peers: list[dict] = []
         self.shared: list[dict] = []
+        self.every: list[dict] = []
         self.coverage_gaps: dict[str, list[float]] = {}
 
     def put(self, *parts, text) -> None:
@@ -224,6 +225,18 @@ class Results:
             self.put(where, f"k{r.k}", r.peer, "r2", text=f"{r.peer_r2:.3f}")
             self.put(where, f"k{r.k}", r.peer, "diff", text=result_file.signed(r.diff))
             self.put(where, f"k{r.k}", r.peer, "se", text=f"{r.diff_se:.3f}")
+
+    def every_rows(self, where: str, group: str, tab: pd.DataFrame, reach: pd.Series) -> None:
+        """The peers table over every held-out model (:func:`_every_table`), with each method's reach."""
+        for r in tab.itertuples():
+            self.every.append(dict(where=where, group=group, k=int(r.k), peer=r.peer, auto=r.reference_r2,
+                                   peer_r2=r.peer_r2, diff=r.diff, se=r.diff_se))
+            self.put(where, f"k{r.k}", "auto", "all", text=f"{r.reference_r2:.3f}")
+            self.put(where, f"k{r.k}", "auto", "reach", text=f"{100 * reach.get((r.k, 'auto'), np.nan):.0f}")
+            self.put(where, f"k{r.k}", r.peer, "all", text=f"{r.peer_r2:.3f}")
+            self.put(where, f"k{r.k}", r.peer, "reach", text=f"{100 * reach.get((r.k, r.peer), np.nan):.0f}")
+            self.put(where, f"k{r.k}", r.peer, "all_diff", text=result_file.signed(r.diff))
+            self.put(where, f"k{r.k}", r.peer, "all_se", text=f"{r.diff_se:.3f}")
 
     def shared_rows(self, where: str, group: str, tab: pd.DataFrame) -> None:
         """The same on the entries both score (:func:`shared_differences`)."""
@@ -262,6 +275,9 @@ class Results:
             rows = [r for r in self.peers if r["group"] == group]
             if rows:
                 out.update(self._counts(rows, (group, "peers")))
+            rows = [r for r in self.every if r["group"] == group]
+            if rows:
+                out.update(self._counts(rows, (group, "every")))
             rows = [r for r in self.shared if r["group"] == group]
             if rows:
                 scored = [r for r in rows if r["n_shared"]]
@@ -320,6 +336,23 @@ def _peer_table(df: pd.DataFrame, label: str, tab: pd.DataFrame | None = None, w
         print(f"{r.k:>3} {r.peer:<16} {r.reference_r2:6.3f} {r.peer_r2:6.3f} {r.diff:+10.3f} {r.diff_se:6.3f}  "
               f"{PEERS[r.peer]}")
     return list(tab.itertuples())
+
+
+def _every_table(df: pd.DataFrame, ks=(5, 10), label: str = "", where: str | None = None,
+                 group: str = "matrices") -> None:
+    """Print the peers table over every held-out model: each method's R^2 on every held-out model's entries
+    (``r2_all``: a model that ran none of its selected benchmarks is predicted by the training mean and
+    counted) and its reach (the share of held-out models that ran a selected benchmark), paired by fold; with
+    ``where``, keep it for ``--json``."""
+    tab = peer_differences(df.assign(r2=df["r2_all"]), list(PEERS), ks=ks)
+    reach = df[df["k"].isin(list(ks))].groupby(["k", "method"])["reach"].mean()
+    if where is not None:
+        RESULTS.every_rows(where, group, tab, reach)
+    print(f"every held-out model ({label}): auto - peer paired by fold, on the R^2 of every held-out model")
+    print(f"{'k':>3} {'peer':<16} {'auto':>6} {'reach':>6} {'peer':>6} {'reach':>6} {'auto-peer':>10} {'SE':>6}")
+    for r in tab.itertuples():
+        print(f"{r.k:>3} {r.peer:<16} {r.reference_r2:6.3f} {reach.get((r.k, 'auto'), np.nan):6.0%} "
+              f"{r.peer_r2:6.3f} {reach.get((r.k, r.peer), np.nan):6.0%} {r.diff:+10.3f} {r.diff_se:6.3f}")
 
 
 def _shared_table(df: pd.DataFrame, ks=(5, 10), label: str = "", where: str | None = None,
@@ -550,6 +583,7 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
                 verdicts.append(_verdict(r.diff >= 0, f"{name}{rule} k={r.k}: auto {r.reference_r2:.3f} vs {r.peer} "
                                          f"{r.peer_r2:.3f} (seed {PEER_SEED}, paired diff {r.diff:+.3f} +- "
                                          f"{r.diff_se:.3f}; target >= 0)"))
+            _every_table(df[df["seed"] == PEER_SEED], label=f"seed {PEER_SEED}", where=keep)
             _entries_scored(df[df["seed"] == PEER_SEED], key=keep)
             if quick:  # the full grid keeps no entries (every fixed pair at every size would hold them)
                 _shared_table(df[df["seed"] == PEER_SEED], where=keep)
@@ -625,6 +659,7 @@ def aside(names, n_jobs: int, variants=(), seeds=(PEER_SEED,), auto=None) -> lis
                                          f"{r.coverage:.3f} (pooled over folds and k; target +-0.03)"))
                 _keep_coverage(name, r)
             _shared_table(at.results, ks=run.ks, where=name, group="aside")
+            _every_table(at.results, ks=run.ks, label=f"seed {PEER_SEED}", where=name, group="aside")
             choices = choice_counts(at.results, ks=run.ks)
             print("auto's choices (top 3):", choices)
             _keep_choices(name, choices)

@@ -484,9 +484,11 @@ class BasePipeline:
         intervals : bool
             Fit what the intervals need (a fitted inflation, conformal residuals).
         unconditioned : {"skip", "mean"}
-            The protocol's rule for rows that reveal nothing (used by a fitted
-            inflation, and by a search, which scores its candidates under it:
-            :func:`~benchsel_lib.method.search.pipeline_path`).
+            The protocol's rule for rows that reveal nothing, used by a fitted
+            inflation and by the inner folds of a fixed pipeline's conformal
+            intervals; a :class:`~benchsel_lib.method.search.PipelineSearch`
+            scores its candidates on every inner-held-out model whatever the
+            rule (:data:`~benchsel_lib.method.search.SCORED`).
         context : {"cv", "full"}
             A cross-validation split or a whole matrix (the EM tolerance).
         revealed : sequence of int, optional
@@ -640,8 +642,8 @@ class BasePipeline:
         bare = single and not levels  # one pair, nothing to score: the smallest inner CV
         kw: dict[str, Any] = dict(cov=R, strategies=spec["selector"], predictors=tuple(preds), stack=spec["stack"],
                                   seed=int(seeds.search), names=names, levels=levels, rule=spec["rule"],
-                                  n_folds=2 if bare else int(spec["folds"]), unconditioned=unconditioned,
-                                  blocks=spec["blocks"])
+                                  n_folds=2 if bare else int(spec["folds"]),
+                                  unconditioned=spec.get("scored") or unconditioned, blocks=spec["blocks"])
         if revealed is not None:
             recs = pipeline_path(z, len(revealed), fixed=list(revealed), **kw)
         else:

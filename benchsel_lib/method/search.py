@@ -54,6 +54,7 @@ from .scaling import Scaling
 
 __all__ = [
     "PipelineSearch",
+    "SCORED",
     # the parts it is made of, importable from here
     "Recommendation",
     "pipeline_path",
@@ -79,6 +80,11 @@ __all__ = [
     "SEARCH_MIN_BENCHMARKS",
     "SELECTION_BUDGET",
 ]
+
+#: how a search scores a candidate on its inner folds: on every held-out model, one that ran none of the
+#: candidate's benchmarks predicted by the training mean and counted ("mean"), so that a selection few models
+#: ran is not scored on those few alone
+SCORED = "mean"
 
 _PARAMS = ("k", "candidates", "scaling", "correlation", "calibrator", "choice", "search_folds", "blocks", "seed",
            "name")
@@ -126,7 +132,10 @@ class PipelineSearch(BasePipeline):
 
     Notes
     -----
-    Cost: the inner search (:func:`~benchsel_lib.method.plan.search_cost`
+    Every inner-held-out model counts: a candidate is scored on every one
+    (:data:`SCORED`), a model that ran none of its benchmarks predicted by
+    the training mean, so a selection that few models ran scores what it
+    predicts for all of them.  Cost: the inner search (:func:`~benchsel_lib.method.plan.search_cost`
     estimates it before any work; above its budget it runs on subsamples),
     then one selection and fit on every training model.  :meth:`predict`
     never searches: it predicts from the selected benchmarks; scores of other
@@ -186,7 +195,7 @@ class PipelineSearch(BasePipeline):
         grid = space[0]
         return {"space": space, "selector": list(grid.selectors), "predictor": list(grid.predictors),
                 "stack": grid.stack, "search": True, "blocks": blocks, "rule": self.choice,
-                "folds": self.search_folds}
+                "folds": self.search_folds, "scored": SCORED}
 
     @property
     def label(self) -> str:
