@@ -58,7 +58,7 @@ def test_obs_strategies_only_pick_well_observed_benchmarks():
     X[10:, [0, 3]] = np.nan  # observed by 10 of 50 models
     need = min_observed_for(50)
     assert need == 15
-    for s in ("mi-obs", "entropy-obs", "trace-obs"):
+    for s in ("mi-obs", "entropy-obs"):
         picked = _select(X, 5, strategy=s)
         assert not {0, 3} & set(picked)
 

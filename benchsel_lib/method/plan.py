@@ -26,6 +26,8 @@ import numpy as np
 from .._random import rng
 from .correlation import EM_MAX_MISSING, em_too_costly
 from .candidates import DEFAULT_PREDICTORS, DEFAULT_STRATEGIES
+from .facts import OBJECTIVE_FACTS
+from .predictors import predictor_cost
 from .selectors import Selector, selector_named
 
 __all__ = [
@@ -54,44 +56,9 @@ SELECTION_BUDGET = 1e12
 def selection_cost(objective: str, n_benchmarks: int, k: int, *, n_models: int = 0) -> float:
     """Estimated operations of one selection of ``k`` among ``n_benchmarks`` (:meth:`Selector.select`). O(1).
 
-    Every selection ends with one factorization of the N x N correlation for
-    its diagnostics (``N^3 / 3``); on top: entropy and random ``k^2 N``, MI a
-    fresh factorization and triangular inverse of the complement per step
-    (``(k + 1) 2 N^3 / 3``), the lasso path ``k (200 k^2 N + 2 k N^2)``, the
-    predictive greedy ``20 k`` ridge fits on ``n_models`` rows
-    (``20 k^3 m N``), anchor points (PAM k-medoids) BUILD plus about ``k``
-    SWAP sweeps of ``k N^2`` each (``(k + 1) k N^2``), the cross-validated
-    per-target sparse Lasso six multi-target paths of 20 strengths at about
-    60 FISTA iterations of ``2 N^3`` each plus five folds of two pairwise
-    correlations and their eigendecompositions
-    (``6 * 20 * 60 * 2 N^3 + 5 (2 m N^2 + 18 N^3)``), and the Lasso path of
-    the mean score an eigenvalue floor and 400 strengths of a few sweeps
-    (``9 N^3 + 400 * 3 N^2``); on the mean-imputed matrix the second moments
-    and about 600 strengths of a few sweeps over ``k`` active coefficients
-    and a check (``2 m N^2 + 600 * 3 (k^2 + k N)``), and the greedy on the
-    residual trace a score and a rank-one update per step (``3 k N^2``).
+    The objective's own estimate (:data:`~benchsel_lib.method.facts.OBJECTIVE_FACTS`).
     """
-    N, k, m = float(n_benchmarks), float(k), float(n_models)
-    base = N**3 / 3.0
-    if objective == "mi":
-        return base + (k + 1.0) * 2.0 * N**3 / 3.0
-    if objective == "lasso":
-        return base + k * (200.0 * k * k * N + 2.0 * k * N * N)
-    if objective == "greedy":
-        return base + 20.0 * k**3 * m * N
-    if objective == "anchors":
-        return base + (k + 1.0) * k * N * N
-    if objective == "sparse":
-        return base + 6.0 * 20.0 * 60.0 * 2.0 * N**3 + 5.0 * (2.0 * m * N * N + 18.0 * N**3)
-    if objective == "mean-lasso":
-        return base + 9.0 * N**3 + 400.0 * 3.0 * N * N
-    if objective == "imputed-lasso":
-        return base + 2.0 * m * N * N + 600.0 * 3.0 * (k * k + k * N)
-    if objective == "trace":
-        return base + 3.0 * k * N * N
-    if objective == "imputed-trace":
-        return base + 2.0 * m * N * N + 3.0 * k * N * N
-    return base + k * k * N
+    return OBJECTIVE_FACTS[objective].cost(float(n_benchmarks), float(k), float(n_models))
 
 
 def _correlation_cost(m: float, N: float, observed: float) -> float:
@@ -102,24 +69,6 @@ def _correlation_cost(m: float, N: float, observed: float) -> float:
         return 2.0 * m * N * N + 9.0 * N**3  # two products and one eigendecomposition
     s = observed * N  # EM: about 30 iterations of block factorizations, products and the N x N updates
     return 30.0 * (m * min(s, N - s) ** 3 / 3.0 + 2.0 * m * N * N + 10.0 * N**3)
-
-
-def _predictor_cost(name: str, m: float, v: float, N: float, k: float) -> float:
-    """Estimated operations of one predictor for ``v`` query rows revealing ``k`` benchmarks, fit on ``m`` rows."""
-    G = min(2.0 ** min(k, 60.0), v)  # distinct reveal patterns among the query rows
-    p = min(k, 5.0)  # predictors per ridge fit of the blend
-    svd = (m + v) * N * min(m + v, N)  # one iteration of the SVD completion
-    if name == "gaussian":
-        return G * k**3 + v * k * N
-    if name == "ridge":
-        return 4.0 * G * m * N * k * k
-    if name == "knn":
-        return 6.0 * v * m * N
-    if name == "blend":
-        return 10.0 * G * m * N * p * p + 5.0 * svd
-    if name == "lowrank":
-        return 20.0 * svd
-    return 0.0
 
 
 def search_cost(
@@ -140,14 +89,12 @@ def search_cost(
     eigendecomposition, the low-rank route for a complete wide matrix, or
     about 30 EM iterations where the inner correlation is EM), one selection
     per strategy (:func:`selection_cost`) and, for each of the ``n_ks``
-    subset sizes of each strategy, every predictor: the Gaussian mean
-    ``G k^3 + v k N``, ridge ``4 G m_t N k^2``, k-nearest neighbours
-    ``6 v m_t N`` (the distances: quadratic in the models), the blend
-    ``10 G m_t N p^2`` plus 5 SVD iterations, soft-impute 20 SVD iterations
-    (``G = min(2^k, v)`` reveal patterns, ``p = min(k, 5)``; one SVD
-    iteration ``(m_t + v) N min(m_t + v, N)``).  The weights were read off
-    timings of the search on one core, where about 2e9 of these operations
-    take a second; the estimate orders the work, it does not promise seconds.
+    subset sizes of each strategy, every predictor (its own estimate,
+    :data:`~benchsel_lib.method.predictors.PREDICTORS`; the k-nearest
+    neighbours' distances are quadratic in the models).  The weights were
+    read off timings of the search on one core, where about 2e9 of these
+    operations take a second; the estimate orders the work, it does not
+    promise seconds.
 
     Parameters
     ----------
@@ -173,7 +120,8 @@ def search_cost(
     sels = [None if s == "given" else selector_named(s) for s in strategies]
     fold = _correlation_cost(m_t, N, float(observed))
     fold += sum(selection_cost(sel.objective, int(N), int(k), n_models=int(m_t)) for sel in sels if sel is not None)
-    fold += len(sels) * n_ks * sum(_predictor_cost(p, m_t, v, N, k) for p in set(predictors) if p != "stack")
+    # in the order given (not a set's): the same sum in every process
+    fold += len(sels) * n_ks * sum(predictor_cost(p, m_t, v, N, k) for p in dict.fromkeys(predictors))
     return F * fold
 
 

@@ -17,6 +17,7 @@ A search also scores the non-negative stack of its predictors
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,8 @@ __all__ = [
     "make_predictor",
     "check_predictor_name",
     "PREDICTORS",
+    "PredictorSpec",
+    "predictor_cost",
     "nnls_weights",
     "reveal_and_predict",
     "scored_entries",
@@ -70,15 +73,66 @@ def _lowrank() -> SoftImpute:
     return SoftImpute(rank=3, shrinkage=1.0, tol=1e-4)
 
 
-#: predictor name -> factory of a fresh, unfitted predictor
-PREDICTORS: dict[str, Callable[[], Any]] = {
-    "gaussian": lambda: GaussianPredictor(ridge=1e-2),
-    "ridge": RidgePredictor,
-    "imputed-ridge": ImputedRidgePredictor,
-    "lowrank": _lowrank,
-    "blend": lambda: BenchPressBlend(tol=1e-4),
-    "knn": KNNImputer,
+def _patterns(k: float, v: float) -> float:
+    """Distinct reveal patterns among ``v`` query rows revealing ``k`` benchmarks."""
+    return min(2.0 ** min(k, 60.0), v)
+
+
+def _svd(m: float, v: float, N: float) -> float:
+    """One iteration of an SVD completion of the ``(m + v) x N`` matrix."""
+    return (m + v) * N * min(m + v, N)
+
+
+def _blend_cost(m: float, v: float, N: float, k: float) -> float:
+    """The blend's ridge fits (``p = min(k, 5)`` predictors each) and its SVD iterations."""
+    p = min(k, 5.0)
+    return 10.0 * _patterns(k, v) * m * N * p * p + 5.0 * _svd(m, v, N)
+
+
+@dataclass(frozen=True)
+class PredictorSpec:
+    """A predictor's factory and its facts.
+
+    Attributes
+    ----------
+    factory : callable
+        Makes a fresh, unfitted predictor (calling the spec does the same).
+    cost : callable (m, v, N, k) -> float
+        Estimated operations of one fit on ``m`` rows and the predictions of
+        ``v`` query rows that reveal ``k`` of ``N`` benchmarks (read off
+        timings on one core, where about 2e9 take a second).
+    """
+
+    factory: Callable[[], Any]
+    cost: Callable[[float, float, float, float], float]
+
+    def __call__(self) -> Any:
+        """A fresh predictor. O(1)."""
+        return self.factory()
+
+
+#: predictor name -> its factory and cost: the Gaussian mean ``G k^3 + v k N``, ridge on observed pairs
+#: ``4 G m N k^2``, the per-target ridge on the mean-imputed scores ``m N + G N (m k^2 + k^3)``, k-nearest
+#: neighbours ``6 v m N`` (the distances), the blend ``10 G m N p^2`` plus 5 SVD iterations, soft-impute 20 SVD
+#: iterations (``G = min(2^k, v)`` reveal patterns, ``p = min(k, 5)``, one SVD iteration
+#: ``(m + v) N min(m + v, N)``)
+PREDICTORS: dict[str, PredictorSpec] = {
+    "gaussian": PredictorSpec(lambda: GaussianPredictor(ridge=1e-2),
+                              lambda m, v, N, k: _patterns(k, v) * k**3 + v * k * N),
+    "ridge": PredictorSpec(RidgePredictor, lambda m, v, N, k: 4.0 * _patterns(k, v) * m * N * k * k),
+    "imputed-ridge": PredictorSpec(ImputedRidgePredictor,
+                                   lambda m, v, N, k: m * N + _patterns(k, v) * N * (m * k * k + k**3)),
+    "lowrank": PredictorSpec(_lowrank, lambda m, v, N, k: 20.0 * _svd(m, v, N)),
+    "blend": PredictorSpec(lambda: BenchPressBlend(tol=1e-4), _blend_cost),
+    "knn": PredictorSpec(KNNImputer, lambda m, v, N, k: 6.0 * v * m * N),
 }
+
+
+def predictor_cost(name: str, m: float, v: float, N: float, k: float) -> float:
+    """Estimated operations of the predictor ``name`` (its spec's ``cost``; 0 for a factory without one). O(1)."""
+    spec = PREDICTORS[check_predictor_name(name)]
+    cost = getattr(spec, "cost", None)
+    return 0.0 if cost is None else float(cost(m, v, N, k))
 
 
 def check_predictor_name(name: Any, *, where: str = "") -> str:

@@ -89,6 +89,7 @@ from .._checks import (
 from .._random import check_entropy
 from .lowrank import LowRankCorrelation
 from .medoids import anchor_dissimilarity, k_medoids
+from .facts import OBJECTIVE_FACTS
 from .objectives import (
     EntropyGain,
     MutualInformationGain,
@@ -121,22 +122,21 @@ __all__ = [
 ]
 
 
-#: the objectives of :func:`select`: Algorithms 1 and 2, the random baseline, two prediction-aimed orders, anchor
-#: points, the per-target Lasso with a cross-validated strength, the Lasso path of the mean score (on the
-#: correlation, and on the mean-imputed matrix), and the greedy on the total residual variance (of the correlation,
-#: and of the mean-imputed matrix)
-OBJECTIVES = ("entropy", "mi", "random", "lasso", "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso",
-              "trace", "imputed-trace")
+#: the objectives of :func:`select` (:data:`~benchsel_lib.method.facts.OBJECTIVE_FACTS` holds their facts):
+#: Algorithms 1 and 2, the random baseline, two prediction-aimed orders, anchor points, the per-target Lasso
+#: with a cross-validated strength, the Lasso path of the mean score (on the correlation, and on the
+#: mean-imputed matrix), and the greedy on the total residual variance (of the correlation, and of the
+#: mean-imputed matrix)
+OBJECTIVES = tuple(OBJECTIVE_FACTS)
 #: the objectives that the greedy optimizer maximizes, by name
 _GAINS = {"entropy": EntropyGain, "mi": MutualInformationGain}
-#: the objectives whose ``k`` benchmarks are not the first ``k`` of a larger selection (a set of ``k`` medoids
-#: depends on ``k``, and so does the strength that leaves ``k`` non-zero coefficients); a pipeline selects them
-#: once per subset size
-UNNESTED = ("anchors", "imputed-lasso")
+#: the objectives whose ``k`` benchmarks are not the first ``k`` of a larger selection (a pipeline selects
+#: them once per subset size)
+UNNESTED = tuple(name for name, f in OBJECTIVE_FACTS.items() if not f.nested)
 #: the objectives that select on the training rows themselves (``train=`` of :func:`select`)
-NEEDS_TRAIN = ("greedy", "sparse", "imputed-lasso", "imputed-trace")
+NEEDS_TRAIN = tuple(name for name, f in OBJECTIVE_FACTS.items() if f.needs_train)
 #: the objectives with a budgeted, cost-aware form (gain per unit cost); the others select by count only
-COST_AWARE = ("entropy", "mi", "random", "greedy")
+COST_AWARE = tuple(name for name, f in OBJECTIVE_FACTS.items() if f.cost_aware)
 
 
 def check_cost_form(objective: str) -> None:

@@ -364,7 +364,6 @@ SELECTORS: dict[str, Selector] = {
     "mean-lasso": Selector("mean-lasso"),
     "imputed-lasso": Selector("imputed-lasso"),
     "trace": Selector("trace"),
-    "trace-obs": Selector("trace", min_observed=OBS_FRACTION),
     "imputed-trace": Selector("imputed-trace"),
 }
 
