@@ -301,6 +301,14 @@ def test_inner_optimism_is_the_mean_paired_gap_between_inner_and_held_out_r2():
     assert out.loc[10, "n_cells"] == 1 and out.loc[10, "r2"] == pytest.approx(0.5)  # the NaN cell is left out
 
 
+def test_inner_optimism_sets_the_inner_score_against_the_r2_of_every_held_out_model_where_it_is_known():
+    from benchsel_lib.studies.pipelines import inner_optimism
+
+    df = pd.DataFrame(dict(method=["auto"] * 2, k=[5, 5], inner_r2=[0.6, 0.5], r2=[0.55, 0.5], r2_all=[0.4, 0.3]))
+    out = inner_optimism(df, ks=(5,)).set_index("k")
+    assert out.loc[5, "optimism"] == pytest.approx(0.2) and out.loc[5, "r2"] == pytest.approx(0.35)
+
+
 def test_compare_pipelines_equals_separate_cross_validations_per_seed():
     from benchsel_lib.studies.pipelines import compare_pipelines
 

@@ -704,7 +704,7 @@ def _check_fractions(values: Any, what: str, *, closed_low: bool) -> tuple[float
 
 
 def _check_plan_pipelines(pipes: Sequence[Pipeline], protocol: CVProtocol, benchmarks: Sequence[str]) -> None:
-    """Warn of a pipeline seed the protocol does not use; refuse more forced benchmarks than ``k_max`` or unknown names.
+    """Warn of a pipeline seed or ``k`` the protocol does not use; refuse more forced benchmarks than ``k_max`` or unknown names.
 
     O(P + forced and excluded names) for P pipelines.
     """
@@ -714,6 +714,11 @@ def _check_plan_pipelines(pipes: Sequence[Pipeline], protocol: CVProtocol, bench
                           f"stream of the protocol (folds, random selections, inner folds) derives from its own seed "
                           f"({protocol.seed}), so that the pipelines see the same draws; vary that seed instead",
                           UserWarning, stacklevel=4)
+        if p.k != type(p)().k:  # set by the user, not the class's default
+            sizes = f"ks={list(protocol.ks)}" if protocol.ks is not None else f"every size 1..k_max={protocol.k_max}"
+            warnings.warn(f"pipeline {p.label!r} has k={p.k}, which cross-validation does not use: it scores "
+                          f"{sizes} for every pipeline; pass ks=[{p.k}] to score that size", UserWarning,
+                          stacklevel=4)
     for p in pipes:
         for sel in p.component("selector"):
             if len(sel.initial) > protocol.k_max:

@@ -451,21 +451,25 @@ def inner_optimism(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] 
     """How far the inner-CV R^2 of ``method``'s choice exceeds its R^2 on the held-out models, per ``k``.
 
     ``df`` holds :func:`benchsel_lib.cross_validate` rows (``inner_r2`` and
-    ``r2``, e.g. from :func:`compare_pipelines`).  Returns per ``k`` the mean
-    of each over the (seed, fold) cells and their mean difference
-    ``inner_r2 - r2`` with its standard error: the optimism of the inner
-    score that a user of ``benchsel predict`` is shown.  ``ValueError``
-    names a missing column.  O(len(df)).
+    ``r2``, e.g. from :func:`compare_pipelines`).  A search scores its
+    candidates on every inner-held-out model, so where the rows carry the
+    R^2 over every held-out model (``r2_all``) the inner score is set
+    against that one, the same scoring; otherwise against ``r2``.  Returns
+    per ``k`` the mean of each over the (seed, fold) cells (the held-out one
+    as ``r2``) and their mean difference with its standard error: the
+    optimism of the inner score that a user of ``benchsel predict`` is
+    shown.  ``ValueError`` names a missing column.  O(len(df)).
     """
     _require_columns(df, ("method", "k", "inner_r2", "r2"),
                      hint="the recommended pipeline's rows of cross_validate carry its inner_r2")
     ks = _check_sizes(ks)
     _require_method_sizes(df, method, ks)
-    d = df[(df["method"] == method) & df["k"].isin(list(ks))].dropna(subset=["inner_r2", "r2"])
+    held = "r2_all" if "r2_all" in df.columns else "r2"
+    d = df[(df["method"] == method) & df["k"].isin(list(ks))].dropna(subset=["inner_r2", held])
     rows = []
     for k, g in d.groupby("k"):
-        optimism, optimism_se = _mean_se(g["inner_r2"] - g["r2"])
-        rows.append(dict(k=int(k), inner_r2=float(g["inner_r2"].mean()), r2=float(g["r2"].mean()),
+        optimism, optimism_se = _mean_se(g["inner_r2"] - g[held])
+        rows.append(dict(k=int(k), inner_r2=float(g["inner_r2"].mean()), r2=float(g[held].mean()),
                          optimism=optimism, optimism_se=optimism_se, n_cells=int(len(g))))
     return pd.DataFrame(rows, columns=["k", "inner_r2", "r2", "optimism", "optimism_se", "n_cells"])
 
