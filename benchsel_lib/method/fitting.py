@@ -17,6 +17,7 @@ import logging
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
@@ -47,6 +48,7 @@ from .predictors import (
 )
 from .scaling import FittedScaling, Scaling
 from .lowrank import as_correlation_matrix
+from .choice import DEFAULT_RULE
 from .inner_search import Recommendation, pipeline_path
 from .oof import STACK, block_predictions
 from .selection import Selection
@@ -56,7 +58,8 @@ from .given import check_given, column_ranges
 #: a pipeline class (a fixed Pipeline or a PipelineSearch)
 P = TypeVar("P", bound="BasePipeline")
 
-__all__ = ["BasePipeline", "FitSeeds", "FittedPath", "PathStep", "StepPrediction", "clone", "MIN_INTERVAL_MODELS", "DEFAULT_LEVELS"]
+__all__ = ["BasePipeline", "Spec", "FitSeeds", "FittedPath", "PathStep", "StepPrediction", "clone", "MIN_INTERVAL_MODELS",
+           "DEFAULT_LEVELS"]
 
 #: Gaussian intervals need at least this many training models (from two, every correlation is +-1)
 MIN_INTERVAL_MODELS = 3
@@ -280,6 +283,51 @@ def clone(pipeline: P) -> P:
     return type(pipeline)(**pipeline.get_params(deep=False))
 
 
+@dataclass(frozen=True)
+class Spec:
+    """A pipeline's parameters resolved and checked once (:meth:`BasePipeline.validate`), what a fit reads.
+
+    Attributes
+    ----------
+    scaling, correlation, calibrator
+        The resolved components.
+    selector, predictor : list
+        The candidates (one of each for a fixed pipeline; a search's first
+        grid until a matrix picks one, :meth:`BasePipeline._candidates_for`).
+    stack : bool
+        Whether the stack of the predictors is a candidate.
+    search : bool
+        Whether the fit goes through the inner cross-validation (candidates,
+        a stack, or conformal intervals).
+    blocks : tuple of int
+    rule
+        The choice rule (name or object).
+    folds : int
+        Inner folds of the search.
+    space : CandidateSpace or None
+        A search's candidate space.
+    scored : str or None
+        How a search scores its candidates on its inner folds (None: the
+        protocol's rule, passed to :meth:`BasePipeline.fit_path`).
+    sparse_searched : bool
+        Whether a later grid of the space than the first was taken.
+    """
+
+    scaling: Scaling
+    correlation: Correlation
+    calibrator: Any
+    selector: list
+    predictor: list
+    stack: bool = False
+    search: bool = False
+    blocks: tuple[int, ...] = ()
+    rule: Any = DEFAULT_RULE
+    folds: int = 5
+    space: Any = None
+    scored: str | None = None
+    sparse_searched: bool = False
+
+
 class BasePipeline:
     """What a fixed :class:`Pipeline` and a :class:`~benchsel_lib.method.search.PipelineSearch` share.
 
@@ -398,10 +446,10 @@ class BasePipeline:
         return v
 
     def _steps(self) -> dict[str, Any]:
-        """The selection and prediction steps, resolved (subclasses: one pair, or a candidate space)."""
+        """The selection and prediction steps, resolved: fields of :class:`Spec` (subclasses: one pair, or a space)."""
         raise NotImplementedError
 
-    def validate(self) -> dict[str, Any]:
+    def validate(self) -> Spec:
         """Check every parameter once; return the resolved components and whether the pipeline is a search.
 
         Raises
@@ -416,18 +464,20 @@ class BasePipeline:
         O(number of candidates); nothing is fit, so a bad parameter is reported
         before any work (scikit-learn's convention of validating in ``fit``).
         """
-        spec = {c: self.component(c) for c in ("scaling", "correlation", "calibrator")}
-        spec.update(self._steps())
+        steps = self._steps()
+        calibrator = self.component("calibrator")
+        search = bool(steps.pop("search", False)) or isinstance(calibrator, Conformal)
+        spec = Spec(scaling=self.component("scaling"), correlation=self.component("correlation"),
+                    calibrator=calibrator, search=search, **steps)
         if self.k is not None:
             check_int(self.k, "k")
-        elif len(spec["selector"]) != 1 or spec["selector"][0].budget is None:
+        elif len(spec.selector) != 1 or spec.selector[0].budget is None:
             raise ValueError("k=None (as many as the budget allows) needs one selector with a budget")
         check_int(self.seed, "seed", minimum=0)
-        spec["search"] = spec["search"] or isinstance(spec["calibrator"], Conformal)
-        if spec["search"] and not all(isinstance(p, str) for p in spec["predictor"]):
+        if spec.search and not all(isinstance(p, str) for p in spec.predictor):
             raise ValueError("a pipeline with candidates or conformal intervals takes predictor names "
                              f"({sorted(PREDICTORS)}), not objects")
-        if spec["search"] and isinstance(spec["calibrator"], GaussianIntervals):
+        if spec.search and isinstance(spec.calibrator, GaussianIntervals):
             raise ValueError("a search makes conformal intervals: use calibrator='conformal' (or None)")
         return spec
 
@@ -437,7 +487,7 @@ class BasePipeline:
         if self.name:
             return str(self.name)
         spec = self.validate()
-        sels, preds = spec["selector"], spec["predictor"]
+        sels, preds = spec.selector, spec.predictor
         if len(sels) == 1 and len(preds) == 1 and isinstance(preds[0], str):
             return f"{sels[0].label}+{preds[0]}"
         return "pipeline"
@@ -516,16 +566,16 @@ class BasePipeline:
         X = np.asarray(X, dtype=float)
         spec = self._candidates_for(self.validate(), X)
         if exclude:
-            spec["selector"] = [
+            spec = dataclasses.replace(spec, selector=[
                 dataclasses.replace(s, exclude=s.exclude + tuple(
                     b for b in map(str, exclude) if b not in s.exclude and b not in s.initial))
-                for s in spec["selector"]]
+                for s in spec.selector])
         check_unconditioned(unconditioned)
         seeds = seeds or FitSeeds.from_seed(int(self.seed))
         names = [str(b) for b in names]
-        fs = spec["scaling"].fit(X)
+        fs = spec.scaling.fit(X)
         values, z = fs.values(X), fs.transform(X)
-        corr: Correlation = spec["correlation"]
+        corr: Correlation = spec.correlation
         notes: list[str] = []
         if correlation is not None:
             R = as_correlation_matrix(correlation)  # a wide matrix's stays low-rank
@@ -539,35 +589,35 @@ class BasePipeline:
         # inner folds of a fitted inflation are cross-validation splits
         inner = correlate or (lambda c, v, s: c.estimate(v, s, context="cv"))
         counts = (~np.isnan(X)).sum(axis=0)
-        sels: list[Selector] = spec["selector"]
+        sels: list[Selector] = spec.selector
         initial = set().union(*(s.initial for s in sels))
         n_forced = sum(1 for b in initial if b in names) if initial else None
         data = _Training(fs, values, z, R, names, counts, n_forced)
-        if spec["search"]:
+        if spec.search:
             path = self._fit_search(spec, data, k_max=k_max, ks=ks, seeds=seeds, intervals=intervals,
                                     revealed=revealed, unconditioned=unconditioned)
         else:
             path = self._fit_direct(spec, data, k_max=k_max, ks=ks, seeds=seeds, inner=inner, intervals=intervals,
                                     unconditioned=unconditioned, revealed=revealed)
         path.notes[:0] = notes
-        path.sparse = spec["sparse_searched"]
+        path.sparse = spec.sparse_searched
         return path
 
     @staticmethod
-    def _candidates_for(spec: dict[str, Any], X: np.ndarray) -> dict[str, Any]:
+    def _candidates_for(spec: Spec, X: np.ndarray) -> Spec:
         """``spec`` with the selectors and predictors of the grid that the training rows ``X`` get.
 
         A search's candidate space picks its grid by the missing share of
         ``X`` (:meth:`~benchsel_lib.method.candidates.CandidateSpace.for_matrix`);
-        ``spec["sparse_searched"]`` says whether a later grid than the first
+        ``spec.sparse_searched`` says whether a later grid than the first
         was taken.  A pipeline without a space keeps its one pair.  O(M N).
         """
-        space = spec.get("space")
+        space = spec.space
         if space is None:
-            return {**spec, "sparse_searched": False}
+            return spec
         grid = space.for_matrix(X)
-        return {**spec, "selector": list(grid.selectors), "predictor": list(grid.predictors), "stack": grid.stack,
-                "sparse_searched": grid is not space[0]}
+        return dataclasses.replace(spec, selector=list(grid.selectors), predictor=list(grid.predictors),
+                                   stack=grid.stack, sparse_searched=grid is not space[0])
 
     @staticmethod
     def _direct_steps(sel: Selector, data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
@@ -593,14 +643,14 @@ class BasePipeline:
                  for k, s in per_size.items()]
         return steps, selection
 
-    def _fit_direct(self, spec: dict[str, Any], data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
+    def _fit_direct(self, spec: Spec, data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
                     seeds: FitSeeds, inner: Callable, intervals: bool, unconditioned: str,
                     revealed: Sequence[int] | None) -> FittedPath:
         """One selector and one predictor: select (or take ``revealed``), fit the predictor, the inflation."""
         fs, values, z, R, n_forced = data.scaling, data.values, data.z, data.R, data.n_forced
-        sel: Selector = spec["selector"][0]
+        sel: Selector = spec.selector[0]
         N = len(data.names)
-        pred = spec["predictor"][0]
+        pred = spec.predictor[0]
         if revealed is not None:
             order = np.asarray(list(revealed), dtype=int)
             steps, selection = [PathStep(order.size, order, _nan_diagnostics())], None
@@ -613,14 +663,14 @@ class BasePipeline:
         # fit after the selection: the predictor's copy of the N x N correlation and the selection's work
         # arrays are then never held together
         fitted = (make_predictor(pred) if isinstance(pred, str) else copy.deepcopy(pred)).fit(z, cov=R)  # own copy
-        cal = spec["calibrator"]
+        cal = spec.calibrator
         gaussian = isinstance(cal, GaussianIntervals)
         fixed = float(cal.inflation) if gaussian and cal.inflation != "inner" else 1.0
         if intervals and gaussian and cal.inflation == "inner" and steps:
             fresh = (make_predictor(pred) if isinstance(pred, str) else copy.deepcopy(pred))
             # one order, or (anchor points) each size's own, its prefix of length k scored at that k
             orders = {0: order} if sel.nested or revealed is not None else {st.k: st.selected for st in steps}
-            factors = inflation_factors(values, z, orders, order.size, correlation=spec["correlation"],
+            factors = inflation_factors(values, z, orders, order.size, correlation=spec.correlation,
                                         predictor=fresh, inner_folds=cal.inner_folds,
                                         rng=np.random.default_rng(seeds.inflation), unconditioned=unconditioned,
                                         correlate=inner)
@@ -628,7 +678,7 @@ class BasePipeline:
                 st.inflation = float(factors[0 if 0 in orders else st.k][st.k - 1])
         return FittedPath(fs, steps, n_forced, _DirectPredictions(fitted, N, gaussian, fixed), R, selection)
 
-    def _fit_search(self, spec: dict[str, Any], data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
+    def _fit_search(self, spec: Spec, data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
                     seeds: FitSeeds, intervals: bool, revealed: Sequence[int] | None,
                     unconditioned: str) -> FittedPath:
         """A search (candidates, a stack or conformal intervals): the inner CV chooses at each size.
@@ -636,18 +686,18 @@ class BasePipeline:
         :func:`~benchsel_lib.method.search.pipeline_path` does the work.
         """
         fs, z, R, names, n_forced = data.scaling, data.z, data.R, data.names, data.n_forced
-        preds = spec["predictor"]
-        single = len(spec["selector"]) == 1 and len(preds) == 1 and not spec["stack"]
-        levels = DEFAULT_LEVELS if intervals and spec["calibrator"] is not None else ()
+        preds = spec.predictor
+        single = len(spec.selector) == 1 and len(preds) == 1 and not spec.stack
+        levels = DEFAULT_LEVELS if intervals and spec.calibrator is not None else ()
         bare = single and not levels  # one pair, nothing to score: the smallest inner CV
-        kw: dict[str, Any] = dict(cov=R, strategies=spec["selector"], predictors=tuple(preds), stack=spec["stack"],
-                                  seed=int(seeds.search), names=names, levels=levels, rule=spec["rule"],
-                                  n_folds=2 if bare else int(spec["folds"]),
-                                  unconditioned=spec.get("scored") or unconditioned, blocks=spec["blocks"])
+        search = partial(pipeline_path, z, cov=R, strategies=spec.selector, predictors=tuple(preds), stack=spec.stack,
+                         seed=int(seeds.search), names=names, levels=levels, rule=spec.rule,
+                         n_folds=2 if bare else int(spec.folds), unconditioned=spec.scored or unconditioned,
+                         blocks=spec.blocks)
         if revealed is not None:
-            recs = pipeline_path(z, len(revealed), fixed=list(revealed), **kw)
+            recs = search(len(revealed), fixed=list(revealed))
         else:
-            reach = _selector_reach(spec["selector"], (~np.isnan(z)).sum(axis=0), z.shape[0], names)
+            reach = _selector_reach(spec.selector, (~np.isnan(z)).sum(axis=0), z.shape[0], names)
             k_max = min(int(k_max), max(n for _, n in reach))  # the largest size some candidate selector can reach
             if k_max < 1:
                 return FittedPath(fs, [], n_forced, _NoPredictions(), R)
@@ -655,10 +705,10 @@ class BasePipeline:
                 ks = [k for k in ks if k <= k_max]
                 if not ks:
                     return FittedPath(fs, [], n_forced, _NoPredictions(), R)
-            recs = [r for r in pipeline_path(z, k_max, ks=ks, **kw) if len(r.selection) >= r.k]
+            recs = [r for r in search(k_max, ks=ks) if len(r.selection) >= r.k]
         steps = [PathStep(r.k, np.asarray(r.selection, dtype=int), _nan_diagnostics(), choice=r) for r in recs]
         notes = [recs[0].plan] if recs and recs[0].plan else []
-        return FittedPath(fs, steps, n_forced, _SearchPredictions(z, R, spec["calibrator"] is not None), R,
+        return FittedPath(fs, steps, n_forced, _SearchPredictions(z, R, spec.calibrator is not None), R,
                           notes=notes)
 
     def fit(self: P, matrix: ScoreMatrix, *, revealed: Sequence[str] | None = None) -> P:
@@ -709,7 +759,7 @@ class BasePipeline:
             path = self.fit_path(X, names=names, k_max=k, ks=None if k is None else [k], context="full", revealed=cols,
                                  exclude=constant)
         if not path.steps:
-            raise ValueError(_no_selection(k, X, names, spec["selector"], constant, select=cols is None))
+            raise ValueError(_no_selection(k, X, names, spec.selector, constant, select=cols is None))
         self.benchmarks_ = names
         self.matrix_ = matrix
         self.scaling_ = path.scaling
@@ -730,7 +780,7 @@ class BasePipeline:
             tuple(sorted(int(j) for j in self.step_.selected)): (path, self.step_)}
         return self
 
-    def _check_reveal(self, names: list[str], spec: dict[str, Any], revealed: Sequence[str] | None) -> list[int] | None:
+    def _check_reveal(self, names: list[str], spec: Spec, revealed: Sequence[str] | None) -> list[int] | None:
         """The columns of ``revealed`` (None: the pipeline selects), checked against ``names`` and ``k``."""
         if revealed is not None:
             cols = name_positions(revealed if isinstance(revealed, str) else [str(b) for b in revealed], names,
@@ -740,18 +790,18 @@ class BasePipeline:
             if len(cols) >= len(names):
                 raise ValueError("nothing to predict: every benchmark of the matrix is revealed")
             return cols
-        for s in spec["selector"]:
+        for s in spec.selector:
             s.check_names(names)  # unknown mandatory or excluded benchmarks are an error here
         if self.k is not None and self.k > len(names):
             raise ValueError(f"k={self.k} is out of range: the matrix has {len(names)} benchmarks")
-        if self.k is not None and self.k == len(names) and spec["search"]:  # its choice scores predictions
+        if self.k is not None and self.k == len(names) and spec.search:  # its choice scores predictions
             raise ValueError(f"k={self.k} leaves nothing to predict: the matrix has {len(names)} benchmarks and the "
                              f"pipeline chooses its selection by how well it predicts the rest; choose k <= "
                              f"{len(names) - 1}")
         return None
 
     @staticmethod
-    def _column_notes(X: np.ndarray, names: list[str], spec: dict[str, Any], *,
+    def _column_notes(X: np.ndarray, names: list[str], spec: Spec, *,
                       select: bool) -> tuple[list[str], list[str], list[int]]:
         """Warn about problem columns; return the notes, the constant columns to exclude and every constant column.
 
@@ -765,7 +815,7 @@ class BasePipeline:
         be given is the floor of the standardization, not a fitted one).
         Cross-validation keeps the paper's protocol and does not apply this.
         """
-        mandatory = set().union(*(s.initial for s in spec["selector"]))
+        mandatory = set().union(*(s.initial for s in spec.selector))
         notes: list[str] = []
         constant: list[str] = []
         flat: list[int] = []
@@ -783,7 +833,7 @@ class BasePipeline:
                 text += "; its prediction is that value, without an interval"
             warnings.warn(text, ScoreWarning, stacklevel=3)
             notes.append(text)
-        if spec["scaling"].logit:
+        if spec.scaling.logit:
             with np.errstate(invalid="ignore"):
                 low = (X <= 0).sum(axis=0)
             for j in np.flatnonzero(low):
@@ -794,7 +844,7 @@ class BasePipeline:
                 notes.append(text)
         return notes, constant, flat
 
-    def _interval_gaps(self, X: np.ndarray, flat: list[int], spec: dict[str, Any]) -> np.ndarray | None:
+    def _interval_gaps(self, X: np.ndarray, flat: list[int], spec: Spec) -> np.ndarray | None:
         """The columns whose Gaussian intervals the fit cannot support (None: every column's are fine).
 
         A constant column (``flat``) gets none; with fewer than
@@ -803,7 +853,7 @@ class BasePipeline:
         """
         gaps = np.zeros(X.shape[1], dtype=bool)
         gaps[flat] = True
-        if X.shape[0] < MIN_INTERVAL_MODELS and not spec["search"] and isinstance(spec["calibrator"],
+        if X.shape[0] < MIN_INTERVAL_MODELS and not spec.search and isinstance(spec.calibrator,
                                                                                  GaussianIntervals):
             text = (f"only {X.shape[0]} training models: every correlation from two points is +-1, too few for "
                     "Gaussian intervals; predictions come without intervals")
@@ -829,7 +879,7 @@ class BasePipeline:
         if hit is not None:
             return hit
         spec = self.validate()
-        if spec["search"] or isinstance(spec["calibrator"], GaussianIntervals) and spec["calibrator"].inflation == "inner":
+        if spec.search or isinstance(spec.calibrator, GaussianIntervals) and spec.calibrator.inflation == "inner":
             X = np.asarray(self.matrix_.scores, dtype=float)
             path = self.fit_path(X, names=self.benchmarks_, k_max=len(cols), context="full", revealed=cols,
                                  correlation=self.correlation_, seeds=FitSeeds.from_seed(int(self.seed)))

@@ -185,8 +185,7 @@ class Pipeline(BasePipeline):
 
     def _steps(self) -> dict[str, Any]:
         """One selector and one predictor; no choice to make (conformal intervals still fit by inner folds). O(1)."""
-        return {"selector": self.component("selector"), "predictor": self.component("predictor"), "stack": False,
-                "search": False, "blocks": (), "rule": DEFAULT_RULE, "folds": 5}
+        return {"selector": self.component("selector"), "predictor": self.component("predictor")}
 
     # ------------------------------------------------------------------ constructors
     @classmethod

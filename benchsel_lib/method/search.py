@@ -193,9 +193,9 @@ class PipelineSearch(BasePipeline):
         if self.k is None:
             raise ValueError("a search needs k, the number of benchmarks to select")
         grid = space[0]
-        return {"space": space, "selector": list(grid.selectors), "predictor": list(grid.predictors),
+        return {"selector": list(grid.selectors), "predictor": list(grid.predictors),
                 "stack": grid.stack, "search": True, "blocks": blocks, "rule": self.choice,
-                "folds": self.search_folds, "scored": SCORED}
+                "folds": self.search_folds, "scored": SCORED, "space": space}
 
     @property
     def label(self) -> str:
