@@ -215,6 +215,6 @@ def test_an_excluded_benchmark_that_is_not_in_the_matrix_is_refused_not_ignored(
     with pytest.raises(ValueError, match="unknown excluded benchmark 'b33'; did you mean 'b3'"):
         Pipeline(k=2, selector=selector).fit(m)
     with pytest.raises(ValueError, match="unknown excluded benchmark 'b33'"):
-        cross_validate(m, [Pipeline(k=2, selector=selector, name="x")], k_max=2, n_folds=3, progress=False)
+        cross_validate(m, [Pipeline(selector=selector, name="x")], k_max=2, n_folds=3, progress=False)
     # a name the whole matrix has is fine, also in a split that dropped it
     assert Selector("entropy", exclude=("b1",)).resolve_exclude(["b0", "b2"]) == []
