@@ -442,13 +442,13 @@ def optimism_passage(opt: pd.DataFrame) -> str:
             "of about twenty candidates on the same inner folds, so it can overstate what the choice achieves on new "
             "models.")
     if worst["optimism"] <= 0:
-        return paragraph(head, "Here it does not: on every matrix and *k* of the table the held-out R² (the "
-                               "protocol's) is at least the inner one.")
+        return paragraph(head, "Here it does not: on every matrix and *k* of the table the held-out R² (over "
+                               "every held-out model, as the inner one is scored) is at least the inner one.")
     se = f" ± {num(worst['optimism_se'], '.3f')}" if np.isfinite(worst["optimism_se"]) else ""
     return paragraph(
         head, f"Here it does so by at most {signed(worst['optimism'], '.3f')}{se} ({worst['matrix']}, *k* = "
               f"{int(worst['k'])}: inner {num(worst['inner_r2'], '.3f')} against held-out {num(worst['r2'], '.3f')} "
-              "in the protocol's R²).")
+              "over every held-out model, the scoring of the inner search).")
 
 
 def coverage_passage(cov: pd.DataFrame) -> str:
