@@ -60,7 +60,7 @@ pipeline quotes ``benchmarks/results/recommend.json`` (from ``--quick``) and
 ``recommend-cost.json`` (from ``--skip-grid --aside``, the timing alone).
 
 ``--dense`` runs auto, and each variant of it asked for below, with auto's
-first candidate set on every matrix (:data:`~benchsel_lib.method.search.DEFAULT_STRATEGIES`
+first candidate set on every matrix (:data:`~benchsel_lib.method.candidates.DEFAULT_STRATEGIES`
 and ``DEFAULT_PREDICTORS``; by default auto searches its sparse set,
 ``SPARSE_STRATEGIES`` and ``SPARSE_PREDICTORS``, where the training matrix
 misses more than half its entries: Merged and BenchPress) and without

@@ -136,7 +136,7 @@ def check_ks(ks: object, k_max: int) -> tuple[int, ...] | None:
 
 
 def check_blocks(blocks: object) -> tuple[int, ...]:
-    """Block sizes (``blocks`` of :func:`~benchsel_lib.method.search.pipeline_path`: one int or a sequence,
+    """Block sizes (``blocks`` of :func:`~benchsel_lib.method.inner_search.pipeline_path`: one int or a sequence,
     possibly empty, each >= 1) sorted without repeats; ``ValueError`` naming ``blocks`` otherwise.  O(len(blocks)).
     """
     sizes = _sizes(blocks, np.inf)

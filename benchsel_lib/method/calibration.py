@@ -96,7 +96,7 @@ class Conformal:
 
     The calibrator has no parameters: a pipeline with ``calibrator=Conformal()``
     (or ``"conformal"``) fits by its search
-    (:func:`~benchsel_lib.method.search.pipeline_path`), and the interval
+    (:func:`~benchsel_lib.method.inner_search.pipeline_path`), and the interval
     at level ``L`` for benchmark ``j`` is ``pred +- q_L s_j`` (an addition to
     the paper, whose intervals are the Gaussian ones of Eq. cond-var). The
     residuals are the out-of-fold ones of the inner cross-validation of the

@@ -181,7 +181,7 @@ class FittedPath:
         down to its budget); empty on the paper's matrices.
     sparse : bool
         Whether the training rows missed enough entries for the pipeline's
-        ``sparse_candidates`` to be searched.
+        later grid of its candidate space (a search) to be searched.
     """
 
     scaling: FittedScaling
@@ -560,8 +560,8 @@ class BasePipeline:
         Cost: that of :meth:`fit` with the selection run to ``k_max``: one
         correlation estimate (skipped when ``correlation`` is given), one
         selection per selector, and per size the predictor's fit; a search
-        runs :func:`~benchsel_lib.method.search.pipeline_path` instead
-        (:func:`~benchsel_lib.method.search.search_cost` estimates it).
+        runs :func:`~benchsel_lib.method.inner_search.pipeline_path` instead
+        (:func:`~benchsel_lib.method.plan.search_cost` estimates it).
         """
         X = np.asarray(X, dtype=float)
         spec = self._candidates_for(self.validate(), X)
@@ -683,7 +683,7 @@ class BasePipeline:
                     unconditioned: str) -> FittedPath:
         """A search (candidates, a stack or conformal intervals): the inner CV chooses at each size.
 
-        :func:`~benchsel_lib.method.search.pipeline_path` does the work.
+        :func:`~benchsel_lib.method.inner_search.pipeline_path` does the work.
         """
         fs, z, R, names, n_forced = data.scaling, data.z, data.R, data.names, data.n_forced
         preds = spec.predictor
@@ -729,7 +729,7 @@ class BasePipeline:
         would take too long), the selection (O(k^2 N) greedy entropy, O(k N^3)
         greedy MI, plus one O(N^3) factorization for its diagnostics) and,
         for a search, the inner cross-validation planned within
-        :data:`~benchsel_lib.method.search.SEARCH_BUDGET`. Memory: a few
+        :data:`~benchsel_lib.method.plan.SEARCH_BUDGET`. Memory: a few
         N x N arrays and O(M N). Choices made for the matrix's size are in
         ``notes_``.
 

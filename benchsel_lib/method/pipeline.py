@@ -1,24 +1,23 @@
 """The one contract of the method: a :class:`Pipeline` from scores to selected benchmarks and predictions.
 
-A pipeline is five steps, each a small object of its own module:
+A pipeline is five fixed steps, each a small object of its own module:
 
 1. scaling -- :class:`~benchsel_lib.method.scaling.Scaling` (optional logit,
    standardization with the training means and spreads, clip);
 2. correlation -- :class:`~benchsel_lib.method.correlation.Correlation`
    (pairwise or EM, Section 3 and Appendix G);
-3. selection -- one :class:`~benchsel_lib.method.selectors.Selector`, or
-   several candidates (Algorithms 1-2, Appendices B-C, prediction-aimed orders);
-4. prediction -- a predictor (:mod:`benchsel_lib.method.predictors`), or
-   several candidates and their stack;
+3. selection -- one :class:`~benchsel_lib.method.selectors.Selector`
+   (Algorithms 1-2, Appendices B-C, prediction-aimed orders);
+4. prediction -- one predictor (:mod:`benchsel_lib.method.predictors`);
 5. calibration -- :class:`~benchsel_lib.method.calibration.GaussianIntervals`
    (Eq. cond-var, optionally inflated) or
-   :class:`~benchsel_lib.method.calibration.Conformal`.
+   :class:`~benchsel_lib.method.calibration.Conformal` (read off an inner
+   cross-validation of this one pair).
 
-With one selector, one predictor and Gaussian intervals the pipeline fits
-directly: the paper's pipeline (:meth:`Pipeline.paper`). With several
-candidates, a stack or conformal intervals it fits by inner cross-validation
-of the training models (:func:`~benchsel_lib.method.search.pipeline_path`):
-the recommended pipeline (:meth:`Pipeline.auto`) is such a search.
+The paper's pipeline is :meth:`Pipeline.paper`.  A choice among several
+selections and predictors is a search,
+:class:`~benchsel_lib.method.search.PipelineSearch`, which
+:meth:`Pipeline.auto` (the recommended pipeline) returns.
 
 The conventions are scikit-learn's: the constructor only stores its
 parameters, :meth:`Pipeline.fit` validates them and returns the pipeline,
@@ -276,11 +275,11 @@ class Pipeline(BasePipeline):
         ``random``) with the predictors (default Gaussian, ridge, kNN, blend)
         and their NNLS stack; correlation ``"fast"``; split-conformal intervals.
         Where the training matrix misses more than half its entries
-        (:data:`~benchsel_lib.method.search.SPARSE_MISSING`) the default
-        candidates are :data:`~benchsel_lib.method.search.SPARSE_STRATEGIES`
+        (:data:`~benchsel_lib.method.candidates.SPARSE_MISSING`) the default
+        candidates are :data:`~benchsel_lib.method.candidates.SPARSE_STRATEGIES`
         (``entropy-obs``, ``lasso``, the greedy on the total residual variance
         of the mean-imputed matrix, BenchPred's imputed Lasso) with
-        :data:`~benchsel_lib.method.search.SPARSE_PREDICTORS` (kNN, blend,
+        :data:`~benchsel_lib.method.candidates.SPARSE_PREDICTORS` (kNN, blend,
         the per-target ridge on the mean-imputed scores) and their stack:
         the imputed selections reveal benchmarks that many models ran, which
         on such a matrix pays more than MI's picks (``sparse_`` says which
@@ -289,7 +288,7 @@ class Pipeline(BasePipeline):
         At each ``k`` the pair with the highest inner R^2 is chosen, unless
         that score falls below the one of the choice at ``k - 1``, which is
         then kept with one more benchmark
-        (:func:`~benchsel_lib.method.search.choose_candidate`);
+        (:func:`~benchsel_lib.method.choice.choose_candidate`);
         ``choice="nested"`` keeps one selection strategy for every size
         instead (see the class's ``choice``).  By default
         (``blocks=(5,)``,
@@ -303,15 +302,15 @@ class Pipeline(BasePipeline):
         ``initial`` applies to every candidate selector, ``min_observed``
         to every one without a filter of its own (``entropy-obs`` keeps its
         30 %; pass a :class:`Selector` to set another).  By default
-        (:data:`~benchsel_lib.method.search.DEFAULT_MIN_OBSERVED`, 5) no
+        (:data:`~benchsel_lib.method.candidates.DEFAULT_MIN_OBSERVED`, 5) no
         candidate reveals a benchmark that fewer than five training models
         observe (scaled to each inner fold's share of them): the
         correlations behind its predictions would rest on two or three
         models.  ``None`` or 0 keeps every benchmark a candidate.
 
-        Cost: the inner search of :func:`~benchsel_lib.method.search.pipeline_path`,
-        estimated before it starts (:func:`~benchsel_lib.method.search.search_cost`);
-        beyond :data:`~benchsel_lib.method.search.SEARCH_BUDGET` (tens of
+        Cost: the inner search of :func:`~benchsel_lib.method.inner_search.pipeline_path`,
+        estimated before it starts (:func:`~benchsel_lib.method.plan.search_cost`);
+        beyond :data:`~benchsel_lib.method.plan.SEARCH_BUDGET` (tens of
         thousands of models, thousands of benchmarks) it runs on seeded
         subsamples and leaves out candidates whose selection would take too
         long, while the final selection and fit use every model and
@@ -352,7 +351,7 @@ class Pipeline(BasePipeline):
         ``min_observed``, ``initial``, ``seed``).  As in :meth:`auto`,
         ``min_observed`` leaves a strategy's own filter (``entropy-obs``) as it is.
         ``min_observed=None`` is each pipeline's default (none, but auto's
-        :data:`~benchsel_lib.method.search.DEFAULT_MIN_OBSERVED`); 0 is none,
+        :data:`~benchsel_lib.method.candidates.DEFAULT_MIN_OBSERVED`); 0 is none,
         auto's included.  Every option is checked, whichever pipeline uses
         it; ``predictor`` applies to the paper's pipelines only (a pair names
         its own, auto searches), so with another name it raises ``ValueError``.

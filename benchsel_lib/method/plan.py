@@ -82,7 +82,7 @@ def search_cost(
     n_folds: int = 5,
     observed: float = 1.0,
 ) -> float:
-    """Estimated operations of :func:`~benchsel_lib.method.search.pipeline_path` on an ``n_models x n_benchmarks`` training matrix. O(1).
+    """Estimated operations of :func:`~benchsel_lib.method.inner_search.pipeline_path` on an ``n_models x n_benchmarks`` training matrix. O(1).
 
     Per inner fold (``m_t = m - m / F`` training rows, ``v = m / F`` query
     rows): the fold's correlation (two products and an N x N
@@ -127,7 +127,7 @@ def search_cost(
 
 @dataclass(frozen=True)
 class SearchPlan:
-    """How :func:`~benchsel_lib.method.search.pipeline_path` runs its inner cross-validation (see :func:`plan_search`).
+    """How :func:`~benchsel_lib.method.inner_search.pipeline_path` runs its inner cross-validation (see :func:`plan_search`).
 
     Attributes
     ----------
@@ -204,7 +204,7 @@ def plan_search(
     seed: int = 0,
     budget: float | None = None,
 ) -> SearchPlan:
-    """Choose, before any work, how the inner search of :func:`~benchsel_lib.method.search.pipeline_path` runs.
+    """Choose, before any work, how the inner search of :func:`~benchsel_lib.method.inner_search.pipeline_path` runs.
 
     Within ``budget`` (default :data:`SEARCH_BUDGET`) estimated operations
     (:func:`search_cost`) the search runs on everything.  Otherwise, in this
