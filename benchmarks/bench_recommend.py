@@ -144,19 +144,18 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from benchsel_lib.data import load_matrix, load_source  # noqa: E402
-from benchsel_lib.method.pipeline import Pipeline  # noqa: E402
-from benchsel_lib.method.predictors import PREDICTORS  # noqa: E402
-from benchsel_lib.method.search import (  # noqa: E402
-    CHOICE_RULES,
+from benchsel_lib.method.candidates import (  # noqa: E402
     DEFAULT_MIN_OBSERVED,
     DEFAULT_PREDICTORS,
-    DEFAULT_RULE,
     DEFAULT_STRATEGIES,
-    AUTO_BLOCKS,
     SPARSE_MISSING,
     SPARSE_PREDICTORS,
     SPARSE_STRATEGIES,
 )
+from benchsel_lib.method.choice import CHOICE_RULES, DEFAULT_RULE  # noqa: E402
+from benchsel_lib.method.inner_search import AUTO_BLOCKS  # noqa: E402
+from benchsel_lib.method.pipeline import Pipeline  # noqa: E402
+from benchsel_lib.method.predictors import PREDICTORS  # noqa: E402
 from benchsel_lib.method.selectors import SELECTORS  # noqa: E402
 from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
 from benchsel_lib.studies.pipelines import (  # noqa: E402
@@ -168,6 +167,7 @@ from benchsel_lib.studies.pipelines import (  # noqa: E402
     compare_aside,
     compare_pipelines,
     entries_scored,
+    every_model_r2,
     fixed_pairs,
     inner_optimism,
     k_gain,
@@ -345,7 +345,7 @@ def _every_table(df: pd.DataFrame, ks=(5, 10), label: str = "", where: str | Non
     counted) and its reach (the share of held-out models that ran a selected benchmark), paired by fold; with
     ``where``, keep it for ``--json``."""
     tab = peer_differences(df.assign(r2=df["r2_all"]), list(PEERS), ks=ks)
-    reach = df[df["k"].isin(list(ks))].groupby(["k", "method"])["reach"].mean()
+    reach = every_model_r2(df, ks=ks).set_index(["k", "method"])["reach"]
     if where is not None:
         RESULTS.every_rows(where, group, tab, reach)
     print(f"every held-out model ({label}): auto - peer paired by fold, on the R^2 of every held-out model")

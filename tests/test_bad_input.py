@@ -24,7 +24,7 @@ from benchsel_lib.method.gaussian import conditional_impute, conditional_moments
 from benchsel_lib.method.pipeline import check_given
 from benchsel_lib.method.regression import RidgePredictor
 from benchsel_lib.method.scaling import fit_standardizer, inverse_logit_transform, logit_transform
-from benchsel_lib.method.search import pipeline_path
+from benchsel_lib.method.inner_search import pipeline_path
 from benchsel_lib.protocol.summaries import calibration_table, top_residuals
 from benchsel_lib.studies.diagnostics import positions_from_cv, selection_summary
 from benchsel_lib.studies.pipelines import (

@@ -11,7 +11,7 @@ from _synthetic import as_matrix, low_rank_scores
 from benchsel_lib._memo import LRUMemo
 from benchsel_lib.method import sparse
 from benchsel_lib.method.pipeline import Pipeline
-from benchsel_lib.method.search import selection_cost
+from benchsel_lib.method.plan import selection_cost
 from benchsel_lib.method.selection import select
 from benchsel_lib.method.selectors import Selector
 from benchsel_lib.method.sparse import imputed_lasso_order, mean_lasso_order

@@ -18,7 +18,7 @@ from benchsel_lib.method.objectives import (
     residual_trace_greedy,
     variance_floor,
 )
-from benchsel_lib.method.search import selection_cost
+from benchsel_lib.method.plan import selection_cost
 from benchsel_lib.method.selection import select
 
 

@@ -14,7 +14,7 @@ import pytest
 from _synthetic import as_matrix, low_rank_scores
 
 from benchsel_lib.cli import main
-from benchsel_lib.method import completion, correlation, plan, search
+from benchsel_lib.method import completion, correlation, plan
 from benchsel_lib.method.completion import BenchPressBlend, KNNImputer
 from benchsel_lib.method.correlation import (
     Correlation,
@@ -22,7 +22,8 @@ from benchsel_lib.method.correlation import (
     floored_pairwise_correlation,
 )
 from benchsel_lib.method.pipeline import Pipeline
-from benchsel_lib.method.search import pipeline_path, plan_search
+from benchsel_lib.method.inner_search import pipeline_path
+from benchsel_lib.method.plan import plan_search
 
 #: the paper's matrices (models x benchmarks)
 PAPER_SHAPES = {"mteb": (263, 56), "merged": (118, 114), "benchpress": (83, 49), "mmlu": (234, 57)}

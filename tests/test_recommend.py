@@ -10,7 +10,7 @@ from _synthetic import as_matrix, low_rank_scores
 
 from benchsel_lib.data import load_csv
 from benchsel_lib.method.pipeline import Pipeline, parse_pipeline
-from benchsel_lib.method.search import FALLBACK, pipeline_path
+from benchsel_lib.method.inner_search import FALLBACK, pipeline_path
 from benchsel_lib.protocol.cv import cross_validate
 from benchsel_lib.protocol.splits import cv_splits
 from benchsel_lib.protocol.summaries import coverage_column as _cov_col
@@ -199,7 +199,7 @@ def test_cli_select_auto_and_paper_path(capsys, small_csv):
 def test_cli_select_nested_gives_the_auto_pipeline_with_one_strategy_for_every_size(capsys, small_csv):
     import json
 
-    from benchsel_lib.method.search import nested_strategy
+    from benchsel_lib.method.choice import nested_strategy
 
     code, out, _ = _cli(capsys, "select", "--data", small_csv, "-k", "3", "--nested", "--format", "json",
                         "--estimator", "pairwise")
@@ -247,7 +247,7 @@ def test_a_strategy_whose_filter_leaves_too_few_candidates_is_left_out_and_named
 def test_stacked_query_blocks_give_the_same_predictions_as_separate_calls():
     from benchsel_lib.method.correlation import inner_correlation
     from benchsel_lib.method.predictors import make_predictor
-    from benchsel_lib.method.search import block_predictions
+    from benchsel_lib.method.oof import block_predictions
 
     X = low_rank_scores(7, m=60, n=8, noise=0.3, missing=0.2)
     train, val = X[:45], X[45:]
@@ -664,7 +664,7 @@ def _row(strategy, predictor, r2, k=5):
 
 
 def test_the_monotone_rule_keeps_the_previous_pipeline_only_when_the_best_falls_below_its_score():
-    from benchsel_lib.method.search import choose_candidate
+    from benchsel_lib.method.choice import choose_candidate
 
     previous = _row("mi", "ridge", 0.55, k=4)
     rows = [_row("mi", "ridge", 0.48), _row("lasso", "knn", 0.50), _row("random", "gaussian", 0.30)]
@@ -721,7 +721,7 @@ def test_a_strategy_left_out_leaves_the_other_candidates_searched_by_inner_cv():
 
 
 def test_nested_strategy_is_the_best_mean_over_the_sizes_of_each_strategys_best_predictor():
-    from benchsel_lib.method.search import nested_strategy
+    from benchsel_lib.method.choice import nested_strategy
 
     rows = [_row("mi", "ridge", 0.60, k=1), _row("mi", "knn", 0.40, k=1), _row("mi", "ridge", 0.50, k=2),
             _row("lasso", "knn", 0.70, k=1), _row("lasso", "ridge", 0.30, k=2),
@@ -737,7 +737,7 @@ def test_nested_strategy_is_the_best_mean_over_the_sizes_of_each_strategys_best_
 
 
 def test_the_nested_rule_keeps_one_strategy_so_each_selection_is_a_prefix_of_the_largest():
-    from benchsel_lib.method.search import nested_strategy
+    from benchsel_lib.method.choice import nested_strategy
 
     X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
     kw = dict(strategies=("mi", "random", "lasso"), predictors=("gaussian", "ridge"), levels=())
@@ -755,7 +755,7 @@ def test_the_nested_rule_keeps_one_strategy_so_each_selection_is_a_prefix_of_the
 
 def test_the_pipelines_choice_rule_is_a_declared_validated_parameter():
     from benchsel_lib.method.pipeline import clone
-    from benchsel_lib.method.search import nested_strategy
+    from benchsel_lib.method.choice import nested_strategy
 
     X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
     p = Pipeline.auto(k=4, choice="nested", selectors=("mi", "random", "lasso"), predictors=("gaussian", "ridge"))

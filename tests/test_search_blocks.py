@@ -8,7 +8,7 @@ import pytest
 from _synthetic import as_matrix, low_rank_scores
 
 from benchsel_lib.method.pipeline import Pipeline, clone
-from benchsel_lib.method.search import pipeline_path
+from benchsel_lib.method.inner_search import pipeline_path
 from benchsel_lib.method.selectors import Selector
 
 _data = partial(low_rank_scores, m=40, n=10, noise=0.5, missing=0.1, standardize=True)

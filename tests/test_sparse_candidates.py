@@ -7,14 +7,14 @@ from _synthetic import as_matrix, low_rank_scores
 
 from benchsel_lib.method.candidates import CandidateSpace, Grid
 from benchsel_lib.method.pipeline import Pipeline, clone
-from benchsel_lib.method.search import (
-    PipelineSearch,
+from benchsel_lib.method.candidates import (
     DEFAULT_PREDICTORS,
     DEFAULT_STRATEGIES,
     SPARSE_MISSING,
     SPARSE_PREDICTORS,
     SPARSE_STRATEGIES,
 )
+from benchsel_lib.method.search import PipelineSearch
 from benchsel_lib.protocol.cv import cross_validate
 
 

@@ -6,7 +6,7 @@ import pytest
 from _synthetic import low_rank_scores
 from scipy.optimize import minimize
 
-from benchsel_lib.method.search import selection_cost
+from benchsel_lib.method.plan import selection_cost
 from benchsel_lib.method.selection import select
 from benchsel_lib.method.selectors import Selector
 from benchsel_lib.method.sparse import (

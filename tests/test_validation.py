@@ -9,7 +9,7 @@ from benchsel_lib._memo import LRUMemo, array_key
 from benchsel_lib.method.completion import BenchPressBlend
 from benchsel_lib.method.gaussian import GaussianPredictor, conditional_impute
 from benchsel_lib.method.scaling import Scaling
-from benchsel_lib.method.search import pipeline_path
+from benchsel_lib.method.inner_search import pipeline_path
 from benchsel_lib.protocol.cv import CVProtocol
 
 

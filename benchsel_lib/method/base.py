@@ -184,7 +184,7 @@ def size_runs(sizes: Sequence[int], limit: int) -> list[slice]:
     """Consecutive runs of items whose sizes sum to at most ``limit`` (an item larger than that is a run alone).
 
     How a predictor's work is cut into bounded calls: the stacked query
-    blocks of :func:`~benchsel_lib.method.search.block_predictions`, the
+    blocks of :func:`~benchsel_lib.method.oof.block_predictions`, the
     entries the BenchPress blend predicts at once. O(len(sizes)).
     """
     out: list[slice] = []

@@ -107,21 +107,6 @@ class Grid:
         object.__setattr__(self, "predictors", preds)
         object.__setattr__(self, "max_missing", float(mm))
 
-    @property
-    def size(self) -> int:
-        """The number of candidates: S x P pairs, plus S stacks. O(1)."""
-        stacks = len(self.selectors) if self.stacked else 0
-        return len(self.selectors) * len(self.predictors) + stacks
-
-    @property
-    def stacked(self) -> bool:
-        """Whether the stack is a candidate (asked for, and two or more predictors to stack). O(1)."""
-        return self.stack and len(self.predictors) > 1
-
-    def with_selectors(self, selectors: Sequence[Selector]) -> Grid:
-        """The same grid with other selectors. O(S)."""
-        return dataclasses.replace(self, selectors=tuple(selectors))
-
 
 class CandidateSpace(tuple):
     """One or more :class:`Grid` s; :meth:`for_missing` picks the one a training matrix gets.
@@ -145,11 +130,6 @@ class CandidateSpace(tuple):
     def for_matrix(self, X: np.ndarray) -> Grid:
         """The grid for training scores ``X`` (NaN missing). O(M N)."""
         return self.for_missing(float(np.isnan(X).mean()) if np.size(X) else 0.0)
-
-    @property
-    def sparse(self) -> bool:
-        """Whether the space switches grids by the missing share. O(1)."""
-        return len(self) > 1
 
     def __repr__(self) -> str:
         return f"CandidateSpace({list(self)!r})"

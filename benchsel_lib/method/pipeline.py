@@ -292,7 +292,7 @@ class Pipeline(BasePipeline):
         ``choice="nested"`` keeps one selection strategy for every size
         instead (see the class's ``choice``).  By default
         (``blocks=(5,)``,
-        :data:`~benchsel_lib.method.search.AUTO_BLOCKS`) a choice at five
+        :data:`~benchsel_lib.method.inner_search.AUTO_BLOCKS`) a choice at five
         benchmarks whose strategy's selections are not nested (BenchPred's
         imputed Lasso, anchor points) stays in every larger selection, so
         that a model that ran it runs only what a larger one adds and
@@ -316,8 +316,6 @@ class Pipeline(BasePipeline):
         long, while the final selection and fit use every model and
         benchmark (``notes_`` says so).
         """
-        from .search import PipelineSearch  # the search builds on this module
-
         space = auto_space(selectors=selectors, predictors=predictors, stack=stack, min_observed=min_observed,
                            initial=initial)
         return PipelineSearch(k, candidates=None if space == auto_space() else space, scaling=Scaling(logit=logit), correlation=Correlation("fast"),

@@ -17,69 +17,21 @@ of :mod:`benchsel_lib.method.oof`, within the budget planned by
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
 from .._checks import check_blocks, check_int
 from .calibration import Conformal
-from .candidates import (
-    DEFAULT_MIN_OBSERVED,
-    DEFAULT_PREDICTORS,
-    DEFAULT_STRATEGIES,
-    SPARSE_MISSING,
-    SPARSE_PREDICTORS,
-    SPARSE_STRATEGIES,
-    CandidateSpace,
-    Grid,
-    auto_space,
-)
-from .choice import CHOICE_RULES, DEFAULT_RULE, choice_rule, choose_candidate, nested_strategy
+from .candidates import CandidateSpace, Grid, auto_space
+from .choice import DEFAULT_RULE, choice_rule
 from .correlation import Correlation
-from .fitting import FittedPath, PathStep, BasePipeline
-from .inner_search import AUTO_BLOCKS, FALLBACK, Recommendation, pipeline_path
-from .oof import block_predictions
-from .plan import (
-    SEARCH_BUDGET,
-    SEARCH_MIN_BENCHMARKS,
-    SEARCH_MIN_MODELS,
-    SELECTION_BUDGET,
-    SearchPlan,
-    plan_search,
-    search_cost,
-    selection_cost,
-)
+from .fitting import BasePipeline, FittedPath, PathStep
+from .inner_search import AUTO_BLOCKS
 from .scaling import Scaling
 
-__all__ = [
-    "PipelineSearch",
-    "SCORED",
-    # the parts it is made of, importable from here
-    "Recommendation",
-    "pipeline_path",
-    "choose_candidate",
-    "nested_strategy",
-    "CHOICE_RULES",
-    "DEFAULT_RULE",
-    "AUTO_BLOCKS",
-    "FALLBACK",
-    "DEFAULT_STRATEGIES",
-    "DEFAULT_PREDICTORS",
-    "DEFAULT_MIN_OBSERVED",
-    "SPARSE_STRATEGIES",
-    "SPARSE_PREDICTORS",
-    "SPARSE_MISSING",
-    "block_predictions",
-    "SearchPlan",
-    "plan_search",
-    "search_cost",
-    "selection_cost",
-    "SEARCH_BUDGET",
-    "SEARCH_MIN_MODELS",
-    "SEARCH_MIN_BENCHMARKS",
-    "SELECTION_BUDGET",
-]
+__all__ = ["PipelineSearch", "SCORED"]
 
 #: how a search scores a candidate on its inner folds: on every held-out model, one that ran none of the
 #: candidate's benchmarks predicted by the training mean and counted ("mean"), so that a selection few models
@@ -233,15 +185,3 @@ class PipelineSearch(BasePipeline):
         raise ValueError(f"the search chose its predictor for the selected benchmarks {chosen}; {what}: predict "
                          f"from other benchmarks with a fit for them, fit(matrix, revealed=[...]) (the command line's "
                          f"benchsel predict does this), which chooses the predictor for those benchmarks")
-
-    def predict(self, scores: Mapping[str, float] | Iterable[tuple[str, float]] | pd.DataFrame, *,
-                level: float = 0.9, skip_missing: bool = False, strict: bool = False) -> pd.DataFrame:
-        """Predict the benchmarks not selected from scores of the selected ones (no search here).
-
-        As :meth:`Pipeline.predict <benchsel_lib.method.pipeline.Pipeline.predict>`,
-        but the given benchmarks must be the selection (``selected``):
-        another set raises ``ValueError`` saying how to fit for it.
-        Cost: the chosen predictor on one row per model.
-        """
-        return super().predict(scores, level=level, skip_missing=skip_missing, strict=strict)
-
