@@ -8,7 +8,7 @@ folds of the variance inflation (the CV protocol), ``(4,)`` the random control
 split of the extrapolation check, ``(5,)`` the sample of first picks,
 ``(6, fold)`` a pipeline's inner cross-validation in a CV split, ``(7,)`` the
 rounding drawn at random by the first-pick study, ``(11,)`` the
-inner folds of a pipeline's search (``(11, r)`` its repeat ``r`` >= 1), ``(12,)`` and ``(13,)`` the subsamples of
+inner folds of a pipeline's search (:class:`~benchsel_lib.method.folds.InnerFolds`), ``(12,)`` and ``(13,)`` the subsamples of
 models and benchmarks of a search too big for its budget.
 
 :func:`balanced_folds` is the one way the library cuts rows into folds.

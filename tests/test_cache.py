@@ -160,8 +160,7 @@ def test_two_workers_computing_the_same_estimate_leave_one_complete_file(tmp_pat
 
     m = _sparse_toy(M=300, N=8)
     plan = cv_module._cv_plan(m, _em("entropy"), cv_module.CVProtocol(k_max=2, n_folds=4, seed=3))
-    h, f, tr, va = plan.tasks[0]
-    args = (plan.X, plan.models, plan.benchmarks, [(h, f, tr, va, plan.kw)], str(tmp_path))
+    args = (plan.X, plan.models, plan.benchmarks, [(plan.folds[0], plan.kw)], str(tmp_path))
     a, b = run_sweep([Cell("a", cv_module._run_split_group, args), Cell("b", cv_module._run_split_group, args)],
                      n_jobs=2)
     assert a[0][:2] == b[0][:2]  # rows and top residuals (not the timings)

@@ -18,6 +18,7 @@ from benchsel_lib._names import suggest_names
 from benchsel_lib.cli import parse_scores
 from benchsel_lib.data import ScoreMatrix
 from benchsel_lib.method.calibration import inflation_factors
+from benchsel_lib.method.folds import InnerFolds
 from benchsel_lib.method.correlation import Correlation
 from benchsel_lib.method.gaussian import GaussianPredictor
 from benchsel_lib.method.pipeline import Pipeline, check_given
@@ -306,8 +307,8 @@ def test_inner_inflation_equals_the_hand_computed_inner_cv_factor():
         # the calibration step's function gives the same factor
         z = (X - X.mean(axis=0)) / X.std(axis=0, ddof=1)
         fac = inflation_factors(X, z, {0: idx}, len(idx), correlation=Correlation("pairwise"),
-                                predictor=GaussianPredictor(ridge=RIDGE), inner_folds=3,
-                                rng=np.random.default_rng(7))
+                                predictor=GaussianPredictor(ridge=RIDGE),
+                                folds=InnerFolds(3, 7, stream=None))
         assert fac[0][len(idx) - 1] == pytest.approx(expected, rel=1e-9)
     df = _predict(mat, {"alpha": 60.0}, estimator="pairwise", inflation="inner", inner_folds=3, seed=7)
     assert df.attrs["inflation"] == pytest.approx(_hand_inflation(X, [0], inner_folds=3, seed=7), rel=1e-9)
@@ -328,7 +329,7 @@ def test_inflation_with_nothing_revealed_is_one():
     X = np.asarray(mat.scores, dtype=float)
     z = (X - X.mean(axis=0)) / X.std(axis=0, ddof=1)
     fac = inflation_factors(X, z, {"none": [], "beta": [1]}, 1, correlation=Correlation("pairwise"),
-                            predictor=GaussianPredictor(ridge=RIDGE), inner_folds=3, rng=np.random.default_rng(0))
+                            predictor=GaussianPredictor(ridge=RIDGE), folds=InnerFolds(3, 0, stream=None))
     assert fac["none"][0] == 1.0 and fac["beta"][0] != 1.0
 
 

@@ -12,7 +12,7 @@ from benchsel_lib.method.predictors import (
     make_predictor,
     nnls_weights,
 )
-from benchsel_lib.method.predictors import inner_folds as _inner_folds
+from benchsel_lib.method.folds import InnerFolds
 from benchsel_lib.method.regression import RidgePredictor, ridge_loo, ridge_loo_batch
 from benchsel_lib.method.scaling import Scaling
 
@@ -126,7 +126,7 @@ def test_nnls_weights_are_nonnegative_and_match_brute_force():
 
 def _oof(X, revealed, predictors, *, n_folds, seed):
     """The search's out-of-fold predictions of ``predictors`` for one given revealed set, and its scored mask."""
-    from benchsel_lib.method.oof import InnerFolds, out_of_fold
+    from benchsel_lib.method.oof import out_of_fold
 
     k = len(revealed)
     out = out_of_fold(X, InnerFolds(n_folds, seed).split(X.shape[0]), select=lambda s, itr, Ri, n: {k: list(revealed)},
@@ -178,7 +178,7 @@ def test_out_of_fold_predictions_do_not_see_a_rows_held_out_score_through_the_ca
     changed = raw.copy()
     changed[i, j] += 3.0 * rng.choice([-1.0, 1.0])
     after, _ = oof_raw(changed)
-    fold = next(rows for rows in _inner_folds(40, 4, 3) if i in rows)
+    fold = next(rows for rows in InnerFolds(4, 3).held_out(40) if i in rows)
     np.testing.assert_allclose(after[fold][mask[fold]], before[fold][mask[fold]], rtol=0, atol=1e-9)
     assert not np.allclose(after[mask], before[mask])  # the other folds did train on the changed score
 

@@ -22,9 +22,9 @@ from typing import Any, Literal
 import numpy as np
 
 from .._checks import check_int
-from .._random import fold_labels
 from .correlation import Correlation
-from .predictors import reveal_and_predict, scored_entries
+from .folds import Fold, InnerFolds, cross_fit
+from .oof import HeldOut
 
 __all__ = [
     "GaussianIntervals",
@@ -157,22 +157,23 @@ def inflation_factors(
     *,
     correlation: Correlation,
     predictor: Any,
-    inner_folds: int,
-    rng: np.random.Generator,
+    folds: InnerFolds,
     unconditioned: str = "skip",
     correlate: Callable[[Correlation, np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> dict[Any, np.ndarray]:
     """Variance-inflation factors fitted on the training rows only (inner cross-validation).
 
-    The training rows are split into ``inner_folds`` folds (stream ``rng``);
-    for each, the correlation is re-estimated on the other inner folds (the
-    pipeline's estimator; benchmarks with fewer than 2 inner-training scores
-    get an identity row and column), and for every prefix ``k`` of each order
-    in ``orders`` the squared standardized residuals ``r^2 / var`` of the
-    inner validation rows are collected (scored as the protocol scores:
-    observed, not revealed; ``unconditioned`` as in the CV protocol). The
-    factor is their mean, so that after scaling the conditional variances by
-    it the mean squared standardized residual is 1.
+    The training rows are split by ``folds`` (the out-of-fold engine,
+    :func:`~benchsel_lib.method.folds.cross_fit`); for each fold, the
+    correlation is re-estimated on the other folds (the pipeline's
+    estimator; benchmarks with fewer than 2 inner-training scores get an
+    identity row and column), and for every prefix ``k`` of each order in
+    ``orders`` the squared standardized residuals ``r^2 / var`` of the
+    fold's held-out rows are collected, scored as the protocol scores
+    (:class:`~benchsel_lib.method.oof.HeldOut`: observed, not revealed;
+    ``unconditioned`` as in the CV protocol). The factor is their mean, so
+    that after scaling the conditional variances by it the mean squared
+    standardized residual is 1.
 
     Parameters
     ----------
@@ -186,6 +187,9 @@ def inflation_factors(
         The pipeline's estimator.
     predictor : predictor
         The pipeline's predictor (needs ``predict_distribution``; otherwise every factor is 1).
+    folds : InnerFolds
+        The inner folds (a pipeline draws them from its inflation stream,
+        ``InnerFolds(inner_folds, seed, stream=None)``).
     correlate : callable, optional
         ``correlate(correlation, values, standardized)``; default
         ``correlation.estimate`` (the CV protocol passes its cached estimate).
@@ -195,46 +199,70 @@ def inflation_factors(
     dict key -> ndarray (k_max,)
         The factor at each prefix length (1 where nothing could be scored).
 
+    Raises
+    ------
+    ValueError
+        More folds than training rows.
+
     Notes
     -----
-    Cost: ``inner_folds`` correlation estimates plus, per fold and prefix,
+    Cost: one correlation estimate per fold plus, per fold and prefix,
     one conditional solve per distinct revealed pattern.
     """
-    estimate = correlate or (lambda c, v, z: c.estimate(v, z, context="cv"))
     m_tr = values.shape[0]
-    if not 2 <= int(inner_folds) <= m_tr:
-        raise ValueError(f"inner_folds={inner_folds} is out of range: choose 2..{m_tr} (the training models)")
-    labels = fold_labels(rng.permutation(m_tr), inner_folds)
-    N = values.shape[1]
+    if folds.n_folds > m_tr:
+        raise ValueError(f"inner_folds={folds.n_folds} is out of range: choose 2..{m_tr} (the training models)")
+    unit = _InflationFold(values, standardized, {key: np.asarray(o, dtype=int) for key, o in orders.items()},
+                          int(k_max), correlation, predictor, unconditioned,
+                          correlate or (lambda c, v, z: c.estimate(v, z, context="cv")))
     sums = {key: np.zeros(k_max) for key in orders}
     cnts = {key: np.zeros(k_max) for key in orders}
-    for f in range(inner_folds):
-        tr = labels != f
-        va = labels == f
-        Xin = values[tr]
-        c = (~np.isnan(Xin)).sum(axis=0)
-        ok = np.flatnonzero(c >= 2)
+    for _, found in cross_fit(folds.split(m_tr), unit):
+        for key, (s, c) in (found or {}).items():
+            sums[key] += s
+            cnts[key] += c
+    return {key: np.where(cnts[key] > 0, sums[key] / np.maximum(cnts[key], 1), 1.0) for key in orders}
+
+
+@dataclass(frozen=True)
+class _InflationFold:
+    """The unit of :func:`inflation_factors` on one fold: per order, the sums and counts of ``r^2 / var`` by prefix."""
+
+    values: np.ndarray
+    standardized: np.ndarray
+    orders: Mapping[Any, np.ndarray]
+    k_max: int
+    correlation: Correlation
+    predictor: Any
+    unconditioned: str
+    estimate: Callable[[Correlation, np.ndarray, np.ndarray], np.ndarray]
+
+    def __call__(self, fold: Fold) -> dict[Any, tuple[np.ndarray, np.ndarray]] | None:
+        """None where the other folds hold fewer than two rows with a benchmark observed twice. O(see above)."""
+        tr = fold.train
+        Xin = self.values[tr]
+        ok = np.flatnonzero((~np.isnan(Xin)).sum(axis=0) >= 2)
         rows = (~np.isnan(Xin[:, ok])).any(axis=1)
         if rows.sum() < 2 or ok.size == 0:
-            continue
+            return None
+        N = self.values.shape[1]
         Rin = np.eye(N)
-        Rin[np.ix_(ok, ok)] = estimate(correlation, Xin[:, ok][rows], standardized[tr][:, ok][rows])
-        Zv = standardized[va]
-        Ov = ~np.isnan(Zv)
-        fitted = predictor.fit(standardized[tr], cov=Rin)
-        for key, order in orders.items():
-            order = np.asarray(order, dtype=int)
-            for k in range(1, min(k_max, order.size) + 1):
+        Rin[np.ix_(ok, ok)] = self.estimate(self.correlation, Xin[:, ok][rows], self.standardized[tr][:, ok][rows])
+        held = HeldOut.of(self.standardized[fold.held], rule=self.unconditioned)
+        fitted = self.predictor.fit(self.standardized[tr], cov=Rin)
+        out = {}
+        for key, order in self.orders.items():
+            sums, cnts = np.zeros(self.k_max), np.zeros(self.k_max)
+            for k in range(1, min(self.k_max, order.size) + 1):
                 sel = order[:k]
                 T = np.setdiff1d(np.arange(N), sel)
-                pred, var = reveal_and_predict(fitted, Zv, Ov, sel, T)
+                pred, var = held.predict(fitted, sel, T)
                 if var is None:
                     continue
-                E = scored_entries(Ov, sel, T, unconditioned)
-                z2 = ((Zv[:, T] - pred) ** 2 / var)[E]
-                sums[key][k - 1] += z2.sum()
-                cnts[key][k - 1] += z2.size
-    return {key: np.where(cnts[key] > 0, sums[key] / np.maximum(cnts[key], 1), 1.0) for key in orders}
+                z2 = ((held.values[:, T] - pred) ** 2 / var)[held.scored(sel, targets=T)]
+                sums[k - 1], cnts[k - 1] = z2.sum(), z2.size
+            out[key] = (sums, cnts)
+        return out
 
 
 def conformal_scores(res: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

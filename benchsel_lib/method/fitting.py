@@ -50,6 +50,7 @@ from .scaling import FittedScaling, Scaling
 from .lowrank import as_correlation_matrix
 from .choice import DEFAULT_RULE
 from .inner_search import Recommendation, pipeline_path
+from .folds import InnerFolds
 from .oof import STACK, block_predictions
 from .selection import Selection
 from .selectors import Selector
@@ -670,10 +671,9 @@ class BasePipeline:
             fresh = (make_predictor(pred) if isinstance(pred, str) else copy.deepcopy(pred))
             # one order, or (anchor points) each size's own, its prefix of length k scored at that k
             orders = {0: order} if sel.nested or revealed is not None else {st.k: st.selected for st in steps}
+            folds = InnerFolds(cal.inner_folds, seeds.inflation, stream=None)  # the inflation's own stream
             factors = inflation_factors(values, z, orders, order.size, correlation=spec.correlation,
-                                        predictor=fresh, inner_folds=cal.inner_folds,
-                                        rng=np.random.default_rng(seeds.inflation), unconditioned=unconditioned,
-                                        correlate=inner)
+                                        predictor=fresh, folds=folds, unconditioned=unconditioned, correlate=inner)
             for st in steps:
                 st.inflation = float(factors[0 if 0 in orders else st.k][st.k - 1])
         return FittedPath(fs, steps, n_forced, _DirectPredictions(fitted, N, gaussian, fixed), R, selection)

@@ -41,7 +41,8 @@ from .candidates import DEFAULT_PREDICTORS, DEFAULT_STRATEGIES
 from .choice import DEFAULT_RULE, Best, Nested, choice_rule
 from .correlation import inner_correlation
 from .lowrank import as_correlation_matrix
-from .oof import STACK, InnerFolds, OutOfFold, out_of_fold, score_candidates
+from .folds import InnerFolds
+from .oof import STACK, OutOfFold, out_of_fold, score_candidates
 from .plan import SearchPlan, plan_search
 from .predictors import check_predictor_name, check_unconditioned, make_predictor
 from .selectors import Selector, selector_named

@@ -1,17 +1,25 @@
-"""The out-of-fold engine of a search: inner folds, out-of-fold predictions, candidate scores, the stack.
+"""Out-of-fold predictions: held-out rows as the protocol scores them, and a search's candidate scores.
 
-A search scores each candidate -- a selection strategy at a size ``k`` with a
-predictor -- by cross-validation *of the training models*: the training rows
-are split into seeded :class:`InnerFolds`; for each fold, the other folds are
-re-standardized on their own (:class:`~benchsel_lib.method.scaling.Scaling`),
-their correlation estimated (:func:`~benchsel_lib.method.correlation.inner_correlation`),
-each strategy selects on them, and every predictor, fit once on them,
-predicts the fold's rows from the revealed benchmarks they observed
-(:func:`out_of_fold`).  :func:`score_candidates` turns the out-of-fold
-predictions into the paper's R^2 (Section 5.1) per candidate, and the
-non-negative stack of the predictors, whose weights for each fold's rows are
-fit on the other folds' predictions (cross-fitting), into one more candidate.
-The conformal intervals read their residuals off the same predictions.
+:class:`HeldOut` is a fold's held-out rows as the paper's protocol reveals and
+scores them (Section 5.1): each row reveals its observed scores of the
+selected benchmarks, and its other observed scores are scored (a row that
+observes none of them only under the rule ``"mean"``).  The protocol, the
+search and a fitted variance inflation score their folds with it; the folds
+and the loop over them are :mod:`benchsel_lib.method.folds`.
+
+A search scores each candidate -- a selection strategy at a size ``k`` with
+a predictor -- by cross-validation *of the training models*
+(:func:`out_of_fold`, on :class:`~benchsel_lib.method.folds.InnerFolds`):
+for each inner fold, the other folds are re-standardized on their own
+(:class:`~benchsel_lib.method.scaling.Scaling`), their correlation estimated
+(:func:`~benchsel_lib.method.correlation.inner_correlation`), each strategy
+selects on them, and every predictor, fit once on them, predicts the fold's
+rows from the revealed benchmarks they observed.  :func:`score_candidates`
+turns the out-of-fold predictions into the paper's R^2 (Section 5.1) per
+candidate, and the non-negative stack of the predictors, whose weights for
+each fold's rows are fit on the other folds' predictions (cross-fitting),
+into one more candidate.  The conformal intervals read their residuals off
+the same predictions.
 """
 from __future__ import annotations
 
@@ -21,45 +29,74 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_int
 from .base import size_runs
 from .correlation import inner_correlation
-from .predictors import inner_folds, make_predictor, nnls_weights, r2_from_sums
+from .folds import Fold, cross_fit
+from .predictors import make_predictor, nnls_weights, r2_from_sums, reveal_and_predict, scored_entries
 from .scaling import Scaling
 
-__all__ = ["InnerFolds", "OutOfFold", "out_of_fold", "score_candidates", "block_predictions", "STACK"]
+__all__ = ["HeldOut", "OutOfFold", "out_of_fold", "score_candidates", "block_predictions", "STACK"]
 
 #: the name of the stack of a grid's predictors in score tables
 STACK = "stack"
 _STACK_ROWS = 2048  # most query rows handed to a row-wise predictor in one call
 
 
-@dataclass(frozen=True)
-class InnerFolds:
-    """Seeded folds of the training rows (the splitter of a search).
+@dataclass(frozen=True, eq=False)
+class HeldOut:
+    """A fold's held-out rows as the protocol reveals and scores them (Section 5.1, steps 5-6).
 
-    Parameters
+    Attributes
     ----------
-    n_folds : int
-        At least 2; a matrix with fewer than ``2 n_folds`` rows is too small
-        to be split (:meth:`fits`).
-    seed : int
-        The folds come from the stream ``(seed, 11)``.
+    values : ndarray (v, N)
+        The held-out rows in the space the predictions are made in (NaN missing).
+    observed : ndarray (v, N) bool
+        Their observed entries.
+    rule : {"skip", "mean"}
+        Whether a row that observes none of the revealed benchmarks is scored
+        (``"mean"``: predicted by the training mean) or left out (``"skip"``).
     """
 
-    n_folds: int = 5
-    seed: int = 0
+    values: np.ndarray
+    observed: np.ndarray
+    rule: str = "skip"
 
-    def __post_init__(self) -> None:
-        check_int(self.n_folds, "n_folds", minimum=2)
+    @classmethod
+    def of(cls, values: np.ndarray, *, rule: str = "skip") -> HeldOut:
+        """The held-out rows ``values`` (NaN missing). O(v N)."""
+        return cls(values, ~np.isnan(values), rule)
 
-    def fits(self, m: int) -> bool:
-        """Whether ``m`` rows are enough (two per fold). O(1)."""
-        return m >= 2 * self.n_folds
+    def reached(self, sel: np.ndarray) -> np.ndarray:
+        """The rows that observe at least one of the revealed benchmarks ``sel``. O(v |sel|)."""
+        return self.observed[:, sel].any(axis=1)
 
-    def split(self, m: int) -> list[np.ndarray]:
-        """The folds of ``m`` rows (sorted indices). O(m)."""
-        return inner_folds(m, self.n_folds, self.seed)
+    def query(self, sel: np.ndarray) -> np.ndarray:
+        """The rows as a predictor sees them: their observed scores of ``sel``, NaN elsewhere. O(v N)."""
+        revealed = np.zeros(self.values.shape[1], dtype=bool)
+        revealed[sel] = True
+        return np.where(self.observed & revealed[None, :], self.values, np.nan)
+
+    def scored(self, sel: np.ndarray, *, targets: np.ndarray | None = None) -> np.ndarray:
+        """The scored entries: observed targets of the rows the rule scores.
+
+        ``targets`` None: every column but ``sel``, in all ``N`` columns (the
+        revealed ones never scored); else the ``(v, |targets|)`` entries of
+        ``targets`` (:func:`~benchsel_lib.method.predictors.scored_entries`).  O(v N).
+        """
+        if targets is not None:
+            return scored_entries(self.observed, sel, targets, self.rule)
+        E = self.observed.copy()
+        E[:, sel] = False
+        if self.rule == "skip":
+            E &= self.reached(sel)[:, None]
+        return E
+
+    def predict(self, fitted: Any, sel: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Predictions (and variances, or None) of ``targets`` from the revealed scores of ``sel``.
+
+        :func:`~benchsel_lib.method.predictors.reveal_and_predict`; O(one prediction of the rows).
+        """
+        return reveal_and_predict(fitted, self.values, self.observed, sel, targets)
 
 
 def block_predictions(pred: Any, train: np.ndarray, blocks: list, cov: np.ndarray | None) -> list[np.ndarray]:
@@ -90,42 +127,70 @@ class OutOfFold:
 
     Attributes
     ----------
-    folds : list of ndarray
+    folds : list of Fold
         The inner folds.
     truth : ndarray (m, N)
         The training rows, 0 where missing.
     masks : dict (strategy, k) -> (m, N) bool
-        The scored entries of each selection (the protocol's rule).
+        The scored entries of each selection (the protocol's rule, :meth:`HeldOut.scored`).
     preds : dict (strategy, predictor, k) -> (m, N)
         Out-of-fold predictions (0 outside the mask).
     """
 
-    folds: list[np.ndarray]
+    folds: list[Fold]
     truth: np.ndarray
     masks: dict[tuple[str, int], np.ndarray] = field(default_factory=dict)
     preds: dict[tuple[str, str, int], np.ndarray] = field(default_factory=dict)
 
 
-def _fold_queries(sized: dict[int, list[int]], s: str, sizes: Sequence[int], z_rows: np.ndarray, ob: np.ndarray,
-                  unconditioned: str) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
+def _fold_queries(sized: dict[int, list[int]], s: str, sizes: Sequence[int],
+                  held: HeldOut) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
     """The query block (revealed entries) and scored mask of each size of strategy ``s`` in one fold. O(K v N)."""
     blocks = []
     for k in sizes:
-        if k not in sized:
-            continue
-        rev = np.zeros(ob.shape[1], dtype=bool)
-        rev[np.asarray(sized[k])] = True
-        q = np.where(ob & rev[None, :], z_rows, np.nan)
-        mk = ob & ~rev[None, :]  # the protocol's scored entries (scored_entries)
-        if unconditioned == "skip":
-            mk &= (ob & rev[None, :]).any(axis=1)[:, None]
-        blocks.append((s, k, q, mk))
+        if k in sized:
+            sel = np.asarray(sized[k])
+            blocks.append((s, k, held.query(sel), held.scored(sel)))
     return blocks
+
+
+@dataclass(frozen=True)
+class _FoldPredictions:
+    """The unit of :func:`out_of_fold` on one fold: every candidate's predictions of the fold's rows."""
+
+    cv: np.ndarray
+    select: Callable[[str, np.ndarray, np.ndarray, int], dict[int, list[int]]]
+    strategies: Sequence[str]
+    predictors: Sequence[str]
+    sizes: Sequence[int]
+    unconditioned: str
+
+    def __call__(self, fold: Fold) -> tuple[list[tuple[tuple[str, int], np.ndarray]],
+                                            list[tuple[tuple[str, str, int], np.ndarray]]] | None:
+        """The scored masks by (strategy, k) and the predictions by (strategy, predictor, k); None for a fold
+        whose other folds observe fewer than two benchmarks."""
+        cv, others = self.cv, fold.train
+        if (~np.isnan(cv[others])).any(axis=0).sum() < 2:
+            return None
+        fold_scaling = Scaling().fit(cv[others], empty="identity")  # the fold's own (no inner-validation rows)
+        itr, zrows = fold_scaling.transform(cv[others]), fold_scaling.transform(cv[fold.held])
+        Ri = inner_correlation(itr)
+        held = HeldOut(zrows, ~np.isnan(cv[fold.held]), self.unconditioned)
+        blocks = []
+        for s in self.strategies:
+            blocks += _fold_queries(self.select(s, itr, Ri, len(others)), s, self.sizes, held)
+        masks = [((s, k), mk) for s, k, _, mk in blocks]
+        preds = []
+        for p in self.predictors:
+            for (s, k, _, mk), pred in zip(blocks, block_predictions(make_predictor(p), itr, blocks, Ri)):
+                pred = fold_scaling.inverse(np.where(np.isfinite(pred), pred, 0.0))  # back to the units of cv
+                preds.append(((s, p, k), np.where(mk, pred, 0.0)))
+        return masks, preds
 
 
 def out_of_fold(
     cv: np.ndarray,
-    folds: list[np.ndarray],
+    folds: Sequence[Fold],
     *,
     select: Callable[[str, np.ndarray, np.ndarray, int], dict[int, list[int]]],
     strategies: Sequence[str],
@@ -139,8 +204,8 @@ def out_of_fold(
     ----------
     cv : ndarray (m, N)
         Training rows (NaN missing).
-    folds : list of ndarray
-        The inner folds (rows of ``cv``).
+    folds : sequence of Fold
+        The inner folds (rows of ``cv``; :meth:`InnerFolds.split`).
     select : callable
         ``select(strategy, rows, correlation, n_rows)`` -> selections by size,
         made on the other folds' standardized rows and their correlation.
@@ -155,31 +220,23 @@ def out_of_fold(
 
     Notes
     -----
-    Cost: per fold one standardization and correlation of the other folds,
-    one selection per strategy, and one fit plus the predictions of every
-    predictor (:func:`block_predictions`); memory O(S K P m N) for the
-    predictions.  A fold whose other folds observe fewer than two benchmarks
-    is skipped.
+    Cost: per fold (:func:`~benchsel_lib.method.folds.cross_fit`) one standardization and correlation of
+    the other folds, one selection per strategy, and one fit plus the
+    predictions of every predictor (:func:`block_predictions`); memory
+    O(S K P m N) for the predictions.  A fold whose other folds observe
+    fewer than two benchmarks is skipped.
     """
-    obs = ~np.isnan(cv)
     m, N = cv.shape
-    out = OutOfFold(folds, np.where(obs, cv, 0.0))
-    for rows in folds:
-        others = np.setdiff1d(np.arange(m), rows)
-        if obs[others].any(axis=0).sum() < 2:
+    out = OutOfFold(list(folds), np.where(np.isnan(cv), 0.0, cv))
+    unit = _FoldPredictions(cv, select, tuple(strategies), tuple(predictors), tuple(sizes), unconditioned)
+    for fold, found in cross_fit(folds, unit):
+        if found is None:
             continue
-        fold_scaling = Scaling().fit(cv[others], empty="identity")  # the fold's own (no inner-validation rows)
-        itr, zrows = fold_scaling.transform(cv[others]), fold_scaling.transform(cv[rows])
-        Ri = inner_correlation(itr)
-        blocks = []
-        for s in strategies:
-            blocks += _fold_queries(select(s, itr, Ri, len(others)), s, sizes, zrows, obs[rows], unconditioned)
-        for s, k, _, mk in blocks:
-            out.masks.setdefault((s, k), np.zeros((m, N), dtype=bool))[rows] = mk
-        for p in predictors:
-            for (s, k, _, mk), pred in zip(blocks, block_predictions(make_predictor(p), itr, blocks, Ri)):
-                pred = fold_scaling.inverse(np.where(np.isfinite(pred), pred, 0.0))  # back to the units of cv
-                out.preds.setdefault((s, p, k), np.zeros((m, N)))[rows] = np.where(mk, pred, 0.0)
+        masks, preds = found
+        for key, mk in masks:
+            out.masks.setdefault(key, np.zeros((m, N), dtype=bool))[fold.held] = mk
+        for key, pred in preds:
+            out.preds.setdefault(key, np.zeros((m, N)))[fold.held] = pred
     return out
 
 
@@ -187,8 +244,8 @@ def _cross_fit_stack(oof: OutOfFold, s: str, k: int, predictors: Sequence[str]) 
     """The stack's out-of-fold predictions: each fold's weights fit on the other folds' predictions. O(F n P^2)."""
     mk, truth = oof.masks[(s, k)], oof.truth
     fold_of = np.zeros(truth.shape[0], dtype=int)
-    for f, rows in enumerate(oof.folds):
-        fold_of[rows] = f
+    for f, fold in enumerate(oof.folds):
+        fold_of[fold.held] = f
     cross = np.zeros(truth.shape)
     for f in range(len(oof.folds)):
         inf = (fold_of == f)[:, None] & mk

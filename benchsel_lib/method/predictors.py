@@ -23,13 +23,11 @@ from typing import Any
 import numpy as np
 from scipy.optimize import nnls
 
-from .._random import balanced_folds, rng
 from .completion import BenchPressBlend, KNNImputer, SoftImpute
 from .gaussian import GaussianPredictor
 from .regression import ImputedRidgePredictor, RidgePredictor
 
 __all__ = [
-    "inner_folds",
     "make_predictor",
     "check_predictor_name",
     "PREDICTORS",
@@ -42,16 +40,6 @@ __all__ = [
     "UNCONDITIONED",
     "check_unconditioned",
 ]
-
-
-def inner_folds(m: int, n_folds: int, seed: int, *, repeat: int = 0) -> list[np.ndarray]:
-    """The inner folds of ``m`` training rows (sorted indices). O(m).
-
-    From the stream ``(seed, 11)``; a repeated cross-validation's further
-    draws (``repeat`` = 1, 2, ...) come from the streams ``(seed, 11, repeat)``.
-    """
-    key = (11,) if repeat == 0 else (11, int(repeat))
-    return [np.sort(c) for c in balanced_folds(rng(int(seed), *key).permutation(m), n_folds)]
 
 
 def nnls_weights(columns: Sequence[np.ndarray], target: np.ndarray) -> np.ndarray:

@@ -4,7 +4,7 @@
 what scikit-learn's ``GridSearchCV`` is to an estimator: its candidates are
 data (a :class:`~benchsel_lib.method.candidates.CandidateSpace` of grids of
 selectors x predictors), its inner folds a splitter
-(:class:`~benchsel_lib.method.oof.InnerFolds`), its choice rule a small object
+(:class:`~benchsel_lib.method.folds.InnerFolds`), its choice rule a small object
 (:mod:`benchsel_lib.method.choice`), and once the choice is made it is refit
 on every training model.  :attr:`PipelineSearch.cv_results_` is the table of
 candidate scores.  The recommended pipeline, :meth:`Pipeline.auto
@@ -63,7 +63,7 @@ class PipelineSearch(BasePipeline):
     choice : {"monotone", "best", "nested"} or a rule of :mod:`~benchsel_lib.method.choice`
         How the choice is made at each size.
     search_folds : int
-        Inner folds (the :class:`~benchsel_lib.method.oof.InnerFolds` of the search).
+        Inner folds (the :class:`~benchsel_lib.method.folds.InnerFolds` of the search).
     blocks : sequence of int
         Sizes at which the path is fixed when the choice there is not nested
         (:func:`~benchsel_lib.method.inner_search.pipeline_path`).

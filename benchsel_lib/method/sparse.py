@@ -84,6 +84,7 @@ import numpy as np
 
 from .._memo import LRUMemo, array_key
 from .covariance import cov_to_corr, floor_eigenvalues, pairwise_pearson
+from .folds import Fold, InterleavedFolds, cross_fit
 from .regression import mean_imputed
 
 __all__ = ["SparseResult", "lasso_cov_path", "multi_target_lasso_path", "pairwise_correlation", "held_out_risk",
@@ -664,13 +665,14 @@ def sparse_order(
     lambdas = lambda_grid(R, unpenalized=U, features=feats, n_lambdas=n_lambdas)
     kw = dict(features=feats, unpenalized=U, tol=tol, max_iter=max_iter)
 
-    # cross-validated strength
-    fold = np.arange(m) % n_folds
+    # cross-validated strength: each fold's risk of the path fit on the other folds
+    def fold_risk(fold: Fold) -> np.ndarray:
+        path = multi_target_lasso_path(pairwise_correlation(tr[fold.train]), lambdas, **kw)
+        return held_out_risk(pairwise_correlation(tr[fold.held]), path)
+
     risk = np.zeros(n_lambdas)
-    for f in range(n_folds):
-        R_tr = pairwise_correlation(tr[fold != f])
-        R_te = pairwise_correlation(tr[fold == f])
-        risk += held_out_risk(R_te, multi_target_lasso_path(R_tr, lambdas, **kw))
+    for _, r in cross_fit(InterleavedFolds(n_folds).split(m), fold_risk):
+        risk += r
     risk /= n_folds
     best = float(risk.min())
     i_star = int(np.flatnonzero(risk <= best + _RISK_RTOL * max(1.0, abs(best)))[0])

@@ -56,6 +56,13 @@ Protocol (Section 5.1, with the settings of the paper's code release), implement
    rule (a search and a fitted variance inflation score their inner folds
    under it, so they may fit otherwise).
 
+The splits are :class:`~benchsel_lib.protocol.splits.CVSplits`, run by the
+library's one out-of-fold engine (:mod:`benchsel_lib.method.folds`, which also
+runs a search's inner folds and a fitted variance inflation's) with the
+sweep of :mod:`benchsel_lib.protocol.sweep` as its runner; the held-out
+models are revealed and scored by the engine's
+:class:`~benchsel_lib.method.oof.HeldOut` (steps 5-7).
+
 Random streams are derived from ``seed`` (:mod:`benchsel_lib._random`): the
 folds and training sets (:mod:`~benchsel_lib.protocol.splits`), and per split
 the random selection ``(2, fold)``, the inner folds of a fitted variance
@@ -85,15 +92,12 @@ from ..data import ScoreMatrix, ScoreWarning
 from ..method.correlation import Correlation
 from ..method.pipeline import FitSeeds, FittedPath, Pipeline
 from ..method.search import PipelineSearch
-from ..method.predictors import (
-    UNCONDITIONED,
-    check_unconditioned,
-    r2_from_sums,
-    scored_entries,
-)
+from ..method.folds import Fold, run_folds
+from ..method.oof import HeldOut
+from ..method.predictors import UNCONDITIONED, check_unconditioned, r2_from_sums
 from ..method.scaling import PROTOCOL_CLIP, check_clip, fit_standardizer
 from . import cache
-from .splits import SCHEMES, cv_splits, split_seeds
+from .splits import SCHEMES, CVSplits, split_seeds
 from .summaries import Records, ScoredEntries, coverage_column, top_residuals
 from .sweep import Cell, check_n_jobs, run_sweep
 
@@ -248,15 +252,14 @@ class _StepScores:
     reached: np.ndarray
 
     @classmethod
-    def of(cls, Ov: np.ndarray, truth_all: np.ndarray, sel: np.ndarray, T: np.ndarray, pred: np.ndarray,
-           unconditioned: str) -> _StepScores:
-        """Score the predictions ``pred`` (evaluation space, validation rows x ``T``). O(v |T|)."""
+    def of(cls, held: HeldOut, truth_all: np.ndarray, sel: np.ndarray, T: np.ndarray, pred: np.ndarray) -> _StepScores:
+        """Score the predictions ``pred`` (evaluation space, validation rows x ``T``) by ``held``'s rule. O(v |T|)."""
         truth = truth_all[:, T]
         sq = (truth - pred) ** 2
-        E, E_all = scored_entries(Ov, sel, T, unconditioned), Ov[:, T]
+        E, E_all = held.scored(sel, targets=T), held.observed[:, T]
         res2 = np.where(E, sq, 0.0)
-        res2_all = res2 if unconditioned == "mean" else np.where(E_all, sq, 0.0)
-        return cls(T, truth, E, res2, E_all, res2_all, Ov[:, sel].any(axis=1))
+        res2_all = res2 if held.rule == "mean" else np.where(E_all, sq, 0.0)
+        return cls(T, truth, E, res2, E_all, res2_all, held.reached(sel))
 
     def metrics(self) -> dict[str, Any]:
         """The row's R^2 columns: the protocol's (``r2, rmse, n_eval, ss_res, ss_tot``) and every model's. O(v |T|)."""
@@ -314,13 +317,14 @@ def _score_path(
         return [], []
     fs = path.scaling
     z_val = fs.transform(Xva)
+    held = HeldOut(z_val, Ov, unconditioned)
     to_eval = _to_eval(fs, evaluation)
     rows, tops = [], []
     # the entries scored at every size of the path (in the split's columns), for the same-entries R^2
     scored_sq: list[tuple[np.ndarray, np.ndarray]] = []
     for step, sp in zip(path.steps, path.predict(z_val)):
         T, sel = sp.targets, step.selected
-        s = _StepScores.of(Ov, truth_all, sel, T, to_eval(sp.mean, T), unconditioned)
+        s = _StepScores.of(held, truth_all, sel, T, to_eval(sp.mean, T))
         scored_sq.append(s.full(Ov.shape))
         row: dict[str, Any] = dict(meta)
         row.update(method=label, fold=fold, k=step.k, **s.metrics(), **step.diagnostics,
@@ -417,71 +421,93 @@ def _coverage(row: dict[str, Any], sp: Any, E: np.ndarray, truth: np.ndarray, z_
 # --------------------------------------------------------------------------- cells and grids
 @dataclass
 class _CVPlan:
-    """A validated :func:`cross_validate` call: its splits (``tasks``) and per-split options (``kw``)."""
+    """A validated :func:`cross_validate` call: its splits (``folds``) and per-split options (``kw``)."""
 
     X: np.ndarray
     models: list[str]
     benchmarks: list[str]
-    tasks: list[tuple[float, int, np.ndarray, np.ndarray]]  # (holdout, fold, train, val)
+    folds: list[Fold]  # holdout by holdout (``meta["holdout"]``), fold by fold
     kw: dict[str, Any]
     attrs: dict[str, Any]
     label: str
 
 
-def _run_task(X, models, benchmarks, h, f, train, val, kw):
-    tm: dict[str, float] = {}
-    pr: CVProtocol = kw["protocol"]
-    r, t = split_rows(X, models, benchmarks, train, val, pipelines=kw["pipelines"], k_max=pr.k_max, ks=pr.ks,
-                      levels=pr.levels, clip=pr.clip, unconditioned=pr.unconditioned,
-                      min_train_observed=pr.min_train_observed, seeds=split_seeds(pr.seed, f, h, pr.scheme), fold=f,
-                      meta={"holdout": h}, timings=tm, keep_entries=pr.keep_entries)
-    return r, t, tm
+@dataclass(frozen=True)
+class _SplitUnit:
+    """The protocol's unit of the out-of-fold engine: every pipeline of a plan fit and scored on one split.
+
+    :func:`split_rows` on the fold's training and held-out models; returns
+    the rows, the top residuals and the seconds per stage.
+    """
+
+    X: np.ndarray
+    models: Sequence[str]
+    benchmarks: Sequence[str]
+    kw: dict[str, Any]
+
+    def __call__(self, fold: Fold) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, float]]:
+        tm: dict[str, float] = {}
+        pr: CVProtocol = self.kw["protocol"]
+        h, f = fold.meta["holdout"], fold.index
+        r, t = split_rows(self.X, self.models, self.benchmarks, fold.train, fold.held, pipelines=self.kw["pipelines"],
+                          k_max=pr.k_max, ks=pr.ks, levels=pr.levels, clip=pr.clip, unconditioned=pr.unconditioned,
+                          min_train_observed=pr.min_train_observed, seeds=split_seeds(pr.seed, f, h, pr.scheme),
+                          fold=f, meta={"holdout": h}, timings=tm, keep_entries=pr.keep_entries)
+        return r, t, tm
 
 
 def _run_split_group(
     X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str],
-    members: Sequence[tuple[float, int, np.ndarray, np.ndarray, dict[str, Any]]], cache_root: str | None = None,
+    members: Sequence[tuple[Fold, dict[str, Any]]], cache_root: str | None = None,
 ) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, float]]]:
     """One sweep cell: every run on one (train, validation) split, sharing its correlation estimate.
 
+    ``members`` are the split's folds with the options of their runs;
     ``cache_root`` is the disk-cache folder of the process that laid out the
     sweep (None: no disk cache), used here whatever this worker's environment.
     """
     with cache.cache_root(cache_root), cache.correlation_cache():
-        return [_run_task(X, models, benchmarks, h, f, tr, va, kw) for h, f, tr, va, kw in members]
+        return list(run_folds([(fold, _SplitUnit(X, models, benchmarks, kw)) for fold, kw in members]))
 
 
-def _split_cells(plans: Sequence[_CVPlan]) -> tuple[list[Any], list[list[tuple[int, int]]]]:
-    """Sweep cells for the splits of ``plans``; runs on the same matrix and rows share one cell.
+@dataclass(frozen=True)
+class _Sweep:
+    """The protocol's runner of the out-of-fold engine: the split jobs as cells of one sweep.
 
-    Returns the cells and, per cell, the ``(plan, task)`` index of each of its
-    members. The cost estimate (training rows x N^2, ten times more where EM
-    runs on missing entries, times the runs in the cell) only orders the
-    submission.
+    Jobs on the same matrix with the same training and validation rows share
+    one cell (:func:`_run_split_group`) and so one correlation estimate per
+    estimator.  The cost estimate (training rows x N^2, ten times more where
+    EM runs on missing entries, times the runs in the cell) only orders the
+    submission; the results come back in the jobs' order.
     """
-    groups: dict[tuple, list[tuple[int, int]]] = {}
-    digests: dict[int, str] = {}
-    for p, plan in enumerate(plans):
-        key = id(plan.X)
-        if key not in digests:
-            digests[key] = hashlib.sha256(repr(plan.X.shape).encode() + plan.X.tobytes()).hexdigest()
-        for t, (h, f, tr, va) in enumerate(plan.tasks):
-            g = (digests[key], tr.tobytes(), va.tobytes())
-            groups.setdefault(g, []).append((p, t))
-    cells, index = [], []
-    root = cache.active_root()
-    for members in groups.values():
-        p0, t0 = members[0]
-        plan = plans[p0]
-        h, f, tr, va = plan.tasks[t0]
-        sparse = bool(np.isnan(plan.X[tr]).any())
-        cost = float(tr.size) * plan.X.shape[1] ** 2 * (10.0 if sparse else 1.0) * (1.0 + 0.2 * (len(members) - 1))
-        runs = [(plans[p].tasks[t][0], plans[p].tasks[t][1], plans[p].tasks[t][2], plans[p].tasks[t][3],
-                 plans[p].kw) for p, t in members]
-        label = f"{plan.label} holdout={h:g} fold={f}" + (f" ({len(members)} runs)" if len(members) > 1 else "")
-        cells.append(Cell(label, _run_split_group, (plan.X, plan.models, plan.benchmarks, runs, root), cost=cost))
-        index.append(members)
-    return cells, index
+
+    n_jobs: int | None
+    progress: bool | None
+
+    def __call__(self, jobs: Sequence[tuple[Fold, _SplitUnit]]) -> list[Any]:
+        groups: dict[tuple, list[int]] = {}
+        digests: dict[int, str] = {}
+        for j, (fold, unit) in enumerate(jobs):
+            key = id(unit.X)
+            if key not in digests:
+                digests[key] = hashlib.sha256(repr(unit.X.shape).encode() + unit.X.tobytes()).hexdigest()
+            groups.setdefault((digests[key], fold.train.tobytes(), fold.held.tobytes()), []).append(j)
+        cells, root = [], cache.active_root()
+        for members in groups.values():
+            fold, unit = jobs[members[0]]
+            sparse = bool(np.isnan(unit.X[fold.train]).any())
+            cost = (float(fold.train.size) * unit.X.shape[1] ** 2 * (10.0 if sparse else 1.0)
+                    * (1.0 + 0.2 * (len(members) - 1)))
+            label = (f"{unit.kw['label']} holdout={fold.meta['holdout']:g} fold={fold.index}"
+                     + (f" ({len(members)} runs)" if len(members) > 1 else ""))
+            runs = [(jobs[j][0], jobs[j][1].kw) for j in members]
+            cells.append(Cell(label, _run_split_group, (unit.X, unit.models, unit.benchmarks, runs, root), cost=cost))
+        out: list[Any] = [None] * len(jobs)
+        for members, res in zip(groups.values(), run_sweep(cells, n_jobs=self.n_jobs, progress=self.progress,
+                                                           desc="cv")):
+            for j, r in zip(members, res):
+                out[j] = r
+        return out
 
 
 _ORDER = ("method", "holdout", "fold", "k")
@@ -529,14 +555,10 @@ def _is_coverage(col: str) -> bool:
 
 
 def _run_plans(plans: Sequence[_CVPlan], *, n_jobs: int | None, progress: bool | None) -> list[pd.DataFrame]:
-    """Run the splits of every plan as one sweep (:func:`~benchsel_lib.protocol.sweep.run_sweep`); one frame per plan."""
-    cells, index = _split_cells(plans)
-    results = run_sweep(cells, n_jobs=n_jobs, progress=progress, desc="cv")
-    per_plan: list[list[Any]] = [[None] * len(p.tasks) for p in plans]
-    for members, res in zip(index, results):
-        for (p, t), r in zip(members, res):
-            per_plan[p][t] = r
-    return [_cv_frame(plan, coll) for plan, coll in zip(plans, per_plan)]
+    """Run the splits of every plan through the out-of-fold engine as one sweep (:class:`_Sweep`); a frame per plan."""
+    jobs = [(fold, _SplitUnit(plan.X, plan.models, plan.benchmarks, plan.kw)) for plan in plans for fold in plan.folds]
+    results = iter(run_folds(jobs, run=_Sweep(n_jobs, progress)))
+    return [_cv_frame(plan, [next(results) for _ in plan.folds]) for plan in plans]
 
 
 def cv_grid(
@@ -727,29 +749,28 @@ def _check_plan_pipelines(pipes: Sequence[Pipeline], protocol: CVProtocol, bench
             sel.check_names(benchmarks)  # an unknown mandatory or excluded benchmark is an error
 
 
-def _plan_tasks(X: np.ndarray, protocol: CVProtocol) -> list[tuple[float, int, np.ndarray, np.ndarray]]:
-    """The (holdout, fold, train, validation) splits of ``protocol`` on ``X``, checked.
+def _plan_folds(X: np.ndarray, protocol: CVProtocol) -> list[Fold]:
+    """The (holdout, fold) splits of ``protocol`` on ``X`` (:class:`~benchsel_lib.protocol.splits.CVSplits`), checked.
 
     Warns when two holdouts give the same training sets; refuses a split
     where ``min_train_observed`` drops every benchmark.  O(H K M N) for H
     holdouts and K folds.
     """
-    splits = {h: cv_splits(X.shape[0], n_folds=protocol.n_folds, holdout=h, seed=protocol.seed,
-                           scheme=protocol.scheme) for h in protocol.holdouts}
-    tasks = [(h, f, tr, va) for h in protocol.holdouts for (f, tr, va) in splits[h]]
-    sizes = {h: max(len(tr) for _, tr, _ in splits[h]) for h in protocol.holdouts}
+    folds = CVSplits(protocol.n_folds, protocol.holdouts, protocol.seed, protocol.scheme).split(X.shape[0])
+    by_h = {h: [fold for fold in folds if fold.meta["holdout"] == h] for h in protocol.holdouts}
+    sizes = {h: max(len(fold.train) for fold in by_h[h]) for h in protocol.holdouts}
     for a, b in zip(protocol.holdouts, protocol.holdouts[1:]):
-        if sizes[a] == sizes[b] and all(np.array_equal(x[1], y[1]) for x, y in zip(splits[a], splits[b])):
+        if sizes[a] == sizes[b] and all(np.array_equal(x.train, y.train) for x, y in zip(by_h[a], by_h[b])):
             warnings.warn(f"holdouts {a:g} and {b:g} give the same training sets: with {protocol.n_folds} folds of "
                           f"{X.shape[0]} models a training set holds at most the {sizes[a]} models outside its "
                           "validation fold", UserWarning, stacklevel=4)
-    for h, f, tr, _ in tasks:
-        if kept_columns(X[tr], protocol.min_train_observed).size == 0:
-            most = int((~np.isnan(X[tr])).sum(axis=0).max())
-            raise ValueError(f"min_train_observed={protocol.min_train_observed} drops every benchmark in fold {f} "
-                             f"(holdout {h:g}): its {len(tr)} training models observe a benchmark at most {most} "
-                             "times")
-    return tasks
+    for fold in folds:
+        if kept_columns(X[fold.train], protocol.min_train_observed).size == 0:
+            most = int((~np.isnan(X[fold.train])).sum(axis=0).max())
+            raise ValueError(f"min_train_observed={protocol.min_train_observed} drops every benchmark in fold "
+                             f"{fold.index} (holdout {fold.meta['holdout']:g}): its {len(fold.train)} training models "
+                             f"observe a benchmark at most {most} times")
+    return folds
 
 
 def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPlan:
@@ -765,15 +786,16 @@ def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPl
     pipes = check_pipelines(pipelines)
     _check_plan_pipelines(pipes, protocol, matrix.benchmarks)
     X = np.asarray(matrix.scores, dtype=float)
-    tasks = _plan_tasks(X, protocol)
+    folds = _plan_folds(X, protocol)
     for problem in matrix.column_problems():
         tail = (": cross-validation keeps it among the candidates, as the paper's protocol does"
                 if problem.kind == "constant" else "")
         warnings.warn(problem.message + tail, ScoreWarning, stacklevel=3)
     attrs = dict(source=matrix.source, shape=matrix.shape, **dataclasses.asdict(protocol),
                  pipelines={p.label: p for p in pipes})
-    return _CVPlan(X=X, models=list(matrix.models), benchmarks=list(matrix.benchmarks), tasks=tasks,
-                   kw=dict(pipelines=pipes, protocol=protocol), attrs=attrs, label=str(matrix.source or "matrix"))
+    label = str(matrix.source or "matrix")
+    return _CVPlan(X=X, models=list(matrix.models), benchmarks=list(matrix.benchmarks), folds=folds,
+                   kw=dict(pipelines=pipes, protocol=protocol, label=label), attrs=attrs, label=label)
 
 
 def cross_validate(

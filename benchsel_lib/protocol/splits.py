@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from dataclasses import dataclass
+
 from .._random import balanced_folds, check_seed, fold_labels, int_seed, rng
+from ..method.folds import Fold
 from ..method.pipeline import FitSeeds
 
 __all__ = [
     "SCHEMES",
+    "CVSplits",
     "fold_assignments",
     "cv_splits",
     "n_train",
@@ -136,6 +140,38 @@ def cv_splits(
             train = pool[rng(seed, 1, f).permutation(pool.size)[:n_tr]]
         out.append((f, np.sort(train), np.flatnonzero(labels == f)))
     return out
+
+
+@dataclass(frozen=True)
+class CVSplits:
+    """The splitter of the protocol: every (holdout, fold) split of :func:`cv_splits`.
+
+    The protocol's splits as :class:`~benchsel_lib.method.folds.Fold` objects
+    for the out-of-fold engine (:func:`~benchsel_lib.method.folds.cross_fit`):
+    holdout by holdout, fold by fold; each fold's ``index`` is its number and
+    its ``meta`` names its holdout.
+
+    Parameters
+    ----------
+    n_folds : int
+        ``K``.
+    holdouts : tuple of float
+        Holdout fractions.
+    seed : int
+        Seed of every stream.
+    scheme : {"nested", "paper"}
+        The layout of the streams (:func:`cv_splits`).
+    """
+
+    n_folds: int = 10
+    holdouts: tuple[float, ...] = (0.1,)
+    seed: int = 0
+    scheme: str = "nested"
+
+    def split(self, m: int) -> list[Fold]:
+        """The folds of ``m`` models; the checks of :func:`cv_splits`. O(H K M) for H holdouts."""
+        return [Fold(train, val, f, {"holdout": h}) for h in self.holdouts
+                for f, train, val in cv_splits(m, n_folds=self.n_folds, holdout=h, seed=self.seed, scheme=self.scheme)]
 
 
 def selection_stream(seed: int, fold: int, holdout: float, scheme: str) -> int | tuple[int, int, int]:

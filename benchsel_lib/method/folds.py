@@ -1,0 +1,149 @@
+"""The out-of-fold engine of the library: splits of the rows and the loop over them.
+
+Every cross-validation of the library runs on it, in the manner of
+scikit-learn's splitters and its ``_fit_and_score`` loop:
+
+* a split of the rows is a :class:`Fold` (fit on ``train``, predict or
+  score ``held``); a splitter's ``split(m)`` gives the folds of ``m`` rows:
+  :class:`InnerFolds` for the inner folds of a search, its stack and its
+  conformal intervals (:func:`~benchsel_lib.method.oof.out_of_fold`) and of
+  a fitted variance inflation
+  (:func:`~benchsel_lib.method.calibration.inflation_factors`);
+  :class:`InterleavedFolds` for the strength of the sparse objective
+  (:func:`~benchsel_lib.method.sparse.sparse_order`); and
+  :class:`~benchsel_lib.protocol.splits.CVSplits` for the paper's protocol
+  (Section 5.1);
+* :func:`cross_fit` runs a unit of work on every fold, in this process (one
+  fold at a time, as its result is asked for) or through a runner: the
+  protocol passes its sweep, which runs the folds in parallel processes or
+  on a Dask cluster and shares correlation estimates between the pipelines
+  of a split (:func:`~benchsel_lib.protocol.cv.cross_validate`).
+
+How a fold's held-out rows reveal their scores and which of their entries
+are scored is :class:`~benchsel_lib.method.oof.HeldOut` (the protocol's rule).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import numpy as np
+
+from .._checks import check_int
+from .._random import balanced_folds, rng
+
+__all__ = ["Fold", "InnerFolds", "InterleavedFolds", "cross_fit", "run_folds"]
+
+T = TypeVar("T")
+#: a unit of work on one fold, and the fold it runs on
+Job = tuple["Fold", Callable[["Fold"], T]]
+#: a runner: executes jobs and returns their results in the jobs' order
+Runner = Callable[[Sequence[Job]], Sequence[Any]]
+
+
+@dataclass(frozen=True, eq=False)
+class Fold:
+    """One split of the rows: fit on ``train``, predict and score ``held``.
+
+    Attributes
+    ----------
+    train, held : ndarray of int
+        Sorted row indices; disjoint.
+    index : int
+        The fold's number (the protocol's ``fold`` column).
+    meta : mapping
+        What else names the split (the protocol's ``holdout``).
+    """
+
+    train: np.ndarray
+    held: np.ndarray
+    index: int = 0
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _complement_folds(held: Sequence[np.ndarray], m: int) -> list[Fold]:
+    """The folds whose held-out rows are ``held`` and whose training rows are the other rows of ``m``. O(K m)."""
+    return [Fold(np.setdiff1d(np.arange(m), rows), np.asarray(rows), f) for f, rows in enumerate(held)]
+
+
+@dataclass(frozen=True)
+class InnerFolds:
+    """Seeded balanced folds of the training rows (the splitter of a search and of a fitted inflation).
+
+    The rows are permuted by a random stream and cut into ``n_folds``
+    chunks whose sizes differ by at most one; fold ``f`` holds out chunk
+    ``f`` and trains on the others.
+
+    Parameters
+    ----------
+    n_folds : int
+        At least 2; a matrix with fewer than ``2 n_folds`` rows is too small
+        to be split (:meth:`fits`).
+    seed : int, tuple or SeedSequence
+        Seed of the permutation.
+    stream : tuple of int or None
+        Spawn key of the permutation's stream ``SeedSequence(seed,
+        spawn_key=stream)`` (default ``(11,)``, a search's inner folds); None
+        draws from ``numpy.random.default_rng(seed)`` itself (a fitted
+        variance inflation, whose seed is already a stream of its own).
+    """
+
+    n_folds: int = 5
+    seed: Any = 0
+    stream: tuple[int, ...] | None = (11,)
+
+    def __post_init__(self) -> None:
+        check_int(self.n_folds, "n_folds", minimum=2)
+
+    def fits(self, m: int) -> bool:
+        """Whether ``m`` rows are enough (two per fold). O(1)."""
+        return m >= 2 * self.n_folds
+
+    def held_out(self, m: int) -> list[np.ndarray]:
+        """The held-out rows of every fold of ``m`` rows (sorted indices). O(m)."""
+        draw = np.random.default_rng(self.seed) if self.stream is None else rng(int(self.seed), *self.stream)
+        return [np.sort(c) for c in balanced_folds(draw.permutation(m), self.n_folds)]
+
+    def split(self, m: int) -> list[Fold]:
+        """The folds of ``m`` rows. O(K m)."""
+        return _complement_folds(self.held_out(m), m)
+
+
+@dataclass(frozen=True)
+class InterleavedFolds:
+    """Row ``i`` held out in fold ``i mod n_folds``: deterministic folds (the sparse objective's strength).
+
+    Parameters
+    ----------
+    n_folds : int
+        At least 2.
+    """
+
+    n_folds: int = 5
+
+    def __post_init__(self) -> None:
+        check_int(self.n_folds, "n_folds", minimum=2)
+
+    def split(self, m: int) -> list[Fold]:
+        """The folds of ``m`` rows. O(K m)."""
+        label = np.arange(m) % self.n_folds
+        return [Fold(np.flatnonzero(label != f), np.flatnonzero(label == f), f) for f in range(self.n_folds)]
+
+
+def run_folds(jobs: Sequence[Job[T]], *, run: Runner | None = None) -> Iterator[T]:
+    """The result of every ``unit(fold)`` of ``jobs``, in their order.
+
+    Without ``run`` the units run one after the other in this process, each
+    when its result is asked for (so a caller that folds the results in as
+    they come holds one fold's at a time); ``run`` executes them all and
+    returns the results in the jobs' order (the protocol passes its sweep,
+    :func:`~benchsel_lib.protocol.cv.cross_validate`).  O(the units' cost).
+    """
+    return (unit(fold) for fold, unit in jobs) if run is None else iter(run(jobs))
+
+
+def cross_fit(folds: Sequence[Fold], unit: Callable[[Fold], T], *,
+              run: Runner | None = None) -> Iterator[tuple[Fold, T]]:
+    """``(fold, unit(fold))`` for every fold, in fold order (:func:`run_folds`). O(the units' cost)."""
+    return zip(folds, run_folds([(fold, unit) for fold in folds], run=run))
