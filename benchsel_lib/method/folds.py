@@ -1,7 +1,9 @@
 """The out-of-fold engine of the library: splits of the rows and the loop over them.
 
-Every cross-validation of the library runs on it, in the manner of
-scikit-learn's splitters and its ``_fit_and_score`` loop:
+Every fit on some rows that is scored on the others runs on it -- the
+protocol, a search, a fitted variance inflation, the sparse objective's
+strength -- in the manner of scikit-learn's splitters and its
+``_fit_and_score`` loop:
 
 * a split of the rows is a :class:`Fold` (fit on ``train``, predict or
   score ``held``); a splitter's ``split(m)`` gives the folds of ``m`` rows:
