@@ -85,10 +85,8 @@ class HeldOut:
         """
         if targets is not None:
             return scored_entries(self.observed, sel, targets, self.rule)
-        E = self.observed.copy()
-        E[:, sel] = False
-        if self.rule == "skip":
-            E &= self.reached(sel)[:, None]
+        E = scored_entries(self.observed, sel, np.arange(self.observed.shape[1]), self.rule)
+        E[:, sel] = False  # a revealed benchmark is never a target
         return E
 
     def predict(self, fitted: Any, sel: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
