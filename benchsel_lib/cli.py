@@ -87,6 +87,7 @@ from .method.correlation import Correlation, em_too_costly
 from .method.pipeline import (
     PAPER_OBJECTIVES,
     Pipeline,
+    ScaleWarning,
     check_given,
     parse_pipeline,
 )
@@ -580,9 +581,13 @@ def _check_frame(frame: Any, matrix: Any, what: str = "benchmark", *, strict: bo
     for i in range(frame.shape[0]):
         row = [(str(c), v) for c, v in zip(frame.columns, frame.iloc[i].to_numpy(dtype=float))]
         try:
-            given = check_given(row, matrix, what=what, skip_missing=True, strict=strict)
+            with warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always", ScaleWarning)
+                given = check_given(row, matrix, what=what, skip_missing=True, strict=strict)
         except ValueError as exc:
             raise ValueError(f"{row_what} {str(frame.index[i])!r}: {exc}") from None
+        for w in said:  # each warning names the model it is about
+            warnings.warn(f"{row_what} {str(frame.index[i])!r}: {w.message}", w.category, stacklevel=2)
         if not given:
             raise ValueError(f"{row_what} {str(frame.index[i])!r}: no scores given (every entry is empty)")
 
@@ -974,7 +979,9 @@ def _cmd_predict(args: argparse.Namespace) -> int:
         factors: dict[str, float] = {"": df.attrs["inflation"]}
         meta["inflation"] = df.attrs["inflation"]
     else:
-        df = _as_table(pipe.predict(frame, level=args.level, strict=args.strict))
+        with warnings.catch_warnings():  # said above, with the model's name (_check_frame)
+            warnings.simplefilter("ignore", ScaleWarning)
+            df = _as_table(pipe.predict(frame, level=args.level, strict=args.strict))
         used = df.attrs["used"]
         meta = {"data": args.data, "axis": args.axis, "level": args.level, "transform": transform,
                 "estimator": estimator, "used": used}

@@ -459,3 +459,46 @@ def test_a_search_asked_for_every_benchmark_is_refused_before_any_work(monkeypat
     with pytest.raises(ValueError, match=r"k=6 leaves nothing to predict: the matrix has 6 benchmarks .* "
                                          r"choose k <= 5"):
         Pipeline.auto(k=6).fit(_matrix())
+
+
+# --------------------------------------------------------------------------- the other scale, within the range bound
+def test_a_value_above_1_on_a_benchmark_observed_within_0_and_1_is_said_and_refused_when_strict():
+    m = _fraction_matrix()
+    pipe = Pipeline.paper(k=2).fit(m)
+    message = ("value 2 for benchmark 'b0' is above its observed range 0.3..1; 2 is above 1 while every "
+               "observed score lies in [0, 1]: a percentage given for a fraction?")
+    with pytest.warns(ScoreWarning) as record:
+        pipe.predict({"b0": 2.0})
+    assert [str(w.message) for w in record] == [message]
+    with pytest.raises(ValueError) as err:
+        pipe.predict({"b0": 2.0}, strict=True)
+    assert str(err.value) == message
+    with pytest.raises(ValueError, match="a percentage given for a fraction"):
+        pipe.predict({"b0": 3.5}, strict=True)
+
+
+def test_a_value_below_1_on_a_benchmark_observed_from_1_up_is_said_and_refused_when_strict():
+    with pytest.raises(ValueError, match="0.15 is below 1 while every observed score is at least 1: a fraction "
+                                         "given for a percentage"):
+        check_given({"b0": 0.15}, _percent_matrix(), strict=True)
+
+
+def test_real_high_and_low_scores_on_either_scale_are_not_called_slips():
+    low_start = as_matrix(np.column_stack([np.linspace(0.4, 90.0, 40), np.linspace(3.0, 60.0, 40)]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_given({"b0": 71.0}, _percent_matrix(), strict=True)  # 71 on a 0-100 benchmark
+        check_given({"b1": 1.2}, low_start, strict=True)  # a low but real percentage (ARC-AGI-1 = 1.2)
+        check_given({"b0": 1.0}, _fraction_matrix(), strict=True)  # the top of a 0-1 scale
+
+
+def test_the_command_line_says_a_percentage_given_for_a_0_1_mteb_benchmark(capsys, shared_data_dir):
+    from benchsel_lib.cli import main
+
+    args = ["predict", "--data", "mteb", "--method", "gaussian", "--format", "csv", "--scores", "ArguAna=2"]
+    assert main(args) == 0
+    _, err = capsys.readouterr()
+    assert "value 2 for benchmark 'ArguAna'" in err and "a percentage given for a fraction?" in err
+    assert main([*args, "--strict"]) == 2
+    _, err = capsys.readouterr()
+    assert "a percentage given for a fraction?" in err

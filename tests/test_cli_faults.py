@@ -414,3 +414,20 @@ def test_auto_selection_of_every_benchmark_is_refused_before_the_work(capsys, ti
     code = main(["select", "--data", str(tiny_csv), "-k", "5"])
     _, err = capsys.readouterr()
     assert code == 2 and one_error_line(err).startswith("benchsel: error: -k 5 leaves nothing to predict: ")
+
+
+def test_a_scores_file_warning_names_the_model_it_is_about(capsys, tmp_path):
+    rng = np.random.default_rng(3)
+    X = np.column_stack([25 + 70 * rng.random(30), 10 + 80 * rng.random(30), 5 + 90 * rng.random(30)])
+    path = tmp_path / "percent.csv"
+    pd.DataFrame(X, index=[f"m{i}" for i in range(30)], columns=["gpqa", "aime", "mmlu"]).rename_axis(
+        "model").to_csv(path)
+    scores = tmp_path / "new.csv"
+    scores.write_text("model,gpqa,aime\nnew-a,71,40\nnew-b,0.71,50\n")
+    assert main(["predict", "--data", str(path), "--method", "gaussian", "--format", "csv",
+                 "--scores-file", str(scores)]) == 0
+    _, err = capsys.readouterr()
+    warned = [line for line in err.splitlines() if line.startswith("benchsel: warning:")]
+    assert warned == [f"benchsel: warning: model 'new-b': value 0.71 for benchmark 'gpqa' is below its observed "
+                      f"range {X[:, 0].min():.4g}..{X[:, 0].max():.4g}; 0.71 x 100 = 71 lies in the observed range: "
+                      "a fraction given for a percentage?"]

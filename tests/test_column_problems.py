@@ -218,3 +218,11 @@ def test_an_excluded_benchmark_that_is_not_in_the_matrix_is_refused_not_ignored(
         cross_validate(m, [Pipeline(selector=selector, name="x")], k_max=2, n_folds=3, progress=False)
     # a name the whole matrix has is fine, also in a split that dropped it
     assert Selector("entropy", exclude=("b1",)).resolve_exclude(["b0", "b2"]) == []
+
+
+def test_a_top_score_written_as_a_percentage_among_fractions_is_reported():
+    X = np.column_stack([[0.475, 0.52, 0.61, 0.66, 0.741, 75.2], np.arange(6.0)])
+    (problem,) = column_problems(X, ["mmlu", "b"])
+    assert problem.kind == "mixed-scale"
+    assert problem.message == ("benchmark 'mmlu' mixes scales: 1 of 6 scores lies above 1 (75.2) and the others in "
+                               "(0, 1] (from 0.475 to 0.741); percentages among fractions?")

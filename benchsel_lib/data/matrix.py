@@ -322,7 +322,9 @@ def column_problems(scores: np.ndarray, names: Sequence[str]) -> list[ColumnProb
     cannot be told from a real low score. The mirror case, a 0-1 benchmark on
     which some models (one is enough: no fraction exceeds 1) were reported as
     percentages, is flagged when the same gap holds and the second group's
-    median divided by 100 falls inside the range of the first; a column that
+    median divided by 100 falls inside the range of the first, widened above
+    by that range's spread (the best model's score, written as a percentage,
+    lies just above the others' fractions); a column that
     fits both is named after the smaller group. Cost O(M N).
     """
     X = np.asarray(scores, dtype=float)
@@ -340,7 +342,8 @@ def column_problems(scores: np.ndarray, names: Sequence[str]) -> list[ColumnProb
         if not (low.size >= 2 and high.size and float(high.min()) >= MIXED_SCALE_GAP * float(low.max())):
             continue
         fractions = float(high.min()) <= 100 * float(np.median(low)) <= float(high.max())
-        percentages = float(low.min()) <= float(np.median(high)) / 100 <= float(low.max())
+        spread = float(np.ptp(low))  # a top score written as a percentage lies just above the fractions
+        percentages = float(low.min()) <= float(np.median(high)) / 100 <= float(low.max()) + spread
         if fractions and not (percentages and high.size < low.size):
             out.append(ColumnProblem(
                 str(name), "mixed-scale",

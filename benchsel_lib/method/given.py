@@ -14,7 +14,10 @@ observed scores whose value x 100 lies in the observed range (or ten times,
 :data:`SCALE_GAP`, above the largest whose value / 100 does) draws a
 :class:`ScaleWarning`, one line that names the benchmark, its
 observed range and the likely slip (a fraction given for a percentage, or the
-reverse); ``strict=True`` makes it a ``ValueError``.
+reverse). So does any value above 1 on a benchmark observed within [0, 1], and
+any value below 1 on one whose every observed score is at least 1: one scale
+is observed, the value reads as the other. ``strict=True`` makes it a
+``ValueError``.
 """
 from __future__ import annotations
 
@@ -83,7 +86,10 @@ def scale_slip(value: float, column: np.ndarray) -> str | None:
         range, or :data:`SCALE_GAP` times above the largest whose value / 100
         does, what it looks like,
         e.g. ``"0.71 x 100 = 71 lies in the observed range: a fraction given
-        for a percentage?"``.  None otherwise (and for fewer than 2 observed scores).
+        for a percentage?"``; and any value above 1 (up to 100) on a benchmark
+        observed within [0, 1], or below 1 on one whose every observed score
+        is at least 1 (a 0-100 scale). None otherwise (and for fewer than 2
+        observed scores).
     """
     seen = column[np.isfinite(column)]
     if not (math.isfinite(value) and value > 0) or seen.size < 2:  # no factor of 100 explains zero or less
@@ -97,6 +103,10 @@ def scale_slip(value: float, column: np.ndarray) -> str | None:
     if value >= SCALE_GAP * hi and lo <= value / 100 <= hi:
         kind = "a percentage given for a fraction" if hi <= 1 else "100 times too large"
         return f"{value:g} / 100 = {value / 100:g} lies in the observed range: {kind}?"
+    if hi <= 1 + 1e-9 < value <= 100:  # 1 + 1e-9: a top score of 1 written as 0.95 + 0.05
+        return f"{value:g} is above 1 while every observed score lies in [0, 1]: a percentage given for a fraction?"
+    if value < 1 <= lo:
+        return f"{value:g} is below 1 while every observed score is at least 1: a fraction given for a percentage?"
     return None
 
 
