@@ -5,6 +5,7 @@ A benchmark run with ``--json PATH`` writes what it measured to
 
     {"command": "python benchmarks/bench_recommend.py --quick --json ...",
      "measured": "2026-12-03, commit 1a2b3c4, AMD EPYC 7763 (2 cpus, load average 1.10 at the start, 1.90 at the end)",
+     "commit": "1a2b3c4...", "dirty": false,
      "values": {"mteb_k5_auto": "0.802", ...}}
 
 Each value is text formatted as the benchmark prints it.  The book's build
@@ -13,6 +14,14 @@ Each value is text formatted as the benchmark prints it.  The book's build
 ``{{ <name>_measured }}``, with ``-`` in the file's name read as ``_``.  The
 appendix pages quote them, so that every figure they print comes from a file
 that a benchmark wrote.
+
+``commit`` (the full hash of the checkout's ``HEAD``) and ``dirty`` (whether
+its working tree had uncommitted changes) say on what code the figures were
+measured; files written before these fields existed say it in ``measured``
+only, which :func:`measured_at` reads too. :func:`staleness` tells whether a
+file still describes the code of the checkout: not when it was measured with
+uncommitted changes, nor at a commit whose :data:`DETERMINING_PATHS` differ
+from ``HEAD``'s. The build marks the pages that quote such a file.
 """
 from __future__ import annotations
 
@@ -32,6 +41,12 @@ RESULTS_DIR = ROOT / "benchmarks" / "results"
 #: A key that a MyST substitution can name (a Jinja identifier).
 KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 FIELDS = ("command", "measured", "values")
+#: The folders whose code determines a measurement: a file measured at a commit where they differ from
+#: ``HEAD`` (the result files themselves left aside) no longer describes the checkout.
+DETERMINING_PATHS = ("benchsel_lib", "benchmarks")
+#: Left out of the comparison: the result files, which are written after the measurement.
+IGNORED_PATHS = ("benchmarks/results",)
+_MEASURED_COMMIT = re.compile(r"\bcommit ([0-9a-f]{7,40})\b( with uncommitted changes)?")
 
 
 def key(*parts: object) -> str:
@@ -61,18 +76,108 @@ def machine() -> str:
     return platform.processor() or platform.machine() or "unknown processor"
 
 
-def commit() -> str:
-    """The checkout's commit, and whether its working tree had changes when the benchmark ran."""
+def _git(args: list[str], root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=30)
+
+
+def git_state(root: Path | None = None) -> tuple[str | None, bool]:
+    """The checkout's commit (full hash) and whether its tracked files have uncommitted changes.
+
+    Parameters
+    ----------
+    root : Path, optional
+        A folder inside the git work tree (default :data:`ROOT`).
+
+    Returns
+    -------
+    tuple of (str or None, bool)
+        ``(None, False)`` outside a git work tree or without git.
+
+    Notes
+    -----
+    Two ``git`` calls.
+    """
+    root = ROOT if root is None else root
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              timeout=30).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, timeout=30).stdout.strip()
+        head = _git(["rev-parse", "HEAD"], root).stdout.strip()
+        dirty = bool(_git(["status", "--porcelain", "--untracked-files=no"], root).stdout.strip())
     except (OSError, subprocess.SubprocessError):
-        return "commit unknown"
+        return None, False
+    return (head or None), (dirty if head else False)
+
+
+def commit(root: Path | None = None) -> str:
+    """The checkout's commit, and whether its working tree had changes when the benchmark ran (as text)."""
+    head, dirty = git_state(ROOT if root is None else root)
     if not head:
         return "commit unknown"
-    return f"commit {head}" + (" with uncommitted changes" if dirty else "")
+    return f"commit {head[:7]}" + (" with uncommitted changes" if dirty else "")
+
+
+def measured_at(data: Mapping) -> tuple[str | None, bool]:
+    """The commit a result file was measured at and whether the tree was dirty.
+
+    Reads the ``commit`` and ``dirty`` fields, or, in a file written before
+    they existed, the ``measured`` text ("commit 1a2b3c4 with uncommitted
+    changes").
+
+    Parameters
+    ----------
+    data : mapping
+        A parsed result file.
+
+    Returns
+    -------
+    tuple of (str or None, bool)
+        The commit (full or abbreviated hash; None when the file names
+        none) and the dirty flag.
+    """
+    if data.get("commit"):
+        return str(data["commit"]), bool(data.get("dirty", False))
+    m = _MEASURED_COMMIT.search(str(data.get("measured", "")))
+    if m is None:
+        return None, " with uncommitted changes" in str(data.get("measured", ""))
+    return m.group(1), m.group(2) is not None
+
+
+def staleness(data: Mapping, root: Path | None = None, paths: tuple[str, ...] = DETERMINING_PATHS) -> str | None:
+    """Why a result file no longer describes the checkout's code, or None when it does.
+
+    Parameters
+    ----------
+    data : mapping
+        A parsed result file.
+    root : Path, optional
+        The repository (a git work tree; default :data:`ROOT`).
+    paths : tuple of str
+        The folders (relative to ``root``) whose code determines the figures.
+
+    Returns
+    -------
+    str or None
+        A reason in a few words: measured with uncommitted changes, at a
+        commit whose code in ``paths`` differs from ``HEAD``'s, at a commit
+        this clone does not hold (a shallow clone), or at no named commit.
+
+    Notes
+    -----
+    One ``git diff`` over ``paths`` (the result files in :data:`IGNORED_PATHS` left aside).
+    """
+    at, dirty = measured_at(data)
+    if dirty:
+        return "measured with uncommitted changes"
+    if at is None or not re.fullmatch(r"[0-9a-f]{7,40}", at):
+        return "the file names no commit"
+    spec = [*paths, *(f":(exclude){p}" for p in IGNORED_PATHS)]
+    try:
+        res = _git(["diff", "--quiet", at, "HEAD", "--", *spec], ROOT if root is None else root)
+    except (OSError, subprocess.SubprocessError):
+        return "git is not available to compare its commit with this checkout"
+    if res.returncode == 0:
+        return None
+    if res.returncode == 1:
+        return f"the code in {', '.join(p + '/' for p in paths)} changed since"
+    return "its commit is not in this clone"
 
 
 def measured(load_start: tuple[float, ...], load_end: tuple[float, ...] | None = None) -> str:
@@ -99,6 +204,10 @@ def problems(data: object) -> list[str]:
         return ["not a JSON object"]
     out = [f"no {f!r}" for f in FIELDS if f not in data]
     out += [f"{f!r} is not text" for f in ("command", "measured") if f in data and not isinstance(data[f], str)]
+    if data.get("commit") is not None and not isinstance(data["commit"], str):
+        out.append("'commit' is not text")
+    if "dirty" in data and not isinstance(data["dirty"], bool):
+        out.append("'dirty' is not true or false")
     values = data.get("values")
     if "values" in data and not isinstance(values, Mapping):
         out.append("'values' is not an object")
@@ -115,7 +224,9 @@ def write(path: str | os.PathLike, values: Mapping[str, str], *, load_start: tup
 
     ``ValueError`` if a key cannot be a substitution name or a value is not text.
     """
-    data = {"command": command(argv), "measured": measured(load_start, load_end), "values": dict(values)}
+    head, dirty = git_state(ROOT)
+    data = {"command": command(argv), "measured": measured(load_start, load_end), "commit": head, "dirty": dirty,
+            "values": dict(values)}
     found = problems(data)
     if found:
         raise ValueError(f"{path}: " + "; ".join(found))

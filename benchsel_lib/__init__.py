@@ -19,8 +19,8 @@ else comes from the subpackage that defines it:
 * :mod:`benchsel_lib.studies` -- the book's experiments and diagnostics
   (``from benchsel_lib.studies.diagnostics import eigenspectrum``);
 * :mod:`benchsel_lib.book` -- notebook helpers and figures;
-* :mod:`benchsel_lib.explore` -- an interactive view that a headless notebook
-  run cannot stall on (:func:`explorer`);
+* :mod:`benchsel_lib.explore` -- explorers: controls over precomputed panels,
+  live in Jupyter and on the static site (:func:`explorer`);
 * :mod:`benchsel_lib.cli` -- the ``benchsel`` command.
 
 Top-level names are imported lazily, so ``import benchsel_lib`` stays fast and

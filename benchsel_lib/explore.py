@@ -1,128 +1,173 @@
-"""Interactive views that a headless notebook run (papermill, nbclient) cannot stall on.
+"""Explorers: controls over a chapter's main result, live in Jupyter and on the static site alike.
 
-``ipywidgets.interactive(fn, **controls)`` prints ``fn``'s output into an
-``Output`` widget by *capturing* it: the kernel tags the messages of the
-running cell, and the front end routes them into the widget. nbclient (under
-papermill and the book build) imitates that front end: for every message it
-routes it sends the widget's new state back to the kernel on the shell
-channel, from one task, while another task waits on that same channel for the
-cell's reply. A send on a ZMQ socket can consume the readiness edge of a
-reply that has just arrived; the waiting task then never wakes, and with no
-cell timeout the run stalls for ever (about one run in twenty of a chapter
-with such a cell; a known nbclient bug).
+:func:`explorer` calls a function once for every combination of its
+controls' values, keeps each result as a panel (a figure as an image, a table
+or Markdown as HTML), and shows the controls above the panels, linked in
+the browser with ``ipywidgets.jslink``: moving a control shows another
+panel without asking the kernel. In JupyterLab this is a live ipywidgets
+view; on the rendered site the same widgets come back from the widget state
+that the papermill run stored in the notebook, and the vendored widget
+manager switches the panels offline.
 
-:func:`explorer` shows the same controls and output, but runs ``fn`` with its
-output recorded in the kernel and sets the ``Output`` widget's ``outputs``
-itself: nothing is captured, so the client never sends on the shell channel
-during the cell, and a live notebook redraws it on every change of a control
-as before.
+Nothing is captured from the kernel's output (no ``Output`` widget, no
+``interactive``), so a headless run (papermill, nbclient) cannot stall on
+an explorer: all its work is done while its cell runs.
 """
 from __future__ import annotations
 
+import base64
 import io
-import sys
-from collections.abc import Callable
-from contextlib import contextmanager
+import numbers
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["explorer", "recorded_outputs"]
+__all__ = ["MAX_STATES", "explorer", "panel_html"]
+
+#: The most combinations of control values one explorer precomputes (each is a panel of the page).
+MAX_STATES = 60
+_DPI = 72
 
 
-class _Stream(io.TextIOBase):
-    """A text stream whose writes become notebook ``stream`` outputs (consecutive writes merged)."""
+def _figure_html(fig: Any) -> str:
+    import matplotlib.pyplot as plt
 
-    def __init__(self, outputs: list[dict[str, Any]], name: str) -> None:
-        self._outputs, self._name = outputs, name
-
-    def writable(self) -> bool:  # noqa: D102
-        return True
-
-    def write(self, text: str) -> int:  # noqa: D102
-        last = self._outputs[-1] if self._outputs else None
-        if last is not None and last["output_type"] == "stream" and last["name"] == self._name:
-            last["text"] += text
-        else:
-            self._outputs.append({"output_type": "stream", "name": self._name, "text": text})
-        return len(text)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=_DPI, bbox_inches="tight")
+    plt.close(fig)
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return f'<img src="data:image/png;base64,{data}" style="max-width:100%" alt="figure"/>'
 
 
-@contextmanager
-def recorded_outputs() -> Any:
-    """Record what the block prints and displays, in order, as notebook outputs (a list, yielded).
+def _markdown_html(text: str) -> str:
+    from markdown_it import MarkdownIt
 
-    ``print`` (stdout, stderr) becomes ``stream`` outputs and ``display``
-    ``display_data`` outputs; nothing reaches the cell's own output. Outside
-    IPython only the streams are recorded. O(size of the output).
-    """
-    outputs: list[dict[str, Any]] = []
-    shell = _shell()
-    publisher = None
-    if shell is not None:
-        from IPython.core.displaypub import DisplayPublisher
-
-        class _Publisher(DisplayPublisher):
-            def publish(self, data: dict[str, Any], metadata: dict[str, Any] | None = None, source: Any = None, *,
-                        transient: dict[str, Any] | None = None, update: bool = False, **kwargs: Any) -> None:
-                outputs.append({"output_type": "display_data", "data": data, "metadata": metadata or {}})
-
-            def clear_output(self, wait: bool = False) -> None:
-                outputs.clear()
-
-        publisher, shell.display_pub = shell.display_pub, _Publisher(shell=shell)
-    streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Stream(outputs, "stdout"), _Stream(outputs, "stderr")
-    try:
-        yield outputs
-    finally:
-        sys.stdout, sys.stderr = streams
-        if publisher is not None:
-            shell.display_pub = publisher
+    return MarkdownIt("commonmark").enable("table").render(text)
 
 
-def _shell() -> Any:
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None
-    return get_ipython()
-
-
-def explorer(fn: Callable[..., Any], /, **controls: Any) -> Any:
-    """Controls and the output of ``fn(**values)``, redrawn when a control changes (a drop-in for ``interactive``).
+def panel_html(content: Any) -> str:
+    """One panel's HTML: a matplotlib figure as an image, a table or Markdown as HTML.
 
     Parameters
     ----------
-    fn : callable
-        Called with one keyword argument per control; what it prints and
-        displays is the view's output (:func:`recorded_outputs`).
-    **controls : ipywidgets.ValueWidget
-        The controls by ``fn``'s parameter names (``Dropdown``, ``IntSlider``, ...).
+    content : object
+        A matplotlib ``Figure`` (closed after it is drawn), an object with
+        ``_repr_html_`` (a DataFrame, a Styler), an object with
+        ``_repr_markdown_`` or a ``str`` (Markdown), or a list or tuple of
+        these (stacked).
+
+    Returns
+    -------
+    str
+        The HTML of the panel.
+
+    Notes
+    -----
+    Complexity: one PNG encoding per figure, O(size of the tables) otherwise.
+    """
+    if isinstance(content, (list, tuple)):
+        return "\n".join(panel_html(c) for c in content)
+    if hasattr(content, "savefig"):
+        return _figure_html(content)
+    if hasattr(content, "_repr_html_"):
+        return content._repr_html_()
+    if hasattr(content, "_repr_markdown_"):
+        return _markdown_html(content._repr_markdown_())
+    if isinstance(content, str):
+        return _markdown_html(content)
+    raise TypeError(f"an explorer panel shows figures, tables or Markdown, got {type(content).__name__}")
+
+
+def _options(name: str, values: Sequence[Any] | Mapping[str, Any]) -> list[tuple[str, Any]]:
+    if isinstance(values, Mapping):
+        pairs = [(str(k), v) for k, v in values.items()]
+    elif isinstance(values, Sequence) and not isinstance(values, str):
+        pairs = [(str(v), v) for v in values]
+    else:
+        raise TypeError(f"control {name!r} takes a list of values or a mapping of labels to values, "
+                        f"got {type(values).__name__}")
+    if not pairs:
+        raise ValueError(f"control {name!r} has no values")
+    if len({label for label, _ in pairs}) < len(pairs):
+        raise ValueError(f"control {name!r} has two values with the same label")
+    return pairs
+
+
+def _control(name: str, pairs: list[tuple[str, Any]]) -> Any:
+    import ipywidgets as widgets
+
+    labels = [label for label, _ in pairs]
+    numeric = all(isinstance(v, numbers.Real) and not isinstance(v, bool) for _, v in pairs)
+    shown = {"description": name, "style": {"description_width": "initial"}}
+    if len(pairs) == 1:  # nothing to choose: kept for the link, not shown
+        shown["layout"] = widgets.Layout(display="none")
+    if numeric and len(pairs) > 3:
+        return widgets.SelectionSlider(options=labels, continuous_update=True, **shown)
+    if sum(len(label) for label in labels) <= 40:
+        return widgets.ToggleButtons(options=labels, **shown)
+    return widgets.Dropdown(options=labels, **shown)
+
+
+def explorer(render: Callable[..., Any], /, **controls: Sequence[Any] | Mapping[str, Any]) -> Any:
+    """Controls over precomputed panels: ``render(**values)`` for every combination of the controls' values.
+
+    Parameters
+    ----------
+    render : callable
+        Called once per combination, with one keyword argument per control;
+        returns what the panel shows (see :func:`panel_html`).
+    **controls : list or dict
+        Each control's values, by ``render``'s parameter name: a list
+        (labelled by ``str``) or a mapping of labels to values. A numeric
+        control of more than three values is a slider, a short list toggle
+        buttons, anything else a drop-down; the first value is shown first.
+        A control with one value (a parameter set that runs one matrix) is
+        kept but not shown.
 
     Returns
     -------
     ipywidgets.VBox
-        The controls above an ``Output`` widget whose ``outputs`` are set in
-        the kernel (never captured, so a headless run cannot stall on it).
-        The book stores it with the widget state, as ``interactive`` would be.
+        The controls above a ``Stack`` of panels (nested, one level per
+        control), each control's ``index`` linked to its stacks with
+        ``jslink``, so the view works without a kernel.
+
+    Raises
+    ------
+    ValueError
+        No control, a control without values, or more than :data:`MAX_STATES`
+        combinations.
 
     Notes
     -----
-    Each change of a control runs ``fn`` once.
+    ``render`` runs prod(len(values)) times, all while the cell runs.
     """
     import ipywidgets as widgets
 
-    for name, control in controls.items():
-        if not isinstance(control, widgets.ValueWidget):
-            raise ValueError(f"control {name!r} must be an ipywidgets value widget (Dropdown, IntSlider, ...), "
-                             f"got {type(control).__name__}")
-    out = widgets.Output()
+    if not controls:
+        raise ValueError("an explorer needs at least one control")
+    options = {name: _options(name, values) for name, values in controls.items()}
+    states = 1
+    for pairs in options.values():
+        states *= len(pairs)
+    if states > MAX_STATES:
+        raise ValueError(f"an explorer precomputes every combination of its controls: {states} is more than "
+                         f"{MAX_STATES}; offer fewer values")
+    names = list(options)
+    shown = {name: _control(name, pairs) for name, pairs in options.items()}
 
-    def redraw(_change: Any = None) -> None:
-        with recorded_outputs() as outputs:
-            fn(**{name: control.value for name, control in controls.items()})
-        out.outputs = tuple(outputs)
+    def stack(level: int, fixed: dict[str, Any]) -> Any:
+        name = names[level]
+        children = []
+        for _, value in options[name]:
+            values = {**fixed, name: value}
+            if level == len(names) - 1:
+                children.append(widgets.HTML(panel_html(render(**values))))
+            else:
+                children.append(stack(level + 1, values))
+        box = widgets.Stack(children, selected_index=0)
+        widgets.jslink((shown[name], "index"), (box, "selected_index"))
+        return box
 
-    for control in controls.values():
-        control.observe(redraw, names="value")
-    redraw()
-    return widgets.VBox([*controls.values(), out])
+    panels = stack(0, {})
+    bar = widgets.HBox(list(shown.values()), layout=widgets.Layout(flex_flow="row wrap", gap="0.5em 2em"))
+    return widgets.VBox([bar, panels])
+

@@ -11,13 +11,21 @@ Steps
    ``<build>/notebooks/`` (``notebooks/`` itself is never written), two at a time
    by default.  A failing cell fails the build: the exit status is nonzero and the
    failing notebook is named (its partially executed copy is kept for inspection).
+   Papermill's injected "# Parameters" cell is tagged ``remove-cell`` in the copies.
 4. Assemble a book source in ``<build>/src/``: ``_config.yml`` (with the vendor
    path and the repository files it names, the favicon and the local Sphinx
    extension ``book/_ext/benchsel_html.py``, made absolute), a ``_toc.yml``
    filtered to the notebooks that exist (plus any other numbered notebook under
    "Additional notebooks"), ``intro.md``, the other pages the toc lists (the
    appendix, ``docs/*.md``; links to missing notebooks become plain text in
-   these and in ``intro.md``) and the *executed* notebooks.
+   these, in ``intro.md`` and in the notebooks) and the *executed* notebooks.
+   The line ``% generated: ...`` of ``docs/differences.md`` becomes this run's
+   verdict rule and its claims that are not reproduced, and a page that quotes
+   a result file of ``benchmarks/results/`` measured on other code gets a note
+   at its top (``--stale-results fail``: the build fails instead); see
+   ``scripts/book_pages.py``. Without a repository (``repository.url`` empty
+   and no ``BENCHSEL_REPOSITORY_URL``) the site has no repository or launch
+   button; ``scripts/set_repository.py`` names one.
 5. ``jupyter-book build <build>/src -W -n --keep-going --all`` with
    ``execute_notebooks: "off"``; the site ends up in ``<build>/html/`` (its
    bare ``index.html`` redirect made a complete page with the favicon).
@@ -25,7 +33,8 @@ Steps
    (:func:`benchsel_lib.book.checks.check_notebook`): a cell error or
    warning output, a ``{glue}`` key the run did not produce, glued text that
    reads ``nan`` or holds raw TeX, or a findings sentence about a matrix the
-   run did not include fails the build, with the notebook, cell and rule named.
+   run did not include fails the build, with the notebook, cell and rule named;
+   so does one quantity (a claims row's ``key``) that reads differently on two pages.
 6. Write the timings (seconds per notebook, execution, rendering, total, the
    load average before and after) to ``<build>/timings.json`` and print them.
 
@@ -87,6 +96,7 @@ KERNEL_NAME = "python3"
 DEFAULT_CELL_TIMEOUT_S = 600
 
 sys.path.insert(0, str(ROOT / "scripts"))
+import book_pages  # noqa: E402
 import vendor_js  # noqa: E402
 
 
@@ -242,6 +252,7 @@ def execute_one(src: str, dest: str, params: dict[str, Any], root: str, timeout:
         time.sleep(0.5 * attempt)
     if error is None:
         strip_blank_outputs(Path(dest))
+        hide_injected_parameters(Path(dest))
     return {"notebook": Path(src).name, "seconds": time.perf_counter() - t0, "error": error, "starts": attempt}
 
 
@@ -273,6 +284,41 @@ def strip_blank_outputs(path: Path) -> int:
     if n:
         nbformat.write(nb, path)
     return n
+
+
+INJECTED_TAG = "injected-parameters"
+
+
+def _hide_injected(nb: dict[str, Any]) -> bool:
+    """Tag the cell that papermill injected (``injected-parameters``) ``remove-cell``; True if it changed."""
+    changed = False
+    for cell in nb.get("cells", []):
+        tags = cell.get("metadata", {}).get("tags", [])
+        if INJECTED_TAG in tags and "remove-cell" not in tags:
+            cell["metadata"]["tags"] = [*tags, "remove-cell"]
+            changed = True
+    return changed
+
+
+def hide_injected_parameters(path: Path) -> bool:
+    """Keep papermill's injected "# Parameters" cell off the site: tag it ``remove-cell``.
+
+    Parameters
+    ----------
+    path : Path
+        An executed notebook, rewritten in place when it has such a cell
+        without the tag.
+
+    Returns
+    -------
+    bool
+        Whether the notebook was changed (idempotent: a second call returns False).
+    """
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    if not _hide_injected(nb):
+        return False
+    path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return True
 
 
 def notebook_cost(path: Path) -> float:
@@ -317,6 +363,18 @@ def check_pages(executed: list[Path]) -> None:
     found = checks.check_notebooks(executed)
     if found:
         raise BuildError("the executed pages do not pass the book's checks:\n" + checks.format_problems(found))
+
+
+def check_claims_agree(executed: list[Path]) -> None:
+    """Raise BuildError when one quantity (a claims row's ``key``) reads differently on two pages.
+
+    Rows with the same key must agree in ``paper``, ``run`` and ``verdict``
+    (:func:`book_pages.claims_disagreements`); the error names the key and
+    both pages.
+    """
+    found = book_pages.claims_disagreements(executed)
+    if found:
+        raise BuildError("the claims tables disagree:\n" + "\n".join(f"  {line}" for line in found))
 
 
 def parameter_names(path: Path) -> list[str]:
@@ -685,22 +743,55 @@ def build_substitutions(per_nb: dict[str, float], *, execute_s: float | None, pa
 
 
 def rerun_cell(nb: Path, repository: str | None, branch: str) -> dict[str, Any]:
-    """A Markdown cell telling the reader how to re-run chapter ``nb`` with other parameters, and where its source is."""
+    """A Markdown cell telling the reader how to re-run chapter ``nb`` with other parameters, and where its source is.
+
+    With a ``repository`` it links the notebook's source there and points to
+    the launch buttons (Binder, Colab); without one it points to the page's
+    download button (the executed ``.ipynb``) and names no repository.
+    """
     names = parameter_names(nb)
     example = ("seed", "1") if "seed" in names else ("quick", "True")
     rel = f"notebooks/{nb.name}"
-    source = f"[{rel}]({repository}/blob/{branch}/{rel})" if repository else f"`{rel}` in the project's repository"
+    command = (f"`.venv/bin/python scripts/run_notebook.py {rel} out.ipynb -p {example[0]} {example[1]}`, "
+               "one `-p NAME VALUE` for each parameter to change (`papermill` takes the same options)")
+    if repository:
+        where = (f"Its source is [{rel}]({repository}/blob/{branch}/{rel}); the launch button at the top of the "
+                 "page opens it on Binder or Colab, where its first, hidden cell installs the project. ")
+    else:
+        where = ("The download button at the top of the page gives this notebook with its outputs (`.ipynb`). ")
     text = (":::{admonition} Re-run this chapter with other parameters\n:class: rerun\n"
-            f"The cell below holds the chapter's parameters. In a clone of the repository (source: {source}), "
-            f"after `make install`: `.venv/bin/python scripts/run_notebook.py {rel} out.ipynb "
-            f"-p {example[0]} {example[1]}`, one `-p NAME VALUE` for each parameter to change "
-            "(`papermill` takes the same options).\n:::")
+            f"The cell below holds the chapter's parameters. {where}"
+            f"In a clone of the project, after `make install`: {command}.\n:::")
     return {"cell_type": "markdown", "id": "rerun-this-chapter", "metadata": {"tags": ["rerun"]}, "source": text}
 
 
-def add_rerun_cell(src: Path, dest: Path, repository: str | None, branch: str) -> None:
-    """Copy executed notebook ``src`` to ``dest`` with :func:`rerun_cell` just above its parameters cell."""
+def _unlink_missing_in_notebook(nb: dict[str, Any], present: set[str]) -> None:
+    """Links of Markdown cells and ``text/markdown`` outputs to notebooks not in ``present`` become text."""
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            cell["source"] = _unlink_missing(_source(cell), present, "notebooks")
+        for out in cell.get("outputs", []):
+            data = out.get("data") or {}
+            if "text/markdown" in data:
+                md = data["text/markdown"]
+                data["text/markdown"] = _unlink_missing("".join(md) if isinstance(md, list) else md, present,
+                                                        "notebooks")
+
+
+def add_rerun_cell(src: Path, dest: Path, repository: str | None, branch: str,
+                   present: set[str] | None = None) -> None:
+    """Copy executed notebook ``src`` to ``dest`` with :func:`rerun_cell` just above its parameters cell.
+
+    The copy's injected parameters cell is tagged ``remove-cell`` too (see
+    :func:`hide_injected_parameters`), so that a copy executed elsewhere
+    shows no "# Parameters" cell either. With ``present`` (the notebooks of
+    this build, ``notebooks/04_greedy_cv``), links to other notebooks become
+    plain text (as on the appendix pages).
+    """
     nb = json.loads(src.read_text(encoding="utf-8"))
+    _hide_injected(nb)
+    if present is not None:
+        _unlink_missing_in_notebook(nb, present)
     cells = nb.get("cells", [])
     at = next((i for i, c in enumerate(cells) if c.get("cell_type") == "code"
                and "parameters" in c.get("metadata", {}).get("tags", [])), None)
@@ -710,12 +801,51 @@ def add_rerun_cell(src: Path, dest: Path, repository: str | None, branch: str) -
     dest.write_text(json.dumps(nb, indent=1), encoding="utf-8")
 
 
+STALE_CHOICES = ("mark", "fail")
+
+
+def finish_pages(src_dir: Path, executed: list[Path], *, stale: str = "mark",
+                 results_dir: Path = RESULTS_DIR) -> list[str]:
+    """Fill the generated part of the appendix and mark the pages that quote stale result files.
+
+    The line :data:`book_pages.GENERATED_MARK` of a copied page becomes this
+    run's verdict rule and its claims that are not reproduced; a page that
+    quotes a result file measured on other code (:func:`book_pages.stale_results`)
+    gets a note at its top naming the file, its commit and the command that
+    re-measures it, or, with ``stale="fail"``, the build fails.
+
+    Returns
+    -------
+    list of str
+        One line per page marked (page: files).
+    """
+    if stale not in STALE_CHOICES:
+        raise ValueError(f"stale must be one of {', '.join(STALE_CHOICES)}, got {stale!r}")
+    found = book_pages.stale_results(results_dir)
+    marked = []
+    for md in sorted(src_dir.rglob("*.md")):
+        rel = md.relative_to(src_dir)
+        base = posixpath.relpath(".", rel.parent.as_posix()) if rel.parent.as_posix() != "." else "."
+        text = book_pages.fill_generated(md.read_text(encoding="utf-8"), executed, base)
+        text, hits = book_pages.mark_stale_page(text, quoted_names(text), found)
+        md.write_text(text, encoding="utf-8")
+        if hits:
+            marked.append(f"{rel.as_posix()}: {', '.join(h.path for h in hits)}")
+    if marked and stale == "fail":
+        raise BuildError("pages quote result files measured on other code (re-measure them):\n"
+                         + "\n".join(f"  {m}" for m in marked))
+    for line in marked:
+        print(f"build_book: note: marked stale figures on {line}")
+    return marked
+
+
 def assemble_source(executed: list[Path], src_dir: Path, vendor_dir: Path,
-                    substitutions: dict[str, str] | None = None) -> None:
+                    substitutions: dict[str, str] | None = None, *, stale: str = "mark") -> None:
     """Write the book source (config, toc, intro, appendix pages, executed notebooks) to ``src_dir``.
 
     Each chapter gets the box of :func:`rerun_cell`; the appendix pages get the
-    figures of :func:`bench_substitutions` and ``substitutions`` (this build's).
+    figures of :func:`bench_substitutions` and ``substitutions`` (this build's),
+    this run's generated sections and the notes on stale figures (:func:`finish_pages`).
     """
     if src_dir.exists():
         shutil.rmtree(src_dir)
@@ -723,14 +853,15 @@ def assemble_source(executed: list[Path], src_dir: Path, vendor_dir: Path,
     config = configure_buttons(resolve_config_paths(yaml.safe_load((ROOT / "_config.yml").read_text())),
                                os.environ.get(REPOSITORY_ENV), os.environ.get(BRANCH_ENV))
     repo = config.get("repository") or {}
-    for nb in executed:
-        add_rerun_cell(nb, src_dir / "notebooks" / nb.name, repo.get("url"), repo.get("branch", "main"))
     present = {f"notebooks/{nb.stem}" for nb in executed}
+    for nb in executed:
+        add_rerun_cell(nb, src_dir / "notebooks" / nb.name, repo.get("url"), repo.get("branch", "main"), present)
 
     sconf = config.setdefault("sphinx", {}).setdefault("config", {})
     sconf["html_extra_path"] = [str(vendor_dir.parent.resolve())]
     toc_in = yaml.safe_load((ROOT / "_toc.yml").read_text())
     pages, missing_pages = copy_pages(toc_in, src_dir, present)
+    finish_pages(src_dir, executed, stale=stale)
     available = {**bench_substitutions(), **(substitutions or {})}
     quoted = {k for md in src_dir.rglob("*.md") for k in quoted_names(md.read_text(encoding="utf-8"))}
     # only what the pages quote (a key they quote that no file holds stays undefined: a Sphinx warning)
@@ -819,12 +950,14 @@ def render(src_dir: Path, build_dir: Path, *, strict: bool = True) -> Path:
 def build(
     *, build_dir: Path = ROOT / "_build", quick: bool = False, params: dict[str, Any] | None = None,
     only: list[str] | None = None, jobs: int = 2, skip_execute: bool = False, strict: bool = True,
-    timeout: int | None = DEFAULT_CELL_TIMEOUT_S, cache: bool = True, fresh: bool = False,
+    timeout: int | None = DEFAULT_CELL_TIMEOUT_S, cache: bool = True, fresh: bool = False, stale: str = "mark",
 ) -> dict[str, Any]:
     """Run the whole build; return the timings dict (also written to timings.json).
 
     ``fresh`` empties ``<build>/cache`` first, so the timings are those of a
-    fresh clone's first build.
+    fresh clone's first build. ``stale`` says what a page that quotes a result
+    file measured on other code gets: a note at its top (``"mark"``) or a
+    failed build (``"fail"``), see :func:`finish_pages`.
 
     With ``cache`` (default) the kernels get ``BENCHSEL_CACHE_DIR=<build>/cache``
     (unless the variable is already set), so a training-split correlation that
@@ -866,10 +999,12 @@ def build(
         per_nb = execute_notebooks(notebooks, executed_dir, params, jobs=jobs, timeout=timeout)
         executed = [executed_dir / nb.name for nb in notebooks]
     check_pages(executed)
+    check_claims_agree(executed)
     t_exec = time.perf_counter() - t0
     t0 = time.perf_counter()
     assemble_source(executed, build_dir / "src", vendor_dir,
-                    build_substitutions(per_nb, execute_s=None if skip_execute else t_exec, params=params, jobs=jobs))
+                    build_substitutions(per_nb, execute_s=None if skip_execute else t_exec, params=params, jobs=jobs),
+                    stale=stale)
     html = render(build_dir / "src", build_dir, strict=strict)
     t_render = time.perf_counter() - t0
     check_site_pages(html, executed, strict=strict)
@@ -903,16 +1038,6 @@ def build(
     return timings
 
 
-def _commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True).stdout.strip()
-        return (out.stdout.strip() or "unknown commit") + (" with uncommitted changes" if dirty else "")
-    except OSError:
-        return "unknown commit"
-
-
 def write_book_results(timings: dict[str, Any], path: Path) -> None:
     """Write a fresh build's timings where the performance page reads them (``{{ book_total_s }}``, ...)."""
     values = {"total_s": f"{timings['total_seconds']:.1f}", "execute_s": f"{timings['execute_seconds']:.1f}",
@@ -923,10 +1048,11 @@ def write_book_results(timings: dict[str, Any], path: Path) -> None:
               "parameters": "quick parameters" if timings["quick"] else "the notebooks' own parameters"}
     for name, sec in timings["notebooks_seconds"].items():
         values[f"nb_{name[:2]}_s"] = f"{sec:.1f}"
+    head, dirty = book_pages.result_file.git_state(ROOT)
     record = {"command": "make bench-book" + (" QUICK=1" if timings["quick"] else ""),
-              "measured": f"{time.strftime('%Y-%m-%d')}, commit {_commit()}, {timings['cpu_count']} CPUs, "
-                          f"empty cache",
-              "values": values}
+              "measured": f"{time.strftime('%Y-%m-%d')}, {book_pages.result_file.commit(ROOT)}, "
+                          f"{timings['cpu_count']} CPUs, empty cache",
+              "commit": head, "dirty": dirty, "values": values}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     print(f"build_book: fresh-build timings written to {path}")
@@ -953,13 +1079,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="do not share training-split correlation estimates on disk (<build>/cache)")
     parser.add_argument("--fresh", action="store_true",
                         help="empty <build>/cache first: the timings of a fresh clone's first build")
+    parser.add_argument("--stale-results", choices=STALE_CHOICES, default="mark",
+                        help="a page quoting a result file measured on other code: mark it (default) or fail")
     args = parser.parse_args(argv)
     try:
         params = parse_parameters(args.parameter, quick=args.quick)
         build(build_dir=args.build_dir, quick=args.quick, params=params, only=args.only,
               jobs=args.jobs, skip_execute=args.skip_execute, strict=not args.no_strict,
               timeout=args.timeout if args.timeout and args.timeout > 0 else None,
-              cache=not args.no_cache, fresh=args.fresh)
+              cache=not args.no_cache, fresh=args.fresh, stale=args.stale_results)
     except (BuildError, ValueError) as exc:
         print(f"build_book: error: {exc}", file=sys.stderr)
         return 1

@@ -31,9 +31,16 @@ site works with no network), and asserts for each page:
   by the page to anything but the local server (from Chromium's NetLog;
   the browser's own background traffic is not counted).
 
+* pages with explorers (:func:`page_explorers`: a widget ``VBox`` of controls above a
+  ``Stack`` of panels, in the page's saved widget state): the page is loaded a second
+  time with a small script (:data:`EXPLORE_JS`, added by the local server) that moves
+  each control of each explorer in turn, as a reader does (clicks another toggle
+  button, chooses another option of a drop-down, presses the right arrow key on a
+  slider), and the visible panel under the controls (its text and images) must change
+  each time, with no request off the site and no kernel.
+
 Reported as warnings (they do not fail a page): empty output boxes (a cell output
-whose only content is blank text, e.g. a progress display blanked at the end) and
-a glued value (``{glue:text}``) in the prose that reads ``nan``, ``None`` or nothing.
+whose only content is blank text, e.g. a progress display blanked at the end).
 
 A screenshot of each page goes to ``_build/screenshots/<page>.png`` and a JSON
 report to ``_build/screenshots/report.json``.
@@ -51,6 +58,7 @@ import argparse
 import functools
 import html as html_lib
 import http.server
+import io
 import json
 import re
 import shutil
@@ -75,6 +83,189 @@ CONSOLE_ERROR_WORDS = ("error", "uncaught", "failed to load")
 BUDGET_MS = 10000
 
 
+# --------------------------------------------------------------------------- explorers
+#: Query string under which the local server serves a page with :data:`EXPLORE_JS` added.
+EXPLORE_QUERY = "benchsel-explore"
+#: Id of the element in which :data:`EXPLORE_JS` leaves its findings (JSON) for ``--dump-dom``.
+EXPLORE_RESULT_ID = "benchsel-explore-result"
+#: Run in the page: wait for the explorers (a widget VBox whose first child is the HBox of controls),
+#: then move each control of each one in turn (click another toggle button, choose another option of
+#: a drop-down, press the right arrow key on a slider's handle) and record whether the visible panel
+#: (the text and images under the controls) changed; a control with one value is not moved (its
+#: ``action`` is null).
+EXPLORE_JS = r"""
+(function () {
+  "use strict";
+  var CONTROLS = ".widget-toggle-buttons, .widget-dropdown, .widget-slider";
+  function hash(s) {
+    var h = 5381;
+    for (var i = 0; i < s.length; i++) { h = (h * 33 + s.charCodeAt(i)) | 0; }
+    return h;
+  }
+  function roots() {
+    return Array.prototype.filter.call(document.querySelectorAll(".widget-vbox"), function (box) {
+      var first = box.firstElementChild;
+      return box.children.length > 1 && first.classList.contains("widget-hbox") && first.querySelector(CONTROLS);
+    });
+  }
+  function panel(root) {
+    return Array.prototype.slice.call(root.children, 1).map(function (el) {
+      var imgs = Array.prototype.filter.call(el.querySelectorAll("img"), function (img) {
+        return img.getClientRects().length > 0;
+      }).map(function (img) { return hash(img.src); });
+      return el.innerText.trim() + " [images " + imgs.join(",") + "]";
+    }).join("\n");
+  }
+  function move(control) {
+    if (control.classList.contains("widget-toggle-buttons")) {
+      var off = control.querySelector(".widget-toggle-button:not(.mod-active)");
+      if (!off) { return null; }
+      off.click();
+      return "clicked " + JSON.stringify(off.innerText.trim());
+    }
+    if (control.classList.contains("widget-dropdown")) {
+      var select = control.querySelector("select");
+      if (!select || select.options.length < 2) { return null; }
+      select.selectedIndex = (select.selectedIndex + 1) % select.options.length;
+      select.dispatchEvent(new Event("change", {bubbles: true}));
+      return "chose " + JSON.stringify(select.options[select.selectedIndex].text);
+    }
+    var handle = control.querySelector(".noUi-handle");
+    if (!handle || control.querySelector(".noUi-target[disabled]")) { return null; }
+    handle.dispatchEvent(new KeyboardEvent("keydown", {key: "ArrowRight", keyCode: 39, which: 39, bubbles: true}));
+    var readout = control.querySelector(".widget-readout");
+    return "slid to " + JSON.stringify(readout ? readout.innerText.trim() : "?");
+  }
+  function finish(result) {
+    var pre = document.createElement("pre");
+    pre.id = "__RESULT_ID__";
+    pre.textContent = JSON.stringify(result);
+    document.body.appendChild(pre);
+  }
+  function explore(list, result) {
+    var steps = [];
+    list.forEach(function (root, r) {
+      root.firstElementChild.querySelectorAll(CONTROLS).forEach(function (control, c) {
+        steps.push({root: root, control: control, explorer: r, index: c});
+      });
+    });
+    var k = 0;
+    function next() {
+      if (k >= steps.length) { return finish(result); }
+      var step = steps[k++], before = panel(step.root), action = move(step.control), waited = 0;
+      if (action === null) {  // one value: nothing to move
+        result.moves.push({explorer: step.explorer, control: step.index, action: null, changed: false});
+        return next();
+      }
+      (function check() {
+        var after = panel(step.root);
+        if (after !== before || waited >= 3000) {
+          result.moves.push({explorer: step.explorer, control: step.index, action: action,
+                             changed: after !== before, before: before.slice(0, 200), after: after.slice(0, 200)});
+          return next();
+        }
+        waited += 100;
+        setTimeout(check, 100);
+      })();
+    }
+    next();
+  }
+  var waited = 0;
+  (function start() {
+    var list = roots();
+    var ready = list.length && list.every(function (root) { return panel(root).trim() !== "[images ]"; });
+    if (!ready && waited < __WAIT_MS__) { waited += 100; return setTimeout(start, 100); }
+    explore(list, {explorers: list.length, moves: []});
+  })();
+})();
+""".replace("__RESULT_ID__", EXPLORE_RESULT_ID).replace("__WAIT_MS__", "6000")
+
+
+def with_explore_script(html_text: str) -> str:
+    """``html_text`` with :data:`EXPLORE_JS` as an inline script at the end of its body."""
+    script = f"<script>{EXPLORE_JS}</script>"
+    at = html_text.rfind("</body>")
+    return html_text + script if at < 0 else html_text[:at] + script + html_text[at:]
+
+
+_WIDGET_STATE_RE = re.compile(r'<script type="application/vnd\.jupyter\.widget-state\+json">(.*?)</script>', re.S)
+_WIDGET_VIEW_RE = re.compile(r'<script type="application/vnd\.jupyter\.widget-view\+json">(.*?)</script>', re.S)
+
+
+def _json(block: str) -> dict | None:
+    """A JSON object written in a ``<script>`` of a page (as is, or HTML-escaped); None when it is not one."""
+    for text in (block, html_lib.unescape(block)):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        return data if isinstance(data, dict) else None
+    return None
+
+
+def page_explorers(html_text: str) -> dict[str, int]:
+    """The explorers a page displays (widget views of a ``VBox``: an ``HBox`` of controls above a ``Stack``).
+
+    Returns the model id of each, with the number of its controls.
+
+    Read from the page's widget state (the one papermill saved) and its
+    widget views, so no browser is needed. Complexity O(size of the page).
+    """
+    models: dict[str, dict] = {}
+    for block in _WIDGET_STATE_RE.findall(html_text):
+        models.update((_json(block) or {}).get("state", {}))
+
+    def name(ref: str) -> str:
+        return models.get(str(ref).removeprefix("IPY_MODEL_"), {}).get("model_name", "")
+
+    found: dict[str, int] = {}
+    for block in _WIDGET_VIEW_RE.findall(html_text):
+        model_id = str((_json(block) or {}).get("model_id", ""))
+        children = models.get(model_id, {}).get("state", {}).get("children", [])
+        if name(model_id) == "VBoxModel" and len(children) == 2 and name(children[0]) == "HBoxModel" \
+                and name(children[1]) == "StackModel":
+            controls = models[children[0].removeprefix("IPY_MODEL_")].get("state", {}).get("children", [])
+            found[model_id] = len(controls)
+    return found
+
+
+def explore_problems(expected: int, dom: str) -> tuple[list[dict], list[str]]:
+    """The moves :data:`EXPLORE_JS` made in a page (from its dumped DOM) and what was wrong with them.
+
+    Parameters
+    ----------
+    expected : int
+        The explorers the page displays (:func:`page_explorers`).
+    dom : str
+        The page's DOM after the script ran (``--dump-dom``).
+
+    Returns
+    -------
+    moves : list of dict
+        One per control: ``explorer``, ``control``, ``action`` (None for a
+        control with one value, which is not moved), ``changed``.
+    problems : list of str
+        A missing result, fewer explorers in the browser than in the page,
+        an explorer none of whose controls has a second value, a move that
+        left the panel as it was.
+    """
+    m = re.search(rf'<pre id="{EXPLORE_RESULT_ID}"[^>]*>(.*?)</pre>', dom, re.S)
+    if m is None:
+        return [], ["the explorer check did not finish in the browser"]
+    result = json.loads(html_lib.unescape(m.group(1)))
+    moves, problems = result["moves"], []
+    if result["explorers"] < expected:
+        problems.append(f"{expected} explorer(s) in the page but {result['explorers']} rendered with controls")
+    moved = {mv["explorer"] for mv in moves if mv["action"] is not None}
+    for explorer in sorted(set(range(result["explorers"])) - moved):
+        problems.append(f"explorer {explorer + 1}: no control has a second value to show")
+    for mv in moves:
+        if mv["action"] is not None and not mv["changed"]:
+            problems.append(f"explorer {mv['explorer'] + 1}, control {mv['control'] + 1}: {mv['action']} but the "
+                            f"panel did not change ({mv['before'][:80]!r})")
+    return moves, problems
+
+
 def find_chromium() -> str | None:
     """Path of a Chromium/Chrome executable, or None."""
     for name in CHROMIUM_NAMES:
@@ -96,6 +287,21 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+    def send_head(self):
+        """A page asked for with the query :data:`EXPLORE_QUERY` is served with :data:`EXPLORE_JS` added."""
+        parts = urlsplit(self.path)
+        if parts.query != EXPLORE_QUERY or not parts.path.endswith(".html"):
+            return super().send_head()
+        path = Path(self.translate_path(parts.path))
+        if not path.is_file():
+            return super().send_head()
+        body = with_explore_script(path.read_text(encoding="utf-8")).encode("utf-8")
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
 
 
 class SiteServer:
@@ -131,6 +337,8 @@ class PageResult:
     images: int = 0
     widget_states: int = 0
     widgets_rendered: int = 0
+    explorers: int = 0  # explorers the page displays (page_explorers)
+    explorer_moves: list[str] = field(default_factory=list)  # each control moved in the browser, and its effect
     console: list[str] = field(default_factory=list)
     requests: int = 0
     remote_requests: list[str] = field(default_factory=list)
@@ -206,7 +414,6 @@ def external_refs(html_text: str) -> list[str]:
 
 _EMPTY_OUTPUT_RE = re.compile(
     r'<div class="output (?:text_plain|stream)[^"]*">\s*<div class="highlight"><pre><span></span>\s*</pre></div>')
-_PASTED_RE = re.compile(r'<span class="pasted-text">(.*?)</span>', re.S)
 # TeX the browser shows verbatim: display/inline dollar math with a macro that MyST did not turn into math
 _RAW_TEX_RE = re.compile(r"\$\$|\$[^$\n]{0,80}\\[A-Za-z]+|\\(?:begin|end)\{")
 
@@ -431,6 +638,51 @@ def site_pages(html_dir: Path) -> list[str]:
                   if p.relative_to(html_dir).parts[0] not in ("_static", "vendor", "_sources"))
 
 
+def _load_in_chromium(chromium: str, url: str, budget_ms: int) -> tuple[subprocess.CompletedProcess | None, list[str]]:
+    """Load ``url`` in headless Chromium: the finished process (its stdout the DOM) and the URLs the page requested.
+
+    The process is None when Chromium did not finish in two minutes.
+    """
+    with tempfile.TemporaryDirectory(prefix="benchsel-chromium-") as profile:
+        netlog = Path(profile) / "netlog.json"
+        cmd = _chromium_cmd(chromium, profile, budget_ms) + [f"--log-net-log={netlog}", "--dump-dom", url]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            return None, []
+        origin = f"{urlsplit(url).scheme}://{urlsplit(url).netloc}"
+        return proc, page_requests(netlog, origin)
+
+
+def _record_requests(res: PageResult, urls: list[str], origin: str) -> None:
+    """Add a load's requests to ``res``; fail it for a request off the site."""
+    res.requests += len(urls)
+    remote = sorted({u for u in urls if not u.startswith(origin + "/")} - set(res.remote_requests))
+    res.remote_requests += remote
+    res.local_paths = sorted(set(res.local_paths) | {unquote(urlsplit(u).path) for u in urls
+                                                     if u.startswith(origin + "/")})
+    if remote:
+        res.fail(f"the page requested non-local URLs: {remote[:5]}")
+
+
+def _check_explorers(res: PageResult, chromium: str, url: str, origin: str, explorers: dict[str, int],
+                     budget_ms: int) -> None:
+    """Load the page with :data:`EXPLORE_JS`, move every control of its explorers, fail ``res`` on a problem."""
+    res.explorers = len(explorers)
+    proc, urls = _load_in_chromium(chromium, url, budget_ms + 3000 * sum(explorers.values()))
+    if proc is None:
+        res.fail("chromium timed out while moving the explorers' controls")
+        return
+    _record_requests(res, urls, origin)
+    moves, problems = explore_problems(len(explorers), proc.stdout)
+    res.explorer_moves = [f"explorer {m['explorer'] + 1}, control {m['control'] + 1}: "
+                          + ("one value, not moved" if m["action"] is None else
+                             f"{m['action']}: {'panel changed' if m['changed'] else 'panel unchanged'}")
+                          for m in moves]
+    for problem in problems:
+        res.fail(problem)
+
+
 def check_page(page: str, html_dir: Path, server: SiteServer, chromium: str, out_dir: Path,
                *, budget_ms: int = BUDGET_MS, screenshot: bool = True) -> PageResult:
     """Load one page (path relative to ``html_dir``) and check it; see module doc."""
@@ -454,21 +706,12 @@ def check_page(page: str, html_dir: Path, server: SiteServer, chromium: str, out
     if res.empty_outputs:
         res.warnings.append(f"{res.empty_outputs} empty output box(es) (blank text output, e.g. a cleared "
                             "progress display)")
-    with tempfile.TemporaryDirectory(prefix="benchsel-chromium-") as profile:
-        netlog = Path(profile) / "netlog.json"
-        cmd = _chromium_cmd(chromium, profile, budget_ms) + [f"--log-net-log={netlog}", "--dump-dom", url]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        except subprocess.TimeoutExpired:
-            res.fail("chromium timed out")
-            return res
-        origin = f"http://127.0.0.1:{server.port}"
-        urls = page_requests(netlog, origin)
-        res.requests = len(urls)
-        res.remote_requests = sorted({u for u in urls if not u.startswith(origin + "/")})
-        res.local_paths = sorted({unquote(urlsplit(u).path) for u in urls if u.startswith(origin + "/")})
-        if res.remote_requests:
-            res.fail(f"the page requested non-local URLs: {res.remote_requests[:5]}")
+    origin = f"http://127.0.0.1:{server.port}"
+    proc, urls = _load_in_chromium(chromium, url, budget_ms)
+    if proc is None:
+        res.fail("chromium timed out")
+        return res
+    _record_requests(res, urls, origin)
     dom = proc.stdout
     res.console = _console_lines(proc.stderr)
     if proc.returncode != 0 or "bd-article" not in dom:
@@ -487,10 +730,6 @@ def check_page(page: str, html_dir: Path, server: SiteServer, chromium: str, out
     raw_tex = _RAW_TEX_RE.findall(text)
     if raw_tex:
         res.fail(f"raw TeX in the page text: {raw_tex[:3]}")
-    blank_glue = [v for v in (html_lib.unescape(re.sub(r"<[^>]+>", "", g)).strip() for g in _PASTED_RE.findall(dom))
-                  if v.lower() in ("", "nan", "none", "<na>")]
-    if blank_glue:
-        res.warnings.append(f"{len(blank_glue)} glued value(s) in the prose read {sorted(set(blank_glue))}")
     missing_figs = [p for p in res.figure_paths if p not in res.local_paths]
     if missing_figs:
         res.fail(f"{len(missing_figs)} figure(s) never requested by the browser: {missing_figs[:3]}")
@@ -507,6 +746,9 @@ def check_page(page: str, html_dir: Path, server: SiteServer, chromium: str, out
                    if any(w in c.lower() for w in CONSOLE_ERROR_WORDS) and not any(h in c for h in HARMLESS)]
     if bad_console:
         res.fail(f"console errors: {bad_console[:3]}")
+    explorers = page_explorers(source)
+    if explorers:
+        _check_explorers(res, chromium, f"{url}?{EXPLORE_QUERY}", origin, explorers, budget_ms)
     if screenshot:
         out_dir.mkdir(parents=True, exist_ok=True)
         png = out_dir / (page.replace("/", "__").removesuffix(".html") + ".png")
@@ -598,11 +840,13 @@ def main(argv: list[str] | None = None) -> int:
         figs_loaded = r.figures_loaded
         print(f"{status} {r.page:<45s} mjx={r.mjx_containers:<4d} math={'y' if r.has_math else 'n'} "
               f"img={r.images:<3d} loaded={figs_loaded}/{len(r.figure_paths):<3d} "
-              f"widgets={r.widgets_rendered}/{r.widget_states} requests={r.requests} "
+              f"widgets={r.widgets_rendered}/{r.widget_states} explorers={r.explorers} requests={r.requests} "
               f"remote={len(r.remote_requests)} console={len(r.console)} links-out={len(r.remote_links)}")
         if args.verbose:
             for c in r.console:
                 print(f"       console: {c}")
+            for m in r.explorer_moves:
+                print(f"       {m}")
         for w in r.warnings:
             print(f"       warning: {w}")
         for e in r.errors:

@@ -6,7 +6,8 @@ chapter too: no chapter displays an ``ipywidgets.interactive`` view, on which
 about one bare run in twenty waited for ever (the client sends the view's
 output state on the channel it waits on for the cell's reply, a known
 nbclient bug); :func:`benchsel_lib.explorer` is the interactive view
-that cannot stall, its output set in the kernel.  This script runs the
+that cannot stall: its panels are computed while its cell runs and its
+controls are linked to them in the browser.  This script runs the
 notebook through the build's own code (``scripts/build_book.py``:
 :func:`build_book.execute_one`), so it also gets
 

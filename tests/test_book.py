@@ -1,6 +1,7 @@
 """The rendered book (quick build once per session): pages, figures, outputs, offline assets."""
 from __future__ import annotations
 
+import html as html_lib
 import json
 import re
 import sys
@@ -140,6 +141,7 @@ def test_rendered_pages_pass_the_site_checks(site):
     assert not problems, "\n" + site_checks.format_problems(problems)
 
 
+@pytest.mark.book
 def test_no_page_loads_remote_scripts_or_styles(site):
     offenders = {}
     for page in site.rglob("*.html"):
@@ -179,17 +181,78 @@ def test_no_page_declares_an_inline_script_name_twice_and_every_page_has_its_fav
     assert intro.count("const THEBE_JS_URL") == 1
 
 
-@pytest.mark.book
-def test_site_renders_in_headless_chromium(site, tmp_path):
+def _chromium_or_skip() -> str:
     chromium = check_site.find_chromium()
     if chromium is None:
         pytest.skip("chromium is not installed (Debian: apt-get install -y chromium)")
-    results = check_site.check_site(site, tmp_path / "screenshots", chromium=chromium, jobs=2)
-    bad = {r.page: r.errors for r in results if not r.ok}
+    return chromium
+
+
+@pytest.fixture(scope="module")
+def browser_results(site, tmp_path_factory) -> dict[str, check_site.PageResult]:
+    """Every page of the quick site checked once in headless Chromium (explorers moved)."""
+    chromium = _chromium_or_skip()
+    results = check_site.check_site(site, tmp_path_factory.mktemp("screenshots"), chromium=chromium, jobs=2)
+    return {r.page: r for r in results}
+
+
+@pytest.mark.book
+def test_site_renders_in_headless_chromium(browser_results):
+    bad = {page: r.errors for page, r in browser_results.items() if not r.ok}
     assert not bad, f"pages failing in Chromium: {bad}"
-    for r in results:
+    for r in browser_results.values():
         if r.has_math:
             assert r.mjx_containers > 0
+
+
+EXPLORER_CHAPTERS = [nb for nb in NOTEBOOKS if nb.name[:2] in {f"{i:02d}" for i in (*range(1, 11), 12)}]
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("nb", [pytest.param(nb, id=nb.stem) for nb in EXPLORER_CHAPTERS])
+def test_every_explorer_switches_its_panel_in_headless_chromium_with_no_request_off_the_site(
+        site, browser_results, nb):
+    """Each control of each explorer, moved in the browser, shows another panel: no kernel, no network."""
+    html = _page(site, nb)
+    explorers = check_site.page_explorers(html)
+    assert explorers, f"{nb.name}: the page displays no explorer"
+    r = browser_results[f"notebooks/{nb.stem}.html"]
+    assert r.explorers == len(explorers) and r.remote_requests == []
+    assert len(r.explorer_moves) == sum(explorers.values()), r.explorer_moves
+    assert all(m.endswith((": panel changed", "one value, not moved")) for m in r.explorer_moves), r.explorer_moves
+    assert any(m.endswith(": panel changed") for m in r.explorer_moves), r.explorer_moves
+    assert not [e for e in r.errors if "explorer" in e], r.errors
+
+
+def _same_panels(html: str) -> str:
+    """The page with every HTML panel of its saved widget state showing the same text."""
+    def rewrite(m: re.Match) -> str:
+        state = json.loads(m.group(2))
+        for model in state["state"].values():
+            if model["model_name"] == "HTMLModel":
+                model["state"]["value"] = "<p>One panel for every choice.</p>"
+        return m.group(1) + json.dumps(state) + m.group(3)
+
+    return re.sub(r'(<script type="application/vnd\.jupyter\.widget-state\+json">)(.*?)(</script>)', rewrite, html,
+                  flags=re.S)
+
+
+@pytest.mark.book
+def test_the_browser_check_fails_an_explorer_whose_panel_does_not_change(site, tmp_path):
+    import shutil
+
+    chromium = _chromium_or_skip()
+    pages = [p for p in sorted((site / "notebooks").glob("*.html")) if check_site.page_explorers(p.read_text())]
+    if not pages:
+        pytest.fail("no page of the quick site displays an explorer")
+    copy = tmp_path / "html"
+    shutil.copytree(site, copy)
+    page = copy / "notebooks" / pages[0].name
+    page.write_text(_same_panels(page.read_text(encoding="utf-8")), encoding="utf-8")
+    (r,) = check_site.check_site(copy, tmp_path / "shots", pages=[f"notebooks/{page.name}"], chromium=chromium,
+                                 screenshot=False)
+    assert not r.ok and r.explorer_moves
+    assert any("but the panel did not change" in e for e in r.errors), r.errors
 
 
 # --------------------------------------------------------------------- build script units (fast)
@@ -267,6 +330,42 @@ def test_browser_check_flags_unrendered_math_and_remote_requests(tmp_path):
     assert not result.ok
     assert result.mjx_containers == 0 and any("MathJax" in e for e in result.errors)
     assert result.remote_requests == ["https://example.invalid/fig.png"]
+
+
+def _widget_page(views: list[str], models: dict[str, tuple[str, list[str]]]) -> str:
+    state = {"state": {mid: {"model_name": name, "state": {"children": [f"IPY_MODEL_{c}" for c in kids]}}
+                       for mid, (name, kids) in models.items()}}
+    view = '<script type="application/vnd.jupyter.widget-view+json">{{"model_id": "{}"}}</script>'
+    return ('<html><body><script type="application/vnd.jupyter.widget-state+json">' + json.dumps(state)
+            + "</script>" + "".join(view.format(v) for v in views) + "</body></html>")
+
+
+def test_explorers_are_found_in_the_saved_widget_state_of_a_page():
+    models = {"ex": ("VBoxModel", ["controls", "stack"]), "controls": ("HBoxModel", ["a", "b"]),
+              "stack": ("StackModel", ["p1", "p2"]), "a": ("ToggleButtonsModel", []), "b": ("DropdownModel", []),
+              "box": ("VBoxModel", ["controls", "p1"]), "p1": ("HTMLModel", []), "p2": ("HTMLModel", [])}
+    assert check_site.page_explorers(_widget_page(["ex", "box", "nowhere"], models)) == {"ex": 2}
+    assert check_site.page_explorers(_widget_page(["box"], models)) == {}
+    assert check_site.page_explorers("<html><body>no widgets</body></html>") == {}
+
+
+def test_the_explorer_script_goes_at_the_end_of_the_body_and_its_findings_are_read_from_the_dom():
+    page = check_site.with_explore_script("<html><body><p>x</p></body></html>")
+    assert page.startswith("<html><body><p>x</p><script>") and page.endswith("</script></body></html>")
+    assert check_site.EXPLORE_RESULT_ID in check_site.EXPLORE_JS
+    moves = [{"explorer": 0, "control": 0, "action": None, "changed": False},
+             {"explorer": 0, "control": 1, "action": 'clicked "mteb"', "changed": True, "before": "a", "after": "b"},
+             {"explorer": 1, "control": 0, "action": 'slid to "3"', "changed": False, "before": "k = 2", "after": ""},
+             {"explorer": 2, "control": 0, "action": None, "changed": False}]
+    dom = (f'<pre id="{check_site.EXPLORE_RESULT_ID}" tabindex="0">'
+           + html_lib.escape(json.dumps({"explorers": 3, "moves": moves})) + "</pre>")
+    found, problems = check_site.explore_problems(4, dom)
+    assert found == moves
+    assert problems == ["4 explorer(s) in the page but 3 rendered with controls",
+                        "explorer 3: no control has a second value to show",
+                        "explorer 2, control 1: slid to \"3\" but the panel did not change ('k = 2')"]
+    assert check_site.explore_problems(1, "<html></html>") == (
+        [], ["the explorer check did not finish in the browser"])
 
 
 @pytest.mark.book
@@ -349,25 +448,18 @@ def test_every_notebook_carries_a_static_cost_estimate():
     assert not missing, f"no metadata.benchsel.cost_s in {missing} (the build order uses it)"
 
 
-def test_glue_check_finds_keys_the_text_reads_but_the_run_did_not_glue(tmp_path):
+def test_the_build_refuses_a_page_whose_markdown_jupyterlab_would_show_raw(tmp_path):
     import json
 
     import build_book
 
-    md = ("Score {glue:text}`r2_mmlu_k5_entropy:.3f` and {glue:}`table` and {glue:md}`other.ipynb::x`\n\n"
-          "```{glue:figure} fig_a\n:name: f\n```\n")
-    glued = {"output_type": "display_data", "data": {"text/plain": "0.9"},
-             "metadata": {"scrapbook": {"name": "table", "mime_prefix": ""}}}
+    md = "Score {glue:text}`r2:.3f` and a figure\n\n```{figure} f.png\n:name: f\n```\n"
     nb = {"cells": [{"cell_type": "markdown", "source": md, "metadata": {}},
-                    {"cell_type": "code", "source": "", "metadata": {}, "outputs": [glued]}], "metadata": {}}
-    from benchsel_lib.book import checks
-
-    assert checks.glue_references(nb) == {"r2_mmlu_k5_entropy", "table", "fig_a"}
-    assert set(checks.glued_values(nb)) == {"table"}
-    path = tmp_path / "04_x.ipynb"
+                    {"cell_type": "code", "source": "", "metadata": {}, "outputs": []}], "metadata": {}}
+    path = tmp_path / "12_x.ipynb"
     path.write_text(json.dumps(nb))
-    with pytest.raises(build_book.BuildError, match=r"(?s)04_x.ipynb:.*\[missing-glue\].*'fig_a'.*"
-                                                    r"\[missing-glue\].*'r2_mmlu_k5_entropy'"):
+    with pytest.raises(build_book.BuildError, match=r"(?s)12_x.ipynb:.*\[placeholder\].*figure.*"
+                                                    r"\[placeholder\].*glue:text"):
         build_book.check_pages([path])
 
 
@@ -376,11 +468,16 @@ def test_buttons_point_to_the_configured_repository_which_the_environment_overri
     import yaml
 
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    default = config["repository"]["url"]
-    assert re.match(r"^https://github\.com/[^/]+/[^/]+$", default), "_config.yml names the project's repository"
+    default = (config.get("repository") or {}).get("url") or ""
+    assert default == "" or re.match(r"^https?://[^/\s]+/\S+$", default), "_config.yml names a repository or none"
     own = build_book.configure_buttons(config, None)
-    assert own["repository"]["url"] == default and own["html"]["use_repository_button"] is True
-    assert own["launch_buttons"]["binderhub_url"] and own["launch_buttons"]["colab_url"]
+    assert own["html"]["use_repository_button"] is bool(default)
+    assert bool(own["launch_buttons"].get("binderhub_url")) is bool(default)
+    assert own["html"].get("use_download_button", True) is True  # the .ipynb download stays
+    named = {**config, "repository": {"url": "https://github.com/owner/benchsel", "branch": "main"}}
+    on_file = build_book.configure_buttons(named, None)
+    assert on_file["html"]["use_repository_button"] is True
+    assert on_file["launch_buttons"]["binderhub_url"] and on_file["launch_buttons"]["colab_url"]
     bare = {k: v for k, v in config.items() if k != "repository"}
     off = build_book.configure_buttons(bare, None)
     assert "url" not in off["repository"] and off["html"]["use_repository_button"] is False
@@ -388,11 +485,12 @@ def test_buttons_point_to_the_configured_repository_which_the_environment_overri
     on = build_book.configure_buttons(config, "https://github.com/someone/benchsel/", "dev")
     assert on["repository"]["url"] == "https://github.com/someone/benchsel"
     assert on["repository"]["branch"] == "dev" and on["html"]["use_repository_button"] is True
+    assert on["launch_buttons"]["binderhub_url"] and on["launch_buttons"]["colab_url"]
     gitlab = build_book.configure_buttons(config, "https://gitlab.com/someone/benchsel")
     assert "colab_url" not in gitlab["launch_buttons"]
     with pytest.raises(ValueError, match="BENCHSEL_REPOSITORY_URL"):
         build_book.configure_buttons(config, "benchsel")
-    assert config["repository"]["url"] == default  # the input is not modified
+    assert ((config.get("repository") or {}).get("url") or "") == default  # the input is not modified
 
 
 def test_every_chapter_gets_a_rerun_box_with_its_source_and_command(tmp_path):

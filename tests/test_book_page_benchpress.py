@@ -1,138 +1,117 @@
-"""Chapter 8's page module: the claims of Appendix I, the captions, the tables and the scope of the run."""
+"""benchsel_lib.book.pages.benchpress: chapter 8's claims and tables, from hand-made cross-validation results."""
 from __future__ import annotations
 
-from types import SimpleNamespace
-
-import numpy as np
 import pandas as pd
 import pytest
 
 from benchsel_lib.book.pages import benchpress as page
 
-HOLDOUTS = (0.1, 0.2, 0.5, 0.9)
-#: (method, holdout) -> mean R^2 at every k: chosen so that each claim has a known verdict
-LEVELS = {("entropy", 0.1): 0.22, ("random", 0.1): 0.24, ("mi", 0.1): -0.11, ("entropy", 0.2): 0.1,
-          ("random", 0.2): 0.12, ("entropy", 0.5): -0.3, ("random", 0.5): 0.1, ("entropy", 0.9): 0.02,
-          ("random", 0.9): 0.03}
+HOLDOUTS = [0.1, 0.2, 0.5, 0.9]
 
 
-def _cv(*, k_max: int = 15, n_folds: int = 10, holdouts=HOLDOUTS) -> pd.DataFrame:
-    """Per-fold R^2 around the levels; MI is negative in 4 folds at 10% holdout."""
+def _cv(values: dict, *, folds: int = 10, k_max: int = 15) -> pd.DataFrame:
+    """``cross_validate``-like rows: ``values[(method, holdout)]`` is the R² of every fold at every k (or a list)."""
     rows = []
-    for (m, h), level in LEVELS.items():
-        if h not in holdouts:
-            continue
-        for f in range(n_folds):
-            shift = (-0.5 if f < 4 else 1 / 3) if m == "mi" else (0.05 if f % 2 else -0.05)
-            for k in range(1, k_max + 1):
-                rows.append({"method": m, "holdout": h, "fold": f, "k": k, "r2": level + shift})
+    for (m, h), v in values.items():
+        per_fold = v if isinstance(v, list) else [v] * folds
+        rows += [{"method": m, "holdout": h, "fold": f, "k": k, "r2": r}
+                 for f, r in enumerate(per_fold) for k in range(1, k_max + 1)]
     return pd.DataFrame(rows)
 
 
 def _summary(cv: pd.DataFrame) -> pd.DataFrame:
     g = cv.groupby(["method", "holdout", "k"])["r2"]
-    return pd.DataFrame({"r2_mean": g.mean(), "r2_sd": g.std(), "n_scored": g.size()}).reset_index()
+    return pd.DataFrame({"r2_mean": g.mean(), "r2_sd": g.std(), "n_scored": g.count()}).reset_index()
 
 
-def test_the_claims_compare_the_early_run_with_the_papers_numbers():
-    cv = _cv()
-    rows = {r.claim: r for r in page.claim_rows({"early": _summary(cv)}, {"early": cv}, holdouts=HOLDOUTS, k_max=15,
-                                                n_folds=10)}
-    assert len(rows) == 9
-    assert rows["Entropy at k = 5, 10% holdout"].verdict == "reproduced"
-    assert rows["Entropy at k = 15, 10% holdout"].verdict == "reproduced"  # 0.22 against 0.25
-    assert rows["MI at k = 5, 10% holdout"].run == "-0.11"
-    neg = rows["MI unstable: negative R² on several folds at k = 5"]
-    assert neg.verdict == "reproduced" and neg.run.startswith("4 of 10 folds")
+def _paper_like(changes: dict | None = None) -> pd.DataFrame:
+    vals = {("entropy", h): 0.21 for h in HOLDOUTS} | {("random", h): 0.24 for h in HOLDOUTS} | {
+        ("mi", h): [-0.11 + d for d in (-0.6, -0.5, -0.4, 0.25, 0.25, 0.25, 0.2, 0.2, 0.2, 0.15)] for h in HOLDOUTS}
+    vals[("entropy", 0.5)], vals[("entropy", 0.9)], vals[("random", 0.9)] = -0.3, 0.0, 0.0
+    return _cv(vals | (changes or {}))
+
+
+def _claims(cv, **kw):
+    opts = dict(holdouts=HOLDOUTS, k_max=15, n_folds=10, seed=42, scheme="paper") | kw
+    return {r.claim: r for r in page.claims(_summary(cv) if cv is not None else None, cv, **opts)}
+
+
+def test_a_run_at_the_papers_numbers_reproduces_the_levels_and_the_instability():
+    rows = _claims(_paper_like({("entropy", 0.1): 0.25}))
+    assert rows["Random at k = 5, 10% holdout"].verdict == "reproduced"
+    assert rows["MI at k = 5, 10% holdout"].verdict == "reproduced"
+    assert rows["Entropy at k = 15, 10% holdout"].verdict == "reproduced"
+    assert rows["MI unstable: negative R² on several folds, k = 5"].verdict == "reproduced"
     assert rows["50% holdout: negative R² at k = 15"].verdict == "reproduced"
-    assert rows["90% holdout: essentially uninformative at k = 15"].verdict == "reproduced"
-    assert rows["Random competitive with entropy at every holdout"].verdict == "reproduced"
-    assert rows["Entropy and random comparable at k = 5"].run == "0.22 and 0.24"
 
 
-def test_claims_the_run_cannot_check_are_not_run_with_the_reason():
-    cv = _cv(k_max=5, holdouts=(0.1, 0.2))
-    rows = {r.claim: r for r in page.claim_rows({"early": _summary(cv)}, {"early": cv}, holdouts=[0.1, 0.2],
-                                                k_max=5, n_folds=10)}
+def test_entropy_off_by_a_little_is_partly_and_by_much_is_not_reproduced():
+    assert _claims(_paper_like({("entropy", 0.1): 0.15}))["Entropy at k = 5, 10% holdout"].verdict == "partly"
+    row = _claims(_paper_like({("entropy", 0.1): 0.05}))["Entropy at k = 5, 10% holdout"]
+    assert row.verdict == "not reproduced" and "tie" in row.why
+
+
+def test_random_ahead_of_entropy_does_not_reproduce_comparable():
+    row = _claims(_paper_like({("entropy", 0.1): 0.10}))["Entropy and random comparable at k = 5"]
+    assert row.verdict == "not reproduced" and "-0.14" in row.run and "random ahead" in row.why
+
+
+def test_random_competitive_is_checked_at_every_holdout_and_fails_when_entropy_leads_at_one():
+    ok = _claims(_paper_like())["Random competitive with entropy at every holdout"]
+    assert ok.verdict == "reproduced" and all(h in ok.run for h in ("10%", "20%", "50%", "90%"))
+    lead = _claims(_paper_like({("entropy", 0.2): 0.5}))["Random competitive with entropy at every holdout"]
+    assert lead.verdict == "not reproduced"
+
+
+def test_the_50_percent_collapse_names_randoms_score_on_the_same_splits():
+    row = _claims(_paper_like())["50% holdout: negative R² at k = 15"]
+    assert row.run == "entropy -0.30" and row.why == "random 0.24 on the same splits"
+    assert _claims(_paper_like({("entropy", 0.5): 0.2}))["50% holdout: negative R² at k = 15"].verdict \
+        == "not reproduced"
+
+
+def test_rows_the_run_cannot_check_are_not_run_with_the_reason_and_no_missing_value():
+    rows = _claims(_paper_like(), holdouts=[0.2], k_max=4)
     assert rows["Entropy at k = 15, 10% holdout"].verdict == "not run"
-    assert "stops at k = 5" in rows["Entropy at k = 15, 10% holdout"].why
-    assert "no 50% holdout" in rows["50% holdout: negative R² at k = 15"].why
-    assert rows["Entropy at k = 5, 10% holdout"].verdict == "reproduced"
-    released = page.claim_rows({"released": _summary(cv)}, {"released": cv}, holdouts=[0.1], k_max=5, n_folds=10)
-    assert {r.verdict for r in released} == {"not run"}
-    assert all("early configuration" in r.why for r in released)
+    assert "10% holdout" in rows["Entropy at k = 5, 10% holdout"].why
+    assert rows["90% holdout: essentially uninformative at k = 15"].verdict == "not run"
+    none = _claims(None)
+    assert all(r.verdict == "not run" and "early" in r.why for r in none.values())
 
 
-def test_an_entropy_value_off_the_paper_is_explained_by_the_first_picks_rounding_range():
-    cv = _cv()
-    cv.loc[cv["method"] == "entropy", "r2"] -= 0.2
-    curves = pd.DataFrame({"noise_q05": 0.02, "noise_q95": 0.26}, index=pd.Index(range(1, 16), name="k"))
-    study = SimpleNamespace(draws=np.zeros((5, 15)), curves=curves)
-    rows = page.claim_rows({"early": _summary(cv)}, {"early": cv}, holdouts=HOLDOUTS, k_max=15, n_folds=10,
-                           first_pick=study)
-    assert rows[1].verdict == "not reproduced" and "drawn at random gives 0.02 to 0.26" in rows[1].why
+def test_the_levels_share_their_keys_with_chapter_9():
+    from benchsel_lib.book.pages import imputers
+
+    row = _claims(_paper_like())["Entropy at k = 5, 10% holdout"]
+    run = dict(k=5, holdout=0.1, folds=10, seed=42, scheme="paper")
+    assert row.key == imputers.key("benchpress", "entropy", config="early", **run)
+    assert row.key != _claims(_paper_like(), n_folds=3)["Entropy at k = 5, 10% holdout"].key
 
 
 def test_the_fold_table_counts_folds_from_one_and_names_the_methods():
-    t = page.fold_table(_cv(k_max=5), holdout=0.1, k=5)
+    t = page.fold_table(_paper_like(), holdout=0.1, k=5)
     assert list(t.columns) == ["fold", "entropy", "MI", "random"] and t["fold"].tolist() == list(range(1, 11))
-    assert t["MI"].iloc[0] == pytest.approx(-0.61)
 
 
-def test_the_r2_axis_shows_every_mean_curve_and_zero():
-    s = _summary(_cv(k_max=3))
-    lo, hi = page.r2_limits(s, methods=("entropy", "random"))
-    assert lo < -0.3 and 0.24 < hi < 0.5
-    lo, hi = page.r2_limits(s, methods=("mi",), holdout=0.1)
-    assert lo < -0.11 and hi > 0
-    with pytest.raises(ValueError, match="no R"):
-        page.r2_limits(s, methods=("lasso",))
+def test_negative_folds_and_leads_count_per_method_and_holdout():
+    cv = _paper_like()
+    assert page.negative_folds(cv, holdout=0.1, k=5) == {"entropy": 0, "mi": 3, "random": 0}
+    lead = page.leads(_summary(cv))
+    assert lead.loc[0.1] == pytest.approx(-0.03) and lead.loc[0.5] == pytest.approx(-0.54)
 
 
-def test_rules_with_the_same_first_pick_in_every_fold_are_named_as_coinciding():
-    picks = pd.DataFrame({"auto": ["a", "b"], "argmax": ["c", "c"], "index": ["c", "c"], "n_top": [2, 3]})
-    curves = pd.DataFrame({"paper": np.nan, "auto": [0.1, 0.2], "argmax": [0.3, 0.3], "index": [0.3, 0.301]},
-                          index=pd.Index([1, 2], name="k"))
-    study = SimpleNamespace(picks=picks, curves=curves, sources={"auto": "cv", "argmax": "cv", "index": "cv"})
-    (group, gap), = page.coinciding_rules(study)
-    assert group == ["argmax", "index"] and gap == pytest.approx(0.001)
+def test_the_first_pick_reference_applies_only_on_the_papers_folds_and_em():
+    assert page.first_pick_reference(k_max=15, holdout=0.1, seed=42, scheme="paper", estimator="auto",
+                                     n_folds=10) == {5: 0.21, 15: 0.25}
+    assert page.first_pick_reference(k_max=15, holdout=0.1, seed=1, scheme="paper", estimator="auto",
+                                     n_folds=10) is None
+    assert page.first_pick_reference(k_max=4, holdout=0.1, seed=42, scheme="paper", estimator="auto",
+                                     n_folds=10) == {}
 
 
-def test_the_scope_and_the_left_out_studies_are_said_in_words_without_parameter_names():
-    s = _summary(_cv(k_max=5))
-    table = page.config_table({"early": s}, holdout=0.1, k=5)
-    assert table.set_index("method").loc["mi", "paper"] == -0.11
-    rows = page.claim_rows({"early": s}, {"early": _cv(k_max=5)}, holdouts=HOLDOUTS, k_max=5, n_folds=10)
-    prose = page.prose(rows=rows, table=table, spread=page.spread_table({}, holdout=0.1, k=5), configs=["early"],
-                       holdout=0.1, holdouts=list(HOLDOUTS), k_table=5, k_max=5, n_folds=10, seed=42, scheme="paper",
-                       estimator="auto", n_draws=2000)
-    assert "the paper's own 10 folds (seed 42)" in prose["scope_md"] and "2,000 draws" in prose["scope_md"]
-    assert "leaves out the public code's configuration and repeats" in prose["others_md"]
-    text = " ".join(prose.passages.values())
-    for name in ("spread_seeds", "configs", "first_pick_draws", "k_table", "$"):
-        assert name not in text
+def test_figure_13_draws_one_panel_per_holdout_with_its_own_r2_axis():
+    from benchsel_lib.book.plotting import plot_r2_by_holdout
 
-
-def test_the_first_pick_figure_keeps_coinciding_curves_apart_by_style_and_marker_positions():
-    from benchsel_lib.book.plotting import plot_first_pick
-
-    ks = pd.Index(range(1, 7), name="k")
-    same = [0.1, 0.2, 0.25, 0.3, 0.3, 0.31]
-    curves = pd.DataFrame({"paper": np.nan, "auto": np.linspace(0, 0.2, 6), "argmax": same, "index": same,
-                           "noise_q05": 0.0, "noise_median": 0.15, "noise_q95": 0.3}, index=ks)
-    study = SimpleNamespace(curves=curves, draws=np.random.default_rng(0).uniform(0, 0.3, (50, 6)))
-    ax = plot_first_pick(study, k=3).axes[0]
-    lines = {ln.get_label(): ln for ln in ax.get_lines()}
-    a, i = lines['tie rule "argmax"'], lines['tie rule "index"']
-    assert a.get_linestyle() != i.get_linestyle() and a.get_marker() != i.get_marker()
-    assert a.get_markevery() != i.get_markevery()
-
-
-def test_the_r2_axis_of_figures_13_and_14_takes_the_limits_it_is_given():
-    from benchsel_lib.book.plotting import plot_cv_curves, plot_entropy_vs_mi
-
-    s = _summary(_cv(k_max=3)).assign(residual_fraction_mean=0.5, logdet_mean=-1.0, mi_mean=1.0)
-    fig = plot_cv_curves(s, r2_ylim=(-0.5, 0.4))
-    assert all(fig.axes[i * 3].get_ylim() == (-0.5, 0.4) for i in range(len(HOLDOUTS)))
-    assert plot_entropy_vs_mi(s, holdout=0.1, r2_ylim=(-0.2, 0.3)).axes[0].get_ylim() == (-0.2, 0.3)
-    assert plot_entropy_vs_mi(s, holdout=0.1).axes[0].get_ylim() != (-0.2, 0.3)
+    cv = _paper_like()
+    fig = plot_r2_by_holdout(_summary(cv), folds=cv)
+    assert len(fig.axes) == 4 and fig.axes[0].get_ylim() != fig.axes[2].get_ylim()

@@ -1,4 +1,4 @@
-"""benchsel_lib.book.pages.own_data (chapter 11): the worked example's tables, commands and sentences."""
+"""benchsel_lib.book.pages.own_data (chapter 11): the worked example's tables and commands."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -63,65 +63,3 @@ def test_a_command_runs_in_this_process_with_its_output_captured(tmp_path, monke
     assert status == 0 and out.startswith("step,benchmark") and len(out.strip().splitlines()) == 3
     status, _, err = page.run_command(["select", "--data", "missing.csv", "-k", "2"])
     assert status == 2 and "missing.csv" in err
-
-
-def _prose(**changes):
-    calib = _calib()
-    ex = pd.DataFrame(dict(method=["mi", "mi"], split=["top", "random"], r2=[0.7, 0.8], cov_90=[0.8, 0.9]))
-    dual = pd.DataFrame(dict(method=["mi", "random"], k=5, r2_mean=[0.45, 0.41]))
-    sel = SimpleNamespace(names=("SciFact", "STS12"), residual_fraction=np.array([0.3, 0.12]),
-                          strategy="cost-effective")
-    agreement = pd.DataFrame(dict(benchmark=["x"], Python=[0.5], command=[0.5], difference=[0.0]))
-    kw = dict(selection=sel, budget=8.0, cost=7.6, mandatory=["SciFact"], demo={"inside": 9, "n": 10, "mae": 0.039},
-              calib=calib, coverage=page.coverage_summary(calib, k=5), k_cov=5, extrapolation=ex, dual=dual,
-              k_dual=5, reference_models=["m1", "m2"], calib_datasets=["mteb", "mmlu"],
-              extrapolation_dataset="mteb", extrapolation_quantile=0.8, dual_dataset="mmlu", agreement=agreement,
-              same_selection=True)
-    kw.update(changes)
-    return page.prose(**kw)
-
-
-def test_the_answer_trusts_the_intervals_only_within_the_tolerance_of_the_nominal_level():
-    text = _prose()["answer"]
-    assert "cover 0.85 of the held-out scores at *k* = 5 on MTEB and MMLU" in text
-    assert "more than 0.03 from the nominal 90%" in text
-    calib = _calib().assign(coverage=lambda d: d["nominal"] + 0.01)
-    good = _prose(calib=calib, coverage=page.coverage_summary(calib, k=5))["answer"]
-    assert "within 0.03 of the nominal 90%, so they can be trusted there" in good
-    assert "One caution: trained on the weaker models of MTEB, the predictions of the strongest 20% reach R² 0.70 " \
-           "against 0.80" in text
-    assert "identical predictions to the Python calls" in text
-
-
-def test_the_calibration_passage_says_whether_the_inflation_closes_the_gap():
-    worse = _prose()["calibration_md"]
-    assert "does not close that gap on average" in worse and "larger than without it" in worse
-    better = _prose(calib=_calib(gap_cal=(0.0, 0.0)),
-                    coverage=page.coverage_summary(_calib(gap_cal=(0.0, 0.0)), k=5))["calibration_md"]
-    assert "closes that gap on average" in better and "not larger than without it" in better
-
-
-def test_the_extrapolation_passage_counts_the_methods_that_do_worse_on_the_strongest_models():
-    text = _prose()["extrapolation_md"]
-    assert "R² is lower on the strongest models with MI selection (1 of 1)" in text
-    assert "cover less there with MI (1 of 1)" in text
-    even = _prose(extrapolation=pd.DataFrame(dict(method=["mi", "mi"], split=["top", "random"], r2=[0.8, 0.7],
-                                                  cov_90=[0.9, 0.9])))["extrapolation_md"]
-    assert "with no selection (0 of 1)" in even and "as reliably as a random split" in even
-
-
-def test_the_command_passage_reports_a_difference_and_a_different_selection():
-    agreement = pd.DataFrame(dict(benchmark=["x"], Python=[0.5], command=[0.5], difference=[2e-9]))
-    text = _prose(agreement=agreement, same_selection=False)["command_md"]
-    assert "selects other benchmarks" in text and "by at most 2.0e-09" in text
-    assert _prose(agreement=None)["command_md"] == "The commands were not run here."
-
-
-def test_the_caption_names_the_largest_gaps_and_the_lines_that_coincide():
-    assert page.coincidence_sentence([]) == ""
-    assert page.coincidence_sentence([("MMLU", ["a", "b"])]) == \
-        "Lines that lie on top of one another (within 0.005): MMLU: a and b."
-    caption = _prose()["calib_caption"]
-    assert "The largest gap is +0.050 (entropy selection on MTEB, nominal 50%); after the inflation it is +0.200" \
-        in caption
-    assert all("$" not in v for v in _prose().passages.values())

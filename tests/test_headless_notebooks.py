@@ -1,13 +1,13 @@
-"""Notebooks run headless (a plain papermill call, ``scripts/run_notebook.py``) finish, or fail in one line.
+"""Explorers, and notebooks run headless (a plain papermill call, ``scripts/run_notebook.py``) that finish.
 
-A cell that displays ``ipywidgets.interactive`` made about one plain papermill
-run in twenty wait for ever: nbclient, imitating the front end, sends the
-``Output`` widget's state back on the shell channel while it waits on that
-channel for the cell's reply, and the send can swallow the reply's wake-up.
-:func:`benchsel_lib.explorer` sets the widget's outputs in the kernel instead,
-so nothing is sent back. ``run_notebook.py`` refuses a parameter the notebook
-does not declare or a value unlike its default, and a negative time limit,
-before it starts a kernel; a cell past the limit is named in one line.
+:func:`benchsel_lib.explorer` computes every panel while its cell runs and
+links its controls to a ``Stack`` of panels with ``jslink``: nothing is
+captured from the kernel (no ``Output`` widget, no ``interactive``, on which
+about one plain papermill run in twenty waited for ever), so a headless run
+cannot stall on it, and the saved widget state is all the site needs.
+``run_notebook.py`` refuses a parameter the notebook does not declare or a
+value unlike its default, and a negative time limit, before it starts a
+kernel; a cell past the limit is named in one line.
 """
 from __future__ import annotations
 
@@ -24,20 +24,15 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK_DIR = ROOT / "notebooks"
 sys.path.insert(0, str(ROOT / "scripts"))
 
-EXPLORE = '''import ipywidgets as widgets
-import pandas as pd
-from IPython.display import display
+EXPLORE = '''import pandas as pd
 from benchsel_lib import explorer
 
 table = pd.DataFrame({"k": range(1, 6), "r2": [0.5, 0.6, 0.7, 0.75, 0.8]})
 
 def explore(dataset, k):
-    print(f"{dataset} -- k = {k}")
-    display(table[table["k"] <= k])
-    print("selected: " + ", ".join(f"b{j}" for j in range(k)))
+    return [f"**{dataset}**, k = {k}", table[table["k"] <= k]]
 
-explorer(explore, dataset=widgets.Dropdown(options=["mteb", "merged"], value="mteb", description="matrix"),
-         k=widgets.IntSlider(value=3 if quick else 4, min=1, max=5, description="k"))'''
+explorer(explore, dataset=["mteb", "merged"], k=[1, 2, 3] if quick else [1, 2, 3, 4, 5])'''
 
 
 def _notebook(path: Path, *cells: str) -> Path:
@@ -51,36 +46,122 @@ def _notebook(path: Path, *cells: str) -> Path:
     return path
 
 
-def _output_widget_outputs(path: Path) -> list[dict]:
+def _saved_models(path: Path) -> list[dict]:
+    """The widget models papermill saved in an executed notebook."""
     state = json.loads(path.read_text())["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    (out,) = [m["state"]["outputs"] for m in state.values() if m["model_name"] == "OutputModel"]
-    return out
+    return list(state.values())
 
 
-# --------------------------------------------------------------------------- the explorer view
-def test_explorer_shows_its_functions_output_and_redraws_on_a_change():
+@pytest.fixture
+def links(monkeypatch) -> list[tuple]:
+    """Every ``ipywidgets.jslink`` made while the test runs, as ``(source, target)`` pairs."""
+    widgets = pytest.importorskip("ipywidgets")
+    made, real = [], widgets.jslink
+    monkeypatch.setattr(widgets, "jslink", lambda source, target: made.append((source, target)) or real(source, target))
+    return made
+
+
+def _panels(stack) -> list[str]:
+    """The HTML of every panel under a ``Stack``, depth first."""
+    return [p for child in stack.children
+            for p in (_panels(child) if hasattr(child, "selected_index") else [child.value])]
+
+
+# --------------------------------------------------------------------------- the explorer
+def test_explorer_renders_every_combination_once_while_its_cell_runs(links):
+    from benchsel_lib import explorer
+
+    calls = []
+    box = explorer(lambda m, k: calls.append((m, k)) or f"**{m}** at k = {k}", m=["mmlu", "mteb"],
+                   k={"one": 1, "two": 2, "five": 5})
+    assert calls == [("mmlu", 1), ("mmlu", 2), ("mmlu", 5), ("mteb", 1), ("mteb", 2), ("mteb", 5)]
+    controls, stack = box.children
+    assert [c.description for c in controls.children] == ["m", "k"]
+    assert list(controls.children[1].options) == ["one", "two", "five"]
+    assert _panels(stack) == [f"<p><strong>{m}</strong> at k = {k}</p>\n" for m, k in calls]
+    assert stack.selected_index == 0 and [s.selected_index for s in stack.children] == [0, 0]
+
+
+def test_each_control_is_linked_in_the_browser_to_the_stacks_of_its_level(links):
+    from benchsel_lib import explorer
+
+    box = explorer(lambda m, k: f"{m} {k}", m=["mmlu", "mteb"], k=[1, 2, 3])
+    (m, k), stack = box.children[0].children, box.children[1]
+    pairs = {(id(src[0]), src[1], id(dst[0]), dst[1]) for src, dst in links}
+    assert pairs == {(id(m), "index", id(stack), "selected_index")} | {
+        (id(k), "index", id(s), "selected_index") for s in stack.children}
+
+
+def test_explorer_picks_a_control_that_suits_the_values():
     widgets = pytest.importorskip("ipywidgets")
     from benchsel_lib import explorer
 
-    k = widgets.IntSlider(value=2, min=1, max=5)
-    box = explorer(lambda k: print(f"k = {k}") or print("done"), k=k)
-    assert box.children[0] is k
-    assert box.children[-1].outputs == ({"output_type": "stream", "name": "stdout", "text": "k = 2\ndone\n"},)
-    k.value = 4
-    assert box.children[-1].outputs[0]["text"] == "k = 4\ndone\n"
-    with pytest.raises(ValueError, match="control 'k' must be an ipywidgets value widget"):
-        explorer(print, k=3)
+    box = explorer(lambda k, m, s: "x", k=[1, 2, 3, 4, 5], m=["mmlu", "mteb"],
+                   s=["the paper's scheme of holdouts", "nested cross-validation", "x"])
+    assert [type(c) for c in box.children[0].children] == [widgets.SelectionSlider, widgets.ToggleButtons,
+                                                            widgets.Dropdown]
+
+
+def test_explorer_shows_figures_as_images_and_tables_as_html():
+    pytest.importorskip("ipywidgets")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from benchsel_lib import explorer
+
+    def render(k):
+        fig, ax = plt.subplots()
+        ax.plot(range(k))
+        return [fig, pd.DataFrame({"k": [k]})]
+
+    before = plt.get_fignums()
+    (first, second) = _panels(explorer(render, k=[2, 3]).children[1])
+    assert first.startswith('<img src="data:image/png;base64,') and "<table" in first and first != second
+    assert plt.get_fignums() == before  # every figure is closed once drawn
+
+
+def test_explorer_refuses_more_combinations_than_it_may_precompute():
+    from benchsel_lib.explore import MAX_STATES, explorer
+
+    calls = []
+    with pytest.raises(ValueError, match=rf"64 is more than {MAX_STATES}; offer fewer values"):
+        explorer(lambda a, b: calls.append(1) or "x", a=list(range(8)), b=list(range(8)))
+    assert calls == []  # refused before any panel is drawn
+    assert len(_panels(explorer(lambda a, b: f"{a}{b}", a=list(range(6)), b=list(range(10))).children[1])) == 60
+
+
+@pytest.mark.parametrize(("controls", "error", "message"), [
+    ({}, ValueError, "an explorer needs at least one control"),
+    ({"k": 3}, TypeError, "control 'k' takes a list of values or a mapping of labels to values, got int"),
+    ({"k": "abc"}, TypeError, "control 'k' takes a list of values"),
+    ({"k": []}, ValueError, "control 'k' has no values"),
+    ({"k": [1, "1"]}, ValueError, "control 'k' has two values with the same label"),
+])
+def test_explorer_refuses_a_bad_control_with_a_clear_message(controls, error, message):
+    pytest.importorskip("ipywidgets")
+    from benchsel_lib import explorer
+
+    with pytest.raises(error, match=re.escape(message)):
+        explorer(lambda **values: "x", **controls)
+
+
+def test_explorer_refuses_a_panel_it_cannot_show():
+    pytest.importorskip("ipywidgets")
+    from benchsel_lib import explorer
+
+    with pytest.raises(TypeError, match="an explorer panel shows figures, tables or Markdown, got int"):
+        explorer(lambda k: k, k=[1, 2])
 
 
 def test_no_chapter_displays_an_interactive_view_that_a_headless_run_can_stall_on():
-    stalls = re.compile(r"\b(widgets\.)?(interactive|interact|interact_manual|interactive_output)\(")
+    stalls = re.compile(r"\b(widgets\.)?(interactive|interact|interact_manual|interactive_output|Output)\(")
     found = []
     for path in sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb")):
         for i, cell in enumerate(json.loads(path.read_text())["cells"]):
             if cell["cell_type"] == "code" and stalls.search("".join(cell["source"])):
                 found.append(f"{path.name} cell {i}")
-    assert found == [], ("use benchsel_lib.explorer(fn, **controls) in place of ipywidgets.interactive "
-                         f"(a plain papermill run can stall on it): {found}")
+    assert found == [], ("use benchsel_lib.explorer(render, **controls) in place of ipywidgets.interactive or an "
+                         f"Output widget (a plain papermill run can stall on them): {found}")
 
 
 @pytest.mark.book
@@ -96,9 +177,11 @@ def test_a_plain_papermill_run_of_an_explorer_cell_never_stalls_in_20_runs(tmp_p
         times.append(time.monotonic() - t0)
         assert res.returncode == 0, res.stderr
     assert max(times) < 30, times  # a run takes a few seconds; a stalled one waits for ever
-    outputs = _output_widget_outputs(tmp_path / "out19.ipynb")
-    assert [o["output_type"] for o in outputs] == ["stream", "display_data", "stream"]
-    assert outputs[0]["text"] == "mteb -- k = 3\n" and "text/html" in outputs[1]["data"]
+    models = _saved_models(tmp_path / "out19.ipynb")
+    names = [m["model_name"] for m in models]
+    assert "OutputModel" not in names and names.count("LinkModel") == 3 and names.count("StackModel") == 3
+    panels = [m["state"]["value"] for m in models if m["model_name"] == "HTMLModel"]
+    assert len(panels) == 6 and any("<strong>merged</strong>, k = 3" in p and "<table" in p for p in panels)
 
 
 @pytest.mark.book

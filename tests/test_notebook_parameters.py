@@ -4,9 +4,9 @@ Each notebook is executed in quick mode with two parameter sets other than
 its defaults (single matrices, other seeds, fewer folds, other holdouts, a
 smaller ``k_max``), two runs at a time. Each run must finish, and its page
 must pass :func:`benchsel_lib.book.checks.check_notebook`: no error or
-warning output, no glue key the text reads but the run did not produce, no
-``nan``/``None`` and no raw TeX in pasted text, and no sentence of the
-findings that names a matrix the run did not include. A bad parameter must
+warning output, no Markdown that JupyterLab shows raw, a claims table
+before the first figure of a chapter reproducing the paper, and no
+``nan``/``None`` in computed text or in a claims row. A bad parameter must
 stop the run in the cell right after the parameters with a message that
 names it.
 """

@@ -9,6 +9,8 @@ from _book_build import NOTEBOOKS, QUICK_BUDGET_S, quick_build
 
 NO_NOTEBOOKS = pytest.mark.skip(reason="no numbered notebooks (NN_*.ipynb) in notebooks/ yet")
 PARAMS = [pytest.param(nb, id=nb.stem) for nb in NOTEBOOKS] or [pytest.param(None, id="none", marks=NO_NOTEBOOKS)]
+PAPER_CHAPTERS = [nb for nb in NOTEBOOKS if "01" <= nb.name[:2] <= "10"]
+EXPLORER_CHAPTERS = PAPER_CHAPTERS + [nb for nb in NOTEBOOKS if nb.name[:2] == "12"]
 
 
 def _load(nb):
@@ -59,6 +61,14 @@ def _quick_build_or_skip():
     return qb
 
 
+def _executed(nb):
+    """The quick-executed copy of ``nb`` from the shared quick build (fails the test when it did not run)."""
+    qb = _quick_build_or_skip()
+    if qb.results[nb.name]["error"]:
+        pytest.fail(f"{nb.name} did not execute: {qb.results[nb.name]['error']}")
+    return qb.build_dir / "notebooks" / nb.name
+
+
 @pytest.mark.book
 @pytest.mark.parametrize("nb", PARAMS)
 def test_notebook_executes_with_quick_parameters(nb):
@@ -80,35 +90,57 @@ def test_quick_execution_fits_the_ci_budget():
 @pytest.mark.book
 @pytest.mark.parametrize("nb", PARAMS)
 def test_notebook_page_passes_the_checks_after_its_quick_run(nb):
-    """No error or warning output, no glue key the text reads but the run did not produce, no nan/None or TeX in
-    pasted text, no finding about a matrix not run."""
+    """The rules of :mod:`benchsel_lib.book.checks`: no error or warning output, no placeholder JupyterLab shows raw,
+    a claims table before the first figure of a paper chapter, hidden cells hidden in JupyterLab too, no nan/None."""
     from benchsel_lib.book import checks
 
-    qb = _quick_build_or_skip()
-    if qb.results[nb.name]["error"]:
-        pytest.fail(f"{nb.name} did not execute: {qb.results[nb.name]['error']}")
-    problems = checks.check_notebook(qb.build_dir / "notebooks" / nb.name)
+    problems = checks.check_notebook(_executed(nb))
     assert not problems, f"{nb.name} (quick=True):\n" + checks.format_problems(problems)
 
 
 @pytest.mark.parametrize("nb", PARAMS)
-def test_notebook_summaries_are_written_by_the_library_not_in_the_notebook(nb):
-    """The findings are glued by a ``benchsel_lib.book.pages`` module; no cell glues hand-made prose."""
-    cells = _load(nb)["cells"]
-    code = "\n".join(_source(c) for c in cells if c["cell_type"] == "code")
-    text = "\n".join(_source(c) for c in cells if c["cell_type"] == "markdown")
-    assert "from benchsel_lib.book.pages import" in code and re.search(r"\bprose\.glue\(\)", code), \
-        f"{nb.name}: the page's summaries are not written by benchsel_lib.book.pages"
-    assert "Markdown(" not in code, f"{nb.name}: a cell builds Markdown prose itself"
-    assert "At a glance" not in text and "## What we found" not in text, \
-        f"{nb.name}: a summary box or section restates what the page says"
+def test_no_markdown_cell_holds_a_placeholder_that_jupyterlab_shows_raw(nb):
+    """The prose stands in Markdown cells as a reader of the notebook sees it: no glue, no MyST role or directive."""
+    from benchsel_lib.book import checks
+
+    found = {i: checks.placeholders(_source(c)) for i, c in enumerate(_load(nb)["cells"])
+             if c["cell_type"] == "markdown"}
+    found = {i: p for i, p in found.items() if p}
+    assert not found, f"{nb.name}: Markdown cells that JupyterLab shows raw (cell: placeholders): {found}"
 
 
-@pytest.mark.parametrize("nb", [pytest.param(nb, id=nb.stem) for nb in NOTEBOOKS if nb.name[:2] <= "10"])
-def test_paper_chapter_opens_with_the_glued_claims_table_before_any_code(nb):
-    """Chapters 1-10: the claims table (glued by the page module) stands in the markdown above the first code cell."""
-    cells = _load(nb)["cells"]
-    first_code = next(i for i, c in enumerate(cells) if c["cell_type"] == "code")
-    opening = "\n".join(_source(c) for c in cells[:first_code] if c["cell_type"] == "markdown")
-    assert re.search(r"\{glue:md\}`claims`|^```\{glue:md\} claims\b", opening, flags=re.M), \
-        f"{nb.name}: the claims table is not glued above the first code cell"
+@pytest.mark.parametrize("nb", [pytest.param(nb, id=nb.stem) for nb in EXPLORER_CHAPTERS])
+def test_chapter_displays_an_explorer(nb):
+    """Chapters 1-10 and 12: a code cell shows an explorer over the chapter's main result."""
+    code = [_source(c) for c in _load(nb)["cells"] if c["cell_type"] == "code"]
+    assert any(re.search(r"\bexplorer\(", src) for src in code), f"{nb.name}: no code cell calls explorer("
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("nb", [pytest.param(nb, id=nb.stem) for nb in PAPER_CHAPTERS])
+def test_paper_chapter_shows_its_claims_table_among_its_outputs(nb):
+    from benchsel_lib.book.claims import HEADERS, METADATA_KEY
+
+    outputs = [o for c in _load(_executed(nb))["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    tables = [o for o in outputs if METADATA_KEY in o.get("metadata", {})]
+    assert len(tables) == 1, f"{nb.name}: {len(tables)} claims tables among the outputs of its quick run"
+    (table,) = tables
+    assert table["metadata"][METADATA_KEY], f"{nb.name}: the claims table has no rows"
+    assert "| " + " | ".join(HEADERS) + " |" in "".join(table["data"]["text/markdown"])
+
+
+@pytest.mark.book
+@pytest.mark.parametrize("nb", PARAMS)
+def test_notebook_rendered_as_jupyterlab_renders_it_shows_no_placeholder_and_its_claims_table(nb):
+    """nbconvert's JupyterLab template: no {glue} text; a paper chapter's claims table is a <table> with a Verdict."""
+    import nbformat
+    from bs4 import BeautifulSoup
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter(template_name="lab").from_notebook_node(nbformat.read(_executed(nb), as_version=4))
+    soup = BeautifulSoup(body, "html.parser")
+    assert "{glue" not in soup.get_text(), f"{nb.name}: JupyterLab would show a {{glue}} placeholder raw"
+    if nb in PAPER_CHAPTERS:
+        heads = [[th.get_text(strip=True) for th in t.find_all("th")]
+                 for t in soup.select(".jp-RenderedMarkdown table")]
+        assert any("Verdict" in h for h in heads), f"{nb.name}: no rendered claims table (tables seen: {heads})"

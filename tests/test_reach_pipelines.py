@@ -76,56 +76,10 @@ def test_block_split_pools_both_scorings_over_seeds_and_folds_to_the_rows_sums(r
     assert (out["n_all_inside"] >= out["n_inside"]).all() and (out["n_all_outside"] >= out["n_outside"]).all()
 
 
-def test_every_model_table_and_passage_say_where_the_leader_changes():
+def test_every_model_table_gives_both_r2_and_the_reach():
     every = pd.DataFrame(dict(matrix="Merged", k=5, method=["auto", "anchors+ridge", "mi"], r2=[0.65, 0.61, 0.51],
                               r2_all=[0.33, 0.58, 0.39], reach=[0.33, 0.86, np.nan], n_cells=10))
     t = page.every_model_table(every)
     assert list(t.columns) == ["k", "method", "R², protocol", "R², every held-out model", "reach"]
     assert list(t["method"]) == [page.AUTO, "anchors+ridge", "Gaussian + MI (the paper)"]
     assert list(t["reach"]) == ["33%", "86%", "—"]
-    text = page.every_model_passage(every)
-    assert "lowest reach is 33%, on Merged at *k* = 5" in text and "0.650" in text and "0.330" in text
-    assert "highest R² in 1 of 1 (matrix, k) cell in the protocol's scoring and in 0 over every" in text
-    assert "`anchors+ridge` instead of the recommended pipeline" in text
-    full = every.assign(reach=1.0, r2_all=every["r2"])
-    assert "reaches every held-out model" in page.every_model_passage(full)
-    assert "leader changes" not in page.every_model_passage(full)
-
-
-def test_block_table_and_passage_give_the_recommended_pipelines_parts():
-    split = pd.DataFrame(dict(k=5, method=["auto", "mi"], r2=[0.68, 0.61], r2_inside=[0.82, 0.78],
-                              r2_outside=[0.45, 0.42], share_inside=[0.62, 0.52], n_inside=[1624, 1662],
-                              n_outside=[826, 1722], r2_all=[0.44, 0.50], r2_all_inside=[0.82, 0.77],
-                              r2_all_outside=[0.19, 0.29], share_all_inside=[0.41, 0.43], n_all_inside=[1624, 1719],
-                              n_all_outside=[2397, 2297]))
-    t = page.block_table(split)
-    assert list(t["method"]) == [page.AUTO, "Gaussian + MI (the paper)"]
-    assert t["MMLU share of the protocol's SS_tot"].tolist() == ["62%", "52%"]
-    assert "every model, outside MMLU" in t.columns
-    text = page.block_passage(split, sizes=(57, 31, 118), own_run=True)
-    assert text.startswith("57 of Merged's benchmarks are MMLU subjects, which 31 of its 118 models ran.")
-    assert "0.820 inside the block, which holds 62%" in text and "outside the block is 0.190" in text
-    assert "in 2 of 2 (method, k) rows" in text and "alone on Merged" in text
-    assert "does not split" in page.block_passage(None)
-
-
-def test_the_page_glues_the_every_model_and_block_passages_when_given_and_records_merged():
-    peers = pd.DataFrame(dict(matrix="MMLU", k=5, peer=["mi"], reference_r2=0.95, peer_r2=0.94, diff=0.01,
-                              diff_se=0.004, n_cells=10))
-    every = pd.DataFrame(dict(matrix="MMLU", k=5, method=["auto", "mi"], r2=[0.95, 0.94], r2_all=[0.95, 0.94],
-                              reach=1.0, n_cells=10))
-    split = pd.DataFrame(dict(k=5, method=["auto"], r2=0.7, r2_inside=0.8, r2_outside=0.5, share_inside=0.6,
-                              n_inside=10, n_outside=5, r2_all=0.5, r2_all_inside=0.8, r2_all_outside=0.2,
-                              share_all_inside=0.4, n_all_inside=10, n_all_outside=20))
-    kw = dict(datasets=["mmlu"], peers=peers, shared=None, choices=pd.DataFrame(dict(
-        matrix="MMLU", k=[5], choice=["a+stack"], folds=[3], of=3)), coverage=pd.DataFrame(dict(
-            matrix="MMLU", nominal=[0.9], coverage=[0.9])), optimism=pd.DataFrame(dict(
-                matrix="MMLU", k=[5], inner_r2=[0.9], r2=[0.9], optimism=[0.0], optimism_se=0.01)),
-        gains=None, curves={"MMLU": pd.DataFrame({1: [0.9, 0.8]}, index=["auto", "mi"])}, coinciding=[],
-        scope_text="This run.", ks=[5])
-    out = page.prose(**kw, every=every, block=split, block_sizes=(57, 31, 118), block_own_run=True)
-    assert {"every_md", "block_md"} <= set(out.passages) and out.matrices == ["mmlu", "merged"]
-    assert "31 of its 118 models" in out["block_md"] and "reaches every held-out model" in out["every_md"]
-    assert all("$" not in text for text in out.passages.values())
-    off = page.prose(**kw, every=every)
-    assert off.matrices == ["mmlu"] and "does not split" in off["block_md"]

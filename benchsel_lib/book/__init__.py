@@ -1,9 +1,10 @@
 """Helpers of the book's notebooks.
 
 * :mod:`.notebook` -- parameter checks and quick mode;
-* :mod:`.prose` -- sentences written from a run's results (numbers that refuse NaN, the run line, glue);
-* :mod:`.pages` -- one module per chapter: its tables and the prose written from them;
-* :mod:`.claims` -- the claims table that opens each chapter reproducing the paper (claim, numbers, verdict);
+* :mod:`.prose` -- numbers in sentences (refusing NaN), the run line;
+* :mod:`.pages` -- one module per chapter: its tables, its claims and the checks of its sentences;
+* :mod:`.claims` -- the claims table that opens each chapter reproducing the paper, and the one verdict rule;
+* :mod:`.show` -- computed Markdown in place, and the notes of sentences a run does not bear out;
 * :mod:`.tables` -- tables as the reader sees them (every row, no index, no ``nan`` or ``-0.00``);
 * :mod:`.checks` -- checks of an executed notebook (errors, warnings, missing glue, nan, TeX, unrun matrices);
 * :mod:`.site` -- checks of the rendered pages (repeated sentences, code names in prose, cut tables, claims);
@@ -11,7 +12,7 @@
 """
 from __future__ import annotations
 
-from .claims import Claim, claims_table, failures, not_run, verdict
+from .claims import TOLERANCES, Claim, claims_table, not_run, quantity, verdict
 from .notebook import (
     LABELS,
     and_join,
@@ -20,7 +21,8 @@ from .notebook import (
     matrix_shape,
     quick,
 )
+from .show import holds, markdown
 from .tables import table
 
-__all__ = ["LABELS", "Claim", "and_join", "check_parameters", "claims_table", "dataset_label", "failures",
-           "matrix_shape", "not_run", "quick", "table", "verdict"]
+__all__ = ["LABELS", "TOLERANCES", "Claim", "and_join", "check_parameters", "claims_table", "dataset_label",
+           "holds", "markdown", "matrix_shape", "not_run", "quantity", "quick", "table", "verdict"]

@@ -1,13 +1,16 @@
-"""The claims table that opens each chapter reproducing the paper.
+"""The claims table that opens each chapter reproducing the paper, and the book's one verdict rule.
 
 Every chapter of the book's first part checks statements of the paper. It
 opens with a table, computed by the run, that lists each statement (with
 its section, table or figure), the paper's number, this run's number, a
 verdict and the reason in a few words, with a link to the section of the
 page that shows it. :func:`verdict` turns a comparison into one of the four
-verdicts of :data:`VERDICTS`; :func:`claims_table` writes the table as
-Markdown for a ``{glue:md}`` role, and :func:`failures` writes the sentence
-that says plainly what did not reproduce.
+verdicts of :data:`VERDICTS` under the tolerances of :data:`TOLERANCES`,
+declared once for the whole book; :func:`claims_table` returns the table as
+an object that Jupyter and the rendered site both show as Markdown, and that
+carries its rows as output metadata, so that the build can check that a
+quantity stated on two pages (the same :attr:`Claim.key`) reads the same
+there.
 
 A row whose number the run did not compute (a matrix left out by the
 parameters, a study that needs a package that is not installed) is
@@ -17,9 +20,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
-__all__ = ["VERDICTS", "Claim", "claims_table", "failures", "not_run", "verdict"]
+__all__ = ["METADATA_KEY", "TOLERANCES", "VERDICTS", "Claim", "ClaimsTable", "Tolerance", "claims_table", "not_run", "quantity",
+           "verdict"]
 
 #: The verdicts, from best to worst; ``"not run"`` is a run that did not compute the number.
 VERDICTS = ("reproduced", "partly", "not reproduced", "not run")
@@ -49,6 +54,10 @@ class Claim:
     section : str, optional
         The anchor (slug) of the page's section that shows it, e.g.
         ``"figures-2-4"``; the ``Where`` cell links there.
+    key : str, optional
+        A name of the quantity that is the same on every page that states it
+        (``"mmlu-entropy-r2-k5"``): the build checks that rows with one key
+        agree in ``paper``, ``run`` and ``verdict`` across the book.
     """
 
     claim: str
@@ -58,6 +67,7 @@ class Claim:
     verdict: str
     why: str
     section: str | None = None
+    key: str | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -76,7 +86,8 @@ class Claim:
                 raise ValueError(f"the claim's {name} shows a missing value: {text!r}")
 
 
-def not_run(claim: str, where: str, paper: str, why: str, *, section: str | None = None) -> Claim:
+def not_run(claim: str, where: str, paper: str, why: str, *, section: str | None = None,
+            key: str | None = None) -> Claim:
     """A row the run did not compute: ``run`` is a dash and the verdict ``"not run"``.
 
     Parameters
@@ -85,7 +96,7 @@ def not_run(claim: str, where: str, paper: str, why: str, *, section: str | None
         As in :class:`Claim`.
     why : str
         What kept the run from computing it ("Merged was not in this run").
-    section : str, optional
+    section, key : str, optional
         As in :class:`Claim`.
 
     Returns
@@ -96,21 +107,53 @@ def not_run(claim: str, where: str, paper: str, why: str, *, section: str | None
     -----
     Complexity O(1).
     """
-    return Claim(claim, where, paper, "—", "not run", why, section)
+    return Claim(claim, where, paper, "—", "not run", why, section, key)
 
 
-def verdict(value: float, paper: float, *, tol: float, partly: float | None = None,
-            direction: str = "both") -> str:
-    """Compare this run's number with the paper's.
+@dataclass(frozen=True)
+class Tolerance:
+    """How far this run's number may be from the paper's and still count as reproduced, or as partly.
+
+    A gap counts as reproduced when it is at most ``max(reproduced, rel_reproduced * |paper|)``
+    and as partly when it is at most ``max(partly, rel_partly * |paper|)``.
+    """
+
+    reproduced: float
+    partly: float
+    rel_reproduced: float = 0.0
+    rel_partly: float = 0.0
+    meaning: str = ""
+
+    def limits(self, paper: float) -> tuple[float, float]:
+        """The largest gap for ``"reproduced"`` and for ``"partly"`` around ``paper``."""
+        return (max(self.reproduced, self.rel_reproduced * abs(paper)),
+                max(self.partly, self.rel_partly * abs(paper)))
+
+
+#: The book's one verdict rule: the tolerance of each kind of quantity, declared here and nowhere else.
+#: Every chapter grades its claims with :func:`verdict` and one of these kinds, so that the same
+#: quantity gets the same verdict on every page.
+TOLERANCES: dict[str, Tolerance] = {
+    "r2": Tolerance(0.03, 0.08, meaning="an R² or a difference of two R² (standardized space)"),
+    "share": Tolerance(0.10, 0.30, meaning="a share: of folds, of sizes, of comparisons"),
+    "count": Tolerance(0.0, 1.0, rel_partly=0.10, meaning="a count: components, rows, rejections, picks"),
+    "statistic": Tolerance(0.02, 0.05, meaning="a test statistic on a 0-1 scale (Shapiro-Wilk W)"),
+    "relative": Tolerance(0.0, 0.0, rel_reproduced=0.05, rel_partly=0.20,
+                          meaning="a positive number compared by its ratio (kurtosis, iterations, seconds)"),
+    "position": Tolerance(0.5, 1.5, meaning="a mean position in a selection order"),
+    "percent": Tolerance(0.1, 1.0, meaning="a percentage, in percentage points"),
+}
+
+
+def verdict(value: float, paper: float, *, kind: str, direction: str = "both") -> str:
+    """Compare this run's number with the paper's under the book's one rule (:data:`TOLERANCES`).
 
     Parameters
     ----------
     value, paper : float
         This run's number and the paper's.
-    tol : float
-        The largest difference that counts as reproduced.
-    partly : float, optional
-        The largest difference that counts as ``"partly"`` (default ``2 * tol``).
+    kind : str
+        A key of :data:`TOLERANCES` (``"r2"``, ``"share"``, ``"count"``, ...).
     direction : {"both", "at least", "at most"}
         ``"at least"``: a run above the paper by any amount reproduces a claim
         that a number is reached; ``"at most"`` the reverse.
@@ -124,27 +167,88 @@ def verdict(value: float, paper: float, *, tol: float, partly: float | None = No
     -----
     Complexity O(1).
     """
+    if kind not in TOLERANCES:
+        raise ValueError(f"unknown kind of quantity {kind!r}; expected one of {', '.join(TOLERANCES)}")
     if direction not in ("both", "at least", "at most"):
         raise ValueError(f"direction must be 'both', 'at least' or 'at most', got {direction!r}")
-    if tol < 0 or (partly is not None and partly < tol):
-        raise ValueError(f"need 0 <= tol <= partly, got tol={tol!r}, partly={partly!r}")
-    gap = value - paper
+    gap = float(value) - float(paper)
     if direction == "at least":
         gap = min(gap, 0.0)
     elif direction == "at most":
         gap = max(gap, 0.0)
-    limit = 2 * tol if partly is None else partly
+    tol, partly = TOLERANCES[kind].limits(float(paper))
     if abs(gap) <= tol + 1e-12:
         return "reproduced"
-    return "partly" if abs(gap) <= limit + 1e-12 else "not reproduced"
+    return "partly" if abs(gap) <= partly + 1e-12 else "not reproduced"
 
 
 def _where(c: Claim) -> str:
     return f"[{c.where}](#{c.section})" if c.section else c.where
 
 
-def claims_table(claims: Sequence[Claim]) -> str:
-    """The claims as a Markdown table (for ``{glue:md}``), one row each, in the given order.
+def quantity(name: str, **settings: object) -> str:
+    """The key of a quantity that several pages may state: its name and every setting it depends on.
+
+    ``quantity("mmlu-entropy-r2", k=5, holdout=0.1, folds=10, seed=42, scheme="paper")`` is
+    ``"mmlu-entropy-r2[folds=10, holdout=0.1, k=5, scheme=paper, seed=42]"``: two pages whose rows
+    share this key state one number, and the build checks that they agree. Complexity O(settings).
+    """
+    if not name or not isinstance(name, str):
+        raise ValueError("a quantity needs a name")
+    inner = ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))
+    return f"{name}[{inner}]" if inner else name
+
+
+#: The output metadata under which a claims table carries its rows (read by the build's checks).
+METADATA_KEY = "benchsel_claims"
+
+
+class ClaimsTable:
+    """A chapter's claims, shown as a Markdown table in Jupyter and on the site.
+
+    Displayed (the last expression of a cell, or ``display``), it gives a
+    ``text/markdown`` output (a pipe table, the verdict in bold) and a
+    ``text/plain`` one, with the rows under :data:`METADATA_KEY` in the
+    output's metadata.
+
+    Attributes
+    ----------
+    claims : tuple of Claim
+        The rows, in the order given.
+    """
+
+    def __init__(self, claims: Sequence[Claim]) -> None:
+        if not claims:
+            raise ValueError("a claims table needs at least one claim")
+        bad = [type(c).__name__ for c in claims if not isinstance(c, Claim)]
+        if bad:
+            raise TypeError(f"a claims table takes Claim rows, got {bad[0]}")
+        self.claims = tuple(claims)
+
+    def markdown(self) -> str:
+        """The table as Markdown: a pipe table with the columns of :data:`HEADERS`."""
+        lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+        for c in self.claims:
+            lines.append(f"| {c.claim} | {_where(c)} | {c.paper} | {c.run} | **{c.verdict}** | {c.why} |")
+        return "\n".join(lines)
+
+    def records(self) -> list[dict[str, Any]]:
+        """The rows as dictionaries (the fields of :class:`Claim`)."""
+        return [asdict(c) for c in self.claims]
+
+    def _repr_markdown_(self) -> str:
+        return self.markdown()
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> tuple[dict[str, str], dict[str, Any]]:
+        md = self.markdown()
+        return {"text/markdown": md, "text/plain": md}, {METADATA_KEY: self.records()}
+
+    def __repr__(self) -> str:
+        return f"ClaimsTable({len(self.claims)} claims)"
+
+
+def claims_table(claims: Sequence[Claim]) -> ClaimsTable:
+    """The claims of a chapter as a table that Jupyter and the site show in place.
 
     Parameters
     ----------
@@ -153,41 +257,12 @@ def claims_table(claims: Sequence[Claim]) -> str:
 
     Returns
     -------
-    str
-        A pipe table with the columns of :data:`HEADERS`; the verdict is in bold.
+    ClaimsTable
+        Displayed as a Markdown pipe table with the columns of :data:`HEADERS`
+        (the verdict in bold); ``.markdown()`` gives the text.
 
     Notes
     -----
     Complexity O(number of claims).
     """
-    if not claims:
-        raise ValueError("a claims table needs at least one claim")
-    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
-    for c in claims:
-        lines.append(f"| {c.claim} | {_where(c)} | {c.paper} | {c.run} | **{c.verdict}** | {c.why} |")
-    return "\n".join(lines)
-
-
-def failures(claims: Sequence[Claim]) -> str:
-    """One sentence naming every claim that did not reproduce (or only partly), or ``""`` if none.
-
-    Parameters
-    ----------
-    claims : sequence of Claim
-
-    Returns
-    -------
-    str
-        E.g. ``"Not reproduced: MI's first pick on MMLU (4 of 10 folds against 10 of 10). Partly: ..."``.
-
-    Notes
-    -----
-    Complexity O(number of claims).
-    """
-    parts = []
-    for v, head in (("not reproduced", "Not reproduced"), ("partly", "Reproduced only in part")):
-        rows = [c for c in claims if c.verdict == v]
-        if rows:
-            parts.append(f"{head}: " + "; ".join(f"{c.claim} ({c.run} here against {c.paper} in the paper)"
-                                                 for c in rows) + ".")
-    return " ".join(parts)
+    return ClaimsTable(claims)

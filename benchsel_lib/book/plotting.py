@@ -43,9 +43,9 @@ __all__ = [
     "plot_entropy_vs_mi",
     "plot_selection_stability",
     "plot_normality",
+    "plot_qq",
     "plot_overlap_network",
     "plot_reliability",
-    "coinciding_lines",
     "plot_imputer_comparison",
 ]
 
@@ -398,6 +398,7 @@ def plot_entropy_vs_mi(
     methods: Sequence[str] = ("entropy", "mi", "random"),
     plain_log_labels: bool = False,
     r2_ylim: tuple[float, float] | None = None,
+    bands: bool = True,
 ) -> Figure:
     """Figures 5-7: entropy vs MI vs random selection at one holdout.
 
@@ -413,6 +414,8 @@ def plot_entropy_vs_mi(
         labels where fewer than two decades are in view (default: decades only).
     r2_ylim : (float, float), optional
         Limits of the R^2 axis (default: matplotlib's); bands beyond them are clipped.
+    bands : bool
+        Shade +-1 sd over the folds (off: the lines alone, readable where the bands overlap).
 
     Returns
     -------
@@ -447,7 +450,8 @@ def plot_entropy_vs_mi(
                 continue
             ax.plot(x, mean, linestyle=ls, color=color, marker="o" if m != "random" else None, markersize=3,
                     label=METHOD_LABELS.get(m, m))
-            _band(ax, x, mean, _values(sub, f"{metric}_sd"), color, log=log)
+            if bands:
+                _band(ax, x, mean, _values(sub, f"{metric}_sd"), color, log=log)
     if drawn == 0:
         raise ValueError(f"summary_df has no rows for methods {list(methods)}")
     _style_k_panels(axes, panels)
@@ -591,6 +595,39 @@ def plot_normality(tables: Mapping[str, pd.DataFrame], *, bins: int = 20, alpha:
             legend.setdefault(lab, h)
     _legend_below(fig, list(legend.values()), list(legend.keys()), ncol=min(len(legend), 4))
     fig.suptitle(f"Normality per benchmark ({correction}-corrected at α = {alpha:g})")
+    return fig
+
+
+@_readable
+def plot_qq(values: np.ndarray, *, title: str = "") -> Figure:
+    """A normal Q-Q plot of one benchmark's observed scores (Appendix H): sorted scores against normal quantiles.
+
+    Parameters
+    ----------
+    values : ndarray
+        The observed scores (NaN are dropped).
+    title : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Small (4.5 x 3.2 in): the standardized ordered scores against the normal quantiles, and the line y = x
+        that a Gaussian column follows. O(n log n).
+    """
+    from scipy import stats
+
+    x = np.sort(np.asarray(values, dtype=float)[~np.isnan(values)])
+    z = (x - x.mean()) / x.std(ddof=1)
+    q = stats.norm.ppf((np.arange(1, x.size + 1) - 0.375) / (x.size + 0.25))
+    fig = Figure(figsize=(4.5, 3.2), layout="constrained")
+    ax = fig.add_subplot()
+    ax.plot(q, q, color="black", linewidth=0.8, label="Gaussian")
+    ax.scatter(q, z, s=10, color="#1f77b4", alpha=0.7, label="scores")
+    ax.set_xlabel("normal quantile")
+    ax.set_ylabel("standardized score")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", fontsize=9)
+    ax.set_title(title, fontsize=10)
     return fig
 
 
@@ -745,44 +782,6 @@ def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of pre
     if len(groups) > 1:
         fig.suptitle(title)
     return fig
-
-
-def coinciding_lines(fig: Figure, *, tol: float = 0.005) -> list[tuple[str, list[str]]]:
-    """The lines of each panel that lie on top of one another: equal within ``tol`` at every point.
-
-    Parameters
-    ----------
-    fig : Figure
-        A figure whose lines carry labels (lines labelled ``_...`` or
-        ``"ideal"`` are ignored).
-    tol : float
-        The largest difference of the y values, point by point, of two lines
-        that coincide (their x values may be shifted apart).
-
-    Returns
-    -------
-    list of (str, list of str)
-        One entry per group of two or more coinciding lines: the panel's
-        title and the lines' labels, in drawing order.
-
-    Notes
-    -----
-    O(L^2 P) for L lines of P points a panel.
-    """
-    out = []
-    for ax in fig.axes:
-        lines = [ln for ln in ax.get_lines() if not ln.get_label().startswith("_") and ln.get_label() != "ideal"]
-        ys = [np.asarray(ln.get_ydata(), dtype=float) for ln in lines]
-        taken: set[int] = set()
-        for i in range(len(lines)):
-            if i in taken:
-                continue
-            group = [j for j in range(i + 1, len(lines)) if j not in taken and ys[j].shape == ys[i].shape
-                     and ys[i].size and np.all(np.abs(ys[j] - ys[i]) <= tol)]
-            if group:
-                taken.update(group)
-                out.append((ax.get_title(), [lines[i].get_label()] + [lines[j].get_label() for j in group]))
-    return out
 
 
 # ---------------------------------------------------------------------------- Figure 15
@@ -1133,6 +1132,7 @@ def add_variant_band(
     label: str = "entropy: range over tie-break rules",
     color: str = "#1f77b4",
     clip_below: float | None = None,
+    hatch: bool = True,
 ) -> Figure:
     """Shade the min-max range of tie-break / first-pick variants on a figure's first (R^2) axes.
 
@@ -1151,6 +1151,8 @@ def add_variant_band(
         band is cut there and the variant at its lower end is named, with its
         value, at the foot of the axis (one outlier no longer flattens every
         curve). Default: the axis shows the whole band.
+    hatch : bool
+        Hatch the band (default); off: a light fill drawn under the lines, which stay readable.
 
     Returns
     -------
@@ -1168,8 +1170,11 @@ def add_variant_band(
     ax = fig.axes[0]
     with rc_context(FONTS):
         low = band["min"] if clip_below is None else np.maximum(band["min"], clip_below)
-        ax.fill_between(band["k"], low, band["max"], facecolor="none", hatch="///", edgecolor=color,
-                        linewidth=0.0, alpha=0.7, label=label)
+        if hatch:
+            ax.fill_between(band["k"], low, band["max"], facecolor="none", hatch="///", edgecolor=color,
+                            linewidth=0.0, alpha=0.7, label=label)
+        else:
+            ax.fill_between(band["k"], low, band["max"], color=color, alpha=0.12, linewidth=0, zorder=0, label=label)
         if clip_below is not None:
             _name_clipped(ax, variants, band, float(clip_below), holdout)
         legend: dict[str, Any] = {}
@@ -1546,3 +1551,102 @@ def plot_first_pick(study: Any, *, k: int | None = None, title: str = "") -> Fig
 
 
 __all__ += ["FIRST_PICK_LINES", "FIRST_PICK_STYLE", "plot_first_pick"]
+
+
+def plot_observed_pattern(matrix: Any, *, title: str = "") -> Figure:
+    """Which entries of a score matrix are observed, and how many models each benchmark has (chapter 1).
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+        Rows sorted by observed entries (most first), columns likewise.
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    Figure
+        Left: the observed pattern (dark: observed); right: observed models per benchmark, sorted.
+    """
+    obs = np.asarray(matrix.observed, dtype=bool)
+    obs = obs[np.argsort(-obs.sum(axis=1), kind="stable")][:, np.argsort(-obs.sum(axis=0), kind="stable")]
+    fig = Figure(figsize=(8.5, 3.2), layout="constrained")
+    ax, bx = fig.subplots(1, 2, width_ratios=[1.3, 1])
+    ax.imshow(obs, aspect="auto", cmap="Greys", interpolation="nearest", vmin=0, vmax=1)
+    ax.set_xlabel("benchmarks (most observed first)")
+    ax.set_ylabel("models (most observed first)")
+    per_col = obs.sum(axis=0)
+    bx.bar(np.arange(per_col.size), per_col, width=1.0, color="C0")
+    bx.axhline(obs.shape[0], color="black", linestyle="--", linewidth=1, label="all models")
+    bx.set_xlabel("benchmarks, sorted")
+    bx.set_ylabel("observed models")
+    bx.legend(loc="upper right", fontsize=8)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+__all__ += ["plot_observed_pattern"]
+
+
+# ---------------------------------------------------------------------------- Figure 13, one R^2 panel per holdout
+@_readable
+def plot_r2_by_holdout(summary_df: pd.DataFrame, *, methods: Sequence[str] = ("entropy", "random"),
+                       holdouts: Sequence[float] | None = None, folds: pd.DataFrame | None = None,
+                       title: str = "") -> Figure:
+    """Figure 13's R² panels: mean R² against k, one panel per holdout, each with its own R² axis.
+
+    Parameters
+    ----------
+    summary_df : DataFrame
+        ``summarize_cv`` output (``method, holdout, k, r2_mean, r2_sd, n_scored``).
+    methods : sequence of str
+        Greedy methods solid with markers, ``"random"`` dashed.
+    holdouts : sequence of float, optional
+        One panel each (default: all).
+    folds : DataFrame, optional
+        ``cross_validate`` output: each fold's R² drawn as a thin line under the means.
+    title : str
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Panels side by side; the shaded band is ±1 standard error of the mean over folds
+        (sd / sqrt(folds scored)), narrow enough that the mean lines stay readable.
+
+    Notes
+    -----
+    O(rows of the tables).
+    """
+    df = _require_columns(summary_df, ["method", "holdout", "k", "r2_mean"], "summary_df")
+    holdouts = sorted(df["holdout"].unique()) if holdouts is None else list(holdouts)
+    fig = Figure(figsize=(min(WIDTH, 2.4 * len(holdouts) + 0.6), 2.9), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(holdouts), squeeze=False)[0])
+    for ax, h in zip(axes, holdouts):
+        for m in methods:
+            sub = df[(df["method"] == m) & np.isclose(df["holdout"].astype(float), float(h))].sort_values("k")
+            if sub.empty:
+                continue
+            color = METHOD_COLORS.get(m, "black")
+            if folds is not None:
+                f = folds[(folds["method"] == m) & np.isclose(folds["holdout"].astype(float), float(h))]
+                for _, g in f.sort_values("k").groupby("fold"):
+                    ax.plot(g["k"], g["r2"], color=color, linewidth=0.5, alpha=0.35)
+            x, mean = sub["k"].to_numpy(float), _values(sub, "r2_mean")
+            se = _values(sub, "r2_sd") / np.sqrt(np.maximum(_values(sub, "n_scored"), 1.0))
+            ax.plot(x, mean, linestyle="--" if m == "random" else "-", color=color, linewidth=1.8,
+                    marker=None if m == "random" else "o", markersize=3, label=METHOD_LABELS.get(m, m))
+            _band(ax, x, mean, se, color)
+        ax.axhline(0.0, color="black", linewidth=0.6)
+        ax.set_title(_fmt_holdout(h))
+        ax.set_xlabel("$k$")
+        ax.grid(True, alpha=0.3)
+    axes[0].set_ylabel("imputation $R^2$")
+    handles, labels = axes[0].get_legend_handles_labels()
+    _legend_below(fig, handles, labels)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+__all__ += ["plot_r2_by_holdout"]

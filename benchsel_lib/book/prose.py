@@ -1,38 +1,27 @@
-"""Sentences of the book's pages, written from a run's results.
+"""Numbers and short phrases in the computed parts of the book's pages.
 
-A page's summaries (the "This book" and "Where they differ" paragraphs of its
-*At a glance* box, the "What we found" section, and the captions whose
-content depends on the run) are produced by the functions of
-:mod:`benchsel_lib.book.pages` from the objects the run computed, with the
-helpers below, and glued into the page as Markdown. They speak only of what
-the run computed:
+A chapter's prose is written in its Markdown cells; what follows the run (a
+claims row, a number shown with :func:`benchsel_lib.book.show.markdown`, the
+note of a broken check) is formatted with the helpers below, so that it
+speaks only of what the run computed:
 
 * a matrix the run did not include is named once, as not run
   (:func:`run_line`), and never quoted with a missing value;
-* counts (folds, seeds, holdouts, subset sizes) are the run's own;
 * a number is formatted by :func:`num`, which refuses a missing value (NaN,
-  None): a sentence that would print "nan" fails where it is written;
-* glued text holds no TeX (``$...$`` is not rendered inside glued Markdown):
-  ``R²`` and *k* are written in plain Unicode and Markdown emphasis.
-
-The paper's own claims stay fixed text in the notebooks, with its section,
-figure and appendix numbers.
+  None): a sentence that would print "nan" fails where it is written.
 """
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .notebook import LABELS, and_join, dataset_label
+from .notebook import and_join, dataset_label
 
 __all__ = [
     "K",
     "R2",
-    "RUN_KEY",
-    "PageProse",
     "bullets",
     "cap",
     "code",
@@ -53,8 +42,6 @@ __all__ = [
 R2 = "R²"
 #: The subset size in glued text.
 K = "*k*"
-#: Glue key under which a page records the matrices its run computed (read by :mod:`.checks`).
-RUN_KEY = "run_matrices"
 
 
 def label(name: str) -> str:
@@ -178,57 +165,6 @@ def run_line(
     if skipped:
         head += f"; {labels(skipped)} {was_were(skipped)} not run (parameter {code(parameter)})"
     return head + "."
-
-
-@dataclass
-class PageProse:
-    """The generated passages of one page and the matrices its run computed.
-
-    Attributes
-    ----------
-    matrices : list of str
-        Matrices whose results the passages may speak of (recorded under
-        :data:`RUN_KEY` for :func:`benchsel_lib.book.checks.check_notebook`).
-    passages : dict of str to str
-        Markdown passages keyed by their glue name (``"this_book"``,
-        ``"differ"``, ``"findings"``, captions, ...).
-    """
-
-    matrices: list[str]
-    passages: dict[str, str] = field(default_factory=dict)
-
-    def __getitem__(self, key: str) -> str:
-        return self.passages[key]
-
-    def add(self, **passages: str) -> PageProse:
-        """Add passages (keyword = glue name); returns ``self``."""
-        self.passages.update(passages)
-        return self
-
-    def glue(self) -> PageProse:
-        """Glue every passage as Markdown, and the run's matrices under :data:`RUN_KEY` (needs ``myst_nb``)."""
-        glue_prose(self.passages, matrices=self.matrices)
-        return self
-
-
-def glue_prose(passages: Mapping[str, str], *, matrices: Sequence[str] | None = None) -> None:
-    """Glue each passage as Markdown (``{glue:md}`` in the text) and, if given, the run's matrices.
-
-    Raises ``ValueError`` for a passage that holds TeX (``$``), which glued
-    Markdown does not render.
-    """
-    from IPython.display import Markdown
-    from myst_nb import glue
-
-    for key, text in passages.items():
-        if "$" in without_code(text):
-            raise ValueError(f"passage {key!r} holds TeX ('$'), which glued Markdown shows raw: {text[:80]!r}")
-        glue(key, Markdown(text), display=False)
-    if matrices is not None:
-        unknown = [m for m in matrices if m not in LABELS]
-        if unknown:
-            raise ValueError(f"unknown matrices {unknown}; known: {list(LABELS)}")
-        glue(RUN_KEY, list(matrices), display=False)
 
 
 def without_code(text: str) -> str:

@@ -2,7 +2,10 @@
 
 :mod:`.checks` reads the executed notebooks; this module reads the site that
 Jupyter Book rendered from them, where the reader meets the text, and
-reports, as :class:`SiteProblem` records:
+reports, as :class:`SiteProblem` records. The prose is the text of the
+Markdown cells and of the Markdown outputs (computed numbers, the notes of
+:func:`benchsel_lib.book.show.holds`); code, printed output, HTML outputs
+and tables are not prose.
 
 ``repeated-sentence``
     a sentence of twelve or more words that stands twice on the same page;
@@ -17,8 +20,10 @@ reports, as :class:`SiteProblem` records:
 ``missing-value``
     a table cell reading ``nan``, ``None`` or ``-0.00``;
 ``claims-table``
-    a chapter reproducing the paper without a claims table (a table with a
-    ``Verdict`` column) before its first figure;
+    a chapter reproducing the paper without a claims table (the Markdown
+    output of :class:`~benchsel_lib.book.claims.ClaimsTable`, rendered as a
+    table with a ``Verdict`` column) before its first figure, or with that
+    table shown as raw Markdown;
 ``long-page``
     more words of prose than the page's limit.
 
@@ -46,7 +51,10 @@ _TRUNCATED = re.compile(r"\b\d[\d,]* rows × \d[\d,]* columns\b")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'*])")
 #: Elements whose text is not prose: code, the notebook's source and printed output, and the page's navigation.
 _NOT_PROSE = ("pre", "script", "style", "nav", "header", "footer", "table", "form", "button")
+#: Classes of the same: a Markdown output stands directly in its ``cell_output`` and is prose; printed text,
+#: HTML and widget outputs are wrapped in an ``output`` element and are not.
 _NOT_PROSE_CLASSES = ("cell_input", "output", "bd-sidebar", "bd-header", "toc", "headerlink", "rerun")
+_RAW_CLAIMS = re.compile(r"\|\s*Verdict\s*\|")
 
 
 @dataclass(frozen=True)
@@ -87,7 +95,7 @@ def _skipped(tag) -> bool:
         if name in _NOT_PROSE:
             return True
         classes = parent.get("class", []) if hasattr(parent, "get") else []
-        if any(c in _NOT_PROSE_CLASSES or c.startswith("cell_output") for c in classes):
+        if any(c in _NOT_PROSE_CLASSES for c in classes):
             return True
     return False
 
@@ -173,6 +181,7 @@ def _table_problems(article) -> list[tuple[str, str]]:
 
 
 def _claims_problem(article) -> str | None:
+    """Why a paper chapter's claims table is missing or late; None when it stands before the first figure."""
     for tab in article.find_all("table"):
         heads = [th.get_text(strip=True) for th in tab.find_all("th")]
         if "Verdict" in heads:
@@ -180,6 +189,8 @@ def _claims_problem(article) -> str | None:
             if first_img is not None and first_img in tab.find_all_previous("img"):
                 return "the claims table comes after the first figure"
             return None
+    if _RAW_CLAIMS.search(article.get_text(" ")):
+        return "the claims table is shown as raw Markdown (its output was not rendered as MyST)"
     return "no claims table (a table with a Verdict column)"
 
 

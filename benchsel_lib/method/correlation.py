@@ -21,6 +21,13 @@ is held as a diagonal plus a low-rank part
 (:class:`~benchsel_lib.method.lowrank.LowRankCorrelation`), never as an
 N x N array. The thresholds lie far above the paper's matrices (at most 114
 benchmarks), whose estimates do not change.
+
+Memory: an estimate held as N x N arrays ("pairwise", "em", the floored
+pairwise correlation of a matrix that is not wide) needs a few of them at
+once, 8 N^2 bytes each (:func:`dense_memory`); where that exceeds
+:data:`DENSE_MEMORY_LIMIT` the estimate is refused before any work, with one
+``ValueError`` that says the memory it would need and what to use instead
+(:func:`check_dense_memory`).
 """
 from __future__ import annotations
 
@@ -30,7 +37,7 @@ from typing import Literal
 import numpy as np
 
 from .._checks import check_data_matrix
-from .covariance import cov_to_corr, floor_eigenvalues, pairwise_covariance
+from .covariance import cov_to_corr, floor_eigenvalues, pairwise_covariance, symmetrize_in_place
 from .em import EMResult, em_covariance, em_settings
 from .lowrank import LowRankCorrelation, low_rank_floored_correlation, wide_route
 from .scaling import Standardizer, fit_standardizer
@@ -48,6 +55,10 @@ __all__ = [
     "EM_WIDE_BENCHMARKS",
     "EM_MAX_BENCHMARKS",
     "EIGEN_FLOOR",
+    "DENSE_MEMORY_LIMIT",
+    "dense_memory",
+    "check_dense_memory",
+    "dense_route",
 ]
 
 #: names of the correlation estimators of a pipeline
@@ -63,6 +74,13 @@ EM_WIDE_BENCHMARKS = 500
 EM_MAX_BENCHMARKS = 2000
 #: eigenvalue floor of the pairwise correlation (:func:`floored_pairwise_correlation`)
 EIGEN_FLOOR = 1e-4
+#: the most memory, in bytes, that the N x N arrays of a correlation estimate and of the fit that uses it may
+#: take (:func:`check_dense_memory`; read at call time, so tests may lower it)
+DENSE_MEMORY_LIMIT = 1_000_000_000
+#: N x N float arrays held at once by a paper pipeline's fit on each dense route (peaks measured with
+#: tracemalloc: the correlation with the greedy selection's work arrays and its MI diagnostic; EM's iterates
+#: and its eigenvalue floor; the floored correlation's eigendecomposition)
+_DENSE_ARRAYS = {"pairwise": 7, "em": 16, "pairwise-floored": 6}
 
 
 def em_too_costly(n_models: int, n_benchmarks: int) -> bool:
@@ -89,6 +107,91 @@ def costly_em_note(n_models: int, n_benchmarks: int) -> str:
     return (f"EM on {n_models:,} models x {n_benchmarks:,} benchmarks would take too long ({why}: "
             f"O(N^3) work per iteration, up to 1000 iterations); using the pairwise correlation with "
             f"eigenvalues floored at {EIGEN_FLOOR:g} instead{wide}")
+
+
+def dense_memory(n_benchmarks: int, method: str) -> int:
+    """Bytes of the N x N arrays that a fit on the dense route ``method`` holds at once (0 for another). O(1).
+
+    ``method``: ``"pairwise"``, ``"em"`` or ``"pairwise-floored"`` (see
+    :func:`dense_route`); each array is ``8 N^2`` bytes.
+    """
+    return _DENSE_ARRAYS.get(method, 0) * 8 * int(n_benchmarks) ** 2
+
+
+def _bytes(n: float) -> str:
+    """``n`` bytes as ``"3.2 GB"`` / ``"450 MB"`` (decimal units). O(1)."""
+    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
+
+
+def check_dense_memory(n_models: int, n_benchmarks: int, method: str | None, *,
+                       estimator: str | None = None) -> None:
+    """Refuse an estimate whose N x N arrays would take more than :data:`DENSE_MEMORY_LIMIT`, before any work.
+
+    Parameters
+    ----------
+    n_models, n_benchmarks : int
+        The shape of the training rows.
+    method : str or None
+        The route that would run (:func:`dense_route`); None, a low-rank or
+        an unknown one needs no N x N array and passes.
+    estimator : str, optional
+        The estimator as the caller named it (for the message; default ``method``).
+
+    Raises
+    ------
+    ValueError
+        One line: the estimator, the shape, the memory it would need, the
+        limit, and what to use instead (``estimator="auto"``, which holds a
+        wide matrix's correlation in low-rank form, O(M N) memory; else fewer
+        benchmarks).
+
+    Notes
+    -----
+    O(1).
+    """
+    need = dense_memory(n_benchmarks, method) if method else 0
+    limit = DENSE_MEMORY_LIMIT
+    if need <= limit:
+        return
+    M, N = int(n_models), int(n_benchmarks)
+    name = estimator or str(method)
+    if wide_route(M, N):
+        instead = ("use estimator 'auto' (--estimator auto) or 'fast' instead: on a matrix with fewer models than "
+                   "benchmarks they hold the floored correlation as a diagonal plus a low-rank part, in memory "
+                   "proportional to models x benchmarks")
+    else:
+        instead = ("select among fewer benchmarks (drop the rarely observed ones, or split the matrix), or raise "
+                   "benchsel_lib.method.correlation.DENSE_MEMORY_LIMIT on a machine with that memory")
+    raise ValueError(f"the {name!r} correlation estimate on {M:,} models x {N:,} benchmarks would need about "
+                     f"{_bytes(need)} ({_DENSE_ARRAYS[method]} arrays of {N:,} x {N:,} floats), above the limit of "
+                     f"{_bytes(limit)}; {instead}")
+
+
+def dense_route(estimator: str, values: np.ndarray, *, standardized: np.ndarray | None = None) -> str | None:
+    """The dense route that ``estimator`` takes on ``values``, or None where it holds no N x N array. O(M N).
+
+    ``"pairwise"`` and ``"em"`` are dense; ``"auto"`` and ``"fast"`` follow
+    their rules (:func:`estimate_correlation`, :func:`inner_correlation`;
+    ``"fast"`` reads ``standardized``, default ``values``), whose floored
+    correlation of a wide matrix is low-rank (None).
+    """
+    A = np.asarray(values if estimator != "fast" or standardized is None else standardized, dtype=float)
+    if A.ndim != 2:
+        return None
+    M, N = A.shape
+    if estimator in ("pairwise", "em"):
+        return estimator
+    if estimator == "auto":
+        method = _auto_method(A)
+    elif estimator == "fast":
+        route = _inner_route(A)
+        method = _auto_method(A) if route == "paper" else "pairwise-floored"
+    else:
+        return None
+    if method == "pairwise-floored" and (M >= 2 and wide_route(M, N) or
+                                         M < N and N > EM_WIDE_BENCHMARKS and M >= 2 and not np.isnan(A).any()):
+        return None  # low-rank (or one N x N array through the m x m Gram matrix)
+    return method
 
 
 def _auto_method(A: np.ndarray) -> str:
@@ -186,7 +289,15 @@ def estimate_correlation(
     Notes
     -----
     Cost: O(M N^2) for pairwise; EM as in :func:`em_covariance`;
-    pairwise-floored as :func:`floored_pairwise_correlation`.
+    pairwise-floored as :func:`floored_pairwise_correlation`. Memory: a few
+    N x N arrays (:func:`dense_memory`; a wide matrix's floored correlation
+    is low-rank).
+
+    Raises
+    ------
+    ValueError
+        An unknown method; N x N arrays that would exceed
+        :data:`DENSE_MEMORY_LIMIT` (:func:`check_dense_memory`, before any work).
     """
     A = check_data_matrix(X, min_rows=2)
     if method not in ("auto", "pairwise", "em"):
@@ -195,6 +306,7 @@ def estimate_correlation(
     st = fit_standardizer(A, std_floor=std_floor)
     Z = st.transform(A)
     obs = ~np.isnan(A)
+    check_dense_memory(M, N, dense_route(method, A), estimator=method)  # before any N x N array
     if method == "auto":
         method = _auto_method(A)
     em = None
@@ -242,7 +354,7 @@ def inner_correlation(train: np.ndarray) -> np.ndarray:
         try:
             R = np.asarray(estimate_correlation(tr, method="auto", context="cv", std_floor="relative").corr, dtype=float)
             if np.isfinite(R).all():
-                return (R + R.T) / 2.0
+                return symmetrize_in_place(R)
         except ValueError:
             pass
     return floored_pairwise_correlation(tr)
@@ -342,12 +454,7 @@ def _clean_correlation(C: np.ndarray, block: int = 1024) -> np.ndarray:
 
     Memory: one ``block x block`` temporary instead of N x N copies. O(N^2).
     """
-    n = C.shape[0]
-    for i in range(0, n, block):
-        for j in range(i, n, block):
-            avg = (C[i:i + block, j:j + block] + C[j:j + block, i:i + block].T) / 2.0
-            C[i:i + block, j:j + block] = avg
-            C[j:j + block, i:i + block] = avg.T
+    symmetrize_in_place(C, block=block)
     np.clip(C, -1.0, 1.0, out=C)
     np.fill_diagonal(C, 1.0)
     return C
@@ -431,12 +538,30 @@ class Correlation:
         floored pairwise as :func:`floored_pairwise_correlation`; memory a few
         N x N arrays, or O(M N) on a wide matrix, whose floored correlation is
         returned as a :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`.
+
+        Raises
+        ------
+        ValueError
+            N x N arrays that would exceed :data:`DENSE_MEMORY_LIMIT`
+            (:meth:`check_memory`, before any work).
         """
+        self.check_memory(values, standardized=standardized)
         if self.estimator == "fast":
             return inner_correlation(standardized)  # type: ignore[return-value]
         est = estimate_correlation(values, method=self.estimator, config=self.config, context=context,
                                    std_floor="relative")
         if est.method == "pairwise-floored":  # symmetric already (a wide matrix's: low-rank, kept so)
             return est.corr
-        R = np.asarray(est.corr, dtype=float)
-        return (R + R.T) / 2.0
+        return symmetrize_in_place(np.asarray(est.corr, dtype=float))  # a fresh array: no N x N copy
+
+    def check_memory(self, values: np.ndarray, *, standardized: np.ndarray | None = None) -> None:
+        """Refuse, before any work, an estimate on ``values`` whose N x N arrays exceed :data:`DENSE_MEMORY_LIMIT`.
+
+        ``values`` (and ``standardized``) as for :meth:`estimate`; the
+        ``ValueError`` of :func:`check_dense_memory` says the memory the
+        estimate would need and what to use instead. O(M N).
+        """
+        A = np.asarray(values, dtype=float)
+        if A.ndim == 2:
+            check_dense_memory(*A.shape, dense_route(self.estimator, A, standardized=standardized),
+                               estimator=self.estimator)

@@ -12,7 +12,35 @@ __all__ = [
     "pairwise_pearson",
     "cov_to_corr",
     "floor_eigenvalues",
+    "symmetrize_in_place",
 ]
+
+#: rows and columns of the blocks that the in-place helpers work on (one block x block temporary at a time)
+_BLOCK = 1024
+
+
+def symmetrize_in_place(C: np.ndarray, *, block: int = _BLOCK) -> np.ndarray:
+    """``C`` replaced by ``(C + C^T) / 2``, blockwise, and returned: the values of that expression, no N x N copy.
+
+    Parameters
+    ----------
+    C : ndarray (N, N), float
+        Overwritten.
+    block : int
+        Side of the blocks (memory: two ``block x block`` temporaries).
+
+    Returns
+    -------
+    ndarray (N, N)
+        ``C`` itself, exactly symmetric. O(N^2).
+    """
+    n = C.shape[0]
+    for i in range(0, n, block):
+        for j in range(i, n, block):
+            avg = (C[i:i + block, j:j + block] + C[j:j + block, i:i + block].T) / 2.0
+            C[i:i + block, j:j + block] = avg
+            C[j:j + block, i:i + block] = avg.T
+    return C
 
 
 def observed_mean(X: np.ndarray, *, empty: float = np.nan) -> np.ndarray:
@@ -50,7 +78,8 @@ def pairwise_covariance(X: np.ndarray, *, mean: np.ndarray | None = None) -> np.
 
     Notes
     -----
-    Two matrix products, O(M N^2).
+    Two matrix products, O(M N^2). Memory: two N x N arrays (the products;
+    the division and the symmetrization work in place).
     """
     A = check_data_matrix(X, min_rows=1)
     obs = ~np.isnan(A)
@@ -62,10 +91,15 @@ def pairwise_covariance(X: np.ndarray, *, mean: np.ndarray | None = None) -> np.
         if mu.shape != (A.shape[1],) or not np.isfinite(mu).all():
             raise ValueError(f"mean must be a finite vector of length {A.shape[1]}")
     Bbar = np.where(obs, A - mu, 0.0)
-    num = Bbar.T @ Bbar
-    den = np.maximum(O.T @ O - 1.0, 1.0)
-    cov = num / den
-    return (cov + cov.T) / 2.0
+    cov = Bbar.T @ Bbar
+    del Bbar
+    den = O.T @ O
+    del O
+    den -= 1.0
+    np.maximum(den, 1.0, out=den)
+    cov /= den
+    del den
+    return symmetrize_in_place(cov)
 
 
 def pairwise_pearson(X: np.ndarray, *, min_overlap: int = 3) -> tuple[np.ndarray, np.ndarray]:
@@ -142,17 +176,25 @@ def cov_to_corr(cov: np.ndarray) -> np.ndarray:
     ------
     ValueError
         ``cov`` is not a square 2-D array.
+
+    Notes
+    -----
+    Memory: the result and ``block x block`` temporaries (the steps work in
+    place on the copy, block by block).
     """
-    C = np.asarray(cov, dtype=float)
-    if C.ndim != 2 or C.shape[0] != C.shape[1]:
-        raise ValueError(f"cov must be a square (N, N) matrix, got shape {C.shape}")
-    C = (C + C.T) / 2.0
-    d = np.diag(C).copy()
+    R = np.array(cov, dtype=float)  # the copy that is returned, worked on in place
+    if R.ndim != 2 or R.shape[0] != R.shape[1]:
+        raise ValueError(f"cov must be a square (N, N) matrix, got shape {R.shape}")
+    symmetrize_in_place(R)
+    d = np.diag(R).copy()
     good = np.isfinite(d) & (d > 0)
     inv_sd = np.where(good, 1.0 / np.sqrt(np.where(good, d, 1.0)), 0.0)
-    R = C * np.outer(inv_sd, inv_sd)
-    R = np.where(np.isfinite(R), R, 0.0)
-    R = np.clip(R, -1.0, 1.0)
+    n = R.shape[0]
+    for i in range(0, n, _BLOCK):
+        rows = R[i:i + _BLOCK]
+        rows *= np.outer(inv_sd[i:i + _BLOCK], inv_sd)  # the values of C * outer(inv_sd, inv_sd)
+        rows[~np.isfinite(rows)] = 0.0
+    np.clip(R, -1.0, 1.0, out=R)
     np.fill_diagonal(R, 1.0)
     return R
 

@@ -740,7 +740,11 @@ class BasePipeline:
             unknown revealed or mandatory benchmarks; ``k`` above the number
             of benchmarks, or equal to it for a search (nothing would be left
             to predict, and a search scores its choices by predicting);
-            no selection of ``k`` possible under the candidates' filters.
+            no selection of ``k`` possible under the candidates' filters; a
+            correlation estimate whose N x N arrays would exceed
+            :data:`~benchsel_lib.method.correlation.DENSE_MEMORY_LIMIT`
+            (the message says the memory it would need and what to use
+            instead).
         """
         check_matrix(matrix)
         names = list(matrix.benchmarks)
@@ -752,6 +756,7 @@ class BasePipeline:
                              f"one to predict")
         X = np.asarray(matrix.scores, dtype=float)
         spec = self._candidates_for(self.validate(), X)
+        spec.correlation.check_memory(X)  # an estimate too large for memory is refused before any work
         cols = self._check_reveal(names, spec, revealed)
         k = len(cols) if cols is not None else self.k
         notes, constant, flat = self._column_notes(X, names, spec, select=cols is None)

@@ -1,11 +1,11 @@
-"""One module per chapter of the book: the tables its notebook shows and the prose written from them.
+"""One module per chapter of the book: the tables its notebook shows and the claims it checks.
 
 Each module holds the paper's numbers the chapter compares with (fixed, with
 the paper's table and figure), functions that turn the run's results into the
-tables the page displays, and a ``prose(...)`` function that writes the page's
-"This book", "Where they differ" and "What we found" passages (and its
-run-dependent captions) from those results, as a
-:class:`benchsel_lib.book.prose.PageProse` that the notebook glues.
+tables the page displays, and ``claims(...)``, the rows of the chapter's claims
+table (:mod:`benchsel_lib.book.claims`). The chapter's prose is written in the
+notebook's Markdown cells; the checks under its sentences
+(:func:`benchsel_lib.book.show.holds`) read the same results.
 
 =============================  ===============================================
 module                         chapter
