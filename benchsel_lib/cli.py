@@ -1,7 +1,11 @@
 """The ``benchsel`` command: select benchmarks, predict a new model's scores, cross-validate.
 
-The command only parses and formats: every subcommand builds a
-:class:`~benchsel_lib.method.pipeline.Pipeline` and calls it.
+The command only parses, calls and prints: ``select``, ``predict`` and
+``cv`` each turn their arguments into a request (small frozen dataclasses of
+checked values; each check is a small function of its own, and all run
+before any long work), build from it a
+:class:`~benchsel_lib.method.pipeline.Pipeline` (``cv``: the pipelines and
+the cross-validation protocol), call it and format the result.
 
 Subcommands (``benchsel <command> --help`` shows examples for each):
 
@@ -61,6 +65,7 @@ import signal
 import sys
 import threading
 import warnings
+from dataclasses import dataclass
 
 #: BLAS thread variables the command sets to 1 unless the user set them.
 BLAS_THREAD_VARS: tuple[str, ...] = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -358,27 +363,48 @@ def _data_args(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``benchsel`` argument parser (subcommands datasets, select, predict, cv)."""
-    fmt = argparse.RawDescriptionHelpFormatter
+    """The ``benchsel`` argument parser (subcommands datasets, select, predict, cv).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser; the arguments of a subcommand carry ``func``, the function that runs it.
+    """
     parser = _Parser(
         prog="benchsel",
         description="Pick the few benchmarks worth running, and predict the rest (submodular benchmark selection).",
         epilog=_MAIN_EPILOG,
-        formatter_class=fmt,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"benchsel {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="command", parser_class=_Parser)
+    _add_datasets(sub)
+    _add_select(sub)
+    _add_predict(sub)
+    _add_cv(sub)
+    return parser
 
-    p = sub.add_parser("datasets", parents=[_common()], help="list the built-in score matrices",
-                       description="List the built-in score matrices with their shape and observed fraction.",
-                       epilog=_DATASETS_EPILOG, formatter_class=fmt)
+
+def _subcommand(sub: argparse._SubParsersAction, name: str, summary: str, description: str,
+                epilog: str) -> argparse.ArgumentParser:
+    """The parser of subcommand ``name``, with ``--format`` and ``--data-dir``."""
+    return sub.add_parser(name, parents=[_common()], help=summary, description=description, epilog=epilog,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def _add_datasets(sub: argparse._SubParsersAction) -> None:
+    """``benchsel datasets``: no options of its own."""
+    p = _subcommand(sub, "datasets", "list the built-in score matrices",
+                    "List the built-in score matrices with their shape and observed fraction.", _DATASETS_EPILOG)
     p.set_defaults(func=_cmd_datasets)
 
-    p = sub.add_parser("select", parents=[_common()], help="select benchmarks (or reference models) greedily",
-                       description="Greedy benchmark selection: entropy (pivoted Cholesky, Algorithm 1), "
-                       "mutual information (Algorithm 2), random, or the total residual variance (Section 2), "
-                       "with mandatory benchmarks and cost budgets.",
-                       epilog=_SELECT_EPILOG, formatter_class=fmt)
+
+def _add_select(sub: argparse._SubParsersAction) -> None:
+    """``benchsel select``: the selection's size, objective, mandatory picks, costs and budget."""
+    p = _subcommand(sub, "select", "select benchmarks (or reference models) greedily",
+                    "Greedy benchmark selection: entropy (pivoted Cholesky, Algorithm 1), "
+                    "mutual information (Algorithm 2), random, or the total residual variance (Section 2), "
+                    "with mandatory benchmarks and cost budgets.", _SELECT_EPILOG)
     _data_args(p)
     p.add_argument("-k", type=_int, default=None, help="number of benchmarks to select (required unless --budget)")
     p.add_argument("--method", choices=("auto", "gaussian"), default=None,
@@ -406,10 +432,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "benchmarks are its selection of j, so they can be run in order and stopped at any point")
     p.set_defaults(func=_cmd_select)
 
-    p = sub.add_parser("predict", parents=[_common()], help="predict a new model's other scores with intervals",
-                       description="Predict the benchmarks a new model has not run from the ones it has, with "
-                       "central intervals from the Gaussian conditional distribution, in the original units.",
-                       epilog=_PREDICT_EPILOG, formatter_class=fmt)
+
+def _add_predict(sub: argparse._SubParsersAction) -> None:
+    """``benchsel predict``: the new model's scores, the interval level and the variance inflation."""
+    p = _subcommand(sub, "predict", "predict a new model's other scores with intervals",
+                    "Predict the benchmarks a new model has not run from the ones it has, with "
+                    "central intervals from the Gaussian conditional distribution, in the original units.",
+                    _PREDICT_EPILOG)
     _data_args(p)
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--scores", action="append", metavar='"BENCH=VALUE,..."', help="the new model's scores")
@@ -432,10 +461,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "instead of warning about it")
     p.set_defaults(func=_cmd_predict)
 
-    p = sub.add_parser("cv", parents=[_common()], help="cross-validate selection + imputation (Section 5.1)",
-                       description="The paper's 10-fold cross-validation protocol: R^2 of Gaussian imputation "
-                       "from the selected benchmarks, per method, holdout fraction and k.",
-                       epilog=_CV_EPILOG, formatter_class=fmt)
+
+def _add_cv(sub: argparse._SubParsersAction) -> None:
+    """``benchsel cv``: the pipelines, the protocol's folds and holdouts, the coverage levels, where it runs."""
+    p = _subcommand(sub, "cv", "cross-validate selection + imputation (Section 5.1)",
+                    "The paper's 10-fold cross-validation protocol: R^2 of Gaussian imputation "
+                    "from the selected benchmarks, per method, holdout fraction and k.", _CV_EPILOG)
     _data_args(p)
     p.add_argument("--methods", default="entropy,mi,random",
                    help="comma-separated objectives (entropy, mi, random: Gaussian imputation), "
@@ -468,7 +499,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run the splits on a Dask cluster, e.g. tcp://host:8786 (needs the [cluster] extra)")
     p.set_defaults(func=_cmd_cv)
-    return parser
 
 
 # ------------------------------------------------------------------ inputs
@@ -503,76 +533,120 @@ def _what(axis: str) -> str:
     return "model" if axis == "models" else "benchmark"
 
 
-def _read_costs(path: str, names: Sequence[str], default: float | None, what: str) -> np.ndarray:
-    """Per-candidate costs from a ``benchmark,cost`` CSV (header row required)."""
+def _rows_of(what: str) -> str:
+    """What the matrix's rows are when its columns are ``what``: ``"models"`` or ``"benchmarks"``."""
+    return "models" if what == "benchmark" else "benchmarks"
+
+
+def _csv_rows(path: str, label: str) -> list[list[str]]:
+    """The non-blank rows of the ``label`` file (``"costs"``, ``"scores"``) at ``path``, a CSV file."""
     p = Path(path)
     if p.is_dir():
-        raise UsageError(f"costs file {path} is a folder; give a CSV file")
+        raise UsageError(f"{label} file {path} is a folder; give a CSV file")
     if not p.is_file():
-        raise UsageError(f"costs file not found: {path}")
-    rows = [r for r in read_csv_rows(p)[0] if any(c.strip() for c in r)]
-    if len(rows) < 2:
-        raise UsageError(f"costs file {path}: expected a header row and one '{what},cost' row per {what}")
-    if len(rows[0]) == 2 and _is_number(rows[0][1]):
-        raise UsageError(f"costs file {path}: the first line {','.join(rows[0])!r} looks like a cost, but it is read "
-                         f"as the header; add a header row '{what},cost'")
+        raise UsageError(f"{label} file not found: {path}")
+    return [r for r in read_csv_rows(p)[0] if any(c.strip() for c in r)]
+
+
+def _read_costs(path: str, names: Sequence[str], default: float | None, what: str) -> np.ndarray:
+    """Per-candidate costs from a ``benchmark,cost`` CSV (header row required)."""
+    rows = _csv_rows(path, "costs")
+    _check_costs_rows(rows, path, what)
+    _check_costs_header(rows[0], path, what)
     pos = {n: j for j, n in enumerate(names)}
     costs = np.full(len(names), np.nan)
     for line, row in enumerate(rows[1:], start=2):
-        if len(row) != 2:
-            raise UsageError(f"costs file {path}, line {line}: expected 2 fields ({what},cost), got {len(row)}")
-        name, raw = row[0].strip(), row[1].strip()
-        if name not in pos:
-            err = unknown_name_error(name, names, what)
-            raise UsageError(f"costs file {path}, line {line}: {err}")
-        try:
-            value = parse_number(raw)
-        except ValueError:
-            raise UsageError(f"costs file {path}, line {line}: cost {raw!r} for {name!r} is not a number") from None
-        if not (math.isfinite(value) and value > 0):
-            raise UsageError(f"costs file {path}, line {line}: cost of {name!r} must be a positive finite number, "
-                             f"got {raw}")
+        where = f"costs file {path}, line {line}"
+        name, value = _cost_entry(row, pos, names, where, what)
         if not np.isnan(costs[pos[name]]):
-            raise UsageError(f"costs file {path}, line {line}: {what} {name!r} is listed twice")
+            raise UsageError(f"{where}: {what} {name!r} is listed twice")
         costs[pos[name]] = value
+    return _default_costs(costs, names, default, path, what)
+
+
+def _check_costs_rows(rows: Sequence[Sequence[str]], path: str, what: str) -> None:
+    """A costs file has a header row and at least one cost."""
+    if len(rows) < 2:
+        raise UsageError(f"costs file {path}: expected a header row and one '{what},cost' row per {what}")
+
+
+def _check_costs_header(head: Sequence[str], path: str, what: str) -> None:
+    """A costs file's first row is a header, not a cost."""
+    if len(head) == 2 and _is_number(head[1]):
+        raise UsageError(f"costs file {path}: the first line {','.join(head)!r} looks like a cost, but it is read "
+                         f"as the header; add a header row '{what},cost'")
+
+
+def _cost_entry(row: Sequence[str], pos: dict[str, int], names: Sequence[str], where: str,
+                what: str) -> tuple[str, float]:
+    """One ``name,cost`` row of a costs file (``where``: its file and line), checked."""
+    if len(row) != 2:
+        raise UsageError(f"{where}: expected 2 fields ({what},cost), got {len(row)}")
+    name, raw = row[0].strip(), row[1].strip()
+    if name not in pos:
+        raise UsageError(f"{where}: {unknown_name_error(name, names, what)}")
+    return name, _cost_value(raw, name, where)
+
+
+def _cost_value(raw: str, name: str, where: str) -> float:
+    """A cost: a positive finite number."""
+    try:
+        value = parse_number(raw)
+    except ValueError:
+        raise UsageError(f"{where}: cost {raw!r} for {name!r} is not a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{where}: cost of {name!r} must be a positive finite number, got {raw}")
+    return value
+
+
+def _default_costs(costs: np.ndarray, names: Sequence[str], default: float | None, path: str,
+                   what: str) -> np.ndarray:
+    """``costs`` with ``--default-cost`` for the candidates the file does not list (an error without it)."""
     missing = [names[j] for j in np.flatnonzero(np.isnan(costs))]
-    if missing:
-        if default is None:
-            shown = ", ".join(map(repr, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-            raise UsageError(f"costs file {path} has no cost for {len(missing)} {what}(s): {shown}; "
-                             "add them or pass --default-cost")
-        costs[np.isnan(costs)] = default
+    if not missing:
+        return costs
+    if default is None:
+        shown = ", ".join(map(repr, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise UsageError(f"costs file {path} has no cost for {len(missing)} {what}(s): {shown}; "
+                         "add them or pass --default-cost")
+    costs[np.isnan(costs)] = default
     return costs
 
 
 def _read_scores_file(path: str) -> tuple[list[tuple[str, float]] | None, Any]:
     """Read ``--scores-file``: (pairs, None) for a benchmark,score file, else (None, DataFrame)."""
-    p = Path(path)
-    if p.is_dir():
-        raise UsageError(f"scores file {path} is a folder; give a CSV file")
-    if not p.is_file():
-        raise UsageError(f"scores file not found: {path}")
-    rows = [r for r in read_csv_rows(p)[0] if any(c.strip() for c in r)]
+    rows = _csv_rows(path, "scores")
     if not rows:
         raise UsageError(f"scores file {path} is empty")
-    head = [h.strip().lower() for h in rows[0]]
-    if len(head) == 2 and head[0] in {"benchmark", "name", "model"} and head[1] in {"score", "value"}:
-        pairs: list[tuple[str, float]] = []
-        for line, row in enumerate(rows[1:], start=2):
-            if len(row) != 2:
-                raise UsageError(f"scores file {path}, line {line}: expected 2 fields, got {len(row)}")
-            raw = row[1].strip()
-            try:
-                value = parse_number(raw) if raw.lower() not in {"", "na", "nan"} else float("nan")
-            except ValueError:
-                raise UsageError(f"scores file {path}, line {line}: value {raw!r} for {row[0].strip()!r} "
-                                 "is not a number") from None
-            pairs.append((row[0].strip(), value))
-        if not pairs:
-            raise UsageError(f"scores file {path} lists no scores")
-        return pairs, None
-    m = load_csv(p, allow_empty=True)
-    return None, m.to_frame()
+    if _is_pairs_header(rows[0]):
+        return _score_pairs(rows, path), None
+    return None, load_csv(Path(path), allow_empty=True).to_frame()
+
+
+def _is_pairs_header(head: Sequence[str]) -> bool:
+    """Whether a scores file's first row is the header of a two-column ``benchmark,score`` file."""
+    names = [h.strip().lower() for h in head]
+    return len(names) == 2 and names[0] in {"benchmark", "name", "model"} and names[1] in {"score", "value"}
+
+
+def _score_pairs(rows: Sequence[Sequence[str]], path: str) -> list[tuple[str, float]]:
+    """The (name, score) pairs of a ``benchmark,score`` file (an empty or NA score: NaN, not run)."""
+    pairs = [_score_pair(row, f"scores file {path}, line {line}") for line, row in enumerate(rows[1:], start=2)]
+    if not pairs:
+        raise UsageError(f"scores file {path} lists no scores")
+    return pairs
+
+
+def _score_pair(row: Sequence[str], where: str) -> tuple[str, float]:
+    """One ``name,score`` row of a scores file (``where``: its file and line), checked."""
+    if len(row) != 2:
+        raise UsageError(f"{where}: expected 2 fields, got {len(row)}")
+    raw = row[1].strip()
+    try:
+        value = parse_number(raw) if raw.lower() not in {"", "na", "nan"} else float("nan")
+    except ValueError:
+        raise UsageError(f"{where}: value {raw!r} for {row[0].strip()!r} is not a number") from None
+    return row[0].strip(), value
 
 
 def _check_frame(frame: Any, matrix: Any, what: str = "benchmark", *, strict: bool = False) -> None:
@@ -616,6 +690,31 @@ def _parse_fractions(text: str, what: str, item: str, example: str) -> list[floa
             raise UsageError(f"--{what} lists {value:g} twice")
         values.append(value)
     return values
+
+
+# ------------------------------------------------------------------ checks
+def _check_at_least(value: int | None, least: int, option: str) -> None:
+    """An integer option (None: not given) is at least ``least``."""
+    if value is not None and value < least:
+        raise UsageError(f"{option} must be >= {least}, got {value}")
+
+
+def _check_positive(value: float | None, option: str) -> None:
+    """A number option (None: not given) is finite and positive."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{option} must be a positive number, got {value:g}")
+
+
+def _check_needs(value: Any, needed: Any, option: str, other: str) -> None:
+    """``option`` (given unless ``value`` is None) comes with ``other`` (given unless ``needed`` is None)."""
+    if value is not None and needed is None:
+        raise UsageError(f"{option} needs {other}")
+
+
+def _check_gaussian_options(method: str | None, paper_only: bool, options: str) -> None:
+    """``--method auto`` comes without the ``options`` of ``--method gaussian`` (``paper_only``: one is given)."""
+    if method == "auto" and paper_only:
+        raise UsageError(f"{options} are options of --method gaussian")
 
 
 # ----------------------------------------------------------------- outputs
@@ -759,6 +858,7 @@ def _warnings_as_lines() -> Iterator[None]:
 
 # ---------------------------------------------------------------- commands
 def _cmd_datasets(args: argparse.Namespace) -> int:
+    """``benchsel datasets``: the built-in matrices with their shape and observed fraction."""
     rows = []
     for name in DATASETS:
         m = load_matrix(name, data_dir=args.data_dir)
@@ -768,271 +868,6 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
     _emit(df, args.format, meta={}, key="datasets",
           footer=["", "Use any of these with --data NAME, or pass --data PATH.csv for your own matrix."])
     return 0
-
-
-def _cmd_select(args: argparse.Namespace) -> int:
-    paper_only = (args.objective is not None or args.costs is not None or args.budget is not None
-                  or args.axis == "models")
-    if args.method is None:
-        args.method = "gaussian" if paper_only else "auto"
-    if args.method == "auto" and paper_only:
-        raise UsageError("--objective, --costs, --budget and --axis models are options of --method gaussian")
-    if args.nested and args.method != "auto":
-        raise UsageError("--nested is an option of --method auto (the paper's greedy selections are nested already)")
-    if args.objective is None:
-        args.objective = "entropy"
-    if args.budget is not None and args.objective not in COST_AWARE:
-        raise UsageError(f"--objective {args.objective} has no cost-aware form; with --budget use "
-                         f"{', '.join(o for o in COST_AWARE if o in _OBJECTIVES)}")
-    matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
-    what = _what(args.axis)
-    names = list(matrix.benchmarks)
-    n_cand = len(names)
-    # --- options
-    if args.budget is None and args.costs is not None:
-        raise UsageError("--costs needs --budget")
-    if args.default_cost is not None and args.costs is None:
-        raise UsageError("--default-cost needs --costs")
-    if args.default_cost is not None and not (math.isfinite(args.default_cost) and args.default_cost > 0):
-        raise UsageError(f"--default-cost must be a positive number, got {args.default_cost:g}")
-    if args.seed < 0:
-        raise UsageError(f"--seed must be >= 0, got {args.seed}")
-    if args.budget is not None and not (math.isfinite(args.budget) and args.budget > 0):
-        raise UsageError(f"--budget must be a positive number, got {args.budget:g}")
-    if args.k is None:
-        if args.budget is None:
-            raise UsageError("-k is required (or give --budget)")
-        k = n_cand
-    else:
-        k = args.k
-        if not 1 <= k <= n_cand:
-            raise UsageError(f"-k {k} is out of range: {args.data} has {n_cand} {what}s, choose 1..{n_cand}")
-        if k == n_cand and args.method == "auto":
-            raise UsageError(f"-k {k} leaves nothing to predict: {args.data} has {n_cand} {what}s and --method auto "
-                             f"chooses its selection by how well it predicts the rest; choose 1..{n_cand - 1} "
-                             "(--method gaussian ranks them all)")
-    twice = next((b for i, b in enumerate(args.require) if b in args.require[:i]), None)
-    if twice is not None:
-        raise UsageError(f"--require lists {what} {twice!r} twice")
-    require = name_positions(args.require, names, what=what)  # column indices of --require
-    if len(require) > k:
-        raise UsageError(f"--require names {len(require)} {what}s but -k is {k}")
-    costs = None
-    if args.costs is not None:
-        costs = _read_costs(args.costs, names, args.default_cost, what)
-    elif args.budget is not None:
-        costs = np.ones(n_cand)
-    if costs is not None and require and not within_budget(costs[require].sum(), args.budget):
-        raise UsageError(f"the required {what}s cost {costs[require].sum():g}, more than --budget {args.budget:g}")
-    # --- thinly observed candidates (their correlations are noise)
-    counts = matrix.observed.sum(axis=0)
-    if args.min_observed is None:
-        min_obs = min(DEFAULT_MIN_OBSERVED, matrix.shape[0])
-    else:
-        if args.min_observed < 0:
-            raise UsageError(f"--min-observed must be >= 0, got {args.min_observed}")
-        min_obs = args.min_observed
-    thin = np.flatnonzero(too_thin(counts, min_obs, mandatory=require)).tolist()
-    available = n_cand - len(thin)
-    if args.k is not None and k > available:
-        raise UsageError(f"-k {k} is larger than the {available} {what}s left after --min-observed {min_obs}; "
-                         "lower -k or --min-observed")
-    if available == 0:
-        raise UsageError(f"no {what}s are left after --min-observed {min_obs}; lower --min-observed")
-    if costs is not None and (args.k is None or k > len(require)):
-        cand = [j for j in range(n_cand) if j not in require and j not in thin]
-        if not cand or not within_budget(costs[require].sum() + costs[cand].min(), args.budget):
-            raise UsageError(f"no {what} is affordable within --budget {args.budget:g}"
-                             + (f" after the required {what}s" if require else "")
-                             + (f" (cheapest candidate: {costs[cand].min():g})" if cand else ""))
-    if thin:  # after the checks, so that an error stays one line
-        shown = (", ".join(f"{names[j]} ({counts[j]})" for j in thin[:8])
-                 + (f" and {len(thin) - 8} more" if len(thin) > 8 else ""))
-        _note(f"excluding {len(thin)} candidate {what}(s) observed for fewer than {min_obs} "
-              f"{'models' if what == 'benchmark' else 'benchmarks'} (--min-observed): {shown}")
-    k = min(k, available)
-    if args.method == "auto":  # its own correlation estimates, inside the inner cross-validation
-        return _select_auto(args, matrix, k, require, min_obs, thin)
-    # --- the paper's pipeline: estimate and select
-    _slow_em_note(matrix, args.estimator, what)
-    pipe = Pipeline.paper(
-        k if args.k is not None or costs is None else None, objective=args.objective, estimator=args.estimator,
-        initial=[names[j] for j in require], min_observed=min_obs if min_obs > 0 else None,
-        costs=None if costs is None else dict(zip(names, costs.tolist())), budget=args.budget, seed=args.seed,
-    ).fit(matrix)
-    sel = pipe.selection_
-    estimator = pipe.component("correlation").resolved(matrix.scores)
-    order = list(sel.order)
-    steps = len(order)
-    df = pd.DataFrame({
-        "step": np.arange(1, steps + 1),
-        what: [names[j] for j in order],
-        "required": [j in require for j in order],
-    })
-    if costs is not None:
-        df["cost"] = costs[order]
-    df["gain"] = np.asarray(sel.gains, dtype=float)[:steps]
-    df["residual_fraction"] = np.asarray(sel.residual_fraction, dtype=float)[:steps]
-    df["logdet"] = np.asarray(sel.logdet, dtype=float)[:steps]
-    if sel.mi is not None:
-        df["mi"] = np.asarray(sel.mi, dtype=float)[:steps]
-    df["n_observed"] = counts[order].astype(int)
-    if not require:
-        df = df.drop(columns="required")
-    meta: dict[str, Any] = {
-        "data": args.data, "axis": args.axis, "shape": list(matrix.shape),
-        "observed_fraction": matrix.observed_fraction, "objective": args.objective,
-        "estimator": estimator, "k": args.k, "min_observed": min_obs, "seed": args.seed,
-        "required": [names[j] for j in require], "excluded": [names[j] for j in thin],
-    }
-    header = [
-        _describe(matrix, args.data, args.axis),
-        f"objective: {args.objective}   correlation: {estimator}   "
-        f"{'reference models' if what == 'model' else 'benchmarks'} selected: {steps}",
-        "",
-    ]
-    footer = []
-    reach, meta["reach"] = _reach_line(matrix, order, what)
-    if steps:
-        footer.append("")
-        footer.append(f"residual variance after {steps} pick(s): "
-                      f"{100 * df['residual_fraction'].iloc[-1]:.1f}% of the total")
-    footer.append(reach)
-    if args.budget is not None:
-        total = float(costs[order].sum())
-        strategy = {"cost-effective": "cost-effective greedy",
-                    "singleton": "best single " + what}.get(sel.strategy, sel.strategy)
-        meta.update(budget=args.budget, total_cost=total, strategy=sel.strategy)
-        footer.append(f"budget {args.budget:g}: {strategy} won (modified greedy, Appendix B); total cost {total:g}")
-        if args.objective != "entropy":
-            footer.append("note: the 1/2(1-1/e) budget guarantee holds for shifted entropy; "
-                          "for mi/random this is a heuristic")
-    _emit(df, args.format, meta=meta, header=header, footer=footer, key="selection")
-    return 0
-
-
-def _as_table(pred: pd.DataFrame) -> pd.DataFrame:
-    """A prediction frame of :meth:`Pipeline.predict` as the command's table (``predicted``, ``n_train``)."""
-    out = pred.reset_index().rename(columns={"mean": "predicted", "n_observed": "n_train"})
-    out.attrs = dict(pred.attrs)
-    return out
-
-
-def _cmd_predict(args: argparse.Namespace) -> int:
-    if not (0.0 < args.level < 1.0):
-        raise UsageError(f"--level must be strictly between 0 and 1, got {args.level:g}")
-    paper_only = args.transform != "none" or args.inflate != "none" or args.axis == "models"
-    if args.method == "auto" and paper_only:
-        raise UsageError("--transform, --inflate and --axis models are options of --method gaussian")
-    if args.method != "gaussian" and not paper_only:
-        pairs0, frame0 = (parse_scores(args.scores), None) if args.scores else _read_scores_file(args.scores_file)
-        if frame0 is not None and frame0.shape[0] == 1:
-            pairs0, frame0 = [(str(c), float(v)) for c, v in frame0.iloc[0].items()], None
-        if frame0 is None:
-            return _predict_auto(args, pairs0)
-        if args.method == "auto":
-            raise UsageError("--method auto predicts one model at a time: give one model's scores "
-                             "(or use --method gaussian for a several-model file)")
-    auto = args.inflate == "auto"
-    if not auto and (args.inner_folds is not None or args.seed is not None):
-        raise UsageError("--inner-folds and --seed are for --inflate auto")
-    seed = 0 if args.seed is None else args.seed
-    if seed < 0:
-        raise UsageError(f"--seed must be >= 0, got {seed}")
-    inflation: str | float = 1.0 if args.inflate == "none" else "inner" if args.inflate == "auto" else args.inflate
-    matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
-    what = _what(args.axis)
-    rows_what = "models" if what == "benchmark" else "benchmarks"
-    inner_folds = min(3, matrix.shape[0]) if args.inner_folds is None else args.inner_folds  # never one not passed
-    if auto and not 2 <= inner_folds <= matrix.shape[0]:
-        raise UsageError(f"--inner-folds {inner_folds} is out of range: choose 2..{matrix.shape[0]} "
-                         f"({args.data} has {matrix.shape[0]} {rows_what})")
-    pairs, frame = ((parse_scores(args.scores, what=what), None) if args.scores
-                    else _read_scores_file(args.scores_file))
-    transform = None if args.transform == "none" else args.transform
-    if frame is not None and frame.shape[0] == 1:  # a one-model file: same output as --scores
-        pairs = [(str(c), float(v)) for c, v in frame.iloc[0].items()]
-        frame = None
-    # validate the input before the (possibly slow) correlation estimate
-    if frame is None:
-        if not check_given(pairs, matrix, what=what, skip_missing=args.scores_file is not None, strict=args.strict):
-            raise UsageError("no scores given (every entry is empty)")
-    else:
-        _check_frame(frame, matrix, what, strict=args.strict)
-    _slow_em_note(matrix, args.estimator, what)
-    pipe = Pipeline.paper(objective="mi", estimator=args.estimator, logit=transform == "logit", inflation=inflation,
-                          inner_folds=inner_folds, seed=seed)
-    first = [n for n, v in pairs if not math.isnan(float(v))] if frame is None else \
-        [c for c in frame.columns if frame[c].notna().iloc[0]]
-    pipe.fit(matrix, revealed=[str(b) for b in first])
-    estimator = pipe.component("correlation").resolved(pipe.scaling_.values(matrix.scores))
-    lo_pct, hi_pct = 50 * (1 - args.level), 50 * (1 + args.level)
-    header = [_describe(matrix, args.data, args.axis)]
-    if frame is None:
-        df = _as_table(pipe.predict(pairs, level=args.level, skip_missing=args.scores_file is not None,
-                                    strict=args.strict))
-        used = df.attrs["used"]
-        ignored = df.attrs["ignored"]
-        meta = {"data": args.data, "axis": args.axis, "level": args.level, "transform": transform,
-                "estimator": estimator, "used": used, "ignored": ignored}
-        given_line = f"conditioned on {len(used)} given score(s): " + ", ".join(f"{k}={v:g}" for k, v in used.items())
-        factors: dict[str, float] = {"": df.attrs["inflation"]}
-        meta["inflation"] = df.attrs["inflation"]
-    else:
-        with warnings.catch_warnings():  # said above, with the model's name (_check_frame)
-            warnings.simplefilter("ignore", ScaleWarning)
-            df = _as_table(pipe.predict(frame, level=args.level, strict=args.strict))
-        used = df.attrs["used"]
-        meta = {"data": args.data, "axis": args.axis, "level": args.level, "transform": transform,
-                "estimator": estimator, "used": used}
-        given_line = "conditioned on: " + "; ".join(f"{m}: {len(u)} score(s) ({', '.join(u)})" for m, u in used.items())
-        ignored = []
-        factors = df.attrs["inflation"]
-        meta["inflation"] = factors
-    meta["inflation_mode"] = {"none": "none", "auto": "auto"}.get(str(args.inflate), "given")
-    if auto:
-        meta.update(inner_folds=inner_folds, seed=seed)
-    infl_line = None
-    if args.inflate != "none":
-        how = (f"auto: inner {inner_folds}-fold CV on the {matrix.shape[0]} training {rows_what}, seed {seed}"
-               + (f"; noisy with so few {rows_what}" if matrix.shape[0] < _FEW_ROWS else "")
-               if auto else "given")
-        values = sorted(set(factors.values()))
-        if len(values) == 1:
-            f = values[0]
-            infl_line = f"variance inflation: {f:.4g} ({how}); interval half-widths x {math.sqrt(f):.4g}"
-        else:
-            infl_line = (f"variance inflation ({how}, one per set of given scores): "
-                         + ", ".join(f"{m} {f:.4g}" for m, f in factors.items()))
-    df = df.rename(columns={"benchmark": what}) if what != "benchmark" else df
-    header += [given_line, f"interval: central {100 * args.level:g}% ({lo_pct:g}%..{hi_pct:g}%) of the Gaussian "
-               f"conditional distribution; correlation: {estimator}"
-               + ("; logit space" if transform else "")]
-    if infl_line:
-        header.append(infl_line)
-    header.append("")
-    footer = [f"(ignored empty entries: {', '.join(ignored)})"] if ignored else []
-    if args.format == "csv":  # keep stdout a clean table; say what was used on stderr
-        _note(given_line)
-        if infl_line:
-            _note(infl_line)
-    _emit(df, args.format, meta=meta, header=header, footer=footer, key="predictions")
-    return 0
-
-
-def _run_cv(matrix: Any, run: dict[str, Any], *, jobs: int, scheduler: str | None) -> Any:
-    """``cross_validate`` on ``jobs`` local processes, or on the Dask scheduler at ``scheduler``."""
-    with ExitStack() as stack:
-        if scheduler is None:
-            return cross_validate(matrix, n_jobs=jobs, **run)
-        try:
-            client = stack.enter_context(dask_backend(scheduler))
-        except ImportError:
-            raise UsageError("--scheduler needs dask.distributed: pip install 'benchsel[cluster]'") from None
-        except ConnectionError as exc:
-            raise UsageError(f"--scheduler: {_one_line(exc)}") from None
-        _note(f"running on the Dask cluster at {scheduler} ({len(client.scheduler_info()['workers'])} workers)")
-        return cross_validate(matrix, n_jobs=None, **run)
 
 
 def _fit_recommended(pipe: Pipeline, matrix: Any, **fit: Any) -> Pipeline:
@@ -1072,71 +907,856 @@ def _recommend_lines(pipe: PipelineSearch) -> list[str]:
     return lines
 
 
-def _predict_auto(args: argparse.Namespace, pairs) -> int:
-    """``benchsel predict`` with the recommended predictor and conformal intervals."""
-    seed = 0 if args.seed is None else args.seed
-    if seed < 0:
-        raise UsageError(f"--seed must be >= 0, got {seed}")
-    matrix = _load(args.data, data_dir=args.data_dir)
-    inner = min(5, matrix.shape[0]) if args.inner_folds is None else args.inner_folds  # never one not passed
-    if not 2 <= inner <= matrix.shape[0]:
-        raise UsageError(f"--inner-folds {inner} is out of range: choose 2..{matrix.shape[0]} "
-                         f"({args.data} has {matrix.shape[0]} models)")
-    given = check_given(pairs, matrix, skip_missing=args.scores_file is not None, strict=args.strict)
-    if not given:
-        raise UsageError("no scores given (every entry is empty)")
-    pipe = _fit_recommended(Pipeline.auto(k=len(given), seed=seed, search_folds=inner), matrix, revealed=list(given))
-    pred = pipe.predict(given, level=args.level, strict=args.strict)
-    rec = pipe.choice_
-    out = pd.DataFrame({"benchmark": pred.index, "predicted": pred["mean"].to_numpy(),
-                        "lower": pred["lower"].to_numpy(), "upper": pred["upper"].to_numpy(),
-                        "n_observed": pred["n_observed"].to_numpy()})
-    lines = _recommend_lines(pipe)
-    given_line = f"conditioned on {len(given)} given score(s): " + ", ".join(f"{k}={v:g}" for k, v in given.items())
-    interval = (f"interval: {100 * args.level:g}% split-conformal from the inner-CV residuals of the chosen predictor"
-                if np.isfinite(out[["lower", "upper"]].to_numpy()).any() else
-                "interval: none (no inner cross-validation residuals to calibrate it: see the note)")
-    header = [_describe(matrix, args.data), given_line, *lines, interval, ""]
-    meta = {"data": args.data, "method": "auto", "pipeline": rec.name, "inner_r2": rec.inner_r2,
-            "scores": _records(pipe.cv_results_.query("k == @rec.k")), "weights": rec.weights, "note": rec.note,
-            "level": args.level, "used": given, "inner_folds": inner, "seed": seed}
-    if args.format == "csv":
-        for line in [given_line, *lines]:
-            _note(line)
-    _emit(out, args.format, meta=meta, header=header, key="predictions")
-    return 0
-
-
-def _select_auto(args: argparse.Namespace, matrix: Any, k: int, require: list[int], min_obs: int,
-                 thin: list[int]) -> int:
-    """``benchsel select`` with the recommended pipeline."""
-    names = list(matrix.benchmarks)
-    choice = "nested" if args.nested else DEFAULT_RULE
-    pipe = _fit_recommended(Pipeline.auto(k, seed=args.seed, initial=[names[j] for j in require],
-                                          min_observed=min_obs if min_obs > 0 else None, choice=choice), matrix)
-    rec = pipe.choice_
-    order = rec.selection
-    counts = matrix.observed.sum(axis=0)
-    df = pd.DataFrame({"step": np.arange(1, len(order) + 1), "benchmark": [names[j] for j in order],
-                       "n_observed": counts[order].astype(int)})
-    if require:
-        df.insert(2, "required", [j in require for j in order])
-    lines = _recommend_lines(pipe)
-    if args.nested:
-        lines.insert(1, f"--nested: {rec.strategy} at every size, so the first j steps are its selection of j")
-    reach, reached = _reach_line(matrix, order, "benchmark")
-    lines.append(reach)
-    header = [_describe(matrix, args.data), *lines, ""]
-    meta = {"data": args.data, "method": "auto", "choice": choice, "pipeline": rec.name, "strategy": rec.strategy,
-            "predictor": rec.predictor, "inner_r2": rec.inner_r2, "k": k, "seed": args.seed,
-            "scores": _records(pipe.cv_results_.query("k == @rec.k")), "weights": rec.weights, "note": rec.note,
-            "min_observed": min_obs, "required": [names[j] for j in require], "excluded": [names[j] for j in thin],
-            "reach": reached}
-    if args.format == "csv":
+def _say_for_csv(fmt: str, lines: Sequence[str]) -> None:
+    """With ``--format csv``, say ``lines`` on stderr: stdout stays a clean table."""
+    if fmt == "csv":
         for line in lines:
             _note(line)
-    _emit(df, args.format, meta=meta, header=header, key="selection")
+
+
+def _inner_scores(pipe: PipelineSearch) -> list[dict[str, Any]]:
+    """The inner-CV scores of every candidate pipeline at the chosen k, as JSON records."""
+    table = pipe.cv_results_
+    return _records(table[table["k"] == pipe.choice_.k])
+
+
+# ------------------------------------------------------------------ select
+@dataclass(frozen=True)
+class _SelectRequest:
+    """``benchsel select``'s options, checked: which pipeline selects, how many, and how it is shown."""
+
+    data: str
+    axis: str
+    fmt: str
+    method: str  # "auto" (Pipeline.auto) or "gaussian" (Pipeline.paper)
+    objective: str
+    estimator: str
+    k: int | None  # -k as given; None: as many as --budget allows
+    budget: float | None
+    seed: int
+    nested: bool
+
+    @property
+    def what(self) -> str:
+        """What is selected: ``"benchmark"``, or ``"model"`` with ``--axis models``."""
+        return _what(self.axis)
+
+
+@dataclass(frozen=True)
+class _Candidates:
+    """The columns ``benchsel select`` picks from, checked against the matrix (column positions)."""
+
+    names: tuple[str, ...]
+    counts: np.ndarray  # observed entries per column
+    k: int  # how many to pick, at most the candidates left
+    require: tuple[int, ...]
+    thin: tuple[int, ...]  # excluded by --min-observed
+    min_observed: int
+    costs: np.ndarray | None
+
+    def named(self, columns: Iterable[int]) -> list[str]:
+        """The names of ``columns``."""
+        return [self.names[j] for j in columns]
+
+
+def _cmd_select(args: argparse.Namespace) -> int:
+    """``benchsel select``: the recommended pipeline's selection, or the paper's greedy one."""
+    method = _select_method(args)
+    objective = _select_objective(args.objective, args.budget)
+    matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
+    request = _select_request(args, method, objective)
+    cands = _candidates(args, request, matrix)
+    _note_thin(cands, request.what)  # after the checks, so that an error stays one line
+    if request.method == "auto":  # its own correlation estimates, inside the inner cross-validation
+        return _select_auto(request, cands, matrix)
+    return _select_paper(request, cands, matrix)
+
+
+def _select_method(args: argparse.Namespace) -> str:
+    """``--method``: by default "gaussian" when an option of the paper's greedy is given, else "auto"."""
+    paper_only = (args.objective is not None or args.costs is not None or args.budget is not None
+                  or args.axis == "models")
+    method = args.method
+    if method is None:
+        method = "gaussian" if paper_only else "auto"
+    _check_gaussian_options(method, paper_only, "--objective, --costs, --budget and --axis models")
+    _check_nested(args.nested, method)
+    return method
+
+
+def _check_nested(nested: bool, method: str) -> None:
+    """``--nested`` is an option of ``--method auto``."""
+    if nested and method != "auto":
+        raise UsageError("--nested is an option of --method auto (the paper's greedy selections are nested already)")
+
+
+def _select_objective(objective: str | None, budget: float | None) -> str:
+    """``--objective`` (default: entropy), checked to have a cost-aware greedy when ``--budget`` is given."""
+    objective = "entropy" if objective is None else objective
+    if budget is not None and objective not in COST_AWARE:
+        raise UsageError(f"--objective {objective} has no cost-aware form; with --budget use "
+                         f"{', '.join(o for o in COST_AWARE if o in _OBJECTIVES)}")
+    return objective
+
+
+def _select_request(args: argparse.Namespace, method: str, objective: str) -> _SelectRequest:
+    """``benchsel select``'s options, with the checks that need no matrix.
+
+    They run after the matrix is loaded, so that a bad ``--data`` is said first.
+    """
+    _check_needs(args.costs, args.budget, "--costs", "--budget")
+    _check_needs(args.default_cost, args.costs, "--default-cost", "--costs")
+    _check_positive(args.default_cost, "--default-cost")
+    _check_at_least(args.seed, 0, "--seed")
+    _check_positive(args.budget, "--budget")
+    return _SelectRequest(data=args.data, axis=args.axis, fmt=args.format, method=method, objective=objective,
+                          estimator=args.estimator, k=args.k, budget=args.budget, seed=args.seed, nested=args.nested)
+
+
+def _candidates(args: argparse.Namespace, request: _SelectRequest, matrix: Any) -> _Candidates:
+    """The candidate columns of ``matrix``: ``-k``, ``--require``, ``--costs`` and ``--min-observed``, checked."""
+    names = list(matrix.benchmarks)
+    what = request.what
+    k = _select_size(request, len(names))
+    require = _required(args.require, names, k, what)
+    costs = _select_costs(args.costs, args.default_cost, request.budget, names, what)
+    _check_required_affordable(costs, require, request.budget, what)
+    counts = matrix.observed.sum(axis=0)  # thinly observed candidates: their correlations are noise
+    min_obs = _select_min_observed(args.min_observed, matrix.shape[0])
+    thin = np.flatnonzero(too_thin(counts, min_obs, mandatory=require)).tolist()
+    available = len(names) - len(thin)
+    _check_k_left(request.k, k, available, min_obs, what)
+    _check_any_left(available, min_obs, what)
+    if request.k is None or k > len(require):
+        _check_affordable(costs, require, thin, request.budget, what)
+    return _Candidates(names=tuple(names), counts=counts, k=min(k, available), require=tuple(require),
+                       thin=tuple(thin), min_observed=min_obs, costs=costs)
+
+
+def _select_size(request: _SelectRequest, n_cand: int) -> int:
+    """How many to pick: ``-k``, or every candidate under ``--budget``."""
+    if request.k is None:
+        if request.budget is None:
+            raise UsageError("-k is required (or give --budget)")
+        return n_cand
+    _check_k_range(request, n_cand)
+    _check_k_leaves_some(request, n_cand)
+    return request.k
+
+
+def _check_k_range(request: _SelectRequest, n_cand: int) -> None:
+    """``-k`` is between 1 and the number of candidates."""
+    if not 1 <= request.k <= n_cand:
+        raise UsageError(f"-k {request.k} is out of range: {request.data} has {n_cand} {request.what}s, "
+                         f"choose 1..{n_cand}")
+
+
+def _check_k_leaves_some(request: _SelectRequest, n_cand: int) -> None:
+    """``--method auto`` leaves at least one column to predict (its choice is by how well it predicts them)."""
+    if request.k == n_cand and request.method == "auto":
+        raise UsageError(f"-k {request.k} leaves nothing to predict: {request.data} has {n_cand} {request.what}s and "
+                         f"--method auto chooses its selection by how well it predicts the rest; choose "
+                         f"1..{n_cand - 1} (--method gaussian ranks them all)")
+
+
+def _required(given: Sequence[str], names: Sequence[str], k: int, what: str) -> list[int]:
+    """The column positions of ``--require``, checked: each named once, known, at most ``k`` of them."""
+    _check_no_repeats(given, what)
+    require = name_positions(given, names, what=what)
+    _check_require_fits(require, k, what)
+    return require
+
+
+def _check_no_repeats(given: Sequence[str], what: str) -> None:
+    """``--require`` names each column once."""
+    twice = next((b for i, b in enumerate(given) if b in given[:i]), None)
+    if twice is not None:
+        raise UsageError(f"--require lists {what} {twice!r} twice")
+
+
+def _check_require_fits(require: Sequence[int], k: int, what: str) -> None:
+    """``--require`` names no more columns than ``-k``."""
+    if len(require) > k:
+        raise UsageError(f"--require names {len(require)} {what}s but -k is {k}")
+
+
+def _select_costs(path: str | None, default: float | None, budget: float | None, names: Sequence[str],
+                  what: str) -> np.ndarray | None:
+    """Per-candidate costs: from ``--costs``, 1 each with ``--budget`` alone, else None."""
+    if path is not None:
+        return _read_costs(path, names, default, what)
+    if budget is not None:
+        return np.ones(len(names))
+    return None
+
+
+def _check_required_affordable(costs: np.ndarray | None, require: list[int], budget: float | None,
+                               what: str) -> None:
+    """The ``--require`` columns fit ``--budget``."""
+    if costs is not None and require and not within_budget(costs[require].sum(), budget):
+        raise UsageError(f"the required {what}s cost {costs[require].sum():g}, more than --budget {budget:g}")
+
+
+def _select_min_observed(given: int | None, rows: int) -> int:
+    """``--min-observed``: by default :data:`DEFAULT_MIN_OBSERVED`, at most the number of rows."""
+    if given is None:
+        return min(DEFAULT_MIN_OBSERVED, rows)
+    _check_at_least(given, 0, "--min-observed")
+    return given
+
+
+def _check_k_left(k_given: int | None, k: int, available: int, min_obs: int, what: str) -> None:
+    """``-k`` (``k_given``; None: not given) is at most the candidates that ``--min-observed`` leaves."""
+    if k_given is not None and k > available:
+        raise UsageError(f"-k {k} is larger than the {available} {what}s left after --min-observed {min_obs}; "
+                         "lower -k or --min-observed")
+
+
+def _check_any_left(available: int, min_obs: int, what: str) -> None:
+    """``--min-observed`` leaves a candidate."""
+    if available == 0:
+        raise UsageError(f"no {what}s are left after --min-observed {min_obs}; lower --min-observed")
+
+
+def _check_affordable(costs: np.ndarray | None, require: list[int], thin: list[int], budget: float | None,
+                      what: str) -> None:
+    """A candidate fits ``--budget`` beside the ``--require`` columns (no costs: no budget to fit)."""
+    if costs is None:
+        return
+    cand = [j for j in range(len(costs)) if j not in require and j not in thin]
+    if not cand or not within_budget(costs[require].sum() + costs[cand].min(), budget):
+        raise UsageError(f"no {what} is affordable within --budget {budget:g}"
+                         + (f" after the required {what}s" if require else "")
+                         + (f" (cheapest candidate: {costs[cand].min():g})" if cand else ""))
+
+
+def _note_thin(cands: _Candidates, what: str) -> None:
+    """Say which candidates ``--min-observed`` excludes (at most 8 by name)."""
+    thin = cands.thin
+    if not thin:
+        return
+    shown = (", ".join(f"{cands.names[j]} ({cands.counts[j]})" for j in thin[:8])
+             + (f" and {len(thin) - 8} more" if len(thin) > 8 else ""))
+    _note(f"excluding {len(thin)} candidate {what}(s) observed for fewer than {cands.min_observed} "
+          f"{_rows_of(what)} (--min-observed): {shown}")
+
+
+def _select_auto(request: _SelectRequest, cands: _Candidates, matrix: Any) -> int:
+    """``benchsel select`` with the recommended pipeline (``Pipeline.auto``)."""
+    choice = "nested" if request.nested else DEFAULT_RULE
+    pipe = _fit_recommended(Pipeline.auto(cands.k, seed=request.seed, initial=cands.named(cands.require),
+                                          min_observed=cands.min_observed if cands.min_observed > 0 else None,
+                                          choice=choice), matrix)
+    rec = pipe.choice_
+    lines = _recommend_lines(pipe)
+    if request.nested:
+        lines.insert(1, f"--nested: {rec.strategy} at every size, so the first j steps are its selection of j")
+    reach, reached = _reach_line(matrix, rec.selection, "benchmark")
+    lines.append(reach)
+    header = [_describe(matrix, request.data), *lines, ""]
+    meta = {**_auto_select_meta(request, cands, pipe, choice), "reach": reached}
+    _say_for_csv(request.fmt, lines)
+    _emit(_auto_steps(rec.selection, cands), request.fmt, meta=meta, header=header, key="selection")
     return 0
+
+
+def _auto_steps(order: Sequence[int], cands: _Candidates) -> pd.DataFrame:
+    """The recommended pipeline's selection, one row per step."""
+    df = pd.DataFrame({"step": np.arange(1, len(order) + 1), "benchmark": cands.named(order),
+                       "n_observed": cands.counts[order].astype(int)})
+    if cands.require:
+        df.insert(2, "required", [j in cands.require for j in order])
+    return df
+
+
+def _auto_select_meta(request: _SelectRequest, cands: _Candidates, pipe: PipelineSearch,
+                      choice: str) -> dict[str, Any]:
+    """The JSON fields of ``select --method auto`` beside the selection (the reach goes last)."""
+    rec = pipe.choice_
+    return {"data": request.data, "method": "auto", "choice": choice, "pipeline": rec.name,
+            "strategy": rec.strategy, "predictor": rec.predictor, "inner_r2": rec.inner_r2, "k": cands.k,
+            "seed": request.seed, "scores": _inner_scores(pipe), "weights": rec.weights, "note": rec.note,
+            "min_observed": cands.min_observed, "required": cands.named(cands.require),
+            "excluded": cands.named(cands.thin)}
+
+
+def _select_paper(request: _SelectRequest, cands: _Candidates, matrix: Any) -> int:
+    """``benchsel select`` with the paper's greedy on the Gaussian model (``Pipeline.paper``)."""
+    what = request.what
+    _slow_em_note(matrix, request.estimator, what)
+    pipe = _paper_selector(request, cands).fit(matrix)
+    sel = pipe.selection_
+    estimator = pipe.component("correlation").resolved(matrix.scores)
+    df = _paper_steps(sel, cands, what)
+    reach, reached = _reach_line(matrix, list(sel.order), what)
+    meta = {**_paper_select_meta(request, cands, matrix, estimator), "reach": reached}
+    footer = _paper_select_footer(df, reach)
+    if request.budget is not None:
+        budget_meta, budget_lines = _budget_summary(request, cands, sel)
+        meta.update(budget_meta)
+        footer += budget_lines
+    header = [
+        _describe(matrix, request.data, request.axis),
+        f"objective: {request.objective}   correlation: {estimator}   "
+        f"{'reference models' if what == 'model' else 'benchmarks'} selected: {len(df)}",
+        "",
+    ]
+    _emit(df, request.fmt, meta=meta, header=header, footer=footer, key="selection")
+    return 0
+
+
+def _paper_selector(request: _SelectRequest, cands: _Candidates) -> Pipeline:
+    """The paper's pipeline for the selection asked for (not fitted)."""
+    costs = cands.costs
+    return Pipeline.paper(
+        cands.k if request.k is not None or costs is None else None, objective=request.objective,
+        estimator=request.estimator, initial=cands.named(cands.require),
+        min_observed=cands.min_observed if cands.min_observed > 0 else None,
+        costs=None if costs is None else dict(zip(cands.names, costs.tolist())), budget=request.budget,
+        seed=request.seed,
+    )
+
+
+def _paper_steps(sel: Any, cands: _Candidates, what: str) -> pd.DataFrame:
+    """The paper's greedy selection ``sel``, one row per step with its gain, residual fraction, log det (and MI)."""
+    order = list(sel.order)
+    steps = len(order)
+    df = pd.DataFrame({
+        "step": np.arange(1, steps + 1),
+        what: cands.named(order),
+        "required": [j in cands.require for j in order],
+    })
+    if cands.costs is not None:
+        df["cost"] = cands.costs[order]
+    df["gain"] = np.asarray(sel.gains, dtype=float)[:steps]
+    df["residual_fraction"] = np.asarray(sel.residual_fraction, dtype=float)[:steps]
+    df["logdet"] = np.asarray(sel.logdet, dtype=float)[:steps]
+    if sel.mi is not None:
+        df["mi"] = np.asarray(sel.mi, dtype=float)[:steps]
+    df["n_observed"] = cands.counts[order].astype(int)
+    if not cands.require:
+        df = df.drop(columns="required")
+    return df
+
+
+def _paper_select_meta(request: _SelectRequest, cands: _Candidates, matrix: Any, estimator: str) -> dict[str, Any]:
+    """The JSON fields of ``select --method gaussian`` beside the selection (the reach and the budget go last)."""
+    return {
+        "data": request.data, "axis": request.axis, "shape": list(matrix.shape),
+        "observed_fraction": matrix.observed_fraction, "objective": request.objective,
+        "estimator": estimator, "k": request.k, "min_observed": cands.min_observed, "seed": request.seed,
+        "required": cands.named(cands.require), "excluded": cands.named(cands.thin),
+    }
+
+
+def _paper_select_footer(df: pd.DataFrame, reach: str) -> list[str]:
+    """The lines under the paper's selection: the residual variance left, the reach."""
+    footer = []
+    if len(df):
+        footer.append("")
+        footer.append(f"residual variance after {len(df)} pick(s): "
+                      f"{100 * df['residual_fraction'].iloc[-1]:.1f}% of the total")
+    footer.append(reach)
+    return footer
+
+
+def _budget_summary(request: _SelectRequest, cands: _Candidates, sel: Any) -> tuple[dict[str, Any], list[str]]:
+    """The modified greedy's outcome under ``--budget``: its JSON fields and its lines."""
+    total = float(cands.costs[list(sel.order)].sum())
+    strategy = {"cost-effective": "cost-effective greedy",
+                "singleton": "best single " + request.what}.get(sel.strategy, sel.strategy)
+    lines = [f"budget {request.budget:g}: {strategy} won (modified greedy, Appendix B); total cost {total:g}"]
+    if request.objective != "entropy":
+        lines.append("note: the 1/2(1-1/e) budget guarantee holds for shifted entropy; "
+                     "for mi/random this is a heuristic")
+    return {"budget": request.budget, "total_cost": total, "strategy": sel.strategy}, lines
+
+
+def _reach_line(matrix: Any, order: Sequence[int], what: str) -> tuple[str, dict[str, Any]]:
+    """The share of the matrix's rows that observe at least one selected column, as a line and as JSON.
+
+    ``what`` names the columns (``"benchmark"``: the rows are models). O(M k).
+    """
+    m = matrix.shape[0]
+    ran = int(np.asarray(matrix.observed)[:, list(order)].any(axis=1).sum()) if len(order) else 0
+    pct = f"{100 * ran / m:.0f}%" if m else "-"
+    if what == "benchmark":
+        line = f"reach: {ran} of {m} models ({pct}) ran at least one selected benchmark"
+    else:
+        line = f"reach: {ran} of {m} benchmarks ({pct}) were run by at least one selected model"
+    return line, {"reached": ran, "of": m, "share": ran / m if m else None}
+
+
+# ----------------------------------------------------------------- predict
+@dataclass(frozen=True)
+class _PredictRequest:
+    """``benchsel predict``'s options, checked: how to predict and how to show it."""
+
+    data: str
+    axis: str
+    fmt: str
+    estimator: str
+    level: float
+    transform: str | None
+    inflate: str | float  # "none", "auto" or a variance factor
+    inner_folds: int | None  # as given
+    seed: int
+    strict: bool
+    skip_missing: bool  # a scores file: an empty entry is a benchmark not run
+
+    @property
+    def what(self) -> str:
+        """What the given scores are of: ``"benchmark"``, or ``"model"`` with ``--axis models``."""
+        return _what(self.axis)
+
+    @property
+    def inflation(self) -> str | float:
+        """The Gaussian pipeline's ``inflation``: 1 for none, ``"inner"`` for auto, else the factor given."""
+        return 1.0 if self.inflate == "none" else "inner" if self.inflate == "auto" else self.inflate
+
+
+@dataclass(frozen=True)
+class _Given:
+    """A new model's given scores as (name, value) pairs, or a table with one row per new model."""
+
+    pairs: tuple[tuple[str, float], ...] | None
+    frame: pd.DataFrame | None
+
+
+@dataclass(frozen=True)
+class _Predicted:
+    """The Gaussian pipeline's predictions with what the command says about them."""
+
+    table: pd.DataFrame
+    given_line: str
+    used: dict[str, Any]  # the scores conditioned on (per model for a table of new models)
+    ignored: list[str] | None  # empty entries skipped (None for a table of new models)
+    inflation: Any  # the variance factor (per model for a table of new models)
+    factors: dict[str, float]  # the variance factor per set of given scores
+
+
+def _cmd_predict(args: argparse.Namespace) -> int:
+    """``benchsel predict``: the recommended predictor for one new model, else the Gaussian conditional mean."""
+    _check_level(args.level)
+    given = _given_first(args)
+    gaussian = given is None or given.frame is not None
+    if gaussian:
+        _check_inflate_options(args.inflate, args.inner_folds, args.seed)
+    request = _predict_request(args)
+    matrix = _load(request.data, data_dir=args.data_dir, axis=request.axis)
+    if not gaussian:
+        return _predict_auto(request, matrix, given)
+    inner_folds = _inflation_folds(request, matrix)
+    if given is None:
+        given = _read_given(args.scores, args.scores_file, request.what)
+    return _predict_gaussian(request, matrix, given, inner_folds)
+
+
+def _check_level(level: float) -> None:
+    """``--level`` is strictly between 0 and 1."""
+    if not (0.0 < level < 1.0):
+        raise UsageError(f"--level must be strictly between 0 and 1, got {level:g}")
+
+
+def _given_first(args: argparse.Namespace) -> _Given | None:
+    """The given scores, read first where the recommended predictor may take them; None where it may not.
+
+    It takes one new model: a table of several goes to the Gaussian
+    pipeline, unless ``--method auto`` asks for the recommended one (an error).
+    """
+    paper_only = args.transform != "none" or args.inflate != "none" or args.axis == "models"
+    _check_gaussian_options(args.method, paper_only, "--transform, --inflate and --axis models")
+    if args.method == "gaussian" or paper_only:
+        return None
+    given = _read_given(args.scores, args.scores_file, "benchmark")
+    _check_one_model(given, args.method)
+    return given
+
+
+def _check_one_model(given: _Given, method: str | None) -> None:
+    """``--method auto`` predicts one new model."""
+    if given.frame is not None and method == "auto":
+        raise UsageError("--method auto predicts one model at a time: give one model's scores "
+                         "(or use --method gaussian for a several-model file)")
+
+
+def _check_inflate_options(inflate: str | float, inner_folds: int | None, seed: int | None) -> None:
+    """The Gaussian pipeline takes ``--inner-folds`` and ``--seed`` only with ``--inflate auto``."""
+    if inflate != "auto" and (inner_folds is not None or seed is not None):
+        raise UsageError("--inner-folds and --seed are for --inflate auto")
+
+
+def _predict_request(args: argparse.Namespace) -> _PredictRequest:
+    """``benchsel predict``'s options, checked where they need no data."""
+    seed = 0 if args.seed is None else args.seed
+    _check_at_least(seed, 0, "--seed")
+    return _PredictRequest(data=args.data, axis=args.axis, fmt=args.format, estimator=args.estimator,
+                           level=args.level, transform=None if args.transform == "none" else args.transform,
+                           inflate=args.inflate, inner_folds=args.inner_folds, seed=seed, strict=args.strict,
+                           skip_missing=args.scores_file is not None)
+
+
+def _read_given(scores: list[str] | None, scores_file: str | None, what: str) -> _Given:
+    """``--scores`` or ``--scores-file``; a file with one model's row gives pairs, as ``--scores`` does."""
+    if scores:
+        return _Given(tuple(parse_scores(scores, what=what)), None)
+    pairs, frame = _read_scores_file(scores_file)
+    if frame is not None and frame.shape[0] == 1:  # a one-model file: same output as --scores
+        return _Given(tuple((str(c), float(v)) for c, v in frame.iloc[0].items()), None)
+    return _Given(None if pairs is None else tuple(pairs), frame)
+
+
+def _check_inner_folds(n: int, matrix: Any, request: _PredictRequest) -> None:
+    """``--inner-folds`` is between 2 and the number of training rows."""
+    m = matrix.shape[0]
+    if not 2 <= n <= m:
+        raise UsageError(f"--inner-folds {n} is out of range: choose 2..{m} "
+                         f"({request.data} has {m} {_rows_of(request.what)})")
+
+
+def _checked_scores(pairs: Sequence[tuple[str, float]], matrix: Any, request: _PredictRequest) -> dict[str, float]:
+    """The given scores checked against ``matrix`` (:func:`check_given`), at least one."""
+    scores = check_given(list(pairs), matrix, what=request.what, skip_missing=request.skip_missing,
+                         strict=request.strict)
+    if not scores:
+        raise UsageError("no scores given (every entry is empty)")
+    return scores
+
+
+def _given_line(used: dict[str, float]) -> str:
+    """The line that says which scores the prediction is conditioned on."""
+    return f"conditioned on {len(used)} given score(s): " + ", ".join(f"{k}={v:g}" for k, v in used.items())
+
+
+def _predict_auto(request: _PredictRequest, matrix: Any, given: _Given) -> int:
+    """``benchsel predict`` with the recommended predictor and conformal intervals (``Pipeline.auto``)."""
+    inner = min(5, matrix.shape[0]) if request.inner_folds is None else request.inner_folds  # never one not passed
+    _check_inner_folds(inner, matrix, request)
+    scores = _checked_scores(given.pairs, matrix, request)
+    pipe = _fit_recommended(Pipeline.auto(k=len(scores), seed=request.seed, search_folds=inner), matrix,
+                            revealed=list(scores))
+    out = _auto_predictions(pipe.predict(scores, level=request.level, strict=request.strict))
+    lines = _recommend_lines(pipe)
+    given_line = _given_line(scores)
+    header = [_describe(matrix, request.data), given_line, *lines, _conformal_line(out, request.level), ""]
+    rec = pipe.choice_
+    meta = {"data": request.data, "method": "auto", "pipeline": rec.name, "inner_r2": rec.inner_r2,
+            "scores": _inner_scores(pipe), "weights": rec.weights, "note": rec.note, "level": request.level,
+            "used": scores, "inner_folds": inner, "seed": request.seed}
+    _say_for_csv(request.fmt, [given_line, *lines])
+    _emit(out, request.fmt, meta=meta, header=header, key="predictions")
+    return 0
+
+
+def _auto_predictions(pred: pd.DataFrame) -> pd.DataFrame:
+    """The recommended predictor's predictions as the command's table."""
+    return pd.DataFrame({"benchmark": pred.index, "predicted": pred["mean"].to_numpy(),
+                         "lower": pred["lower"].to_numpy(), "upper": pred["upper"].to_numpy(),
+                         "n_observed": pred["n_observed"].to_numpy()})
+
+
+def _conformal_line(out: pd.DataFrame, level: float) -> str:
+    """The line that says what the recommended predictor's intervals are (none without inner-CV residuals)."""
+    if np.isfinite(out[["lower", "upper"]].to_numpy()).any():
+        return f"interval: {100 * level:g}% split-conformal from the inner-CV residuals of the chosen predictor"
+    return "interval: none (no inner cross-validation residuals to calibrate it: see the note)"
+
+
+def _inflation_folds(request: _PredictRequest, matrix: Any) -> int:
+    """The inner folds of the Gaussian pipeline (checked with ``--inflate auto``, which uses them)."""
+    inner = min(3, matrix.shape[0]) if request.inner_folds is None else request.inner_folds  # never one not passed
+    if request.inflate == "auto":
+        _check_inner_folds(inner, matrix, request)
+    return inner
+
+
+def _predict_gaussian(request: _PredictRequest, matrix: Any, given: _Given, inner_folds: int) -> int:
+    """``benchsel predict`` with the paper's Gaussian conditional mean (``Pipeline.paper``)."""
+    what = request.what
+    _check_given(given, matrix, request)  # before the (possibly slow) correlation estimate
+    _slow_em_note(matrix, request.estimator, what)
+    pipe = Pipeline.paper(objective="mi", estimator=request.estimator, logit=request.transform == "logit",
+                          inflation=request.inflation, inner_folds=inner_folds, seed=request.seed)
+    pipe.fit(matrix, revealed=_revealed(given))
+    estimator = pipe.component("correlation").resolved(pipe.scaling_.values(matrix.scores))
+    result = _predict_one(pipe, given.pairs, request) if given.frame is None else \
+        _predict_many(pipe, given.frame, request)
+    infl = _inflation_lines(request, result.factors, inner_folds, matrix.shape[0])
+    header = [_describe(matrix, request.data, request.axis), result.given_line,
+              _gaussian_interval_line(request, estimator), *infl, ""]
+    footer = [f"(ignored empty entries: {', '.join(result.ignored)})"] if result.ignored else []
+    table = result.table.rename(columns={"benchmark": what}) if what != "benchmark" else result.table
+    _say_for_csv(request.fmt, [result.given_line, *infl])  # keep stdout a clean table
+    _emit(table, request.fmt, meta=_gaussian_meta(request, estimator, result, inner_folds), header=header,
+          footer=footer, key="predictions")
+    return 0
+
+
+def _check_given(given: _Given, matrix: Any, request: _PredictRequest) -> None:
+    """The given scores (every new model's row of a table) are known, finite, plausible and not all empty."""
+    if given.frame is None:
+        _checked_scores(given.pairs, matrix, request)
+    else:
+        _check_frame(given.frame, matrix, request.what, strict=request.strict)
+
+
+def _revealed(given: _Given) -> list[str]:
+    """The names given a score (of the first new model in a table)."""
+    if given.frame is None:
+        first = [n for n, v in given.pairs if not math.isnan(float(v))]
+    else:
+        first = [c for c in given.frame.columns if given.frame[c].notna().iloc[0]]
+    return [str(b) for b in first]
+
+
+def _predict_one(pipe: Pipeline, pairs: Sequence[tuple[str, float]], request: _PredictRequest) -> _Predicted:
+    """The Gaussian pipeline's predictions for one new model."""
+    df = _as_table(pipe.predict(list(pairs), level=request.level, skip_missing=request.skip_missing,
+                                strict=request.strict))
+    used = df.attrs["used"]
+    return _Predicted(table=df, given_line=_given_line(used), used=used, ignored=df.attrs["ignored"],
+                      inflation=df.attrs["inflation"], factors={"": df.attrs["inflation"]})
+
+
+def _predict_many(pipe: Pipeline, frame: pd.DataFrame, request: _PredictRequest) -> _Predicted:
+    """The Gaussian pipeline's predictions for a table of new models (one row each)."""
+    with warnings.catch_warnings():  # said before, with the model's name (_check_frame)
+        warnings.simplefilter("ignore", ScaleWarning)
+        df = _as_table(pipe.predict(frame, level=request.level, strict=request.strict))
+    used = df.attrs["used"]
+    given_line = "conditioned on: " + "; ".join(f"{m}: {len(u)} score(s) ({', '.join(u)})" for m, u in used.items())
+    return _Predicted(table=df, given_line=given_line, used=used, ignored=None, inflation=df.attrs["inflation"],
+                      factors=df.attrs["inflation"])
+
+
+def _gaussian_interval_line(request: _PredictRequest, estimator: str) -> str:
+    """The line that says what the Gaussian intervals are."""
+    lo_pct, hi_pct = 50 * (1 - request.level), 50 * (1 + request.level)
+    return (f"interval: central {100 * request.level:g}% ({lo_pct:g}%..{hi_pct:g}%) of the Gaussian "
+            f"conditional distribution; correlation: {estimator}" + ("; logit space" if request.transform else ""))
+
+
+def _inflation_lines(request: _PredictRequest, factors: dict[str, float], inner_folds: int, rows: int) -> list[str]:
+    """The line that says which variance factor was used (no line without ``--inflate``)."""
+    if request.inflate == "none":
+        return []
+    rows_what = _rows_of(request.what)
+    how = "given"
+    if request.inflate == "auto":
+        how = (f"auto: inner {inner_folds}-fold CV on the {rows} training {rows_what}, seed {request.seed}"
+               + (f"; noisy with so few {rows_what}" if rows < _FEW_ROWS else ""))
+    values = sorted(set(factors.values()))
+    if len(values) == 1:
+        f = values[0]
+        return [f"variance inflation: {f:.4g} ({how}); interval half-widths x {math.sqrt(f):.4g}"]
+    return [f"variance inflation ({how}, one per set of given scores): "
+            + ", ".join(f"{m} {f:.4g}" for m, f in factors.items())]
+
+
+def _gaussian_meta(request: _PredictRequest, estimator: str, result: _Predicted, inner_folds: int) -> dict[str, Any]:
+    """The JSON fields of ``predict --method gaussian`` beside the predictions."""
+    meta = {"data": request.data, "axis": request.axis, "level": request.level, "transform": request.transform,
+            "estimator": estimator, "used": result.used}
+    if result.ignored is not None:
+        meta["ignored"] = result.ignored
+    meta["inflation"] = result.inflation
+    meta["inflation_mode"] = {"none": "none", "auto": "auto"}.get(str(request.inflate), "given")
+    if request.inflate == "auto":
+        meta.update(inner_folds=inner_folds, seed=request.seed)
+    return meta
+
+
+def _as_table(pred: pd.DataFrame) -> pd.DataFrame:
+    """A prediction frame of :meth:`Pipeline.predict` as the command's table (``predicted``, ``n_train``)."""
+    out = pred.reset_index().rename(columns={"mean": "predicted", "n_observed": "n_train"})
+    out.attrs = dict(pred.attrs)
+    return out
+
+
+# ---------------------------------------------------------------------- cv
+@dataclass(frozen=True)
+class _CvMethods:
+    """The pipelines ``benchsel cv`` compares: their names and how each is built."""
+
+    names: tuple[str, ...]
+    estimator: str
+    em_config: str
+    transform: str | None
+    min_observed: int | None
+    inflate: bool  # fit a variance factor on inner folds of each training set
+    inner_folds: int
+
+    def pipelines(self) -> list[Pipeline]:
+        """The pipelines, by :meth:`Pipeline.from_name`."""
+        return [Pipeline.from_name(m, estimator=self.estimator, config=self.em_config,
+                                   logit=self.transform == "logit", min_observed=self.min_observed,
+                                   inflation="inner" if self.inflate else 1.0, inner_folds=self.inner_folds)
+                for m in self.names]
+
+
+@dataclass(frozen=True)
+class _CvProtocol:
+    """The cross-validation protocol of ``benchsel cv``: folds, holdouts, subset sizes, coverage levels."""
+
+    holdouts: tuple[float, ...]
+    k_max: int
+    folds: int
+    seed: int
+    scheme: str
+    levels: tuple[float, ...]
+
+    def run(self, pipelines: Sequence[Pipeline]) -> dict[str, Any]:
+        """The arguments of :func:`cross_validate` besides the matrix and where the splits run."""
+        return dict(pipelines=list(pipelines), holdouts=self.holdouts, k_max=self.k_max, n_folds=self.folds,
+                    seed=self.seed, scheme=self.scheme, progress=None, levels=self.levels)
+
+
+@dataclass(frozen=True)
+class _CvRequest:
+    """``benchsel cv``'s options, checked: what runs, where, and where the results go."""
+
+    data: str
+    fmt: str
+    methods: _CvMethods
+    protocol: _CvProtocol
+    jobs: int
+    scheduler: str | None
+    out: str | None
+
+
+def _cmd_cv(args: argparse.Namespace) -> int:
+    """``benchsel cv``: the cross-validation protocol over the named pipelines."""
+    out_path = None if args.out is None else _check_out(args.out)  # before the data and the work
+    matrix = _load(args.data, data_dir=args.data_dir)
+    request, loo_note = _cv_request(args, matrix)
+    if loo_note:  # after every check, so that an error stays one line
+        _note(loo_note)
+    run = request.protocol.run(request.methods.pipelines())
+    try:
+        df = _run_cv(matrix, run, jobs=request.jobs, scheduler=request.scheduler)
+    except SweepError as exc:  # a failed split or a dead worker: not bad input, but one line too
+        print(f"benchsel: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    status = 0 if out_path is None else _write_out(df, out_path, request.out)
+    _print_cv(summarize_cv(df), matrix, request)
+    return status
+
+
+def _cv_request(args: argparse.Namespace, matrix: Any) -> tuple[_CvRequest, str | None]:
+    """``benchsel cv``'s options checked against ``matrix``, and the note on a leave-one-out default (or None)."""
+    names = _cv_method_names(args.methods)
+    holdouts = tuple(_parse_fractions(args.holdouts, "holdouts", "holdout", "0.1 = 10%"))
+    _check_cv_shape(matrix, args.data)
+    k_max = _cv_k_max(args.k_max, matrix.shape[1], args.data)
+    folds, loo_note = _cv_folds(args.folds, matrix.shape[0], args.data)
+    _check_at_least(args.seed, 0, "--seed")
+    _check_at_least(args.min_observed, 0, "--min-observed")
+    inflate = args.variance_inflation == "inner"
+    levels = _cv_levels(args.levels, inflate)
+    _check_inner_folds_inflate(args.inner_folds, inflate)
+    protocol = _CvProtocol(holdouts=holdouts, k_max=k_max, folds=folds, seed=args.seed, scheme=args.scheme,
+                           levels=levels)
+    inner_folds = 3 if args.inner_folds is None else args.inner_folds
+    if inflate:
+        _check_cv_inner_folds(inner_folds, protocol, matrix.shape[0])
+    _check_at_least(args.jobs, 1, "--jobs")
+    _check_scheduler_jobs(args.scheduler, args.jobs)
+    methods = _CvMethods(names=names, estimator=args.estimator, em_config=args.em_config,
+                         transform=None if args.transform == "none" else args.transform,
+                         min_observed=args.min_observed, inflate=inflate, inner_folds=inner_folds)
+    request = _CvRequest(data=args.data, fmt=args.format, methods=methods, protocol=protocol, jobs=args.jobs,
+                         scheduler=args.scheduler, out=args.out)
+    return request, loo_note
+
+
+def _cv_method_names(text: str) -> tuple[str, ...]:
+    """``--methods``: distinct names of the paper's objectives or of pipelines."""
+    methods = _parse_list(text, "methods")
+    for m in methods:
+        _check_method(m)
+    return tuple(methods)
+
+
+def _check_method(name: str) -> None:
+    """A ``--methods`` entry names one of the paper's objectives or a pipeline."""
+    if name in PAPER_OBJECTIVES:
+        return
+    try:
+        parse_pipeline(name)
+    except ValueError as exc:
+        raise UsageError(f"unknown method {name!r} in --methods; choose from {', '.join(PAPER_OBJECTIVES)}, auto "
+                         f"or STRATEGY+PREDICTOR ({exc})") from None
+
+
+def _check_cv_shape(matrix: Any, data: str) -> None:
+    """The matrix has at least 2 models and 2 benchmarks."""
+    m, n = matrix.shape
+    if n < 2 or m < 2:
+        raise UsageError(f"{data} has {m} model(s) x {n} benchmark(s); cross-validation needs at least 2 of each")
+
+
+def _cv_k_max(k_max: int | None, n: int, data: str) -> int:
+    """``--k-max``: by default the paper's 15, capped; never all ``n`` benchmarks (nothing left to predict)."""
+    if k_max is None:
+        return min(DEFAULT_K_MAX, n - 1)
+    if not 1 <= k_max <= n - 1:
+        raise UsageError(f"--k-max {k_max} is out of range: {data} has {n} benchmarks, choose 1..{n - 1}")
+    return k_max
+
+
+def _cv_folds(folds: int | None, m: int, data: str) -> tuple[int, str | None]:
+    """``--folds``: by default the paper's 10, capped (leave-one-out) for ``m`` < 10 models, with a note then."""
+    if folds is None:
+        folds = min(10, m)
+        return folds, f"{data} has only {m} models: using --folds {m} (leave-one-out)" if folds < 10 else None
+    if not 2 <= folds <= m:
+        raise UsageError(f"--folds {folds} is out of range: choose 2..{m} ({data} has {m} models)")
+    return folds, None
+
+
+def _cv_levels(text: str | None, inflate: bool) -> tuple[float, ...]:
+    """``--levels``; with the variance inflation 0.5, 0.8, 0.9 and 0.95 unless given."""
+    levels = () if text is None else tuple(_parse_fractions(text, "levels", "level", "0.9 = 90%"))
+    if inflate and not levels:
+        return (0.5, 0.8, 0.9, 0.95)
+    return levels
+
+
+def _check_inner_folds_inflate(inner_folds: int | None, inflate: bool) -> None:
+    """``--inner-folds`` comes with ``--variance-inflation inner``."""
+    if not inflate and inner_folds is not None:
+        raise UsageError("--inner-folds is for --variance-inflation inner")
+
+
+def _check_cv_inner_folds(inner_folds: int, protocol: _CvProtocol, m: int) -> None:
+    """``--inner-folds`` is between 2 and the size of the smallest training set."""
+    n_train_min = min(min(len(tr) for _, tr, _ in cv_splits(m, n_folds=protocol.folds, holdout=h, seed=protocol.seed,
+                                                            scheme=protocol.scheme))
+                      for h in protocol.holdouts)
+    if not 2 <= inner_folds <= n_train_min:
+        raise UsageError(f"--inner-folds {inner_folds} is out of range: choose 2..{n_train_min} "
+                         f"(the smallest training set has {n_train_min} models)")
+
+
+def _check_scheduler_jobs(scheduler: str | None, jobs: int) -> None:
+    """``--jobs`` is not given with ``--scheduler``, which uses every worker of the cluster."""
+    if scheduler is not None and jobs != 1:
+        raise UsageError("--jobs is for local processes; with --scheduler every worker of the cluster is used")
+
+
+def _run_cv(matrix: Any, run: dict[str, Any], *, jobs: int, scheduler: str | None) -> Any:
+    """``cross_validate`` on ``jobs`` local processes, or on the Dask scheduler at ``scheduler``."""
+    with ExitStack() as stack:
+        if scheduler is None:
+            return cross_validate(matrix, n_jobs=jobs, **run)
+        try:
+            client = stack.enter_context(dask_backend(scheduler))
+        except ImportError:
+            raise UsageError("--scheduler needs dask.distributed: pip install 'benchsel[cluster]'") from None
+        except ConnectionError as exc:
+            raise UsageError(f"--scheduler: {_one_line(exc)}") from None
+        _note(f"running on the Dask cluster at {scheduler} ({len(client.scheduler_info()['workers'])} workers)")
+        return cross_validate(matrix, n_jobs=None, **run)
 
 
 def _check_out(out: str) -> Path:
@@ -1243,98 +1863,50 @@ def _floors(methods: Sequence[str], min_observed: int | None) -> dict[str, int]:
     return {m: DEFAULT_MIN_OBSERVED if m == "auto" else 0 for m in methods}
 
 
-def _cmd_cv(args: argparse.Namespace) -> int:
-    out_path = None if args.out is None else _check_out(args.out)  # before the data and the work
-    matrix = _load(args.data, data_dir=args.data_dir)
-    methods = _parse_list(args.methods, "methods")
-    for m in methods:
-        try:
-            parse_pipeline(m) if m not in PAPER_OBJECTIVES else None
-        except ValueError as exc:
-            raise UsageError(f"unknown method {m!r} in --methods; choose from {', '.join(PAPER_OBJECTIVES)}, auto "
-                             f"or STRATEGY+PREDICTOR ({exc})") from None
-    holdouts = _parse_fractions(args.holdouts, "holdouts", "holdout", "0.1 = 10%")
-    m, n = matrix.shape
-    if n < 2 or m < 2:
-        raise UsageError(f"{args.data} has {m} model(s) x {n} benchmark(s); cross-validation needs at least 2 of each")
-    # k = #benchmarks would leave nothing to predict
-    if args.k_max is None:  # the paper's 15, capped for small matrices
-        args.k_max = min(DEFAULT_K_MAX, n - 1)
-    elif not 1 <= args.k_max <= n - 1:
-        raise UsageError(f"--k-max {args.k_max} is out of range: {args.data} has {n} benchmarks, choose 1..{n - 1}")
-    loo_note = None
-    if args.folds is None:  # the paper's 10, capped (leave-one-out) for small matrices
-        args.folds = min(10, m)
-        if args.folds < 10:
-            loo_note = f"{args.data} has only {m} models: using --folds {m} (leave-one-out)"
-    elif not 2 <= args.folds <= m:
-        raise UsageError(f"--folds {args.folds} is out of range: choose 2..{m} ({args.data} has {m} models)")
-    if args.seed < 0:
-        raise UsageError(f"--seed must be >= 0, got {args.seed}")
-    if args.min_observed is not None and args.min_observed < 0:
-        raise UsageError(f"--min-observed must be >= 0, got {args.min_observed}")
-    levels = [] if args.levels is None else _parse_fractions(args.levels, "levels", "level", "0.9 = 90%")
-    inflate = args.variance_inflation == "inner"
-    if not inflate and args.inner_folds is not None:
-        raise UsageError("--inner-folds is for --variance-inflation inner")
-    if args.inner_folds is None:
-        args.inner_folds = 3
-    if inflate and not levels:
-        levels = [0.5, 0.8, 0.9, 0.95]
-    if inflate:
-        n_train_min = min(min(len(tr) for _, tr, _ in cv_splits(m, n_folds=args.folds, holdout=h, seed=args.seed,
-                                                                 scheme=args.scheme))
-                          for h in holdouts)
-        if not 2 <= args.inner_folds <= n_train_min:
-            raise UsageError(f"--inner-folds {args.inner_folds} is out of range: choose 2..{n_train_min} "
-                             f"(the smallest training set has {n_train_min} models)")
-    if args.jobs < 1:
-        raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
-    if args.scheduler is not None and args.jobs != 1:
-        raise UsageError("--jobs is for local processes; with --scheduler every worker of the cluster is used")
-    transform = None if args.transform == "none" else args.transform
-    if loo_note:  # after every check, so that an error stays one line
-        _note(loo_note)
-    pipelines = [Pipeline.from_name(m, estimator=args.estimator, config=args.em_config, logit=transform == "logit",
-                                    min_observed=args.min_observed, inflation="inner" if inflate else 1.0,
-                                    inner_folds=args.inner_folds) for m in methods]
-    run = dict(pipelines=pipelines, holdouts=tuple(holdouts), k_max=args.k_max, n_folds=args.folds, seed=args.seed,
-               scheme=args.scheme, progress=None, levels=tuple(levels))
+def _write_out(df: Any, target: Path, out: str) -> int:
+    """Write the per-fold table to ``--out`` (``target``, checked before); the exit status: 1 when it failed."""
     try:
-        df = _run_cv(matrix, run, jobs=args.jobs, scheduler=args.scheduler)
-    except SweepError as exc:  # a failed split or a dead worker: not bad input, but one line too
-        print(f"benchsel: error: {_one_line(exc)}", file=sys.stderr)
+        _write_atomic(target, _cv_table_text(df, out.lower().endswith(".json")))
+    except OSError as exc:  # the results exist, the file does not: say so, print the summary, exit 1
+        print(f"benchsel: error: cannot write --out {out}: {exc.strerror or _one_line(exc)}", file=sys.stderr)
         return 1
-    status = 0
-    if out_path is not None:
-        try:
-            _write_atomic(out_path, _cv_table_text(df, args.out.lower().endswith(".json")))
-        except OSError as exc:  # the results exist, the file does not: say so, print the summary, exit 1
-            print(f"benchsel: error: cannot write --out {args.out}: {exc.strerror or _one_line(exc)}",
-                  file=sys.stderr)
-            status = 1
-        else:
-            _note(f"wrote {len(df)} rows (method, holdout, fold, k) to {args.out}")
-    summary = summarize_cv(df)
-    meta = {"data": args.data, "shape": [m, n], "methods": methods, "holdouts": holdouts, "k_max": args.k_max,
-            "folds": args.folds, "seed": args.seed, "scheme": args.scheme, "em_config": args.em_config,
-            "transform": transform, "min_observed": _floors(methods, args.min_observed),
-            "levels": levels, "variance_inflation": "inner" if inflate else None}
-    if inflate:
-        meta["inner_folds"] = args.inner_folds
-    if args.format == "table":
-        wide = _cv_wide(summary, holdouts)
-        header = [_describe(matrix, args.data), f"R^2 (mean +- sd over {args.folds} folds), seed {args.seed}",
-                  *_EVERY_MODEL_NOTE, ""]
-        text = [*header, _table(wide)]
-        if levels:
-            text += ["", "interval coverage (mean over folds; nominal level in the column name"
-                     + ("; _cal: after the variance inflation fitted on inner folds of each training set)"
-                        if inflate else ")"), "", _table(_cv_coverage(summary, levels, holdouts))]
-        sys.stdout.write("\n".join(text) + "\n")
+    _note(f"wrote {len(df)} rows (method, holdout, fold, k) to {out}")
+    return 0
+
+
+def _print_cv(summary: Any, matrix: Any, request: _CvRequest) -> None:
+    """Print the cross-validation's summary: a table of R^2 (and coverage) per k, or CSV / JSON rows."""
+    if request.fmt == "table":
+        sys.stdout.write(_cv_text(summary, matrix, request))
     else:
-        _emit(_beside_r2(summary), args.format, meta=meta, key="summary")
-    return status
+        _emit(_beside_r2(summary), request.fmt, meta=_cv_meta(request, matrix.shape), key="summary")
+
+
+def _cv_text(summary: Any, matrix: Any, request: _CvRequest) -> str:
+    """The summary as text: R^2 per k and method (and the interval coverage with ``--levels``)."""
+    protocol = request.protocol
+    header = [_describe(matrix, request.data), f"R^2 (mean +- sd over {protocol.folds} folds), seed {protocol.seed}",
+              *_EVERY_MODEL_NOTE, ""]
+    text = [*header, _table(_cv_wide(summary, protocol.holdouts))]
+    if protocol.levels:
+        text += ["", "interval coverage (mean over folds; nominal level in the column name"
+                 + ("; _cal: after the variance inflation fitted on inner folds of each training set)"
+                    if request.methods.inflate else ")"), "",
+                 _table(_cv_coverage(summary, protocol.levels, protocol.holdouts))]
+    return "\n".join(text) + "\n"
+
+
+def _cv_meta(request: _CvRequest, shape: tuple[int, int]) -> dict[str, Any]:
+    """The JSON fields of ``benchsel cv`` beside the summary."""
+    methods, protocol = request.methods, request.protocol
+    meta = {"data": request.data, "shape": list(shape), "methods": list(methods.names),
+            "holdouts": list(protocol.holdouts), "k_max": protocol.k_max, "folds": protocol.folds,
+            "seed": protocol.seed, "scheme": protocol.scheme, "em_config": methods.em_config,
+            "transform": methods.transform, "min_observed": _floors(methods.names, methods.min_observed),
+            "levels": list(protocol.levels), "variance_inflation": "inner" if methods.inflate else None}
+    if methods.inflate:
+        meta["inner_folds"] = methods.inner_folds
+    return meta
 
 
 def _cv_coverage(summary, levels: Sequence[float], holdouts: Sequence[float]):
@@ -1381,21 +1953,6 @@ _EVERY_MODEL_NOTE = ("R^2: the paper's protocol, which skips a held-out model th
                      "all models: mean R^2 over every held-out model (one that ran none predicted by the training "
                      "mean)",
                      "reach: mean share of held-out models that ran at least one selected benchmark")
-
-
-def _reach_line(matrix: Any, order: Sequence[int], what: str) -> tuple[str, dict[str, Any]]:
-    """The share of the matrix's rows that observe at least one selected column, as a line and as JSON.
-
-    ``what`` names the columns (``"benchmark"``: the rows are models). O(M k).
-    """
-    m = matrix.shape[0]
-    ran = int(np.asarray(matrix.observed)[:, list(order)].any(axis=1).sum()) if len(order) else 0
-    pct = f"{100 * ran / m:.0f}%" if m else "-"
-    if what == "benchmark":
-        line = f"reach: {ran} of {m} models ({pct}) ran at least one selected benchmark"
-    else:
-        line = f"reach: {ran} of {m} benchmarks ({pct}) were run by at least one selected model"
-    return line, {"reached": ran, "of": m, "share": ran / m if m else None}
 
 
 # -------------------------------------------------------------------- main

@@ -31,9 +31,10 @@ Steps
    bare ``index.html`` redirect made a complete page with the favicon).
    Before rendering, every executed notebook is checked
    (:func:`benchsel_lib.book.checks.check_notebook`): a cell error or
-   warning output, a ``{glue}`` key the run did not produce, glued text that
-   reads ``nan`` or holds raw TeX, or a findings sentence about a matrix the
-   run did not include fails the build, with the notebook, cell and rule named;
+   warning output, a placeholder that Jupyter shows raw, a paper chapter
+   without its claims table, a hidden cell whose source Jupyter shows, or
+   computed text that reads ``nan`` fails the build, with the notebook, cell
+   and rule named;
    so does one quantity (a claims row's ``key``) that reads differently on two pages.
 6. Write the timings (seconds per notebook, execution, rendering, total, the
    load average before and after) to ``<build>/timings.json`` and print them.
@@ -290,12 +291,16 @@ INJECTED_TAG = "injected-parameters"
 
 
 def _hide_injected(nb: dict[str, Any]) -> bool:
-    """Tag the cell that papermill injected (``injected-parameters``) ``remove-cell``; True if it changed."""
+    """Tag the cell that papermill injected (``injected-parameters``) ``remove-cell``, its source hidden; True if changed."""
     changed = False
     for cell in nb.get("cells", []):
-        tags = cell.get("metadata", {}).get("tags", [])
+        meta = cell.get("metadata", {})
+        tags = meta.get("tags", [])
         if INJECTED_TAG in tags and "remove-cell" not in tags:
-            cell["metadata"]["tags"] = [*tags, "remove-cell"]
+            meta["tags"] = [*tags, "remove-cell"]
+            changed = True
+        if INJECTED_TAG in tags and not meta.get("jupyter", {}).get("source_hidden"):
+            meta.setdefault("jupyter", {})["source_hidden"] = True  # collapsed in JupyterLab too
             changed = True
     return changed
 
@@ -353,10 +358,11 @@ def _source(cell: dict[str, Any]) -> str:
 def check_pages(executed: list[Path]) -> None:
     """Raise BuildError listing the problems of the executed notebooks (:mod:`benchsel_lib.book.checks`).
 
-    A page fails when a cell raised or wrote to standard error, when its text
-    reads a glue key the run did not produce, when glued text shows ``nan``
-    or raw TeX, or when a findings sentence names a matrix the run did not
-    include.
+    A page fails when a cell raised or wrote to standard error, when a
+    Markdown cell holds a placeholder that Jupyter shows raw (``{glue}``, a
+    MyST directive), when a paper chapter shows no claims table before its
+    first figure, when a hidden cell's source is not hidden in Jupyter, or
+    when computed text reads ``nan``.
     """
     from benchsel_lib.book import checks
 

@@ -339,24 +339,9 @@ def test_plot_cv_curves_shades_the_first_pick_band():
     assert len(shaded.axes[0].collections) == len(plain.axes[0].collections) + 1
 
 
-def test_plot_fold_curves_draws_one_line_per_fold_plus_the_mean():
-    df = cross_validate(_blocks(), _paper("entropy", "mi"), **CV)
-    fig = plotting.plot_fold_curves(df, method="mi", holdout=0.1)
-    assert isinstance(fig, Figure)
-    (ax,) = fig.axes
-    lines = ax.get_lines()
-    assert len(lines) == 3 + 1
-    assert sum(ln.get_color() == "red" for ln in lines) == 1 and lines[-1].get_color() == "black"
-
-
-def test_plot_fold_curves_highlights_the_requested_fold():
-    df = cross_validate(_blocks(), _paper("entropy"), **CV)
-    fig = plotting.plot_fold_curves(df, method="entropy", holdout=0.1, highlight=2)
-    labels = [ln.get_label() for ln in fig.axes[0].get_lines() if ln.get_color() == "red"]
-    assert labels == ["fold 2"]
-
-
-def test_plot_fold_curves_rejects_an_absent_method():
-    df = cross_validate(_blocks(), _paper("entropy"), **CV)
-    with pytest.raises(ValueError, match="no rows"):
-        plotting.plot_fold_curves(df, method="mi", holdout=0.1)
+def test_variant_range_without_method_or_holdout_gives_one_row_and_no_extremes_for_all_nan():
+    bare = _variants().drop(columns=["method", "holdout"])
+    r = variant_range(bare, k=2)
+    assert len(r) == 1 and list(r.columns[:2]) == ["k", "metric"]
+    empty = variant_range(bare.assign(r2_mean=np.nan), k=1).iloc[0]
+    assert empty["lo_variant"] is None and empty["hi_variant"] is None and empty["n_variants"] == 3

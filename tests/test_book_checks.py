@@ -45,7 +45,7 @@ def _rules(nb: dict, **options) -> list[str]:
 
 def _chapter() -> dict:
     """A clean paper chapter: prose, a hidden claims table, a number, a note, a figure."""
-    note = _markdown_output("> **Not in this run:** MI ties at k = 3.", {NOTE_KEY: "MI ties at k = 3."})
+    note = _markdown_output("> **Not in this run.** MI ties at k = 3.", {NOTE_KEY: "MI ties at k = 3."})
     return _notebook(_md("# 4. Greedy selection\n\nThe first pick is `{glue}` free; $R^2$ is *high*."),
                      _code(_claims(), metadata=HIDDEN),
                      _md("## Figures 2-4\n\nThe mean $R^2$ at $k = 5$ is"),

@@ -192,24 +192,6 @@ def test_first_pick_study_rejects_bad_input():
         first_pick_study(m.scores, **CV)
 
 
-def test_the_chapter_passages_quote_the_study_and_name_the_gap(complete_study):
-    from benchsel_lib.book.pages.benchpress import first_pick_passages
-
-    _, st, _ = complete_study
-    # MI and random on the paper's value, entropy away from it: the gap is not fold noise
-    table = pd.DataFrame({"config": ["early"] * 3, "method": ["entropy", "mi", "random"],
-                          "R2 mean": [0.30, -0.11, 0.24], "R2 sd": [0.1] * 3, "R2 se": [0.03] * 3,
-                          "paper": [0.21, -0.11, 0.24]})
-    out = first_pick_passages(st, table=table, k=2)
-    assert "fold noise cannot explain" in out["first_pick_md"]
-    c = st.curves.loc[2, list(st.sources)]
-    assert all(f"{v:.2f}" in out["first_pick_md"] for v in c)
-    assert f"{st.paper[2]:.2f}" in out["first_pick_md"]
-    assert "nan" not in " ".join(out.values()).lower().replace("nanosec", "")
-    far = table.assign(**{"R2 mean": [0.21, 0.5, 0.5]})  # MI and random further off than entropy
-    assert "fold noise" not in first_pick_passages(st, table=far, k=2)["first_pick_md"]
-
-
 def test_the_first_pick_figure_has_the_noise_panel_only_when_the_model_ran(complete_study):
     from benchsel_lib.book.plotting import plot_first_pick
 
@@ -222,15 +204,22 @@ def test_the_first_pick_figure_has_the_noise_panel_only_when_the_model_ran(compl
 
 
 def test_the_chapter_compares_with_the_paper_only_on_its_folds_and_sizes():
-    from benchsel_lib.book.pages.benchpress import (
-        first_pick_passages,
-        first_pick_reference,
-    )
+    from benchsel_lib.book.pages.benchpress import first_pick_reference
 
-    paper = dict(holdout=0.1, seed=42, scheme="paper", estimator="auto")
+    paper = dict(holdout=0.1, seed=42, scheme="paper", estimator="auto", n_folds=10)
     assert first_pick_reference(k_max=15, **paper) == {5: 0.21, 15: 0.25}
     assert first_pick_reference(k_max=10, **paper) == {5: 0.21}
     for change in (dict(seed=1), dict(scheme="nested"), dict(holdout=0.2), dict(estimator="pairwise"), dict(n_folds=3)):
         assert first_pick_reference(k_max=15, **{**paper, **change}) is None
-    out = first_pick_passages(None, table=pd.DataFrame(), k=5)
-    assert "not run" in out["first_pick_md"] and out["first_pick_caption"] == ""
+
+
+def test_first_pick_study_without_the_noise_model_or_the_argmax_rule():
+    st = first_pick_study(_matrix(), rules=("index", "auto"), n_draws=0, paper={2: 0.5}, **CV)
+    assert st.draws.shape == (0, 3) and st.pick_share.empty
+    assert st.curves[["noise_q05", "noise_median", "noise_q95"]].isna().all().all()
+    assert st.paper_percentile.empty and st.match_share != st.match_share  # NaN without draws
+    assert st.band_gap != st.band_gap  # NaN: "argmax" did not run as its own cross-validation
+    assert list(st.curves.columns) == ["paper", "index", "auto", "rounded", "covariance", "noise_q05", "noise_median",
+                                       "noise_q95"]
+    assert st.sources == {"index": "cv", "auto": "cv", "rounded": "band", "covariance": "band"}
+    assert list(st.matches.index) == ["index", "auto", "rounded", "covariance"]

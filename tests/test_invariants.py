@@ -9,10 +9,16 @@ ties (continuous scores, so that the tie rule, which breaks exact ties by
 position, never decides):
 
 * permuting the models leaves the selection and the predictions unchanged;
-* permuting the benchmarks permutes them;
+* permuting the benchmarks permutes them (both on the pairwise estimate, a
+  closed form; the EM estimate is invariant up to its convergence only; the
+  per-target ridge breaks ties in its features' observation counts by
+  column, so there its predictions are compared only without such ties);
 * an affine change of one benchmark's scores (positive scale, shift) leaves
   the selection and the standardized R^2 of cross-validation unchanged and
-  transforms that benchmark's predictions the same way;
+  transforms that benchmark's predictions the same way, wherever the
+  protocol's spread floor (``sd >= 0.01 (|mean| + 1)``, the released
+  configuration) binds on neither version of the column: where it binds,
+  the column is scaled by the floor, not by its spread, by design;
 * the same seed gives the same output;
 * a fitted pipeline predicts the same after a pickle round trip.
 
@@ -34,24 +40,36 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, Phase, assume, example, given, settings
 from hypothesis import strategies as st
 
 from benchsel_lib import Pipeline, cross_validate, load_csv
 from benchsel_lib.data import ScoreMatrix
 
-#: a few examples per property: fits dominate the time (each up to a second on the larger shapes)
-FEW = settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck),
-               print_blob=True)
-SOME = settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck),
-                print_blob=True)
-MANY = settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck),
-                print_blob=True)
+#: a few examples per property: fits dominate the time (each up to a second on the larger shapes), so a
+#: failing example is reported as generated, not shrunk (shrinking would refit hundreds of times)
+_FITS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck),
+             print_blob=True, phases=(Phase.explicit, Phase.generate))
+FEW = settings(max_examples=25, **_FITS)
+SOME = settings(max_examples=60, **_FITS)
+MANY = settings(max_examples=150, deadline=None, derandomize=True, database=None,
+                suppress_health_check=list(HealthCheck), print_blob=True)
 #: the fixed pipelines whose promises are checked: the paper's two objectives and a named pair
 PIPELINES: dict[str, Callable[[int, int], Pipeline]] = {
     "paper-entropy": lambda k, seed: Pipeline.paper(k=k, objective="entropy", seed=seed),
     "paper-mi": lambda k, seed: Pipeline.paper(k=k, objective="mi", seed=seed),
     "mi+ridge": lambda k, seed: Pipeline(k=k, selector="mi", predictor="ridge", seed=seed, name="mi+ridge"),
+}
+
+#: the same pipelines on the pairwise estimate, a closed form of the data: the invariances below hold for it to
+#: rounding.  The EM estimate that "auto" takes under missingness is invariant only up to its convergence: on
+#: near-singular matrices it stops at its iteration cap while still drifting, and the order of the rows (or
+#: columns) moves where it stops (see ``test_converged_em_estimate_is_invariant_to_the_order_of_the_models``)
+CLOSED_FORM: dict[str, Callable[[int, int], Pipeline]] = {
+    "paper-entropy": lambda k, seed: Pipeline.paper(k=k, objective="entropy", estimator="pairwise", seed=seed),
+    "paper-mi": lambda k, seed: Pipeline.paper(k=k, objective="mi", estimator="pairwise", seed=seed),
+    "mi+ridge": lambda k, seed: Pipeline(k=k, correlation="pairwise", selector="mi", predictor="ridge", seed=seed,
+                                         name="mi+ridge"),
 }
 
 
@@ -108,6 +126,17 @@ def score_matrices(draw: st.DrawFn, *, kinds: tuple[str, ...] = KINDS, max_missi
     return observed_everywhere(X, rng), kind
 
 
+def floor_inactive(x: np.ndarray) -> bool:
+    """Whether the protocol's spread floor, ``sd >= 0.01 (|mean| + 1)`` (released configuration), leaves ``x`` alone.
+
+    Where the floor binds, the standardization is not affine-invariant by
+    design: a column whose spread is tiny relative to its level is scaled by
+    the floor, not by its spread.
+    """
+    x = x[np.isfinite(x)]
+    return x.size >= 2 and float(np.std(x, ddof=1)) > 0.011 * (abs(float(np.mean(x))) + 1.0)
+
+
 def clean_matrices(**kw: Any) -> st.SearchStrategy[tuple[np.ndarray, str]]:
     """Continuous scores: no exact ties, no constant column, so that no tie rule decides anything."""
     return score_matrices(kinds=("plain",), **kw)
@@ -140,6 +169,38 @@ def predict_quietly(pipe: Pipeline, scores: dict[str, float]) -> pd.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return pipe.predict(scores)
+
+
+def same_selection_or_a_tie(a: Pipeline, b: Pipeline) -> bool:
+    """Whether ``a`` and ``b`` selected the same benchmarks; where not, assert that an exact tie decided.
+
+    At the first step where the two orders differ, both benchmarks must have
+    had the same objective gain (to rounding): a tie, which the tie rule
+    breaks by position, so the order of the columns may decide it (on a
+    singular or indefinite correlation, conditional variances saturate at
+    their floor and gains tie).  Anything else is a broken invariance.
+    """
+    if a.selected == b.selected:
+        return True
+    i = next(i for i, (x, y) in enumerate(zip(a.selected, b.selected)) if x != y)
+    ga, gb = float(a.selection_.gains[i]), float(b.selection_.gains[i])
+    assert np.isclose(ga, gb, rtol=1e-9, atol=1e-12), (a.selected, b.selected, ga, gb)
+    return False
+
+
+def ridge_features_tie(pipeline: str, pipe: Pipeline, X: np.ndarray) -> bool:
+    """Whether the ridge pair may drop a revealed feature chosen by position: ties in observation counts.
+
+    The per-target ridge orders its features by how many training models
+    observed them, then by column, and drops the last while too few rows
+    observe every feature (:class:`~benchsel_lib.method.regression.RidgePredictor`):
+    where counts tie, the order of the columns decides which is dropped, by design.
+    """
+    if pipeline != "mi+ridge":
+        return False
+    counts = [int(np.isfinite(X[:, pipe.benchmarks_.index(b)]).sum()) for b in pipe.selected]
+    enough = X.shape[0] >= max(8, len(counts) + 2) and not np.isnan(X).any()
+    return len(set(counts)) < len(counts) and not enough
 
 
 def assert_same_predictions(a: pd.DataFrame, b: pd.DataFrame, *, rtol: float = 1e-6) -> None:
@@ -184,60 +245,67 @@ def test_permuting_models_leaves_selection_and_predictions_unchanged(data: tuple
                                                                      k: int, seed: int) -> None:
     X, _ = data
     order = np.random.default_rng(seed).permutation(X.shape[0])
-    a = fit_quietly(PIPELINES[pipeline](below(k, X), 0), as_matrix(X))
-    b = fit_quietly(PIPELINES[pipeline](below(k, X), 0), as_matrix(X[order]))
-    assert a.selected == b.selected
+    a = fit_quietly(CLOSED_FORM[pipeline](below(k, X), 0), as_matrix(X))
+    b = fit_quietly(CLOSED_FORM[pipeline](below(k, X), 0), as_matrix(X[order]))
+    if not same_selection_or_a_tie(a, b):
+        return
     given_ = given_scores(a, X)
-    assert_same_predictions(predict_quietly(a, given_), predict_quietly(b, given_), rtol=1e-4)
+    assert_same_predictions(predict_quietly(a, given_), predict_quietly(b, given_), rtol=1e-7)
 
 
 @FEW
 @given(data=clean_matrices(max_missing=0.3), pipeline=st.sampled_from(sorted(PIPELINES)), k=st.integers(1, 4),
        seed=st.integers(0, 2**32 - 1))
+@example(data=(low_rank(np.random.default_rng(3), 4, 30, rank=2, noise=0.5), "plain"), pipeline="mi+ridge", k=1,
+         seed=1213977)  # 4 models x 30 benchmarks: an indefinite pairwise correlation, first MI gains tied
 def test_permuting_benchmarks_permutes_selection_and_predictions(data: tuple[np.ndarray, str], pipeline: str,
                                                                  k: int, seed: int) -> None:
     X, _ = data
     names = [f"b{j}" for j in range(X.shape[1])]
     order = np.random.default_rng(seed).permutation(X.shape[1])
-    a = fit_quietly(PIPELINES[pipeline](below(k, X), 0), as_matrix(X, names))
-    b = fit_quietly(PIPELINES[pipeline](below(k, X), 0), as_matrix(X[:, order], [names[j] for j in order]))
-    assert a.selected == b.selected  # the same benchmarks, by name, in the same order
+    a = fit_quietly(CLOSED_FORM[pipeline](below(k, X), 0), as_matrix(X, names))
+    b = fit_quietly(CLOSED_FORM[pipeline](below(k, X), 0), as_matrix(X[:, order], [names[j] for j in order]))
+    if not same_selection_or_a_tie(a, b) or ridge_features_tie(pipeline, a, X):
+        return  # else the same benchmarks, by name, in the same order, and the same features
     given_ = given_scores(a, X)
-    assert_same_predictions(predict_quietly(a, given_), predict_quietly(b, given_), rtol=1e-4)
+    assert_same_predictions(predict_quietly(a, given_), predict_quietly(b, given_), rtol=1e-7)
 
 
 # --------------------------------------------------------------------------- affine changes of one benchmark
 @FEW
 @given(data=clean_matrices(max_missing=0.3), pipeline=st.sampled_from(sorted(PIPELINES)), k=st.integers(1, 4),
-       column=st.integers(0, 39), scale=st.sampled_from([0.01, 0.5, 3.0, 100.0]),
-       shift=st.sampled_from([-1000.0, -7.5, 0.0, 250.0]))
+       column=st.integers(0, 39), scale=st.sampled_from([0.05, 0.5, 3.0, 100.0]),
+       shift=st.sampled_from([-60.0, -7.5, 0.0, 250.0]))
 def test_affine_change_of_a_benchmark_keeps_selection_and_transforms_its_predictions(
         data: tuple[np.ndarray, str], pipeline: str, k: int, column: int, scale: float, shift: float) -> None:
     X, _ = data
     j = column % X.shape[1]
     Y = X.copy()
     Y[:, j] = scale * X[:, j] + shift
-    a = fit_quietly(PIPELINES[pipeline](below(k, X), 0), as_matrix(X))
-    b = fit_quietly(PIPELINES[pipeline](below(k, X), 0), as_matrix(Y))
-    assert a.selected == b.selected
+    assume(floor_inactive(X[:, j]) and floor_inactive(Y[:, j]))
+    a = fit_quietly(CLOSED_FORM[pipeline](below(k, X), 0), as_matrix(X))
+    b = fit_quietly(CLOSED_FORM[pipeline](below(k, X), 0), as_matrix(Y))
+    if not same_selection_or_a_tie(a, b):
+        return
     pa = predict_quietly(a, given_scores(a, X))
     pb = predict_quietly(b, given_scores(b, Y))
     name = f"b{j}"
     if name in pa.index:  # the changed benchmark is predicted: its prediction changes the same way
         for col in ("mean", "lower", "upper"):
             pa.loc[name, col] = scale * pa.loc[name, col] + shift
-    assert_same_predictions(pa, pb, rtol=1e-4)
+    assert_same_predictions(pa, pb, rtol=1e-7)
 
 
-@settings(max_examples=4, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(max_examples=10, **_FITS)
 @given(data=clean_matrices(max_missing=0.0, min_models=20), column=st.integers(0, 39),
-       scale=st.sampled_from([0.01, 3.0]), shift=st.sampled_from([-1000.0, 250.0]))
+       scale=st.sampled_from([0.5, 3.0]), shift=st.sampled_from([-20.0, 250.0]))
 def test_affine_change_of_a_benchmark_keeps_the_standardized_r2(data: tuple[np.ndarray, str], column: int,
                                                                 scale: float, shift: float) -> None:
     X, _ = data
     j = column % X.shape[1]
     Y = X.copy()
     Y[:, j] = scale * X[:, j] + shift
+    assume(floor_inactive(X[:, j]) and floor_inactive(Y[:, j]))
     kw = dict(k_max=min(2, X.shape[1] - 1), n_folds=3, seed=0, n_jobs=1, progress=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -245,6 +313,19 @@ def test_affine_change_of_a_benchmark_keeps_the_standardized_r2(data: tuple[np.n
         b = cross_validate(as_matrix(Y), ["entropy"], **kw)
     assert len(a) == len(b) > 0
     np.testing.assert_allclose(a["r2"].to_numpy(), b["r2"].to_numpy(), rtol=1e-6, atol=1e-8, equal_nan=True)
+
+
+def test_converged_em_estimate_is_invariant_to_the_order_of_the_models():
+    from benchsel_lib.method.correlation import estimate_correlation
+
+    rng = np.random.default_rng(5)
+    X = low_rank(rng, 51, 40, rank=2, noise=0.5)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    order = rng.permutation(X.shape[0])
+    a = estimate_correlation(X, method="em", context="cv")
+    b = estimate_correlation(X[order], method="em", context="cv")
+    assert a.em.n_iter == b.em.n_iter < 500  # converged
+    np.testing.assert_allclose(a.corr, b.corr, atol=1e-7)
 
 
 # --------------------------------------------------------------------------- seeds and pickling

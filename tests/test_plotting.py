@@ -252,14 +252,51 @@ def test_pipeline_curves_name_a_missing_reference_and_empty_input():
         plotting.plot_pipeline_curves({"x": runs["mteb"].drop(columns="r2")})
 
 
-def test_pooled_coverage_one_line_per_matrix_around_the_diagonal_band():
-    cov = pd.DataFrame([dict(matrix=m, nominal=q, coverage=q + d) for m, d in (("MTEB", 0.0), ("Merged", 0.02))
-                        for q in (0.5, 0.8, 0.9)])
-    fig = plotting.plot_pooled_coverage(cov)
-    ax = fig.axes[0]
-    assert [ln.get_label() for ln in ax.get_lines()][1:] == ["MTEB", "Merged"]
-    np.testing.assert_allclose(ax.get_lines()[2].get_ydata(), [0.52, 0.82, 0.92])
-    _legend_is_outside_the_panels(fig)
-    _renders(fig)
-    with pytest.raises(ValueError, match="matrix"):
-        plotting.plot_pooled_coverage(cov.drop(columns="matrix"))
+def test_cv_curves_draw_named_variants_as_lines_of_their_own_on_each_r2_panel():
+    df = _summary(methods=("entropy", "random"), holdouts=(0.1, 0.5))
+    variants = pd.DataFrame([dict(variant=v, holdout=h, k=k, r2_mean=0.5 + 0.1 * i)
+                             for i, v in enumerate(("a", "b", "c")) for h in (0.1, 0.5) for k in range(1, 6)])
+    fig = plotting.plot_cv_curves(df, variants=variants, variant_lines={"a": "first a", "c": "first c"})
+    for ax in (fig.axes[0], fig.axes[3]):  # the R^2 panel of each holdout: two methods, then the two variants
+        lines = ax.get_lines()
+        assert len(lines) == 4 and len(ax.collections) == 2  # no hatched band
+        np.testing.assert_allclose(lines[2].get_ydata(), 0.5)
+        np.testing.assert_allclose(lines[3].get_ydata(), 0.7)
+        assert np.all(lines[2].get_xdata() < lines[3].get_xdata())  # set side by side along k
+    assert [t.get_text() for t in fig.legends[0].get_texts()][-2:] == ["first a", "first c"]
+    with pytest.raises(ValueError, match="variant_lines needs variants with a 'variant' column"):
+        plotting.plot_cv_curves(df, variants=variants.drop(columns="variant"), variant_lines={"a": "a"})
+
+
+def test_reliability_without_a_dataset_column_draws_one_panel_titled_by_the_title():
+    rows = [dict(method="mi", k=k, nominal=q, coverage=q - 0.02) for k in (5, 10) for q in (0.5, 0.9)]
+    fig = plotting.plot_reliability(pd.DataFrame(rows), title="Coverage")
+    (ax,) = fig.axes
+    assert ax.get_title() == "Coverage" and fig._suptitle is None
+    assert [ln.get_marker() for ln in ax.get_lines()[1:]] == ["o", "s"]  # one marker per k
+    assert ax.get_xlim() == (0.4, 1.0) and ax.get_ylim() == (0.4, 1.0)
+
+
+def test_imputer_comparison_sets_series_side_by_side_and_draws_a_single_size_as_a_marker():
+    base = _summary(holdouts=(0.1,)).assign(imputer="Gaussian")
+    knn = base[base["k"] == 5].assign(imputer="KNN")  # scored at one subset size only
+    fig = plotting.plot_imputer_comparison(pd.concat([base, knn]), methods=("mi",), offset=0.8,
+                                           names={"Gaussian": "G", "KNN": "kNN"})
+    (ax,) = fig.axes
+    first, single = ax.get_lines()
+    np.testing.assert_allclose(first.get_xdata(), [1, 2, 3, 4, 5])  # the first series stays at k
+    np.testing.assert_allclose(single.get_xdata(), [5.0])  # offset 0.8 * (1 - 2 / 2)
+    assert single.get_linestyle() == "None" and single.get_marker() == "s"
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["G", "kNN"]
+    assert len(ax.collections) == 1  # the first series' band only
+
+
+def test_pipeline_curves_clip_leaves_a_far_low_line_below_the_axis_and_names_it():
+    runs = {n: g.assign(r2=np.where(g["method"] == "mi", -2.0, g["r2"])) for n, g in _pipeline_runs().items()}
+    fig = plotting.plot_pipeline_curves(runs, n_top=2, clip=True)
+    for ax in fig.axes:
+        assert ax.get_ylim()[0] > -1.0
+        (note,) = ax.texts
+        assert note.get_text() == "mi: -2.00 to -2.00, below"
+    plain = plotting.plot_pipeline_curves(runs, n_top=2)
+    assert all(ax.get_ylim()[0] < -2.0 and not ax.texts for ax in plain.axes)

@@ -6,7 +6,8 @@
 * :mod:`.claims` -- the claims table that opens each chapter reproducing the paper, and the one verdict rule;
 * :mod:`.show` -- computed Markdown in place, and the notes of sentences a run does not bear out;
 * :mod:`.tables` -- tables as the reader sees them (every row, no index, no ``nan`` or ``-0.00``);
-* :mod:`.checks` -- checks of an executed notebook (errors, warnings, missing glue, nan, TeX, unrun matrices);
+* :mod:`.checks` -- checks of an executed notebook (errors, warnings, placeholders Jupyter shows raw, the claims
+  table, hidden cells, nan);
 * :mod:`.site` -- checks of the rendered pages (repeated sentences, code names in prose, cut tables, claims);
 * :mod:`.plotting` -- the figures.
 """

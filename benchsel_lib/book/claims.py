@@ -81,7 +81,7 @@ class Claim:
             if "|" in text or "\n" in text:
                 raise ValueError(f"the claim's {name} holds '|' or a line break, which break the table: {text!r}")
             if "$" in text:
-                raise ValueError(f"the claim's {name} holds TeX ('$'), which glued Markdown shows raw: {text!r}")
+                raise ValueError(f"the claim's {name} holds TeX ('$'); write R² and k as plain text: {text!r}")
             if re.search(r"(?<![\w.])(?:nan|NaN|None)(?!\w)", text):
                 raise ValueError(f"the claim's {name} shows a missing value: {text!r}")
 

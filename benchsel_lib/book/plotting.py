@@ -88,9 +88,34 @@ def _legend_below(fig: Figure, handles: list[Any], labels: list[str], *, ncol: i
     fig.legend(handles, labels, loc="outside lower center", ncol=ncol or min(len(labels), 3), frameon=False)
 
 
+def _dataset_groups(df: pd.DataFrame) -> list[tuple[Any, pd.DataFrame]]:
+    """``(dataset, rows)`` per dataset in order of appearance; ``[("", df)]`` without a ``dataset`` column."""
+    return list(df.groupby("dataset", sort=False)) if "dataset" in df.columns else [("", df)]
+
+
+def _legend_entries(axes: Sequence[Any], legend: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Label -> handle of the labelled artists of ``axes``, the first handle of each label kept.
+
+    Parameters
+    ----------
+    axes : sequence of Axes
+    legend : dict, optional
+        Entries gathered so far, completed in place (default: a new dict).
+
+    Returns
+    -------
+    dict
+        ``legend`` with the new labels added, in order of first appearance.
+    """
+    legend = {} if legend is None else legend
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    return legend
+
+
 METHOD_COLORS = {"entropy": "#1f77b4", "mi": "#d62728", "random": "#7f7f7f"}
 METHOD_LABELS = {"entropy": "Entropy (greedy)", "mi": "MI (greedy)", "random": "Random"}
-_GREEDY = ("entropy", "mi")
 
 
 def _require_columns(df: Any, columns: Sequence[str], what: str) -> pd.DataFrame:
@@ -269,6 +294,90 @@ def _variant_band(variants: pd.DataFrame) -> pd.DataFrame:
     return variants.groupby(keys)[value].agg(["min", "max"]).reset_index()
 
 
+#: The panels of a row of :func:`plot_cv_curves`: (metric, y label, log scale).
+_CV_PANELS = (("r2", "$R^2$", False), ("residual_fraction", "residual variance", True),
+              ("logdet", r"$\log\det \Sigma_{AA}$", False))
+#: The column titles of :func:`plot_cv_curves`.
+_CV_TITLES = ("imputation $R^2$", "residual variance", r"entropy $\log\det\Sigma_{AA}$")
+
+
+def _method_at(df: pd.DataFrame, method: str, holdout: float) -> pd.DataFrame:
+    """Rows of ``method`` at ``holdout``, sorted by ``k``."""
+    return df[(df["method"] == method) & np.isclose(df["holdout"].astype(float), float(holdout))].sort_values("k")
+
+
+def _draw_method_curves(row: Sequence[Any], sub: pd.DataFrame, method: str, legend: dict[str, Any]) -> None:
+    """One method's mean curves, with +-1 sd bands, on the panels of one row of :func:`plot_cv_curves`.
+
+    Parameters
+    ----------
+    row : sequence of Axes
+        The row's panels, in the order of :data:`_CV_PANELS`.
+    sub : DataFrame
+        The method's rows at the row's holdout, sorted by ``k``.
+    method : str
+        Greedy methods are drawn solid with markers, ``"random"`` dashed.
+    legend : dict
+        Legend label -> handle; the method's first line is added.
+    """
+    color = METHOD_COLORS.get(method)
+    x = sub["k"].to_numpy(dtype=float)
+    for ax, (metric, _, log) in zip(row, _CV_PANELS):
+        mean = _values(sub, f"{metric}_mean")
+        if np.all(np.isnan(mean)):
+            continue
+        (line,) = ax.plot(x, mean, linestyle="--" if method == "random" else "-", color=color,
+                          marker="o" if method != "random" else None, markersize=3)
+        legend.setdefault(METHOD_LABELS.get(method, method), line)
+        _band(ax, x, mean, _values(sub, f"{metric}_sd"), color or "black", log=log)
+
+
+def _draw_cv_methods(row: Sequence[Any], df: pd.DataFrame, holdout: float, methods: Sequence[str],
+                     legend: dict[str, Any]) -> int:
+    """Draw each method's curves at ``holdout`` on one row; return how many methods have rows there."""
+    drawn = 0
+    for method in methods:
+        sub = _method_at(df, method, holdout)
+        if sub.empty:
+            continue
+        drawn += 1
+        _draw_method_curves(row, sub, method, legend)
+    return drawn
+
+
+def _hatch_variant_band(ax: Any, band: pd.DataFrame, holdout: float, label: str, legend: dict[str, Any]) -> None:
+    """Hatch the min-max band of the variants at ``holdout`` on ``ax`` (nothing when the band has no rows there)."""
+    b = band if "holdout" not in band.columns else band[np.isclose(band["holdout"].astype(float), float(holdout))]
+    if b.empty:
+        return
+    b = b.sort_values("k")
+    patch = ax.fill_between(b["k"], b["min"], b["max"], facecolor="none", hatch="///",
+                            edgecolor=METHOD_COLORS["entropy"], linewidth=0.0, alpha=0.6)
+    legend.setdefault(label, patch)
+
+
+def _style_cv_row(row: Sequence[Any], holdout: float) -> None:
+    """Log scale where the panel asks for it, a grid, and the holdout named on the row's R^2 axis."""
+    for ax, (_, _, log) in zip(row, _CV_PANELS):
+        if log:
+            _log_y(ax)
+        ax.grid(True, alpha=0.3)
+    row[0].set_ylabel(f"{_fmt_holdout(holdout)}\n$R^2$")
+
+
+def _label_cv_grid(grid: np.ndarray, *, plain_log_labels: bool, r2_ylim: tuple[float, float] | None) -> None:
+    """The ``k`` axis under the last row, column titles over the first, and the options of the y axes."""
+    for ax in grid[-1]:
+        ax.set_xlabel("selected benchmarks $k$")
+    for ax, name in zip(grid[0], _CV_TITLES):
+        ax.set_title(name)
+    if plain_log_labels:
+        for ax in grid[:, 1]:
+            _plain_log_labels(ax)
+    if r2_ylim is not None:
+        grid[0][0].set_ylim(*r2_ylim)  # shared by the column
+
+
 @_readable
 def plot_cv_curves(
     summary_df: pd.DataFrame,
@@ -332,8 +441,6 @@ def plot_cv_curves(
     holdouts = sorted(df["holdout"].unique()) if holdouts is None else list(holdouts)
     if not holdouts:
         raise ValueError("holdouts is empty")
-    panels = [("r2", "$R^2$", False), ("residual_fraction", "residual variance", True),
-              ("logdet", r"$\log\det \Sigma_{AA}$", False)]
     fig = Figure(figsize=(WIDTH, 2.1 * len(holdouts) + 0.9), layout="constrained")
     grid = np.atleast_2d(fig.subplots(len(holdouts), 3, sharex=True, sharey="col", squeeze=False))
     if variant_lines is not None and (variants is None or "variant" not in variants.columns):
@@ -342,46 +449,15 @@ def plot_cv_curves(
     legend: dict[str, Any] = {}
     drawn = 0
     for row, h in zip(grid, holdouts):
-        for m in methods:
-            sub = df[(df["method"] == m) & np.isclose(df["holdout"].astype(float), float(h))].sort_values("k")
-            if sub.empty:
-                continue
-            drawn += 1
-            color = METHOD_COLORS.get(m)
-            x = sub["k"].to_numpy(dtype=float)
-            for ax, (metric, _, log) in zip(row, panels):
-                mean = _values(sub, f"{metric}_mean")
-                if np.all(np.isnan(mean)):
-                    continue
-                (line,) = ax.plot(x, mean, linestyle="--" if m == "random" else "-", color=color,
-                                  marker="o" if m != "random" else None, markersize=3)
-                legend.setdefault(METHOD_LABELS.get(m, m), line)
-                _band(ax, x, mean, _values(sub, f"{metric}_sd"), color or "black", log=log)
+        drawn += _draw_cv_methods(row, df, h, methods, legend)
         if band is not None:
-            b = band if "holdout" not in band.columns else band[np.isclose(band["holdout"].astype(float), float(h))]
-            if not b.empty:
-                b = b.sort_values("k")
-                patch = row[0].fill_between(b["k"], b["min"], b["max"], facecolor="none", hatch="///",
-                                            edgecolor=METHOD_COLORS["entropy"], linewidth=0.0, alpha=0.6)
-                legend.setdefault(variant_label, patch)
+            _hatch_variant_band(row[0], band, h, variant_label, legend)
         if variant_lines is not None:
             _variant_lines(row[0], variants, variant_lines, legend, float(h))
-        for ax, (_, ylabel, log) in zip(row, panels):
-            if log:
-                _log_y(ax)
-            ax.grid(True, alpha=0.3)
-        row[0].set_ylabel(f"{_fmt_holdout(h)}\n$R^2$")
+        _style_cv_row(row, h)
     if drawn == 0:
         raise ValueError(f"summary_df has no rows for methods {list(methods)} and holdouts {holdouts}")
-    for ax in grid[-1]:
-        ax.set_xlabel("selected benchmarks $k$")
-    for ax, name in zip(grid[0], ("imputation $R^2$", "residual variance", r"entropy $\log\det\Sigma_{AA}$")):
-        ax.set_title(name)
-    if plain_log_labels:
-        for ax in grid[:, 1]:
-            _plain_log_labels(ax)
-    if r2_ylim is not None:
-        grid[0][0].set_ylim(*r2_ylim)  # shared by the column
+    _label_cv_grid(grid, plain_log_labels=plain_log_labels, r2_ylim=r2_ylim)
     _legend_below(fig, list(legend.values()), list(legend.keys()))
     if title:
         fig.suptitle(title)
@@ -707,6 +783,78 @@ def plot_overlap_network(
 
 
 # ---------------------------------------------------------------------------- calibration
+def _coverage_shifts(d: pd.DataFrame, dodge: float) -> dict[tuple[Any, Any, str], float]:
+    """Shift along the nominal axis of each line ``(method, k, column)`` of a panel, centred on the true levels.
+
+    A ``coverage_cal`` line is counted for every (method, k) when the panel has
+    any inflated coverage.
+    """
+    cal = "coverage_cal" in d.columns and d["coverage_cal"].notna().any()
+    lines = [(m, k, col) for (m, k), _ in d.groupby(["method", "k"], sort=True)
+             for col in (("coverage", "coverage_cal") if cal else ("coverage",))]
+    return {key: dodge * (i - (len(lines) - 1) / 2) for i, key in enumerate(lines)}
+
+
+def _draw_coverage_lines(ax: Any, g: pd.DataFrame, method: str, k: Any, *, marker: str,
+                         shift: Mapping[tuple[Any, Any, str], float], gap: bool) -> None:
+    """The coverage of one (method, k), and its inflated coverage (dashed) where it has any.
+
+    Parameters
+    ----------
+    ax : Axes
+    g : DataFrame
+        The rows of (method, k), sorted by ``nominal``.
+    method, k
+        The line's method (its colour) and subset size (its label).
+    marker : str
+    shift : mapping
+        :func:`_coverage_shifts` of the panel.
+    gap : bool
+        Draw the empirical minus the nominal coverage.
+    """
+    color = METHOD_COLORS.get(method, None)
+    for col in ("coverage", "coverage_cal"):
+        if col == "coverage_cal" and not (col in g.columns and g[col].notna().any()):
+            continue
+        y = g[col].to_numpy(float) - (g["nominal"].to_numpy(float) if gap else 0.0)
+        inflated = col == "coverage_cal"
+        ax.plot(g["nominal"].to_numpy(float) + shift.get((method, k, col), 0.0), y, marker=marker,
+                color=color, linestyle="--" if inflated else "-", alpha=0.7 if inflated else 1.0,
+                label=f"{METHOD_LABELS.get(method, method)}, k={k}" + (", inflated" if inflated else ""))
+
+
+def _draw_coverage_panel(ax: Any, d: pd.DataFrame, *, gap: bool, dodge: float) -> int:
+    """The ideal line and one line per (method, k, coverage column) of one dataset; return the number of lines."""
+    if gap:
+        ax.axhline(0.0, color="black", linewidth=0.8, linestyle=":", label="ideal")
+    else:
+        ax.plot([0, 1], [0, 1], color="black", linewidth=0.8, linestyle=":", label="ideal")
+    markers = dict(zip(sorted(d["k"].unique()), "osD^v<>"))
+    shift = _coverage_shifts(d, dodge)
+    for (m, k), g in d.groupby(["method", "k"], sort=True):
+        _draw_coverage_lines(ax, g.sort_values("nominal"), m, k, marker=markers.get(k, "o"), shift=shift, gap=gap)
+    return len(shift)
+
+
+def _set_coverage_axes(ax: Any, d: pd.DataFrame, *, gap: bool, dodge: float, n_lines: int) -> None:
+    """Axis labels, limits and grid of a reliability panel.
+
+    The gap view spans the nominal levels (padded for the dodged lines);
+    otherwise both axes run to 1 from the lowest nominal level or coverage
+    (0.4 at most).
+    """
+    ax.set_xlabel("nominal coverage")
+    ax.set_ylabel("empirical $-$ nominal coverage" if gap else "empirical coverage")
+    if gap:
+        pad = max(dodge * n_lines, 0.02)
+        ax.set_xlim(float(d["nominal"].min()) - pad, float(d["nominal"].max()) + pad)
+    else:
+        lo = float(min(d["nominal"].min(), d["coverage"].min(), 0.4))
+        ax.set_xlim(lo, 1.0)
+        ax.set_ylim(lo, 1.0)
+    ax.grid(True, alpha=0.3)
+
+
 @_readable
 def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of predictive intervals",
                      gap: bool = False, dodge: float = 0.0) -> Figure:
@@ -740,44 +888,14 @@ def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of pre
     df = _require_columns(calib_df, ["method", "k", "nominal", "coverage"], "calib_df")
     if not (np.isfinite(dodge) and dodge >= 0):
         raise ValueError(f"dodge must be a non-negative number, got {dodge!r}")
-    groups = list(df.groupby("dataset", sort=False)) if "dataset" in df.columns else [("", df)]
+    groups = _dataset_groups(df)
     fig, axes = _panel_grid(len(groups), row_height=3.2)
     legend: dict[str, Any] = {}
     for ax, (name, d) in zip(axes, groups):
-        if gap:
-            ax.axhline(0.0, color="black", linewidth=0.8, linestyle=":", label="ideal")
-        else:
-            ax.plot([0, 1], [0, 1], color="black", linewidth=0.8, linestyle=":", label="ideal")
-        ks = sorted(d["k"].unique())
-        markers = dict(zip(ks, "osD^v<>"))
-        cal = "coverage_cal" in d.columns and d["coverage_cal"].notna().any()
-        lines = [(m, k, col) for (m, k), _ in d.groupby(["method", "k"], sort=True)
-                 for col in (("coverage", "coverage_cal") if cal else ("coverage",))]
-        shift = {key: dodge * (i - (len(lines) - 1) / 2) for i, key in enumerate(lines)}
-        for (m, k), g in d.groupby(["method", "k"], sort=True):
-            g = g.sort_values("nominal")
-            color = METHOD_COLORS.get(m, None)
-            for col in ("coverage", "coverage_cal"):
-                if col == "coverage_cal" and not (col in g.columns and g[col].notna().any()):
-                    continue
-                y = g[col].to_numpy(float) - (g["nominal"].to_numpy(float) if gap else 0.0)
-                inflated = col == "coverage_cal"
-                ax.plot(g["nominal"].to_numpy(float) + shift.get((m, k, col), 0.0), y, marker=markers.get(k, "o"),
-                        color=color, linestyle="--" if inflated else "-", alpha=0.7 if inflated else 1.0,
-                        label=f"{METHOD_LABELS.get(m, m)}, k={k}" + (", inflated" if inflated else ""))
-        ax.set_xlabel("nominal coverage")
-        ax.set_ylabel("empirical $-$ nominal coverage" if gap else "empirical coverage")
-        if gap:
-            pad = max(dodge * len(lines), 0.02)
-            ax.set_xlim(float(d["nominal"].min()) - pad, float(d["nominal"].max()) + pad)
-        else:
-            lo = float(min(d["nominal"].min(), d["coverage"].min(), 0.4))
-            ax.set_xlim(lo, 1.0)
-            ax.set_ylim(lo, 1.0)
-        ax.grid(True, alpha=0.3)
+        n_lines = _draw_coverage_panel(ax, d, gap=gap, dodge=dodge)
+        _set_coverage_axes(ax, d, gap=gap, dodge=dodge, n_lines=n_lines)
         ax.set_title(str(name) if name else title)
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            legend.setdefault(label, handle)
+        _legend_entries([ax], legend)
     _legend_below(fig, list(legend.values()), list(legend.keys()), ncol=2)
     if len(groups) > 1:
         fig.suptitle(title)
@@ -787,6 +905,57 @@ def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of pre
 # ---------------------------------------------------------------------------- Figure 15
 _SHORT_METHOD = {"entropy": "entropy", "mi": "MI", "random": "random"}
 IMPUTER_COLORS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#a6761d")
+#: Marker of each series of :func:`plot_imputer_comparison`, in order.
+_IMPUTER_SHAPES = ("o", "s", "^", "D", "v", "P")
+
+
+def _imputer_rows_at(df: pd.DataFrame, holdout: float | None) -> pd.DataFrame:
+    """The rows at ``holdout`` (all rows when it is None or there is no ``holdout`` column); none there is an error."""
+    if holdout is not None and "holdout" in df.columns:
+        df = df[np.isclose(df["holdout"].astype(float), float(holdout))]
+        if df.empty:
+            raise ValueError(f"summary_df has no rows for holdout {holdout}")
+    return df
+
+
+def _draw_imputer_series(ax: Any, sub: pd.DataFrame, i: int, n_series: int, *, offset: float, label: str,
+                         legend: dict[str, Any]) -> None:
+    """Series number ``i`` of a panel of :func:`plot_imputer_comparison`.
+
+    Parameters
+    ----------
+    ax : Axes
+    sub : DataFrame
+        The series' rows in the panel, sorted by ``k``.
+    i, n_series : int
+        The series' position among all series (its colour, marker and
+        offset; the first is solid with a +-1 sd band, the others dashed),
+        and their number.
+    offset : float
+        Horizontal spacing of the series after the first.
+    label : str
+        Legend label; the series' first line is added to ``legend``.
+    legend : dict
+    """
+    color = IMPUTER_COLORS[i % len(IMPUTER_COLORS)]
+    x = sub["k"].to_numpy(dtype=float) + (offset * (i - n_series / 2) if i else 0.0)
+    mean = sub["r2_mean"].to_numpy(dtype=float)
+    single = len(sub) == 1
+    (line,) = ax.plot(x, mean, color=color, linestyle="none" if single else ("-" if i == 0 else "--"),
+                      marker=_IMPUTER_SHAPES[i % len(_IMPUTER_SHAPES)], markersize=6 if single else 3)
+    legend.setdefault(label, line)
+    if i == 0 and "r2_sd" in sub.columns:
+        _band(ax, x, mean, sub["r2_sd"].to_numpy(dtype=float), color)
+
+
+def _draw_imputer_panel(ax: Any, d: pd.DataFrame, method: str, *, by: str, series: Sequence[Any],
+                        names: Mapping[Any, str], offset: float, legend: dict[str, Any]) -> None:
+    """One panel: every series of ``series`` (values of ``by``) that ``method`` has rows for in ``d``."""
+    for i, s in enumerate(series):
+        sub = d[(d[by] == s) & (d["method"] == method)].sort_values("k")
+        if sub.empty:
+            continue
+        _draw_imputer_series(ax, sub, i, len(series), offset=offset, label=str(names.get(s, s)), legend=legend)
 
 
 @_readable
@@ -842,34 +1011,18 @@ def plot_imputer_comparison(
     O(rows).
     """
     df = _require_columns(summary_df, [by, "method", "k", "r2_mean"], "summary_df")
-    if holdout is not None and "holdout" in df.columns:
-        df = df[np.isclose(df["holdout"].astype(float), float(holdout))]
-        if df.empty:
-            raise ValueError(f"summary_df has no rows for holdout {holdout}")
-    groups = list(df.groupby("dataset", sort=False)) if "dataset" in df.columns else [("", df)]
+    df = _imputer_rows_at(df, holdout)
+    groups = _dataset_groups(df)
     cols = [m for m in methods if (df["method"] == m).any()]
     if not cols:
         raise ValueError(f"summary_df has no rows for methods {list(methods)}")
     series = list(dict.fromkeys(df[by]))
-    colors = {s: IMPUTER_COLORS[i % len(IMPUTER_COLORS)] for i, s in enumerate(series)}
-    shapes = ("o", "s", "^", "D", "v", "P")
     fig = Figure(figsize=(WIDTH, 2.4 * len(groups) + 1.0), layout="constrained")
     grid = np.atleast_2d(fig.subplots(len(groups), len(cols), sharex=True, sharey="row", squeeze=False))
     legend: dict[str, Any] = {}
     for row, (name, d) in zip(grid, groups):
         for ax, m in zip(row, cols):
-            for i, s in enumerate(series):
-                sub = d[(d[by] == s) & (d["method"] == m)].sort_values("k")
-                if sub.empty:
-                    continue
-                x = sub["k"].to_numpy(dtype=float) + (offset * (i - len(series) / 2) if i else 0.0)
-                mean = sub["r2_mean"].to_numpy(dtype=float)
-                single = len(sub) == 1
-                (line,) = ax.plot(x, mean, color=colors[s], linestyle="none" if single else ("-" if i == 0 else "--"),
-                                  marker=shapes[i % len(shapes)], markersize=6 if single else 3)
-                legend.setdefault(str((names or {}).get(s, s)), line)
-                if i == 0 and "r2_sd" in sub.columns:
-                    _band(ax, x, mean, sub["r2_sd"].to_numpy(dtype=float), colors[s])
+            _draw_imputer_panel(ax, d, m, by=by, series=series, names=names or {}, offset=offset, legend=legend)
             ax.grid(True, alpha=0.3)
         if ylims and str(name) in ylims:
             row[0].set_ylim(*ylims[str(name)])
@@ -1123,7 +1276,7 @@ def plot_spectral_comparison(
 __all__ += ["plot_em_convergence", "plot_eigenvalues", "plot_em_recovery", "plot_spectral_comparison"]
 
 
-# ---------------------------------------------------------------------------- bands and per-fold views
+# ---------------------------------------------------------------------------- bands
 def add_variant_band(
     fig: Figure,
     variants: pd.DataFrame,
@@ -1210,62 +1363,117 @@ def _name_clipped(ax: Any, variants: pd.DataFrame, band: pd.DataFrame, floor: fl
                     fontsize=8, color="0.2", ha="left", va="bottom")
 
 
-@_readable
-def plot_fold_curves(
-    cv_df: pd.DataFrame,
-    *,
-    method: str = "mi",
-    holdout: float = 0.1,
-    metric: str = "r2",
-    title: str = "",
-    highlight: int | None = None,
-) -> Figure:
-    """Per-fold curves of a CV metric vs k (a collapsing fold stays visible).
-
-    Parameters
-    ----------
-    cv_df : DataFrame
-        :func:`benchsel_lib.protocol.cv.cross_validate` output (one row per fold and k).
-    method : str
-    holdout : float
-    metric : str, default "r2"
-    title : str
-    highlight : int, optional
-        Fold drawn in red (default: the fold with the lowest ``metric`` at the largest ``k``).
-
-    Returns
-    -------
-    Figure
-        One thin line per fold, the across-fold mean in black. O(rows).
-    """
-    df = _require_columns(cv_df, ["method", "holdout", "fold", "k", metric], "cv_df")
-    df = df[(df["method"] == method) & np.isclose(df["holdout"].astype(float), float(holdout))]
-    if df.empty:
-        raise ValueError(f"cv_df has no rows for method={method!r}, holdout={holdout}")
-    if highlight is None:
-        last = df[df["k"] == df["k"].max()]
-        highlight = int(last.loc[last[metric].idxmin(), "fold"])
-    fig = Figure(figsize=(7, 4), layout="constrained")
-    ax = fig.add_subplot()
-    for f, g in df.groupby("fold", sort=True):
-        g = g.sort_values("k")
-        hi = int(f) == int(highlight)
-        ax.plot(g["k"], g[metric], color="red" if hi else "gray", linewidth=2.0 if hi else 0.8,
-                alpha=1.0 if hi else 0.6, label=f"fold {int(f)}" if hi else None)
-    mean = df.groupby("k")[metric].mean()
-    ax.plot(mean.index, mean.to_numpy(), color="black", linewidth=2.0, label="mean over folds")
-    ax.set_xlabel("number of selected benchmarks $k$")
-    ax.set_ylabel("imputation $R^2$" if metric == "r2" else metric)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=9)
-    ax.set_title(title or f"{METHOD_LABELS.get(method, method)}: per-fold {metric} ({_fmt_holdout(holdout)})")
-    return fig
-
-
-__all__ += ["add_variant_band", "plot_fold_curves"]
+__all__ += ["add_variant_band"]
 
 
 # ---------------------------------------------------------------------------- recommended pipeline
+def _pipeline_means(runs: Mapping[str, pd.DataFrame], *, reference: str, baseline: str,
+                    common: bool) -> tuple[dict[str, pd.DataFrame], dict[str, pd.Series]]:
+    """Mean R^2 per (method, k) of each matrix, and the reference's mean ``r2_common`` per k where asked and present.
+
+    Parameters
+    ----------
+    runs : mapping matrix name -> DataFrame
+        Cross-validation rows (``method, k, r2``, optionally ``r2_common``).
+    reference, baseline : str
+        Methods every matrix must have rows for.
+    common : bool
+        Also average the reference's ``r2_common``.
+
+    Returns
+    -------
+    means : dict
+        Matrix name -> DataFrame, methods x k.
+    same : dict
+        Matrix name -> Series over k, for the matrices with ``r2_common`` (NaN dropped).
+    """
+    means, same = {}, {}
+    for name, df in runs.items():
+        d = _require_columns(df, ["method", "k", "r2"], f"runs[{name!r}]")
+        mean = d.groupby(["method", "k"])["r2"].mean().unstack("k")
+        absent = [m for m in (reference, baseline) if m not in mean.index]
+        if absent:
+            raise ValueError(f"runs[{name!r}] has no rows for method(s) {absent}")
+        means[name] = mean
+        if common and "r2_common" in d.columns:
+            same[name] = d[d["method"] == reference].groupby("k")["r2_common"].mean().dropna()
+    return means, same
+
+
+def _ranked_methods(mean: pd.DataFrame, *, reference: str, baseline: str, n_top: int) -> list[str]:
+    """The reference, the baseline, then the ``n_top`` other methods with the highest mean R^2 at the largest k."""
+    best = mean.drop([reference, baseline])[mean.columns.max()].sort_values(ascending=False)
+    return [reference, baseline] + best.index[:n_top].tolist()
+
+
+def _pipeline_styles(others: Sequence[str], *, reference: str, baseline: str,
+                     separate: bool) -> dict[str, dict[str, Any]]:
+    """Line properties per method: the reference thick black, the baseline red dashed, each other its own colour.
+
+    ``others`` take the strong colours of ``tab20`` (red apart, the
+    baseline's), then their light twins, and a marker per pass through the
+    palette; with ``separate`` each also gets its own marker and dash
+    pattern.
+    """
+    tab = colormaps["tab20"].colors  # the strong colours, then their light twins; red is the baseline's
+    palette = [tab[i] for i in range(0, 20, 2) if i != 6] + [tab[i] for i in range(1, 20, 2) if i != 7]
+    style = {reference: dict(color="black", linewidth=2.5, marker="o"),
+             baseline: dict(color=tab[6], linestyle="--", marker="o")}
+    style.update({m: dict(color=palette[i % len(palette)], linewidth=1.2, marker="osD^v"[i // len(palette) % 5])
+                  for i, m in enumerate(others)})
+    if separate:
+        dashes = ["-", "-.", (0, (5, 1.5)), (0, (1.5, 1.5)), (0, (6, 2, 1, 2))]
+        for i, m in enumerate(others):
+            style[m].update(marker="sD^vP*Xh"[i % 8], linestyle=dashes[i % len(dashes)])
+    return style
+
+
+def _draw_pipeline_panel(ax: Any, mean: pd.DataFrame, methods: Sequence[str], same: pd.Series | None,
+                         style: Mapping[str, Mapping[str, Any]], *, reference: str, separate: bool) -> None:
+    """One matrix's lines: each method's mean R^2 over k, then the reference's same-entries curve when given.
+
+    Parameters
+    ----------
+    ax : Axes
+    mean : DataFrame
+        Methods x k (:func:`_pipeline_means`).
+    methods : sequence of str
+        The methods drawn, in order (:func:`_ranked_methods`).
+    same : Series or None
+        The reference's mean ``r2_common`` per k; drawn thin, black and dotted when not empty.
+    style : mapping
+        :func:`_pipeline_styles`.
+    reference : str
+        Named in the label of the same-entries curve.
+    separate : bool
+        Shift the lines apart along k (at most 0.15 each way, centred on the true k), with larger markers.
+    """
+    has_same = same is not None and len(same) > 0
+    n_lines = len(methods) + int(has_same)
+    step = min(0.3 / max(n_lines - 1, 1), 0.08) if separate else 0.0
+    for i, m in enumerate(methods):
+        row = mean.loc[m].dropna()
+        ax.plot(row.index.to_numpy(float) + step * (i - (n_lines - 1) / 2), row.to_numpy(),
+                markersize=4 if separate else 3, label=m, **style[m])
+    if has_same:
+        ax.plot(same.index.to_numpy(float) + step * (n_lines - 1) / 2, same.to_numpy(),
+                color="black", linewidth=1.2, linestyle=":", marker="o", markersize=3,
+                label=f"{reference}, same entries")
+
+
+def _style_pipeline_panel(ax: Any, title: str, *, clip: bool, one_legend: bool) -> None:
+    """Title, axis labels and grid of a pipeline panel, far-low lines left out of its range (``clip``), its legend."""
+    ax.set_title(title)
+    ax.set_xlabel("benchmarks run $k$")
+    ax.set_ylabel("mean $R^2$ (held-out models)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(True, alpha=0.3)
+    if clip:
+        _clip_low_lines(ax)
+    if not one_legend:  # each matrix has its own best pairs: a legend under each panel, outside its data area
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False, fontsize=9)
+
+
 @_readable
 def plot_pipeline_curves(
     runs: Mapping[str, pd.DataFrame],
@@ -1322,55 +1530,17 @@ def plot_pipeline_curves(
     if not runs:
         raise ValueError("runs is empty: give at least one matrix's cross-validation rows")
     check_int(n_top, "n_top", minimum=0)
-    means, same = {}, {}
-    for name, df in runs.items():
-        d = _require_columns(df, ["method", "k", "r2"], f"runs[{name!r}]")
-        mean = d.groupby(["method", "k"])["r2"].mean().unstack("k")
-        absent = [m for m in (reference, baseline) if m not in mean.index]
-        if absent:
-            raise ValueError(f"runs[{name!r}] has no rows for method(s) {absent}")
-        means[name] = mean
-        if common and "r2_common" in d.columns:
-            same[name] = d[d["method"] == reference].groupby("k")["r2_common"].mean().dropna()
-    drawn = {name: [reference, baseline] + mean.drop([reference, baseline])[mean.columns.max()]
-             .sort_values(ascending=False).index[:n_top].tolist() for name, mean in means.items()}
+    means, same = _pipeline_means(runs, reference=reference, baseline=baseline, common=common)
+    drawn = {name: _ranked_methods(mean, reference=reference, baseline=baseline, n_top=n_top)
+             for name, mean in means.items()}
     others = list(dict.fromkeys(m for ms in drawn.values() for m in ms[2:]))
-    tab = colormaps["tab20"].colors  # the strong colours, then their light twins; red is the baseline's
-    palette = [tab[i] for i in range(0, 20, 2) if i != 6] + [tab[i] for i in range(1, 20, 2) if i != 7]
-    style = {reference: dict(color="black", linewidth=2.5, marker="o"),
-             baseline: dict(color=tab[6], linestyle="--", marker="o")}
-    style.update({m: dict(color=palette[i % len(palette)], linewidth=1.2, marker="osD^v"[i // len(palette) % 5])
-                  for i, m in enumerate(others)})
-    if separate:
-        dashes = ["-", "-.", (0, (5, 1.5)), (0, (1.5, 1.5)), (0, (6, 2, 1, 2))]
-        for i, m in enumerate(others):
-            style[m].update(marker="sD^vP*Xh"[i % 8], linestyle=dashes[i % len(dashes)])
+    style = _pipeline_styles(others, reference=reference, baseline=baseline, separate=separate)
     fig, axes = _panel_grid(len(means), row_height=3.6)
     for ax, (name, mean) in zip(axes, means.items()):
-        n_lines = len(drawn[name]) + int(len(same.get(name, ())) > 0)
-        step = min(0.3 / max(n_lines - 1, 1), 0.08) if separate else 0.0
-        for i, m in enumerate(drawn[name]):
-            row = mean.loc[m].dropna()
-            ax.plot(row.index.to_numpy(float) + step * (i - (n_lines - 1) / 2), row.to_numpy(),
-                    markersize=4 if separate else 3, label=m, **style[m])
-        if len(same.get(name, ())):
-            ax.plot(same[name].index.to_numpy(float) + step * (n_lines - 1) / 2, same[name].to_numpy(),
-                    color="black", linewidth=1.2, linestyle=":", marker="o", markersize=3,
-                    label=f"{reference}, same entries")
-        ax.set_title((labels or {}).get(name, str(name)))
-        ax.set_xlabel("benchmarks run $k$")
-        ax.set_ylabel("mean $R^2$ (held-out models)")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.grid(True, alpha=0.3)
-        if clip:
-            _clip_low_lines(ax)
-        if not one_legend:  # each matrix has its own best pairs: a legend under each panel, outside its data area
-            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False, fontsize=9)
+        _draw_pipeline_panel(ax, mean, drawn[name], same.get(name), style, reference=reference, separate=separate)
+        _style_pipeline_panel(ax, (labels or {}).get(name, str(name)), clip=clip, one_legend=one_legend)
     if one_legend:
-        handles: dict[str, Any] = {}
-        for ax in axes:
-            for handle, label in zip(*ax.get_legend_handles_labels()):
-                handles.setdefault(label, handle)
+        handles = _legend_entries(axes)
         _legend_below(fig, list(handles.values()), list(handles), ncol=3)
     return fig
 
@@ -1398,48 +1568,7 @@ def _clip_low_lines(ax: Any) -> None:
             bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor="grey", alpha=0.9))
 
 
-@_readable
-def plot_pooled_coverage(cov: pd.DataFrame, *, tolerance: float = 0.03) -> Figure:
-    """Empirical against nominal coverage of the recommended pipeline's intervals, one line per matrix.
-
-    Parameters
-    ----------
-    cov : DataFrame
-        ``matrix, nominal, coverage`` (:func:`benchsel_lib.studies.pipelines.pooled_coverage`
-        output with a ``matrix`` column added).
-    tolerance : float
-        Half-width of the shaded band around the diagonal.
-
-    Returns
-    -------
-    Figure
-        One axes: the diagonal, the band ``nominal +- tolerance``, one line
-        per matrix; the legend under the axes.  O(rows).
-    """
-    df = _require_columns(cov, ["matrix", "nominal", "coverage"], "cov")
-    if not (np.isfinite(tolerance) and tolerance >= 0):
-        raise ValueError(f"tolerance must be a non-negative number, got {tolerance!r}")
-    fig = Figure(figsize=(4.8, 4.2), layout="constrained")
-    ax = fig.add_subplot()
-    lo = float(min(df["nominal"].min(), df["coverage"].min(), 0.4)) - 0.02
-    grid = np.array([lo, 1.0])
-    ax.plot(grid, grid, color="grey", linewidth=1, linestyle=":")
-    ax.fill_between(grid, grid - tolerance, grid + tolerance, color="grey", alpha=0.15, linewidth=0,
-                    label=f"nominal $\\pm$ {tolerance:g}")
-    for name, g in df.groupby("matrix", sort=False):
-        g = g.sort_values("nominal")
-        ax.plot(g["nominal"], g["coverage"], marker="o", label=str(name))
-    ax.set_xlim(lo, 1.0)
-    ax.set_ylim(lo, 1.0)
-    ax.set_xlabel("nominal level")
-    ax.set_ylabel("empirical coverage")
-    ax.grid(True, alpha=0.3)
-    handles, names = ax.get_legend_handles_labels()
-    _legend_below(fig, handles, names, ncol=3)
-    return fig
-
-
-__all__ += ["plot_pipeline_curves", "plot_pooled_coverage"]
+__all__ += ["plot_pipeline_curves"]
 
 
 # ---------------------------------------------------------------------------- first entropy pick
@@ -1462,6 +1591,85 @@ FIRST_PICK_LINES: dict[str, tuple[Any, str]] = {
     "rounded": ((0, (5, 1, 1, 1)), "D"),
     "covariance": ((0, (1, 2)), "P"),
 }
+
+
+def _first_pick_k(curves: pd.DataFrame, paper: pd.Series, k: int | None) -> int:
+    """The subset size of the histogram: ``k``, else the smallest reported one, else ``min(5, k_max)``; checked."""
+    ks = curves.index.to_numpy(int)
+    if k is None:
+        k = int(paper.index.min()) if len(paper) else int(min(5, ks.max()))
+    k = check_int(k, "k")
+    if k not in ks:
+        raise ValueError(f"k={k} is not in the study's 1..{ks.max()}")
+    return k
+
+
+def _draw_first_pick_curves(ax: Any, curves: pd.DataFrame, paper: pd.Series, rules: Sequence[str], *,
+                            noise: bool) -> None:
+    """Mean R^2 against k under each rule, the noise model's band and median (``noise``), and the paper's values.
+
+    Each rule has its own line style, with markers at every third ``k``,
+    offset between rules, so that curves that coincide stay visible.
+    """
+    ks = curves.index.to_numpy(int)
+    if noise:
+        ax.fill_between(ks, curves["noise_q05"], curves["noise_q95"], color="grey", alpha=0.25, linewidth=0,
+                        label="rounding drawn at random, 5-95%")
+        ax.plot(ks, curves["noise_median"], color="grey", linestyle="--", linewidth=1.2, label="its median")
+    for i, r in enumerate(rules):
+        color, name = FIRST_PICK_STYLE[r]
+        style, marker = FIRST_PICK_LINES[r]
+        ax.plot(ks, curves[r], color=color, linewidth=1.4, linestyle=style, marker=marker, markersize=4,
+                markevery=(i % 3, 3), label=name)
+    if len(paper):
+        ax.plot(paper.index, paper.to_numpy(), linestyle="none", marker="X", markersize=9, color="black",
+                label="paper")
+    ax.set_xlabel("number of selected benchmarks $k$")
+    ax.set_ylabel("mean imputation $R^2$")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(True, alpha=0.3)
+
+
+def _histogram_range(at: np.ndarray, marks: Sequence[float]) -> tuple[float, float, float]:
+    """``(lo, hi, pad)`` of the histogram: the draws' 5th percentile or the lowest mark, to the highest draw or mark."""
+    lo = min([float(np.quantile(at, 0.05))] + list(marks)) if at.size else min(marks)
+    hi = max([float(at.max())] + list(marks)) if at.size else max(marks)
+    return lo, hi, 0.05 * (hi - lo) or 0.01
+
+
+def _draw_noise_histogram(bx: Any, draws: np.ndarray, curves: pd.DataFrame, paper: pd.Series, rules: Sequence[str],
+                          k: int) -> None:
+    """The noise model's mean R^2 at ``k`` from its 5th percentile up, each rule's value and the paper's.
+
+    Parameters
+    ----------
+    bx : Axes
+    draws : ndarray (n_draws, n_k)
+        The noise model's curves; non-finite values at ``k`` are left out.
+    curves : DataFrame
+        The study's curves (each rule's value at ``k`` is a vertical line in the rule's style).
+    paper : Series
+        The reported values (a thick dashed line where ``k`` is one of them).
+    rules : sequence of str
+    k : int
+    """
+    at = draws[:, k - 1]
+    at = at[np.isfinite(at)]
+    marks = [float(curves.loc[k, r]) for r in rules] + ([float(paper.loc[k])] if k in paper.index else [])
+    lo, hi, pad = _histogram_range(at, marks)
+    shown = at[(at >= lo - pad) & (at <= hi + pad)]
+    bx.hist(shown, bins=30, color="grey", alpha=0.6)
+    bx.set_xlim(lo - pad, hi + pad)
+    if shown.size < at.size:
+        bx.text(0.02, 0.97, f"{at.size - shown.size} draws further left", transform=bx.transAxes, va="top", fontsize=9)
+    for r in rules:
+        bx.axvline(float(curves.loc[k, r]), color=FIRST_PICK_STYLE[r][0], linestyle=FIRST_PICK_LINES[r][0],
+                   linewidth=1.6)
+    if k in paper.index:
+        bx.axvline(float(paper.loc[k]), color="black", linestyle="--", linewidth=2)
+    bx.set_xlabel(f"mean imputation $R^2$ at $k = {k}$")
+    bx.set_ylabel("draws")
+    bx.grid(True, alpha=0.3)
 
 
 @_readable
@@ -1494,58 +1702,18 @@ def plot_first_pick(study: Any, *, k: int | None = None, title: str = "") -> Fig
     if not isinstance(curves, pd.DataFrame) or "paper" not in curves.columns:
         raise ValueError(f"study must be a FirstPickStudy, got {type(study).__name__}")
     paper = curves["paper"].dropna()
-    ks = curves.index.to_numpy(int)
-    if k is None:
-        k = int(paper.index.min()) if len(paper) else int(min(5, ks.max()))
-    k = check_int(k, "k")
-    if k not in ks:
-        raise ValueError(f"k={k} is not in the study's 1..{ks.max()}")
+    k = _first_pick_k(curves, paper, k)
     draws = np.asarray(study.draws, dtype=float)
     has_noise = draws.size > 0
     fig = Figure(figsize=(WIDTH, 3.6), layout="constrained")
     axes = fig.subplots(1, 2 if has_noise else 1, squeeze=False)[0]
-    ax = axes[0]
-    if has_noise:
-        ax.fill_between(ks, curves["noise_q05"], curves["noise_q95"], color="grey", alpha=0.25, linewidth=0,
-                        label="rounding drawn at random, 5-95%")
-        ax.plot(ks, curves["noise_median"], color="grey", linestyle="--", linewidth=1.2, label="its median")
     rules = [r for r in FIRST_PICK_STYLE if r in curves.columns]
-    for i, r in enumerate(rules):
-        color, name = FIRST_PICK_STYLE[r]
-        style, marker = FIRST_PICK_LINES[r]
-        ax.plot(ks, curves[r], color=color, linewidth=1.4, linestyle=style, marker=marker, markersize=4,
-                markevery=(i % 3, 3), label=name)
-    if len(paper):
-        ax.plot(paper.index, paper.to_numpy(), linestyle="none", marker="X", markersize=9, color="black",
-                label="paper")
-    ax.set_xlabel("number of selected benchmarks $k$")
-    ax.set_ylabel("mean imputation $R^2$")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.grid(True, alpha=0.3)
+    _draw_first_pick_curves(axes[0], curves, paper, rules, noise=has_noise)
     if has_noise:
-        bx = axes[1]
-        at = draws[:, k - 1]
-        at = at[np.isfinite(at)]
-        marks = [float(curves.loc[k, r]) for r in rules] + ([float(paper.loc[k])] if k in paper.index else [])
-        lo = min([float(np.quantile(at, 0.05))] + marks) if at.size else min(marks)
-        hi = max([float(at.max())] + marks) if at.size else max(marks)
-        pad = 0.05 * (hi - lo) or 0.01
-        shown = at[(at >= lo - pad) & (at <= hi + pad)]
-        bx.hist(shown, bins=30, color="grey", alpha=0.6)
-        bx.set_xlim(lo - pad, hi + pad)
-        if shown.size < at.size:
-            bx.text(0.02, 0.97, f"{at.size - shown.size} draws further left", transform=bx.transAxes, va="top", fontsize=9)
-        for r in rules:
-            bx.axvline(float(curves.loc[k, r]), color=FIRST_PICK_STYLE[r][0], linestyle=FIRST_PICK_LINES[r][0],
-                       linewidth=1.6)
-        if k in paper.index:
-            bx.axvline(float(paper.loc[k]), color="black", linestyle="--", linewidth=2)
-        bx.set_xlabel(f"mean imputation $R^2$ at $k = {k}$")
-        bx.set_ylabel("draws")
-        bx.grid(True, alpha=0.3)
+        _draw_noise_histogram(axes[1], draws, curves, paper, rules, k)
     if title:
         fig.suptitle(title)
-    handles, names = ax.get_legend_handles_labels()
+    handles, names = axes[0].get_legend_handles_labels()
     _legend_below(fig, handles, names, ncol=3)
     return fig
 

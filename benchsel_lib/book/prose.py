@@ -38,9 +38,9 @@ __all__ = [
     "without_code",
 ]
 
-#: R squared in glued text (TeX is not rendered there).
+#: R squared in computed text and claims rows (plain Unicode, no TeX).
 R2 = "R²"
-#: The subset size in glued text.
+#: The subset size in computed text and claims rows.
 K = "*k*"
 
 

@@ -74,7 +74,7 @@ def holds(condition: Any, note: str) -> None:
 
     Call it in a hidden cell right under the Markdown cell that makes the
     claim. When ``condition`` is true nothing is shown; when it is false
-    the note is displayed in place, beginning "**Not in this run:**".
+    the note is displayed in place, beginning "**Not in this run.**".
 
     Parameters
     ----------
@@ -99,16 +99,18 @@ def holds(condition: Any, note: str) -> None:
     """
     if hasattr(condition, "__len__") and not isinstance(condition, str):
         raise TypeError("holds() takes one truth value; reduce an array with all() or any() first")
-    if not isinstance(note, str) or not note.strip():
-        raise ValueError("holds() needs the note to show when the sentence does not hold")
+    if not isinstance(note, str):
+        raise TypeError(f"holds() takes the note as a string, got {type(note).__name__}")
     if bool(condition):
         return
+    if not note.strip():
+        raise ValueError("holds() needs the note to show when the sentence does not hold")
     text = note.strip()
     if text in _SAID:  # the same reason under a second sentence: said once on the page
-        text = "the same as the note above."
+        text = "as the note above says."
     else:
         _SAID.add(text)
-    shown = Note(f"> **Not in this run:** {text}", {NOTE_KEY: note.strip()})
+    shown = Note(f"> **Not in this run.** {text}", {NOTE_KEY: note.strip()})
     try:
         from IPython import get_ipython
         from IPython.display import display

@@ -156,6 +156,49 @@ def _source_key(collection: str, name: str) -> str:
 
 
 # ------------------------------------------------------------------ Merged
+def _merged_mapping(*, data_dir: PathLike, min_collections: int) -> list[dict[str, Any]]:
+    """The entries of ``canonical_mapping.json`` listed in at least ``min_collections`` collections, in mapping order.
+
+    No such entry is an error. O(mapping size).
+    """
+    mapping = [m for m in load_canonical_mapping(data_dir=data_dir) if len(m["datasets"]) >= min_collections]
+    if not mapping:
+        raise ValueError(f"no canonical model is listed in >= {min_collections} collections")
+    return mapping
+
+
+def _merged_block(src: ScoreMatrix, rows: list[int | None]) -> np.ndarray:
+    """The rows ``rows`` of ``src``'s scores (a row of NaN for None): one collection's block of Merged. O(size)."""
+    block = np.full((len(rows), src.shape[1]), np.nan)
+    for r, i in enumerate(rows):
+        if i is not None:
+            block[r] = src.scores[i]
+    return block
+
+
+def _mmlu_provenance(src: ScoreMatrix, keys: list[str], pos: dict[str, int]) -> tuple[list[bool], list[str]]:
+    """Per Merged row (its MMLU source key): whether the MMLU mirror holds the model, and the file it came from.
+
+    Parameters
+    ----------
+    src : ScoreMatrix
+        The MMLU matrix rebuilt from the mirror (its ``row_info["source"]``, when present, names the file).
+    keys : list of str
+        Each Merged row's model name in MMLU, normalized.
+    pos : dict
+        Model name of ``src`` -> its row.
+
+    Returns
+    -------
+    in_mirror : list of bool
+    source : list of str
+        ``""`` where the model is not in the mirror or ``src`` names no files.
+    """
+    sources = src.row_info["source"] if src.row_info is not None else None
+    in_mirror = [k in pos for k in keys]
+    return in_mirror, [str(sources.iloc[pos[k]]) if k in pos and sources is not None else "" for k in keys]
+
+
 def build_merged(
     *, data_dir: PathLike = None, include_auxiliary: bool = False, min_collections: int = 2
 ) -> ScoreMatrix:
@@ -178,29 +221,20 @@ def build_merged(
         of collections in the mapping), ``mmlu_in_mirror`` (whether the MMLU
         sources hold the model) and ``mmlu_source`` (the MMLU file it came from). O(rows x columns).
     """
-    mapping = [m for m in load_canonical_mapping(data_dir=data_dir) if len(m["datasets"]) >= min_collections]
-    if not mapping:
-        raise ValueError(f"no canonical model is listed in >= {min_collections} collections")
+    mapping = _merged_mapping(data_dir=data_dir, min_collections=min_collections)
     names = sorted((m["canonical_name"] for m in mapping), key=str.lower)
     by_name = {m["canonical_name"]: m["datasets"] for m in mapping}
     blocks, columns = [], []
     info = pd.DataFrame(index=pd.Index(names, name="model"))
     for coll in COLLECTIONS:
         src = collection_matrix(coll, data_dir=data_dir, include_auxiliary=include_auxiliary)
+        keys = [_source_key(coll, by_name[n].get(coll, "\0")) for n in names]
         pos = {n: i for i, n in enumerate(src.models)}
-        block = np.full((len(names), src.shape[1]), np.nan)
-        for r, name in enumerate(names):
-            i = pos.get(_source_key(coll, by_name[name].get(coll, "\0")))
-            if i is not None:
-                block[r] = src.scores[i]
-        blocks.append(block)
+        blocks.append(_merged_block(src, [pos.get(k) for k in keys]))
         columns += [f"{coll}/{b}" for b in src.benchmarks]
         info[coll] = [by_name[n].get(coll, "") for n in names]
         if coll == "mmlu":
-            keys = [_source_key(coll, by_name[n].get(coll, "\0")) for n in names]
-            info["mmlu_in_mirror"] = [k in pos for k in keys]
-            sources = src.row_info["source"] if src.row_info is not None else None
-            info["mmlu_source"] = [str(sources.iloc[pos[k]]) if k in pos and sources is not None else "" for k in keys]
+            info["mmlu_in_mirror"], info["mmlu_source"] = _mmlu_provenance(src, keys, pos)
     info["n"] = [len(by_name[n]) for n in names]
     aux = " incl. auxiliary columns" if include_auxiliary else ""
     return ScoreMatrix(np.hstack(blocks), names, columns, f"Merged rebuilt from sources{aux}", info)

@@ -119,8 +119,8 @@ def dense_memory(n_benchmarks: int, method: str) -> int:
 
 
 def _bytes(n: float) -> str:
-    """``n`` bytes as ``"3.2 GB"`` / ``"450 MB"`` (decimal units). O(1)."""
-    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
+    """``n`` bytes as ``"3.2 GB"`` / ``"450 MB"`` / ``"0.0896 MB"`` (decimal units). O(1)."""
+    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.3g} MB"
 
 
 def check_dense_memory(n_models: int, n_benchmarks: int, method: str | None, *,

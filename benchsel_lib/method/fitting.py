@@ -904,9 +904,12 @@ class BasePipeline:
         ----------
         scores : mapping, Series or pairs (one model), or DataFrame / ScoreMatrix (one row per model, NaN = not run)
             Scores in original units (checked by :func:`check_given`). The
-            pipeline conditions on whatever is given; a search chooses its
-            predictor again (once) when the given benchmarks are not the
-            selected ones.
+            pipeline conditions on whatever is given. A pipeline fitted
+            through inner cross-validation (a search, conformal intervals, a
+            variance factor fitted on inner folds) is fitted again for a set
+            of given benchmarks other than the one it selected (a subset of
+            it included): a search chooses its predictor for that set, as
+            :meth:`fit` with ``revealed=`` would (see Notes).
         level : float in (0, 1)
             Nominal coverage of the intervals.
         skip_missing : bool
@@ -934,10 +937,24 @@ class BasePipeline:
         -----
         Cost: the chosen predictor on one row per model (the Gaussian mean,
         Eq. cond-mean, O(|A|^3 + |A| N) for |A| given scores) and O(N) per
-        model for the bounds.  A search, or a pipeline whose variance factor
-        is fit on inner folds, is fit again once per distinct set of given
-        benchmarks (as :meth:`fit` with ``revealed=``: the search's inner
-        cross-validation for that one size) and kept for later calls.
+        model for the bounds.
+
+        Which fit predicts, per set of given benchmarks (order ignored):
+
+        * the set the pipeline selected: the fit of :meth:`fit`;
+        * another set, for a fixed pipeline with Gaussian intervals of a
+          given variance factor (or none): the same fitted predictor,
+          conditioned on that set; nothing is fitted again;
+        * another set, for a search, a pipeline with conformal intervals,
+          or one whose variance factor is fitted on inner folds
+          (``inflation="inner"``): a fit for exactly that set, as :meth:`fit`
+          with ``revealed=`` (the inner cross-validation for that one size,
+          with the pipeline's seed), on the training correlation of the
+          first fit (not estimated again): a search chooses its predictor
+          and its conformal intervals for that set, a fixed pipeline refits
+          its intervals or its variance factor.  It is made once per set and
+          kept for later calls (a frame of several models with the same set
+          makes it once).
         """
         self._check_fitted()
         level = check_level(level)

@@ -138,8 +138,7 @@ def first_pick_band(
     return_folds : bool
         Also return the per-fold rows (the concatenated cross-validation
         frames with a ``variant`` column), e.g. for the per-fold R^2 range with
-        :func:`variant_range` or for
-        :func:`benchsel_lib.book.plotting.plot_fold_curves`.
+        :func:`variant_range`.
     n_jobs : int or None
         Workers over the splits, as in :func:`~benchsel_lib.protocol.cv.cross_validate`.
     **cv_kwargs
@@ -218,6 +217,75 @@ def first_pick_band(
     return out, fold_df
 
 
+def _range_metric(band: pd.DataFrame, metric: str | None) -> str:
+    """The column :func:`variant_range` ranges over (default ``r2_mean``, else ``r2``), checked numeric.
+
+    Raises
+    ------
+    ValueError
+        ``band`` is not a DataFrame, lacks ``variant``, ``k`` or the metric,
+        or the metric is not numeric (booleans are not).
+    """
+    if not isinstance(band, pd.DataFrame):
+        raise ValueError(f"band must be a DataFrame, got {type(band).__name__}")
+    if metric is None:
+        metric = "r2_mean" if "r2_mean" in band.columns else "r2"
+    missing = [c for c in ("variant", "k", metric) if c not in band.columns]
+    if missing:
+        raise ValueError(f"band lacks column(s) {missing} (pass first_pick_band or tie_break_band output)")
+    if not pd.api.types.is_numeric_dtype(band[metric]) or pd.api.types.is_bool_dtype(band[metric]):
+        raise ValueError(f"metric {metric!r} is not a numeric column of the band")
+    return metric
+
+
+def _rows_at(band: pd.DataFrame, k: int) -> pd.DataFrame:
+    """The band's rows at subset size ``k``; a ``k`` that is not an integer, or has no rows, is an error."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise ValueError(f"k must be an integer, got {k!r}")
+    at = band[band["k"] == int(k)]
+    if at.empty:
+        ks = sorted(band["k"].unique().tolist())
+        raise ValueError(f"band has no rows at k={k}; it has k in {ks[0]}..{ks[-1]}" if ks else "band is empty")
+    return at
+
+
+def _extremes(g: pd.DataFrame, vals: pd.Series) -> tuple[pd.Series | None, pd.Series | None]:
+    """The rows of ``g`` with the lowest and the highest non-NaN ``vals`` (the first of ties); None when all are NaN."""
+    ok = vals.notna()
+    if not ok.any():
+        return None, None
+    return g.loc[vals[ok].idxmin()], g.loc[vals[ok].idxmax()]
+
+
+def _spread(g: pd.DataFrame, metric: str) -> dict[str, Any]:
+    """Range of ``metric`` over one group of rows, the variants (and folds) at its ends, and the number of variants.
+
+    Parameters
+    ----------
+    g : DataFrame
+        The rows of one (method, holdout) at one ``k``.
+    metric : str
+
+    Returns
+    -------
+    dict
+        ``min, max, spread, lo_variant, hi_variant``, ``lo_fold, hi_fold``
+        when ``g`` has a ``fold`` column, and ``n_variants``. NaN values are
+        ignored; with none left the ends are None.
+    """
+    vals = g[metric].astype(float)
+    rec: dict[str, Any] = dict(min=float(vals.min()), max=float(vals.max()))
+    rec["spread"] = rec["max"] - rec["min"]
+    lo, hi = _extremes(g, vals)
+    rec["lo_variant"] = None if lo is None else lo["variant"]
+    rec["hi_variant"] = None if hi is None else hi["variant"]
+    if "fold" in g.columns:
+        rec["lo_fold"] = None if lo is None else int(lo["fold"])
+        rec["hi_fold"] = None if hi is None else int(hi["fold"])
+    rec["n_variants"] = int(g["variant"].nunique())
+    return rec
+
+
 def variant_range(band: pd.DataFrame, *, k: int, metric: str | None = None) -> pd.DataFrame:
     """Spread of a metric across the variants of a band at one subset size ``k``.
 
@@ -246,38 +314,15 @@ def variant_range(band: pd.DataFrame, *, k: int, metric: str | None = None) -> p
     ValueError
         Missing columns, unknown ``metric`` or no rows at ``k``.
     """
-    if not isinstance(band, pd.DataFrame):
-        raise ValueError(f"band must be a DataFrame, got {type(band).__name__}")
-    if metric is None:
-        metric = "r2_mean" if "r2_mean" in band.columns else "r2"
-    missing = [c for c in ("variant", "k", metric) if c not in band.columns]
-    if missing:
-        raise ValueError(f"band lacks column(s) {missing} (pass first_pick_band or tie_break_band output)")
-    if not pd.api.types.is_numeric_dtype(band[metric]) or pd.api.types.is_bool_dtype(band[metric]):
-        raise ValueError(f"metric {metric!r} is not a numeric column of the band")
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise ValueError(f"k must be an integer, got {k!r}")
-    at = band[band["k"] == int(k)]
-    if at.empty:
-        ks = sorted(band["k"].unique().tolist())
-        raise ValueError(f"band has no rows at k={k}; it has k in {ks[0]}..{ks[-1]}" if ks else "band is empty")
+    metric = _range_metric(band, metric)
+    at = _rows_at(band, k)
     keys = [c for c in ("method", "holdout") if c in at.columns]
     groups = at.groupby(keys, sort=True) if keys else [((), at)]
     rows = []
     for key, g in groups:
         key = key if isinstance(key, tuple) else (key,)
-        vals = g[metric].astype(float)
         rec: dict[str, Any] = dict(zip(keys, key))
-        rec.update(k=int(k), metric=metric, min=float(vals.min()), max=float(vals.max()))
-        rec["spread"] = rec["max"] - rec["min"]
-        ok = vals.notna()
-        lo = g.loc[vals[ok].idxmin()] if ok.any() else None
-        hi = g.loc[vals[ok].idxmax()] if ok.any() else None
-        rec["lo_variant"] = None if lo is None else lo["variant"]
-        rec["hi_variant"] = None if hi is None else hi["variant"]
-        if "fold" in g.columns:
-            rec["lo_fold"] = None if lo is None else int(lo["fold"])
-            rec["hi_fold"] = None if hi is None else int(hi["fold"])
-        rec["n_variants"] = int(g["variant"].nunique())
+        rec.update(k=int(k), metric=metric)
+        rec.update(_spread(g, metric))
         rows.append(rec)
     return pd.DataFrame(rows)

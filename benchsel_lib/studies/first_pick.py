@@ -240,6 +240,201 @@ def _split_covariances(matrix: ScoreMatrix, base: Pipeline, *, holdout: float, n
     return out
 
 
+def _check_rules(rules: Sequence[str]) -> list[str]:
+    """The tie rules run as their own cross-validation, as a list; a rule outside :data:`TIE_RULES` is an error."""
+    rules = list(rules)
+    bad = [r for r in rules if r not in TIE_RULES]
+    if bad:
+        raise ValueError(f"unknown tie rule(s) {bad}: use a subset of {TIE_RULES}")
+    return rules
+
+
+def _check_noise(jitter: float, tol: float) -> tuple[float, float]:
+    """``jitter`` (positive) and ``tol`` (non-negative) as floats; anything else, NaN included, is an error."""
+    jitter, tol = float(jitter), float(tol)
+    if not (np.isfinite(jitter) and jitter > 0):
+        raise ValueError(f"jitter must be a positive number, got {jitter!r}")
+    if not (np.isfinite(tol) and tol >= 0):
+        raise ValueError(f"tol must be a non-negative number, got {tol!r}")
+    return jitter, tol
+
+
+def _check_paper(paper: Mapping[int, float] | None, k_max: int) -> dict[int, float]:
+    """The reported values as ``{int k: float}``; a ``k`` outside ``1..k_max`` is an error."""
+    ref = {int(k): float(v) for k, v in (paper or {}).items()}
+    out_of_range = [k for k in ref if not 1 <= k <= k_max]
+    if out_of_range:
+        raise ValueError(f"paper values at k={out_of_range} lie outside 1..k_max={k_max}")
+    return ref
+
+
+def _rules_and_band_cv(matrix: ScoreMatrix, base: Pipeline, rules: Sequence[str], names: Sequence[str], *,
+                       holdout: float, k_max: int, n_folds: int, seed: int, scheme: str,
+                       n_jobs: int | None) -> pd.DataFrame:
+    """One cross-validation of the pipeline under each tie rule (``tie:<rule>``) and with each benchmark forced first.
+
+    The forced runs (``first:<benchmark>``) continue by plain argmax, as
+    the paper's code does after its first step; all share each split's
+    correlation estimate.
+    """
+    tie_pipes = [clone(base).set_params(selector__tie_break=r, name=f"tie:{r}") for r in rules]
+    forced = [clone(base).set_params(selector__initial=(b,), selector__tie_break="argmax", name=f"first:{b}")
+              for b in names]
+    return cross_validate(matrix, tie_pipes + forced, holdouts=(holdout,), k_max=k_max, n_folds=n_folds, seed=seed,
+                          scheme=scheme, n_jobs=n_jobs, progress=False)
+
+
+def _forced_band(df: pd.DataFrame, col: Mapping[str, int], *, n_folds: int, n_k: int) -> np.ndarray:
+    """R^2 of the forced runs, fold x forced benchmark x k; NaN where the forced pick was not applied or not scored.
+
+    Parameters
+    ----------
+    df : DataFrame
+        :func:`_rules_and_band_cv` rows.
+    col : mapping
+        Benchmark name -> its column.
+    n_folds, n_k : int
+        Folds and subset sizes ``1..n_k``.
+    """
+    band = np.full((n_folds, len(col), n_k), np.nan)
+    fdf = df[df["method"].str.startswith("first:")]
+    if "n_forced" in fdf.columns:
+        fdf = fdf[fdf["n_forced"].fillna(0) > 0]
+    band[fdf["fold"].to_numpy(int), fdf["method"].str[len("first:"):].map(col).to_numpy(int),
+         fdf["k"].to_numpy(int) - 1] = fdf["r2"].to_numpy(float)
+    return band
+
+
+def _rebuilt(band: np.ndarray, pick_idx: np.ndarray) -> np.ndarray:
+    """Mean curve over folds of the forced runs picked in each fold: ``(..., n_folds)`` indices -> ``(..., n_k)``.
+
+    A curve point with no scored fold stays NaN (without a warning).
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmean(band[np.arange(band.shape[0]), pick_idx], axis=-2)
+
+
+def _tie_rule_pick(df: pd.DataFrame, rule: str, fold: int) -> str | None:
+    """The first benchmark the run of tie rule ``rule`` selects in ``fold`` (None when it has no row at k = 1)."""
+    sel = df[(df["method"] == f"tie:{rule}") & (df["fold"] == fold) & (df["k"] == 1)]["selected"]
+    return sel.iloc[0][0] if len(sel) else None
+
+
+def _fold_picks(df: pd.DataFrame, covs: Sequence[tuple[list[str], np.ndarray]], rules: Sequence[str],
+                col: Mapping[str, int], *, n_folds: int) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """The first pick of each fold under each rule, and the column each path rule picks per fold.
+
+    Parameters
+    ----------
+    df : DataFrame
+        :func:`_rules_and_band_cv` rows (the tie rules' picks).
+    covs : sequence
+        :func:`_split_covariances` (the path rules' picks).
+    rules : sequence of str
+        The tie rules run.
+    col : mapping
+        Benchmark name -> its column.
+    n_folds : int
+
+    Returns
+    -------
+    picks : DataFrame
+        Indexed by fold: each rule's pick (a name) and ``n_top``, the
+        benchmarks sharing the largest rounded diagonal value.
+    path_idx : dict
+        Path rule -> ``(n_folds,)`` columns of its picks.
+    """
+    rows = []
+    path_idx = {r: np.zeros(n_folds, dtype=int) for r in PATH_RULES}
+    for f, (cols, S) in enumerate(covs):
+        row: dict[str, Any] = {"fold": f}
+        for r in rules:
+            row[r] = _tie_rule_pick(df, r, f)
+        p = first_picks(S, rules=PATH_RULES)
+        for r in PATH_RULES:
+            row[r] = cols[p[r]]
+            path_idx[r][f] = col[cols[p[r]]]
+        rd = rounded_diagonal(S)
+        row["n_top"] = int((rd == rd.max()).sum())
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("fold"), path_idx
+
+
+def _rule_curves(df: pd.DataFrame, ks: np.ndarray, ref: Mapping[int, float], rules: Sequence[str], band: np.ndarray,
+                 path_idx: Mapping[str, np.ndarray]) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The paper's values and each rule's mean R^2 by ``k``, and where each curve comes from.
+
+    A tie rule's curve is its own cross-validation (``"cv"``); a path
+    rule's is rebuilt from the forced runs of its picks (``"band"``).
+    """
+    curves = pd.DataFrame(index=pd.Index(ks, name="k"))
+    curves["paper"] = [ref.get(int(k), np.nan) for k in ks]
+    sources: dict[str, str] = {}
+    for r in rules:
+        curves[r] = df[df["method"] == f"tie:{r}"].groupby("k")["r2"].mean().reindex(ks).to_numpy()
+        sources[r] = "cv"
+    for r in PATH_RULES:
+        curves[r] = _rebuilt(band, path_idx[r])
+        sources[r] = "band"
+    return curves, sources
+
+
+def _band_gap(band: np.ndarray, picks: pd.DataFrame, curves: pd.DataFrame, col: Mapping[str, int]) -> float:
+    """Largest absolute difference between the ``"argmax"`` run's curve and its rebuild from the forced runs."""
+    idx = np.array([col[picks.loc[f, "argmax"]] for f in np.arange(band.shape[0])])
+    return float(np.nanmax(np.abs(_rebuilt(band, idx) - curves["argmax"].to_numpy())))
+
+
+def _noise_model(covs: Sequence[tuple[list[str], np.ndarray]], band: np.ndarray, names: Sequence[str],
+                 col: Mapping[str, int], *, n_draws: int, jitter: float,
+                 noise_seed: int) -> tuple[np.ndarray, pd.Series]:
+    """Curves of the paper's path with the rounding of each split's diagonal drawn at random, and the picks' shares.
+
+    Each draw multiplies every split's covariance diagonal by ``1 + jitter * z``
+    (``z`` standard normal, stream ``SeedSequence(noise_seed, spawn_key=(7,))``)
+    and takes the rounded argmax in every fold.
+
+    Returns
+    -------
+    draws : ndarray (n_draws, n_k)
+        The rebuilt curves (no rows when ``n_draws`` is 0).
+    pick_share : Series
+        Benchmark -> share of the first picks over folds and draws, largest first (empty when ``n_draws`` is 0).
+    """
+    if not n_draws:
+        return np.empty((0, band.shape[2])), pd.Series(dtype=float, name="share")
+    g = rng(noise_seed, _NOISE_STREAM)
+    idx = np.empty((n_draws, band.shape[0]), dtype=int)
+    for f, (cols, S) in enumerate(covs):
+        dg = np.diagonal(S)[None, :] * (1.0 + jitter * g.standard_normal((n_draws, len(cols))))
+        local = np.argmax(_rounded(dg), axis=1)
+        idx[:, f] = np.array([col[c] for c in cols])[local]
+    counts = pd.Series(np.bincount(idx.ravel(), minlength=len(names)), index=names)
+    return _rebuilt(band, idx), (counts[counts > 0] / idx.size).sort_values(ascending=False).rename("share")
+
+
+def _paper_matches(curves: pd.DataFrame, ref: Mapping[int, float], rules: Sequence[str], tol: float) -> pd.Series:
+    """Rule -> whether its curve is within ``tol`` of every reported value (False when none is reported)."""
+    rep = sorted(ref)
+    return pd.Series({r: bool(rep) and all(abs(curves.loc[k, r] - ref[k]) <= tol for k in rep) for r in rules},
+                     name="matches")
+
+
+def _noise_against_paper(draws: np.ndarray, ref: Mapping[int, float], tol: float) -> tuple[pd.Series, float]:
+    """Per reported ``k``, the share of noise-model curves at or below the paper's value; the share matching every one.
+
+    Empty and NaN without draws or reported values.
+    """
+    rep = sorted(ref)
+    if not (len(draws) and rep):
+        return pd.Series(dtype=float, name="paper_percentile"), float("nan")
+    at = draws[:, [k - 1 for k in rep]]
+    want = np.array([ref[k] for k in rep])
+    pct = pd.Series((at <= want).mean(axis=0), index=pd.Index(rep, name="k"), name="paper_percentile")
+    return pct, float((np.abs(at - want) <= tol).all(axis=1).mean())
+
+
 def first_pick_study(
     matrix: ScoreMatrix,
     *,
@@ -323,112 +518,95 @@ def first_pick_study(
     """
     check_matrix(matrix)
     base = _base_pipeline(pipeline)
-    rules = list(rules)
-    bad = [r for r in rules if r not in TIE_RULES]
-    if bad:
-        raise ValueError(f"unknown tie rule(s) {bad}: use a subset of {TIE_RULES}")
+    rules = _check_rules(rules)
     k_max = check_int(k_max, "k_max")
     n_folds = check_int(n_folds, "n_folds", minimum=2)
     seed = check_seed(seed)
     n_draws = check_int(n_draws, "n_draws", minimum=0)
     noise_seed = check_seed(noise_seed)
-    jitter, tol = float(jitter), float(tol)
-    if not (np.isfinite(jitter) and jitter > 0):
-        raise ValueError(f"jitter must be a positive number, got {jitter!r}")
-    if not (np.isfinite(tol) and tol >= 0):
-        raise ValueError(f"tol must be a non-negative number, got {tol!r}")
-    ref = {int(k): float(v) for k, v in (paper or {}).items()}
-    out_of_range = [k for k in ref if not 1 <= k <= k_max]
-    if out_of_range:
-        raise ValueError(f"paper values at k={out_of_range} lie outside 1..k_max={k_max}")
+    jitter, tol = _check_noise(jitter, tol)
+    ref = _check_paper(paper, k_max)
     names = list(matrix.benchmarks)
-
-    # ---------------------------------------------------------------- one CV: the rules and the band
-    tie_pipes = [clone(base).set_params(selector__tie_break=r, name=f"tie:{r}") for r in rules]
-    forced = [clone(base).set_params(selector__initial=(b,), selector__tie_break="argmax", name=f"first:{b}")
-              for b in names]
-    df = cross_validate(matrix, tie_pipes + forced, holdouts=(holdout,), k_max=k_max, n_folds=n_folds, seed=seed,
-                        scheme=scheme, n_jobs=n_jobs, progress=False)
-    ks = np.arange(1, int(df["k"].max()) + 1)
-    folds = np.arange(n_folds)
-    band = np.full((n_folds, len(names), ks.size), np.nan)  # fold x forced benchmark x k
-    fdf = df[df["method"].str.startswith("first:")]
-    if "n_forced" in fdf.columns:
-        fdf = fdf[fdf["n_forced"].fillna(0) > 0]
     col = {b: j for j, b in enumerate(names)}
-    band[fdf["fold"].to_numpy(int), fdf["method"].str[len("first:"):].map(col).to_numpy(int),
-         fdf["k"].to_numpy(int) - 1] = fdf["r2"].to_numpy(float)
 
-    def rebuilt(pick_idx: np.ndarray) -> np.ndarray:  # (..., n_folds) indices -> (..., n_k) mean curve
-        with warnings.catch_warnings():  # a (draw, k) with no scored fold stays NaN
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return np.nanmean(band[folds, pick_idx], axis=-2)
-
-    # ---------------------------------------------------------------- the picks, fold by fold
+    df = _rules_and_band_cv(matrix, base, rules, names, holdout=holdout, k_max=k_max, n_folds=n_folds, seed=seed,
+                            scheme=scheme, n_jobs=n_jobs)
+    ks = np.arange(1, int(df["k"].max()) + 1)
+    band = _forced_band(df, col, n_folds=n_folds, n_k=ks.size)
     covs = _split_covariances(matrix, base, holdout=holdout, n_folds=n_folds, seed=seed, scheme=scheme)
-    rows = []
-    path_idx = {r: np.zeros(n_folds, dtype=int) for r in PATH_RULES}
-    for f, (cols, S) in enumerate(covs):
-        row: dict[str, Any] = {"fold": f}
-        for r in rules:
-            sel = df[(df["method"] == f"tie:{r}") & (df["fold"] == f) & (df["k"] == 1)]["selected"]
-            row[r] = sel.iloc[0][0] if len(sel) else None
-        p = first_picks(S, rules=PATH_RULES)
-        for r in PATH_RULES:
-            row[r] = cols[p[r]]
-            path_idx[r][f] = col[cols[p[r]]]
-        rd = rounded_diagonal(S)
-        row["n_top"] = int((rd == rd.max()).sum())
-        rows.append(row)
-    picks = pd.DataFrame(rows).set_index("fold")
-
-    # ---------------------------------------------------------------- curves
-    curves = pd.DataFrame(index=pd.Index(ks, name="k"))
-    curves["paper"] = [ref.get(int(k), np.nan) for k in ks]
-    sources: dict[str, str] = {}
-    for r in rules:
-        curves[r] = df[df["method"] == f"tie:{r}"].groupby("k")["r2"].mean().reindex(ks).to_numpy()
-        sources[r] = "cv"
-    for r in PATH_RULES:
-        curves[r] = rebuilt(path_idx[r])
-        sources[r] = "band"
-    band_gap = float("nan")
-    if "argmax" in rules:
-        idx = np.array([col[picks.loc[f, "argmax"]] for f in folds])
-        band_gap = float(np.nanmax(np.abs(rebuilt(idx) - curves["argmax"].to_numpy())))
-
-    # ---------------------------------------------------------------- noise model of the paper's path
-    draws = np.empty((0, ks.size))
-    pick_share = pd.Series(dtype=float, name="share")
-    if n_draws:
-        g = rng(noise_seed, _NOISE_STREAM)
-        idx = np.empty((n_draws, n_folds), dtype=int)
-        for f, (cols, S) in enumerate(covs):
-            dg = np.diagonal(S)[None, :] * (1.0 + jitter * g.standard_normal((n_draws, len(cols))))
-            local = np.argmax(_rounded(dg), axis=1)
-            idx[:, f] = np.array([col[c] for c in cols])[local]
-        draws = rebuilt(idx)
-        counts = pd.Series(np.bincount(idx.ravel(), minlength=len(names)), index=names)
-        pick_share = (counts[counts > 0] / idx.size).sort_values(ascending=False).rename("share")
+    picks, path_idx = _fold_picks(df, covs, rules, col, n_folds=n_folds)
+    curves, sources = _rule_curves(df, ks, ref, rules, band, path_idx)
+    band_gap = _band_gap(band, picks, curves, col) if "argmax" in rules else float("nan")
+    draws, pick_share = _noise_model(covs, band, names, col, n_draws=n_draws, jitter=jitter, noise_seed=noise_seed)
     for name, q in (("noise_q05", 0.05), ("noise_median", 0.5), ("noise_q95", 0.95)):
         curves[name] = np.nanquantile(draws, q, axis=0) if len(draws) else np.nan
-
-    # ---------------------------------------------------------------- against the paper
-    rep = sorted(ref)
-    all_rules = rules + list(PATH_RULES)
-    matches = pd.Series({r: bool(rep) and all(abs(curves.loc[k, r] - ref[k]) <= tol for k in rep)
-                         for r in all_rules}, name="matches")
-    if len(draws) and rep:
-        at = draws[:, [k - 1 for k in rep]]
-        want = np.array([ref[k] for k in rep])
-        pct = pd.Series((at <= want).mean(axis=0), index=pd.Index(rep, name="k"), name="paper_percentile")
-        match_share = float((np.abs(at - want) <= tol).all(axis=1).mean())
-    else:
-        pct, match_share = pd.Series(dtype=float, name="paper_percentile"), float("nan")
+    matches = _paper_matches(curves, ref, rules + list(PATH_RULES), tol)
+    pct, match_share = _noise_against_paper(draws, ref, tol)
     meta = {"holdout": float(holdout), "n_folds": n_folds, "seed": seed, "scheme": scheme, "k_max": int(ks[-1]),
             "n_draws": n_draws, "jitter": jitter, "tol": tol, "pipeline": repr(base)}
     return FirstPickStudy(picks=picks, curves=curves, sources=sources, matches=matches, paper_percentile=pct,
                           match_share=match_share, pick_share=pick_share, draws=draws, band_gap=band_gap, meta=meta)
+
+
+#: How :func:`describe_first_pick` names the path rules.
+_PATH_LABELS = {"rounded": "argmax of the rounded diagonal", "covariance": "largest covariance diagonal"}
+
+
+def _rules_sentence(study: FirstPickStudy, k: int) -> str:
+    """The folds where the rules pick differently, each rule's R^2 at ``k``, and which rules reproduce the paper.
+
+    Parameters
+    ----------
+    study : FirstPickStudy
+    k : int
+        A subset size of the study.
+
+    Returns
+    -------
+    str
+        One sentence; against the reported values when the study has any.
+    """
+    c, ref = study.curves, study.paper
+    rules = [r for r in study.sources if r in c.columns]
+    vals = ", ".join(f"{c.loc[k, r]:.2f} ({_PATH_LABELS.get(r, r)})" for r in rules)
+    n_distinct = int(study.picks[[r for r in rules if r in study.picks.columns]].nunique(axis=1).gt(1).sum())
+    first = (f"On these {len(study.picks)} folds the first entropy pick is a tie that the rules break differently in "
+             f"{n_distinct} folds, and at k = {k} they give R² = {vals}")
+    if not ref:
+        return first + "."
+    reported = ", ".join(f"{v:.2f} at k = {kk}" for kk, v in sorted(ref.items()))
+    won = [r for r in rules if bool(study.matches.get(r, False))]
+    if not won:
+        return first + f", against the paper's {reported}: no fixed rule reproduces the paper."
+    return (first + f"; {' and '.join(_PATH_LABELS.get(r, r) for r in won)} reproduce{'s' if len(won) == 1 else ''} "
+            f"every value the paper reports ({reported}).")
+
+
+def _noise_sentence(study: FirstPickStudy, k: int) -> str:
+    """The noise model's median and 90% range at ``k``, and where the paper's value lies in it (when reported).
+
+    Parameters
+    ----------
+    study : FirstPickStudy
+        A study whose noise model ran (``draws`` not empty).
+    k : int
+        A subset size of the study.
+
+    Returns
+    -------
+    str
+        One sentence, starting with a space.
+    """
+    q, ref = study.curves.loc[k], study.paper
+    second = (f" With the rounding of each diagonal entry drawn at random ({len(study.draws)} draws), the paper's "
+              f"code path gives a median R² of {q['noise_median']:.2f} at k = {k} (90% of draws within "
+              f"{q['noise_q05']:.2f} to {q['noise_q95']:.2f})")
+    if not (ref and k in study.paper_percentile.index):
+        return second + "."
+    tol = study.meta.get("tol", 0.005)
+    return second + (f"; the paper's {ref[k]:.2f} lies at the {100 * study.paper_percentile[k]:.0f}th percentile and "
+                     f"{100 * study.match_share:.1f}% of draws come within {tol:g} of every reported value: the "
+                     "paper's curve is consistent with one draw of a first pick set by floating-point rounding.")
 
 
 def describe_first_pick(study: FirstPickStudy, *, k: int | None = None) -> str:
@@ -463,33 +641,7 @@ def describe_first_pick(study: FirstPickStudy, *, k: int | None = None) -> str:
     check_int(k, "k")
     if k not in c.index:
         raise ValueError(f"k={k} is not in the study's 1..{int(c.index.max())}")
-    rules = [r for r in study.sources if r in c.columns]
-    label = {"rounded": "argmax of the rounded diagonal", "covariance": "largest covariance diagonal"}
-    vals = ", ".join(f"{c.loc[k, r]:.2f} ({label.get(r, r)})" for r in rules)
-    n_folds = len(study.picks)
-    n_distinct = int(study.picks[[r for r in rules if r in study.picks.columns]].nunique(axis=1).gt(1).sum())
-    first = (f"On these {n_folds} folds the first entropy pick is a tie that the rules break differently in "
-             f"{n_distinct} folds, and at k = {k} they give R² = {vals}")
-    if ref:
-        reported = ", ".join(f"{v:.2f} at k = {kk}" for kk, v in sorted(ref.items()))
-        won = [r for r in rules if bool(study.matches.get(r, False))]
-        verdict = (f"; {' and '.join(label.get(r, r) for r in won)} reproduce{'s' if len(won) == 1 else ''} "
-                   f"every value the paper reports ({reported})." if won else
-                   f", against the paper's {reported}: no fixed rule reproduces the paper.")
-        first += verdict
-    else:
-        first += "."
+    first = _rules_sentence(study, k)
     if not len(study.draws):
         return first
-    q = c.loc[k]
-    second = (f" With the rounding of each diagonal entry drawn at random ({len(study.draws)} draws), the paper's "
-              f"code path gives a median R² of {q['noise_median']:.2f} at k = {k} (90% of draws within "
-              f"{q['noise_q05']:.2f} to {q['noise_q95']:.2f})")
-    if ref and k in study.paper_percentile.index:
-        tol = study.meta.get("tol", 0.005)
-        second += (f"; the paper's {ref[k]:.2f} lies at the {100 * study.paper_percentile[k]:.0f}th percentile and "
-                   f"{100 * study.match_share:.1f}% of draws come within {tol:g} of every reported value: the paper's "
-                   "curve is consistent with one draw of a first pick set by floating-point rounding.")
-    else:
-        second += "."
-    return first + second
+    return first + _noise_sentence(study, k)

@@ -1,7 +1,7 @@
 """Which selection and which predictor: pipelines compared under the CV protocol (the book's chapter 12)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -684,6 +684,117 @@ def seed_gains(df: pd.DataFrame, *, methods: Sequence[str] | None = None, k0: in
     return pd.DataFrame(rows)
 
 
+def _run_rows(df: pd.DataFrame, *, method: str, fold: int, holdout: float, seed: int) -> pd.DataFrame:
+    """The run's rows of ``method`` in ``fold``, at ``holdout`` and ``seed`` where the frame has those columns."""
+    d = df[(df["method"] == method) & (df["fold"] == fold)]
+    if "holdout" in d.columns:
+        d = d[np.isclose(d["holdout"], holdout)]
+    if "seed" in d.columns:
+        d = d[d["seed"] == seed]
+    return d
+
+
+def _run_selection(d: pd.DataFrame, k: int, *, method: str, fold: int, holdout: float,
+                   seed: int) -> tuple[list[str], int | None]:
+    """The run's selection at ``k`` and the entries it scored there (None without ``n_eval``); no row is an error."""
+    at = d[d["k"] == k]
+    if at.empty:
+        raise ValueError(f"{method!r} has no row at fold {fold}, k = {k} (holdout {holdout}, seed {seed})")
+    return list(at["selected"].iloc[0]), (int(at["n_eval"].iloc[0]) if "n_eval" in at.columns else None)
+
+
+def _fold_split(n_models: int, fold: int, *, n_folds: int, holdout: float, seed: int,
+                scheme: str) -> tuple[np.ndarray, np.ndarray]:
+    """The training and held-out models of ``fold``, drawn again as the run drew them; an unknown fold is an error."""
+    splits = {f: (tr, va) for f, tr, va in cv_splits(n_models, n_folds=n_folds, holdout=holdout, seed=seed,
+                                                      scheme=scheme)}
+    if fold not in splits:
+        raise ValueError(f"fold {fold} is not one of the {n_folds} folds")
+    return splits[fold]
+
+
+def _scored_by(Ov: np.ndarray, sel_names: Sequence[str], where: Mapping[str, int], *, k: int, n_eval: int | None,
+               unconditioned: str) -> tuple[np.ndarray, np.ndarray]:
+    """The held-out entries this split scores with the run's selection at ``k``.
+
+    Parameters
+    ----------
+    Ov : ndarray of bool (v, n)
+        Which held-out entries are observed, over the split's kept benchmarks.
+    sel_names : sequence of str
+        The run's selection at ``k``.
+    where : mapping
+        Benchmark name -> its column in ``Ov``.
+    k : int
+    n_eval : int or None
+        The entries the run scored at ``k``, checked when given.
+    unconditioned : str
+        The run's rule for models that observe no revealed benchmark.
+
+    Returns
+    -------
+    sel : ndarray of int
+        The selection's columns in ``Ov``.
+    scored : ndarray of bool (v, n)
+
+    Raises
+    ------
+    ValueError
+        The selection names a benchmark the split does not keep, or the split
+        does not score ``n_eval`` entries: the run's settings were not given.
+    """
+    unknown = [b for b in sel_names if b not in where]
+    if unknown:
+        raise ValueError(f"the run's k = {k} selection names {unknown[0]!r}, which this split does not keep: "
+                         "give the run's seed, holdout, scheme and n_folds")
+    sel = np.array([where[b] for b in sel_names], dtype=int)
+    targets = np.setdiff1d(np.arange(Ov.shape[1]), sel)
+    scored = scored_entries(Ov, sel, targets, unconditioned)
+    if n_eval is not None and n_eval != int(scored.sum()):
+        raise ValueError(f"this split scores {int(scored.sum())} entries at k = {k} where the run scored {n_eval}: "
+                         "give the run's seed, holdout, scheme, n_folds, min_train_observed and unconditioned")
+    return sel, scored
+
+
+def _newly_scored_rows(matrix: Any, val: np.ndarray, cols: np.ndarray, Ov: np.ndarray, counts: np.ndarray,
+                       after: tuple[np.ndarray, np.ndarray], *, before: np.ndarray) -> list[dict[str, Any]]:
+    """One row per held-out model scored with the larger selection and not with the smaller one.
+
+    Parameters
+    ----------
+    matrix : ScoreMatrix
+    val : ndarray of int
+        The fold's held-out models (rows of ``matrix``).
+    cols : ndarray of int
+        The split's kept benchmarks (columns of ``matrix``).
+    Ov : ndarray of bool (v, n)
+        Which held-out entries are observed, over ``cols``.
+    counts : ndarray of int
+        Training models observing each benchmark of ``matrix``.
+    after : (ndarray, ndarray)
+        :func:`_scored_by` of the larger selection.
+    before : ndarray of bool (v, n)
+        The entries the smaller selection scores.
+
+    Returns
+    -------
+    list of dict
+        ``model, targets, revealed, train_observed``, ordered by the fewest
+        training models observing one of the model's revealed benchmarks,
+        then by model.
+    """
+    sel, scored = after
+    names = [matrix.benchmarks[j] for j in cols]
+    rows = []
+    for i in np.flatnonzero(scored.any(axis=1) & ~before.any(axis=1)):
+        seen = [int(j) for j in sel if Ov[i, j]]
+        rows.append(dict(model=matrix.models[val[i]], targets=int(scored[i].sum()),
+                         revealed=tuple(names[j] for j in seen),
+                         train_observed=tuple(int(counts[cols[j]]) for j in seen)))
+    rows.sort(key=lambda r: (min(r["train_observed"], default=np.inf), r["model"]))
+    return rows
+
+
 def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method: str = "auto", k0: int = 5,
                  k1: int = 10, holdout: float = 0.1, n_folds: int = 10, scheme: str = "paper",
                  min_train_observed: int = 1, unconditioned: str = "skip") -> pd.DataFrame:
@@ -720,48 +831,18 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
     _require_columns(df, ("method", "fold", "k", "selected"))
     _require_methods(df, (method,))
     X = np.asarray(matrix.scores, dtype=float)
-    d = df[(df["method"] == method) & (df["fold"] == fold)]
-    if "holdout" in d.columns:
-        d = d[np.isclose(d["holdout"], holdout)]
-    if "seed" in d.columns:
-        d = d[d["seed"] == seed]
+    d = _run_rows(df, method=method, fold=fold, holdout=holdout, seed=seed)
     chosen, n_eval = {}, {}
     for k in (k0, k1):
-        at = d[d["k"] == k]
-        if at.empty:
-            raise ValueError(f"{method!r} has no row at fold {fold}, k = {k} (holdout {holdout}, seed {seed})")
-        chosen[k] = list(at["selected"].iloc[0])
-        n_eval[k] = int(at["n_eval"].iloc[0]) if "n_eval" in at.columns else None
-    splits = {f: (tr, va) for f, tr, va in cv_splits(X.shape[0], n_folds=n_folds, holdout=holdout, seed=seed,
-                                                      scheme=scheme)}
-    if fold not in splits:
-        raise ValueError(f"fold {fold} is not one of the {n_folds} folds")
-    train, val = splits[fold]
+        chosen[k], n_eval[k] = _run_selection(d, k, method=method, fold=fold, holdout=holdout, seed=seed)
+    train, val = _fold_split(X.shape[0], fold, n_folds=n_folds, holdout=holdout, seed=seed, scheme=scheme)
     counts = (~np.isnan(X[train])).sum(axis=0)
     cols = kept_columns(X[train], min_train_observed)
-    names = [matrix.benchmarks[j] for j in cols]
-    where = {b: i for i, b in enumerate(names)}
+    where = {matrix.benchmarks[j]: i for i, j in enumerate(cols)}
     Ov = ~np.isnan(X[np.ix_(val, cols)])
-    scored = {}
-    for k, sel_names in chosen.items():
-        unknown = [b for b in sel_names if b not in where]
-        if unknown:
-            raise ValueError(f"the run's k = {k} selection names {unknown[0]!r}, which this split does not keep: "
-                             "give the run's seed, holdout, scheme and n_folds")
-        sel = np.array([where[b] for b in sel_names], dtype=int)
-        targets = np.setdiff1d(np.arange(cols.size), sel)
-        scored[k] = (sel, scored_entries(Ov, sel, targets, unconditioned))
-        if n_eval[k] is not None and n_eval[k] != int(scored[k][1].sum()):
-            raise ValueError(f"this split scores {int(scored[k][1].sum())} entries at k = {k} where the run scored "
-                             f"{n_eval[k]}: give the run's seed, holdout, scheme, n_folds, min_train_observed and unconditioned")
-    sel1, E1 = scored[k1]
-    rows = []
-    for i in np.flatnonzero(E1.any(axis=1) & ~scored[k0][1].any(axis=1)):
-        seen = [int(j) for j in sel1 if Ov[i, j]]
-        rows.append(dict(model=matrix.models[val[i]], targets=int(E1[i].sum()),
-                         revealed=tuple(names[j] for j in seen),
-                         train_observed=tuple(int(counts[cols[j]]) for j in seen)))
-    rows.sort(key=lambda r: (min(r["train_observed"], default=np.inf), r["model"]))
+    scored = {k: _scored_by(Ov, sel_names, where, k=k, n_eval=n_eval[k], unconditioned=unconditioned)
+              for k, sel_names in chosen.items()}
+    rows = _newly_scored_rows(matrix, val, cols, Ov, counts, scored[k1], before=scored[k0][1])
     return pd.DataFrame(rows, columns=["model", "targets", "revealed", "train_observed"])
 
 

@@ -23,7 +23,7 @@ PAPER_HOLDOUT = 0.1
 SMALL_K = (1, 2, 3, 4, 5)
 
 
-def at(s: pd.DataFrame, method: str, k: int, col: str = "r2_mean") -> float:
+def at(s: pd.DataFrame, method: str, k: int, *, col: str = "r2_mean") -> float:
     """One value of a one-holdout :func:`~benchsel_lib.summarize_cv` table (NaN when missing). O(rows)."""
     row = s[(s["method"] == method) & (s["k"] == k)]
     return float(row[col].iloc[0]) if len(row) else np.nan
@@ -168,7 +168,7 @@ def r2_table(summary: Mapping[str, pd.DataFrame], band: Mapping[str, pd.DataFram
 def gap_table(summary: Mapping[str, pd.DataFrame], trace: Mapping[str, pd.DataFrame], *, k_max: int) -> pd.DataFrame:
     """At each small k: training residual variance and held-out R² of entropy, MI and the trace greedy. O(rows)."""
     def cols(s: pd.DataFrame, t: pd.DataFrame, k: int, col: str, head: str) -> dict[str, float]:
-        return {f"{head} {m}": at(d, o, k, col) for m, o, d in (("entropy", "entropy", s), ("MI", "mi", s),
+        return {f"{head} {m}": at(d, o, k, col=col) for m, o, d in (("entropy", "entropy", s), ("MI", "mi", s),
                                                                   ("trace", "trace", t))}
     return pd.DataFrame([{"matrix": label(n), "k": k, **cols(s, trace[n], k, "residual_fraction_mean", "resid."),
                           **cols(s, trace[n], k, "r2_mean", "R²")}

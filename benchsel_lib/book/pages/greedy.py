@@ -42,7 +42,7 @@ def _sg(value: float) -> str:
     return "0.00" if float(signed(value)) == 0 else signed(value)  # never -0.00
 
 
-def at(s: pd.DataFrame, method: str, k: int, holdout: float, col: str = "r2_mean") -> float:
+def at(s: pd.DataFrame, method: str, k: int, holdout: float, *, col: str = "r2_mean") -> float:
     """One value of a :func:`~benchsel_lib.summarize_cv` table (NaN when the run lacks it). O(rows)."""
     row = s[(s["method"] == method) & (s["k"] == k) & np.isclose(s["holdout"].astype(float), holdout)]
     return float(row[col].iloc[0]) if len(row) else np.nan

@@ -1,12 +1,12 @@
 """Chapter 9: nonlinear imputation, TabImpute and the library's other imputers (Appendix J, Table 4, Figure 15):
 Table 4, whether TabImpute V2 can run (:func:`tabimpute_status`: the ``tabimpute`` package, torch and
-its weights, never downloaded), the imputers run, their R² table and the claims (:func:`claims`).
-"""
+its weights, never downloaded), the imputers run, their R² table and the claims (:func:`claims`)."""
 from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import product
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +97,21 @@ def imputer_table(summary: pd.DataFrame, *, datasets: Sequence[str], methods: Se
                          for n in datasets for m in methods])
 
 
+def _gauss_claim(summary: pd.DataFrame, n: str, m: str, *, run: dict[str, Any], cfg: str, datasets: Sequence[str],
+                 methods: Sequence[str], ok: bool, off: str) -> Claim:
+    """One Gaussian row of Table 4 (matrix ``n``, objective ``m``); ``not run`` with ``off`` unless ``ok``."""
+    c, paper = f"Gaussian R², {label(n)}, {METHOD_NAMES[m]}", PAPER_GAUSS[n][METHODS.index(m)]
+    qk, v = key(n, m, config=cfg, **run), at(summary, n, m, "Gaussian", run["k"])
+    why = (off if not ok else f"{label(n)} was not in this run" if n not in datasets else
+           f"{METHOD_NAMES[m]} was not in this run" if m not in methods else
+           f"EM configuration {cfg}, not the paper's" if cfg != PAPER_CONFIG.get(n, "released") else "")
+    if why or not np.isfinite(v):
+        return not_run(c, "Table 4", f"{paper:.2f}", why or "not scored", section="table-4", key=qk)
+    return Claim(c, "Table 4", f"{paper:.2f}", num(v), vd := verdict(v, paper, kind="r2"), "within 0.03 of the paper"
+                 if vd == "reproduced" else "this MMLU has 234 of the paper's 5,452 models" if n == "mmlu" else
+                 "entropy's tied first pick (ch. 5)" if m == "entropy" else "fold noise", "table-4", qk)
+
+
 def claims(summary: pd.DataFrame, *, datasets: Sequence[str], methods: Sequence[str], status: TabImputeStatus,
            run: dict[str, Any], em_configs: dict[str, str]) -> list[Claim]:
     """Table 4's Gaussian values, one row per (matrix, objective), and the paper's claims on TabImpute.
@@ -112,29 +127,14 @@ def claims(summary: pd.DataFrame, *, datasets: Sequence[str], methods: Sequence[
         ``k, holdout, folds, seed, scheme`` of the table; ``em_configs``: matrix -> EM configuration.
     """
     ok = np.isclose(run["holdout"], PAPER_AT[0]) and (run["k"], run["folds"]) == PAPER_AT[1:]
-    off = f"Table 4 is at k = 5, 10% holdout, 10 folds; this run: k = {run['k']}, {pct(run['holdout'])}, " \
-          f"{run['folds']} folds"
-    rows = []
-    for n in PAPER_GAUSS:
-        for i, m in enumerate(METHODS):
-            c, paper, cfg = f"Gaussian R², {label(n)}, {METHOD_NAMES[m]}", PAPER_GAUSS[n][i], em_configs.get(n, "released")
-            qk, v = key(n, m, config=cfg, **run), at(summary, n, m, "Gaussian", run["k"])
-            why = (off if not ok else f"{label(n)} was not in this run" if n not in datasets else
-                   f"{METHOD_NAMES[m]} was not in this run" if m not in methods else
-                   f"EM configuration {cfg}, not the paper's" if cfg != PAPER_CONFIG.get(n, "released") else "")
-            if why or not np.isfinite(v):
-                rows.append(not_run(c, "Table 4", f"{paper:.2f}", why or "not scored", section="table-4", key=qk))
-                continue
-            vd = verdict(v, paper, kind="r2")
-            rows.append(Claim(c, "Table 4", f"{paper:.2f}", num(v), vd, "within 0.03 of the paper" if vd ==
-                              "reproduced" else "this MMLU has 234 of the paper's 5,452 models" if n == "mmlu" else
-                              "entropy's tied first pick (ch. 5)" if m == "entropy" else "fold noise", "table-4", qk))
+    off = f"Table 4 is at k = 5, 10% holdout, 10 folds; this run: k = {run['k']}, {pct(run['holdout'])}, {run['folds']} folds"
+    rows = [_gauss_claim(summary, n, m, run=run, cfg=em_configs.get(n, "released"), datasets=datasets, methods=methods,
+                         ok=ok, off=off) for n, m in product(PAPER_GAUSS, METHODS)]
     tab = [("Gaussian above TabImpute", "Table 4, Fig. 15", "11 of 12 pairs"),
            ("TabImpute V2 R² at k = 5", "Table 4", "0.03 to 0.61"),
            ("TabImpute near zero on Merged", "Fig. 15", "0.03 to 0.05"),
            ("Under TabImpute, MI far ahead of entropy on MMLU", "App. J", "0.61 against 0.37")]
-    ran = status.available and ok and summary["imputer"].eq("TabImpute").any()
-    if not ran:
+    if not (status.available and ok and summary["imputer"].eq("TabImpute").any()):
         return rows + [not_run(*t, status.reason or off, section="tabimpute") for t in tab]
     tv = {(n, m): v for n in datasets for m in methods if np.isfinite(v := at(summary, n, m, "TabImpute", run["k"]))}
     above = sum(at(summary, *p, "Gaussian", run["k"]) > v for p, v in tv.items())

@@ -18,12 +18,10 @@ __all__ = ["PAPER", "PAPER_MARDIA_MMLU", "PAPER_MMLU_MODELS", "PAPER_WORST", "cl
            "shapiro_summary", "threshold_sensitivity", "worst_table"]
 
 #: Appendix H, Figure 12: rejected and tested benchmarks, median W (none given for Merged).
-PAPER: dict[str, tuple[int, int, float | None]] = {"mmlu": (57, 57, 0.84), "mteb": (56, 56, 0.89),
-                                                   "merged": (60, 114, None)}
+PAPER: dict[str, tuple[int, int, float | None]] = {"mmlu": (57, 57, 0.84), "mteb": (56, 56, 0.89), "merged": (60, 114, None)}
 #: Appendix H: the lowest W the paper names per matrix.
 PAPER_WORST: dict[str, dict[str, float]] = {
-    "mmlu": {"marketing": 0.66, "world_religions": 0.70},
-    "mteb": {"SprintDuplicateQuestions": 0.46, "STS17": 0.50},
+    "mmlu": {"marketing": 0.66, "world_religions": 0.70}, "mteb": {"SprintDuplicateQuestions": 0.46, "STS17": 0.50},
     "merged": {"mmlu/world_religions": 0.71, "mmlu/marketing": 0.71, "mmlu/logical_fallacies": 0.74}}
 #: Appendix H: Mardia's kurtosis on MMLU and its null expectation N(N+2); models of the paper's MMLU.
 PAPER_MARDIA_MMLU, PAPER_MMLU_MODELS = (6374, 3363), 5452
@@ -68,6 +66,35 @@ def mardia_table(matrices: Mapping[str, Any], *, alpha: float) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
+def _matrix_claims(n: str, sw: Mapping[str, pd.DataFrame], every_column: pd.DataFrame | None, n_models: Mapping[str, int],
+                   min_observed: int, ks: dict[str, Any]) -> list[Claim]:
+    """Appendix H's claims on matrix ``n``: its rejections, median W and lowest W; ``not run`` when it was not run."""
+    (p_rej, p_tested, p_med), m, where, sec = PAPER[n], label(n), "App. H, Fig. 12", "figure-12"
+    size = f"{n_models.get(n, 0):,} of the paper's {PAPER_MMLU_MODELS:,} models" if n == "mmlu" else f"{n_models.get(n, 0):,} models"
+    if n not in sw:
+        return [not_run(f"{m}: benchmarks that reject", where, f"{p_rej} of {p_tested}", f"{m} was not in this run")]
+    t, a = sw[n], sw[n].attrs
+    rej, tested, thr = a["n_rejected"], a["n_tested"], a["min_observed"]
+    if n == "merged" and every_column is not None and (every_column["fewest observed models"] <= 3).any():
+        e = every_column[every_column["fewest observed models"] <= 3].iloc[0]
+        rej, tested, thr, sec = int(e["rejected"]), int(e["tested"]), 3, "thin-columns"
+    why = size if tested == p_tested else f"{p_tested - tested} columns under {thr} models not tested"
+    rows = [Claim(f"{m}: benchmarks that reject", where, f"{p_rej} of {p_tested}", f"{rej} of {tested}",
+                  verdict(rej, p_rej, kind="count"), why, sec, quantity(f"{n}-shapiro-rejections", min_observed=thr, **ks))]
+    if p_med is not None:
+        med = float(t.loc[t["tested"], "W"].median())
+        rows.append(Claim(f"{m}: median W", "App. H", num(p_med), num(med), verdict(med, p_med, kind="statistic"),
+                          size, "figure-12", quantity(f"{n}-shapiro-median-w", min_observed=min_observed)))
+    named = {b: w for b, w in PAPER_WORST[n].items() if b in t.index and bool(t.at[b, "tested"])}
+    if named:
+        gap = max(abs(float(t.at[b, "W"]) - w) for b, w in named.items())
+        rank = t.loc[t["tested"], "W"].rank(method="first").astype(int)
+        rows.append(Claim(f"{m}: lowest W ({', '.join(named)})", "App. H", ", ".join(num(w) for w in named.values()),
+                          ", ".join(num(t.at[b, "W"]) for b in named), verdict(gap, 0.0, kind="statistic"),
+                          f"ranks {', '.join(str(rank[b]) for b in named)} here; {size}", "the-worst-benchmarks"))
+    return rows
+
+
 def claims(*, sw: Mapping[str, pd.DataFrame], mardia: pd.DataFrame, every_column: pd.DataFrame | None,
            n_models: Mapping[str, int], correction: str, alpha: float, min_observed: int) -> list[Claim]:
     """The claims of Appendix H checked on this run's tests, under the book's one rule (:func:`verdict`).
@@ -79,8 +106,7 @@ def claims(*, sw: Mapping[str, pd.DataFrame], mardia: pd.DataFrame, every_column
     mardia : DataFrame
         :func:`mardia_table`.
     every_column : DataFrame or None
-        :func:`threshold_sensitivity` of Merged: its row at 3 models (every column tested, as in the paper) gives
-        Merged's count.
+        :func:`threshold_sensitivity` of Merged: its row at 3 models (every column tested, as in the paper) gives Merged's count.
     n_models, correction, alpha, min_observed :
         Models per matrix (named in the *why* column) and the test settings (in the quantity keys).
 
@@ -88,33 +114,8 @@ def claims(*, sw: Mapping[str, pd.DataFrame], mardia: pd.DataFrame, every_column
     -------
     list of Claim
     """
-    rows, ks = [], dict(correction=correction, alpha=alpha)
-    for n, (p_rej, p_tested, p_med) in PAPER.items():
-        where, sec, m = "App. H, Fig. 12", "figure-12", label(n)
-        size = f"{n_models.get(n, 0):,} of the paper's {PAPER_MMLU_MODELS:,} models" if n == "mmlu" else f"{n_models.get(n, 0):,} models"
-        if n not in sw:
-            rows.append(not_run(f"{m}: benchmarks that reject", where, f"{p_rej} of {p_tested}", f"{m} was not in this run"))
-            continue
-        t, a = sw[n], sw[n].attrs
-        rej, tested, thr = a["n_rejected"], a["n_tested"], a["min_observed"]
-        if n == "merged" and every_column is not None and (every_column["fewest observed models"] <= 3).any():
-            e = every_column[every_column["fewest observed models"] <= 3].iloc[0]
-            rej, tested, thr, sec = int(e["rejected"]), int(e["tested"]), 3, "thin-columns"
-        why = size if tested == p_tested else f"{p_tested - tested} columns under {thr} models not tested"
-        rows.append(Claim(f"{m}: benchmarks that reject", where, f"{p_rej} of {p_tested}", f"{rej} of {tested}",
-                          verdict(rej, p_rej, kind="count"), why, sec,
-                          quantity(f"{n}-shapiro-rejections", min_observed=thr, **ks)))
-        if p_med is not None:
-            med = float(t.loc[t["tested"], "W"].median())
-            rows.append(Claim(f"{m}: median W", "App. H", num(p_med), num(med), verdict(med, p_med, kind="statistic"),
-                              size, "figure-12", quantity(f"{n}-shapiro-median-w", min_observed=min_observed)))
-        named = {b: w for b, w in PAPER_WORST[n].items() if b in t.index and bool(t.at[b, "tested"])}
-        if named:
-            gap = max(abs(float(t.at[b, "W"]) - w) for b, w in named.items())
-            rank = t.loc[t["tested"], "W"].rank(method="first").astype(int)
-            rows.append(Claim(f"{m}: lowest W ({', '.join(named)})", "App. H", ", ".join(num(w) for w in named.values()),
-                              ", ".join(num(t.at[b, "W"]) for b in named), verdict(gap, 0.0, kind="statistic"),
-                              f"ranks {', '.join(str(rank[b]) for b in named)} here; {size}", "the-worst-benchmarks"))
+    ks = dict(correction=correction, alpha=alpha)
+    rows = [c for n in PAPER for c in _matrix_claims(n, sw, every_column, n_models, min_observed, ks)]
     tested, untested = [n for n in sw if n in mardia.index], [label(n) for n in sw if n not in mardia.index]
     why = f"{', '.join(untested)}: fewer complete rows than benchmarks" if untested else "every matrix run tested"
     share = sum(bool(mardia.at[n, "rejects"]) for n in tested) / max(len(tested), 1)
