@@ -1,4 +1,4 @@
-"""The loky workers of a parallel cross-validation end with the interpreter that started them."""
+"""The loky workers of a parallel cross-validation end with the interpreter, or the notebook kernel, that started them."""
 from __future__ import annotations
 
 import json
@@ -50,11 +50,26 @@ def test_parallel_cross_validation_leaves_no_worker_alive_after_exit():
     assert not survivors, f"worker processes outlived the interpreter: {survivors}"
 
 
-def test_sweep_registers_its_worker_shutdown_at_exit():
-    from benchsel_lib.protocol import sweep
-    from benchsel_lib.protocol.sweep import Cell, run_sweep
+def test_a_notebook_run_leaves_no_worker_of_its_kernel_alive(tmp_path):
+    """The book's runner ends the kernel's loky workers and trackers with the kernel (no orphans)."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
 
-    assert run_sweep([Cell(f"c{i}", abs, (-i,)) for i in range(3)], n_jobs=2) == [0, 1, 2]
-    assert sweep._STOP_AT_EXIT
-    sweep._stop_workers_at_exit()  # idempotent, and a later sweep makes a new pool
-    assert run_sweep([Cell(f"c{i}", abs, (-i,)) for i in range(3)], n_jobs=2) == [0, 1, 2]
+    sys.path.insert(0, str(PROJECT_ROOT / "scripts"))
+    import build_book
+
+    cells = [new_code_cell("quick = False", metadata={"tags": ["parameters"]}),
+             new_code_cell(_CHILD.replace("print(json.dumps(", "print('children', json.dumps("))]
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    src, dest = tmp_path / "workers.ipynb", tmp_path / "out" / "workers.ipynb"
+    dest.parent.mkdir()
+    nbformat.write(nb, src)
+    build_book.ensure_kernel()
+    result = build_book.execute_one(str(src), str(dest), {}, str(PROJECT_ROOT), 300)
+    assert result["error"] is None, result["error"]
+    text = "".join(o.get("text", "") for c in nbformat.read(dest, as_version=4).cells for o in c.get("outputs", []))
+    children = json.loads(text.split("children", 1)[1].strip().splitlines()[0])
+    assert children, "the notebook's cross-validation ran no worker process"
+    survivors = [p for p in children if _alive(p)]
+    assert not survivors, f"worker processes outlived the notebook's kernel: {survivors}"

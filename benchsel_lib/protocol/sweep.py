@@ -9,9 +9,7 @@ the order of the list, whatever the backend and the number of workers:
 * ``n_jobs=1`` (or no parallel configuration): serially, in this process;
 * ``n_jobs=N``: ``N`` loky worker processes, each with one BLAS thread (the
   matrices are small, and several processes that each run a multi-threaded
-  BLAS oversubscribe the cores); they are reused by later sweeps and shut
-  down when the interpreter exits (an ``atexit`` hook), not left for loky's
-  idle timeout;
+  BLAS oversubscribe the cores);
 * inside ``with joblib.parallel_config(backend="dask"):`` with a
   :class:`dask.distributed.Client` connected (or :func:`dask_backend`, which
   does both from a scheduler address): on the Dask cluster, one task per
@@ -46,7 +44,6 @@ run here.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import logging
 import re
 import signal
@@ -138,34 +135,6 @@ def _say_again(said: Sequence[_Said], registry: dict[Any, Any]) -> None:
     """Raise the warnings of a worker's cell in this process; ``registry`` shows each (text, place) once per sweep."""
     for category, message, filename, lineno in said:
         warnings.warn_explicit(message, category, filename, lineno, registry=registry)
-
-
-#: whether :func:`_stop_workers_at_exit` is registered (once per process, when the first loky pool is made)
-_STOP_AT_EXIT = False
-
-
-def _stop_workers_at_exit() -> None:
-    """Shut joblib's reusable loky executor down, killing its idle workers (an ``atexit`` hook).
-
-    Without it, the worker processes of a sweep (and their resource tracker)
-    can outlive an interpreter that ends without loky's own shutdown running
-    to completion (a notebook kernel that is stopped), until loky's idle
-    timeout.  Nothing happens when no executor is alive. O(workers).
-    """
-    from joblib.externals.loky import reusable_executor
-
-    executor = getattr(reusable_executor, "_executor", None)
-    if executor is not None:
-        with suppress(Exception):  # at exit: a pool already broken or shut down has nothing left to stop
-            executor.shutdown(wait=True, kill_workers=True)
-
-
-def _register_stop_at_exit() -> None:
-    """Register :func:`_stop_workers_at_exit` once, as a sweep makes its loky pool. O(1)."""
-    global _STOP_AT_EXIT
-    if not _STOP_AT_EXIT:
-        atexit.register(_stop_workers_at_exit)
-        _STOP_AT_EXIT = True
 
 
 def _ignore_sigint() -> None:
@@ -309,8 +278,6 @@ def run_sweep(
         with (joblib.parallel_config(backend="loky", inner_max_num_threads=1, initializer=_ignore_sigint)
               if loky else nullcontext()):
             par = joblib.Parallel(n_jobs=n, return_as="generator_unordered")
-            if loky:
-                _register_stop_at_exit()  # the workers end with this interpreter, not at loky's idle timeout
             for i, value, said in _progress(par(jobs), total=len(cells), desc=desc, enabled=progress):
                 results[i] = value
                 arrived[i] = True
