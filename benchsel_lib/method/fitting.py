@@ -493,11 +493,6 @@ class BasePipeline:
             return f"{sels[0].label}+{preds[0]}"
         return "pipeline"
 
-    @property
-    def is_search(self) -> bool:
-        """Whether the pipeline fits by inner cross-validation (candidates, a stack, conformal intervals). O(1)."""
-        return bool(self.validate()["search"])
-
     # ------------------------------------------------------------------ fitting
     def fit_path(
         self,
