@@ -16,6 +16,26 @@ from __future__ import annotations
 from .claims import TOLERANCES, Claim, claims_table, not_run, quantity, verdict
 from .notebook import (
     LABELS,
+    METHODS,
+    Bounded,
+    Choice,
+    Choices,
+    Count,
+    Flag,
+    Folds,
+    Fraction,
+    Holdout,
+    Holdouts,
+    IntList,
+    Levels,
+    Matrices,
+    Matrix,
+    MatrixChoices,
+    Methods,
+    NoneOr,
+    Rule,
+    SubsetSize,
+    SubsetSizes,
     and_join,
     check_parameters,
     dataset_label,
@@ -25,5 +45,7 @@ from .notebook import (
 from .show import holds, markdown
 from .tables import table
 
-__all__ = ["LABELS", "TOLERANCES", "Claim", "and_join", "check_parameters", "claims_table", "dataset_label",
-           "holds", "markdown", "matrix_shape", "not_run", "quantity", "quick", "table", "verdict"]
+__all__ = ["LABELS", "METHODS", "TOLERANCES", "Bounded", "Choice", "Choices", "Claim", "Count", "Flag", "Folds",
+           "Fraction", "Holdout", "Holdouts", "IntList", "Levels", "Matrices", "Matrix", "MatrixChoices", "Methods",
+           "NoneOr", "Rule", "SubsetSize", "SubsetSizes", "and_join", "check_parameters", "claims_table",
+           "dataset_label", "holds", "markdown", "matrix_shape", "not_run", "quantity", "quick", "table", "verdict"]

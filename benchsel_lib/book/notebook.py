@@ -2,7 +2,9 @@
 
 Every notebook is re-run by readers through papermill with parameters of
 their own (another subset of matrices, another seed, fewer folds, a larger
-``k_max``). Its first code cell after the parameters calls
+``k_max``). Its first code cell after the parameters declares each
+parameter's rule as data (``{"alpha": Fraction(), "seed": Count()}``, from
+the small vocabulary of :class:`Rule` classes below) and passes them to
 :func:`check_parameters`, so that a bad value stops the run at once with a
 message that names the parameter, instead of a traceback from deep inside a
 cross-validation loop twenty minutes later.
@@ -19,6 +21,7 @@ write from a run's results.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,7 +29,9 @@ import numpy as np
 from .._checks import check_int
 from ..data import DATASETS, load_matrix
 
-__all__ = ["LABELS", "and_join", "check_parameters", "dataset_label", "matrix_shape", "quick"]
+__all__ = ["LABELS", "METHODS", "Bounded", "Choice", "Choices", "Count", "Flag", "Folds", "Fraction", "Holdout",
+           "Holdouts", "IntList", "Levels", "Matrices", "Matrix", "MatrixChoices", "Methods", "NoneOr", "Rule",
+           "SubsetSize", "SubsetSizes", "and_join", "check_parameters", "dataset_label", "matrix_shape", "quick"]
 
 #: Display names of the experiment matrices (``benchsel_lib.data.DATASETS``).
 LABELS: dict[str, str] = {"mmlu": "MMLU", "mteb": "MTEB", "merged": "Merged", "benchpress": "BenchPress"}
@@ -137,83 +142,346 @@ def _check_range(value: Any, param: str, low: int, high: int | None, why: str = 
         raise ValueError(f"{param}={value} is out of range: choose {low}..{high}{why}")
 
 
-def check_parameters(
-    *,
-    datasets: Sequence[str] | None = None,
-    also_run: Sequence[str] | None = None,
-    dataset: str | Mapping[str, str] | None = None,
-    k_max: int | Mapping[str, int] | None = None,
-    n_folds: int | None = None,
-    holdouts: Sequence[float] | None = None,
-    holdout: float | None = None,
-    seed: int | None = None,
-    methods: Sequence[str] | None = None,
-    levels: Sequence[float] | None = None,
-    counts: Mapping[str, int] | None = None,
-    bounded: Mapping[str, tuple[Any, ...]] | None = None,
-    int_lists: Mapping[str, tuple[Any, ...]] | None = None,
-    fractions: Mapping[str, Any] | None = None,
-    flags: Mapping[str, Any] | None = None,
-    choices: Mapping[str, tuple[Any, Sequence[Any]]] | None = None,
-    multi_choices: Mapping[str, tuple[Any, Sequence[Any]]] | None = None,
-) -> None:
-    """Check a notebook's parameters; raise ``ValueError`` naming the first bad one.
+def _in_unit_interval(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float, np.floating)) and 0.0 < float(value) < 1.0
+
+
+def _check_matrix_name(param: str, value: Any) -> None:
+    if not isinstance(value, str) or value not in DATASETS:
+        raise ValueError(f"{param}={value!r} is not a known matrix; choose from {list(DATASETS)}")
+
+
+class _Matrices:
+    """(models, benchmarks) of the matrices declared so far in one :func:`check_parameters` call."""
+
+    def __init__(self) -> None:
+        self.shapes: list[tuple[int, int]] = []
+
+    def fewest_benchmarks(self) -> int | None:
+        """Smallest ``N`` among the matrices declared so far, None before any."""
+        return min((s[1] for s in self.shapes), default=None)
+
+    def fewest_models(self) -> int | None:
+        """Smallest ``M`` among the matrices declared so far, None before any."""
+        return min((s[0] for s in self.shapes), default=None)
+
+
+class Rule:
+    """How one notebook parameter is checked; the vocabulary of :func:`check_parameters`."""
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise ``ValueError`` naming ``param`` if ``value`` breaks the rule.
+
+        ``matrices`` holds the shapes of the matrices declared before ``param``
+        (the bound of :class:`SubsetSize` and :class:`Folds`).
+        """
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Flag(Rule):
+    """``True`` or ``False``: papermill reads ``-p quick False`` as a boolean, ``-p quick false`` as a string."""
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise unless ``value`` is a boolean."""
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{param} must be True or False, got {value!r} (papermill reads -p {param} True "
+                             "as a boolean, lowercase true as a string)")
+
+
+@dataclass(frozen=True)
+class Matrices(Rule):
+    """A list of built-in matrices (``benchsel_lib.data.DATASETS``) the notebook runs; they bound later sizes.
+
+    At least one, none twice. ``also=True``: further matrices run with the same
+    ``k_max`` and ``n_folds`` (a forced-first-pick band): the list may be
+    empty, its entries are named by index, and a matrix may repeat one of
+    the others. Either way their shapes bound the :class:`SubsetSize`,
+    :class:`SubsetSizes` and :class:`Folds` parameters declared after them.
+    """
+
+    also: bool = False
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise for a non-list, an empty list, an unknown name or a repeated one; record the shapes."""
+        names = _as_list(value, param)
+        if self.also:
+            for i, name in enumerate(names):
+                _check_matrix_name(f"{param}[{i}]", name)
+        else:
+            self._check_main(param, names)
+        matrices.shapes += [_shape(n) for n in names]
+
+    @staticmethod
+    def _check_main(param: str, names: list[Any]) -> None:
+        if not names:
+            raise ValueError(f"{param} is empty; choose one or more of {list(DATASETS)}")
+        for name in names:
+            _check_matrix_name(f"{param} entry", name)
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"{param} lists {dup} more than once")
+
+
+@dataclass(frozen=True)
+class Matrix(Rule):
+    """One built-in matrix by name (``"merged"``); it does not bound other parameters."""
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise unless ``value`` is a key of ``benchsel_lib.data.DATASETS``."""
+        _check_matrix_name(param, value)
+
+
+def _check_subset_size(param: str, value: Any, matrices: _Matrices) -> None:
+    check_int(value, param)
+    n_min = matrices.fewest_benchmarks()
+    if n_min is not None and value > n_min - 1:
+        raise ValueError(
+            f"{param}={value} is out of range: the smallest matrix run here has {n_min} benchmarks, "
+            f"so {param} can be at most {n_min - 1} (one benchmark must be left to predict)"
+        )
+
+
+@dataclass(frozen=True)
+class SubsetSize(Rule):
+    """A subset size, ``1 <= k <= N - 1`` for the fewest benchmarks ``N`` of the matrices declared before it."""
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise for a non-positive or non-integer size, or one that leaves no benchmark to predict."""
+        _check_subset_size(param, value, matrices)
+
+
+@dataclass(frozen=True)
+class SubsetSizes(Rule):
+    """A list of subset sizes (``[1, 5, 10]``): at least one, none twice, each as :class:`SubsetSize`."""
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise for an empty list, a repeated size or a size out of range (named by its index)."""
+        sizes = list(value) if isinstance(value, (list, tuple)) else _as_list(value, param)
+        if not sizes:
+            raise ValueError(f"{param} is empty; give one or more subset sizes")
+        _distinct(sizes, param)
+        for i, v in enumerate(sizes):
+            _check_subset_size(f"{param}[{i}]", v, matrices)
+
+
+@dataclass(frozen=True)
+class Folds(Rule):
+    """Cross-validation folds, ``2 <= n_folds <= M`` for the fewest models ``M`` of the matrices declared before it."""
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise for fewer than two folds or more folds than models."""
+        check_int(value, param, minimum=2)
+        m_min = matrices.fewest_models()
+        if m_min is not None and value > m_min:
+            raise ValueError(f"{param}={value} is out of range: the smallest matrix run here has {m_min} models")
+
+
+def _check_holdout(label: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < float(value) < 1.0:
+        raise ValueError(f"{label} {value!r} is out of range: a holdout fraction must be in (0, 1)")
+
+
+@dataclass(frozen=True)
+class Holdout(Rule):
+    """One holdout fraction, in ``(0, 1)``."""
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise unless ``value`` is a number strictly between 0 and 1."""
+        _check_holdout(param, value)
+
+
+@dataclass(frozen=True)
+class Holdouts(Rule):
+    """A list of holdout fractions, each in ``(0, 1)``, at least one, none twice."""
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise for a non-list, an empty list, a fraction out of range or a repeated one."""
+        fractions = _as_list(value, param)
+        if not fractions:
+            raise ValueError(f"{param} is empty; give one or more fractions in (0, 1), e.g. [0.1]")
+        for h in fractions:
+            _check_holdout(f"{param} entry", h)
+        _distinct(fractions, param)
+
+
+@dataclass(frozen=True)
+class Levels(Rule):
+    """A list of nominal interval levels, each in ``(0, 1)``, at least one, none twice."""
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise for a non-list, an empty list, a level out of range or a repeated one."""
+        levels = _as_list(value, param)
+        if not levels:
+            raise ValueError(f"{param} is empty; give one or more nominal levels in (0, 1), e.g. [0.9]")
+        for lv in levels:
+            if isinstance(lv, bool) or not isinstance(lv, (int, float)) or not 0.0 < float(lv) < 1.0:
+                raise ValueError(f"{param} entry {lv!r} is out of range: a nominal level must be in (0, 1)")
+        _distinct(levels, param)
+
+
+@dataclass(frozen=True)
+class Fraction(Rule):
+    """A number strictly between 0 and 1 (a significance level, a quantile)."""
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise unless ``value`` is a number in ``(0, 1)``."""
+        if not _in_unit_interval(value):
+            raise ValueError(f"{param}={value!r} is out of range: it must be a number strictly between 0 and 1")
+
+
+@dataclass(frozen=True)
+class Count(Rule):
+    """An integer ``>= min`` (a seed, a number of draws or repeats; booleans refused)."""
+
+    min: int = 0
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise unless ``value`` is an integer of at least ``min``."""
+        check_int(value, param, minimum=self.min)
+
+
+@dataclass(frozen=True)
+class Bounded(Rule):
+    """An integer in ``lo..hi`` (``hi`` None: no upper bound); ``why`` ends the message (``", at most k_max"``)."""
+
+    lo: int
+    hi: int | None
+    why: str = ""
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise unless ``value`` is an integer within ``lo..hi``."""
+        _check_range(value, param, self.lo, self.hi, self.why)
+
+
+@dataclass(frozen=True)
+class IntList(Rule):
+    """A list of distinct integers in ``min..max`` (``max`` None: no upper bound), not empty unless ``may_be_empty``."""
+
+    min: int = 0
+    max: int | None = None
+    may_be_empty: bool = False
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise for a non-list, an empty list (unless allowed), an entry out of range or a repeated one."""
+        values = _as_list(value, param)
+        if not values and not self.may_be_empty:
+            span = f">= {self.min}" if self.max is None else f"in {self.min}..{self.max}"
+            raise ValueError(f"{param} is empty; give one or more integers {span}")
+        for i, v in enumerate(values):
+            _check_range(v, f"{param}[{i}]", self.min, self.max)
+        _distinct(values, param)
+
+
+#: The selection methods a ``methods`` parameter may list.
+METHODS = ("entropy", "mi", "random")
+
+
+@dataclass(frozen=True)
+class Methods(Rule):
+    """A list of selection methods (``"entropy"``, ``"mi"``, ``"random"``), at least one, none twice."""
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise for a non-list, an empty list, an unknown method or a repeated one."""
+        allowed = list(METHODS)
+        methods = _as_list(value, param)
+        if not methods:
+            raise ValueError(f"{param} is empty; choose one or more of {allowed}")
+        for m in methods:
+            if m not in allowed:
+                raise ValueError(f"{param} entry {m!r} is not a selection method; choose from {allowed}")
+        _distinct(methods, param)
+
+
+def _check_choice(param: str, value: Any, allowed: tuple[Any, ...]) -> None:
+    if isinstance(value, (list, tuple, set, dict)):
+        raise ValueError(f"{param} takes one value of {list(allowed)}, got {value!r}")
+    if value not in allowed:
+        raise ValueError(f"{param}={value!r} is not allowed; choose from {list(allowed)}")
+
+
+@dataclass(frozen=True, init=False)
+class Choice(Rule):
+    """One of the values given (``Choice("bh", "bonferroni")``); None may be one of them."""
+
+    allowed: tuple[Any, ...]
+
+    def __init__(self, *allowed: Any) -> None:
+        object.__setattr__(self, "allowed", allowed)
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise for a list (one value is taken) or a value not allowed."""
+        _check_choice(param, value, self.allowed)
+
+
+@dataclass(frozen=True, init=False)
+class Choices(Rule):
+    """A list of the values given (``Choices("early", "released")``), at least one, none twice."""
+
+    allowed: tuple[Any, ...]
+
+    def __init__(self, *allowed: Any) -> None:
+        object.__setattr__(self, "allowed", allowed)
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise for a non-list, an empty list, a value not allowed or a repeated one."""
+        values = _as_list(value, param)
+        if not values:
+            raise ValueError(f"{param} is empty; choose one or more of {list(self.allowed)}")
+        for v in values:
+            if isinstance(v, (list, dict)) or v not in self.allowed:
+                raise ValueError(f"{param} entry {v!r} is not allowed; choose from {list(self.allowed)}")
+        _distinct(values, param)
+
+
+@dataclass(frozen=True, init=False)
+class MatrixChoices(Rule):
+    """A dict from built-in matrices to one of the values given (``{"benchpress": "early"}``)."""
+
+    allowed: tuple[Any, ...]
+
+    def __init__(self, *allowed: Any) -> None:
+        object.__setattr__(self, "allowed", allowed)
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Raise for a key that is not a known matrix, then for a value not allowed."""
+        for name in value:
+            _check_matrix_name(f"{param} key {name!r}", name)
+        for name, choice in value.items():
+            _check_choice(f"{param}[{name!r}]", choice, self.allowed)
+
+
+@dataclass(frozen=True)
+class NoneOr(Rule):
+    """None (the notebook's default applies), or a value that passes ``rule``."""
+
+    rule: Rule
+
+    def check(self, param: str, value: Any, matrices: _Matrices) -> None:
+        """Pass None; check anything else by ``rule``."""
+        if value is not None:
+            self.rule.check(param, value, matrices)
+
+
+def check_parameters(spec: Mapping[str, Rule | tuple[Rule, ...]], values: Mapping[str, Any]) -> None:
+    """Check a notebook's parameters against their declared rules; raise ``ValueError`` naming the first bad one.
 
     Parameters
     ----------
-    datasets : list of str, optional
-        Matrices the notebook runs; each must be one of
-        ``benchsel_lib.data.DATASETS`` (``mmlu``, ``mteb``, ``merged``,
-        ``benchpress``), none twice, at least one.
-    also_run : list of str, optional
-        Further matrices the notebook runs with the same ``k_max`` and
-        ``n_folds`` (a per-fold view, a forced-first-pick band); each must be
-        known, and they count in the bounds below.
-    dataset : str or mapping, optional
-        Single-matrix parameters: one name, or ``{parameter name: value}``
-        for several (``{"perfold_dataset": "merged"}``); same rule.
-    k_max : int or mapping, optional
-        Largest subset size, ``1 <= k_max <= N - 1`` for the smallest
-        number of benchmarks ``N`` among ``datasets`` and ``also_run`` (one
-        benchmark must be left to predict). A mapping ``{parameter name:
-        value}`` checks several (``{"k_max": 15, "k_table": 5}``); a value
-        that is a list of sizes (``{"k_show": [1, 5, 10]}``) must hold at
-        least one, none twice, each within the same bound.
-    n_folds : int, optional
-        Cross-validation folds, ``2 <= n_folds <= M`` for the smallest number
-        of models ``M`` among ``datasets`` and ``also_run``.
-    holdouts : list of float, optional
-        Holdout fractions, each in ``(0, 1)``, none twice; ``holdout``
-        checks a single one.
-    seed : int, optional
-        Non-negative integer.
-    methods : list of str, optional
-        Selection methods, each of ``"entropy"``, ``"mi"``, ``"random"``,
-        at least one, none twice.
-    levels : list of float, optional
-        Nominal interval levels, each in ``(0, 1)``, at least one, none twice.
-    counts : mapping, optional
-        ``{parameter name: value}`` for any other count (draws, repeats),
-        each a non-negative integer.
-    bounded : mapping, optional
-        ``{parameter name: (value, low, high[, why])}``: an integer in
-        ``low..high`` (``high`` None: no upper bound); ``why`` is added to
-        the message (``", at most k_max"``).
-    int_lists : mapping, optional
-        ``{parameter name: (value, low, high[, allow_empty])}``: a list of
-        distinct integers in ``low..high``, not empty unless ``allow_empty``.
-    fractions : mapping, optional
-        ``{parameter name: value}``: each a number strictly between 0 and 1.
-    flags : mapping, optional
-        ``{parameter name: value}``: each ``True`` or ``False``. Papermill
-        reads ``-p quick False`` as a boolean, but ``-p quick false`` as the
-        string ``"false"``, which Python would take for true.
-    choices : mapping, optional
-        ``{parameter name: (value, allowed values)}`` for a single-valued
-        enumerated parameter (``{"config": (config, ["early", "released"])}``).
-    multi_choices : mapping, optional
-        ``{parameter name: (value, allowed values)}`` for a list-valued one:
-        a list of allowed values, at least one, none twice.
+    spec : mapping
+        ``{parameter name: rule}``, in the order of the checks; a tuple of
+        rules is checked rule by rule. Rules: :class:`Flag`,
+        :class:`Matrices`, :class:`Matrix`, :class:`SubsetSize`,
+        :class:`SubsetSizes`, :class:`Folds`, :class:`Holdout`,
+        :class:`Holdouts`, :class:`Levels`, :class:`Fraction`,
+        :class:`Count`, :class:`Bounded`, :class:`IntList`,
+        :class:`Methods`, :class:`Choice`, :class:`Choices`,
+        :class:`MatrixChoices`, :class:`NoneOr`. The matrices of the
+        :class:`Matrices` parameters bound the sizes and folds declared
+        after them.
+    values : mapping
+        The parameters' values by name (a notebook passes ``globals()``);
+        it must hold every name of ``spec``.
 
     Raises
     ------
@@ -225,120 +493,10 @@ def check_parameters(
     Matrix shapes come from :func:`benchsel_lib.data.load_matrix` (the
     files are small; cost well under a second per matrix).
     """
-
-    known = list(DATASETS)
-
-    def check_name(param: str, value: Any) -> None:
-        if not isinstance(value, str) or value not in DATASETS:
-            raise ValueError(f"{param}={value!r} is not a known matrix; choose from {known}")
-
-    for param, value in (flags or {}).items():
-        if not isinstance(value, (bool, np.bool_)):
-            raise ValueError(f"{param} must be True or False, got {value!r} (papermill reads -p {param} True "
-                             "as a boolean, lowercase true as a string)")
-    shapes: list[tuple[int, int]] = []
-    if datasets is not None:
-        names = _as_list(datasets, "datasets")
-        if not names:
-            raise ValueError(f"datasets is empty; choose one or more of {known}")
-        for name in names:
-            check_name("datasets entry", name)
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise ValueError(f"datasets lists {dup} more than once")
-        shapes = [_shape(n) for n in names]
-    if dataset is not None:
-        for param, value in (dataset.items() if isinstance(dataset, Mapping) else [("dataset", dataset)]):
-            check_name(param, value)
-    if also_run is not None:
-        for name in _as_list(also_run, "also_run"):
-            check_name("matrix", name)
-            shapes.append(_shape(name))
-    if k_max is not None:
-        n_min = min((s[1] for s in shapes), default=None)
-        sizes: list[tuple[str, Any]] = []
-        for param, value in (k_max.items() if isinstance(k_max, Mapping) else [("k_max", k_max)]):
-            if isinstance(value, (list, tuple)):
-                if not value:
-                    raise ValueError(f"{param} is empty; give one or more subset sizes")
-                _distinct(list(value), param)
-                sizes += [(f"{param}[{i}]", v) for i, v in enumerate(value)]
-            else:
-                sizes.append((param, value))
-        for param, value in sizes:
-            check_int(value, param)
-            if n_min is not None and value > n_min - 1:
-                raise ValueError(
-                    f"{param}={value} is out of range: the smallest matrix run here has {n_min} benchmarks, "
-                    f"so {param} can be at most {n_min - 1} (one benchmark must be left to predict)"
-                )
-    if n_folds is not None:
-        m_min = min((s[0] for s in shapes), default=None)
-        check_int(n_folds, "n_folds", minimum=2)
-        if m_min is not None and n_folds > m_min:
-            raise ValueError(f"n_folds={n_folds} is out of range: the smallest matrix run here has {m_min} models")
-    fracs: list[tuple[str, Any]] = []
-    if holdouts is not None:
-        hs = _as_list(holdouts, "holdouts")
-        if not hs:
-            raise ValueError("holdouts is empty; give one or more fractions in (0, 1), e.g. [0.1]")
-        fracs = [("holdouts entry", h) for h in hs]
-    if holdout is not None:
-        fracs.append(("holdout", holdout))
-    for param, h in fracs:
-        if isinstance(h, bool) or not isinstance(h, (int, float)) or not 0.0 < float(h) < 1.0:
-            raise ValueError(f"{param} {h!r} is out of range: a holdout fraction must be in (0, 1)")
-    if holdouts is not None:
-        _distinct(list(holdouts), "holdouts")
-    for param, value in (fractions or {}).items():
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0.0 < float(value) < 1.0:
-            raise ValueError(f"{param}={value!r} is out of range: it must be a number strictly between 0 and 1")
-    if seed is not None:
-        check_int(seed, "seed", minimum=0)
-    for param, value in (counts or {}).items():
-        check_int(value, param, minimum=0)
-    for param, spec in (bounded or {}).items():
-        value, low, high, *why = spec
-        _check_range(value, param, low, high, why[0] if why else "")
-    for param, spec in (int_lists or {}).items():
-        value, low, high, *empty = spec
-        values = _as_list(value, param)
-        if not values and not (empty and empty[0]):
-            span = f">= {low}" if high is None else f"in {low}..{high}"
-            raise ValueError(f"{param} is empty; give one or more integers {span}")
-        for i, v in enumerate(values):
-            _check_range(v, f"{param}[{i}]", low, high)
-        _distinct(values, param)
-    if methods is not None:
-        allowed = ["entropy", "mi", "random"]
-        ms = _as_list(methods, "methods")
-        if not ms:
-            raise ValueError(f"methods is empty; choose one or more of {allowed}")
-        for m in ms:
-            if m not in allowed:
-                raise ValueError(f"methods entry {m!r} is not a selection method; choose from {allowed}")
-        _distinct(ms, "methods")
-    if levels is not None:
-        lvs = _as_list(levels, "levels")
-        if not lvs:
-            raise ValueError("levels is empty; give one or more nominal levels in (0, 1), e.g. [0.9]")
-        for lv in lvs:
-            if isinstance(lv, bool) or not isinstance(lv, (int, float)) or not 0.0 < float(lv) < 1.0:
-                raise ValueError(f"levels entry {lv!r} is out of range: a nominal level must be in (0, 1)")
-        _distinct(lvs, "levels")
-    for param, (value, allowed_values) in (choices or {}).items():
-        if isinstance(value, (list, tuple, set, dict)):
-            raise ValueError(f"{param} takes one value of {list(allowed_values)}, got {value!r}")
-        if value not in allowed_values:
-            raise ValueError(f"{param}={value!r} is not allowed; choose from {list(allowed_values)}")
-    for param, (value, allowed_values) in (multi_choices or {}).items():
-        values = _as_list(value, param)
-        if not values:
-            raise ValueError(f"{param} is empty; choose one or more of {list(allowed_values)}")
-        for v in values:
-            if isinstance(v, (list, dict)) or v not in allowed_values:
-                raise ValueError(f"{param} entry {v!r} is not allowed; choose from {list(allowed_values)}")
-        _distinct(values, param)
+    matrices = _Matrices()
+    for param, rules in spec.items():
+        for rule in rules if isinstance(rules, tuple) else (rules,):
+            rule.check(param, values[param], matrices)
 
 
 def quick(value: Any, cap: Any) -> Any:
