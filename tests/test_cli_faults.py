@@ -386,12 +386,18 @@ def test_a_huge_cell_is_cut_in_the_error_line(capsys, tmp_path):
     assert f"'{'x' * 60}...' (100,000 characters) in row 'm2', column 'a'" in line
 
 
-def test_a_fraction_for_a_percentage_is_one_warning_line_and_an_error_with_strict(capsys, tmp_path):
+def _percent_csv(tmp_path):
+    """30 models x 3 benchmarks on a 0-100 scale (gpqa from 25 up), written as a CSV: (scores, path)."""
     rng = np.random.default_rng(3)
     X = np.column_stack([25 + 70 * rng.random(30), 10 + 80 * rng.random(30), 5 + 90 * rng.random(30)])
     path = tmp_path / "percent.csv"
     pd.DataFrame(X, index=[f"m{i}" for i in range(30)], columns=["gpqa", "aime", "mmlu"]).rename_axis(
         "model").to_csv(path)
+    return X, path
+
+
+def test_a_fraction_for_a_percentage_is_one_warning_line_and_an_error_with_strict(capsys, tmp_path):
+    X, path = _percent_csv(tmp_path)
     lo, hi = X[:, 0].min(), X[:, 0].max()
     base = ["predict", "--data", str(path), "--method", "gaussian", "--format", "csv"]
     assert main([*base, "--scores", "gpqa=71"]) == 0
@@ -417,11 +423,7 @@ def test_auto_selection_of_every_benchmark_is_refused_before_the_work(capsys, ti
 
 
 def test_a_scores_file_warning_names_the_model_it_is_about(capsys, tmp_path):
-    rng = np.random.default_rng(3)
-    X = np.column_stack([25 + 70 * rng.random(30), 10 + 80 * rng.random(30), 5 + 90 * rng.random(30)])
-    path = tmp_path / "percent.csv"
-    pd.DataFrame(X, index=[f"m{i}" for i in range(30)], columns=["gpqa", "aime", "mmlu"]).rename_axis(
-        "model").to_csv(path)
+    X, path = _percent_csv(tmp_path)
     scores = tmp_path / "new.csv"
     scores.write_text("model,gpqa,aime\nnew-a,71,40\nnew-b,0.71,50\n")
     assert main(["predict", "--data", str(path), "--method", "gaussian", "--format", "csv",
