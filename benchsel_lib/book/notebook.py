@@ -277,9 +277,19 @@ class Folds(Rule):
             raise ValueError(f"{param}={value} is out of range: the smallest matrix run here has {m_min} models")
 
 
-def _check_holdout(label: str, value: Any) -> None:
+def _check_fraction(label: str, value: Any, entry: str = "a holdout fraction") -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < float(value) < 1.0:
-        raise ValueError(f"{label} {value!r} is out of range: a holdout fraction must be in (0, 1)")
+        raise ValueError(f"{label} {value!r} is out of range: {entry} must be in (0, 1)")
+
+
+def _fractions(param: str, value: Any, *, what: str, example: str, entry: str) -> None:
+    """Check a non-empty list of distinct numbers in (0, 1) (holdouts, interval levels)."""
+    items = _as_list(value, param)
+    if not items:
+        raise ValueError(f"{param} is empty; give one or more {what} in (0, 1), e.g. {example}")
+    for item in items:
+        _check_fraction(f"{param} entry", item, entry)
+    _distinct(items, param)
 
 
 @dataclass(frozen=True)
@@ -288,7 +298,7 @@ class Holdout(Rule):
 
     def check(self, param: str, value: Any, matrices: _Matrices) -> None:
         """Raise unless ``value`` is a number strictly between 0 and 1."""
-        _check_holdout(param, value)
+        _check_fraction(param, value)
 
 
 @dataclass(frozen=True)
@@ -297,12 +307,7 @@ class Holdouts(Rule):
 
     def check(self, param: str, value: Any, matrices: _Matrices) -> None:
         """Raise for a non-list, an empty list, a fraction out of range or a repeated one."""
-        fractions = _as_list(value, param)
-        if not fractions:
-            raise ValueError(f"{param} is empty; give one or more fractions in (0, 1), e.g. [0.1]")
-        for h in fractions:
-            _check_holdout(f"{param} entry", h)
-        _distinct(fractions, param)
+        _fractions(param, value, what="fractions", example="[0.1]", entry="a holdout fraction")
 
 
 @dataclass(frozen=True)
@@ -311,13 +316,7 @@ class Levels(Rule):
 
     def check(self, param: str, value: Any, matrices: _Matrices) -> None:
         """Raise for a non-list, an empty list, a level out of range or a repeated one."""
-        levels = _as_list(value, param)
-        if not levels:
-            raise ValueError(f"{param} is empty; give one or more nominal levels in (0, 1), e.g. [0.9]")
-        for lv in levels:
-            if isinstance(lv, bool) or not isinstance(lv, (int, float)) or not 0.0 < float(lv) < 1.0:
-                raise ValueError(f"{param} entry {lv!r} is out of range: a nominal level must be in (0, 1)")
-        _distinct(levels, param)
+        _fractions(param, value, what="nominal levels", example="[0.9]", entry="a nominal level")
 
 
 @dataclass(frozen=True)
