@@ -47,7 +47,7 @@ _EXPORTS: dict[str, str] = {
     "verify_all": "data.sources",
     # the method: the pipeline, its search and its steps
     "Pipeline": "method.pipeline",
-    "PipelineSearch": "method.search",
+    "PipelineSearch": "method.pipeline",
     "Grid": "method.candidates",
     "CandidateSpace": "method.candidates",
     "clone": "method.pipeline",

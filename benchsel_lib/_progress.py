@@ -1,15 +1,19 @@
-"""A minimal progress bar that shows only where a person is watching.
+"""The library's progress bar: tqdm, shown only where a person is watching.
 
-In a terminal it writes to stderr and erases itself; when stderr is not a
-terminal (a pipe, CI, papermill) it prints nothing. In Jupyter it updates one
-output line in place and blanks it when done, so the saved notebook (and the
-rendered book) keeps no trace of it.
+In a terminal it is tqdm on stderr and erases itself when done; when stderr is
+not a terminal (a pipe, CI, papermill) nothing is shown unless asked for. In a
+live Jupyter kernel it is tqdm's notebook widget (or the terminal bar on
+stderr when ipywidgets is missing), in a display that is blanked when the loop
+ends, so the saved notebook (and the rendered book, which drops blank
+outputs) keeps no trace of it.
 """
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
+
+from tqdm import tqdm
 
 T = TypeVar("T")
 
@@ -26,59 +30,43 @@ def _in_notebook() -> bool:
 
 
 def progress(iterable: Iterable[T], *, total: int | None = None, desc: str = "", enabled: bool | None = None) -> Iterator[T]:
-    """Yield from ``iterable`` while showing a progress bar.
+    """Yield every item of ``iterable``, once and in order, while showing a progress bar.
 
     Parameters
     ----------
     iterable : iterable
         What to loop over.
     total : int, optional
-        Number of items (taken from ``len(iterable)`` when possible).
+        Number of items (tqdm takes ``len(iterable)`` when possible).
     desc : str
         A short label.
     enabled : bool or None
-        ``False`` silences the bar; ``None`` (default) shows it only in a
-        terminal or a live Jupyter kernel.
+        ``False`` shows nothing; ``True`` shows the bar (on stderr outside
+        Jupyter, even when it is not a terminal); ``None`` (default) shows it
+        only in a terminal (stderr is a TTY) or a live Jupyter kernel.
     """
-    if total is None:
-        try:
-            total = len(iterable)  # type: ignore[arg-type]
-        except TypeError:
-            total = None
-    if enabled is False:
+    notebook = enabled is not False and _in_notebook()
+    if enabled is False or not (enabled or notebook or sys.stderr.isatty()):
         yield from iterable
         return
-    if _in_notebook():
-        # A display handle updated in place and blanked at the end: live in
-        # Jupyter, and nothing is left in the saved notebook or the book.
-        from IPython.display import display
+    if notebook:
+        try:
+            from tqdm.notebook import tqdm as notebook_tqdm
 
-        handle = display({"text/plain": f"{desc} 0/{total or '?'}"}, raw=True, display_id=True)
-        done = 0
-        try:
-            for item in iterable:
-                yield item
-                done += 1
-                handle.update({"text/plain": f"{desc} {done}/{total or '?'}"}, raw=True)
-        finally:
-            handle.update({"text/plain": ""}, raw=True)
-        return
-    tty = enabled is True or sys.stderr.isatty()
-    if not tty:
-        yield from iterable
-        return
-    done = 0
-    width = 30
-    try:
-        for item in iterable:
-            yield item
-            done += 1
-            if total:
-                filled = int(width * done / total)
-                sys.stderr.write(f"\r{desc} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-            else:
-                sys.stderr.write(f"\r{desc} {done}")
-            sys.stderr.flush()
-    finally:
-        sys.stderr.write("\r" + " " * (width + len(desc) + 24) + "\r")
-        sys.stderr.flush()
+            bar = notebook_tqdm(iterable, total=total, desc=desc, leave=False, display=False)
+        except ImportError:  # no ipywidgets: the terminal bar below
+            pass
+        else:
+            from IPython.display import display
+
+            # shown through a handle blanked at the end: leave=False only hides
+            # the widget, and its output would stay in the saved notebook
+            handle = display(bar.container, display_id=True)
+            try:
+                with bar:
+                    yield from bar
+            finally:
+                handle.update({"text/plain": ""}, raw=True)
+            return
+    with tqdm(iterable, total=total, desc=desc, leave=False, file=sys.stderr) as bar:
+        yield from bar

@@ -98,7 +98,7 @@ from .method.pipeline import (
 )
 from .method.candidates import DEFAULT_MIN_OBSERVED
 from .method.choice import DEFAULT_RULE
-from .method.search import PipelineSearch
+from .method.pipeline import PipelineSearch
 from .method.selection import COST_AWARE, too_thin, within_budget
 from .protocol.cv import DEFAULT_K_MAX, cross_validate
 from .protocol.splits import cv_splits

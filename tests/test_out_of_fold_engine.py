@@ -21,7 +21,7 @@ def _partition_checks(folds, m):
 
 @pytest.mark.parametrize("m, k", [(10, 2), (23, 5), (7, 7)])
 def test_inner_folds_partition_the_rows_into_balanced_folds(m, k):
-    folds = InnerFolds(k, 4).split(m)
+    folds = InnerFolds(k, 4).folds(m)
     _partition_checks(folds, m)
     sizes = [f.held.size for f in folds]
     assert max(sizes) - min(sizes) <= 1 and [f.index for f in folds] == list(range(k))
@@ -44,7 +44,7 @@ def test_inner_folds_without_a_stream_draw_from_the_seed_itself():
 
 
 def test_interleaved_folds_hold_out_row_i_in_fold_i_mod_k():
-    folds = InterleavedFolds(3).split(11)
+    folds = InterleavedFolds(3).folds(11)
     _partition_checks(folds, 11)
     for f in folds:
         assert (f.held % 3 == f.index).all() and not (f.train % 3 == f.index).any()
@@ -100,7 +100,7 @@ def test_held_out_scored_entries_follow_the_protocol_rule(rule):
 
 
 def test_cross_fit_gives_each_fold_its_result_in_fold_order_with_any_runner():
-    folds = InnerFolds(3, 0).split(12)
+    folds = InnerFolds(3, 0).folds(12)
 
     def unit(fold):
         return int(fold.held.sum())
@@ -127,7 +127,7 @@ def test_run_folds_runs_each_unit_when_its_result_is_asked_for():
 
 @pytest.mark.parametrize("scheme", ["nested", "paper"])
 def test_protocol_splits_are_the_protocols_folds_holdout_by_holdout(scheme):
-    folds = CVSplits(5, (0.1, 0.4), 3, scheme).split(40)
+    folds = CVSplits(5, (0.1, 0.4), 3, scheme).folds(40)
     expected = [(h, f, tr, va) for h in (0.1, 0.4) for f, tr, va in cv_splits(40, n_folds=5, holdout=h, seed=3,
                                                                               scheme=scheme)]
     assert len(folds) == len(expected) == 10
@@ -155,7 +155,7 @@ def test_cross_validation_runs_its_splits_through_the_engine(monkeypatch):
     monkeypatch.setattr(cv_module, "run_folds", spy)
     df = cross_validate(m, Pipeline.paper(objective="entropy", estimator="pairwise"), holdouts=(0.1, 0.5), k_max=2,
                         n_folds=3, seed=2, n_jobs=1, progress=False)
-    expected = CVSplits(3, (0.1, 0.5), 2, "nested").split(30)
+    expected = CVSplits(3, (0.1, 0.5), 2, "nested").folds(30)
     assert [(h, f) for h, f, _, _ in seen] == [(x.meta["holdout"], x.index) for x in expected]
     for (_, _, tr, va), x in zip(seen, expected):
         assert np.array_equal(tr, x.train) and np.array_equal(va, x.held)

@@ -129,7 +129,7 @@ def _oof(X, revealed, predictors, *, n_folds, seed):
     from benchsel_lib.method.oof import out_of_fold
 
     k = len(revealed)
-    out = out_of_fold(X, InnerFolds(n_folds, seed).split(X.shape[0]), select=lambda s, itr, Ri, n: {k: list(revealed)},
+    out = out_of_fold(X, InnerFolds(n_folds, seed).folds(X.shape[0]), select=lambda s, itr, Ri, n: {k: list(revealed)},
                       strategies=("given",), predictors=predictors, sizes=[k], unconditioned="skip")
     return {p: out.preds[("given", p, k)] for p in predictors}, out.masks[("given", k)]
 

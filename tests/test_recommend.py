@@ -1,4 +1,4 @@
-"""Tests for the recommended pipeline's search (method/search.py): choice on training rows only, conformal coverage, bad input."""
+"""Tests for the recommended pipeline's search (method/pipeline.py): choice on training rows only, conformal coverage, bad input."""
 from __future__ import annotations
 
 from functools import partial

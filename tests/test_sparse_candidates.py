@@ -14,7 +14,7 @@ from benchsel_lib.method.candidates import (
     SPARSE_PREDICTORS,
     SPARSE_STRATEGIES,
 )
-from benchsel_lib.method.search import PipelineSearch
+from benchsel_lib.method.pipeline import PipelineSearch
 from benchsel_lib.protocol.cv import cross_validate
 
 

@@ -21,6 +21,7 @@ compute from the training rows and the query together (``_predict``).
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -29,12 +30,35 @@ import numpy as np
 from .._checks import check_covariance, check_data_matrix
 from .lowrank import is_low_rank
 
-__all__ = ["Predictor", "BasePredictor", "check_train", "check_train_query", "pass_through", "size_runs",
+__all__ = ["Component", "Predictor", "BasePredictor", "check_train", "check_train_query", "pass_through", "size_runs",
            "NotFittedError"]
 
 
 class NotFittedError(ValueError):
     """A predictor or pipeline was used before ``fit``."""
+
+
+class Component:
+    """A pipeline step as scikit-learn sees it: a frozen dataclass whose fields are its parameters.
+
+    The steps of a :class:`~benchsel_lib.method.pipeline.Pipeline`
+    (:class:`~benchsel_lib.method.scaling.Scaling`,
+    :class:`~benchsel_lib.method.correlation.Correlation`,
+    :class:`~benchsel_lib.method.selectors.Selector`, the calibrators) are
+    immutable values.  ``get_params`` lets scikit-learn's
+    ``BaseEstimator.get_params(deep=True)`` list their fields as
+    ``selector__tie_break``, and ``__sklearn_clone__`` lets
+    ``sklearn.base.clone`` share them (a frozen value needs no copy).  A
+    pipeline changes a field with ``set_params(selector__tie_break=...)``,
+    which replaces the step (:func:`dataclasses.replace`). O(number of fields).
+    """
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The dataclass fields set by the constructor, by name. O(number of fields)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}  # type: ignore[arg-type]
+
+    def __sklearn_clone__(self) -> Component:
+        return self
 
 
 @runtime_checkable

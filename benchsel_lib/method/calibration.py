@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._checks import check_int
+from .base import Component
 from .correlation import Correlation
 from .folds import Fold, InnerFolds, cross_fit
 from .oof import HeldOut
@@ -43,7 +44,7 @@ CONFORMAL_SHRINK = 10.0
 
 
 @dataclass(frozen=True)
-class GaussianIntervals:
+class GaussianIntervals(Component):
     """Intervals ``mean +- z sd sqrt(s)`` from the predictor's conditional variance.
 
     Parameters
@@ -91,7 +92,7 @@ class GaussianIntervals:
 
 
 @dataclass(frozen=True)
-class Conformal:
+class Conformal(Component):
     """Split-conformal intervals from the inner cross-validation residuals of the pipeline's search.
 
     The calibrator has no parameters: a pipeline with ``calibrator=Conformal()``
@@ -217,7 +218,7 @@ def inflation_factors(
                           correlate or (lambda c, v, z: c.estimate(v, z, context="cv")))
     sums = {key: np.zeros(k_max) for key in orders}
     cnts = {key: np.zeros(k_max) for key in orders}
-    for _, found in cross_fit(folds.split(m_tr), unit):
+    for _, found in cross_fit(folds.folds(m_tr), unit):
         for key, (s, c) in (found or {}).items():
             sums[key] += s
             cnts[key] += c

@@ -1,6 +1,6 @@
 """The candidate space of a search, declared as data.
 
-A search (:class:`~benchsel_lib.method.search.PipelineSearch`) scores
+A search (:class:`~benchsel_lib.method.pipeline.PipelineSearch`) scores
 (selection, predictor) pairs by inner cross-validation.  What it scores is a
 :class:`CandidateSpace`: one or more :class:`Grid` s, each the product of some
 selectors and some predictors (plus, with ``stack``, the non-negative stack

@@ -37,6 +37,7 @@ from typing import Literal
 import numpy as np
 
 from .._checks import check_data_matrix
+from .base import Component
 from .covariance import cov_to_corr, floor_eigenvalues, pairwise_covariance, symmetrize_in_place
 from .em import EMResult, em_covariance, em_settings
 from .lowrank import LowRankCorrelation, low_rank_floored_correlation, wide_route
@@ -461,7 +462,7 @@ def _clean_correlation(C: np.ndarray, block: int = 1024) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Correlation:
+class Correlation(Component):
     """A pipeline's correlation step: which estimator, which EM configuration.
 
     Parameters

@@ -1,11 +1,11 @@
 """Fitting a pipeline on training rows, and what a fitted pipeline predicts: the machinery that a fixed
-:class:`~benchsel_lib.method.pipeline.Pipeline` and a :class:`~benchsel_lib.method.search.PipelineSearch` share.
+:class:`~benchsel_lib.method.pipeline.Pipeline` and a :class:`~benchsel_lib.method.pipeline.PipelineSearch` share.
 
 :class:`BasePipeline` follows scikit-learn's conventions: the constructor
 only stores its parameters, :meth:`BasePipeline.fit` validates them and
 returns the pipeline, fitted attributes end in ``_``, and ``get_params``,
-``set_params`` and :func:`clone` work as there (nested component parameters
-as ``selector__tie_break``).  :meth:`BasePipeline.fit_path` fits one split
+``set_params``, ``repr`` and ``sklearn.base.clone`` come from scikit-learn's
+``BaseEstimator`` (nested step parameters as ``selector__tie_break``).  :meth:`BasePipeline.fit_path` fits one split
 for every subset size (the unit of work of the cross-validation protocol)
 and returns a :class:`FittedPath`.
 """
@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 from scipy.special import expit, ndtri
+from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
 from .._checks import (
@@ -59,7 +60,7 @@ from .given import check_given, column_ranges
 #: a pipeline class (a fixed Pipeline or a PipelineSearch)
 P = TypeVar("P", bound="BasePipeline")
 
-__all__ = ["BasePipeline", "Spec", "FitSeeds", "FittedPath", "PathStep", "StepPrediction", "clone", "MIN_INTERVAL_MODELS",
+__all__ = ["BasePipeline", "Spec", "FitSeeds", "FittedPath", "PathStep", "StepPrediction", "MIN_INTERVAL_MODELS",
            "DEFAULT_LEVELS"]
 
 #: Gaussian intervals need at least this many training models (from two, every correlation is +-1)
@@ -255,35 +256,6 @@ def _no_selection(k: int | None, X: np.ndarray, names: list[str], sels: list[Sel
     return f"no selection of k={k} benchmarks is possible on this matrix{why}"
 
 
-def clone(pipeline: P) -> P:
-    """An unfitted pipeline with the same parameters.
-
-    As scikit-learn's ``clone``: the constructor is called again with
-    ``pipeline.get_params(deep=False)``, so no fitted attribute (``scaling_``,
-    ``selection_``, ...) is carried over.
-
-    Parameters
-    ----------
-    pipeline : Pipeline
-        A fitted or unfitted pipeline (or an instance of a subclass whose
-        constructor takes the same parameters).
-
-    Returns
-    -------
-    Pipeline
-        A new instance of ``type(pipeline)``. The parameter values are shared,
-        not copied: the components (``Scaling``, ``Correlation``, selectors,
-        calibrators) are frozen dataclasses, while a list of candidates or a
-        predictor *object* is the same object in both pipelines.
-
-    Notes
-    -----
-    Complexity O(1): a dozen attributes are read and stored; nothing is
-    validated until :meth:`Pipeline.fit`.
-    """
-    return type(pipeline)(**pipeline.get_params(deep=False))
-
-
 @dataclass(frozen=True)
 class Spec:
     """A pipeline's parameters resolved and checked once (:meth:`BasePipeline.validate`), what a fit reads.
@@ -329,13 +301,13 @@ class Spec:
     sparse_searched: bool = False
 
 
-class BasePipeline:
-    """What a fixed :class:`Pipeline` and a :class:`~benchsel_lib.method.search.PipelineSearch` share.
+class BasePipeline(BaseEstimator):
+    """What a fixed :class:`Pipeline` and a :class:`~benchsel_lib.method.pipeline.PipelineSearch` share.
 
     Fitting on a score matrix (:meth:`fit`, :meth:`fit_path`, the unit of work
     of cross-validation), predicting (:meth:`predict`) and scikit-learn's
-    parameter conventions (:meth:`get_params`, :meth:`set_params`,
-    :func:`clone`).  A subclass declares its parameters (``_params``) and
+    parameter conventions (scikit-learn's ``BaseEstimator``: ``get_params``,
+    :meth:`set_params`, ``repr``, ``sklearn.base.clone``).  A subclass declares its parameters in its constructor and
     resolves its selection and prediction steps (``_steps``).
 
     Attributes
@@ -366,47 +338,30 @@ class BasePipeline:
         The selected benchmarks, in order.
     """
 
-    _params: tuple[str, ...] = ()
     k: int | None
     seed: int
     name: str | None
 
     # ------------------------------------------------------------------ scikit-learn conventions
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor's parameters; with ``deep``, also ``component__field`` of the dataclass components.
-
-        O(number of parameters and component fields).
-        """
-        out = {p: getattr(self, p) for p in self._params}
-        if deep:
-            for p in ("scaling", "correlation", "selector", "calibrator"):
-                if p not in out:
-                    continue
-                v = out[p]
-                if dataclasses.is_dataclass(v) and not isinstance(v, type):
-                    for f in dataclasses.fields(v):
-                        out[f"{p}__{f.name}"] = getattr(v, f.name)
-        return out
-
     def set_params(self: P, **params: Any) -> P:
-        """Set parameters (``selector__tie_break="argmax"`` replaces one field of a component); return self.
+        """Set parameters (``selector__tie_break="argmax"`` replaces one field of a step); return self.
 
+        Plain parameters are set by scikit-learn's ``BaseEstimator.set_params``;
+        a step's field replaces the step (the steps are frozen, :class:`~benchsel_lib.method.base.Component`).
         A fitted pipeline forgets its fit (``predict`` then asks for ``fit``):
         its selection and predictors were made under the old parameters.
         O(number of parameters given); the new values are checked at the next ``fit`` (:meth:`validate`).
         """
+        names = self._get_param_names()
         nested: dict[str, dict[str, Any]] = {}
-        for key, value in params.items():
-            if "__" in key:
-                comp, fld = key.split("__", 1)
-                nested.setdefault(comp, {})[fld] = value
-            elif key in self._params:
-                setattr(self, key, value)
-            else:
-                raise ValueError(f"invalid parameter {key!r} for {type(self).__name__}: use one of {self._params}")
+        for key in params:
+            comp, _, fld = key.partition("__")
+            if comp not in names:
+                raise ValueError(f"invalid parameter {comp!r} for {type(self).__name__}: use one of {tuple(names)}")
+            if fld:
+                nested.setdefault(comp, {})[fld] = params[key]
+        super().set_params(**{key: v for key, v in params.items() if "__" not in key})
         for comp, changes in nested.items():
-            if comp not in self._params:
-                raise ValueError(f"invalid parameter {comp!r} for {type(self).__name__}: use one of {self._params}")
             current = self.component(comp)
             if isinstance(current, list) and len(current) == 1:
                 current = current[0]
@@ -421,11 +376,6 @@ class BasePipeline:
         for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")] + ["_revealed_fits"]:
             self.__dict__.pop(attr, None)  # the fitted state (scikit-learn's trailing underscore)
         return self
-
-    def __repr__(self) -> str:
-        defaults = type(self)().get_params(deep=False)
-        shown = [f"{p}={getattr(self, p)!r}" for p in self._params if p == "k" or getattr(self, p) != defaults[p]]
-        return f"{type(self).__name__}({', '.join(shown)})"
 
     # ------------------------------------------------------------------ components, validated once
     def component(self, which: str) -> Any:
@@ -532,9 +482,9 @@ class BasePipeline:
         unconditioned : {"skip", "mean"}
             The protocol's rule for rows that reveal nothing, used by a fitted
             inflation and by the inner folds of a fixed pipeline's conformal
-            intervals; a :class:`~benchsel_lib.method.search.PipelineSearch`
+            intervals; a :class:`~benchsel_lib.method.pipeline.PipelineSearch`
             scores its candidates on every inner-held-out model whatever the
-            rule (:data:`~benchsel_lib.method.search.SCORED`).
+            rule (:data:`~benchsel_lib.method.pipeline.SCORED`).
         context : {"cv", "full"}
             A cross-validation split or a whole matrix (the EM tolerance).
         revealed : sequence of int, optional
@@ -760,6 +710,7 @@ class BasePipeline:
                                  exclude=constant)
         if not path.steps:
             raise ValueError(_no_selection(k, X, names, spec.selector, constant, select=cols is None))
+        self.__dict__.pop("refit_", None)  # a search's best estimator of an earlier fit
         self.benchmarks_ = names
         self.matrix_ = matrix
         self.scaling_ = path.scaling

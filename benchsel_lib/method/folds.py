@@ -6,7 +6,7 @@ strength -- in the manner of scikit-learn's splitters and its
 ``_fit_and_score`` loop:
 
 * a split of the rows is a :class:`Fold` (fit on ``train``, predict or
-  score ``held``); a splitter's ``split(m)`` gives the folds of ``m`` rows:
+  score ``held``); a splitter's ``folds(m)`` gives the folds of ``m`` rows:
   :class:`InnerFolds` for the inner folds of a search, its stack and its
   conformal intervals (:func:`~benchsel_lib.method.oof.out_of_fold`) and of
   a fitted variance inflation
@@ -14,7 +14,11 @@ strength -- in the manner of scikit-learn's splitters and its
   :class:`InterleavedFolds` for the strength of the sparse objective
   (:func:`~benchsel_lib.method.sparse.sparse_order`); and
   :class:`~benchsel_lib.protocol.splits.CVSplits` for the paper's protocol
-  (Section 5.1);
+  (Section 5.1).  Each splitter also follows scikit-learn's splitter
+  protocol, as :class:`sklearn.model_selection.KFold` does: ``split(X)``
+  yields the ``(train, test)`` index pairs of the same folds of the rows of
+  ``X`` and ``get_n_splits()`` counts them, so a splitter can be passed as
+  ``cv=`` to scikit-learn;
 * :func:`cross_fit` runs a unit of work on every fold, in this process (one
   fold at a time, as its result is asked for) or through a runner: the
   protocol passes its sweep, which runs the folds in parallel processes or
@@ -26,7 +30,8 @@ are scored is :class:`~benchsel_lib.method.oof.HeldOut` (the protocol's rule).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import numbers
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -35,7 +40,7 @@ import numpy as np
 from .._checks import check_int
 from .._random import balanced_folds, rng
 
-__all__ = ["Fold", "InnerFolds", "InterleavedFolds", "cross_fit", "run_folds"]
+__all__ = ["Fold", "InnerFolds", "InterleavedFolds", "cross_fit", "run_folds", "n_rows", "index_pairs"]
 
 T = TypeVar("T")
 #: a unit of work on one fold, and the fold it runs on
@@ -47,6 +52,9 @@ Runner = Callable[[Sequence[Job]], Sequence[Any]]
 @dataclass(frozen=True, eq=False)
 class Fold:
     """One split of the rows: fit on ``train``, predict and score ``held``.
+
+    A splitter's ``folds(m)`` gives these; its ``split(X)`` gives the
+    ``(train, held)`` pairs of the same folds, as scikit-learn's splitters do.
 
     Attributes
     ----------
@@ -62,6 +70,44 @@ class Fold:
     held: np.ndarray
     index: int = 0
     meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+def n_rows(X: object) -> int:
+    """The number of rows of ``X`` (``n_samples`` of scikit-learn's ``split(X)``). O(1).
+
+    ``X`` is array-like (``shape[0]``, else ``len``) or a
+    :class:`~benchsel_lib.data.matrix.ScoreMatrix`; a number of rows is
+    refused, as are scalars, so that ``split(m)`` by mistake fails loudly
+    (``folds(m)`` takes the number).
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is a number or has no rows to count.
+    """
+    if isinstance(X, numbers.Number):
+        raise ValueError(f"split(X) takes the rows to split (an array-like or a ScoreMatrix with n_samples rows), "
+                         f"not their number: got {X!r}; call folds({X!r}) for the folds of {X!r} rows")
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) > 0 and isinstance(shape[0], numbers.Integral):
+        return int(shape[0])
+    try:
+        return len(X)  # type: ignore[arg-type]
+    except TypeError:
+        raise ValueError(f"split(X) takes the rows to split (an array-like or a ScoreMatrix with n_samples rows), "
+                         f"got {type(X).__name__}" + ("" if shape is None else f" of shape {shape}")) from None
+
+
+def index_pairs(folds: Iterable[Fold]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``(train, held)`` of every fold, in order (scikit-learn's ``(train, test)``). O(K)."""
+    for fold in folds:
+        yield fold.train, fold.held
+
+
+def _check_enough(n: int, n_folds: int) -> None:
+    """Refuse fewer rows than folds (a fold would hold out no row), as scikit-learn's ``KFold`` does. O(1)."""
+    if n < n_folds:
+        raise ValueError(f"cannot split {n} rows into n_folds={n_folds} folds: every fold needs a held-out row")
 
 
 def _complement_folds(held: Sequence[np.ndarray], m: int) -> list[Fold]:
@@ -89,6 +135,13 @@ class InnerFolds:
         spawn_key=stream)`` (default ``(11,)``, a search's inner folds); None
         draws from ``numpy.random.default_rng(seed)`` itself (a fitted
         variance inflation, whose seed is already a stream of its own).
+
+    Notes
+    -----
+    :meth:`folds` gives the library's :class:`Fold` objects; :meth:`split`
+    and :meth:`get_n_splits` are scikit-learn's splitter protocol, so an
+    instance can be passed as ``cv=`` (``cross_val_score(est, X, y,
+    cv=InnerFolds(5))``).
     """
 
     n_folds: int = 5
@@ -107,9 +160,62 @@ class InnerFolds:
         draw = np.random.default_rng(self.seed) if self.stream is None else rng(int(self.seed), *self.stream)
         return [np.sort(c) for c in balanced_folds(draw.permutation(m), self.n_folds)]
 
-    def split(self, m: int) -> list[Fold]:
-        """The folds of ``m`` rows. O(K m)."""
+    def folds(self, m: int) -> list[Fold]:
+        """The folds of ``m`` rows (what the library's out-of-fold engine runs on). O(K m)."""
         return _complement_folds(self.held_out(m), m)
+
+    def split(self, X: object, y: object = None, groups: object = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Generate the indices of the training and held-out rows of every fold (scikit-learn's splitter protocol).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or ScoreMatrix
+            The rows to split; only their number is used (not a number itself:
+            :meth:`folds` takes that).
+        y, groups : object, optional
+            Ignored; in the signature for compatibility with scikit-learn.
+
+        Yields
+        ------
+        train : ndarray of int
+            Sorted training row indices of the fold.
+        test : ndarray of int
+            Sorted held-out row indices of the fold; over the ``n_folds``
+            folds they partition the rows.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is a number or not array-like, or has fewer rows than
+            ``n_folds``.
+
+        Notes
+        -----
+        The pairs of :meth:`folds` in fold order, with identical indices.
+        Cost O(K n_samples).
+        """
+        n = n_rows(X)
+        _check_enough(n, self.n_folds)
+        return index_pairs(self.folds(n))
+
+    def get_n_splits(self, X: object = None, y: object = None, groups: object = None) -> int:
+        """The number of splits (scikit-learn's splitter protocol).
+
+        Parameters
+        ----------
+        X, y, groups : object, optional
+            Ignored; in the signature for compatibility with scikit-learn.
+
+        Returns
+        -------
+        int
+            ``n_folds``.
+
+        Notes
+        -----
+        Cost O(1).
+        """
+        return self.n_folds
 
 
 @dataclass(frozen=True)
@@ -120,6 +226,11 @@ class InterleavedFolds:
     ----------
     n_folds : int
         At least 2.
+
+    Notes
+    -----
+    :meth:`folds` gives the library's :class:`Fold` objects; :meth:`split`
+    and :meth:`get_n_splits` are scikit-learn's splitter protocol.
     """
 
     n_folds: int = 5
@@ -127,10 +238,63 @@ class InterleavedFolds:
     def __post_init__(self) -> None:
         check_int(self.n_folds, "n_folds", minimum=2)
 
-    def split(self, m: int) -> list[Fold]:
-        """The folds of ``m`` rows. O(K m)."""
+    def folds(self, m: int) -> list[Fold]:
+        """The folds of ``m`` rows (what the library's out-of-fold engine runs on). O(K m)."""
         label = np.arange(m) % self.n_folds
         return [Fold(np.flatnonzero(label != f), np.flatnonzero(label == f), f) for f in range(self.n_folds)]
+
+    def split(self, X: object, y: object = None, groups: object = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Generate the indices of the training and held-out rows of every fold (scikit-learn's splitter protocol).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or ScoreMatrix
+            The rows to split; only their number is used (not a number itself:
+            :meth:`folds` takes that).
+        y, groups : object, optional
+            Ignored; in the signature for compatibility with scikit-learn.
+
+        Yields
+        ------
+        train : ndarray of int
+            Sorted training row indices of the fold.
+        test : ndarray of int
+            Row ``i`` is held out in fold ``i mod n_folds``; over the
+            ``n_folds`` folds the held-out rows partition the rows.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is a number or not array-like, or has fewer rows than
+            ``n_folds``.
+
+        Notes
+        -----
+        The pairs of :meth:`folds` in fold order, with identical indices.
+        Cost O(K n_samples).
+        """
+        n = n_rows(X)
+        _check_enough(n, self.n_folds)
+        return index_pairs(self.folds(n))
+
+    def get_n_splits(self, X: object = None, y: object = None, groups: object = None) -> int:
+        """The number of splits (scikit-learn's splitter protocol).
+
+        Parameters
+        ----------
+        X, y, groups : object, optional
+            Ignored; in the signature for compatibility with scikit-learn.
+
+        Returns
+        -------
+        int
+            ``n_folds``.
+
+        Notes
+        -----
+        Cost O(1).
+        """
+        return self.n_folds
 
 
 def run_folds(jobs: Sequence[Job[T]], *, run: Runner | None = None) -> Iterator[T]:

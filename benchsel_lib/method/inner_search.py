@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .._checks import check_blocks, check_data_matrix, check_int, check_ks
-from .base import pass_through
+from .base import BasePredictor, pass_through
 from .calibration import conformal_quantile, conformal_scores
 from .candidates import DEFAULT_PREDICTORS, DEFAULT_STRATEGIES
 from .choice import DEFAULT_RULE, Best, Nested, choice_rule
@@ -47,7 +47,7 @@ from .plan import SearchPlan, plan_search
 from .predictors import check_predictor_name, check_unconditioned, make_predictor
 from .selectors import Selector, selector_named
 
-__all__ = ["Recommendation", "pipeline_path", "FALLBACK", "AUTO_BLOCKS"]
+__all__ = ["Recommendation", "ChosenPredictor", "pipeline_path", "FALLBACK", "AUTO_BLOCKS"]
 
 #: the named default used when there are too few training models for the inner CV
 FALLBACK = ("mi", "gaussian")
@@ -160,6 +160,44 @@ def _fit_predict(predictor: str, weights: dict[str, float], train: np.ndarray, q
                 out += w * np.asarray(make_predictor(n).fit(train, cov=cov).predict(query), dtype=float)
         out = pass_through(out, np.asarray(query, dtype=float))
     return np.where(np.isfinite(out), out, 0.0)
+
+
+class ChosenPredictor(BasePredictor):
+    """A search's chosen predictor as one predictor object: a named one, or the stack of several.
+
+    What :meth:`Recommendation.predict` computes, behind the predictor
+    protocol (:mod:`~benchsel_lib.method.base`), so that a
+    :class:`~benchsel_lib.method.pipeline.Pipeline` can carry the choice
+    (:attr:`~benchsel_lib.method.pipeline.PipelineSearch.best_estimator_`):
+    ``predictor`` fit on the training rows, or for ``"stack"`` the sum of the
+    predictors of positive weight, each fit on the training rows (NNLS
+    weights of the inner cross-validation); revealed entries passed through,
+    non-finite predictions set to 0 (the training mean).
+
+    Parameters
+    ----------
+    predictor : str
+        A name of :data:`~benchsel_lib.method.predictors.PREDICTORS`, or ``"stack"``.
+    weights : mapping, optional
+        The stack's weights by predictor name (``"stack"`` only).
+
+    Notes
+    -----
+    Cost: one fit and prediction of the predictor, or of each predictor of
+    positive weight for a stack.
+    """
+
+    def __init__(self, predictor: str, weights: dict[str, float] | None = None) -> None:
+        self.predictor = predictor
+        self.weights = dict(weights or {})
+        self.name = predictor
+
+    def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
+        return _fit_predict(self.predictor, self.weights, train, query, cov)
+
+    def __repr__(self) -> str:
+        shown = f", weights={self.weights!r}" if self.weights else ""
+        return f"ChosenPredictor({self.predictor!r}{shown})"
 
 
 def _check_train(train: Any) -> np.ndarray:
@@ -451,7 +489,7 @@ def _search_path(train: Any, k_max: int, *, ks: Sequence[int] | None, budget: fl
     if errors:
         pb.selectors = {s: sel for s, sel in pb.selectors.items() if s in orders.fallback}
         pb.note = "; ".join(([pb.note] if pb.note else []) + errors)
-    folds = pb.folds.split(orders.cv.shape[0]) if (pb.search or pb.levels) and not pb.too_few else []
+    folds = pb.folds.folds(orders.cv.shape[0]) if (pb.search or pb.levels) and not pb.too_few else []
     oof = out_of_fold(orders.cv, folds, select=orders.in_fold, strategies=pb.strategies, predictors=pb.predictors,
                       sizes=scored, unconditioned=pb.unconditioned)
     rows, weights = score_candidates(oof, pb.predictors, stack=pb.stack)

@@ -203,7 +203,7 @@ def out_of_fold(
     cv : ndarray (m, N)
         Training rows (NaN missing).
     folds : sequence of Fold
-        The inner folds (rows of ``cv``; :meth:`InnerFolds.split`).
+        The inner folds (rows of ``cv``; :meth:`InnerFolds.folds`).
     select : callable
         ``select(strategy, rows, correlation, n_rows)`` -> selections by size,
         made on the other folds' standardized rows and their correlation.

@@ -15,49 +15,56 @@ A pipeline is five fixed steps, each a small object of its own module:
    cross-validation of this one pair).
 
 The paper's pipeline is :meth:`Pipeline.paper`.  A choice among several
-selections and predictors is a search,
-:class:`~benchsel_lib.method.search.PipelineSearch`, which
-:meth:`Pipeline.auto` (the recommended pipeline) returns.
+selections and predictors is a search, :class:`PipelineSearch`, which
+:meth:`Pipeline.auto` (the recommended pipeline) returns.  It is to
+:class:`Pipeline` what scikit-learn's ``GridSearchCV`` is to an estimator:
+its candidates are data (a :class:`~benchsel_lib.method.candidates.CandidateSpace`
+of grids of selectors x predictors), its inner folds a splitter
+(:class:`~benchsel_lib.method.folds.InnerFolds`), its choice rule a small
+object (:mod:`benchsel_lib.method.choice`); :attr:`PipelineSearch.cv_results_`
+is the table of candidate scores, :attr:`PipelineSearch.best_params_` and
+:attr:`PipelineSearch.best_estimator_` (a fitted :class:`Pipeline`) its
+choice.  The work is done by
+:func:`~benchsel_lib.method.inner_search.pipeline_path` (the inner
+cross-validation along the subset sizes) on the out-of-fold engine of
+:mod:`benchsel_lib.method.oof`, within the budget planned by
+:mod:`benchsel_lib.method.plan`.
 
 The conventions are scikit-learn's: the constructor only stores its
 parameters, :meth:`Pipeline.fit` validates them and returns the pipeline,
-fitted attributes end in ``_``, and :meth:`Pipeline.get_params`,
-:meth:`Pipeline.set_params` and :func:`clone` work as there (nested
-component parameters as ``selector__tie_break``).
+fitted attributes end in ``_``, and ``get_params``, ``set_params``, ``repr``
+and :func:`clone` (``sklearn.base.clone``, re-exported here) come from
+scikit-learn's ``BaseEstimator`` (nested step parameters as ``selector__tie_break``).
 
 Given scores are checked by :func:`~benchsel_lib.method.given.check_given`.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pandas as pd
+from sklearn.base import clone
 
-from .._checks import (
-    check_nonnegative,
-)
-from .calibration import (
-    Conformal,
-    GaussianIntervals,
-)
+from .._checks import check_blocks, check_int, check_nonnegative
+from .calibration import Conformal, GaussianIntervals
+from .candidates import DEFAULT_MIN_OBSERVED, CandidateSpace, Grid, auto_space, with_options
+from .choice import DEFAULT_RULE, choice_rule
 from .correlation import Correlation
+from .fitting import MIN_INTERVAL_MODELS, BasePipeline, FitSeeds, FittedPath, PathStep
 from .gaussian import GaussianPredictor
-from .predictors import (
-    PREDICTORS,
-    check_predictor_name,
-)
+from .given import RANGE_SDS, SCALE_GAP, SCALE_QUANTILE, ScaleWarning, check_given, column_ranges, scale_slip
+from .inner_search import AUTO_BLOCKS, ChosenPredictor
+from .predictors import PREDICTORS, check_predictor_name
 from .scaling import Scaling
-from .candidates import DEFAULT_MIN_OBSERVED, auto_space, with_options
-from .choice import DEFAULT_RULE
-from .inner_search import AUTO_BLOCKS
 from .selection import check_tie_break
 from .selectors import SELECTORS, Selector, selector_named
-from .fitting import MIN_INTERVAL_MODELS, BasePipeline, FitSeeds, FittedPath, PathStep, clone
-from .given import RANGE_SDS, SCALE_GAP, SCALE_QUANTILE, ScaleWarning, check_given, column_ranges, scale_slip
-from .search import PipelineSearch
 
 __all__ = [
     "Pipeline",
+    "PipelineSearch",
+    "SCORED",
     "clone",
     "parse_pipeline",
     "PAPER_OBJECTIVES",
@@ -76,7 +83,6 @@ __all__ = [
 
 #: the paper's pipelines by objective (Gaussian conditional mean, Gaussian intervals)
 PAPER_OBJECTIVES = ("entropy", "mi", "random")
-_PARAMS = ("k", "scaling", "correlation", "selector", "predictor", "calibrator", "seed", "name")
 
 
 def parse_pipeline(name: str) -> tuple[str, str] | None:
@@ -143,8 +149,6 @@ class Pipeline(BasePipeline):
     >>> p.selected                                              # doctest: +SKIP
     >>> p.predict({b: 0.6 for b in p.selected})                 # doctest: +SKIP
     """
-
-    _params = _PARAMS
 
     def __init__(
         self,
@@ -269,7 +273,7 @@ class Pipeline(BasePipeline):
         blocks: Sequence[int] = AUTO_BLOCKS,
         name: str = "auto",
     ) -> PipelineSearch:
-        """The recommended pipeline: a :class:`~benchsel_lib.method.search.PipelineSearch` of (selection, predictor) pairs.
+        """The recommended pipeline: a :class:`~benchsel_lib.method.pipeline.PipelineSearch` of (selection, predictor) pairs.
 
         Candidates: the selectors (default ``mi``, ``entropy-obs``, ``lasso``,
         ``random``) with the predictors (default Gaussian, ridge, kNN, blend)
@@ -377,3 +381,188 @@ class Pipeline(BasePipeline):
                    seed=seed, name=name)
 
 
+#: how a search scores a candidate on its inner folds: on every held-out model, one that ran none of the
+#: candidate's benchmarks predicted by the training mean and counted ("mean"), so that a selection few models
+#: ran is not scored on those few alone
+SCORED = "mean"
+
+
+
+class PipelineSearch(BasePipeline):
+    """A pipeline whose (selection, predictor) pair is chosen at each size by inner cross-validation.
+
+    Parameters
+    ----------
+    k : int
+        How many benchmarks to select.  Cross-validation scores every size up
+        to its own ``k_max``.
+    candidates : CandidateSpace, Grid or None
+        What is searched (:mod:`benchsel_lib.method.candidates`); None: the
+        recommended pipeline's space (:func:`~benchsel_lib.method.candidates.auto_space`).
+    scaling : Scaling or {"standard", "logit"}
+    correlation : Correlation or {"auto", "pairwise", "em", "fast"}
+        The training correlation of the final selection and fits (the inner
+        folds use their own pairwise estimate).
+    calibrator : {"conformal"}, Conformal or None
+        Split-conformal intervals from the inner-CV residuals of the chosen
+        pair, or none.
+    choice : {"monotone", "best", "nested"} or a rule of :mod:`~benchsel_lib.method.choice`
+        How the choice is made at each size.
+    search_folds : int
+        Inner folds (the :class:`~benchsel_lib.method.folds.InnerFolds` of the search).
+    blocks : sequence of int
+        Sizes at which the path is fixed when the choice there is not nested
+        (:func:`~benchsel_lib.method.inner_search.pipeline_path`).
+    seed : int
+        Seed of the inner folds and of the random selection.
+    name : str, optional
+        Label in cross-validation tables (default ``"search"``).
+
+    Attributes
+    ----------
+    cv_results_ : DataFrame
+        The inner-CV R^2 of every candidate scored by the fit, with its rank
+        at its size and whether it is the choice (:attr:`cv_results_`).
+    choice_ : Recommendation
+        The choice at ``k``.
+    Others as :class:`~benchsel_lib.method.pipeline.Pipeline`: ``scaling_``,
+    ``correlation_``, ``benchmarks_``, ``notes_``, ``sparse_``, ``selected``.
+
+    Notes
+    -----
+    Every inner-held-out model counts: a candidate is scored on every one
+    (:data:`SCORED`), a model that ran none of its benchmarks predicted by
+    the training mean, so a selection that few models ran scores what it
+    predicts for all of them.  Cost: the inner search (:func:`~benchsel_lib.method.plan.search_cost`
+    estimates it before any work; above its budget it runs on subsamples),
+    then one selection and fit on every training model.  :meth:`predict`
+    never searches: it predicts from the selected benchmarks; scores of other
+    benchmarks need a fit for them, ``fit(matrix, revealed=[...])``, which
+    chooses the predictor for those benchmarks.
+    """
+
+    def __init__(
+        self,
+        k: int = 5,
+        *,
+        candidates: CandidateSpace | Grid | None = None,
+        scaling: Scaling | str = "standard",
+        correlation: Correlation | str = "fast",
+        calibrator: Conformal | str | None = "conformal",
+        choice: Any = DEFAULT_RULE,
+        search_folds: int = 5,
+        blocks: Sequence[int] = AUTO_BLOCKS,
+        seed: int = 0,
+        name: str | None = None,
+    ) -> None:
+        self.k = k
+        self.candidates = candidates
+        self.scaling = scaling
+        self.correlation = correlation
+        self.calibrator = calibrator
+        self.choice = choice
+        self.search_folds = search_folds
+        self.blocks = blocks
+        self.seed = seed
+        self.name = name
+
+    def component(self, which: str) -> Any:
+        """The parameter ``which`` resolved to its component; raises ValueError naming a bad value. O(G)."""
+        if which == "candidates":
+            v = self.candidates
+            if v is None:
+                return auto_space()
+            if isinstance(v, CandidateSpace):
+                return v
+            return CandidateSpace(v)
+        if which in ("selector", "predictor"):  # the first grid's (a matrix may take a later one when fit)
+            grid = self.component("candidates")[0]
+            return list(grid.selectors) if which == "selector" else list(grid.predictors)
+        return super().component(which)
+
+    def _steps(self) -> dict[str, Any]:
+        """The candidate space (its first grid until a matrix picks one), the rule, the folds, the blocks. O(G)."""
+        space = self.component("candidates")
+        choice_rule(self.choice)
+        check_int(self.search_folds, "search_folds", minimum=2)
+        blocks = check_blocks(self.blocks)
+        if self.k is None:
+            raise ValueError("a search needs k, the number of benchmarks to select")
+        grid = space[0]
+        return {"selector": list(grid.selectors), "predictor": list(grid.predictors),
+                "stack": grid.stack, "search": True, "blocks": blocks, "rule": self.choice,
+                "folds": self.search_folds, "scored": SCORED, "space": space}
+
+    @property
+    def label(self) -> str:
+        """The search's name in tables (``name``, else ``"search"``). O(1)."""
+        return str(self.name) if self.name else "search"
+
+    @property
+    def cv_results_(self) -> pd.DataFrame:
+        """Every candidate the fit scored: ``strategy, predictor, k, r2, n_eval, rank, chosen``.
+
+        ``r2`` is the inner-CV R^2 (the paper's, Section 5.1, on the inner
+        folds of the training models), ``n_eval`` the entries it pools,
+        ``rank`` its rank among the candidates at its size (1: best), and
+        ``chosen`` marks the choice at ``k``.  O(C log C) for C rows.
+        """
+        self._check_fitted()
+        rec = self.choice_
+        out = rec.scores.copy()
+        out["rank"] = out.groupby("k")["r2"].rank(ascending=False, method="min").astype("Int64")
+        out["chosen"] = (out["k"] == rec.k) & (out["strategy"] == rec.strategy) & (out["predictor"] == rec.predictor)
+        return out.sort_values(["k", "rank"], kind="stable").reset_index(drop=True)
+
+    @property
+    def best_params_(self) -> dict[str, Any]:
+        """The choice at ``k`` as parameters of a :class:`~benchsel_lib.method.pipeline.Pipeline`.
+
+        ``{"k", "selector", "predictor"}``: the chosen strategy's selector with
+        the selected benchmarks mandatory (so that it selects them, in their
+        order), and the chosen predictor (a
+        :class:`~benchsel_lib.method.inner_search.ChosenPredictor`: a named
+        predictor or the stack).  O(k).
+        """
+        self._check_fitted()
+        rec = self.choice_
+        chosen = tuple(self.benchmarks_[j] for j in self.step_.selected)
+        base = {s.label: s for s in self._candidates_for(self.validate(), self.matrix_.scores).selector}
+        selector = base.get(rec.strategy) or selector_named(rec.strategy)
+        return {"k": len(chosen), "selector": dataclasses.replace(selector, initial=chosen, exclude=()),
+                "predictor": ChosenPredictor(rec.predictor, rec.weights)}
+
+    @property
+    def best_estimator_(self) -> Any:
+        """The choice at ``k`` as a fitted :class:`~benchsel_lib.method.pipeline.Pipeline`.
+
+        As scikit-learn's ``GridSearchCV.best_estimator_``: a pipeline with the
+        search's scaling, correlation and seed and :attr:`best_params_`, fit on
+        the matrix the search was fit on; its ``predict`` gives the search's
+        predictions.  It has no intervals (``calibrator=None``): the search's
+        conformal intervals are read off its own inner cross-validation.
+        Built on first access and kept until the next ``fit`` or
+        ``set_params``.  Cost: one correlation estimate and one fit of the
+        chosen predictor (:meth:`Pipeline.fit <benchsel_lib.method.pipeline.Pipeline.fit>`).
+        """
+        self._check_fitted()
+        if getattr(self, "refit_", None) is None:
+            self.refit_ = Pipeline(scaling=self.scaling, correlation=self.correlation, calibrator=None,
+                                   seed=self.seed, name=self.label, **self.best_params_).fit(self.matrix_)
+        return self.refit_
+
+    def _for_revealed(self, cols: list[int]) -> tuple[FittedPath, PathStep]:
+        """The fitted path and step for the given columns: only the selection; another set is refused."""
+        key = tuple(sorted(cols))
+        hit = self._revealed_fits.get(key)
+        if hit is not None:
+            return hit
+        chosen = [self.benchmarks_[j] for j in self.step_.selected]
+        other = [self.benchmarks_[j] for j in cols if self.benchmarks_[j] not in chosen]
+        missing = [b for b in chosen if self.benchmarks_.index(b) not in cols]
+        what = (f"{', '.join(map(repr, other[:5]))}{' ...' if len(other) > 5 else ''} "
+                f"{'is' if len(other) == 1 else 'are'} not selected" if other else
+                f"{', '.join(map(repr, missing[:5]))} {'is' if len(missing) == 1 else 'are'} missing")
+        raise ValueError(f"the search chose its predictor for the selected benchmarks {chosen}; {what}: predict "
+                         f"from other benchmarks with a fit for them, fit(matrix, revealed=[...]) (the command line's "
+                         f"benchsel predict does this), which chooses the predictor for those benchmarks")

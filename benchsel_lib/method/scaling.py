@@ -20,6 +20,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._checks import check_data_matrix
+from .base import Component
 from .covariance import observed_mean
 
 __all__ = [
@@ -303,7 +304,7 @@ def inverse_logit_transform(F: object, smax: object) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Scaling:
+class Scaling(Component):
     """A pipeline's scaling: optional logit (Appendix K), standardization, clip (Section 5.1).
 
     Parameters

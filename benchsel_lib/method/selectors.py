@@ -37,6 +37,7 @@ import numpy as np
 from .._checks import check_bool, check_int
 from .._memo import LRUMemo, array_key
 from .._names import name_positions
+from .base import Component
 from .lowrank import LowRankCorrelation
 from .selection import (
     NEEDS_TRAIN,
@@ -82,7 +83,7 @@ def _names_once(names: Any, what: str) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class Selector:
+class Selector(Component):
     """Which benchmarks to run: objective and constraints (see the module docstring).
 
     Parameters

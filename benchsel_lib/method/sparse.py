@@ -671,7 +671,7 @@ def sparse_order(
         return held_out_risk(pairwise_correlation(tr[fold.held]), path)
 
     risk = np.zeros(n_lambdas)
-    for _, r in cross_fit(InterleavedFolds(n_folds).split(m), fold_risk):
+    for _, r in cross_fit(InterleavedFolds(n_folds).folds(m), fold_risk):
         risk += r
     risk /= n_folds
     best = float(risk.min())

@@ -91,7 +91,7 @@ from .._random import check_seed
 from ..data import ScoreMatrix, ScoreWarning
 from ..method.correlation import Correlation
 from ..method.pipeline import FitSeeds, FittedPath, Pipeline
-from ..method.search import PipelineSearch
+from ..method.pipeline import PipelineSearch
 from ..method.folds import Fold, run_folds
 from ..method.oof import HeldOut
 from ..method.predictors import UNCONDITIONED, check_unconditioned, r2_from_sums
@@ -756,7 +756,7 @@ def _plan_folds(X: np.ndarray, protocol: CVProtocol) -> list[Fold]:
     where ``min_train_observed`` drops every benchmark.  O(H K M N) for H
     holdouts and K folds.
     """
-    folds = CVSplits(protocol.n_folds, protocol.holdouts, protocol.seed, protocol.scheme).split(X.shape[0])
+    folds = CVSplits(protocol.n_folds, protocol.holdouts, protocol.seed, protocol.scheme).folds(X.shape[0])
     by_h = {h: [fold for fold in folds if fold.meta["holdout"] == h] for h in protocol.holdouts}
     sizes = {h: max(len(fold.train) for fold in by_h[h]) for h in protocol.holdouts}
     for a, b in zip(protocol.holdouts, protocol.holdouts[1:]):
