@@ -5,6 +5,7 @@ from functools import partial
 
 import numpy as np
 import pytest
+from _reference import ridge_loo
 from _synthetic import low_rank_scores
 
 from benchsel_lib.method.predictors import (
@@ -13,7 +14,7 @@ from benchsel_lib.method.predictors import (
     nnls_weights,
 )
 from benchsel_lib.method.folds import InnerFolds
-from benchsel_lib.method.regression import RidgePredictor, ridge_loo, ridge_loo_batch
+from benchsel_lib.method.regression import RidgePredictor, ridge_loo_batch
 from benchsel_lib.method.scaling import Scaling
 
 
@@ -28,7 +29,7 @@ def _plain_ridge(A: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray
 _low_rank = partial(low_rank_scores, m=60, n=10, noise=0.3, missing=0.2, standardize=True)
 
 
-def test_ridge_loo_matches_explicit_leave_one_out_loop():
+def test_the_reference_ridge_loo_is_the_explicit_leave_one_out_loop():
     rng = np.random.default_rng(1)
     A = rng.normal(size=(15, 3))
     y = A @ np.array([1.0, -0.5, 0.2]) + 0.3 * rng.normal(size=15)

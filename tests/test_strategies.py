@@ -7,12 +7,12 @@ from functools import partial
 
 import numpy as np
 import pytest
+from _reference import ridge_loo
 from _synthetic import as_matrix, low_rank_scores
 
 from benchsel_lib import Pipeline, cross_validate
 from benchsel_lib.method.correlation import inner_correlation
 from benchsel_lib.method.pipeline import parse_pipeline
-from benchsel_lib.method.regression import ridge_loo
 from benchsel_lib.method.selection import (
     COST_AWARE,
     OBJECTIVES,
