@@ -19,7 +19,7 @@ BLAS thread, the command's default), with their targets:
 2. ``predict --data big.csv --scores ...`` (the recommended predictor, the new
    model's first five observed scores): <= 60 s;
 3. ``select --data wide.csv -k 5`` (the recommended pipeline): <= 60 s;
-4. ``select --data wide.csv -k 5 --method gaussian`` (the paper's greedy): <= 60 s;
+4. ``select --data wide.csv -k 5 --pipeline paper`` (the paper's greedy): <= 60 s;
 5. ``cv --data wide30.csv --k-max 3 --folds 3`` (the paper's methods entropy,
    mi, random): <= 120 s, <= 2 GB;
 6. ``select --data wide30.csv -k 5`` (the recommended pipeline): <= 1 GB (no
@@ -142,8 +142,8 @@ def commands(big: str, wide: str, wide30: str, given: str
          ["predict", "--data", big, "--scores", given], 60.0, None),
         (3, "select -k 5 on 50 x 10,000 (full), default pipeline", ["select", "--data", wide, "-k", "5"],
          60.0, None),
-        (4, "select -k 5 on 50 x 10,000 (full), --method gaussian",
-         ["select", "--data", wide, "-k", "5", "--method", "gaussian"], 60.0, None),
+        (4, "select -k 5 on 50 x 10,000 (full), --pipeline paper",
+         ["select", "--data", wide, "-k", "5", "--pipeline", "paper"], 60.0, None),
         (5, "cv --k-max 3 --folds 3 on 50 x 10,000 (30% missing), paper's methods",
          ["cv", "--data", wide30, "--k-max", "3", "--folds", "3"], 120.0, 2048.0),
         (6, "select -k 5 on 50 x 10,000 (30% missing), default pipeline", ["select", "--data", wide30, "-k", "5"],

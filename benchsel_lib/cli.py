@@ -20,11 +20,20 @@ Subcommands (``benchsel <command> --help`` shows examples for each):
   predictor with split-conformal intervals, or the Gaussian conditional mean
   (Eqs. cond-mean / cond-var) with Gaussian intervals, optionally rescaled by a
   variance-inflation factor, given or fitted by inner cross-validation
-  (``--inflate none|auto|F``);
+  (``--inflation none|inner|F``);
 * ``benchsel cv`` -- the paper's cross-validation protocol (Section 5.1) of
   named pipelines, with interval coverage (``--levels``) and the inner-fold
   variance inflation of ``Pipeline.paper(inflation="inner")``
-  (``--variance-inflation inner``).
+  (``--inflation inner``).
+
+The options speak the Python API's words: ``--pipeline auto|paper``
+(``Pipeline.auto`` / ``Pipeline.paper``), ``cv --pipelines``, ``--scaling
+standard|logit``, ``--inflation`` and ``cv --config released|early``. The
+older spellings (``--method auto|gaussian``, ``--methods``, ``--transform
+none|logit``, ``--inflate none|auto|F``, ``--variance-inflation``,
+``--em-config``) still work, hidden from ``--help``: each sets the new
+option (its value in the new words) and says so in one line on stderr
+(:class:`_Deprecated`).
 
 The command uses one BLAS thread unless ``OPENBLAS_NUM_THREADS`` /
 ``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` are set (see ``BLAS_THREAD_VARS``).
@@ -63,6 +72,7 @@ import re
 import secrets
 import signal
 import sys
+import textwrap
 import threading
 import warnings
 from dataclasses import dataclass
@@ -109,7 +119,7 @@ __all__ = ["main", "build_parser", "parse_scores", "DEFAULT_MIN_OBSERVED"]
 
 #: ``select --objective``: the paper's three and Section 2's total residual variance
 _OBJECTIVES = (*PAPER_OBJECTIVES, "trace")
-#: ``--inflate auto`` on fewer training rows than this says the factor is noisy.
+#: ``--inflation inner`` on fewer training rows than this says the factor is noisy.
 _FEW_ROWS = 30
 _FORMATS = ("table", "csv", "json")
 
@@ -131,7 +141,7 @@ examples:
   benchsel datasets
   benchsel select --data mteb -k 5 --objective mi
   benchsel predict --data mteb --scores "ArguAna=0.552,SciFact=0.701"
-  benchsel cv --data mteb --methods entropy,mi,random --k-max 15 --folds 10
+  benchsel cv --data mteb --pipelines entropy,mi,random --k-max 15 --folds 10
 
 Each command takes --format table|csv|json; see 'benchsel <command> --help'.
 Data: the built-in matrices (mteb, merged, mmlu, benchpress) or your own CSV
@@ -151,6 +161,7 @@ examples:
 _SELECT_EPILOG = """\
 examples:
   benchsel select --data mteb -k 5
+  benchsel select --data mteb -k 5 --pipeline paper    # the paper's greedy (entropy)
   benchsel select --data mteb -k 10 --nested           # any first j: the choice for j
   benchsel select --data merged -k 8 --objective mi --min-observed 10
   benchsel select --data mteb -k 5 --objective trace   # least total residual variance
@@ -177,10 +188,10 @@ _PREDICT_EPILOG = """\
 examples:
   benchsel predict --data mteb --scores "ArguAna=0.552,SciFact=0.701"
   benchsel predict --data mteb --scores "ArguAna=0.552" --level 0.8 --format csv
-  benchsel predict --data benchpress --scores "GPQA Diamond=71" --transform logit
+  benchsel predict --data benchpress --scores "GPQA Diamond=71" --scaling logit
   benchsel predict --data mteb --scores-file new_model.csv
-  benchsel predict --data mteb --scores "ArguAna=0.552" --inflate auto
-  benchsel predict --data mteb --scores "ArguAna=0.552" --inflate 1.3
+  benchsel predict --data mteb --scores "ArguAna=0.552" --inflation inner
+  benchsel predict --data mteb --scores "ArguAna=0.552" --inflation 1.3
 
 --scores-file takes either a two-column CSV "benchmark,score" (one new model)
 or a CSV like the data (first column model name, header = benchmark names,
@@ -189,15 +200,15 @@ one row per new model, empty cells = not run).
 The prediction is the Gaussian conditional mean given the scores you supply,
 in the benchmark's original units; [lower, upper] is the central --level
 interval of the conditional distribution (Eq. cond-var, ridge 1e-2), mapped
-through the inverse logit with --transform logit. Given values must be finite
+through the inverse logit with --scaling logit. Given values must be finite
 and within the training range widened by 10 (floored) standard deviations; one
 that looks 100 times off (below the lowest 1% of the benchmark's scores while
 x 100 it lies in their range, or the reverse) draws a warning naming the likely
 slip, an error with --strict.
 
---inflate rescales the intervals: the conditional variance is multiplied by a
+--inflation rescales the intervals: the conditional variance is multiplied by a
 factor F (half-widths and sd by sqrt(F); F > 1 widens, F < 1 narrows). A number is used as given (e.g. the
-inflation_mean that 'benchsel cv --variance-inflation inner' reports); 'auto'
+inflation_mean that 'benchsel cv --inflation inner' reports); 'inner'
 fits F for the benchmarks you gave, on the data, by the library's inner
 cross-validation (Pipeline.paper(inflation="inner")): --inner-folds
 folds of the training models (seed --seed), correlation re-estimated without
@@ -209,18 +220,18 @@ Default: none (F = 1).
 
 _CV_EPILOG = """\
 examples:
-  benchsel cv --data mteb --methods entropy,mi,random --k-max 15 --folds 10 --seed 42
+  benchsel cv --data mteb --pipelines entropy,mi,random --k-max 15 --folds 10 --seed 42
   benchsel cv --data merged --holdouts 0.1,0.5 --k-max 10 --out results.csv
   benchsel cv --data my_scores.csv --folds 5 --k-max 5 --format json
   benchsel cv --data mmlu --k-max 5 --levels 0.5,0.9
-  benchsel cv --data mteb --k-max 5 --variance-inflation inner
+  benchsel cv --data mteb --k-max 5 --inflation inner
   benchsel cv --data merged --k-max 5 --seed 42 --scheme paper      # the paper's own folds
-  benchsel cv --data benchpress --k-max 5 --seed 42 --scheme paper --em-config early
+  benchsel cv --data benchpress --k-max 5 --seed 42 --scheme paper --config early
   benchsel cv --data merged --holdouts 0.1,0.25,0.5,0.75 --jobs 2
   benchsel cv --data merged --scheduler tcp://10.0.0.5:8786
 
-Prints mean and sd of R^2 (standardized space, Section 5.1) per method,
-holdout and k; --out writes the full per-fold table (one row per method,
+Prints mean and sd of R^2 (standardized space, Section 5.1) per pipeline,
+holdout and k; --out writes the full per-fold table (one row per pipeline,
 holdout, fold and k; .json for JSON, anything else CSV), whole or not at all:
 a temporary file in the same folder is renamed into place, and if that write
 fails (a full disk) no file is left, the summary is still printed and the
@@ -228,8 +239,8 @@ exit status is 1.
 
 --levels adds interval coverage: the fraction of held-out scores inside the
 central Gaussian interval at each nominal level (columns cov_50 etc.).
---variance-inflation inner also fits, on each fold's training models only, a
-variance factor per method and k (--inner-folds inner folds) and reports the
+--inflation inner also fits, on each fold's training models only, a
+variance factor per pipeline and k (--inner-folds inner folds) and reports the
 coverage after it (cov_50_cal etc.) and the factor (inflation); it implies
 --levels 0.5,0.8,0.9,0.95 unless --levels is given.
 
@@ -332,15 +343,44 @@ def _float(text: str) -> float:
     return value
 
 
-def _inflate(text: str) -> str | float:
-    """``--inflate``: 'none', 'auto' or a finite variance factor > 0."""
+def _inflation(text: str) -> str | float:
+    """``predict --inflation``: 'none', 'inner' or a finite variance factor > 0."""
+    return _variance_factor(text, ("none", "inner"))
+
+
+def _old_inflation(text: str) -> str | float:
+    """``predict --inflate`` (deprecated): 'none', 'auto' (read as 'inner'), 'inner' or a factor > 0."""
+    return _variance_factor(text, ("none", "auto", "inner"))
+
+
+def _variance_factor(text: str, words: Sequence[str]) -> str | float:
+    """One of ``words`` (lower-cased) or a finite variance factor > 0.
+
+    Parameters
+    ----------
+    text : str
+        The option's value.
+    words : sequence of str
+        The words it may be besides a number.
+
+    Returns
+    -------
+    str or float
+        The word, or the factor.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Neither a word nor a finite number > 0.
+    """
     t = text.strip().lower()
-    if t in ("none", "auto"):
+    if t in words:
         return t
     try:
         value = parse_number(t)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected none, auto or a number > 0") from None
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: expected {', '.join(words)} "
+                                         "or a number > 0") from None
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"invalid value {text!r}: the factor must be a finite number > 0")
     return value
@@ -360,6 +400,83 @@ def _data_args(p: argparse.ArgumentParser) -> None:
                    help="built-in matrix (mteb, merged, mmlu, benchpress) or a CSV file")
     p.add_argument("--estimator", choices=("auto", "pairwise", "em"), default="auto",
                    help="correlation estimator (default: auto)")
+
+
+class _Deprecated(argparse.Action):
+    """An old spelling of a renamed option: it sets the new option's value and says what to write instead.
+
+    The value is stored in the new option's destination, renamed to the new
+    vocabulary where it changed (``--method gaussian``: ``paper``); one line
+    on stderr, ``benchsel: --method gaussian is deprecated; use --pipeline
+    paper``, says so. Added by :func:`_deprecated`, hidden from ``--help``.
+
+    Parameters
+    ----------
+    option_strings : sequence of str
+        The old spelling(s).
+    dest : str
+        The new option's destination.
+    new : str
+        The new option, e.g. ``"--pipeline"``.
+    renamed : dict of str to str, optional
+        Old values and their new names; other values pass unchanged.
+    **kwargs
+        As :class:`argparse.Action` (``choices``, ``type``, ``help``, ...).
+    """
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str,
+                 renamed: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+        self.renamed = dict(renamed or {})
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:  # noqa: D102
+        old = option_string or self.option_strings[0]
+        value = self.renamed.get(values, values) if isinstance(values, str) else values
+        if value != values:
+            _note(f"{old} {values} is deprecated; use {self.new} {value}")
+        else:
+            _note(f"{old} is deprecated; use {self.new}")
+        setattr(namespace, self.dest, value)
+
+
+def _deprecated(p: argparse.ArgumentParser, old: str, new: argparse.Action, renamed: dict[str, str] | None = None,
+                **kwargs: Any) -> str:
+    """Add ``old``, a deprecated spelling of the option ``new`` (hidden from ``--help``); say how to name it.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The subcommand's parser.
+    old : str
+        The old option, e.g. ``"--method"``.
+    new : argparse.Action
+        The new option (what ``add_argument`` returned).
+    renamed : dict of str to str, optional
+        Old values and their new names, e.g. ``{"gaussian": "paper"}``.
+    **kwargs
+        More of ``add_argument``'s arguments, e.g. the old ``type``; without
+        one the old option takes the new one's choices and the old values.
+
+    Returns
+    -------
+    str
+        The old spelling as the epilog names it, e.g. ``"--method for --pipeline (gaussian: paper)"``.
+    """
+    renamed = dict(renamed or {})
+    if new.choices is not None and "type" not in kwargs:
+        kwargs["choices"] = tuple(dict.fromkeys([*new.choices, *renamed]))
+    p.add_argument(old, dest=new.dest, action=_Deprecated, new=new.option_strings[0], renamed=renamed,
+                   default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
+    values = ", ".join(f"{a}: {b}" for a, b in renamed.items())
+    return f"{old} for {new.option_strings[0]}" + (f" ({values})" if values else "")
+
+
+def _mention_deprecated(p: argparse.ArgumentParser, spellings: Sequence[str]) -> None:
+    """End the epilog of ``p`` with one short paragraph on the deprecated ``spellings`` it still accepts."""
+    text = ("Deprecated spellings, still accepted with a note on stderr: " + ", ".join(spellings) + ".")
+    p.epilog = (p.epilog or "") + "\n" + textwrap.fill(text, width=79, break_on_hyphens=False) + "\n"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -407,12 +524,14 @@ def _add_select(sub: argparse._SubParsersAction) -> None:
                     "with mandatory benchmarks and cost budgets.", _SELECT_EPILOG)
     _data_args(p)
     p.add_argument("-k", type=_int, default=None, help="number of benchmarks to select (required unless --budget)")
-    p.add_argument("--method", choices=("auto", "gaussian"), default=None,
-                   help="'auto' (default): the pipeline chosen by inner cross-validation on the matrix's models; "
-                   "'gaussian': the paper's greedy on the Gaussian model (default when --objective, --costs, "
-                   "--budget or --axis models is given)")
+    pipeline = p.add_argument(
+        "--pipeline", choices=("auto", "paper"), default=None,
+        help="'auto' (default): the recommended pipeline (Pipeline.auto), chosen by inner cross-validation on the "
+        "matrix's models; 'paper': the paper's greedy on the Gaussian model (Pipeline.paper; default when "
+        "--objective, --costs, --budget or --axis models is given)")
+    old = [_deprecated(p, "--method", pipeline, {"gaussian": "paper"})]
     p.add_argument("--objective", choices=_OBJECTIVES, default=None,
-                   help="selection objective of --method gaussian (default: entropy; trace: each step reveals "
+                   help="selection objective of --pipeline paper (default: entropy; trace: each step reveals "
                    "the benchmark that lowers the summed residual variance of the rest most; no --budget)")
     p.add_argument("--require", action="extend", nargs="+", default=[], metavar="NAME",
                    help="mandatory benchmark(s), selected first (repeatable)")
@@ -428,8 +547,9 @@ def _add_select(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--axis", choices=("benchmarks", "models"), default="benchmarks",
                    help="'models' selects reference models instead (the transposed matrix)")
     p.add_argument("--nested", action="store_true",
-                   help="--method auto with one selection strategy for every size (choice 'nested'): the first j "
+                   help="--pipeline auto with one selection strategy for every size (choice 'nested'): the first j "
                    "benchmarks are its selection of j, so they can be run in order and stopped at any point")
+    _mention_deprecated(p, old)
     p.set_defaults(func=_cmd_select)
 
 
@@ -443,22 +563,30 @@ def _add_predict(sub: argparse._SubParsersAction) -> None:
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--scores", action="append", metavar='"BENCH=VALUE,..."', help="the new model's scores")
     g.add_argument("--scores-file", metavar="FILE.csv", help="CSV with the new model's scores (see below)")
-    p.add_argument("--method", choices=("auto", "gaussian"), default=None,
-                   help="'auto' (default): the predictor chosen by inner cross-validation for the given benchmarks, "
-                   "with conformal intervals; 'gaussian': the paper's conditional mean (default with --transform, "
-                   "--inflate, --axis models or a several-model --scores-file)")
+    pipeline = p.add_argument(
+        "--pipeline", choices=("auto", "paper"), default=None,
+        help="'auto' (default): the recommended pipeline (Pipeline.auto), its predictor chosen by inner "
+        "cross-validation for the given benchmarks, with conformal intervals; 'paper': the paper's Gaussian "
+        "conditional mean (Pipeline.paper; default with --scaling logit, --inflation, --axis models or a "
+        "several-model --scores-file)")
     p.add_argument("--level", type=_float, default=0.9, help="interval coverage in (0, 1) (default: 0.9)")
-    p.add_argument("--transform", choices=("none", "logit"), default="none", help="fit in logit space (Appendix K)")
+    scaling = p.add_argument("--scaling", choices=("standard", "logit"), default="standard",
+                             help="'logit': fit in logit space (Appendix K) (default: standard)")
     p.add_argument("--axis", choices=("benchmarks", "models"), default="benchmarks",
                    help="'models': give a new benchmark's scores on some models, predict the other models")
-    p.add_argument("--inflate", type=_inflate, default="none", metavar="none|auto|F",
-                   help="multiply the conditional variance by F > 0, or fit F ('auto'); default: none")
+    inflation = p.add_argument("--inflation", type=_inflation, default="none", metavar="none|inner|F",
+                               help="multiply the conditional variance by F > 0, or fit F on inner folds ('inner'); "
+                               "default: none")
     p.add_argument("--inner-folds", type=_int, default=None, metavar="N",
-                   help="inner folds for --inflate auto (default: 3)")
-    p.add_argument("--seed", type=_int, default=None, help="seed for --inflate auto (default: 0)")
+                   help="inner folds for --inflation inner (default: 3)")
+    p.add_argument("--seed", type=_int, default=None, help="seed for --inflation inner (default: 0)")
     p.add_argument("--strict", action="store_true",
                    help="refuse a score that looks 100 times off (a fraction given for a percentage, or the reverse) "
                    "instead of warning about it")
+    _mention_deprecated(p, [_deprecated(p, "--method", pipeline, {"gaussian": "paper"}),
+                            _deprecated(p, "--transform", scaling, {"none": "standard"}),
+                            _deprecated(p, "--inflate", inflation, {"auto": "inner"}, type=_old_inflation,
+                                        metavar="none|auto|F")])
     p.set_defaults(func=_cmd_predict)
 
 
@@ -466,12 +594,12 @@ def _add_cv(sub: argparse._SubParsersAction) -> None:
     """``benchsel cv``: the pipelines, the protocol's folds and holdouts, the coverage levels, where it runs."""
     p = _subcommand(sub, "cv", "cross-validate selection + imputation (Section 5.1)",
                     "The paper's 10-fold cross-validation protocol: R^2 of Gaussian imputation "
-                    "from the selected benchmarks, per method, holdout fraction and k.", _CV_EPILOG)
+                    "from the selected benchmarks, per pipeline, holdout fraction and k.", _CV_EPILOG)
     _data_args(p)
-    p.add_argument("--methods", default="entropy,mi,random",
-                   help="comma-separated objectives (entropy, mi, random: Gaussian imputation), "
-                   "'auto' (the recommended pipeline) or STRATEGY+PREDICTOR pipelines, e.g. lasso+ridge "
-                   "(default: entropy,mi,random)")
+    pipelines = p.add_argument(
+        "--pipelines", default="entropy,mi,random", metavar="LIST",
+        help="comma-separated pipelines: the paper's objectives (entropy, mi, random: Gaussian imputation), "
+        "'auto' (the recommended pipeline) or STRATEGY+PREDICTOR, e.g. lasso+ridge (default: entropy,mi,random)")
     p.add_argument("--holdouts", default="0.1", help="comma-separated holdout fractions in (0, 1) (default: 0.1)")
     p.add_argument("--k-max", type=_int, default=None,
                    help="largest subset size (default: 15, at most #benchmarks - 1)")
@@ -480,24 +608,32 @@ def _add_cv(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scheme", choices=("nested", "paper"), default="nested",
                    help="fold streams: 'paper' = the paper's code release (with --seed 42 its own folds); "
                    "'nested' = training sets nested across holdouts (default)")
-    p.add_argument("--em-config", choices=("released", "early"), default="released",
-                   help="EM configuration (default: released; the paper's BenchPress numbers come from 'early')")
-    p.add_argument("--transform", choices=("none", "logit"), default="none", help="logit-space pipeline (Appendix K)")
+    config = p.add_argument("--config", choices=("released", "early"), default="released",
+                            help="the correlation's EM configuration, Correlation(estimator, config) (default: "
+                            "released; the paper's BenchPress numbers come from 'early')")
+    scaling = p.add_argument("--scaling", choices=("standard", "logit"), default="standard",
+                             help="'logit': logit-space pipelines (Appendix K) (default: standard)")
     p.add_argument("--min-observed", type=_int, default=None, metavar="N",
                    help="skip candidates observed for fewer than N training models (default: none for the paper's "
                    f"pipelines and named pairs, as in the paper's protocol; {DEFAULT_MIN_OBSERVED} for auto; "
-                   "0: none for every method)")
+                   "0: none for every pipeline)")
     p.add_argument("--levels", default=None, metavar="L1,L2,...",
                    help="nominal interval levels in (0, 1) for coverage columns (e.g. 0.5,0.8,0.9,0.95)")
-    p.add_argument("--variance-inflation", choices=("none", "inner"), default="none",
-                   help="'inner': fit a variance factor on each fold's training models and report calibrated coverage")
+    inflation = p.add_argument(
+        "--inflation", choices=("none", "inner"), default="none",
+        help="'inner': fit a variance factor on each fold's training models and report calibrated coverage "
+        "(default: none)")
     p.add_argument("--inner-folds", type=_int, default=None, metavar="N",
-                   help="inner folds for --variance-inflation inner (default: 3)")
+                   help="inner folds for --inflation inner (default: 3)")
     p.add_argument("--out", default=None, metavar="FILE", help="write the full per-fold table here (.csv or .json)")
     p.add_argument("--jobs", type=_int, default=1, metavar="N",
                    help="local worker processes over the splits (default: 1, serial)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run the splits on a Dask cluster, e.g. tcp://host:8786 (needs the [cluster] extra)")
+    _mention_deprecated(p, [_deprecated(p, "--methods", pipelines, metavar="LIST"),
+                            _deprecated(p, "--transform", scaling, {"none": "standard"}),
+                            _deprecated(p, "--variance-inflation", inflation),
+                            _deprecated(p, "--em-config", config)])
     p.set_defaults(func=_cmd_cv)
 
 
@@ -711,10 +847,10 @@ def _check_needs(value: Any, needed: Any, option: str, other: str) -> None:
         raise UsageError(f"{option} needs {other}")
 
 
-def _check_gaussian_options(method: str | None, paper_only: bool, options: str) -> None:
-    """``--method auto`` comes without the ``options`` of ``--method gaussian`` (``paper_only``: one is given)."""
-    if method == "auto" and paper_only:
-        raise UsageError(f"{options} are options of --method gaussian")
+def _check_paper_options(pipeline: str | None, paper_only: bool, options: str) -> None:
+    """``--pipeline auto`` comes without the ``options`` of ``--pipeline paper`` (``paper_only``: one is given)."""
+    if pipeline == "auto" and paper_only:
+        raise UsageError(f"{options} are options of --pipeline paper")
 
 
 # ----------------------------------------------------------------- outputs
@@ -928,7 +1064,7 @@ class _SelectRequest:
     data: str
     axis: str
     fmt: str
-    method: str  # "auto" (Pipeline.auto) or "gaussian" (Pipeline.paper)
+    pipeline: str  # "auto" (Pipeline.auto) or "paper" (Pipeline.paper)
     objective: str
     estimator: str
     k: int | None  # -k as given; None: as many as --budget allows
@@ -961,33 +1097,34 @@ class _Candidates:
 
 def _cmd_select(args: argparse.Namespace) -> int:
     """``benchsel select``: the recommended pipeline's selection, or the paper's greedy one."""
-    method = _select_method(args)
+    pipeline = _select_pipeline(args)
     objective = _select_objective(args.objective, args.budget)
     matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
-    request = _select_request(args, method, objective)
+    request = _select_request(args, pipeline, objective)
     cands = _candidates(args, request, matrix)
     _note_thin(cands, request.what)  # after the checks, so that an error stays one line
-    if request.method == "auto":  # its own correlation estimates, inside the inner cross-validation
+    if request.pipeline == "auto":  # its own correlation estimates, inside the inner cross-validation
         return _select_auto(request, cands, matrix)
     return _select_paper(request, cands, matrix)
 
 
-def _select_method(args: argparse.Namespace) -> str:
-    """``--method``: by default "gaussian" when an option of the paper's greedy is given, else "auto"."""
+def _select_pipeline(args: argparse.Namespace) -> str:
+    """``--pipeline``: by default "paper" when an option of the paper's greedy is given, else "auto"."""
     paper_only = (args.objective is not None or args.costs is not None or args.budget is not None
                   or args.axis == "models")
-    method = args.method
-    if method is None:
-        method = "gaussian" if paper_only else "auto"
-    _check_gaussian_options(method, paper_only, "--objective, --costs, --budget and --axis models")
-    _check_nested(args.nested, method)
-    return method
+    pipeline = args.pipeline
+    if pipeline is None:
+        pipeline = "paper" if paper_only else "auto"
+    _check_paper_options(pipeline, paper_only, "--objective, --costs, --budget and --axis models")
+    _check_nested(args.nested, pipeline)
+    return pipeline
 
 
-def _check_nested(nested: bool, method: str) -> None:
-    """``--nested`` is an option of ``--method auto``."""
-    if nested and method != "auto":
-        raise UsageError("--nested is an option of --method auto (the paper's greedy selections are nested already)")
+def _check_nested(nested: bool, pipeline: str) -> None:
+    """``--nested`` is an option of ``--pipeline auto``."""
+    if nested and pipeline != "auto":
+        raise UsageError("--nested is an option of --pipeline auto (the paper's greedy selections are nested "
+                         "already)")
 
 
 def _select_objective(objective: str | None, budget: float | None) -> str:
@@ -999,7 +1136,7 @@ def _select_objective(objective: str | None, budget: float | None) -> str:
     return objective
 
 
-def _select_request(args: argparse.Namespace, method: str, objective: str) -> _SelectRequest:
+def _select_request(args: argparse.Namespace, pipeline: str, objective: str) -> _SelectRequest:
     """``benchsel select``'s options, with the checks that need no matrix.
 
     They run after the matrix is loaded, so that a bad ``--data`` is said first.
@@ -1009,7 +1146,7 @@ def _select_request(args: argparse.Namespace, method: str, objective: str) -> _S
     _check_positive(args.default_cost, "--default-cost")
     _check_at_least(args.seed, 0, "--seed")
     _check_positive(args.budget, "--budget")
-    return _SelectRequest(data=args.data, axis=args.axis, fmt=args.format, method=method, objective=objective,
+    return _SelectRequest(data=args.data, axis=args.axis, fmt=args.format, pipeline=pipeline, objective=objective,
                           estimator=args.estimator, k=args.k, budget=args.budget, seed=args.seed, nested=args.nested)
 
 
@@ -1052,11 +1189,11 @@ def _check_k_range(request: _SelectRequest, n_cand: int) -> None:
 
 
 def _check_k_leaves_some(request: _SelectRequest, n_cand: int) -> None:
-    """``--method auto`` leaves at least one column to predict (its choice is by how well it predicts them)."""
-    if request.k == n_cand and request.method == "auto":
+    """``--pipeline auto`` leaves at least one column to predict (its choice is by how well it predicts them)."""
+    if request.k == n_cand and request.pipeline == "auto":
         raise UsageError(f"-k {request.k} leaves nothing to predict: {request.data} has {n_cand} {request.what}s and "
-                         f"--method auto chooses its selection by how well it predicts the rest; choose "
-                         f"1..{n_cand - 1} (--method gaussian ranks them all)")
+                         f"--pipeline auto chooses its selection by how well it predicts the rest; choose "
+                         f"1..{n_cand - 1} (--pipeline paper ranks them all)")
 
 
 def _required(given: Sequence[str], names: Sequence[str], k: int, what: str) -> list[int]:
@@ -1171,7 +1308,7 @@ def _auto_steps(order: Sequence[int], cands: _Candidates) -> pd.DataFrame:
 
 def _auto_select_meta(request: _SelectRequest, cands: _Candidates, pipe: PipelineSearch,
                       choice: str) -> dict[str, Any]:
-    """The JSON fields of ``select --method auto`` beside the selection (the reach goes last)."""
+    """The JSON fields of ``select --pipeline auto`` beside the selection (the reach goes last)."""
     rec = pipe.choice_
     return {"data": request.data, "method": "auto", "choice": choice, "pipeline": rec.name,
             "strategy": rec.strategy, "predictor": rec.predictor, "inner_r2": rec.inner_r2, "k": cands.k,
@@ -1240,7 +1377,7 @@ def _paper_steps(sel: Any, cands: _Candidates, what: str) -> pd.DataFrame:
 
 
 def _paper_select_meta(request: _SelectRequest, cands: _Candidates, matrix: Any, estimator: str) -> dict[str, Any]:
-    """The JSON fields of ``select --method gaussian`` beside the selection (the reach and the budget go last)."""
+    """The JSON fields of ``select --pipeline paper`` beside the selection (the reach and the budget go last)."""
     return {
         "data": request.data, "axis": request.axis, "shape": list(matrix.shape),
         "observed_fraction": matrix.observed_fraction, "objective": request.objective,
@@ -1297,8 +1434,8 @@ class _PredictRequest:
     fmt: str
     estimator: str
     level: float
-    transform: str | None
-    inflate: str | float  # "none", "auto" or a variance factor
+    scaling: str  # "standard" or "logit"
+    inflation: str | float  # "none", "inner" or a variance factor
     inner_folds: int | None  # as given
     seed: int
     strict: bool
@@ -1310,9 +1447,9 @@ class _PredictRequest:
         return _what(self.axis)
 
     @property
-    def inflation(self) -> str | float:
-        """The Gaussian pipeline's ``inflation``: 1 for none, ``"inner"`` for auto, else the factor given."""
-        return 1.0 if self.inflate == "none" else "inner" if self.inflate == "auto" else self.inflate
+    def pipeline_inflation(self) -> str | float:
+        """The Gaussian pipeline's ``inflation``: 1 for none, else ``"inner"`` or the factor given."""
+        return 1.0 if self.inflation == "none" else self.inflation
 
 
 @dataclass(frozen=True)
@@ -1339,17 +1476,17 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     """``benchsel predict``: the recommended predictor for one new model, else the Gaussian conditional mean."""
     _check_level(args.level)
     given = _given_first(args)
-    gaussian = given is None or given.frame is not None
-    if gaussian:
-        _check_inflate_options(args.inflate, args.inner_folds, args.seed)
+    paper = given is None or given.frame is not None  # Pipeline.paper: the Gaussian conditional mean
+    if paper:
+        _check_inflation_options(args.inflation, args.inner_folds, args.seed)
     request = _predict_request(args)
     matrix = _load(request.data, data_dir=args.data_dir, axis=request.axis)
-    if not gaussian:
+    if not paper:
         return _predict_auto(request, matrix, given)
     inner_folds = _inflation_folds(request, matrix)
     if given is None:
         given = _read_given(args.scores, args.scores_file, request.what)
-    return _predict_gaussian(request, matrix, given, inner_folds)
+    return _predict_paper(request, matrix, given, inner_folds)
 
 
 def _check_level(level: float) -> None:
@@ -1362,28 +1499,28 @@ def _given_first(args: argparse.Namespace) -> _Given | None:
     """The given scores, read first where the recommended predictor may take them; None where it may not.
 
     It takes one new model: a table of several goes to the Gaussian
-    pipeline, unless ``--method auto`` asks for the recommended one (an error).
+    pipeline, unless ``--pipeline auto`` asks for the recommended one (an error).
     """
-    paper_only = args.transform != "none" or args.inflate != "none" or args.axis == "models"
-    _check_gaussian_options(args.method, paper_only, "--transform, --inflate and --axis models")
-    if args.method == "gaussian" or paper_only:
+    paper_only = args.scaling != "standard" or args.inflation != "none" or args.axis == "models"
+    _check_paper_options(args.pipeline, paper_only, "--scaling logit, --inflation and --axis models")
+    if args.pipeline == "paper" or paper_only:
         return None
     given = _read_given(args.scores, args.scores_file, "benchmark")
-    _check_one_model(given, args.method)
+    _check_one_model(given, args.pipeline)
     return given
 
 
-def _check_one_model(given: _Given, method: str | None) -> None:
-    """``--method auto`` predicts one new model."""
-    if given.frame is not None and method == "auto":
-        raise UsageError("--method auto predicts one model at a time: give one model's scores "
-                         "(or use --method gaussian for a several-model file)")
+def _check_one_model(given: _Given, pipeline: str | None) -> None:
+    """``--pipeline auto`` predicts one new model."""
+    if given.frame is not None and pipeline == "auto":
+        raise UsageError("--pipeline auto predicts one model at a time: give one model's scores "
+                         "(or use --pipeline paper for a several-model file)")
 
 
-def _check_inflate_options(inflate: str | float, inner_folds: int | None, seed: int | None) -> None:
-    """The Gaussian pipeline takes ``--inner-folds`` and ``--seed`` only with ``--inflate auto``."""
-    if inflate != "auto" and (inner_folds is not None or seed is not None):
-        raise UsageError("--inner-folds and --seed are for --inflate auto")
+def _check_inflation_options(inflation: str | float, inner_folds: int | None, seed: int | None) -> None:
+    """The Gaussian pipeline takes ``--inner-folds`` and ``--seed`` only with ``--inflation inner``."""
+    if inflation != "inner" and (inner_folds is not None or seed is not None):
+        raise UsageError("--inner-folds and --seed are for --inflation inner")
 
 
 def _predict_request(args: argparse.Namespace) -> _PredictRequest:
@@ -1391,8 +1528,8 @@ def _predict_request(args: argparse.Namespace) -> _PredictRequest:
     seed = 0 if args.seed is None else args.seed
     _check_at_least(seed, 0, "--seed")
     return _PredictRequest(data=args.data, axis=args.axis, fmt=args.format, estimator=args.estimator,
-                           level=args.level, transform=None if args.transform == "none" else args.transform,
-                           inflate=args.inflate, inner_folds=args.inner_folds, seed=seed, strict=args.strict,
+                           level=args.level, scaling=args.scaling,
+                           inflation=args.inflation, inner_folds=args.inner_folds, seed=seed, strict=args.strict,
                            skip_missing=args.scores_file is not None)
 
 
@@ -1463,20 +1600,20 @@ def _conformal_line(out: pd.DataFrame, level: float) -> str:
 
 
 def _inflation_folds(request: _PredictRequest, matrix: Any) -> int:
-    """The inner folds of the Gaussian pipeline (checked with ``--inflate auto``, which uses them)."""
+    """The inner folds of the Gaussian pipeline (checked with ``--inflation inner``, which uses them)."""
     inner = min(3, matrix.shape[0]) if request.inner_folds is None else request.inner_folds  # never one not passed
-    if request.inflate == "auto":
+    if request.inflation == "inner":
         _check_inner_folds(inner, matrix, request)
     return inner
 
 
-def _predict_gaussian(request: _PredictRequest, matrix: Any, given: _Given, inner_folds: int) -> int:
+def _predict_paper(request: _PredictRequest, matrix: Any, given: _Given, inner_folds: int) -> int:
     """``benchsel predict`` with the paper's Gaussian conditional mean (``Pipeline.paper``)."""
     what = request.what
     _check_given(given, matrix, request)  # before the (possibly slow) correlation estimate
     _slow_em_note(matrix, request.estimator, what)
-    pipe = Pipeline.paper(objective="mi", estimator=request.estimator, logit=request.transform == "logit",
-                          inflation=request.inflation, inner_folds=inner_folds, seed=request.seed)
+    pipe = Pipeline.paper(objective="mi", estimator=request.estimator, logit=request.scaling == "logit",
+                          inflation=request.pipeline_inflation, inner_folds=inner_folds, seed=request.seed)
     pipe.fit(matrix, revealed=_revealed(given))
     estimator = pipe.component("correlation").resolved(pipe.scaling_.values(matrix.scores))
     result = _predict_one(pipe, given.pairs, request) if given.frame is None else \
@@ -1532,17 +1669,18 @@ def _predict_many(pipe: Pipeline, frame: pd.DataFrame, request: _PredictRequest)
 def _gaussian_interval_line(request: _PredictRequest, estimator: str) -> str:
     """The line that says what the Gaussian intervals are."""
     lo_pct, hi_pct = 50 * (1 - request.level), 50 * (1 + request.level)
+    logit = "; logit space" if request.scaling == "logit" else ""
     return (f"interval: central {100 * request.level:g}% ({lo_pct:g}%..{hi_pct:g}%) of the Gaussian "
-            f"conditional distribution; correlation: {estimator}" + ("; logit space" if request.transform else ""))
+            f"conditional distribution; correlation: {estimator}{logit}")
 
 
 def _inflation_lines(request: _PredictRequest, factors: dict[str, float], inner_folds: int, rows: int) -> list[str]:
-    """The line that says which variance factor was used (no line without ``--inflate``)."""
-    if request.inflate == "none":
+    """The line that says which variance factor was used (no line without ``--inflation``)."""
+    if request.inflation == "none":
         return []
     rows_what = _rows_of(request.what)
     how = "given"
-    if request.inflate == "auto":
+    if request.inflation == "inner":  # the output's words, as before --inflate auto became --inflation inner
         how = (f"auto: inner {inner_folds}-fold CV on the {rows} training {rows_what}, seed {request.seed}"
                + (f"; noisy with so few {rows_what}" if rows < _FEW_ROWS else ""))
     values = sorted(set(factors.values()))
@@ -1554,14 +1692,16 @@ def _inflation_lines(request: _PredictRequest, factors: dict[str, float], inner_
 
 
 def _gaussian_meta(request: _PredictRequest, estimator: str, result: _Predicted, inner_folds: int) -> dict[str, Any]:
-    """The JSON fields of ``predict --method gaussian`` beside the predictions."""
-    meta = {"data": request.data, "axis": request.axis, "level": request.level, "transform": request.transform,
+    """The JSON fields of ``predict --pipeline paper`` beside the predictions (their keys and values as before
+    the options were renamed: ``transform`` None or "logit", ``inflation_mode`` "auto" for ``--inflation inner``)."""
+    meta = {"data": request.data, "axis": request.axis, "level": request.level,
+            "transform": "logit" if request.scaling == "logit" else None,
             "estimator": estimator, "used": result.used}
     if result.ignored is not None:
         meta["ignored"] = result.ignored
     meta["inflation"] = result.inflation
-    meta["inflation_mode"] = {"none": "none", "auto": "auto"}.get(str(request.inflate), "given")
-    if request.inflate == "auto":
+    meta["inflation_mode"] = {"none": "none", "inner": "auto"}.get(str(request.inflation), "given")
+    if request.inflation == "inner":
         meta.update(inner_folds=inner_folds, seed=request.seed)
     return meta
 
@@ -1575,22 +1715,22 @@ def _as_table(pred: pd.DataFrame) -> pd.DataFrame:
 
 # ---------------------------------------------------------------------- cv
 @dataclass(frozen=True)
-class _CvMethods:
+class _CvPipelines:
     """The pipelines ``benchsel cv`` compares: their names and how each is built."""
 
     names: tuple[str, ...]
     estimator: str
-    em_config: str
-    transform: str | None
+    config: str  # "released" or "early"
+    scaling: str  # "standard" or "logit"
     min_observed: int | None
-    inflate: bool  # fit a variance factor on inner folds of each training set
+    inner: bool  # --inflation inner: fit a variance factor on inner folds of each training set
     inner_folds: int
 
-    def pipelines(self) -> list[Pipeline]:
+    def build(self) -> list[Pipeline]:
         """The pipelines, by :meth:`Pipeline.from_name`."""
-        return [Pipeline.from_name(m, estimator=self.estimator, config=self.em_config,
-                                   logit=self.transform == "logit", min_observed=self.min_observed,
-                                   inflation="inner" if self.inflate else 1.0, inner_folds=self.inner_folds)
+        return [Pipeline.from_name(m, estimator=self.estimator, config=self.config,
+                                   logit=self.scaling == "logit", min_observed=self.min_observed,
+                                   inflation="inner" if self.inner else 1.0, inner_folds=self.inner_folds)
                 for m in self.names]
 
 
@@ -1617,7 +1757,7 @@ class _CvRequest:
 
     data: str
     fmt: str
-    methods: _CvMethods
+    pipelines: _CvPipelines
     protocol: _CvProtocol
     jobs: int
     scheduler: str | None
@@ -1631,7 +1771,7 @@ def _cmd_cv(args: argparse.Namespace) -> int:
     request, loo_note = _cv_request(args, matrix)
     if loo_note:  # after every check, so that an error stays one line
         _note(loo_note)
-    run = request.protocol.run(request.methods.pipelines())
+    run = request.protocol.run(request.pipelines.build())
     try:
         df = _run_cv(matrix, run, jobs=request.jobs, scheduler=request.scheduler)
     except SweepError as exc:  # a failed split or a dead worker: not bad input, but one line too
@@ -1644,47 +1784,46 @@ def _cmd_cv(args: argparse.Namespace) -> int:
 
 def _cv_request(args: argparse.Namespace, matrix: Any) -> tuple[_CvRequest, str | None]:
     """``benchsel cv``'s options checked against ``matrix``, and the note on a leave-one-out default (or None)."""
-    names = _cv_method_names(args.methods)
+    names = _cv_pipeline_names(args.pipelines)
     holdouts = tuple(_parse_fractions(args.holdouts, "holdouts", "holdout", "0.1 = 10%"))
     _check_cv_shape(matrix, args.data)
     k_max = _cv_k_max(args.k_max, matrix.shape[1], args.data)
     folds, loo_note = _cv_folds(args.folds, matrix.shape[0], args.data)
     _check_at_least(args.seed, 0, "--seed")
     _check_at_least(args.min_observed, 0, "--min-observed")
-    inflate = args.variance_inflation == "inner"
-    levels = _cv_levels(args.levels, inflate)
-    _check_inner_folds_inflate(args.inner_folds, inflate)
+    inner = args.inflation == "inner"
+    levels = _cv_levels(args.levels, inner)
+    _check_inner_folds_inflation(args.inner_folds, inner)
     protocol = _CvProtocol(holdouts=holdouts, k_max=k_max, folds=folds, seed=args.seed, scheme=args.scheme,
                            levels=levels)
     inner_folds = 3 if args.inner_folds is None else args.inner_folds
-    if inflate:
+    if inner:
         _check_cv_inner_folds(inner_folds, protocol, matrix.shape[0])
     _check_at_least(args.jobs, 1, "--jobs")
     _check_scheduler_jobs(args.scheduler, args.jobs)
-    methods = _CvMethods(names=names, estimator=args.estimator, em_config=args.em_config,
-                         transform=None if args.transform == "none" else args.transform,
-                         min_observed=args.min_observed, inflate=inflate, inner_folds=inner_folds)
-    request = _CvRequest(data=args.data, fmt=args.format, methods=methods, protocol=protocol, jobs=args.jobs,
+    pipelines = _CvPipelines(names=names, estimator=args.estimator, config=args.config, scaling=args.scaling,
+                             min_observed=args.min_observed, inner=inner, inner_folds=inner_folds)
+    request = _CvRequest(data=args.data, fmt=args.format, pipelines=pipelines, protocol=protocol, jobs=args.jobs,
                          scheduler=args.scheduler, out=args.out)
     return request, loo_note
 
 
-def _cv_method_names(text: str) -> tuple[str, ...]:
-    """``--methods``: distinct names of the paper's objectives or of pipelines."""
-    methods = _parse_list(text, "methods")
-    for m in methods:
-        _check_method(m)
-    return tuple(methods)
+def _cv_pipeline_names(text: str) -> tuple[str, ...]:
+    """``--pipelines``: distinct names of the paper's objectives or of pipelines."""
+    names = _parse_list(text, "pipelines")
+    for name in names:
+        _check_pipeline_name(name)
+    return tuple(names)
 
 
-def _check_method(name: str) -> None:
-    """A ``--methods`` entry names one of the paper's objectives or a pipeline."""
+def _check_pipeline_name(name: str) -> None:
+    """A ``--pipelines`` entry names one of the paper's objectives or a pipeline."""
     if name in PAPER_OBJECTIVES:
         return
     try:
         parse_pipeline(name)
     except ValueError as exc:
-        raise UsageError(f"unknown method {name!r} in --methods; choose from {', '.join(PAPER_OBJECTIVES)}, auto "
+        raise UsageError(f"unknown pipeline {name!r} in --pipelines; choose from {', '.join(PAPER_OBJECTIVES)}, auto "
                          f"or STRATEGY+PREDICTOR ({exc})") from None
 
 
@@ -1714,18 +1853,18 @@ def _cv_folds(folds: int | None, m: int, data: str) -> tuple[int, str | None]:
     return folds, None
 
 
-def _cv_levels(text: str | None, inflate: bool) -> tuple[float, ...]:
-    """``--levels``; with the variance inflation 0.5, 0.8, 0.9 and 0.95 unless given."""
+def _cv_levels(text: str | None, inner: bool) -> tuple[float, ...]:
+    """``--levels``; with ``--inflation inner`` 0.5, 0.8, 0.9 and 0.95 unless given."""
     levels = () if text is None else tuple(_parse_fractions(text, "levels", "level", "0.9 = 90%"))
-    if inflate and not levels:
+    if inner and not levels:
         return (0.5, 0.8, 0.9, 0.95)
     return levels
 
 
-def _check_inner_folds_inflate(inner_folds: int | None, inflate: bool) -> None:
-    """``--inner-folds`` comes with ``--variance-inflation inner``."""
-    if not inflate and inner_folds is not None:
-        raise UsageError("--inner-folds is for --variance-inflation inner")
+def _check_inner_folds_inflation(inner_folds: int | None, inner: bool) -> None:
+    """``--inner-folds`` comes with ``--inflation inner``."""
+    if not inner and inner_folds is not None:
+        raise UsageError("--inner-folds is for --inflation inner")
 
 
 def _check_cv_inner_folds(inner_folds: int, protocol: _CvProtocol, m: int) -> None:
@@ -1856,11 +1995,11 @@ def _cv_table_text(df: Any, json_out: bool) -> str:
     return full.to_csv(index=False, lineterminator="\n")
 
 
-def _floors(methods: Sequence[str], min_observed: int | None) -> dict[str, int]:
-    """Each method's ``--min-observed`` as :meth:`Pipeline.from_name` applies it (0: every benchmark a candidate)."""
+def _floors(names: Sequence[str], min_observed: int | None) -> dict[str, int]:
+    """Each pipeline's ``--min-observed`` as :meth:`Pipeline.from_name` applies it (0: every benchmark a candidate)."""
     if min_observed is not None:
-        return {m: int(min_observed) for m in methods}
-    return {m: DEFAULT_MIN_OBSERVED if m == "auto" else 0 for m in methods}
+        return {m: int(min_observed) for m in names}
+    return {m: DEFAULT_MIN_OBSERVED if m == "auto" else 0 for m in names}
 
 
 def _write_out(df: Any, target: Path, out: str) -> int:
@@ -1883,7 +2022,7 @@ def _print_cv(summary: Any, matrix: Any, request: _CvRequest) -> None:
 
 
 def _cv_text(summary: Any, matrix: Any, request: _CvRequest) -> str:
-    """The summary as text: R^2 per k and method (and the interval coverage with ``--levels``)."""
+    """The summary as text: R^2 per k and pipeline (and the interval coverage with ``--levels``)."""
     protocol = request.protocol
     header = [_describe(matrix, request.data), f"R^2 (mean +- sd over {protocol.folds} folds), seed {protocol.seed}",
               *_EVERY_MODEL_NOTE, ""]
@@ -1891,21 +2030,27 @@ def _cv_text(summary: Any, matrix: Any, request: _CvRequest) -> str:
     if protocol.levels:
         text += ["", "interval coverage (mean over folds; nominal level in the column name"
                  + ("; _cal: after the variance inflation fitted on inner folds of each training set)"
-                    if request.methods.inflate else ")"), "",
+                    if request.pipelines.inner else ")"), "",
                  _table(_cv_coverage(summary, protocol.levels, protocol.holdouts))]
     return "\n".join(text) + "\n"
 
 
 def _cv_meta(request: _CvRequest, shape: tuple[int, int]) -> dict[str, Any]:
-    """The JSON fields of ``benchsel cv`` beside the summary."""
-    methods, protocol = request.methods, request.protocol
-    meta = {"data": request.data, "shape": list(shape), "methods": list(methods.names),
+    """The JSON fields of ``benchsel cv`` beside the summary.
+
+    Their keys and values are as before the options were renamed: ``methods``
+    (``--pipelines``), ``em_config`` (``--config``), ``transform`` (None or
+    "logit": ``--scaling``), ``variance_inflation`` (``--inflation``).
+    """
+    pipelines, protocol = request.pipelines, request.protocol
+    meta = {"data": request.data, "shape": list(shape), "methods": list(pipelines.names),
             "holdouts": list(protocol.holdouts), "k_max": protocol.k_max, "folds": protocol.folds,
-            "seed": protocol.seed, "scheme": protocol.scheme, "em_config": methods.em_config,
-            "transform": methods.transform, "min_observed": _floors(methods.names, methods.min_observed),
-            "levels": list(protocol.levels), "variance_inflation": "inner" if methods.inflate else None}
-    if methods.inflate:
-        meta["inner_folds"] = methods.inner_folds
+            "seed": protocol.seed, "scheme": protocol.scheme, "em_config": pipelines.config,
+            "transform": "logit" if pipelines.scaling == "logit" else None,
+            "min_observed": _floors(pipelines.names, pipelines.min_observed),
+            "levels": list(protocol.levels), "variance_inflation": "inner" if pipelines.inner else None}
+    if pipelines.inner:
+        meta["inner_folds"] = pipelines.inner_folds
     return meta
 
 

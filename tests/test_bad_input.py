@@ -495,7 +495,7 @@ def test_real_high_and_low_scores_on_either_scale_are_not_called_slips():
 def test_the_command_line_says_a_percentage_given_for_a_0_1_mteb_benchmark(capsys, shared_data_dir):
     from benchsel_lib.cli import main
 
-    args = ["predict", "--data", "mteb", "--method", "gaussian", "--format", "csv", "--scores", "ArguAna=2"]
+    args = ["predict", "--data", "mteb", "--pipeline", "paper", "--format", "csv", "--scores", "ArguAna=2"]
     assert main(args) == 0
     _, err = capsys.readouterr()
     assert "value 2 for benchmark 'ArguAna'" in err and "a percentage given for a fraction?" in err

@@ -58,7 +58,7 @@ def test_a_command_runs_in_this_process_with_its_output_captured(tmp_path, monke
     pd.DataFrame(rng.normal(size=(30, 4)), index=[f"m{i}" for i in range(30)],
                  columns=list("abcd")).to_csv(tmp_path / "s.csv", index_label="model")
     monkeypatch.chdir(tmp_path)
-    status, out, err = page.run_command(["select", "--data", "s.csv", "-k", "2", "--method", "gaussian",
+    status, out, err = page.run_command(["select", "--data", "s.csv", "-k", "2", "--pipeline", "paper",
                                          "--format", "csv"])
     assert status == 0 and out.startswith("step,benchmark") and len(out.strip().splitlines()) == 3
     status, _, err = page.run_command(["select", "--data", "missing.csv", "-k", "2"])

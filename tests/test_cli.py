@@ -41,8 +41,8 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     argv = [str(a) for a in argv]
     if argv and argv[0] in {"select", "predict", "cv"} and "--estimator" not in argv and "--help" not in argv:
         argv += ["--estimator", "pairwise"]
-    if argv and argv[0] in {"select", "predict"} and "--method" not in argv and "--help" not in argv:
-        argv += ["--method", "gaussian"]  # the paper's path; the recommended pipeline has its own tests
+    if argv and argv[0] in {"select", "predict"} and "--pipeline" not in argv and "--help" not in argv:
+        argv += ["--pipeline", "paper"]  # the paper's path; the recommended pipeline has its own tests
     code = main(argv)
     out, err = capsys.readouterr()
     return code, out, err
@@ -227,8 +227,8 @@ def test_predict_scores_file_two_column_and_wide_formats(capsys, small_csv, tmp_
     assert len(df[df["model"] == "new-a"]) == 4 and len(df[df["model"] == "new-b"]) == 5
 
 
-def test_predict_logit_transform_keeps_predictions_below_the_training_maximum(capsys, small_csv):
-    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.6", "--transform", "logit", "--format", "csv")
+def test_predict_logit_scaling_keeps_predictions_below_the_training_maximum(capsys, small_csv):
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.6", "--scaling", "logit", "--format", "csv")
     assert code == 0
     df = pd.read_csv(io.StringIO(out))
     top = pd.read_csv(small_csv, index_col=0).max()
@@ -238,7 +238,7 @@ def test_predict_logit_transform_keeps_predictions_below_the_training_maximum(ca
 # ------------------------------------------------------------------------ cv
 @pytest.mark.parametrize("fmt", ["table", "csv", "json"])
 def test_cv_on_a_small_matrix_in_every_format(capsys, small_csv, fmt):
-    code, out, err = run(capsys, "cv", "--data", small_csv, "--methods", "entropy,random", "--folds", "3",
+    code, out, err = run(capsys, "cv", "--data", small_csv, "--pipelines", "entropy,random", "--folds", "3",
                          "--k-max", "3", "--seed", "1", "--format", fmt)
     assert code == 0
     assert err == ""  # no progress bar when stderr is not a terminal
@@ -255,7 +255,7 @@ def test_cv_on_a_small_matrix_in_every_format(capsys, small_csv, fmt):
 
 def test_cv_out_writes_the_full_per_fold_table(capsys, small_csv, tmp_path):
     target = tmp_path / "results.csv"
-    code, _, err = run(capsys, "cv", "--data", small_csv, "--methods", "entropy", "--folds", "3", "--k-max", "2",
+    code, _, err = run(capsys, "cv", "--data", small_csv, "--pipelines", "entropy", "--folds", "3", "--k-max", "2",
                        "--out", target)
     assert code == 0 and "wrote 6 rows" in err
     df = pd.read_csv(target)
@@ -263,13 +263,13 @@ def test_cv_out_writes_the_full_per_fold_table(capsys, small_csv, tmp_path):
 
 
 def test_cv_is_reproducible_with_the_same_seed(capsys, small_csv):
-    args = ("cv", "--data", small_csv, "--methods", "random", "--folds", "3", "--k-max", "2", "--format", "csv")
+    args = ("cv", "--data", small_csv, "--pipelines", "random", "--folds", "3", "--k-max", "2", "--format", "csv")
     assert run(capsys, *args)[1] == run(capsys, *args)[1]
 
 
 def test_cv_defaults_are_capped_for_a_small_matrix(capsys, small_csv, tmp_path):
     # 6 benchmarks: the default --k-max 15 becomes 5 (k = 6 would leave nothing to predict)
-    code, out, _ = run(capsys, "cv", "--data", small_csv, "--methods", "entropy", "--format", "json")
+    code, out, _ = run(capsys, "cv", "--data", small_csv, "--pipelines", "entropy", "--format", "json")
     assert code == 0
     doc = json.loads(out)
     assert doc["k_max"] == 5 and doc["folds"] == 10
@@ -277,14 +277,14 @@ def test_cv_defaults_are_capped_for_a_small_matrix(capsys, small_csv, tmp_path):
     # 5 models: the default 10 folds becomes leave-one-out, said on stderr
     tiny = tmp_path / "tiny.csv"
     tiny.write_text("model,a,b,c\nm1,1,2,3\nm2,2,3,5\nm3,3,5,6\nm4,4,4,8\nm5,5,7,9\n")
-    code, out, err = run(capsys, "cv", "--data", tiny, "--methods", "entropy", "--format", "json")
+    code, out, err = run(capsys, "cv", "--data", tiny, "--pipelines", "entropy", "--format", "json")
     assert code == 0 and json.loads(out)["folds"] == 5
     assert "using --folds 5 (leave-one-out)" in err
 
 
 def test_cv_json_records_the_floor_each_method_ran_with(capsys, small_csv):
     # without --min-observed each method keeps its own default: auto's floor, none for the paper's pipelines
-    base = ("cv", "--data", small_csv, "--methods", "entropy,lasso+ridge,auto", "--folds", "3", "--k-max", "2",
+    base = ("cv", "--data", small_csv, "--pipelines", "entropy,lasso+ridge,auto", "--folds", "3", "--k-max", "2",
             "--format", "json")
     doc = json.loads(run(capsys, *base)[1])
     assert doc["min_observed"] == {"entropy": 0, "lasso+ridge": 0, "auto": DEFAULT_MIN_OBSERVED}
@@ -293,7 +293,7 @@ def test_cv_json_records_the_floor_each_method_ran_with(capsys, small_csv):
 
 
 def test_cv_levels_add_coverage_columns(capsys, small_csv):
-    args = ("cv", "--data", small_csv, "--methods", "entropy", "--folds", "3", "--k-max", "2", "--levels", "0.5,0.9")
+    args = ("cv", "--data", small_csv, "--pipelines", "entropy", "--folds", "3", "--k-max", "2", "--levels", "0.5,0.9")
     code, out, _ = run(capsys, *args, "--format", "csv")
     assert code == 0
     df = pd.read_csv(io.StringIO(out))
@@ -304,14 +304,14 @@ def test_cv_levels_add_coverage_columns(capsys, small_csv):
     assert code == 0 and "interval coverage" in out and "cov_90" in out
 
 
-def test_cv_variance_inflation_inner_reports_factor_and_calibrated_coverage(capsys, small_csv):
+def test_cv_inflation_inner_reports_factor_and_calibrated_coverage(capsys, small_csv):
     from benchsel_lib.data import load_csv
     from benchsel_lib.method.pipeline import Pipeline
     from benchsel_lib.protocol.cv import cross_validate
     from benchsel_lib.protocol.summaries import summarize_cv
 
-    args = ("cv", "--data", small_csv, "--methods", "entropy,random", "--folds", "3", "--k-max", "2", "--seed", "5",
-            "--variance-inflation", "inner")
+    args = ("cv", "--data", small_csv, "--pipelines", "entropy,random", "--folds", "3", "--k-max", "2", "--seed", "5",
+            "--inflation", "inner")
     code, out, _ = run(capsys, *args, "--format", "json")
     assert code == 0
     doc = json.loads(out)
@@ -327,25 +327,25 @@ def test_cv_variance_inflation_inner_reports_factor_and_calibrated_coverage(caps
     assert code == 0 and "inflation" in out and "cov_95_cal" in out and "_cal: after the variance inflation" in out
 
 
-def test_predict_inflate_factor_widens_intervals_by_its_square_root(capsys, small_csv):
+def test_predict_inflation_factor_widens_intervals_by_its_square_root(capsys, small_csv):
     base = ("predict", "--data", small_csv, "--scores", "b0=0.55", "--format", "csv")
     code, out, _ = run(capsys, *base)
     plain = pd.read_csv(io.StringIO(out))
-    code, out, err = run(capsys, *base, "--inflate", "4")
+    code, out, err = run(capsys, *base, "--inflation", "4")
     assert code == 0
     wide = pd.read_csv(io.StringIO(out))
     np.testing.assert_allclose(wide["predicted"], plain["predicted"], rtol=1e-9)
     np.testing.assert_allclose(wide["upper"] - wide["lower"], 2 * (plain["upper"] - plain["lower"]), rtol=1e-6)
     assert "variance inflation: 4 (given)" in err  # csv keeps stdout a clean table
-    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55", "--inflate", "4")
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55", "--inflation", "4")
     assert code == 0 and "variance inflation: 4 (given); interval half-widths x 2" in out
 
 
-def test_predict_inflate_auto_uses_the_library_factor_and_says_so(capsys, small_csv):
+def test_predict_inflation_inner_uses_the_library_factor_and_says_so(capsys, small_csv):
     from benchsel_lib.data import load_csv
     from benchsel_lib.method.pipeline import Pipeline
 
-    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55,b3=0.5", "--inflate", "auto",
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55,b3=0.5", "--inflation", "inner",
                        "--seed", "4", "--inner-folds", "4", "--format", "json")
     assert code == 0
     doc = json.loads(out)
@@ -354,22 +354,22 @@ def test_predict_inflate_auto_uses_the_library_factor_and_says_so(capsys, small_
         load_csv(small_csv), revealed=["b0", "b3"]).predict({"b0": 0.55, "b3": 0.5})
     assert doc["inflation"] == pytest.approx(lib.attrs["inflation"], rel=1e-12)
     np.testing.assert_allclose(pd.DataFrame(doc["predictions"])["upper"], lib["upper"], rtol=1e-12)
-    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55,b3=0.5", "--inflate", "auto")
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55,b3=0.5", "--inflation", "inner")
     assert code == 0 and "(auto: inner 3-fold CV on the 36 training models, seed 0)" in out
 
 
-def test_predict_inflate_auto_with_a_many_model_scores_file_fits_one_factor_per_pattern(capsys, small_csv, tmp_path):
+def test_predict_inflation_inner_with_a_many_model_scores_file_fits_one_factor_per_pattern(capsys, small_csv, tmp_path):
     wide = tmp_path / "new_models.csv"
     wide.write_text("model,b0,b3\nnew-a,0.5,0.6\nnew-b,0.4,\n")
-    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores-file", wide, "--inflate", "auto", "--format", "json")
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores-file", wide, "--inflation", "inner", "--format", "json")
     assert code == 0
     factors = json.loads(out)["inflation"]
     assert set(factors) == {"new-a", "new-b"} and all(f > 0 for f in factors.values())
-    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores-file", wide, "--inflate", "auto")
+    code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores-file", wide, "--inflation", "inner")
     assert code == 0 and "one per set of given scores" in out and "new-a" in out.splitlines()[3]
 
 
-def test_predict_without_inflate_says_nothing_about_inflation(capsys, small_csv):
+def test_predict_without_inflation_says_nothing_about_inflation(capsys, small_csv):
     code, out, _ = run(capsys, "predict", "--data", small_csv, "--scores", "b0=0.55", "--format", "json")
     doc = json.loads(out)
     assert doc["inflation"] == 1.0 and doc["inflation_mode"] == "none"
@@ -421,7 +421,7 @@ def headless_costs(tmp_path) -> Path:
         (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--level", "90"], ["--level"]),
         (["predict", "--data", "{csv}", "--scores-file", "nope.csv"], ["scores file not found"]),
         (["predict", "--data", "{csv}"], ["one of the arguments --scores --scores-file is required"]),
-        (["cv", "--data", "{csv}", "--methods", "entropy,magic"], ["unknown method 'magic'"]),
+        (["cv", "--data", "{csv}", "--pipelines", "entropy,magic"], ["unknown pipeline 'magic'"]),
         (["cv", "--data", "{csv}", "--k-max", "50"], ["--k-max 50 is out of range"]),
         (["cv", "--data", "{csv}", "--holdouts", "10"], ["holdout 10 is out of range"]),
         (["cv", "--data", "{csv}", "--folds", "1", "--k-max", "2"], ["--folds 1 is out of range"]),
@@ -429,27 +429,27 @@ def headless_costs(tmp_path) -> Path:
         (["select", "--data", "{csv}", "-k", "2", "--objective", "random", "--seed", "-1"], ["--seed must be >= 0"]),
         (["select", "--data", "{folder}", "-k", "2"], ["is a folder"]),
         (["select", "--data", "{csv}", "-k", "2", "--data-dir", "{folder}/missing"], ["--data-dir", "not an existing folder"]),
-        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "0"], ["--inflate", "finite number > 0"]),
-        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "-2"], ["--inflate", "finite number > 0"]),
-        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "nan"], ["--inflate", "finite number > 0"]),
-        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "wide"], ["--inflate", "none, auto or a number"]),
-        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "auto", "--inner-folds", "1"],
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflation", "0"], ["--inflation", "finite number > 0"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflation", "-2"], ["--inflation", "finite number > 0"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflation", "nan"], ["--inflation", "finite number > 0"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflation", "wide"], ["--inflation", "none, inner or a number"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflation", "inner", "--inner-folds", "1"],
          ["--inner-folds 1 is out of range", "choose 2..36"]),
-        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "auto", "--inner-folds", "37"],
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflation", "inner", "--inner-folds", "37"],
          ["--inner-folds 37 is out of range"]),
-        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "auto", "--seed", "-1"], ["--seed must be >= 0"]),
-        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--seed", "3"], ["are for --inflate auto"]),
-        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflate", "2", "--inner-folds", "3"], ["are for --inflate auto"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflation", "inner", "--seed", "-1"], ["--seed must be >= 0"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--seed", "3"], ["are for --inflation inner"]),
+        (["predict", "--data", "{csv}", "--scores", "b0=0.5", "--inflation", "2", "--inner-folds", "3"], ["are for --inflation inner"]),
         (["cv", "--data", "{csv}", "--k-max", "6"], ["--k-max 6 is out of range", "choose 1..5"]),
         (["cv", "--data", "{csv}", "--seed", "-1"], ["--seed must be >= 0"]),
         (["cv", "--data", "{csv}", "--levels", "1.5"], ["level 1.5 is out of range (--levels)"]),
         (["cv", "--data", "{csv}", "--levels", "0.5,high"], ["level 'high' (--levels) is not a number"]),
         (["cv", "--data", "{csv}", "--levels", "0.5,0.5"], ["--levels lists 0.5 twice"]),
         (["cv", "--data", "{csv}", "--levels", ","], ["--levels is empty"]),
-        (["cv", "--data", "{csv}", "--variance-inflation", "outer"], ["invalid choice: 'outer'"]),
-        (["cv", "--data", "{csv}", "--inner-folds", "2"], ["--inner-folds is for --variance-inflation inner"]),
-        (["cv", "--data", "{csv}", "--variance-inflation", "inner", "--inner-folds", "1"], ["--inner-folds 1 is out of range"]),
-        (["cv", "--data", "{csv}", "--variance-inflation", "inner", "--inner-folds", "40"],
+        (["cv", "--data", "{csv}", "--inflation", "outer"], ["invalid choice: 'outer'"]),
+        (["cv", "--data", "{csv}", "--inner-folds", "2"], ["--inner-folds is for --inflation inner"]),
+        (["cv", "--data", "{csv}", "--inflation", "inner", "--inner-folds", "1"], ["--inner-folds 1 is out of range"]),
+        (["cv", "--data", "{csv}", "--inflation", "inner", "--inner-folds", "40"],
          ["--inner-folds 40 is out of range", "smallest training set"]),
         (["cv", "--data", "{csv}", "--out", "{folder}/missing/results.csv"], ["cannot write --out"]),
         (["predict", "--data", "{csv}", "--scores-file", "{folder}"], ["scores file", "is a folder"]),
@@ -602,12 +602,12 @@ def test_command_uses_one_blas_thread_unless_the_user_sets_it():
     assert res.stdout.split() == ["2", "1"]
 
 
-def test_cv_scheme_and_em_config_reach_the_protocol(capsys, small_csv):
+def test_cv_scheme_and_config_reach_the_protocol(capsys, small_csv):
     from benchsel_lib import Pipeline, cross_validate, summarize_cv
     from benchsel_lib.cli import _load
 
-    code, out, _ = run(capsys, "cv", "--data", small_csv, "--methods", "entropy,random", "--folds", "3", "--k-max", "2",
-                       "--seed", "42", "--scheme", "paper", "--em-config", "early", "--estimator", "em",
+    code, out, _ = run(capsys, "cv", "--data", small_csv, "--pipelines", "entropy,random", "--folds", "3",
+                       "--k-max", "2", "--seed", "42", "--scheme", "paper", "--config", "early", "--estimator", "em",
                        "--format", "json")
     assert code == 0
     doc = json.loads(out)
@@ -625,7 +625,7 @@ def test_the_search_fallback_is_said_once_and_other_warnings_still_show(capsys, 
     csv = tmp_path / "five_models.csv"  # five models: too few for the recommended pipeline's 5-fold inner search
     csv.write_text("model,a,b,c,d\nm1,1,2,3,4\nm2,2,3,3,5\nm3,3,1,3,2\nm4,4,4,3,1\nm5,1,2,3,4\n")
     for argv in (("predict", "--scores", "a=2"), ("select", "-k", "2")):
-        code, out, err = run(capsys, argv[0], "--data", csv, *argv[1:], "--method", "auto")
+        code, out, err = run(capsys, argv[0], "--data", csv, *argv[1:], "--pipeline", "auto")
         assert code == 0
         assert out.count("too few for 5-fold inner cross-validation") == 1  # the output's note line
         assert "too few" not in err

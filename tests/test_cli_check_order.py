@@ -45,17 +45,17 @@ def error_line(capsys, argv: list[str]) -> str:
         (["predict", "--data", "{d}/missing.csv", "--scores-file", "{d}/bad_pairs.csv", "--seed", "-1"],
          "scores file "),
         # the Gaussian pipeline's options and data come before its scores
-        (["predict", "--data", "{d}/missing.csv", "--scores-file", "{d}/bad_pairs.csv", "--method", "gaussian"],
+        (["predict", "--data", "{d}/missing.csv", "--scores-file", "{d}/bad_pairs.csv", "--pipeline", "paper"],
          "data file not found: "),
-        (["predict", "--data", "{d}/missing.csv", "--scores-file", "{d}/bad_pairs.csv", "--method", "gaussian",
-          "--seed", "-1"], "--inner-folds and --seed are for --inflate auto"),
+        (["predict", "--data", "{d}/missing.csv", "--scores-file", "{d}/bad_pairs.csv", "--pipeline", "paper",
+          "--seed", "-1"], "--inner-folds and --seed are for --inflation inner"),
         (["predict", "--data", "{d}/scores.csv", "--scores-file", "{d}/two_models.csv", "--seed", "1"],
-         "--inner-folds and --seed are for --inflate auto"),
-        (["predict", "--data", "{d}/missing.csv", "--scores", "b0=0.5", "--level", "2", "--method", "auto",
-          "--transform", "logit"], "--level must be strictly between 0 and 1, got 2"),
-        # select: the method's options, then the data, then the other options
-        (["select", "--data", "{d}/missing.csv", "-k", "3", "--method", "gaussian", "--nested"],
-         "--nested is an option of --method auto"),
+         "--inner-folds and --seed are for --inflation inner"),
+        (["predict", "--data", "{d}/missing.csv", "--scores", "b0=0.5", "--level", "2", "--pipeline", "auto",
+          "--scaling", "logit"], "--level must be strictly between 0 and 1, got 2"),
+        # select: the pipeline's options, then the data, then the other options
+        (["select", "--data", "{d}/missing.csv", "-k", "3", "--pipeline", "paper", "--nested"],
+         "--nested is an option of --pipeline auto"),
         (["select", "--data", "{d}/missing.csv", "-k", "3", "--seed", "-1"], "data file not found: "),
         (["select", "--data", "{d}/scores.csv", "--budget", "3", "--default-cost", "2", "--seed", "-1"],
          "--default-cost needs --costs"),
@@ -65,12 +65,12 @@ def error_line(capsys, argv: list[str]) -> str:
         (["select", "--data", "{d}/scores.csv", "--budget", "3", "--min-observed", "100"],
          "no benchmarks are left after --min-observed 100; lower --min-observed"),
         # cv: --out, the data, then the options in the order of --help
-        (["cv", "--data", "{d}/missing.csv", "--methods", "bogus"], "data file not found: "),
-        (["cv", "--data", "{d}/scores.csv", "--methods", "bogus", "--holdouts", "x"], "unknown method 'bogus'"),
+        (["cv", "--data", "{d}/missing.csv", "--pipelines", "bogus"], "data file not found: "),
+        (["cv", "--data", "{d}/scores.csv", "--pipelines", "bogus", "--holdouts", "x"], "unknown pipeline 'bogus'"),
         (["cv", "--data", "{d}/scores.csv", "--k-max", "2", "--seed", "-1", "--folds", "99"],
          "--folds 99 is out of range: "),
         (["cv", "--data", "{d}/scores.csv", "--k-max", "2", "--inner-folds", "3", "--jobs", "0"],
-         "--inner-folds is for --variance-inflation inner"),
+         "--inner-folds is for --inflation inner"),
     ],
 )
 def test_the_first_failing_check_is_the_one_reported(capsys, folder, argv, starts):

@@ -32,7 +32,7 @@ def tiny_csv(tmp_path_factory) -> Path:
 
 
 def cv(capsys, data: Path, out: Path | str, *extra: str) -> tuple[int, str, str]:
-    code = main(["cv", "--data", str(data), "--methods", "entropy", "--folds", "3", "--k-max", "2",
+    code = main(["cv", "--data", str(data), "--pipelines", "entropy", "--folds", "3", "--k-max", "2",
                  "--estimator", "pairwise", "--out", str(out), *extra])
     stdout, stderr = capsys.readouterr()
     return code, stdout, stderr
@@ -168,7 +168,7 @@ def test_file_size_limit_gives_one_line_the_summary_and_no_file(tiny_csv, tmp_pa
         resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
 
     res = subprocess.run(
-        [sys.executable, "-m", "benchsel_lib.cli", "cv", "--data", str(tiny_csv), "--methods", "entropy",
+        [sys.executable, "-m", "benchsel_lib.cli", "cv", "--data", str(tiny_csv), "--pipelines", "entropy",
          "--folds", "3", "--k-max", "2", "--estimator", "pairwise", "--out", str(target)],
         capture_output=True, text=True, timeout=120, preexec_fn=limit_file_size, check=False,
     )
@@ -239,7 +239,7 @@ def test_sigint_mid_cross_validation_exits_130_with_one_line_no_output_and_no_le
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
     env.pop("BENCHSEL_CACHE_DIR", None)
     proc = subprocess.Popen(  # minutes of work: EM on every split of the Merged matrix
-        [sys.executable, "-m", "benchsel_lib.cli", "cv", "--data", "merged", "--methods", "entropy,mi,random",
+        [sys.executable, "-m", "benchsel_lib.cli", "cv", "--data", "merged", "--pipelines", "entropy,mi,random",
          "--holdouts", "0.1,0.2,0.5,0.9", "--jobs", jobs,
          "--out", str(target)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True,
@@ -335,7 +335,7 @@ def _two_model_csv(tmp_path: Path, m: int = 2) -> Path:
     return path
 
 
-@pytest.mark.parametrize("command", [["select", "-k", "1"], ["select", "-k", "1", "--method", "gaussian"],
+@pytest.mark.parametrize("command", [["select", "-k", "1"], ["select", "-k", "1", "--pipeline", "paper"],
                                      ["predict", "--scores", "a=0.1"], ["cv"]])
 def test_a_one_model_csv_is_refused_by_its_model_count_before_any_column_warning(capsys, tmp_path, command):
     path = _two_model_csv(tmp_path, 1)
@@ -354,7 +354,7 @@ def test_predict_on_two_models_blames_no_option_that_was_not_given_and_gives_no_
     assert "only 2 training models" in err
     table = pd.read_csv(io.StringIO(out))
     assert table["lower"].isna().all() and table["upper"].isna().all()
-    code = main(["predict", "--data", str(path), "--scores", "a=0.2", "--method", "gaussian", "--format", "csv"])
+    code = main(["predict", "--data", str(path), "--scores", "a=0.2", "--pipeline", "paper", "--format", "csv"])
     out, err = capsys.readouterr()
     assert code == 0 and [line for line in err.splitlines() if "warning" in line] == [
         "benchsel: warning: mi: only 2 training models: every correlation from two points is +-1, too few for "
@@ -399,7 +399,7 @@ def _percent_csv(tmp_path):
 def test_a_fraction_for_a_percentage_is_one_warning_line_and_an_error_with_strict(capsys, tmp_path):
     X, path = _percent_csv(tmp_path)
     lo, hi = X[:, 0].min(), X[:, 0].max()
-    base = ["predict", "--data", str(path), "--method", "gaussian", "--format", "csv"]
+    base = ["predict", "--data", str(path), "--pipeline", "paper", "--format", "csv"]
     assert main([*base, "--scores", "gpqa=71"]) == 0
     clean, _ = capsys.readouterr()
     assert main([*base, "--scores", "gpqa=0.71"]) == 0
@@ -426,7 +426,7 @@ def test_a_scores_file_warning_names_the_model_it_is_about(capsys, tmp_path):
     X, path = _percent_csv(tmp_path)
     scores = tmp_path / "new.csv"
     scores.write_text("model,gpqa,aime\nnew-a,71,40\nnew-b,0.71,50\n")
-    assert main(["predict", "--data", str(path), "--method", "gaussian", "--format", "csv",
+    assert main(["predict", "--data", str(path), "--pipeline", "paper", "--format", "csv",
                  "--scores-file", str(scores)]) == 0
     _, err = capsys.readouterr()
     warned = [line for line in err.splitlines() if line.startswith("benchsel: warning:")]

@@ -38,7 +38,7 @@ def _run(capsys, *argv) -> tuple[int, str, str]:
     return code, out, err
 
 
-CV = ("--methods", "entropy,random", "--folds", "3", "--k-max", "2", "--seed", "1", "--estimator", "pairwise")
+CV = ("--pipelines", "entropy,random", "--folds", "3", "--k-max", "2", "--seed", "1", "--estimator", "pairwise")
 
 
 def test_cv_table_prints_the_all_models_r2_and_the_reach_beside_r2(capsys, sparse_csv):
@@ -66,7 +66,7 @@ def test_cv_csv_and_json_carry_the_all_models_r2_and_the_reach_of_the_library(ca
 
 
 def test_select_prints_how_many_models_ran_a_selected_benchmark(capsys, sparse_csv):
-    args = ("select", "--data", sparse_csv, "-k", "1", "--require", "b0", "--method", "gaussian",
+    args = ("select", "--data", sparse_csv, "-k", "1", "--require", "b0", "--pipeline", "paper",
             "--estimator", "pairwise", "--min-observed", "0")
     code, out, _ = _run(capsys, *args)
     assert code == 0 and "reach: 4 of 30 models (13%) ran at least one selected benchmark" in out

@@ -180,7 +180,7 @@ def test_the_command_line_prints_each_problem_as_one_warning_line(capsys, tmp_pa
     path = tmp_path / "bad.csv"
     pd.DataFrame(X, index=[f"m{i}" for i in range(40)], columns=[f"b{j}" for j in range(8)]) \
         .rename_axis("model").to_csv(path)
-    code = cli_main(["select", "--data", str(path), "-k", "3", "--method", "gaussian", "--format", "csv"])
+    code = cli_main(["select", "--data", str(path), "-k", "3", "--pipeline", "paper", "--format", "csv"])
     out, err = capsys.readouterr()
     assert code == 0
     warnings_shown = [line for line in err.splitlines() if line.startswith("benchsel: warning:")]
@@ -198,7 +198,7 @@ def test_cross_validation_reports_the_problems_and_keeps_the_papers_protocol(cap
     path = tmp_path / "bad.csv"
     pd.DataFrame(_bad_scores(), index=[f"m{i}" for i in range(40)], columns=[f"b{j}" for j in range(8)]) \
         .rename_axis("model").to_csv(path)
-    code = cli_main(["cv", "--data", str(path), "--methods", "entropy", "--holdouts", "0.5", "--k-max", "2"])
+    code = cli_main(["cv", "--data", str(path), "--pipelines", "entropy", "--holdouts", "0.5", "--k-max", "2"])
     _, err = capsys.readouterr()
     assert code == 0
     assert err.splitlines()[:2] == [

@@ -97,7 +97,7 @@ def test_cli_refuses_the_pairwise_estimator_in_one_line(monkeypatch, tmp_path, c
     lines = ["model," + ",".join(f"b{j}" for j in range(X.shape[1]))]
     lines += [f"m{i}," + ",".join("" if np.isnan(v) else f"{v:.4f}" for v in row) for i, row in enumerate(X)]
     path.write_text("\n".join(lines) + "\n")
-    code = cli_main(["select", "--data", str(path), "-k", "2", "--method", "gaussian", "--estimator", "pairwise"])
+    code = cli_main(["select", "--data", str(path), "-k", "2", "--pipeline", "paper", "--estimator", "pairwise"])
     err = capsys.readouterr().err
     assert code != 0
     refusal = [line for line in err.splitlines() if "would need about" in line]

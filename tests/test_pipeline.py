@@ -145,7 +145,7 @@ def test_paper_pipeline_gives_the_same_predictions_as_the_command(shared_data_di
     out = Pipeline.paper(k=2, objective="mi").fit(m, revealed=list(given)).predict(given, level=0.9)
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        rc = cli_main(["predict", "--data", "mteb", "--data-dir", str(shared_data_dir), "--method", "gaussian",
+        rc = cli_main(["predict", "--data", "mteb", "--data-dir", str(shared_data_dir), "--pipeline", "paper",
                        "--scores", "ArguAna=0.552,SciFact=0.701", "--format", "json"])
     assert rc == 0
     rows = pd.DataFrame(json.loads(buf.getvalue())["predictions"]).set_index("benchmark")

@@ -22,7 +22,7 @@ from benchsel_lib.method.correlation import (
     floored_pairwise_correlation,
 )
 from benchsel_lib.method.pipeline import Pipeline
-from benchsel_lib.method.inner_search import pipeline_path
+from benchsel_lib.method.inner_search import SearchSettings, pipeline_path
 from benchsel_lib.method.plan import plan_search
 
 #: the paper's matrices (models x benchmarks)
@@ -62,8 +62,8 @@ def test_paper_shapes_keep_the_full_path(name):
 
 def test_small_matrices_give_the_results_of_the_full_search():
     X = low_rank_scores(3, m=80, n=10, missing=0.2, standardize=True)
-    planned = pipeline_path(X, 3, seed=1)
-    full = pipeline_path(X, 3, seed=1, budget=None)
+    planned = pipeline_path(X, 3, settings=SearchSettings(seed=1))
+    full = pipeline_path(X, 3, settings=SearchSettings(seed=1, budget=None))
     for a, b in zip(planned, full, strict=True):
         assert (a.strategy, a.predictor, a.selection, a.weights, a.quantiles) == \
                (b.strategy, b.predictor, b.selection, b.weights, b.quantiles)
@@ -189,7 +189,7 @@ def test_cli_select_and_predict_announce_the_path(small_search, tmp_path, capsys
 def test_cli_gaussian_select_announces_the_floored_correlation(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(correlation, "EM_WIDE_BENCHMARKS", 10)
     csv = _write_csv(tmp_path / "wide.csv", low_rank_scores(6, m=8, n=15) * 10 + 50)
-    assert main(["select", "--data", csv, "-k", "3", "--method", "gaussian"]) == 0
+    assert main(["select", "--data", csv, "-k", "3", "--pipeline", "paper"]) == 0
     captured = capsys.readouterr()
     notes = _notes(captured.err)
     assert len(notes) == 1 and "using the pairwise correlation with eigenvalues floored" in notes[0]
@@ -198,17 +198,17 @@ def test_cli_gaussian_select_announces_the_floored_correlation(monkeypatch, tmp_
 
 def test_a_search_cut_to_its_budget_scores_only_the_sizes_asked_for(small_search):
     X = low_rank_scores(5, m=120, n=10, missing=0.2, standardize=True)
-    cut = pipeline_path(X, 4, seed=1, ks=[4])
+    cut = pipeline_path(X, 4, ks=[4], settings=SearchSettings(seed=1))
     assert cut[0].plan is not None and set(cut[0].scores["k"]) == {4}
     best = cut[0].scores.sort_values("r2", ascending=False).iloc[0]
     assert (cut[0].strategy, cut[0].predictor) == (best["strategy"], best["predictor"])
-    full = pipeline_path(X, 4, seed=1, ks=[4], budget=None)  # the monotone rule looks back at every smaller size
+    full = pipeline_path(X, 4, ks=[4], settings=SearchSettings(seed=1, budget=None))  # the monotone rule looks back at every smaller size
     assert full[0].plan is None and set(full[0].scores["k"]) == {1, 2, 3, 4}
 
 
 def test_a_nested_search_cut_to_its_budget_keeps_one_strategy_over_the_sizes_asked_for(small_search):
     X = low_rank_scores(5, m=120, n=10, missing=0.2, standardize=True)
-    cut = pipeline_path(X, 4, seed=1, ks=[2, 4], rule="nested")
+    cut = pipeline_path(X, 4, ks=[2, 4], settings=SearchSettings(seed=1, rule="nested"))
     assert cut[0].plan is not None and set(cut[0].scores["k"]) == {2, 4}
     assert [r.k for r in cut] == [2, 4] and cut[0].strategy == cut[1].strategy
     assert cut[0].selection == cut[1].selection[:2]

@@ -10,7 +10,7 @@ from _synthetic import as_matrix, low_rank_scores
 
 from benchsel_lib.data import load_csv
 from benchsel_lib.method.pipeline import Pipeline, parse_pipeline
-from benchsel_lib.method.inner_search import FALLBACK, pipeline_path
+from benchsel_lib.method.inner_search import FALLBACK, SearchSettings, pipeline_path
 from benchsel_lib.protocol.cv import cross_validate
 from benchsel_lib.protocol.splits import cv_splits
 from benchsel_lib.protocol.summaries import coverage_column as _cov_col
@@ -21,7 +21,7 @@ _matrix = as_matrix
 
 def _recommend(train, k, **kwargs):
     """The recommended pipeline at the one subset size ``k`` (the last step of its path)."""
-    return pipeline_path(train, k, ks=[k], **kwargs)[-1]
+    return pipeline_path(train, k, ks=[k], settings=SearchSettings(**kwargs))[-1]
 
 
 def _pairwise(*names):
@@ -108,8 +108,8 @@ def test_bad_input_is_named():
 
 def test_pipeline_path_is_deterministic_and_never_nan():
     X = _data(6, missing=0.5)
-    a = pipeline_path(X, 4, seed=1, levels=(0.8,))
-    b = pipeline_path(X, 4, seed=1, levels=(0.8,))
+    a = pipeline_path(X, 4, settings=SearchSettings(seed=1, levels=(0.8,)))
+    b = pipeline_path(X, 4, settings=SearchSettings(seed=1, levels=(0.8,)))
     assert [r.name for r in a] == [r.name for r in b]
     assert a[-1].scores.equals(b[-1].scores)
     for r in a:
@@ -120,15 +120,15 @@ def test_pipeline_path_is_deterministic_and_never_nan():
 
 def test_the_search_scores_its_candidates_on_every_inner_held_out_row_under_the_mean_rule():
     X = _data(6, missing=0.6)
-    skip, mean = (pipeline_path(X, 2, seed=1, ks=[1], levels=(), unconditioned=rule)[0] for rule in ("skip", "mean"))
+    skip, mean = (pipeline_path(X, 2, ks=[1], settings=SearchSettings(seed=1, levels=(), unconditioned=rule))[0] for rule in ("skip", "mean"))
     key = ["strategy", "predictor"]
     n = skip.scores.set_index(key)["n_eval"].to_frame("skip").join(mean.scores.set_index(key)["n_eval"].rename("mean"))
     assert (n["mean"] >= n["skip"]).all() and (n["mean"] > n["skip"]).any()  # rows that observe no revealed one
     full = _data(6, missing=0.0)
-    a, b = (pipeline_path(full, 2, seed=1, ks=[1], levels=(), unconditioned=rule)[0] for rule in ("skip", "mean"))
+    a, b = (pipeline_path(full, 2, ks=[1], settings=SearchSettings(seed=1, levels=(), unconditioned=rule))[0] for rule in ("skip", "mean"))
     assert a.scores.equals(b.scores)  # every row observes every benchmark: nothing to leave out
     with pytest.raises(ValueError, match="unknown unconditioned rule 'all'"):
-        pipeline_path(X, 2, unconditioned="all")
+        pipeline_path(X, 2, settings=SearchSettings(unconditioned="all"))
 
 
 def test_cross_validate_scores_fixed_pipelines_like_the_gaussian_path():
@@ -191,7 +191,7 @@ def test_cli_select_auto_and_paper_path(capsys, small_csv):
     assert code == 0
     doc = json.loads(out)
     assert doc["method"] == "auto" and len(doc["selection"]) == 2 and doc["scores"]
-    code, out, _ = _cli(capsys, "select", "--data", small_csv, "-k", "2", "--method", "gaussian", "--objective", "mi",
+    code, out, _ = _cli(capsys, "select", "--data", small_csv, "-k", "2", "--pipeline", "paper", "--objective", "mi",
                         "--format", "json", "--estimator", "pairwise")
     assert code == 0 and json.loads(out)["objective"] == "mi"
 
@@ -216,7 +216,7 @@ def test_cli_select_nested_gives_the_auto_pipeline_with_one_strategy_for_every_s
 def test_cli_cv_compares_pipelines_in_json(capsys, small_csv):
     import json
 
-    code, out, _ = _cli(capsys, "cv", "--data", small_csv, "--methods", "auto,lasso+ridge,mi", "--k-max", "2",
+    code, out, _ = _cli(capsys, "cv", "--data", small_csv, "--pipelines", "auto,lasso+ridge,mi", "--k-max", "2",
                         "--folds", "4", "--format", "json", "--estimator", "pairwise")
     assert code == 0
     rows = json.loads(out)["summary"]
@@ -225,10 +225,10 @@ def test_cli_cv_compares_pipelines_in_json(capsys, small_csv):
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (["cv", "--methods", "mi+nope"], "unknown predictor 'nope'"),
-    (["predict", "--scores", "b0=0.5", "--method", "auto", "--transform", "logit"], "options of --method gaussian"),
-    (["select", "-k", "2", "--method", "auto", "--objective", "mi"], "options of --method gaussian"),
-    (["select", "-k", "2", "--method", "gaussian", "--nested"], "--nested is an option of --method auto"),
+    (["cv", "--pipelines", "mi+nope"], "unknown predictor 'nope'"),
+    (["predict", "--scores", "b0=0.5", "--pipeline", "auto", "--scaling", "logit"], "options of --pipeline paper"),
+    (["select", "-k", "2", "--pipeline", "auto", "--objective", "mi"], "options of --pipeline paper"),
+    (["select", "-k", "2", "--pipeline", "paper", "--nested"], "--nested is an option of --pipeline auto"),
 ])
 def test_cli_pipeline_errors_exit_2_with_one_line(capsys, small_csv, argv, needle):
     code, _, err = _cli(capsys, argv[0], "--data", small_csv, *argv[1:])
@@ -287,7 +287,7 @@ def test_subset_sizes_outside_one_to_k_max_are_refused(ks):
 def test_pipeline_path_refuses_subset_sizes_outside_one_to_k_max(ks):
     X = np.random.default_rng(1).normal(size=(30, 6))
     with pytest.raises(ValueError, match="ks="):
-        pipeline_path(X, 3, ks=ks, strategies=("mi",), predictors=("gaussian",), stack=False, levels=())
+        pipeline_path(X, 3, ks=ks, settings=SearchSettings(strategies=("mi",), predictors=("gaussian",), stack=False, levels=()))
 
 
 def test_inner_optimism_is_the_mean_paired_gap_between_inner_and_held_out_r2():
@@ -688,8 +688,8 @@ def test_the_monotone_rule_keeps_the_previous_pipeline_only_when_the_best_falls_
 def test_the_monotone_path_never_switches_to_a_score_below_the_previous_choice():
     X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
     kw = dict(strategies=("mi", "random"), predictors=("gaussian", "ridge"), levels=())
-    best = pipeline_path(X, 5, rule="best", **kw)
-    mono = pipeline_path(X, 5, **kw)
+    best = pipeline_path(X, 5, settings=SearchSettings(rule="best", **kw))
+    mono = pipeline_path(X, 5, settings=SearchSettings(**kw))
     assert [r.name for r in best] != [r.name for r in mono]  # the rule acts on this case
     for prev, rec in zip(mono, mono[1:]):
         scores = rec.scores[rec.scores["k"] == rec.k]
@@ -699,11 +699,11 @@ def test_the_monotone_path_never_switches_to_a_score_below_the_previous_choice()
             assert rec.inner_r2 == pytest.approx(scores["r2"].max()) and rec.inner_r2 >= prev.inner_r2
     # a size asked for alone gets the choice it has on the whole path
     for k in (4, 5):
-        alone = pipeline_path(X, 5, ks=[k], **kw)
+        alone = pipeline_path(X, 5, ks=[k], settings=SearchSettings(**kw))
         assert [(r.k, r.name, r.selection, r.inner_r2) for r in alone] == [
             (mono[k - 1].k, mono[k - 1].name, mono[k - 1].selection, mono[k - 1].inner_r2)]
     with pytest.raises(ValueError, match="choice rule"):
-        pipeline_path(X, 3, rule="smallest", **kw)
+        pipeline_path(X, 3, settings=SearchSettings(rule="smallest", **kw))
 
 
 def test_a_strategy_left_out_leaves_the_other_candidates_searched_by_inner_cv():
@@ -712,8 +712,8 @@ def test_a_strategy_left_out_leaves_the_other_candidates_searched_by_inner_cv():
     X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
     strict = Selector("entropy", min_observed=39)  # no benchmark passes its filter: it cannot select
     kw = dict(predictors=("gaussian", "ridge"), levels=())
-    recs = pipeline_path(X, 5, strategies=("mi", "random", strict), **kw)
-    alone = pipeline_path(X, 5, strategies=("mi", "random"), **kw)
+    recs = pipeline_path(X, 5, settings=SearchSettings(strategies=("mi", "random", strict), **kw))
+    alone = pipeline_path(X, 5, settings=SearchSettings(strategies=("mi", "random"), **kw))
     for rec, ref in zip(recs, alone):
         assert "entropy left out" in rec.note
         assert np.isfinite(rec.inner_r2) and set(rec.scores["strategy"]) == {"mi", "random"}
@@ -741,8 +741,8 @@ def test_the_nested_rule_keeps_one_strategy_so_each_selection_is_a_prefix_of_the
 
     X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
     kw = dict(strategies=("mi", "random", "lasso"), predictors=("gaussian", "ridge"), levels=())
-    best = pipeline_path(X, 5, rule="best", **kw)
-    nested = pipeline_path(X, 5, rule="nested", **kw)
+    best = pipeline_path(X, 5, settings=SearchSettings(rule="best", **kw))
+    nested = pipeline_path(X, 5, settings=SearchSettings(rule="nested", **kw))
     assert len({r.strategy for r in best}) > 1  # the per-size choice switches strategy on this case
     assert len({r.strategy for r in nested}) == 1
     scores = nested[-1].scores

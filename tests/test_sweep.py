@@ -223,7 +223,7 @@ def _cli(capsys, *argv):
     return code, out, err
 
 
-CLI_GRID = ("cv", "--methods", "entropy,random", "--holdouts", "0.1,0.5", "--folds", "3", "--k-max", "2",
+CLI_GRID = ("cv", "--pipelines", "entropy,random", "--holdouts", "0.1,0.5", "--folds", "3", "--k-max", "2",
             "--estimator", "em", "--format", "csv")
 
 

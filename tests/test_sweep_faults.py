@@ -85,7 +85,7 @@ def _csv(tmp_path: Path) -> str:
     return str(path)
 
 
-CLI_CV = ("cv", "--methods", "entropy,random", "--holdouts", "0.1", "--folds", "3", "--k-max", "2",
+CLI_CV = ("cv", "--pipelines", "entropy,random", "--holdouts", "0.1", "--folds", "3", "--k-max", "2",
           "--estimator", "pairwise", "--format", "csv")
 
 

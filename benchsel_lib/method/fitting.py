@@ -50,7 +50,7 @@ from .predictors import (
 from .scaling import FittedScaling, Scaling
 from .lowrank import as_correlation_matrix
 from .choice import DEFAULT_RULE
-from .inner_search import Recommendation, pipeline_path
+from .inner_search import Recommendation, SearchSettings, pipeline_path
 from .folds import InnerFolds
 from .oof import STACK, block_predictions
 from .selection import Selection
@@ -635,10 +635,11 @@ class BasePipeline(BaseEstimator):
         single = len(spec.selector) == 1 and len(preds) == 1 and not spec.stack
         levels = DEFAULT_LEVELS if intervals and spec.calibrator is not None else ()
         bare = single and not levels  # one pair, nothing to score: the smallest inner CV
-        search = partial(pipeline_path, z, cov=R, strategies=spec.selector, predictors=tuple(preds), stack=spec.stack,
-                         seed=int(seeds.search), names=names, levels=levels, rule=spec.rule,
-                         n_folds=2 if bare else int(spec.folds), unconditioned=spec.scored or unconditioned,
-                         blocks=spec.blocks)
+        settings = SearchSettings(strategies=spec.selector, predictors=tuple(preds), stack=spec.stack,
+                                  seed=int(seeds.search), levels=levels, rule=spec.rule,
+                                  n_folds=2 if bare else int(spec.folds), unconditioned=spec.scored or unconditioned,
+                                  blocks=spec.blocks)
+        search = partial(pipeline_path, z, cov=R, names=names, settings=settings)
         if revealed is not None:
             recs = search(len(revealed), fixed=list(revealed))
         else:

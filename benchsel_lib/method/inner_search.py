@@ -47,7 +47,7 @@ from .plan import SearchPlan, plan_search
 from .predictors import check_predictor_name, check_unconditioned, make_predictor
 from .selectors import Selector, selector_named
 
-__all__ = ["Recommendation", "ChosenPredictor", "pipeline_path", "FALLBACK", "AUTO_BLOCKS"]
+__all__ = ["Recommendation", "ChosenPredictor", "SearchSettings", "pipeline_path", "FALLBACK", "AUTO_BLOCKS"]
 
 #: the named default used when there are too few training models for the inner CV
 FALLBACK = ("mi", "gaussian")
@@ -211,6 +211,70 @@ def _check_train(train: Any) -> np.ndarray:
     return tr
 
 
+@dataclass(frozen=True)
+class SearchSettings:
+    """What one inner search scores and how it chooses: the parameters of :func:`pipeline_path` beside the data.
+
+    Declared once, here; :func:`pipeline_path` checks them before any work.
+
+    Parameters
+    ----------
+    strategies : sequence of str or Selector
+        The candidate selections (preset names or selectors, labelled by
+        ``Selector.label``); mandatory benchmarks and filters are theirs.
+    predictors : sequence of str
+        The candidate predictors (one selector and one predictor: a fixed
+        pipeline, whose inner cross-validation only makes its intervals).
+    stack : bool
+        Also score the NNLS stack of ``predictors`` per strategy
+        (:func:`~benchsel_lib.method.oof.score_candidates`).
+    n_folds : int
+        Inner folds; with fewer than ``2 n_folds`` training models the search
+        is skipped and :data:`FALLBACK` is used (``note`` says so).
+    seed : int
+        Seed of the inner folds and of the random strategy.
+    levels : sequence of float
+        Interval levels.
+    budget : float, "auto" or None
+        Estimated operations the inner search may take
+        (:func:`~benchsel_lib.method.plan.plan_search`; ``"auto"``: its
+        default budget).  None: always the full search.
+    rule : {"monotone", "best", "nested"} or a rule object
+        How the candidate is chosen at each ``k`` (:mod:`benchsel_lib.method.choice`).
+        A rule that looks back (``"monotone"``, ``"nested"``) has every size
+        up to the largest of ``ks`` scored, so that a choice does not depend
+        on which sizes were asked for; a search cut down to its budget scores
+        only the sizes asked for, each choosing its best candidate.
+    unconditioned : {"skip", "mean"}
+        Which inner-held-out rows score a candidate: ``"skip"`` (the paper's
+        protocol) leaves out a row that observes none of the revealed
+        benchmarks; ``"mean"`` scores every row, the training mean for those.
+    blocks : sequence of int
+        Sizes at which the path is fixed when the choice there is not nested
+        (default none).  Above a block size ``b`` whose choice's strategy is
+        not nested (``Selector.nested``: anchor points, BenchPred's imputed
+        Lasso), every candidate keeps the benchmarks chosen at ``b`` as
+        mandatory ones and the search runs anew from ``b``, so that a model
+        that ran the choice at ``b`` runs only what a larger one adds; after
+        a nested choice the sizes up to the next block are those of the path
+        without blocks, searched only as far as it is used, each part looking
+        back at the choice that ends the part before and planned for the
+        whole path.  A strategy that cannot keep the benchmarks is left out
+        above the block (``note`` says so).  Ignored with ``fixed``.
+    """
+
+    strategies: Sequence[str | Selector] = DEFAULT_STRATEGIES
+    predictors: Sequence[str] = DEFAULT_PREDICTORS
+    stack: bool = True
+    n_folds: int = 5
+    seed: int = 0
+    levels: Sequence[float] = (0.5, 0.8, 0.9)
+    budget: float | str | None = "auto"
+    rule: Any = DEFAULT_RULE
+    unconditioned: str = "skip"
+    blocks: Sequence[int] = ()
+
+
 @dataclass
 class _Problem:
     """One search, validated: the training rows, the candidates and how they are scored and chosen."""
@@ -241,21 +305,20 @@ class _Problem:
         return len(self.strategies) * len(self.predictors) > 1 or self.stack
 
 
-def _problem(train: Any, k_max: int, *, cov: np.ndarray | None, strategies: Sequence[str | Selector],
-             predictors: Sequence[str], stack: bool, n_folds: int, seed: int, names: Sequence[str] | None,
-             levels: Sequence[float], fixed: Sequence[int] | None, rule: Any, unconditioned: str) -> _Problem:
+def _problem(train: Any, k_max: int, settings: SearchSettings, *, cov: np.ndarray | None, names: Sequence[str] | None,
+             fixed: Sequence[int] | None) -> _Problem:
     """Validate the arguments of one search (every check before any work). O(M N) plus the correlation."""
-    rule = choice_rule(rule)
+    rule = choice_rule(settings.rule)
     tr = _check_train(train)
     m, N = tr.shape
     names = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
     if len(names) != N:
         raise ValueError(f"names has {len(names)} entries for {N} benchmark columns")
-    listed = [selector_named(s) for s in strategies]
+    listed = [selector_named(s) for s in settings.strategies]
     selectors = {sel.label: sel for sel in listed}
     if len(selectors) != len(listed):
         raise ValueError(f"strategies lists a selector twice: {[s.label for s in listed]}")
-    predictors = tuple(predictors)
+    predictors = tuple(settings.predictors)
     for p in predictors:
         check_predictor_name(p)
     if not selectors or not predictors:
@@ -266,11 +329,11 @@ def _problem(train: Any, k_max: int, *, cov: np.ndarray | None, strategies: Sequ
             raise ValueError(f"fixed must list distinct columns in 0..{N - 1}, got {fixed!r}")
         k_max = len(fixed)
     k_max = check_int(k_max, "k")
-    folds = InnerFolds(check_int(n_folds, "n_folds", minimum=2), int(seed))
-    check_unconditioned(unconditioned)
+    folds = InnerFolds(check_int(settings.n_folds, "n_folds", minimum=2), int(settings.seed))
+    check_unconditioned(settings.unconditioned)
     R = inner_correlation(tr) if cov is None else as_correlation_matrix(cov)  # a wide matrix's stays low-rank
-    return _Problem(tr, names, selectors, predictors, bool(stack), folds, int(seed),
-                    tuple(float(lv) for lv in levels), fixed, unconditioned, R, rule, k_max)
+    return _Problem(tr, names, selectors, predictors, bool(settings.stack), folds, int(settings.seed),
+                    tuple(float(lv) for lv in settings.levels), fixed, settings.unconditioned, R, rule, k_max)
 
 
 def _fall_back(pb: _Problem) -> None:
@@ -465,20 +528,21 @@ def _conformal(pb: _Problem, oof: OutOfFold, orders: _Orders, s: str, p: str,
     return scale, scores, {lv: conformal_quantile(scores, lv) for lv in pb.levels}
 
 
-def _search_path(train: Any, k_max: int, *, ks: Sequence[int] | None, budget: float | str | None, first: int = 1,
-                 previous: dict[str, Any] | None = None, plan_for: Sequence[int] | None = None,
-                 **kw: Any) -> list[Recommendation]:
+def _search_path(train: Any, k_max: int, settings: SearchSettings, data: dict[str, Any], *, ks: Sequence[int] | None,
+                 first: int = 1, previous: dict[str, Any] | None = None,
+                 plan_for: Sequence[int] | None = None) -> list[Recommendation]:
     """:func:`pipeline_path` without blocks, or one segment of it.
 
     A look-back rule scores the sizes from ``first`` (not 1) up, and at
     ``first`` looks back at ``previous`` (:func:`_as_previous` of the choice
     at ``first - 1``); ``plan_for``: the sizes asked of the whole path from
     size 1, for which the budget plan is made, so that a path searched in
-    segments is planned, and chooses, as one search of every size.
+    segments is planned, and chooses, as one search of every size.  ``data``: ``cov``, ``names``
+    and ``fixed`` of :func:`pipeline_path`.
     """
-    pb = _problem(train, k_max, **kw)
+    pb = _problem(train, k_max, settings, **data)
     _fall_back(pb)
-    plan, lookback = _plan(pb, ks=ks, first=first, plan_for=plan_for, budget=budget,
+    plan, lookback = _plan(pb, ks=ks, first=first, plan_for=plan_for, budget=settings.budget,
                            lookback=pb.rule.lookback and pb.search and pb.fixed is None)
     if pb.fixed is not None:
         ks = [pb.k_max]
@@ -518,20 +582,11 @@ def pipeline_path(
     train: Any,
     k_max: int,
     *,
+    settings: SearchSettings = SearchSettings(),
     cov: np.ndarray | None = None,
-    strategies: Sequence[str | Selector] = DEFAULT_STRATEGIES,
-    predictors: Sequence[str] = DEFAULT_PREDICTORS,
-    stack: bool = True,
-    n_folds: int = 5,
-    seed: int = 0,
     names: Sequence[str] | None = None,
-    levels: Sequence[float] = (0.5, 0.8, 0.9),
     fixed: Sequence[int] | None = None,
     ks: Sequence[int] | None = None,
-    budget: float | str | None = "auto",
-    rule: Any = DEFAULT_RULE,
-    unconditioned: str = "skip",
-    blocks: Sequence[int] = (),
 ) -> list[Recommendation]:
     """The recommended pipeline for every ``k = 1..k_max`` from one inner cross-validation.
 
@@ -540,28 +595,15 @@ def pipeline_path(
     train : ndarray (m, N)
         Standardized training scores (NaN missing).
     k_max : int
+    settings : SearchSettings
+        The candidates, the inner folds, the choice rule, the interval levels,
+        the budget and the blocks (:class:`SearchSettings`).
     cov : ndarray (N, N), optional
         Training correlation for the final selection and Gaussian predictor
         (default :func:`~benchsel_lib.method.correlation.inner_correlation`).
-    strategies : sequence of str or Selector
-        The candidate selections (preset names or selectors, labelled by
-        ``Selector.label``); mandatory benchmarks and filters are theirs.
-    predictors : sequence of str
-        The candidate predictors (one selector and one predictor: a fixed
-        pipeline, whose inner cross-validation only makes its intervals).
-    stack : bool
-        Also score the NNLS stack of ``predictors`` per strategy
-        (:func:`~benchsel_lib.method.oof.score_candidates`).
-    n_folds : int
-        Inner folds; with fewer than ``2 n_folds`` training models the search
-        is skipped and :data:`FALLBACK` is used (``note`` says so).
-    seed : int
-        Seed of the inner folds and of the random strategy.
     names : sequence of str, optional
         Benchmark names of the columns (default ``"0", "1", ...``), for the
         selectors' mandatory benchmarks (names absent from them are skipped).
-    levels : sequence of float
-        Interval levels.
     fixed : sequence of int, optional
         A given revealed set (what a practitioner ran): no selection, only
         the predictor is chosen (strategy ``"given"``); ``k_max`` is ignored
@@ -569,32 +611,6 @@ def pipeline_path(
     ks : sequence of int, optional
         Score and recommend only these subset sizes (default ``1..k_max``);
         the selections still run to ``k_max``.
-    budget : float, "auto" or None
-        Estimated operations the inner search may take
-        (:func:`~benchsel_lib.method.plan.plan_search`; ``"auto"``: its
-        default budget).  None: always the full search.
-    rule : {"monotone", "best", "nested"} or a rule object
-        How the candidate is chosen at each ``k`` (:mod:`benchsel_lib.method.choice`).
-        A rule that looks back (``"monotone"``, ``"nested"``) has every size
-        up to the largest of ``ks`` scored, so that a choice does not depend
-        on which sizes were asked for; a search cut down to its budget scores
-        only the sizes asked for, each choosing its best candidate.
-    unconditioned : {"skip", "mean"}
-        Which inner-held-out rows score a candidate: ``"skip"`` (the paper's
-        protocol) leaves out a row that observes none of the revealed
-        benchmarks; ``"mean"`` scores every row, the training mean for those.
-    blocks : sequence of int
-        Sizes at which the path is fixed when the choice there is not nested
-        (default none).  Above a block size ``b`` whose choice's strategy is
-        not nested (``Selector.nested``: anchor points, BenchPred's imputed
-        Lasso), every candidate keeps the benchmarks chosen at ``b`` as
-        mandatory ones and the search runs anew from ``b``, so that a model
-        that ran the choice at ``b`` runs only what a larger one adds; after
-        a nested choice the sizes up to the next block are those of the path
-        without blocks, searched only as far as it is used, each part looking
-        back at the choice that ends the part before and planned for the
-        whole path.  A strategy that cannot keep the benchmarks is left out
-        above the block (``note`` says so).  Ignored with ``fixed``.
 
     Returns
     -------
@@ -608,28 +624,29 @@ def pipeline_path(
     estimates it); one more inner search per block whose choice is kept.
     Memory O(S K P m N) for the out-of-fold predictions.
     """
-    kw: dict[str, Any] = dict(cov=cov, predictors=predictors, stack=stack, n_folds=n_folds, seed=seed, names=names,
-                              levels=levels, fixed=fixed, budget=budget, rule=rule, unconditioned=unconditioned)
-    cuts = check_blocks(blocks)
+    data: dict[str, Any] = dict(cov=cov, names=names, fixed=fixed)
+    cuts = check_blocks(settings.blocks)
     if not cuts or fixed is not None:
-        return _search_path(train, k_max, strategies=strategies, ks=ks, **kw)
+        return _search_path(train, k_max, settings, data, ks=ks)
     k_max = check_int(k_max, "k")
     sizes = list(range(1, k_max + 1)) if ks is None else list(check_ks(ks, k_max))
     cuts = tuple(b for b in cuts if b < sizes[-1])  # a block at or above the largest size asked fixes nothing
-    listed = [selector_named(s) for s in strategies]
+    listed = [selector_named(s) for s in settings.strategies]
     if not cuts or all(sel.nested for sel in listed):  # no block can be kept: the one search without blocks
-        return _search_path(train, k_max, strategies=strategies, ks=ks, **kw)
-    return _Blocks(train, k_max, listed, sizes, cuts, kw).run()
+        return _search_path(train, k_max, settings, data, ks=ks)
+    return _Blocks(train, k_max, replace(settings, strategies=listed), sizes, cuts, data).run()
 
 
 class _Blocks:
     """:func:`pipeline_path` with blocks: the path without blocks, fixed at a block whose choice is not nested."""
 
-    def __init__(self, train: Any, k_max: int, listed: list[Selector], sizes: list[int], cuts: tuple[int, ...],
-                 kw: dict[str, Any]) -> None:
-        self.train, self.k_max, self.listed, self.sizes, self.cuts, self.kw = train, k_max, listed, sizes, cuts, kw
+    def __init__(self, train: Any, k_max: int, settings: SearchSettings, sizes: list[int], cuts: tuple[int, ...],
+                 data: dict[str, Any]) -> None:
+        self.train, self.k_max, self.sizes, self.cuts = train, k_max, sizes, cuts
+        self.settings, self.data, self.listed = settings, data, list(settings.strategies)
+        listed = self.listed
         N = _check_train(train).shape[1]
-        names = kw["names"]
+        names = data["names"]
         self.labels = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
         self.nested = {sel.label: sel.nested for sel in listed}
         # the path without blocks, by size, searched only as far as it is used: up to ``free_at``, with its
@@ -641,10 +658,10 @@ class _Blocks:
     def _unblocked(self, lo: int, hi: int) -> list[Recommendation]:
         """The path without blocks at the sizes in ``(lo, hi]``, searched on as far as needed."""
         if self.free_at < hi:  # to its end for the nested rule: its one strategy sees every size
-            upto = self.k_max if isinstance(choice_rule(self.kw["rule"]), Nested) else hi
-            part = _search_path(self.train, self.k_max, strategies=self.listed, first=self.free_at + 1,
+            upto = self.k_max if isinstance(choice_rule(self.settings.rule), Nested) else hi
+            part = _search_path(self.train, self.k_max, self.settings, self.data, first=self.free_at + 1,
                                 ks=[k for k in self.whole if self.free_at < k <= upto], previous=self.free_prev,
-                                plan_for=self.whole, **self.kw)
+                                plan_for=self.whole)
             self.free.update((r.k, r) for r in part)
             self.free_at, self.free_prev = upto, _as_previous(part[-1])
         return [self.free[k] for k in sorted(self.free) if lo < k <= hi]
@@ -661,8 +678,8 @@ class _Blocks:
         if not cands:
             raise ValueError(f"no candidate strategy can keep the choice at k={lo}: " + "; ".join(errors))
         last = hi == self.k_max  # the last search selects up to k_max, as the path without blocks does
-        out = _search_path(self.train, hi, strategies=cands, ks=asked if last else sorted(set(asked) | {hi}),
-                           first=max(lo, 1), **self.kw)
+        out = _search_path(self.train, hi, replace(self.settings, strategies=cands),
+                           self.data, ks=asked if last else sorted(set(asked) | {hi}), first=max(lo, 1))
         for r in out if errors else []:
             r.note = "; ".join(([r.note] if r.note else []) + errors)
         return out
