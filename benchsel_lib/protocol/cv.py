@@ -169,20 +169,18 @@ def split_rows(
     val: np.ndarray,
     *,
     pipelines: Sequence[Pipeline],
-    k_max: int,
-    ks: Sequence[int] | None,
-    levels: Sequence[float],
-    clip: float,
-    unconditioned: str,
-    min_train_observed: int,
+    protocol: CVProtocol,
     seeds: FitSeeds,
     fold: int,
     meta: dict[str, Any],
     timings: dict[str, float] | None = None,
-    keep_entries: bool = False,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Fit every pipeline on one (train, validation) split and score it (protocol steps 3-6).
 
+    ``protocol`` gives the sizes (its ``k_max`` resolved, :meth:`CVProtocol.for_matrix`),
+    the levels, the clip, the rule for unreached models, the training
+    observations a benchmark needs and whether entries are kept; its folds,
+    seed and holdouts are the caller's (``train``, ``val``, ``seeds``).
     Returns the result rows (one per pipeline and ``k``; with ``keep_entries``
     each carries its scored entries, :class:`~benchsel_lib.protocol.summaries.ScoredEntries`)
     and the top-residual records.  Cost: per pipeline one
@@ -193,17 +191,17 @@ def split_rows(
     """
     tm = timings if timings is not None else {}
     t0 = time.perf_counter()
+    k_max, levels = protocol.k_max, protocol.levels
     Xtr_full = X[train]
-    cols = kept_columns(Xtr_full, min_train_observed)
+    cols = kept_columns(Xtr_full, protocol.min_train_observed)
     n_dropped = X.shape[1] - cols.size
     Xtr = Xtr_full[:, cols]
     Xtr = Xtr[(~np.isnan(Xtr)).any(axis=1)]
     Xva = X[np.ix_(val, cols)]
     names = [benchmarks[j] for j in cols]
-    vnames = [models[i] for i in val]
     evaluation = fit_standardizer(Xtr, std_floor="relative")
-    truth_all = np.clip(evaluation.transform(Xva), -clip, clip)
-    Ov = ~np.isnan(Xva)
+    validation = _Validation(Xva, ~np.isnan(Xva), np.clip(evaluation.transform(Xva), -protocol.clip, protocol.clip),
+                             evaluation, names, [models[i] for i in val])
     spent = {"correlation": 0.0}
 
     def correlate(correlation: Correlation, values: np.ndarray, standardized: np.ndarray) -> np.ndarray:
@@ -217,17 +215,17 @@ def split_rows(
     base = dict(n_train=int(Xtr.shape[0]), n_val=int(len(val)), n_dropped=int(n_dropped))
     rows: list[dict[str, Any]] = []
     tops: list[dict[str, Any]] = []
-    where = (np.asarray(val, dtype=np.int64), cols.astype(np.int64), X.shape[1]) if keep_entries else None
+    where = (np.asarray(val, dtype=np.int64), cols.astype(np.int64), X.shape[1]) if protocol.keep_entries else None
     for pipe in pipelines:
         t1 = time.perf_counter()
         before = spent["correlation"]
-        path = pipe.fit_path(Xtr, names=names, k_max=min(int(k_max), cols.size), ks=ks, seeds=seeds,
-                             correlate=correlate, intervals=bool(levels), unconditioned=unconditioned)
+        path = pipe.fit_path(Xtr, names=names, k_max=min(int(k_max), cols.size), ks=protocol.ks, seeds=seeds,
+                             correlate=correlate, intervals=bool(levels), unconditioned=protocol.unconditioned)
         t2 = time.perf_counter()
         tm["correlation"] = tm.get("correlation", 0.0) + (spent["correlation"] - before)
         tm["selection"] = tm.get("selection", 0.0) + (t2 - t1) - (spent["correlation"] - before)
-        r, t = _score_path(pipe.label, path, Xva, Ov, truth_all, evaluation, names, vnames, levels=levels,
-                           unconditioned=unconditioned, fold=fold, meta=meta, base=base, where=where)
+        r, t = _score_path(pipe.label, path, validation, protocol=protocol, fold=fold, meta=meta, base=base,
+                           where=where)
         rows.extend(r)
         tops.extend(t)
         tm["imputation+metrics"] = tm.get("imputation+metrics", 0.0) + (time.perf_counter() - t2)
@@ -300,10 +298,27 @@ def _to_eval(fs: Any, evaluation: Any) -> Any:
     return to_eval
 
 
+@dataclass(frozen=True)
+class _Validation:
+    """A split's validation rows as the protocol scores them (:func:`split_rows`).
+
+    ``X``: their scores in the split's columns; ``observed``: where observed;
+    ``truth``: standardized on the training rows and clipped; ``evaluation``:
+    that standardization; ``names``, ``models``: the columns' benchmarks and
+    the rows' models.
+    """
+
+    X: np.ndarray
+    observed: np.ndarray
+    truth: np.ndarray
+    evaluation: Any
+    names: Sequence[str]
+    models: Sequence[str]
+
+
 def _score_path(
-    label: str, path: FittedPath, Xva: np.ndarray, Ov: np.ndarray, truth_all: np.ndarray, evaluation: Any,
-    names: Sequence[str], vnames: Sequence[str], *, levels: Sequence[float], unconditioned: str, fold: int,
-    meta: dict[str, Any], base: dict[str, Any], where: tuple[np.ndarray, np.ndarray, int] | None = None,
+    label: str, path: FittedPath, val: _Validation, *, protocol: CVProtocol, fold: int, meta: dict[str, Any],
+    base: dict[str, Any], where: tuple[np.ndarray, np.ndarray, int] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Rows and top residuals of one fitted path on the validation rows (protocol steps 5-6).
 
@@ -315,17 +330,17 @@ def _score_path(
     """
     if not path.steps:
         return [], []
-    fs = path.scaling
-    z_val = fs.transform(Xva)
-    held = HeldOut(z_val, Ov, unconditioned)
-    to_eval = _to_eval(fs, evaluation)
+    fs, levels, names = path.scaling, protocol.levels, val.names
+    z_val = fs.transform(val.X)
+    held = HeldOut(z_val, val.observed, protocol.unconditioned)
+    to_eval = _to_eval(fs, val.evaluation)
     rows, tops = [], []
     # the entries scored at every size of the path (in the split's columns), for the same-entries R^2
     scored_sq: list[tuple[np.ndarray, np.ndarray]] = []
     for step, sp in zip(path.steps, path.predict(z_val)):
         T, sel = sp.targets, step.selected
-        s = _StepScores.of(held, truth_all, sel, T, to_eval(sp.mean, T))
-        scored_sq.append(s.full(Ov.shape))
+        s = _StepScores.of(held, val.truth, sel, T, to_eval(sp.mean, T))
+        scored_sq.append(s.full(val.observed.shape))
         row: dict[str, Any] = dict(meta)
         row.update(method=label, fold=fold, k=step.k, **s.metrics(), **step.diagnostics,
                    selected=tuple(names[j] for j in sel), **base)
@@ -339,8 +354,8 @@ def _score_path(
             _coverage(row, sp, s.E, s.truth, z_val, T, to_eval, levels, search=step.choice is not None)
         rows.append(row)
         tops.extend(dict(meta, method=label, fold=fold, k=step.k, **t)
-                    for t in _top_records(s.res2, T, row["ss_res"], row["n_eval"], names, vnames))
-    _add_common(rows, scored_sq, truth_all)
+                    for t in _top_records(s.res2, T, row["ss_res"], row["n_eval"], names, val.models))
+    _add_common(rows, scored_sq, val.truth)
     return rows, tops
 
 
@@ -450,9 +465,8 @@ class _SplitUnit:
         pr: CVProtocol = self.kw["protocol"]
         h, f = fold.meta["holdout"], fold.index
         r, t = split_rows(self.X, self.models, self.benchmarks, fold.train, fold.held, pipelines=self.kw["pipelines"],
-                          k_max=pr.k_max, ks=pr.ks, levels=pr.levels, clip=pr.clip, unconditioned=pr.unconditioned,
-                          min_train_observed=pr.min_train_observed, seeds=split_seeds(pr.seed, f, h, pr.scheme),
-                          fold=f, meta={"holdout": h}, timings=tm, keep_entries=pr.keep_entries)
+                          protocol=pr, seeds=split_seeds(pr.seed, f, h, pr.scheme), fold=f, meta={"holdout": h},
+                          timings=tm)
         return r, t, tm
 
 

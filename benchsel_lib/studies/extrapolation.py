@@ -11,7 +11,7 @@ from .._checks import check_int, check_matrix
 from .._random import check_seed, rng
 from ..data import ScoreMatrix
 from ..method.scaling import PROTOCOL_CLIP, fit_standardizer
-from ..protocol.cv import check_pipelines, split_rows
+from ..protocol.cv import CVProtocol, check_pipelines, split_rows
 from ..protocol.splits import split_seeds
 from ..protocol.summaries import Records
 
@@ -79,9 +79,8 @@ def extrapolation_check(
     r_train = np.sort(perm[top.size:])
     rows: list[dict[str, Any]] = []
     tops: list[dict[str, Any]] = []
-    common = dict(pipelines=pipes, k_max=k, ks=None, levels=tuple(float(v) for v in levels), clip=float(clip),
-                  unconditioned="skip", min_train_observed=1, seeds=split_seeds(seed, 0, float("nan"), "nested"),
-                  fold=0)
+    protocol = CVProtocol(k_max=k, levels=tuple(float(v) for v in levels), clip=float(clip))
+    common = dict(pipelines=pipes, protocol=protocol, seeds=split_seeds(seed, 0, float("nan"), "nested"), fold=0)
     for split, tr, va in (("top", train, top), ("random", r_train, r_val)):
         r, t = split_rows(X, matrix.models, matrix.benchmarks, tr, va,
                           meta={"split": split, "quantile": float(quantile), "holdout": np.nan}, **common)
