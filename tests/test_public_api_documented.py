@@ -125,9 +125,8 @@ POSITIONAL = {
                           "FittedScaling.inverse": {"cols"}},  # the columns the rows hold
     "protocol/cv.py": {"cross_validate": {"pipelines"}},  # what is compared on the matrix
     # scikit-learn's splitter protocol: its model selection passes y and groups by position
-    "method/folds.py": {"InnerFolds.split": {"y", "groups"}, "InnerFolds.get_n_splits": {"y", "groups"},
-                        "InterleavedFolds.split": {"y", "groups"}, "InterleavedFolds.get_n_splits": {"y", "groups"}},
-    "protocol/splits.py": {"CVSplits.split": {"y", "groups"}, "CVSplits.get_n_splits": {"y", "groups"}},
+    "method/folds.py": {"Splitter.split": {"y", "groups"}, "Splitter.get_n_splits": {"y", "groups"}},
+    "protocol/splits.py": {"CVSplits.get_n_splits": {"y", "groups"}},
     "studies/extrapolation.py": {"extrapolation_check": {"pipelines"}},
     "studies/diagnostics.py": {"cholesky_residual_trace": {"k"}},  # the size of the factorization
 }

@@ -40,7 +40,7 @@ import numpy as np
 from .._checks import check_int
 from .._random import balanced_folds, rng
 
-__all__ = ["Fold", "InnerFolds", "InterleavedFolds", "cross_fit", "run_folds", "n_rows", "index_pairs"]
+__all__ = ["Fold", "Splitter", "InnerFolds", "InterleavedFolds", "cross_fit", "run_folds", "n_rows", "index_pairs"]
 
 T = TypeVar("T")
 #: a unit of work on one fold, and the fold it runs on
@@ -115,8 +115,62 @@ def _complement_folds(held: Sequence[np.ndarray], m: int) -> list[Fold]:
     return [Fold(np.setdiff1d(np.arange(m), rows), np.asarray(rows), f) for f, rows in enumerate(held)]
 
 
+class Splitter:
+    """Splits rows into folds: :meth:`folds` for the library, scikit-learn's splitter protocol on top.
+
+    A subclass (a frozen dataclass with ``n_folds``) implements
+    ``folds(m) -> list[Fold]``; :meth:`split` and :meth:`get_n_splits` are
+    then scikit-learn's splitter protocol, as
+    :class:`sklearn.model_selection.KFold` has it, so an instance can be
+    passed as ``cv=`` (``cross_val_score(est, X, y, cv=InnerFolds(5))``).
+    """
+
+    n_folds: int
+
+    def folds(self, m: int) -> list[Fold]:
+        """The folds of ``m`` rows (what the library's out-of-fold engine runs on); the subclass's cost."""
+        raise NotImplementedError
+
+    def split(self, X: object, y: object = None, groups: object = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Generate the indices of the training and held-out rows of every fold (scikit-learn's splitter protocol).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or ScoreMatrix
+            The rows to split; only their number is used (not a number itself:
+            :meth:`folds` takes that).
+        y, groups : object, optional
+            Ignored; in the signature for compatibility with scikit-learn.
+
+        Yields
+        ------
+        train : ndarray of int
+            Sorted training row indices of the fold.
+        test : ndarray of int
+            Sorted held-out row indices of the fold.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is a number or not array-like, or has fewer rows than
+            ``n_folds``.
+
+        Notes
+        -----
+        The pairs of :meth:`folds` in their order, with identical indices.
+        Cost: that of :meth:`folds`.
+        """
+        n = n_rows(X)
+        _check_enough(n, self.n_folds)
+        return index_pairs(self.folds(n))
+
+    def get_n_splits(self, X: object = None, y: object = None, groups: object = None) -> int:
+        """The number of splits, ``n_folds`` (scikit-learn's splitter protocol; the arguments are ignored). O(1)."""
+        return self.n_folds
+
+
 @dataclass(frozen=True)
-class InnerFolds:
+class InnerFolds(Splitter):
     """Seeded balanced folds of the training rows (the splitter of a search and of a fitted inflation).
 
     The rows are permuted by a random stream and cut into ``n_folds``
@@ -164,62 +218,10 @@ class InnerFolds:
         """The folds of ``m`` rows (what the library's out-of-fold engine runs on). O(K m)."""
         return _complement_folds(self.held_out(m), m)
 
-    def split(self, X: object, y: object = None, groups: object = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Generate the indices of the training and held-out rows of every fold (scikit-learn's splitter protocol).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features) or ScoreMatrix
-            The rows to split; only their number is used (not a number itself:
-            :meth:`folds` takes that).
-        y, groups : object, optional
-            Ignored; in the signature for compatibility with scikit-learn.
-
-        Yields
-        ------
-        train : ndarray of int
-            Sorted training row indices of the fold.
-        test : ndarray of int
-            Sorted held-out row indices of the fold; over the ``n_folds``
-            folds they partition the rows.
-
-        Raises
-        ------
-        ValueError
-            If ``X`` is a number or not array-like, or has fewer rows than
-            ``n_folds``.
-
-        Notes
-        -----
-        The pairs of :meth:`folds` in fold order, with identical indices.
-        Cost O(K n_samples).
-        """
-        n = n_rows(X)
-        _check_enough(n, self.n_folds)
-        return index_pairs(self.folds(n))
-
-    def get_n_splits(self, X: object = None, y: object = None, groups: object = None) -> int:
-        """The number of splits (scikit-learn's splitter protocol).
-
-        Parameters
-        ----------
-        X, y, groups : object, optional
-            Ignored; in the signature for compatibility with scikit-learn.
-
-        Returns
-        -------
-        int
-            ``n_folds``.
-
-        Notes
-        -----
-        Cost O(1).
-        """
-        return self.n_folds
 
 
 @dataclass(frozen=True)
-class InterleavedFolds:
+class InterleavedFolds(Splitter):
     """Row ``i`` held out in fold ``i mod n_folds``: deterministic folds (the sparse objective's strength).
 
     Parameters
@@ -243,58 +245,6 @@ class InterleavedFolds:
         label = np.arange(m) % self.n_folds
         return [Fold(np.flatnonzero(label != f), np.flatnonzero(label == f), f) for f in range(self.n_folds)]
 
-    def split(self, X: object, y: object = None, groups: object = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Generate the indices of the training and held-out rows of every fold (scikit-learn's splitter protocol).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features) or ScoreMatrix
-            The rows to split; only their number is used (not a number itself:
-            :meth:`folds` takes that).
-        y, groups : object, optional
-            Ignored; in the signature for compatibility with scikit-learn.
-
-        Yields
-        ------
-        train : ndarray of int
-            Sorted training row indices of the fold.
-        test : ndarray of int
-            Row ``i`` is held out in fold ``i mod n_folds``; over the
-            ``n_folds`` folds the held-out rows partition the rows.
-
-        Raises
-        ------
-        ValueError
-            If ``X`` is a number or not array-like, or has fewer rows than
-            ``n_folds``.
-
-        Notes
-        -----
-        The pairs of :meth:`folds` in fold order, with identical indices.
-        Cost O(K n_samples).
-        """
-        n = n_rows(X)
-        _check_enough(n, self.n_folds)
-        return index_pairs(self.folds(n))
-
-    def get_n_splits(self, X: object = None, y: object = None, groups: object = None) -> int:
-        """The number of splits (scikit-learn's splitter protocol).
-
-        Parameters
-        ----------
-        X, y, groups : object, optional
-            Ignored; in the signature for compatibility with scikit-learn.
-
-        Returns
-        -------
-        int
-            ``n_folds``.
-
-        Notes
-        -----
-        Cost O(1).
-        """
-        return self.n_folds
 
 
 def run_folds(jobs: Sequence[Job[T]], *, run: Runner | None = None) -> Iterator[T]:

@@ -7,13 +7,12 @@ the streams of the paper's code release, so seed 42 gives the paper's own folds.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._random import balanced_folds, check_seed, fold_labels, int_seed, rng
-from ..method.folds import Fold, index_pairs, n_rows
+from ..method.folds import Fold, Splitter
 from ..method.pipeline import FitSeeds
 
 __all__ = [
@@ -144,7 +143,7 @@ def cv_splits(
 
 
 @dataclass(frozen=True)
-class CVSplits:
+class CVSplits(Splitter):
     """The splitter of the protocol: every (holdout, fold) split of :func:`cv_splits`.
 
     The protocol's splits as :class:`~benchsel_lib.method.folds.Fold` objects
@@ -177,55 +176,8 @@ class CVSplits:
         return [Fold(train, val, f, {"holdout": h}) for h in self.holdouts
                 for f, train, val in cv_splits(m, n_folds=self.n_folds, holdout=h, seed=self.seed, scheme=self.scheme)]
 
-    def split(self, X: object, y: object = None, groups: object = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Generate the training and validation indices of every split (scikit-learn's splitter protocol).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_models, n_benchmarks) or ScoreMatrix
-            The models to split; only their number is used (not a number
-            itself: :meth:`folds` takes that).
-        y, groups : object, optional
-            Ignored; in the signature for compatibility with scikit-learn.
-
-        Yields
-        ------
-        train : ndarray of int
-            Sorted training model indices of the split (a subsample of the
-            other folds when ``holdout > 0``).
-        test : ndarray of int
-            Sorted validation model indices (the split's fold).
-
-        Raises
-        ------
-        ValueError
-            If ``X`` is a number or not array-like; the checks of
-            :func:`cv_splits`.
-
-        Notes
-        -----
-        The pairs of :meth:`folds`, holdout by holdout and fold by fold, with
-        identical indices.  Cost O(H K M) for H holdouts and M models.
-        """
-        return index_pairs(self.folds(n_rows(X)))
-
     def get_n_splits(self, X: object = None, y: object = None, groups: object = None) -> int:
-        """The number of splits (scikit-learn's splitter protocol).
-
-        Parameters
-        ----------
-        X, y, groups : object, optional
-            Ignored; in the signature for compatibility with scikit-learn.
-
-        Returns
-        -------
-        int
-            ``len(holdouts) * n_folds``.
-
-        Notes
-        -----
-        Cost O(1).
-        """
+        """The number of splits, ``len(holdouts) * n_folds`` (scikit-learn's splitter protocol). O(1)."""
         return len(self.holdouts) * self.n_folds
 
 
