@@ -44,11 +44,11 @@ Usage::
     python benchmarks/bench_recommend.py [--datasets mteb merged benchpress mmlu] [--seeds 0 42]
                                          [--n-jobs 2] [--greedy] [--anchors] [--skip-grid]
                                          [--skip-timing] [--quick] [--aside NAME ...]
-                                         [--candidates STRATEGY ...] [--predictors PREDICTOR ...]
-                                         [--drop STRATEGY ...]
+                                         [--candidates SELECTOR ...] [--predictors PREDICTOR ...]
+                                         [--drop SELECTOR ...]
                                          [--choice nested|best]
                                          [--min-observed N] [--blocks B ...]
-                                         [--gain-seeds SEED ...] [--unconditioned skip|mean]
+                                         [--gain-seeds SEED ...] [--unreached skip|mean]
                                          [--dense] [--json PATH]
 
 ``--json PATH`` also writes the seed-42 figures it prints (the peers tables
@@ -60,12 +60,12 @@ pipeline quotes ``benchmarks/results/recommend.json`` (from ``--quick``) and
 ``recommend-cost.json`` (from ``--skip-grid --aside``, the timing alone).
 
 ``--dense`` runs auto, and each variant of it asked for below, with auto's
-first candidate set on every matrix (:data:`~benchsel_lib.method.candidates.DEFAULT_STRATEGIES`
+first candidate set on every matrix (:data:`~benchsel_lib.method.candidates.DEFAULT_SELECTORS`
 and ``DEFAULT_PREDICTORS``; by default auto searches its sparse set,
-``SPARSE_STRATEGIES`` and ``SPARSE_PREDICTORS``, where the training matrix
+``SPARSE_SELECTORS`` and ``SPARSE_PREDICTORS``, where the training matrix
 misses more than half its entries: Merged and BenchPress) and without
 blocks (``blocks=()``; auto's own, ``AUTO_BLOCKS``, keep a choice at five
-whose strategy is not nested, of which the first set has none, so they
+whose selector is not nested, of which the first set has none, so they
 matter only to the variants that add such a candidate).
 
 ``--quick``: seed 42 only, auto against the peers alone (no fixed grid), no
@@ -73,20 +73,20 @@ timing; with ``--datasets merged`` it runs one matrix; with ``--seeds 0 1 2``
 those seeds, and the peers tables pooled over them too.  ``--aside`` names the
 held-aside sources to check (default all three; ``--aside`` alone: none).
 
-``--greedy`` adds the predictive-greedy strategy to the fixed grid (slow);
-``--anchors`` adds the anchor-point (k-medoids) strategy.  Both are off by
+``--greedy`` adds the predictive-greedy selector to the fixed grid (slow);
+``--anchors`` adds the anchor-point (k-medoids) selector.  Both are off by
 default so that the default grid, and its verdicts, stay as they were.
 
-``--candidates anchors`` (any selection strategies) also runs, on the
-paper's folds with seed 42, the recommended pipeline with those strategies
+``--candidates anchors`` (any selectors) also runs, on the
+paper's folds with seed 42, the recommended pipeline with those selectors
 added to its candidates, and prints its R^2 at k = 5 and 10 (the held-aside
 sizes there) against auto's, paired by fold (with ``--quick`` also on the
 entries both score): what the candidate would change, and the fold where the
 two differ most, with the entries each scores there
 and its choice.  ``--predictors imputed-ridge`` (any predictors) does the same
 with predictors added to its candidates (with ``--candidates``, one variant
-with both added).  ``--drop random`` (any of auto's own strategies) takes
-those strategies out of that variant's candidates (alone: one variant of auto
+with both added).  ``--drop random`` (any of auto's own selectors) takes
+those selectors out of that variant's candidates (alone: one variant of auto
 without them).
 ``--choice nested`` (or ``best``) does the same for auto with that choice
 rule (:data:`benchsel_lib.method.choice.CHOICE_RULES`), with its gain from
@@ -115,7 +115,7 @@ on the held-aside sources::
 
     python benchmarks/bench_recommend.py --skip-grid --skip-timing --aside --choice nested --gain-seeds 0 1 2
 
-``--unconditioned mean`` scores, in those runs and in the grid (not on the
+``--unreached mean`` scores, in those runs and in the grid (not on the
 held-aside sources), a held-out model that observes none of the revealed
 benchmarks with the training mean instead of leaving it out (the paper's
 rule, ``skip``): every held-out model is then scored at both sizes and by
@@ -147,10 +147,10 @@ from benchsel_lib.data import load_matrix, load_source  # noqa: E402
 from benchsel_lib.method.candidates import (  # noqa: E402
     DEFAULT_MIN_OBSERVED,
     DEFAULT_PREDICTORS,
-    DEFAULT_STRATEGIES,
+    DEFAULT_SELECTORS,
     SPARSE_MISSING,
     SPARSE_PREDICTORS,
-    SPARSE_STRATEGIES,
+    SPARSE_SELECTORS,
 )
 from benchsel_lib.method.choice import CHOICE_RULES, DEFAULT_RULE  # noqa: E402
 from benchsel_lib.method.inner_search import AUTO_BLOCKS  # noqa: E402
@@ -189,7 +189,7 @@ TARGETS = {  # minimum mean R^2 of the recommended pipeline at k = 5 and 10
     "mteb": {5: 0.77, 10: 0.82},
 }
 LEVELS = (0.5, 0.8, 0.9)
-STRATS = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso")
+SELS = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso")
 PREDS = ("gaussian", "ridge", "lowrank", "knn", "blend")
 PEER_SEED = 42
 #: The sources held aside and the matrices, as the book names them (in the result file's summaries).
@@ -404,13 +404,13 @@ def _variants(candidates=(), choice=None, min_observed=None, predictors=(),
     """The variants of auto that ``--candidates`` and ``--predictors`` (one variant), ``--choice`` (with
     ``--candidates`` or ``--predictors`` also one variant with both) and
     ``--min-observed`` ask for, each with what it is; with ``--blocks``, auto with those block sizes and each
-    variant with them in place of its own.  ``drop``: auto's strategies that the variant with
+    variant with them in place of its own.  ``drop``: auto's selectors that the variant with
     ``--candidates`` and ``--predictors`` (or, alone, a variant of its own) leaves out of the candidates.
     ``base``: options of every variant of auto (``--dense``: its first candidate set on every matrix)."""
     base = dict(base or {})
     out = []
     if candidates or predictors or drop:
-        kept = tuple(s for s in DEFAULT_STRATEGIES if s not in drop)
+        kept = tuple(s for s in DEFAULT_SELECTORS if s not in drop)
         grown = dict(selectors=kept + tuple(s for s in candidates if s not in kept and s not in drop),
                      predictors=tuple(DEFAULT_PREDICTORS) + tuple(p for p in predictors if p not in DEFAULT_PREDICTORS),
                      **{key: base[key] for key in ("blocks",) if key in base})
@@ -431,20 +431,20 @@ def _variants(candidates=(), choice=None, min_observed=None, predictors=(),
     if blocks:
         at = "/b" + "-".join(str(b) for b in blocks)
         fixed = (f", each larger selection adding to the choice at k = {', '.join(str(b) for b in blocks)} "
-                 "where that choice's strategy is not nested")
+                 "where that choice's selector is not nested")
         kw = dict(blocks=tuple(blocks))
         out = [(Pipeline.auto(**{**base, **kw}, name="auto" + at), "auto" + fixed)] + [
             (pipe.set_params(**kw, name=pipe.name + at), what + fixed) for pipe, what in out]
     return out
 
 
-def _worst_fold(M, df: pd.DataFrame, g, seed: int, shown: int = 3, unconditioned: str = "skip",
+def _worst_fold(M, df: pd.DataFrame, g, seed: int, shown: int = 3, unreached: str = "skip",
                 key: str | None = None) -> None:
     """Print the fold where auto's R^2 falls most from k0 to k1 (a :func:`k_gain` row ``g``) and the held-out
     models only k1 scores there (:func:`newly_scored`: those whose revealed benchmarks fewest training models
     observe first); with ``key``, keep the figures for ``--json``."""
     k0, k1, f = g["k0"], g["k1"], g["worst_fold"]
-    new = newly_scored(M, df, fold=f, seed=seed, k0=k0, k1=k1, unconditioned=unconditioned)
+    new = newly_scored(M, df, fold=f, seed=seed, k0=k0, k1=k1, unreached=unreached)
     at = df[(df["method"] == "auto") & (df["fold"] == f)].set_index("k")["r2"]
     how = "falls most" if g["worst_gain"] < 0 else "gains least"
     if key is not None:
@@ -492,14 +492,14 @@ def _largest_fold_difference(df: pd.DataFrame, method: str, k: int) -> None:
     print(f"  the folds differ most at fold {f}: {one(method)} against auto's {one('auto')}")
 
 
-def _against_auto(M, variants, ks, n_jobs: int, results: pd.DataFrame, unconditioned: str = "skip") -> None:
+def _against_auto(M, variants, ks, n_jobs: int, results: pd.DataFrame, unreached: str = "skip") -> None:
     """Print each variant of auto (:func:`_variants`) against auto's rows of ``results`` (seed 42, the same folds),
     paired by fold, at the sizes ``ks``, and its gain from the smallest to the largest."""
     auto = results[(results["method"] == "auto") & (results["seed"] == PEER_SEED)]
     entries = "entries" in auto.columns  # auto's scored entries were kept (--quick): pair on the shared ones too
     for pipe, what in variants:
         df = cross_validate(M, [pipe], holdouts=(0.1,), k_max=max(ks), ks=tuple(ks), n_folds=10, seed=PEER_SEED,
-                            scheme="paper", levels=(), progress=False, n_jobs=n_jobs, unconditioned=unconditioned,
+                            scheme="paper", levels=(), progress=False, n_jobs=n_jobs, unreached=unreached,
                             keep_entries=entries).assign(seed=PEER_SEED)
         both = pd.concat([auto, df], ignore_index=True)
         shared = shared_differences(both, [pipe.name], ks=ks).set_index("k") if entries else None
@@ -557,23 +557,23 @@ def _quick_summary(name: str, rule: str, df, seeds, keep) -> list[str]:
 
 
 def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quick: bool = False,
-         variants=(), unconditioned: str = "skip", auto=None) -> list[str]:
+         variants=(), unreached: str = "skip", auto=None) -> list[str]:
     verdicts = []
-    rule = "" if unconditioned == "skip" else f" [unconditioned {unconditioned}]"
+    rule = "" if unreached == "skip" else f" [unreached {unreached}]"
     if quick:
         fixed = peer_pairs(PEERS)
     else:
-        fixed = fixed_pairs(strategies=STRATS + (("greedy",) if greedy else ()) + (("anchors",) if anchors else ()),
+        fixed = fixed_pairs(selectors=SELS + (("greedy",) if greedy else ()) + (("anchors",) if anchors else ()),
                             predictors=PREDS)
         fixed += [p for p in peer_pairs(PEERS) if p not in fixed]
     for name in datasets:
         M = load_matrix(name)
         t0 = time.perf_counter()
         df = compare_pipelines(M, fixed=fixed, seeds=seeds, config=CONFIG.get(name, "released"), levels=LEVELS,
-                               n_jobs=n_jobs, unconditioned=unconditioned, keep_entries=quick, auto=auto)
+                               n_jobs=n_jobs, unreached=unreached, keep_entries=quick, auto=auto)
         secs = time.perf_counter() - t0
         print(f"\n== {name} {M.shape}{rule}  ({secs:.0f} s, {len(seeds)} seeds x 10 folds)")
-        keep = name if unconditioned == "skip" else None  # --json keeps the paper's rule only
+        keep = name if unreached == "skip" else None  # --json keeps the paper's rule only
         if keep:
             RESULTS.put(name, "shape", text=f"{M.shape[0]} x {M.shape[1]}")
             RESULTS.put(name, "observed_pct", text=f"{100 * M.observed_fraction:.0f}")
@@ -592,14 +592,14 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
             if quick:
                 _shared_table(df, label=f"seeds {' '.join(map(str, seeds))} pooled")
         if variants and PEER_SEED in seeds:
-            _against_auto(M, variants, (5, 10), n_jobs, df, unconditioned)
+            _against_auto(M, variants, (5, 10), n_jobs, df, unreached)
         for sd in sorted(set(seeds)) + ([None] if len(seeds) > 1 else []):
             print("pooled:" if sd is None else f"seed {sd}:", end=" ")
             g = k_gain(df if sd is None else df[df["seed"] == sd])
             found = _gain_verdicts(f"{name}{rule} (seed {sd})", g, key=keep if sd == PEER_SEED else None)
             if sd == PEER_SEED:
                 verdicts += found
-                _worst_fold(M, df[df["seed"] == sd], g, sd, unconditioned=unconditioned, key=keep)
+                _worst_fold(M, df[df["seed"] == sd], g, sd, unreached=unreached, key=keep)
         if quick:
             verdicts += _quick_summary(name, rule, df, seeds, keep)
             continue
@@ -671,12 +671,12 @@ def aside(names, n_jobs: int, variants=(), seeds=(PEER_SEED,), auto=None) -> lis
     return verdicts
 
 
-def gain_seeds(datasets, aside_names, seeds, n_jobs: int, variants=(), unconditioned: str = "skip",
+def gain_seeds(datasets, aside_names, seeds, n_jobs: int, variants=(), unreached: str = "skip",
                auto=None) -> None:
     """Auto, and each variant of it (:func:`_variants`), at k = 5 and 10 (capped on a held-aside source as its peers
     table is, :func:`aside_ks`) on the paper's folds drawn with each of ``seeds``: the gain from the smaller size to
     the larger at every seed (:func:`seed_gains`), how many seeds it is negative at, and each variant's difference
-    from auto, averaged over the seeds.  ``unconditioned``: the protocol's rule for a held-out model that observes
+    from auto, averaged over the seeds.  ``unreached``: the protocol's rule for a held-out model that observes
     none of the revealed benchmarks (:func:`cross_validate`)."""
     pipes = [Pipeline.auto() if auto is None else auto] + [pipe for pipe, _ in variants]
     runs = [(name, load_matrix(name), (5, 10)) for name in datasets]
@@ -691,11 +691,11 @@ def gain_seeds(datasets, aside_names, seeds, n_jobs: int, variants=(), unconditi
         t0 = time.perf_counter()
         df = pd.concat([cross_validate(M, pipes, holdouts=(0.1,), k_max=k1, ks=ks, n_folds=10, seed=sd,
                                        scheme="paper", levels=(), progress=False, n_jobs=n_jobs,
-                                       unconditioned=unconditioned).assign(seed=sd)
+                                       unreached=unreached).assign(seed=sd)
                         for sd in seeds], ignore_index=True)
         tab = seed_gains(df, methods=[pipe.name for pipe in pipes], k0=k0, k1=k1)
         print(f"\n== {name}: the gain from k={k0} to k={k1} at each seed ({time.perf_counter() - t0:.0f} s, "
-              f"{len(seeds)} seeds x 10 folds" + (", unscored models at the training mean)" if unconditioned == "mean"
+              f"{len(seeds)} seeds x 10 folds" + (", unscored models at the training mean)" if unreached == "mean"
                                                   else ")"))
         w = max([12] + [len(str(m)) for m in tab["method"]])  # the method column fits the longest variant name
         print(f"{'method':<{w}} {'seed':>4} {f'k={k0}':>6} {f'k={k1}':>6} {'gain':>7} {'SE':>6} {'shared':>7} "
@@ -807,22 +807,22 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--seeds", nargs="+", type=int, default=None,
                     help=f"seeds of the paper's folds (default: 0 {PEER_SEED}; with --quick: {PEER_SEED})")
     ap.add_argument("--n-jobs", type=int, default=2)
-    ap.add_argument("--greedy", action="store_true", help="add the predictive-greedy strategy to the fixed grid")
-    ap.add_argument("--anchors", action="store_true", help="add the anchor-point (k-medoids) strategy to the fixed grid")
+    ap.add_argument("--greedy", action="store_true", help="add the predictive-greedy selector to the fixed grid")
+    ap.add_argument("--anchors", action="store_true", help="add the anchor-point (k-medoids) selector to the fixed grid")
     ap.add_argument("--skip-grid", action="store_true")
     ap.add_argument("--skip-timing", action="store_true")
     ap.add_argument("--aside", nargs="*", default=list(HELD_ASIDE), choices=list(HELD_ASIDE), metavar="NAME",
                     help="held-aside sources to check (default: all; give the flag alone for none)")
     ap.add_argument("--quick", action="store_true",
                     help="seed 42 only, auto against the peers alone (no fixed grid), no timing")
-    ap.add_argument("--candidates", nargs="+", default=[], metavar="STRATEGY", choices=list(SELECTORS),
-                    help="also run auto with these strategies among its candidates, against auto (seed 42)")
+    ap.add_argument("--candidates", nargs="+", default=[], metavar="SELECTOR", choices=list(SELECTORS),
+                    help="also run auto with these selectors among its candidates, against auto (seed 42)")
     ap.add_argument("--predictors", nargs="+", default=[], metavar="PREDICTOR",
                     choices=[p for p in PREDICTORS if p != "stack"],
                     help="also run auto with these predictors among its candidates (with --candidates: one variant "
                          "with both), against auto (seed 42)")
-    ap.add_argument("--drop", nargs="+", default=[], metavar="STRATEGY", choices=list(DEFAULT_STRATEGIES),
-                    help="leave these of auto's strategies out of the variant's candidates (with --candidates or "
+    ap.add_argument("--drop", nargs="+", default=[], metavar="SELECTOR", choices=list(DEFAULT_SELECTORS),
+                    help="leave these of auto's selectors out of the variant's candidates (with --candidates or "
                          "--predictors: of that variant; alone: a variant of auto without them), against auto")
     ap.add_argument("--dense", action="store_true",
                     help="auto and its variants with auto's first candidate set on every matrix (Merged and "
@@ -843,7 +843,7 @@ def _parser() -> argparse.ArgumentParser:
                     help="also write the figures printed for seed 42 (the peers tables, the same on the entries both "
                          "score, the gain from k = 5 to 10, coverage, the timing) with the command and the machine to "
                          "PATH (benchmarks/results/recommend.json is the one the book quotes)")
-    ap.add_argument("--unconditioned", default="skip", choices=["skip", "mean"],
+    ap.add_argument("--unreached", "--unconditioned", dest="unreached", default="skip", choices=["skip", "mean"],
                     help="in the --gain-seeds runs, leave out a held-out model that observes none of the revealed "
                          "benchmarks (skip: the paper) or score it with the training mean (mean)")
     return ap
@@ -861,21 +861,21 @@ def main() -> None:
     verdicts = []
     if args.min_observed is not None and (args.min_observed < 0 or args.min_observed == DEFAULT_MIN_OBSERVED):
         ap.error(f"--min-observed must be >= 0 and not auto's own {DEFAULT_MIN_OBSERVED}, got {args.min_observed}")
-    if args.drop and not args.candidates and set(args.drop) >= set(DEFAULT_STRATEGIES):
-        ap.error("--drop leaves auto without a candidate strategy: add some with --candidates")
+    if args.drop and not args.candidates and set(args.drop) >= set(DEFAULT_SELECTORS):
+        ap.error("--drop leaves auto without a candidate selector: add some with --candidates")
     # --dense: auto, and every variant, with auto's first candidate set on every matrix (no sparse set)
-    base = dict(selectors=DEFAULT_STRATEGIES, predictors=DEFAULT_PREDICTORS, blocks=()) if args.dense else {}
+    base = dict(selectors=DEFAULT_SELECTORS, predictors=DEFAULT_PREDICTORS, blocks=()) if args.dense else {}
     auto = Pipeline.auto(**base, name="auto") if args.dense else None
     variants = _variants(args.candidates, args.choice, args.min_observed, args.predictors,
                          args.blocks, args.drop, base=base)
     if not args.skip_grid:
         verdicts += grid(args.datasets, args.seeds, args.n_jobs, args.greedy, args.anchors, args.quick, variants,
-                         args.unconditioned, auto=auto)
+                         args.unreached, auto=auto)
     if args.aside:
         verdicts += aside(args.aside, args.n_jobs, variants, seeds=args.seeds if args.quick else (PEER_SEED,),
                           auto=auto)
     if args.gain_seeds:
-        gain_seeds(args.datasets, args.aside, args.gain_seeds, args.n_jobs, variants, args.unconditioned, auto=auto)
+        gain_seeds(args.datasets, args.aside, args.gain_seeds, args.n_jobs, variants, args.unreached, auto=auto)
     if not args.skip_timing and args.datasets:
         verdicts += timing(args.datasets, args.n_jobs, variants, auto=auto)
     print("\nverdicts:")
@@ -892,8 +892,8 @@ def setup_values() -> dict[str, str]:
     return {"seed": str(PEER_SEED), "folds": "10", "holdout_pct": "10",
             "levels": " / ".join(f"{100 * v:.0f}" for v in LEVELS), "min_observed": str(DEFAULT_MIN_OBSERVED),
             "sparse_missing_pct": f"{100 * SPARSE_MISSING:.0f}",
-            "strategies": ", ".join(DEFAULT_STRATEGIES), "predictors": ", ".join(DEFAULT_PREDICTORS),
-            "sparse_strategies": ", ".join(SPARSE_STRATEGIES), "sparse_predictors": ", ".join(SPARSE_PREDICTORS),
+            "selectors": ", ".join(DEFAULT_SELECTORS), "predictors": ", ".join(DEFAULT_PREDICTORS),
+            "sparse_selectors": ", ".join(SPARSE_SELECTORS), "sparse_predictors": ", ".join(SPARSE_PREDICTORS),
             "n_peers": str(len(PEERS)), "blocks": ", ".join(str(b) for b in AUTO_BLOCKS)}
 
 

@@ -1,6 +1,6 @@
 """In-process memos of per-training-matrix work (predictor states, fits, selections).
 
-Cross-validation asks the same predictor or strategy about the same training
+Cross-validation asks the same predictor or selector about the same training
 rows many times (every method, subset size and pipeline of a split); these
 memos key that work on the exact bytes of the arrays involved and keep the
 most recently used entries only.

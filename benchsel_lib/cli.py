@@ -547,7 +547,7 @@ def _add_select(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--axis", choices=("benchmarks", "models"), default="benchmarks",
                    help="'models' selects reference models instead (the transposed matrix)")
     p.add_argument("--nested", action="store_true",
-                   help="--pipeline auto with one selection strategy for every size (choice 'nested'): the first j "
+                   help="--pipeline auto with one selector for every size (choice 'nested'): the first j "
                    "benchmarks are its selection of j, so they can be run in order and stopped at any point")
     _mention_deprecated(p, old)
     p.set_defaults(func=_cmd_select)
@@ -599,7 +599,7 @@ def _add_cv(sub: argparse._SubParsersAction) -> None:
     pipelines = p.add_argument(
         "--pipelines", default="entropy,mi,random", metavar="LIST",
         help="comma-separated pipelines: the paper's objectives (entropy, mi, random: Gaussian imputation), "
-        "'auto' (the recommended pipeline) or STRATEGY+PREDICTOR, e.g. lasso+ridge (default: entropy,mi,random)")
+        "'auto' (the recommended pipeline) or SELECTOR+PREDICTOR, e.g. lasso+ridge (default: entropy,mi,random)")
     p.add_argument("--holdouts", default="0.1", help="comma-separated holdout fractions in (0, 1) (default: 0.1)")
     p.add_argument("--k-max", type=_int, default=None,
                    help="largest subset size (default: 15, at most #benchmarks - 1)")
@@ -1030,7 +1030,7 @@ def _recommend_lines(pipe: PipelineSearch) -> list[str]:
     rec = pipe.choice_
     table = pipe.cv_results_
     at = table[table["k"] == rec.k]
-    cands = ", ".join(f"{r.strategy}+{r.predictor} {r.r2:.3f}" for r in at.itertuples())
+    cands = ", ".join(f"{r.selector}+{r.predictor} {r.r2:.3f}" for r in at.itertuples())
     how = (f"chosen by inner cross-validation on the matrix's models; R^2 {rec.inner_r2:.3f}"
            if np.isfinite(rec.inner_r2) else "not chosen by inner cross-validation: see the note")
     lines = [f"pipeline: {rec.name} ({how})"]
@@ -1287,7 +1287,7 @@ def _select_auto(request: _SelectRequest, cands: _Candidates, matrix: Any) -> in
     rec = pipe.choice_
     lines = _recommend_lines(pipe)
     if request.nested:
-        lines.insert(1, f"--nested: {rec.strategy} at every size, so the first j steps are its selection of j")
+        lines.insert(1, f"--nested: {rec.selector} at every size, so the first j steps are its selection of j")
     reach, reached = _reach_line(matrix, rec.selection, "benchmark")
     lines.append(reach)
     header = [_describe(matrix, request.data), *lines, ""]
@@ -1311,7 +1311,7 @@ def _auto_select_meta(request: _SelectRequest, cands: _Candidates, pipe: Pipelin
     """The JSON fields of ``select --pipeline auto`` beside the selection (the reach goes last)."""
     rec = pipe.choice_
     return {"data": request.data, "method": "auto", "choice": choice, "pipeline": rec.name,
-            "strategy": rec.strategy, "predictor": rec.predictor, "inner_r2": rec.inner_r2, "k": cands.k,
+            "selector": rec.selector, "predictor": rec.predictor, "inner_r2": rec.inner_r2, "k": cands.k,
             "seed": request.seed, "scores": _inner_scores(pipe), "weights": rec.weights, "note": rec.note,
             "min_observed": cands.min_observed, "required": cands.named(cands.require),
             "excluded": cands.named(cands.thin)}
@@ -1824,7 +1824,7 @@ def _check_pipeline_name(name: str) -> None:
         parse_pipeline(name)
     except ValueError as exc:
         raise UsageError(f"unknown pipeline {name!r} in --pipelines; choose from {', '.join(PAPER_OBJECTIVES)}, auto "
-                         f"or STRATEGY+PREDICTOR ({exc})") from None
+                         f"or SELECTOR+PREDICTOR ({exc})") from None
 
 
 def _check_cv_shape(matrix: Any, data: str) -> None:

@@ -178,7 +178,7 @@ def test_forced_pick_without_training_scores_is_skipped_in_that_split():
     assert (df.loc[unscored, "n_eval"] == 0).all() and df.loc[unscored, "r2"].isna().all()
     assert np.isfinite(df.loc[~unscored, "r2"]).all()
     # predicting those models by the training mean instead scores them
-    mean = cross_validate(m, _paper("entropy", initial=("c2",)), unconditioned="mean", **CV)
+    mean = cross_validate(m, _paper("entropy", initial=("c2",)), unreached="mean", **CV)
     assert np.isfinite(mean["r2"]).all() and (mean.loc[unscored, "n_eval"] > 0).all()
 
 

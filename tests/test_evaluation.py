@@ -40,7 +40,7 @@ def _paper(*objectives: str, **options) -> list[Pipeline]:
     return [Pipeline.paper(objective=o, estimator="pairwise", **options) for o in objectives]
 
 
-def _hand_fold(X, train, val, sel, *, ridge=1e-2, clip=10.0, unconditioned="skip", entries=None):
+def _hand_fold(X, train, val, sel, *, ridge=1e-2, clip=10.0, unreached="skip", entries=None):
     """Independent computation of one fold at one k (Section 5.1).
 
     Training standard deviations use the n - 1 denominator; a validation model
@@ -60,7 +60,7 @@ def _hand_fold(X, train, val, sel, *, ridge=1e-2, clip=10.0, unconditioned="skip
     for i in val:
         z = np.clip((X[i] - mu) / sd, -clip, clip)
         A = [j for j in sel if not np.isnan(X[i, j])]  # observed selected only
-        if not A and unconditioned == "skip":
+        if not A and unreached == "skip":
             continue
         for t in unsel:
             if np.isnan(X[i, t]):
@@ -201,17 +201,17 @@ def test_model_without_selected_scores_is_skipped_or_predicted_by_the_mean():
     splits = cv_splits(30, n_folds=10, holdout=0.1, seed=4)
     seen = {"skip": 0, "mean": 0}
     for rule in ("skip", "mean"):
-        df = cross_validate(m, _paper("entropy", "random"), k_max=3, seed=4, unconditioned=rule)
-        assert df.attrs["unconditioned"] == rule
+        df = cross_validate(m, _paper("entropy", "random"), k_max=3, seed=4, unreached=rule)
+        assert df.attrs["unreached"] == rule
         for _, row in df.iterrows():
             f, tr, va = splits[int(row.fold)]
             sel = _name_idx(row.selected)
-            r2, ss_res, ss_tot, n_eval = _hand_fold(X, tr, va, sel, unconditioned=rule)
+            r2, ss_res, ss_tot, n_eval = _hand_fold(X, tr, va, sel, unreached=rule)
             assert row.n_eval == n_eval and row.ss_res == pytest.approx(ss_res, rel=1e-8)
             seen[rule] += int(any(np.isnan(X[i, sel]).all() for i in va))
     assert seen["skip"] > 0 and seen["mean"] > 0  # the rule was exercised
-    with pytest.raises(ValueError, match="unconditioned"):
-        cross_validate(m, _paper("entropy"), k_max=2, unconditioned="zero")
+    with pytest.raises(ValueError, match="unreached"):
+        cross_validate(m, _paper("entropy"), k_max=2, unreached="zero")
 
 
 def test_n_eval_counted_by_hand():

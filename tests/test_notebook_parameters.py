@@ -56,9 +56,9 @@ ALTERNATIVES: dict[str, list[dict]] = {
                     dict(calib_datasets=["merged"], calib_ks=[4, 6], levels=[0.8, 0.9], extrapolation_quantile=0.7,
                          seed=2)],
     "12_best_predictor": [dict(datasets=["merged"], seeds=[1], n_folds=2, k_max=2, ks=[2],
-                               strategies=["random", "lasso"], predictors=["ridge", "blend"], aside=[]),
+                               selectors=["random", "lasso"], predictors=["ridge", "blend"], aside=[]),
                           dict(datasets=["benchpress"], seeds=[3], n_folds=3, k_max=3, ks=[1, 3],
-                               strategies=["mi", "entropy"], predictors=["gaussian", "knn"], aside=["wildbench"])],
+                               selectors=["mi", "entropy"], predictors=["gaussian", "knn"], aside=["wildbench"])],
 }
 #: Wall-clock budget of all alternative runs together (two at a time, CI on 2 cores).
 ALTERNATIVES_BUDGET_S = 600

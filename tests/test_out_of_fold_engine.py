@@ -70,11 +70,11 @@ def test_inner_folds_refuse_fewer_than_two_folds():
         InnerFolds(1, 0)
 
 
-def _toy_held(rule):
+def _toy_held(unreached):
     v = np.array([[1.0, 2.0, np.nan, 4.0],
                   [np.nan, 5.0, 6.0, np.nan],   # observes no revealed benchmark of sel = [0, 3]
                   [7.0, np.nan, 8.0, 9.0]])
-    return HeldOut.of(v, rule=rule)
+    return HeldOut.of(v, unreached=unreached)
 
 
 def test_held_out_rows_reveal_only_their_observed_selected_scores():
@@ -85,18 +85,18 @@ def test_held_out_rows_reveal_only_their_observed_selected_scores():
     np.testing.assert_array_equal(held.reached(np.array([0, 3])), [True, False, True])
 
 
-@pytest.mark.parametrize("rule", ["skip", "mean"])
-def test_held_out_scored_entries_follow_the_protocol_rule(rule):
-    held, sel = _toy_held(rule), np.array([0, 3])
+@pytest.mark.parametrize("unreached", ["skip", "mean"])
+def test_held_out_scored_entries_follow_the_protocols_unreached_rule(unreached):
+    held, sel = _toy_held(unreached), np.array([0, 3])
     E = held.scored(sel)
     # never a revealed column, never an unobserved entry
     assert not E[:, sel].any() and not (E & ~held.observed).any()
     # the row that observes no revealed benchmark is scored only under "mean"
-    assert E[1].any() == (rule == "mean")
+    assert E[1].any() == (unreached == "mean")
     np.testing.assert_array_equal(E[[0, 2]][:, [1, 2]], [[True, False], [False, True]])
     T = np.array([1, 2])
     np.testing.assert_array_equal(held.scored(sel, targets=T), E[:, T])
-    np.testing.assert_array_equal(held.scored(sel, targets=T), scored_entries(held.observed, sel, T, rule))
+    np.testing.assert_array_equal(held.scored(sel, targets=T), scored_entries(held.observed, sel, T, unreached))
 
 
 def test_cross_fit_gives_each_fold_its_result_in_fold_order_with_any_runner():

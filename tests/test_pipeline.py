@@ -35,9 +35,9 @@ def _scores(seed: int = 0, m: int = 60, n: int = 8, missing: float = 0.0) -> np.
 
 # --------------------------------------------------------------------------- scikit-learn conventions
 def test_constructor_only_stores_parameters_and_fit_validates_them():
-    p = Pipeline(k=3, selector="no-such-strategy")  # no error yet: the constructor only stores
-    assert p.get_params(deep=False)["selector"] == "no-such-strategy"
-    with pytest.raises(ValueError, match="unknown selection strategy 'no-such-strategy'"):
+    p = Pipeline(k=3, selector="no-such-selector")  # no error yet: the constructor only stores
+    assert p.get_params(deep=False)["selector"] == "no-such-selector"
+    with pytest.raises(ValueError, match="unknown selector 'no-such-selector'"):
         p.fit(as_matrix(_scores()))
     with pytest.raises(ValueError, match="unknown predictor 'oracle'"):
         Pipeline(predictor="oracle").fit(as_matrix(_scores()))
@@ -227,8 +227,8 @@ def test_auto_by_default_reveals_no_benchmark_that_fewer_than_five_training_mode
     thin = type(M)(X, M.models, M.benchmarks)
     one = dict(selectors=["mi"], stack=False, predictors=["gaussian"])
     assert Pipeline.auto(k=3, min_observed=0, **one).fit(thin).selected[0] == "b0"
-    for strategy in ("mi", "lasso", "random"):
-        assert "b0" not in Pipeline.auto(k=7, **{**one, "selectors": [strategy]}).fit(thin).selected
+    for selector in ("mi", "lasso", "random"):
+        assert "b0" not in Pipeline.auto(k=7, **{**one, "selectors": [selector]}).fit(thin).selected
     with pytest.raises(ValueError, match=r"k=8 leaves nothing to predict: the matrix has 8 benchmarks"):
         Pipeline.auto(k=8, **one).fit(thin)  # refused before the search: a search scores what is left to predict
     X[3:, 1] = np.nan

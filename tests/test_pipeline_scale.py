@@ -57,7 +57,7 @@ def test_paper_shapes_keep_the_full_path(name):
         assert not em_too_costly(rows, N)
         for k, n_ks in ((5, 1), (15, 15)):
             assert plan_search(rows, N, k=k, n_ks=n_ks, observed=0.3).full
-            assert plan_search(rows, N, k=k, strategies=["given"], observed=0.3).full
+            assert plan_search(rows, N, k=k, selectors=["given"], observed=0.3).full
 
 
 def test_small_matrices_give_the_results_of_the_full_search():
@@ -65,8 +65,8 @@ def test_small_matrices_give_the_results_of_the_full_search():
     planned = pipeline_path(X, 3, settings=SearchSettings(seed=1))
     full = pipeline_path(X, 3, settings=SearchSettings(seed=1, budget=None))
     for a, b in zip(planned, full, strict=True):
-        assert (a.strategy, a.predictor, a.selection, a.weights, a.quantiles) == \
-               (b.strategy, b.predictor, b.selection, b.weights, b.quantiles)
+        assert (a.selector, a.predictor, a.selection, a.weights, a.quantiles) == \
+               (b.selector, b.predictor, b.selection, b.weights, b.quantiles)
         assert np.array_equal(a.scale, b.scale) and np.array_equal(a.conformal, b.conformal)
         assert a.scores.equals(b.scores) and a.plan is None
     matrix = as_matrix(X)
@@ -105,8 +105,8 @@ def test_model_subsample_is_chosen_announced_and_the_final_selection_uses_every_
     rec = pipe.choice_
     assert rec.plan == note
     assert rec.scores["n_eval"].max() <= 40 * 12  # the inner cross-validation saw the subsample only
-    # the recommended selection is the chosen strategy's selection on every model
-    sel = next(s for s in pipe.component("selector") if s.label == rec.strategy)
+    # the recommended selection is the chosen selector's selection on every model
+    sel = next(s for s in pipe.component("selector") if s.label == rec.selector)
     z = pipe.scaling_.transform(X)
     order = sel.select(pipe.correlation_, 3, names=matrix.benchmarks, counts=(~np.isnan(z)).sum(axis=0),
                        n_models=120, train=z, seed=0, missing_initial="skip").order
@@ -131,7 +131,7 @@ def test_subsamples_are_deterministic(small_search):
     assert np.array_equal(fits[0].choice_.scale, fits[1].choice_.scale)
 
 
-# ------------------------------------------------------------------ a subsample of the benchmarks, a costly strategy left out
+# ------------------------------------------------------------------ a subsample of the benchmarks, a costly selector left out
 def test_benchmark_subsample_keeps_mandatory_ones_and_leaves_out_a_costly_strategy(small_search, monkeypatch):
     monkeypatch.setattr(plan, "SELECTION_BUDGET", 1e4)  # MI's per-step factorizations (2e4 here) are over it
     X = low_rank_scores(5, m=30, n=20)
@@ -141,10 +141,10 @@ def test_benchmark_subsample_keeps_mandatory_ones_and_leaves_out_a_costly_strate
     note = pipe.notes_[0]
     assert "subsample of 8 of the 20 benchmarks" in note and "mi left out of the candidates" in note
     rec = pipe.choice_
-    assert rec.strategy in ("entropy", "random") and "mi" not in set(rec.scores["strategy"])
+    assert rec.selector in ("entropy", "random") and "mi" not in set(rec.scores["selector"])
     assert rec.selection[0] == 17 and len(set(rec.selection)) == 3  # chosen on all 20 benchmarks, mandatory first
     assert rec.scale.shape == (20,) and np.isfinite(rec.scale).all() and (rec.scale > 0).all()
-    planned = plan_search(30, 20, k=3, strategies=("mi", "entropy", "random"), keep=[17])
+    planned = plan_search(30, 20, k=3, selectors=("mi", "entropy", "random"), keep=[17])
     assert 17 in planned.columns and planned.left_out == ("mi",)
     pred = pipe.predict({b: 0.0 for b in pipe.selected})
     assert len(pred) == 17 and np.isfinite(pred[["mean", "lower", "upper"]].to_numpy()).all()
@@ -201,14 +201,14 @@ def test_a_search_cut_to_its_budget_scores_only_the_sizes_asked_for(small_search
     cut = pipeline_path(X, 4, ks=[4], settings=SearchSettings(seed=1))
     assert cut[0].plan is not None and set(cut[0].scores["k"]) == {4}
     best = cut[0].scores.sort_values("r2", ascending=False).iloc[0]
-    assert (cut[0].strategy, cut[0].predictor) == (best["strategy"], best["predictor"])
+    assert (cut[0].selector, cut[0].predictor) == (best["selector"], best["predictor"])
     full = pipeline_path(X, 4, ks=[4], settings=SearchSettings(seed=1, budget=None))  # the monotone rule looks back at every smaller size
     assert full[0].plan is None and set(full[0].scores["k"]) == {1, 2, 3, 4}
 
 
-def test_a_nested_search_cut_to_its_budget_keeps_one_strategy_over_the_sizes_asked_for(small_search):
+def test_a_nested_search_cut_to_its_budget_keeps_one_selector_over_the_sizes_asked_for(small_search):
     X = low_rank_scores(5, m=120, n=10, missing=0.2, standardize=True)
-    cut = pipeline_path(X, 4, ks=[2, 4], settings=SearchSettings(seed=1, rule="nested"))
+    cut = pipeline_path(X, 4, ks=[2, 4], settings=SearchSettings(seed=1, choice="nested"))
     assert cut[0].plan is not None and set(cut[0].scores["k"]) == {2, 4}
-    assert [r.k for r in cut] == [2, 4] and cut[0].strategy == cut[1].strategy
+    assert [r.k for r in cut] == [2, 4] and cut[0].selector == cut[1].selector
     assert cut[0].selection == cut[1].selection[:2]

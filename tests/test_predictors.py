@@ -131,7 +131,7 @@ def _oof(X, revealed, predictors, *, n_folds, seed):
 
     k = len(revealed)
     out = out_of_fold(X, InnerFolds(n_folds, seed).folds(X.shape[0]), select=lambda s, itr, Ri, n: {k: list(revealed)},
-                      strategies=("given",), predictors=predictors, sizes=[k], unconditioned="skip")
+                      selectors=("given",), predictors=predictors, sizes=[k], unreached="skip")
     return {p: out.preds[("given", p, k)] for p in predictors}, out.masks[("given", k)]
 
 

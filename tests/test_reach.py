@@ -61,7 +61,7 @@ def test_reach_counts_the_models_observing_any_selected_benchmark():
 def test_r2_all_is_the_r2_of_the_mean_rule_on_the_same_folds(pipelines):
     matrix = _sparse()
     skip = _cv(matrix, pipelines, k_max=3, n_folds=4, seed=1)
-    mean = _cv(matrix, pipelines, k_max=3, n_folds=4, seed=1, unconditioned="mean")
+    mean = _cv(matrix, pipelines, k_max=3, n_folds=4, seed=1, unreached="mean")
     assert (skip["reach"] < 1).any()  # some held-out model ran no selected benchmark
     np.testing.assert_array_equal(skip["r2_all"], mean["r2"])
     np.testing.assert_array_equal(skip["ss_res_all"], mean["ss_res"])
@@ -88,7 +88,7 @@ def test_protocol_r2_skips_unreached_models_and_keeps_its_sums():
 
 
 def test_unreached_entries_are_empty_under_the_mean_rule():
-    df = _cv(_sparse(), ["entropy"], k_max=2, n_folds=3, seed=0, unconditioned="mean", keep_entries=True)
+    df = _cv(_sparse(), ["entropy"], k_max=2, n_folds=3, seed=0, unreached="mean", keep_entries=True)
     assert all(e.unreached.index.size == 0 for e in df["entries"])
 
 

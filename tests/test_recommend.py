@@ -31,9 +31,9 @@ def _pairwise(*names):
 
 def test_recommend_exposes_choice_scores_and_intervals():
     X = _data(1)
-    rec = _recommend(X, 3, strategies=("mi", "lasso"), predictors=("gaussian", "ridge"), seed=0)
+    rec = _recommend(X, 3, selectors=("mi", "lasso"), predictors=("gaussian", "ridge"), seed=0)
     assert rec.k == 3 and len(rec.selection) == 3
-    assert rec.strategy in ("mi", "lasso") and rec.predictor in ("gaussian", "ridge", "stack")
+    assert rec.selector in ("mi", "lasso") and rec.predictor in ("gaussian", "ridge", "stack")
     s = rec.scores[rec.scores["k"] == 3]
     assert set(s["predictor"]) == {"gaussian", "ridge", "stack"}
     assert rec.inner_r2 == pytest.approx(s["r2"].max())
@@ -69,7 +69,7 @@ def test_conformal_intervals_cover_held_out_models():
     L = np.linalg.cholesky(0.6 * np.ones((n, n)) + 0.4 * np.eye(n))
     X = rng.normal(size=(m, n)) @ L.T
     train, test = X[:300], X[300:]
-    rec = _recommend(train, 2, strategies=("mi",), predictors=("gaussian", "ridge"), levels=(0.5, 0.8, 0.9))
+    rec = _recommend(train, 2, selectors=("mi",), predictors=("gaussian", "ridge"), levels=(0.5, 0.8, 0.9))
     query = np.full_like(test, np.nan)
     query[:, rec.selection] = test[:, rec.selection]
     pred = rec.predict(train, query)
@@ -83,7 +83,7 @@ def test_conformal_intervals_cover_held_out_models():
 def test_too_few_training_models_fall_back_to_the_named_default():
     X = _data(4, m=7, missing=0.0)
     rec = _recommend(X, 2)
-    assert (rec.strategy, rec.predictor) == FALLBACK
+    assert (rec.selector, rec.predictor) == FALLBACK
     assert "too few" in rec.note and "mi+gaussian" in rec.note
     query = np.full((1, 10), np.nan)
     query[0, rec.selection] = 0.3
@@ -101,8 +101,8 @@ def test_bad_input_is_named():
     Y = X.copy()
     Y[10:, :8] = np.nan
     with pytest.raises(ValueError, match="candidate benchmarks"):
-        _recommend(Y, 4, strategies=("mi-obs",), predictors=("ridge",))
-    with pytest.raises(ValueError, match="unknown selection strategy 'foo'"):
+        _recommend(Y, 4, selectors=("mi-obs",), predictors=("ridge",))
+    with pytest.raises(ValueError, match="unknown selector 'foo'"):
         cross_validate(_matrix(X), ("foo+ridge",), k_max=2, n_folds=3, progress=False)
 
 
@@ -120,15 +120,15 @@ def test_pipeline_path_is_deterministic_and_never_nan():
 
 def test_the_search_scores_its_candidates_on_every_inner_held_out_row_under_the_mean_rule():
     X = _data(6, missing=0.6)
-    skip, mean = (pipeline_path(X, 2, ks=[1], settings=SearchSettings(seed=1, levels=(), unconditioned=rule))[0] for rule in ("skip", "mean"))
-    key = ["strategy", "predictor"]
+    skip, mean = (pipeline_path(X, 2, ks=[1], settings=SearchSettings(seed=1, levels=(), unreached=rule))[0] for rule in ("skip", "mean"))
+    key = ["selector", "predictor"]
     n = skip.scores.set_index(key)["n_eval"].to_frame("skip").join(mean.scores.set_index(key)["n_eval"].rename("mean"))
     assert (n["mean"] >= n["skip"]).all() and (n["mean"] > n["skip"]).any()  # rows that observe no revealed one
     full = _data(6, missing=0.0)
-    a, b = (pipeline_path(full, 2, ks=[1], settings=SearchSettings(seed=1, levels=(), unconditioned=rule))[0] for rule in ("skip", "mean"))
+    a, b = (pipeline_path(full, 2, ks=[1], settings=SearchSettings(seed=1, levels=(), unreached=rule))[0] for rule in ("skip", "mean"))
     assert a.scores.equals(b.scores)  # every row observes every benchmark: nothing to leave out
-    with pytest.raises(ValueError, match="unknown unconditioned rule 'all'"):
-        pipeline_path(X, 2, settings=SearchSettings(unconditioned="all"))
+    with pytest.raises(ValueError, match="unknown unreached rule 'all'"):
+        pipeline_path(X, 2, settings=SearchSettings(unreached="all"))
 
 
 def test_cross_validate_scores_fixed_pipelines_like_the_gaussian_path():
@@ -196,10 +196,10 @@ def test_cli_select_auto_and_paper_path(capsys, small_csv):
     assert code == 0 and json.loads(out)["objective"] == "mi"
 
 
-def test_cli_select_nested_gives_the_auto_pipeline_with_one_strategy_for_every_size(capsys, small_csv):
+def test_cli_select_nested_gives_the_auto_pipeline_with_one_selector_for_every_size(capsys, small_csv):
     import json
 
-    from benchsel_lib.method.choice import nested_strategy
+    from benchsel_lib.method.choice import nested_selector
 
     code, out, _ = _cli(capsys, "select", "--data", small_csv, "-k", "3", "--nested", "--format", "json",
                         "--estimator", "pairwise")
@@ -208,9 +208,9 @@ def test_cli_select_nested_gives_the_auto_pipeline_with_one_strategy_for_every_s
     assert doc["choice"] == "nested" and len(doc["selection"]) == 3
     pipe = Pipeline.auto(3, choice="nested").fit(load_csv(small_csv))
     assert [r["benchmark"] for r in doc["selection"]] == pipe.selected
-    assert pipe.choice_.strategy == nested_strategy(pipe.choice_.scores.to_dict("records"), [1, 2, 3])
+    assert pipe.choice_.selector == nested_selector(pipe.choice_.scores.to_dict("records"), [1, 2, 3])
     code, out, _ = _cli(capsys, "select", "--data", small_csv, "-k", "3", "--nested", "--estimator", "pairwise")
-    assert code == 0 and f"--nested: {pipe.choice_.strategy} at every size" in out
+    assert code == 0 and f"--nested: {pipe.choice_.selector} at every size" in out
 
 
 def test_cli_cv_compares_pipelines_in_json(capsys, small_csv):
@@ -235,13 +235,13 @@ def test_cli_pipeline_errors_exit_2_with_one_line(capsys, small_csv, argv, needl
     assert code == 2 and needle in err and "Traceback" not in err
 
 
-def test_a_strategy_whose_filter_leaves_too_few_candidates_is_left_out_and_named():
+def test_a_selector_whose_filter_leaves_too_few_candidates_is_left_out_and_named():
     X = _data(10, m=60, n=10, missing=0.0)
     X[6:, 3:] = np.nan  # only columns 0-2 are observed by >= 30% of the models
-    rec = _recommend(X, 4, strategies=("mi-obs", "mi"), predictors=("ridge",), stack=False)
-    assert rec.strategy == "mi" and "mi-obs left out" in rec.note
+    rec = _recommend(X, 4, selectors=("mi-obs", "mi"), predictors=("ridge",), stack=False)
+    assert rec.selector == "mi" and "mi-obs left out" in rec.note
     with pytest.raises(ValueError, match="candidate benchmarks"):
-        _recommend(X, 4, strategies=("mi-obs",), predictors=("ridge",), stack=False)
+        _recommend(X, 4, selectors=("mi-obs",), predictors=("ridge",), stack=False)
 
 
 def test_stacked_query_blocks_give_the_same_predictions_as_separate_calls():
@@ -287,7 +287,7 @@ def test_subset_sizes_outside_one_to_k_max_are_refused(ks):
 def test_pipeline_path_refuses_subset_sizes_outside_one_to_k_max(ks):
     X = np.random.default_rng(1).normal(size=(30, 6))
     with pytest.raises(ValueError, match="ks="):
-        pipeline_path(X, 3, ks=ks, settings=SearchSettings(strategies=("mi",), predictors=("gaussian",), stack=False, levels=()))
+        pipeline_path(X, 3, ks=ks, settings=SearchSettings(selectors=("mi",), predictors=("gaussian",), stack=False, levels=()))
 
 
 def test_inner_optimism_is_the_mean_paired_gap_between_inner_and_held_out_r2():
@@ -337,11 +337,11 @@ def test_compare_pipelines_scores_every_held_out_model_under_the_mean_rule():
     kw = dict(holdouts=(0.1,), k_max=2, n_folds=4, scheme="paper", progress=False, ks=(1,), seed=0)
     pairs = [Pipeline.from_name("mi+ridge", config="released", estimator="pairwise")]
     got = {rule: compare_pipelines(M, fixed=("mi+ridge",), seeds=(0,), n_folds=4, k_max=2, estimator="pairwise",
-                                   levels=(), ks=(1,), unconditioned=rule) for rule in ("skip", "mean")}
+                                   levels=(), ks=(1,), unreached=rule) for rule in ("skip", "mean")}
     want = pd.concat([cross_validate(M, [Pipeline.auto(), Pipeline.paper(objective="mi", config="released",
                                                                          estimator="pairwise")],
-                                     levels=(), unconditioned="mean", **kw),
-                      cross_validate(M, pairs, levels=(), unconditioned="mean", **kw)], ignore_index=True)
+                                     levels=(), unreached="mean", **kw),
+                      cross_validate(M, pairs, levels=(), unreached="mean", **kw)], ignore_index=True)
     key = ["method", "fold", "k"]
     mean, want = (d.sort_values(key).reset_index(drop=True) for d in (got["mean"], want))
     np.testing.assert_array_equal(mean["r2"].to_numpy(dtype=float), want["r2"].to_numpy(dtype=float))
@@ -534,12 +534,12 @@ def test_newly_scored_names_the_held_out_models_only_the_larger_selection_brings
         newly_scored(as_matrix(X), df, fold=0, seed=3, method="mi", k0=1, k1=3, holdout=0.0, n_folds=2)
     with pytest.raises(ValueError, match="'selected' column"):
         newly_scored(as_matrix(X), df.drop(columns="selected"), fold=0, seed=3, k0=1, k1=3)
-    # scoring every held-out model (unconditioned="mean"): k = 1 already scores via_b4 and via_b3
+    # scoring every held-out model (unreached="mean"): k = 1 already scores via_b4 and via_b3
     mean = newly_scored(as_matrix(X), df.drop(columns="n_eval"), fold=0, seed=3, k0=1, k1=3, holdout=0.0,
-                        n_folds=2, unconditioned="mean")
+                        n_folds=2, unreached="mean")
     assert mean.empty
-    with pytest.raises(ValueError, match="unknown unconditioned rule 'all'"):
-        newly_scored(as_matrix(X), df, fold=0, seed=3, k0=1, k1=3, unconditioned="all")
+    with pytest.raises(ValueError, match="unknown unreached rule 'all'"):
+        newly_scored(as_matrix(X), df, fold=0, seed=3, k0=1, k1=3, unreached="all")
     with pytest.raises(ValueError, match="this split scores .* entries at k = 1 where the run scored 19"):
         newly_scored(as_matrix(X), df.assign(seed=6), fold=0, seed=6, k0=1, k1=3, holdout=0.0, n_folds=2)
 
@@ -614,7 +614,7 @@ def test_every_listed_peer_is_a_pipeline_and_the_paper_is_run_by_every_compariso
     pairs = peer_pairs(PEERS)
     assert "mi" in PEERS and "mi" not in pairs and len(pairs) == len(PEERS) - 1
     assert all(parse_pipeline(p) is not None for p in pairs)
-    with pytest.raises(ValueError, match="unknown selection strategy 'nope'"):
+    with pytest.raises(ValueError, match="unknown selector 'nope'"):
         peer_pairs(["nope+ridge"])
     with pytest.raises(ValueError, match="'auto' is not"):
         peer_pairs(["auto"])
@@ -659,8 +659,8 @@ def test_compare_aside_caps_the_sizes_and_scores_every_peer_there(shared_data_di
     assert all(len(t) == 0 for t in empty)
 
 
-def _row(strategy, predictor, r2, k=5):
-    return dict(strategy=strategy, predictor=predictor, r2=r2, k=k)
+def _row(selector, predictor, r2, k=5):
+    return dict(selector=selector, predictor=predictor, r2=r2, k=k)
 
 
 def test_the_monotone_rule_keeps_the_previous_pipeline_only_when_the_best_falls_below_its_score():
@@ -668,27 +668,27 @@ def test_the_monotone_rule_keeps_the_previous_pipeline_only_when_the_best_falls_
 
     previous = _row("mi", "ridge", 0.55, k=4)
     rows = [_row("mi", "ridge", 0.48), _row("lasso", "knn", 0.50), _row("random", "gaussian", 0.30)]
-    kept = choose_candidate(rows, previous=previous, rule="monotone")
-    assert (kept["strategy"], kept["predictor"], kept["r2"]) == ("mi", "ridge", 0.48)  # the best 0.50 < 0.55
-    assert choose_candidate(rows, previous=previous, rule="best")["strategy"] == "lasso"
+    kept = choose_candidate(rows, previous=previous, choice="monotone")
+    assert (kept["selector"], kept["predictor"], kept["r2"]) == ("mi", "ridge", 0.48)  # the best 0.50 < 0.55
+    assert choose_candidate(rows, previous=previous, choice="best")["selector"] == "lasso"
     rows[1]["r2"] = 0.56  # now the best beats the previous choice's score: switch
-    assert choose_candidate(rows, previous=previous, rule="monotone")["strategy"] == "lasso"
+    assert choose_candidate(rows, previous=previous, choice="monotone")["selector"] == "lasso"
     rows[1]["r2"] = 0.55  # a tie with the previous score also switches
-    assert choose_candidate(rows, previous=previous, rule="monotone")["strategy"] == "lasso"
+    assert choose_candidate(rows, previous=previous, choice="monotone")["selector"] == "lasso"
     # the previous pipeline was not scored at this k: the best
-    assert choose_candidate(rows[1:], previous=dict(previous, r2=0.9), rule="monotone")["strategy"] == "lasso"
-    assert choose_candidate(rows, previous=None, rule="monotone")["strategy"] == "lasso"
+    assert choose_candidate(rows[1:], previous=dict(previous, r2=0.9), choice="monotone")["selector"] == "lasso"
+    assert choose_candidate(rows, previous=None, choice="monotone")["selector"] == "lasso"
     # ties go to the smaller order key
     tie = [_row("b", "x", 0.5), _row("a", "x", 0.5)]
-    assert choose_candidate(tie, rule="best", order=lambda r: r["strategy"])["strategy"] == "a"
+    assert choose_candidate(tie, choice="best", order=lambda r: r["selector"])["selector"] == "a"
     with pytest.raises(ValueError, match="choice rule"):
-        choose_candidate(rows, rule="one-se")
+        choose_candidate(rows, choice="one-se")
 
 
 def test_the_monotone_path_never_switches_to_a_score_below_the_previous_choice():
     X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
-    kw = dict(strategies=("mi", "random"), predictors=("gaussian", "ridge"), levels=())
-    best = pipeline_path(X, 5, settings=SearchSettings(rule="best", **kw))
+    kw = dict(selectors=("mi", "random"), predictors=("gaussian", "ridge"), levels=())
+    best = pipeline_path(X, 5, settings=SearchSettings(choice="best", **kw))
     mono = pipeline_path(X, 5, settings=SearchSettings(**kw))
     assert [r.name for r in best] != [r.name for r in mono]  # the rule acts on this case
     for prev, rec in zip(mono, mono[1:]):
@@ -703,59 +703,59 @@ def test_the_monotone_path_never_switches_to_a_score_below_the_previous_choice()
         assert [(r.k, r.name, r.selection, r.inner_r2) for r in alone] == [
             (mono[k - 1].k, mono[k - 1].name, mono[k - 1].selection, mono[k - 1].inner_r2)]
     with pytest.raises(ValueError, match="choice rule"):
-        pipeline_path(X, 3, settings=SearchSettings(rule="smallest", **kw))
+        pipeline_path(X, 3, settings=SearchSettings(choice="smallest", **kw))
 
 
-def test_a_strategy_left_out_leaves_the_other_candidates_searched_by_inner_cv():
+def test_a_selector_left_out_leaves_the_other_candidates_searched_by_inner_cv():
     from benchsel_lib.method.selectors import Selector
 
     X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
     strict = Selector("entropy", min_observed=39)  # no benchmark passes its filter: it cannot select
     kw = dict(predictors=("gaussian", "ridge"), levels=())
-    recs = pipeline_path(X, 5, settings=SearchSettings(strategies=("mi", "random", strict), **kw))
-    alone = pipeline_path(X, 5, settings=SearchSettings(strategies=("mi", "random"), **kw))
+    recs = pipeline_path(X, 5, settings=SearchSettings(selectors=("mi", "random", strict), **kw))
+    alone = pipeline_path(X, 5, settings=SearchSettings(selectors=("mi", "random"), **kw))
     for rec, ref in zip(recs, alone):
         assert "entropy left out" in rec.note
-        assert np.isfinite(rec.inner_r2) and set(rec.scores["strategy"]) == {"mi", "random"}
+        assert np.isfinite(rec.inner_r2) and set(rec.scores["selector"]) == {"mi", "random"}
         assert (rec.name, rec.selection, rec.inner_r2) == (ref.name, ref.selection, ref.inner_r2)
 
 
-def test_nested_strategy_is_the_best_mean_over_the_sizes_of_each_strategys_best_predictor():
-    from benchsel_lib.method.choice import nested_strategy
+def test_nested_selector_is_the_best_mean_over_the_sizes_of_each_selectors_best_predictor():
+    from benchsel_lib.method.choice import nested_selector
 
     rows = [_row("mi", "ridge", 0.60, k=1), _row("mi", "knn", 0.40, k=1), _row("mi", "ridge", 0.50, k=2),
             _row("lasso", "knn", 0.70, k=1), _row("lasso", "ridge", 0.30, k=2),
             _row("random", "ridge", 0.90, k=3), _row("random", "ridge", np.nan, k=1)]
     # mi: mean(0.60, 0.50) = 0.55 beats lasso: mean(0.70, 0.30) = 0.50; random has no finite score at sizes 1, 2
-    assert nested_strategy(rows, [1, 2]) == "mi"
-    assert nested_strategy(rows, [1]) == "lasso"  # the best predictor at each size counts, not the others
-    assert nested_strategy(rows, [1, 2, 3]) == "random"  # each strategy over the sizes it was scored at
+    assert nested_selector(rows, [1, 2]) == "mi"
+    assert nested_selector(rows, [1]) == "lasso"  # the best predictor at each size counts, not the others
+    assert nested_selector(rows, [1, 2, 3]) == "random"  # each selector over the sizes it was scored at
     tie = [_row("b", "x", 0.5, k=1), _row("a", "x", 0.5, k=1)]
-    assert nested_strategy(tie, [1], order={"a": 1, "b": 0}.get) == "b"
+    assert nested_selector(tie, [1], order={"a": 1, "b": 0}.get) == "b"
     with pytest.raises(ValueError, match="no scored candidate"):
-        nested_strategy(rows, [4])
+        nested_selector(rows, [4])
 
 
-def test_the_nested_rule_keeps_one_strategy_so_each_selection_is_a_prefix_of_the_largest():
-    from benchsel_lib.method.choice import nested_strategy
+def test_the_nested_rule_keeps_one_selector_so_each_selection_is_a_prefix_of_the_largest():
+    from benchsel_lib.method.choice import nested_selector
 
     X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
-    kw = dict(strategies=("mi", "random", "lasso"), predictors=("gaussian", "ridge"), levels=())
-    best = pipeline_path(X, 5, settings=SearchSettings(rule="best", **kw))
-    nested = pipeline_path(X, 5, settings=SearchSettings(rule="nested", **kw))
-    assert len({r.strategy for r in best}) > 1  # the per-size choice switches strategy on this case
-    assert len({r.strategy for r in nested}) == 1
+    kw = dict(selectors=("mi", "random", "lasso"), predictors=("gaussian", "ridge"), levels=())
+    best = pipeline_path(X, 5, settings=SearchSettings(choice="best", **kw))
+    nested = pipeline_path(X, 5, settings=SearchSettings(choice="nested", **kw))
+    assert len({r.selector for r in best}) > 1  # the per-size choice switches selector on this case
+    assert len({r.selector for r in nested}) == 1
     scores = nested[-1].scores
-    assert nested[0].strategy == nested_strategy(scores.to_dict("records"), range(1, 6))
+    assert nested[0].selector == nested_selector(scores.to_dict("records"), range(1, 6))
     for rec in nested:
         assert rec.selection == nested[-1].selection[:rec.k]
-        at = scores[(scores["k"] == rec.k) & (scores["strategy"] == rec.strategy)]
-        assert rec.inner_r2 == pytest.approx(at["r2"].max())  # the strategy's best predictor at that size
+        at = scores[(scores["k"] == rec.k) & (scores["selector"] == rec.selector)]
+        assert rec.inner_r2 == pytest.approx(at["r2"].max())  # the selector's best predictor at that size
 
 
 def test_the_pipelines_choice_rule_is_a_declared_validated_parameter():
     from benchsel_lib.method.pipeline import clone
-    from benchsel_lib.method.choice import nested_strategy
+    from benchsel_lib.method.choice import nested_selector
 
     X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
     p = Pipeline.auto(k=4, choice="nested", selectors=("mi", "random", "lasso"), predictors=("gaussian", "ridge"))
@@ -763,7 +763,7 @@ def test_the_pipelines_choice_rule_is_a_declared_validated_parameter():
     assert Pipeline.auto().choice == "monotone"
     fitted = p.fit(as_matrix(X))
     scores = fitted.choice_.scores
-    assert fitted.choice_.strategy == nested_strategy(scores.to_dict("records"), range(1, 5))
+    assert fitted.choice_.selector == nested_selector(scores.to_dict("records"), range(1, 5))
     assert set(scores["k"]) == {1, 2, 3, 4}  # every size up to k is scored
     with pytest.raises(ValueError, match="unknown choice rule 'first'"):
         Pipeline.auto(choice="first").fit(as_matrix(X))

@@ -13,13 +13,13 @@ from benchsel_lib.method.selectors import Selector
 
 _data = partial(low_rank_scores, m=40, n=10, noise=0.5, missing=0.1, standardize=True)
 # candidates whose selections are not nested (anchor points select per size): every choice at a block is kept
-_KW = dict(seed=1, levels=(), strategies=("anchors", "imputed-lasso"), predictors=("gaussian", "ridge"))
+_KW = dict(seed=1, levels=(), selectors=("anchors", "imputed-lasso"), predictors=("gaussian", "ridge"))
 
 
 def _same(a, b) -> bool:
     """The same choice, and the same inner R^2 up to rounding (a search that scores fewer sizes batches its
     predictions differently)."""
-    return (a.k, a.strategy, a.predictor, list(a.selection)) == (b.k, b.strategy, b.predictor, list(b.selection)) \
+    return (a.k, a.selector, a.predictor, list(a.selection)) == (b.k, b.selector, b.predictor, list(b.selection)) \
         and a.inner_r2 == pytest.approx(b.inner_r2, rel=1e-12, abs=1e-12)
 
 
@@ -67,14 +67,14 @@ def test_without_blocks_the_larger_selection_need_not_contain_the_smaller():
 def test_a_candidate_that_cannot_keep_the_choice_is_left_out_above_the_block_and_named():
     X = _data(35)
     names = [f"b{j}" for j in range(X.shape[1])]
-    first = pipeline_path(X, 3, ks=[3], names=names, settings=SearchSettings(strategies=("anchors",), predictors=("gaussian",), stack=False, seed=1, levels=()))[0]
+    first = pipeline_path(X, 3, ks=[3], names=names, settings=SearchSettings(selectors=("anchors",), predictors=("gaussian",), stack=False, seed=1, levels=()))[0]
     banned = names[first.selection[0]]
-    strategies = ("anchors", Selector(objective="random", exclude=(banned,), name="random-x"))
-    recs = {r.k: r for r in pipeline_path(X, 6, ks=[3, 6], names=names, settings=SearchSettings(strategies=strategies, predictors=("gaussian",), stack=False, blocks=(3,), rule="best", seed=1, levels=()))}
-    assert recs[3].strategy == "anchors" and banned in [names[j] for j in recs[3].selection]
+    selectors = ("anchors", Selector(objective="random", exclude=(banned,), name="random-x"))
+    recs = {r.k: r for r in pipeline_path(X, 6, ks=[3, 6], names=names, settings=SearchSettings(selectors=selectors, predictors=("gaussian",), stack=False, blocks=(3,), choice="best", seed=1, levels=()))}
+    assert recs[3].selector == "anchors" and banned in [names[j] for j in recs[3].selection]
     assert recs[3].note is None
     assert "random-x left out above k=3" in recs[6].note and banned in recs[6].note
-    assert recs[6].strategy == "anchors" and set(recs[3].selection) <= set(recs[6].selection)
+    assert recs[6].selector == "anchors" and set(recs[3].selection) <= set(recs[6].selection)
 
 
 def test_a_pipeline_with_blocks_fits_the_path_of_the_search_with_them():
@@ -105,11 +105,11 @@ def test_blocks_keep_the_numbers_of_a_search_determined_by_its_seed():
     assert np.isfinite([r.inner_r2 for r in a]).all()
 
 
-_NESTED_ONLY = dict(_KW, strategies=("mi", "entropy-obs", "random"))
+_NESTED_ONLY = dict(_KW, selectors=("mi", "entropy-obs", "random"))
 # an unnested candidate that these matrices do not choose at the block sizes 2, 4 and 6: the path is searched in
 # segments (with nested candidates alone it is the one search without blocks)
-_MIXED = dict(_KW, strategies=("mi", "entropy-obs", "random", "imputed-lasso"))
-_ANCHORS = dict(seed=1, levels=(), strategies=("anchors",), predictors=("gaussian", "ridge"))
+_MIXED = dict(_KW, selectors=("mi", "entropy-obs", "random", "imputed-lasso"))
+_ANCHORS = dict(seed=1, levels=(), selectors=("anchors",), predictors=("gaussian", "ridge"))
 
 
 def test_keeping_only_unnested_choices_leaves_a_nested_choice_to_the_path_without_blocks():
@@ -138,14 +138,14 @@ def test_with_only_nested_candidates_blocks_kept_after_unnested_choices_are_the_
     assert [(r.name, r.selection, r.inner_r2) for r in kept] == [(r.name, r.selection, r.inner_r2) for r in plain]
 
 
-@pytest.mark.parametrize("rule", ["monotone", "best"])
-def test_a_path_searched_in_segments_after_nested_choices_chooses_as_one_search_of_every_size(rule):
+@pytest.mark.parametrize("choice", ["monotone", "best"])
+def test_a_path_searched_in_segments_after_nested_choices_chooses_as_one_search_of_every_size(choice):
     # with every choice nested no block is kept, and the path is the one without blocks, searched block by
     # block with the choice at each block size looked back at: every size chooses as the one search does
     X = _data(43)
-    plain = pipeline_path(X, 8, settings=SearchSettings(rule=rule, **_MIXED))
-    assert all(plain[k - 1].strategy != "imputed-lasso" for k in (2, 4, 6))  # so no block is kept
-    segmented = pipeline_path(X, 8, settings=SearchSettings(rule=rule, blocks=(2, 4, 6), **_MIXED))
+    plain = pipeline_path(X, 8, settings=SearchSettings(choice=choice, **_MIXED))
+    assert all(plain[k - 1].selector != "imputed-lasso" for k in (2, 4, 6))  # so no block is kept
+    segmented = pipeline_path(X, 8, settings=SearchSettings(choice=choice, blocks=(2, 4, 6), **_MIXED))
     assert [r.k for r in segmented] == list(range(1, 9))
     assert all(_same(a, b) for a, b in zip(plain, segmented))
 
@@ -157,28 +157,28 @@ def test_a_path_searched_in_segments_is_planned_as_one_search_of_every_size(monk
 
     monkeypatch.setattr(plan, "SEARCH_MIN_MODELS", 40)  # so that an 80-model search can be subsampled
     X = _data(41, m=80)
-    cost = partial(plan.search_cost, 80, 10, k=8, strategies=_MIXED["strategies"],
+    cost = partial(plan.search_cost, 80, 10, k=8, selectors=_MIXED["selectors"],
                    predictors=_MIXED["predictors"], observed=float((~np.isnan(X)).mean()))
     budget = cost(n_ks=5)
     assert cost(n_ks=8) > budget
     plain = pipeline_path(X, 8, settings=SearchSettings(budget=budget, **_MIXED))
-    assert all(plain[k - 1].strategy != "imputed-lasso" for k in (2, 4, 6))  # so no block is kept
+    assert all(plain[k - 1].selector != "imputed-lasso" for k in (2, 4, 6))  # so no block is kept
     segmented = pipeline_path(X, 8, settings=SearchSettings(budget=budget, blocks=(2, 4, 6), **_MIXED))
     assert plain[0].plan is not None and "of the 80 models" in plain[0].plan
     assert [r.plan for r in segmented] == [r.plan for r in plain]
     assert all(_same(a, b) for a, b in zip(plain, segmented))
 
 
-@pytest.mark.parametrize("rule", ["monotone", "best"])
-def test_after_kept_blocks_a_nested_choice_returns_to_the_path_without_blocks(rule):
+@pytest.mark.parametrize("choice", ["monotone", "best"])
+def test_after_kept_blocks_a_nested_choice_returns_to_the_path_without_blocks(choice):
     # anchor points chosen at 2 and 4 are kept, the entropy selection chosen at 6 is not: sizes 7 and 8 are
     # those of the path without blocks, whose choices look back along its own path from size 3 on
     X = _data(52)
-    kw = dict(_ANCHORS, strategies=("anchors", "mi", "entropy-obs"), rule=rule)
+    kw = dict(_ANCHORS, selectors=("anchors", "mi", "entropy-obs"), choice=choice)
     plain = pipeline_path(X, 8, settings=SearchSettings(**kw))
     recs = pipeline_path(X, 8, settings=SearchSettings(blocks=(2, 4, 6), **kw))
-    assert [recs[k - 1].strategy for k in (2, 4, 6)] == ["anchors", "anchors", "entropy-obs"]
-    assert [r.strategy for r in plain[2:4]] != [r.strategy for r in recs[2:4]]  # the kept blocks changed these
+    assert [recs[k - 1].selector for k in (2, 4, 6)] == ["anchors", "anchors", "entropy-obs"]
+    assert [r.selector for r in plain[2:4]] != [r.selector for r in recs[2:4]]  # the kept blocks changed these
     assert all(_same(a, b) for a, b in zip(plain[6:], recs[6:]))
 
 
@@ -191,7 +191,7 @@ def test_above_a_kept_block_the_path_without_blocks_is_not_searched(monkeypatch)
     inner = inner_search._search_path
 
     def spy(train, k_max, settings, data, *, ks, first=1, **kw):
-        calls.append((first, max(ks), any(getattr(sel, "initial", ()) for sel in settings.strategies)))
+        calls.append((first, max(ks), any(getattr(sel, "initial", ()) for sel in settings.selectors)))
         return inner(train, k_max, settings, data, ks=ks, first=first, **kw)
 
     monkeypatch.setattr(inner_search, "_search_path", spy)
@@ -207,7 +207,7 @@ def test_keeping_only_unnested_choices_keeps_a_choice_of_anchor_points():
     assert _same(kept[0], plain[3]) and set(kept[0].selection) <= set(kept[1].selection)
 
 
-def test_auto_keeps_a_choice_at_five_only_where_its_strategy_is_not_nested():
+def test_auto_keeps_a_choice_at_five_only_where_its_selector_is_not_nested():
     pipe = Pipeline.auto()
     assert pipe.blocks == (5,) and clone(pipe).get_params()["blocks"] == (5,)
     assert Pipeline.auto(blocks=()).blocks == ()

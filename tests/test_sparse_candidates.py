@@ -9,10 +9,10 @@ from benchsel_lib.method.candidates import CandidateSpace, Grid
 from benchsel_lib.method.pipeline import Pipeline, clone
 from benchsel_lib.method.candidates import (
     DEFAULT_PREDICTORS,
-    DEFAULT_STRATEGIES,
+    DEFAULT_SELECTORS,
     SPARSE_MISSING,
     SPARSE_PREDICTORS,
-    SPARSE_STRATEGIES,
+    SPARSE_SELECTORS,
 )
 from benchsel_lib.method.pipeline import PipelineSearch
 from benchsel_lib.protocol.cv import cross_validate
@@ -42,7 +42,7 @@ def test_sparse_matrix_searches_the_sparse_candidates():
     p = _fit(X, Pipeline.auto(k=3))
     assert p.sparse_
     scored = p.choice_.scores
-    assert set(scored["strategy"]) == set(SPARSE_STRATEGIES)
+    assert set(scored["selector"]) == set(SPARSE_SELECTORS)
     assert set(scored["predictor"]) == set(SPARSE_PREDICTORS) | {"stack"}
 
 
@@ -51,7 +51,7 @@ def test_denser_matrix_searches_the_first_candidates():
     p = _fit(X, Pipeline.auto(k=3))
     assert not p.sparse_
     scored = p.choice_.scores
-    assert set(scored["strategy"]) == set(DEFAULT_STRATEGIES)
+    assert set(scored["selector"]) == set(DEFAULT_SELECTORS)
     assert set(scored["predictor"]) == set(DEFAULT_PREDICTORS) | {"stack"}
 
 
@@ -68,14 +68,14 @@ def test_given_candidates_are_searched_on_every_matrix(given):
     fitted = _fit(_with_missing_share(0.6), p)
     assert not fitted.sparse_
     scored = fitted.choice_.scores
-    assert set(scored["strategy"]) == set(given.get("selectors", DEFAULT_STRATEGIES))
+    assert set(scored["selector"]) == set(given.get("selectors", DEFAULT_SELECTORS))
 
 
 def test_the_sparse_grid_shares_auto_options():
     p = Pipeline.auto(k=2, min_observed=7, initial=["b3"])
     dense, sparse = p.component("candidates")
     assert dense.max_missing == SPARSE_MISSING and sparse.max_missing == 1.0
-    assert [s.label for s in sparse.selectors] == list(SPARSE_STRATEGIES) and sparse.predictors == SPARSE_PREDICTORS
+    assert [s.label for s in sparse.selectors] == list(SPARSE_SELECTORS) and sparse.predictors == SPARSE_PREDICTORS
     for s in sparse.selectors:
         assert s.initial == ("b3",)
         assert s.min_observed == (0.3 if s.label == "entropy-obs" else 7)  # entropy-obs keeps its own filter
@@ -93,12 +93,12 @@ def test_cross_validation_decides_on_each_fold_training_rows():
     X = _with_missing_share(0.6)
     df = cross_validate(as_matrix(X), [Pipeline.auto()], holdouts=(0.1,), k_max=3, ks=(3,), n_folds=5, seed=0,
                         scheme="paper", progress=False)
-    strategies = {c.split("+")[0] for c in df["choice"]}
-    assert strategies <= set(SPARSE_STRATEGIES)
+    selectors = {c.split("+")[0] for c in df["choice"]}
+    assert selectors <= set(SPARSE_SELECTORS)
 
 
 @pytest.mark.parametrize("make, match", [
-    (lambda: Grid(("no-such-strategy",), ("knn",)), "no-such-strategy"),
+    (lambda: Grid(("no-such-selector",), ("knn",)), "no-such-selector"),
     (lambda: Grid(("imputed-trace",), ("no-such-predictor",)), "no-such-predictor"),
     (lambda: Grid((), ("knn",)), "one or more selectors"),
     (lambda: Grid(("mi", "mi"), ("knn",)), "distinct labels"),
@@ -115,4 +115,4 @@ def test_a_search_takes_the_first_grid_that_applies_to_the_missing_share():
     space = CandidateSpace([Grid(("mi",), ("gaussian",), max_missing=0.2), Grid(("random",), ("knn",))])
     assert space.for_missing(0.2).selectors[0].label == "mi" and space.for_missing(0.21).selectors[0].label == "random"
     fitted = PipelineSearch(k=2, candidates=space).fit(as_matrix(_with_missing_share(0.3)))
-    assert set(fitted.cv_results_["strategy"]) == {"random"} and fitted.sparse_
+    assert set(fitted.cv_results_["selector"]) == {"random"} and fitted.sparse_

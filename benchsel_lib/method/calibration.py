@@ -159,7 +159,7 @@ def inflation_factors(
     correlation: Correlation,
     predictor: Any,
     folds: InnerFolds,
-    unconditioned: str = "skip",
+    unreached: str = "skip",
     correlate: Callable[[Correlation, np.ndarray, np.ndarray], np.ndarray] | None = None,
 ) -> dict[Any, np.ndarray]:
     """Variance-inflation factors fitted on the training rows only (inner cross-validation).
@@ -172,7 +172,7 @@ def inflation_factors(
     ``orders`` the squared standardized residuals ``r^2 / var`` of the
     fold's held-out rows are collected, scored as the protocol scores
     (:class:`~benchsel_lib.method.oof.HeldOut`: observed, not revealed;
-    ``unconditioned`` as in the CV protocol). The factor is their mean, so
+    ``unreached`` as in the CV protocol). The factor is their mean, so
     that after scaling the conditional variances by it the mean squared
     standardized residual is 1.
 
@@ -191,6 +191,9 @@ def inflation_factors(
     folds : InnerFolds
         The inner folds (a pipeline draws them from its inflation stream,
         ``InnerFolds(inner_folds, seed, stream=None)``).
+    unreached : {"skip", "mean"}
+        Whether a held-out row that observes none of the revealed benchmarks
+        is scored, as in the CV protocol.
     correlate : callable, optional
         ``correlate(correlation, values, standardized)``; default
         ``correlation.estimate`` (the CV protocol passes its cached estimate).
@@ -214,7 +217,7 @@ def inflation_factors(
     if folds.n_folds > m_tr:
         raise ValueError(f"inner_folds={folds.n_folds} is out of range: choose 2..{m_tr} (the training models)")
     unit = _InflationFold(values, standardized, {key: np.asarray(o, dtype=int) for key, o in orders.items()},
-                          int(k_max), correlation, predictor, unconditioned,
+                          int(k_max), correlation, predictor, unreached,
                           correlate or (lambda c, v, z: c.estimate(v, z, context="cv")))
     sums = {key: np.zeros(k_max) for key in orders}
     cnts = {key: np.zeros(k_max) for key in orders}
@@ -235,7 +238,7 @@ class _InflationFold:
     k_max: int
     correlation: Correlation
     predictor: Any
-    unconditioned: str
+    unreached: str
     estimate: Callable[[Correlation, np.ndarray, np.ndarray], np.ndarray]
 
     def __call__(self, fold: Fold) -> dict[Any, tuple[np.ndarray, np.ndarray]] | None:
@@ -249,7 +252,7 @@ class _InflationFold:
         N = self.values.shape[1]
         Rin = np.eye(N)
         Rin[np.ix_(ok, ok)] = self.estimate(self.correlation, Xin[:, ok][rows], self.standardized[tr][:, ok][rows])
-        held = HeldOut.of(self.standardized[fold.held], rule=self.unconditioned)
+        held = HeldOut.of(self.standardized[fold.held], unreached=self.unreached)
         fitted = self.predictor.fit(self.standardized[tr], cov=Rin)
         out = {}
         for key, order in self.orders.items():

@@ -29,9 +29,9 @@ __all__ = [
     "CandidateSpace",
     "auto_space",
     "with_options",
-    "DEFAULT_STRATEGIES",
+    "DEFAULT_SELECTORS",
     "DEFAULT_PREDICTORS",
-    "SPARSE_STRATEGIES",
+    "SPARSE_SELECTORS",
     "SPARSE_PREDICTORS",
     "SPARSE_MISSING",
     "DEFAULT_MIN_OBSERVED",
@@ -39,7 +39,7 @@ __all__ = [
 
 #: the recommended pipeline's selectors on a matrix missing at most :data:`SPARSE_MISSING` of its entries
 #: (predictive greedy, soft-impute and the like are left out for speed; a grid can name them)
-DEFAULT_STRATEGIES = ("mi", "entropy-obs", "lasso", "random")
+DEFAULT_SELECTORS = ("mi", "entropy-obs", "lasso", "random")
 #: ... and its predictors there
 DEFAULT_PREDICTORS = ("gaussian", "ridge", "knn", "blend")
 
@@ -48,7 +48,7 @@ DEFAULT_PREDICTORS = ("gaussian", "ridge", "knn", "blend")
 #: Lasso (both favour benchmarks that many models ran, so that a revealed benchmark is more often one a
 #: held-out model has a score for) in place of MI and the random selection, and the per-target ridge on
 #: the mean-imputed scores in place of the Gaussian mean and the ridge on observed pairs
-SPARSE_STRATEGIES = ("entropy-obs", "lasso", "imputed-trace", "imputed-lasso")
+SPARSE_SELECTORS = ("entropy-obs", "lasso", "imputed-trace", "imputed-lasso")
 SPARSE_PREDICTORS = ("knn", "blend", "imputed-ridge")
 
 #: the share of missing entries above which the recommended pipeline searches its sparse grid (Merged and
@@ -135,9 +135,9 @@ class CandidateSpace(tuple):
         return f"CandidateSpace({list(self)!r})"
 
 
-def with_options(strategy: str | Selector, *, min_observed: int | float | None,
+def with_options(selector: str | Selector, *, min_observed: int | float | None,
                   initial: Sequence[str]) -> Selector:
-    """``strategy``'s selector with the shared options of the recommended pipeline. O(1).
+    """The selector ``selector`` (a preset name or a selector) with the shared options of the recommended pipeline. O(1).
 
     ``initial`` (mandatory benchmarks) replaces the selector's own;
     ``min_observed`` is set only where the selector has no filter of its
@@ -145,7 +145,7 @@ def with_options(strategy: str | Selector, *, min_observed: int | float | None,
     30 % of the training models); None and 0 set none.  The label stays the
     preset's.
     """
-    sel = selector_named(strategy)
+    sel = selector_named(selector)
     changes: dict[str, Any] = {"name": sel.label}
     if min_observed and sel.min_observed is None:
         changes["min_observed"] = min_observed
@@ -159,9 +159,9 @@ def auto_space(*, selectors: Sequence[str | Selector] | None = None, predictors:
                initial: Sequence[str] = ()) -> CandidateSpace:
     """The recommended pipeline's candidate space, with its shared options.
 
-    By default two grids: :data:`DEFAULT_STRATEGIES` x :data:`DEFAULT_PREDICTORS`
+    By default two grids: :data:`DEFAULT_SELECTORS` x :data:`DEFAULT_PREDICTORS`
     for a training matrix missing at most :data:`SPARSE_MISSING` of its
-    entries, :data:`SPARSE_STRATEGIES` x :data:`SPARSE_PREDICTORS` for a
+    entries, :data:`SPARSE_SELECTORS` x :data:`SPARSE_PREDICTORS` for a
     sparser one, each with the stack.  Passing ``selectors`` or
     ``predictors`` gives one grid for every matrix (the other one from the
     first default grid).  ``initial`` applies to every selector,
@@ -173,8 +173,8 @@ def auto_space(*, selectors: Sequence[str | Selector] | None = None, predictors:
 
     if selectors is None and predictors is None:
         return CandidateSpace([
-            Grid(sels(DEFAULT_STRATEGIES), DEFAULT_PREDICTORS, stack=stack, max_missing=SPARSE_MISSING),
-            Grid(sels(SPARSE_STRATEGIES), SPARSE_PREDICTORS, stack=stack),
+            Grid(sels(DEFAULT_SELECTORS), DEFAULT_PREDICTORS, stack=stack, max_missing=SPARSE_MISSING),
+            Grid(sels(SPARSE_SELECTORS), SPARSE_PREDICTORS, stack=stack),
         ])
     preds = DEFAULT_PREDICTORS if predictors is None else predictors
-    return CandidateSpace([Grid(sels(DEFAULT_STRATEGIES if selectors is None else selectors), preds, stack=stack)])
+    return CandidateSpace([Grid(sels(DEFAULT_SELECTORS if selectors is None else selectors), preds, stack=stack)])

@@ -1,11 +1,11 @@
 """How a search chooses among its scored candidates: small rule objects.
 
-A rule sees the scored candidates at one size ``k`` (dicts with ``strategy,
+A rule sees the scored candidates at one size ``k`` (dicts with ``selector,
 predictor, k, r2``) and returns one.  :class:`Best` takes the highest inner
 R^2; :class:`Monotone` (the recommended pipeline's) the same unless it falls
 below the inner R^2 of the choice at ``k - 1``, which is then kept;
-:class:`Nested` first fixes one strategy for every size
-(:meth:`Nested.strategy`), then takes its best predictor at each size.
+:class:`Nested` first fixes one selector for every size
+(:meth:`Nested.selector`), then takes its best predictor at each size.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["Best", "Monotone", "Nested", "CHOICE_RULES", "DEFAULT_RULE", "choice_rule", "choose_candidate",
-           "nested_strategy"]
+           "nested_selector"]
 
 Row = dict[str, Any]
 
@@ -42,7 +42,7 @@ class Best:
 class Monotone(Best):
     """As :class:`Best`, unless that falls below the choice at ``k - 1``: its pipeline is then kept.
 
-    Kept means its row at ``k``, the same strategy with one more benchmark and
+    Kept means its row at ``k``, the same selector with one more benchmark and
     the same predictor, so that no larger subset is chosen by a score that a
     smaller one already beat: the best inner R^2 at ``k`` falling below the
     previous choice's is the mark of a winner chosen for its luck on the
@@ -59,13 +59,13 @@ class Monotone(Best):
         best = super().choose(rows, order=order)
         if previous is None or best["r2"] >= previous["r2"]:
             return best
-        same = (previous["strategy"], previous["predictor"])
-        return next((r for r in rows if (r["strategy"], r["predictor"]) == same), best)
+        same = (previous["selector"], previous["predictor"])
+        return next((r for r in rows if (r["selector"], r["predictor"]) == same), best)
 
 
 @dataclass(frozen=True)
 class Nested(Best):
-    """One strategy for every size (:meth:`strategy`), and at each size its best predictor.
+    """One selector for every size (:meth:`selector`), and at each size its best predictor.
 
     Every size's selection is then the first ``k`` of the largest (for a
     nested objective), so a model that ran the smaller selection runs only the
@@ -77,10 +77,10 @@ class Nested(Best):
     lookback = True
 
     @staticmethod
-    def strategy(rows: Sequence[Row], sizes: Sequence[int], *, order: Callable[[str], Any] | None = None) -> str:
-        """The strategy with the best mean over ``sizes`` of its best inner R^2 at each size. O(len(rows)).
+    def selector(rows: Sequence[Row], sizes: Sequence[int], *, order: Callable[[str], Any] | None = None) -> str:
+        """The selector with the best mean over ``sizes`` of its best inner R^2 at each size. O(len(rows)).
 
-        Ties go to the smaller ``order(strategy)`` key.
+        Ties go to the smaller ``order(selector)`` key.
 
         Raises
         ------
@@ -92,13 +92,13 @@ class Nested(Best):
         best: dict[tuple[str, int], float] = {}
         for r in rows:
             if int(r["k"]) in wanted and np.isfinite(r["r2"]):
-                at = (r["strategy"], int(r["k"]))
+                at = (r["selector"], int(r["k"]))
                 best[at] = max(best.get(at, -np.inf), float(r["r2"]))
         if not best:
             raise ValueError("no scored candidate to choose from")
         means: dict[str, list[float]] = {}
-        for (strategy, _), r2 in best.items():
-            means.setdefault(strategy, []).append(r2)
+        for (selector, _), r2 in best.items():
+            means.setdefault(selector, []).append(r2)
         return min(means, key=lambda s: (-float(np.mean(means[s])), key(s)))
 
 
@@ -117,12 +117,12 @@ def choice_rule(rule: Any) -> Best:
     return CHOICE_RULES[rule]
 
 
-def choose_candidate(rows: Sequence[Row], *, previous: Row | None = None, rule: Any = DEFAULT_RULE,
+def choose_candidate(rows: Sequence[Row], *, previous: Row | None = None, choice: Any = DEFAULT_RULE,
                      order: Callable[[Row], Any] | None = None) -> Row:
-    """The candidate ``rule`` chooses among ``rows`` (one size; see the rules). O(len(rows))."""
-    return choice_rule(rule).choose(rows, previous=previous, order=order)
+    """The candidate the rule ``choice`` chooses among ``rows`` (one size; see the rules). O(len(rows))."""
+    return choice_rule(choice).choose(rows, previous=previous, order=order)
 
 
-def nested_strategy(rows: Sequence[Row], sizes: Sequence[int], *, order: Callable[[str], Any] | None = None) -> str:
-    """The one strategy of the :class:`Nested` rule (see :meth:`Nested.strategy`). O(len(rows))."""
-    return Nested.strategy(rows, sizes, order=order)
+def nested_selector(rows: Sequence[Row], sizes: Sequence[int], *, order: Callable[[str], Any] | None = None) -> str:
+    """The one selector of the :class:`Nested` rule (see :meth:`Nested.selector`). O(len(rows))."""
+    return Nested.selector(rows, sizes, order=order)

@@ -43,7 +43,7 @@ from .calibration import (
 from .correlation import Correlation
 from .predictors import (
     PREDICTORS,
-    check_unconditioned,
+    check_unreached,
     make_predictor,
     reveal_and_predict,
 )
@@ -273,15 +273,17 @@ class Spec:
         Whether the fit goes through the inner cross-validation (candidates,
         a stack, or conformal intervals).
     blocks : tuple of int
-    rule
-        The choice rule (name or object).
+    choice
+        How the choice is made at each size: a rule of
+        :mod:`~benchsel_lib.method.choice` (name or object).
     folds : int
         Inner folds of the search.
     space : CandidateSpace or None
         A search's candidate space.
-    scored : str or None
-        How a search scores its candidates on its inner folds (None: the
-        protocol's rule, passed to :meth:`BasePipeline.fit_path`).
+    unreached : str or None
+        How a search scores an inner-held-out model that a candidate does
+        not reach (None: the protocol's ``unreached``, passed to
+        :meth:`BasePipeline.fit_path`).
     sparse_searched : bool
         Whether a later grid of the space than the first was taken.
     """
@@ -294,10 +296,10 @@ class Spec:
     stack: bool = False
     search: bool = False
     blocks: tuple[int, ...] = ()
-    rule: Any = DEFAULT_RULE
+    choice: Any = DEFAULT_RULE
     folds: int = 5
     space: Any = None
-    scored: str | None = None
+    unreached: str | None = None
     sparse_searched: bool = False
 
 
@@ -434,7 +436,7 @@ class BasePipeline(BaseEstimator):
 
     @property
     def label(self) -> str:
-        """The pipeline's name in tables (``name``, else ``STRATEGY+PREDICTOR`` or ``"pipeline"``). O(1)."""
+        """The pipeline's name in tables (``name``, else ``SELECTOR+PREDICTOR`` or ``"pipeline"``). O(1)."""
         if self.name:
             return str(self.name)
         spec = self.validate()
@@ -454,7 +456,7 @@ class BasePipeline(BaseEstimator):
         seeds: FitSeeds | None = None,
         correlate: Callable[[Correlation, np.ndarray, np.ndarray], np.ndarray] | None = None,
         intervals: bool = True,
-        unconditioned: str = "skip",
+        unreached: str = "skip",
         context: str = "cv",
         revealed: Sequence[int] | None = None,
         correlation: np.ndarray | None = None,
@@ -479,12 +481,12 @@ class BasePipeline(BaseEstimator):
             protocol passes its cache (default: ``correlation.estimate``).
         intervals : bool
             Fit what the intervals need (a fitted inflation, conformal residuals).
-        unconditioned : {"skip", "mean"}
+        unreached : {"skip", "mean"}
             The protocol's rule for rows that reveal nothing, used by a fitted
             inflation and by the inner folds of a fixed pipeline's conformal
             intervals; a :class:`~benchsel_lib.method.pipeline.PipelineSearch`
-            scores its candidates on every inner-held-out model whatever the
-            rule (:data:`~benchsel_lib.method.pipeline.SCORED`).
+            scores its candidates on every inner-held-out model whatever
+            ``unreached`` is (:data:`~benchsel_lib.method.pipeline.SEARCH_UNREACHED`).
         context : {"cv", "full"}
             A cross-validation split or a whole matrix (the EM tolerance).
         revealed : sequence of int, optional
@@ -516,7 +518,7 @@ class BasePipeline(BaseEstimator):
                 dataclasses.replace(s, exclude=s.exclude + tuple(
                     b for b in map(str, exclude) if b not in s.exclude and b not in s.initial))
                 for s in spec.selector])
-        check_unconditioned(unconditioned)
+        check_unreached(unreached)
         seeds = seeds or FitSeeds.from_seed(int(self.seed))
         names = [str(b) for b in names]
         fs = spec.scaling.fit(X)
@@ -541,10 +543,10 @@ class BasePipeline(BaseEstimator):
         data = _Training(fs, values, z, R, names, counts, n_forced)
         if spec.search:
             path = self._fit_search(spec, data, k_max=k_max, ks=ks, seeds=seeds, intervals=intervals,
-                                    revealed=revealed, unconditioned=unconditioned)
+                                    revealed=revealed, unreached=unreached)
         else:
             path = self._fit_direct(spec, data, k_max=k_max, ks=ks, seeds=seeds, inner=inner, intervals=intervals,
-                                    unconditioned=unconditioned, revealed=revealed)
+                                    unreached=unreached, revealed=revealed)
         path.notes[:0] = notes
         path.sparse = spec.sparse_searched
         return path
@@ -590,7 +592,7 @@ class BasePipeline(BaseEstimator):
         return steps, selection
 
     def _fit_direct(self, spec: Spec, data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
-                    seeds: FitSeeds, inner: Callable, intervals: bool, unconditioned: str,
+                    seeds: FitSeeds, inner: Callable, intervals: bool, unreached: str,
                     revealed: Sequence[int] | None) -> FittedPath:
         """One selector and one predictor: select (or take ``revealed``), fit the predictor, the inflation."""
         fs, values, z, R, n_forced = data.scaling, data.values, data.z, data.R, data.n_forced
@@ -618,14 +620,14 @@ class BasePipeline(BaseEstimator):
             orders = {0: order} if sel.nested or revealed is not None else {st.k: st.selected for st in steps}
             folds = InnerFolds(cal.inner_folds, seeds.inflation, stream=None)  # the inflation's own stream
             factors = inflation_factors(values, z, orders, order.size, correlation=spec.correlation,
-                                        predictor=fresh, folds=folds, unconditioned=unconditioned, correlate=inner)
+                                        predictor=fresh, folds=folds, unreached=unreached, correlate=inner)
             for st in steps:
                 st.inflation = float(factors[0 if 0 in orders else st.k][st.k - 1])
         return FittedPath(fs, steps, n_forced, _DirectPredictions(fitted, N, gaussian, fixed), R, selection)
 
     def _fit_search(self, spec: Spec, data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
                     seeds: FitSeeds, intervals: bool, revealed: Sequence[int] | None,
-                    unconditioned: str) -> FittedPath:
+                    unreached: str) -> FittedPath:
         """A search (candidates, a stack or conformal intervals): the inner CV chooses at each size.
 
         :func:`~benchsel_lib.method.inner_search.pipeline_path` does the work.
@@ -635,9 +637,9 @@ class BasePipeline(BaseEstimator):
         single = len(spec.selector) == 1 and len(preds) == 1 and not spec.stack
         levels = DEFAULT_LEVELS if intervals and spec.calibrator is not None else ()
         bare = single and not levels  # one pair, nothing to score: the smallest inner CV
-        settings = SearchSettings(strategies=spec.selector, predictors=tuple(preds), stack=spec.stack,
-                                  seed=int(seeds.search), levels=levels, rule=spec.rule,
-                                  n_folds=2 if bare else int(spec.folds), unconditioned=spec.scored or unconditioned,
+        settings = SearchSettings(selectors=spec.selector, predictors=tuple(preds), stack=spec.stack,
+                                  seed=int(seeds.search), levels=levels, choice=spec.choice,
+                                  n_folds=2 if bare else int(spec.folds), unreached=spec.unreached or unreached,
                                   blocks=spec.blocks)
         search = partial(pipeline_path, z, cov=R, names=names, settings=settings)
         if revealed is not None:

@@ -19,7 +19,7 @@ the interval at level ``L`` is ``pred +- q_L s_j``.
 Cost and big matrices: before any work, :func:`~benchsel_lib.method.plan.plan_search`
 estimates the operations of the search; above its budget the inner
 cross-validation runs on seeded subsamples of the models and/or benchmarks
-and costly strategies are left out, while the final selections and fits use
+and costly selectors are left out, while the final selections and fits use
 every model and benchmark.  ``Recommendation.plan`` says so in one line, which
 is also logged (level INFO, logger ``benchsel_lib.method.inner_search``) when
 the plan is made, before the work.
@@ -37,14 +37,14 @@ import pandas as pd
 from .._checks import check_blocks, check_data_matrix, check_int, check_ks
 from .base import BasePredictor, pass_through
 from .calibration import conformal_quantile, conformal_scores
-from .candidates import DEFAULT_PREDICTORS, DEFAULT_STRATEGIES
+from .candidates import DEFAULT_PREDICTORS, DEFAULT_SELECTORS
 from .choice import DEFAULT_RULE, Best, Nested, choice_rule
 from .correlation import inner_correlation
 from .lowrank import as_correlation_matrix
 from .folds import InnerFolds
 from .oof import STACK, OutOfFold, out_of_fold, score_candidates
 from .plan import SearchPlan, plan_search
-from .predictors import check_predictor_name, check_unconditioned, make_predictor
+from .predictors import check_predictor_name, check_unreached, make_predictor
 from .selectors import Selector, selector_named
 
 __all__ = ["Recommendation", "ChosenPredictor", "SearchSettings", "pipeline_path", "FALLBACK", "AUTO_BLOCKS"]
@@ -52,7 +52,7 @@ __all__ = ["Recommendation", "ChosenPredictor", "SearchSettings", "pipeline_path
 #: the named default used when there are too few training models for the inner CV
 FALLBACK = ("mi", "gaussian")
 
-#: the block sizes of the recommended pipeline: a choice at five benchmarks whose strategy is not nested
+#: the block sizes of the recommended pipeline: a choice at five benchmarks whose selector is not nested
 #: stays in every larger selection
 AUTO_BLOCKS = (5,)
 
@@ -67,12 +67,12 @@ class Recommendation:
     Attributes
     ----------
     k : int
-    strategy, predictor : str
+    selector, predictor : str
         The choice (``predictor == "stack"``: NNLS combination with ``weights``).
     selection : list of int
         Columns selected on all training models.
     scores : DataFrame
-        Inner-CV R^2 of every candidate: ``strategy, predictor, k, r2, n_eval``
+        Inner-CV R^2 of every candidate: ``selector, predictor, k, r2, n_eval``
         (``n_eval``: the inner residuals it pools, over every draw of the folds).
     weights : dict
         Stack weights (empty unless ``predictor == "stack"``).
@@ -90,12 +90,12 @@ class Recommendation:
         multiplier of any level is read (:meth:`quantile`).
     plan : str or None
         How the search was cut down to fit :data:`SEARCH_BUDGET` (subsamples,
-        strategies left out), one line; None when it ran on every model and
+        selectors left out), one line; None when it ran on every model and
         benchmark with every candidate.
     """
 
     k: int
-    strategy: str
+    selector: str
     predictor: str
     selection: list[int]
     scores: pd.DataFrame
@@ -110,8 +110,8 @@ class Recommendation:
 
     @property
     def name(self) -> str:
-        """The choice as ``STRATEGY+PREDICTOR``. O(1)."""
-        return f"{self.strategy}+{self.predictor}"
+        """The choice as ``SELECTOR+PREDICTOR``. O(1)."""
+        return f"{self.selector}+{self.predictor}"
 
     def predict(self, train: np.ndarray, query: np.ndarray, *, cov: np.ndarray | None = None) -> np.ndarray:
         """Predictions (standardized) of every entry of ``query`` by the chosen predictor, fit on ``train``.
@@ -219,39 +219,39 @@ class SearchSettings:
 
     Parameters
     ----------
-    strategies : sequence of str or Selector
+    selectors : sequence of str or Selector
         The candidate selections (preset names or selectors, labelled by
         ``Selector.label``); mandatory benchmarks and filters are theirs.
     predictors : sequence of str
         The candidate predictors (one selector and one predictor: a fixed
         pipeline, whose inner cross-validation only makes its intervals).
     stack : bool
-        Also score the NNLS stack of ``predictors`` per strategy
+        Also score the NNLS stack of ``predictors`` per selector
         (:func:`~benchsel_lib.method.oof.score_candidates`).
     n_folds : int
         Inner folds; with fewer than ``2 n_folds`` training models the search
         is skipped and :data:`FALLBACK` is used (``note`` says so).
     seed : int
-        Seed of the inner folds and of the random strategy.
+        Seed of the inner folds and of the random selector.
     levels : sequence of float
         Interval levels.
     budget : float, "auto" or None
         Estimated operations the inner search may take
         (:func:`~benchsel_lib.method.plan.plan_search`; ``"auto"``: its
         default budget).  None: always the full search.
-    rule : {"monotone", "best", "nested"} or a rule object
+    choice : {"monotone", "best", "nested"} or a rule object
         How the candidate is chosen at each ``k`` (:mod:`benchsel_lib.method.choice`).
         A rule that looks back (``"monotone"``, ``"nested"``) has every size
         up to the largest of ``ks`` scored, so that a choice does not depend
         on which sizes were asked for; a search cut down to its budget scores
         only the sizes asked for, each choosing its best candidate.
-    unconditioned : {"skip", "mean"}
+    unreached : {"skip", "mean"}
         Which inner-held-out rows score a candidate: ``"skip"`` (the paper's
         protocol) leaves out a row that observes none of the revealed
         benchmarks; ``"mean"`` scores every row, the training mean for those.
     blocks : sequence of int
         Sizes at which the path is fixed when the choice there is not nested
-        (default none).  Above a block size ``b`` whose choice's strategy is
+        (default none).  Above a block size ``b`` whose choice's selector is
         not nested (``Selector.nested``: anchor points, BenchPred's imputed
         Lasso), every candidate keeps the benchmarks chosen at ``b`` as
         mandatory ones and the search runs anew from ``b``, so that a model
@@ -259,19 +259,19 @@ class SearchSettings:
         a nested choice the sizes up to the next block are those of the path
         without blocks, searched only as far as it is used, each part looking
         back at the choice that ends the part before and planned for the
-        whole path.  A strategy that cannot keep the benchmarks is left out
+        whole path.  A selector that cannot keep the benchmarks is left out
         above the block (``note`` says so).  Ignored with ``fixed``.
     """
 
-    strategies: Sequence[str | Selector] = DEFAULT_STRATEGIES
+    selectors: Sequence[str | Selector] = DEFAULT_SELECTORS
     predictors: Sequence[str] = DEFAULT_PREDICTORS
     stack: bool = True
     n_folds: int = 5
     seed: int = 0
     levels: Sequence[float] = (0.5, 0.8, 0.9)
     budget: float | str | None = "auto"
-    rule: Any = DEFAULT_RULE
-    unconditioned: str = "skip"
+    choice: Any = DEFAULT_RULE
+    unreached: str = "skip"
     blocks: Sequence[int] = ()
 
 
@@ -281,48 +281,49 @@ class _Problem:
 
     tr: np.ndarray
     names: list[str]
-    selectors: dict[str, Selector]
+    selector_of: dict[str, Selector]
     predictors: tuple[str, ...]
     stack: bool
     folds: InnerFolds
     seed: int
     levels: tuple[float, ...]
     fixed: list[int] | None
-    unconditioned: str
+    unreached: str
     R: np.ndarray
-    rule: Best
+    choice: Best
     k_max: int
     note: str | None = None
     too_few: bool = False
 
     @property
-    def strategies(self) -> tuple[str, ...]:
-        return ("given",) if self.fixed is not None else tuple(self.selectors)
+    def selectors(self) -> tuple[str, ...]:
+        """The candidate selectors' labels (``("given",)`` for a given revealed set)."""
+        return ("given",) if self.fixed is not None else tuple(self.selector_of)
 
     @property
     def search(self) -> bool:
         """Several candidates, or a stack, to choose among."""
-        return len(self.strategies) * len(self.predictors) > 1 or self.stack
+        return len(self.selectors) * len(self.predictors) > 1 or self.stack
 
 
 def _problem(train: Any, k_max: int, settings: SearchSettings, *, cov: np.ndarray | None, names: Sequence[str] | None,
              fixed: Sequence[int] | None) -> _Problem:
     """Validate the arguments of one search (every check before any work). O(M N) plus the correlation."""
-    rule = choice_rule(settings.rule)
+    choice = choice_rule(settings.choice)
     tr = _check_train(train)
     m, N = tr.shape
     names = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
     if len(names) != N:
         raise ValueError(f"names has {len(names)} entries for {N} benchmark columns")
-    listed = [selector_named(s) for s in settings.strategies]
-    selectors = {sel.label: sel for sel in listed}
-    if len(selectors) != len(listed):
-        raise ValueError(f"strategies lists a selector twice: {[s.label for s in listed]}")
+    listed = [selector_named(s) for s in settings.selectors]
+    selector_of = {sel.label: sel for sel in listed}
+    if len(selector_of) != len(listed):
+        raise ValueError(f"selectors lists a selector twice: {[s.label for s in listed]}")
     predictors = tuple(settings.predictors)
     for p in predictors:
         check_predictor_name(p)
-    if not selectors or not predictors:
-        raise ValueError("strategies and predictors must not be empty")
+    if not selector_of or not predictors:
+        raise ValueError("selectors and predictors must not be empty")
     if fixed is not None:
         fixed = [int(j) for j in fixed]
         if not fixed or len(set(fixed)) != len(fixed) or not all(0 <= j < N for j in fixed):
@@ -330,10 +331,10 @@ def _problem(train: Any, k_max: int, settings: SearchSettings, *, cov: np.ndarra
         k_max = len(fixed)
     k_max = check_int(k_max, "k")
     folds = InnerFolds(check_int(settings.n_folds, "n_folds", minimum=2), int(settings.seed))
-    check_unconditioned(settings.unconditioned)
+    check_unreached(settings.unreached)
     R = inner_correlation(tr) if cov is None else as_correlation_matrix(cov)  # a wide matrix's stays low-rank
-    return _Problem(tr, names, selectors, predictors, bool(settings.stack), folds, int(settings.seed),
-                    tuple(float(lv) for lv in settings.levels), fixed, settings.unconditioned, R, rule, k_max)
+    return _Problem(tr, names, selector_of, predictors, bool(settings.stack), folds, int(settings.seed),
+                    tuple(float(lv) for lv in settings.levels), fixed, settings.unreached, R, choice, k_max)
 
 
 def _fall_back(pb: _Problem) -> None:
@@ -349,9 +350,9 @@ def _fall_back(pb: _Problem) -> None:
         pb.predictors, pb.stack = (FALLBACK[1],), False
     elif pb.search:
         note += f"; using the default {FALLBACK[0]}+{FALLBACK[1]}" + without
-        head = next(iter(pb.selectors.values()))
+        head = next(iter(pb.selector_of.values()))
         fallback = replace(selector_named(FALLBACK[0]), initial=head.initial, min_observed=head.min_observed)
-        pb.selectors, pb.predictors, pb.stack = {fallback.label: fallback}, (FALLBACK[1],), False
+        pb.selector_of, pb.predictors, pb.stack = {fallback.label: fallback}, (FALLBACK[1],), False
     else:
         note += "; no intervals"
     pb.note = note
@@ -367,7 +368,7 @@ def _plan(pb: _Problem, *, ks: Sequence[int] | None, first: int, plan_for: Seque
     if budget is None or pb.too_few or not (pb.search or pb.levels):
         return None, lookback
     keep = list(pb.fixed or [])
-    for sel in pb.selectors.values():
+    for sel in pb.selector_of.values():
         keep += sel.resolve_initial(pb.names, missing="skip")
     plan_ks = ks if plan_for is None else plan_for
     asked = 1 if pb.fixed is not None else (pb.k_max if plan_ks is None else len(set(plan_ks)))
@@ -375,8 +376,8 @@ def _plan(pb: _Problem, *, ks: Sequence[int] | None, first: int, plan_for: Seque
     m, N = pb.tr.shape
 
     def planned(n: int) -> SearchPlan:
-        return plan_search(m, N, k=pb.k_max, strategies=list(pb.strategies) if pb.fixed is not None else
-                           list(pb.selectors.values()), predictors=pb.predictors, n_ks=n, n_folds=pb.folds.n_folds,
+        return plan_search(m, N, k=pb.k_max, selectors=list(pb.selectors) if pb.fixed is not None else
+                           list(pb.selector_of.values()), predictors=pb.predictors, n_ks=n, n_folds=pb.folds.n_folds,
                            observed=float((~np.isnan(pb.tr)).mean()), keep=keep, seed=pb.seed,
                            budget=None if budget == "auto" else float(budget))
 
@@ -387,12 +388,12 @@ def _plan(pb: _Problem, *, ks: Sequence[int] | None, first: int, plan_for: Seque
         return None, lookback
     _LOG.info(plan.note())
     if plan.left_out:
-        pb.selectors = {s: sel for s, sel in pb.selectors.items() if s not in plan.left_out}
+        pb.selector_of = {s: sel for s, sel in pb.selector_of.items() if s not in plan.left_out}
     return plan, lookback
 
 
 class _Orders:
-    """The selections of each strategy by size: on a fold's rows, the inner matrix's, or every row and column."""
+    """The selections of each selector by size: on a fold's rows, the inner matrix's, or every row and column."""
 
     def __init__(self, pb: _Problem, sizes: Sequence[int], plan: SearchPlan | None) -> None:
         self.pb, self.sizes = pb, sorted(set(sizes) | {pb.k_max})
@@ -420,16 +421,16 @@ class _Orders:
                                 train=x, seed=self.pb.seed, missing_initial="skip")
 
     def prepare(self) -> list[str]:
-        """Each strategy's selections on the inner matrix (every row and column unless subsampled); the errors."""
+        """Each selector's selections on the inner matrix (every row and column unless subsampled); the errors."""
         pb, errors = self.pb, []
         full = self.cols is None
         R = pb.R if full else pb.R[np.ix_(self.cols, self.cols)]
         x = pb.tr if full else self.cv
-        for s in pb.strategies:
+        for s in pb.selectors:
             try:
-                got = self.choose(x, s, R, pb.selectors.get(s), self.given, self.names_s)
-            except ValueError as exc:  # e.g. k larger than what this strategy's filter leaves
-                if len(pb.strategies) == 1:
+                got = self.choose(x, s, R, pb.selector_of.get(s), self.given, self.names_s)
+            except ValueError as exc:  # e.g. k larger than what this selector's filter leaves
+                if len(pb.selectors) == 1:
                     raise
                 errors.append(f"{s} left out: {exc}")
                 continue
@@ -437,12 +438,12 @@ class _Orders:
             if full:
                 self.finals[s] = got
         if not self.fallback:
-            raise ValueError("no candidate strategy can select k benchmarks here: " + "; ".join(errors))
+            raise ValueError("no candidate selector can select k benchmarks here: " + "; ".join(errors))
         return errors
 
     def in_fold(self, s: str, itr: np.ndarray, Ri: np.ndarray, n_rows: int) -> dict[int, list[int]]:
         """The selections of ``s`` on an inner fold's rows (its selections on the inner matrix where it cannot)."""
-        sel = self.pb.selectors.get(s)
+        sel = self.pb.selector_of.get(s)
         try:
             return self.choose(itr, s, Ri, None if sel is None else sel.scaled(n_rows, self.cv.shape[0]), self.given,
                                self.names_s)
@@ -453,7 +454,7 @@ class _Orders:
         """The selections of ``s`` on every row and column by size (None when its filter leaves too few)."""
         if s not in self.finals:
             try:
-                self.finals[s] = self.choose(self.pb.tr, s, self.pb.R, self.pb.selectors.get(s), self.pb.fixed,
+                self.finals[s] = self.choose(self.pb.tr, s, self.pb.R, self.pb.selector_of.get(s), self.pb.fixed,
                                              self.pb.names)
             except ValueError:
                 self.finals[s] = None
@@ -462,52 +463,52 @@ class _Orders:
 
 def _choose_at(pb: _Problem, at: list[dict[str, Any]], prev: dict[str, Any] | None, orders: _Orders,
                order: Any) -> dict[str, Any] | None:
-    """The rule's choice among the rows ``at`` of one size (on a subsample: of a strategy that can select)."""
+    """The rule's choice among the rows ``at`` of one size (on a subsample: of a selector that can select)."""
     while at:
-        cand = pb.rule.choose(at, previous=prev, order=order)
-        if orders.cols is None or orders.final(cand["strategy"]) is not None:
+        cand = pb.choice.choose(at, previous=prev, order=order)
+        if orders.cols is None or orders.final(cand["selector"]) is not None:
             return cand
-        at = [r for r in at if r["strategy"] != cand["strategy"]]
+        at = [r for r in at if r["selector"] != cand["selector"]]
     return None
 
 
 def _nested_only(pb: _Problem, usable: list[dict[str, Any]], scored: Sequence[int], orders: _Orders,
                  rank_s: dict[str, int]) -> str | None:
-    """The nested rule's one strategy (on a subsample: one that can select on every benchmark); None otherwise."""
-    pool = usable if isinstance(pb.rule, Nested) else []
+    """The nested rule's one selector (on a subsample: one that can select on every benchmark); None otherwise."""
+    pool = usable if isinstance(pb.choice, Nested) else []
     while pool:
-        only = Nested.strategy(pool, scored, order=rank_s.get)
+        only = Nested.selector(pool, scored, order=rank_s.get)
         if orders.cols is None or orders.final(only) is not None:
             return only
-        pool = [r for r in pool if r["strategy"] != only]
+        pool = [r for r in pool if r["selector"] != only]
     return None
 
 
 def _choose_path(pb: _Problem, rows: list[dict[str, Any]], scored: Sequence[int], orders: _Orders,
                  previous: dict[str, Any] | None) -> dict[int, tuple[str, str, float]]:
-    """The choice at every scored size: ``k -> (strategy, predictor, inner R^2)``.
+    """The choice at every scored size: ``k -> (selector, predictor, inner R^2)``.
 
-    On a subsample only a strategy that can select on every benchmark is
+    On a subsample only a selector that can select on every benchmark is
     chosen (its final selection is made only when it is chosen).  Where no
-    candidate was scored, the first strategy that can select, with the first
+    candidate was scored, the first selector that can select, with the first
     predictor (inner R^2 NaN).
     """
-    strategies = pb.strategies
-    rank_s = {s: i for i, s in enumerate(strategies)}
+    selectors = pb.selectors
+    rank_s = {s: i for i, s in enumerate(selectors)}
     rank_p = {p: i for i, p in enumerate(pb.predictors + (STACK,))}
     usable = [r for r in rows if not np.isnan(r["r2"])]
     only = _nested_only(pb, usable, scored, orders, rank_s)
     out = {}
     for k in scored:
-        at = [r for r in usable if r["k"] == k and (only is None or r["strategy"] == only)]
+        at = [r for r in usable if r["k"] == k and (only is None or r["selector"] == only)]
         prev = previous if previous is not None and previous["k"] == k - 1 else None
-        previous = _choose_at(pb, at, prev, orders, lambda r: (rank_s[r["strategy"]], rank_p[r["predictor"]]))
+        previous = _choose_at(pb, at, prev, orders, lambda r: (rank_s[r["selector"]], rank_p[r["predictor"]]))
         if previous is not None:
-            out[k] = (previous["strategy"], previous["predictor"], float(previous["r2"]))
+            out[k] = (previous["selector"], previous["predictor"], float(previous["r2"]))
             continue
-        s = next((t for t in strategies if orders.final(t) is not None), strategies[0])
+        s = next((t for t in selectors if orders.final(t) is not None), selectors[0])
         if orders.final(s) is None:
-            raise ValueError(f"no candidate strategy can select k={pb.k_max} benchmarks here")
+            raise ValueError(f"no candidate selector can select k={pb.k_max} benchmarks here")
         out[k] = (s, pb.predictors[0], float("nan"))
     return out
 
@@ -543,7 +544,7 @@ def _search_path(train: Any, k_max: int, settings: SearchSettings, data: dict[st
     pb = _problem(train, k_max, settings, **data)
     _fall_back(pb)
     plan, lookback = _plan(pb, ks=ks, first=first, plan_for=plan_for, budget=settings.budget,
-                           lookback=pb.rule.lookback and pb.search and pb.fixed is None)
+                           lookback=pb.choice.lookback and pb.search and pb.fixed is None)
     if pb.fixed is not None:
         ks = [pb.k_max]
     ks = list(range(1, pb.k_max + 1)) if ks is None else check_ks(ks, pb.k_max)
@@ -551,20 +552,20 @@ def _search_path(train: Any, k_max: int, settings: SearchSettings, data: dict[st
     orders = _Orders(pb, scored, plan)
     errors = orders.prepare()
     if errors:
-        pb.selectors = {s: sel for s, sel in pb.selectors.items() if s in orders.fallback}
+        pb.selector_of = {s: sel for s, sel in pb.selector_of.items() if s in orders.fallback}
         pb.note = "; ".join(([pb.note] if pb.note else []) + errors)
     folds = pb.folds.folds(orders.cv.shape[0]) if (pb.search or pb.levels) and not pb.too_few else []
-    oof = out_of_fold(orders.cv, folds, select=orders.in_fold, strategies=pb.strategies, predictors=pb.predictors,
-                      sizes=scored, unconditioned=pb.unconditioned)
+    oof = out_of_fold(orders.cv, folds, select=orders.in_fold, selectors=pb.selectors, predictors=pb.predictors,
+                      sizes=scored, unreached=pb.unreached)
     rows, weights = score_candidates(oof, pb.predictors, stack=pb.stack)
-    scores = pd.DataFrame(rows, columns=["strategy", "predictor", "k", "r2", "n_eval"])
+    scores = pd.DataFrame(rows, columns=["selector", "predictor", "k", "r2", "n_eval"])
     plan_note = None if plan is None else plan.note()
     recs = []
     for k, (s, p, inner) in _choose_path(pb, rows, scored, orders, previous).items():
         if k not in ks:
             continue
         scale, conf, qs = _conformal(pb, oof, orders, s, p, k)
-        recs.append(Recommendation(k=k, strategy=s, predictor=p, selection=list(orders.final(s).get(k, [])),
+        recs.append(Recommendation(k=k, selector=s, predictor=p, selection=list(orders.final(s).get(k, [])),
                                    scores=scores, weights=weights.get((s, k), {}) if p == STACK else {}, scale=scale,
                                    quantiles=qs, note=pb.note, seed=pb.seed, inner_r2=inner, conformal=conf,
                                    plan=plan_note))
@@ -575,7 +576,7 @@ def _as_previous(rec: Recommendation) -> dict[str, Any] | None:
     """The choice of ``rec`` as a look-back row for the choice rule (None where nothing was chosen)."""
     if not np.isfinite(rec.inner_r2):
         return None
-    return dict(strategy=rec.strategy, predictor=rec.predictor, k=rec.k, r2=rec.inner_r2)
+    return dict(selector=rec.selector, predictor=rec.predictor, k=rec.k, r2=rec.inner_r2)
 
 
 def pipeline_path(
@@ -596,7 +597,7 @@ def pipeline_path(
         Standardized training scores (NaN missing).
     k_max : int
     settings : SearchSettings
-        The candidates, the inner folds, the choice rule, the interval levels,
+        The candidates, the inner folds, the choice, the interval levels,
         the budget and the blocks (:class:`SearchSettings`).
     cov : ndarray (N, N), optional
         Training correlation for the final selection and Gaussian predictor
@@ -606,7 +607,7 @@ def pipeline_path(
         selectors' mandatory benchmarks (names absent from them are skipped).
     fixed : sequence of int, optional
         A given revealed set (what a practitioner ran): no selection, only
-        the predictor is chosen (strategy ``"given"``); ``k_max`` is ignored
+        the predictor is chosen (selector ``"given"``); ``k_max`` is ignored
         and one Recommendation with ``k = len(fixed)`` is returned.
     ks : sequence of int, optional
         Score and recommend only these subset sizes (default ``1..k_max``);
@@ -618,9 +619,9 @@ def pipeline_path(
 
     Notes
     -----
-    Cost: ``n_folds`` x (one correlation + one selection per strategy +
+    Cost: ``n_folds`` x (one correlation + one selection per selector +
     one fit and the predictions of each predictor), then one final
-    selection per strategy chosen (:func:`~benchsel_lib.method.plan.search_cost`
+    selection per selector chosen (:func:`~benchsel_lib.method.plan.search_cost`
     estimates it); one more inner search per block whose choice is kept.
     Memory O(S K P m N) for the out-of-fold predictions.
     """
@@ -631,10 +632,10 @@ def pipeline_path(
     k_max = check_int(k_max, "k")
     sizes = list(range(1, k_max + 1)) if ks is None else list(check_ks(ks, k_max))
     cuts = tuple(b for b in cuts if b < sizes[-1])  # a block at or above the largest size asked fixes nothing
-    listed = [selector_named(s) for s in settings.strategies]
+    listed = [selector_named(s) for s in settings.selectors]
     if not cuts or all(sel.nested for sel in listed):  # no block can be kept: the one search without blocks
         return _search_path(train, k_max, settings, data, ks=ks)
-    return _Blocks(train, k_max, replace(settings, strategies=listed), sizes, cuts, data).run()
+    return _Blocks(train, k_max, replace(settings, selectors=listed), sizes, cuts, data).run()
 
 
 class _Blocks:
@@ -643,7 +644,7 @@ class _Blocks:
     def __init__(self, train: Any, k_max: int, settings: SearchSettings, sizes: list[int], cuts: tuple[int, ...],
                  data: dict[str, Any]) -> None:
         self.train, self.k_max, self.sizes, self.cuts = train, k_max, sizes, cuts
-        self.settings, self.data, self.listed = settings, data, list(settings.strategies)
+        self.settings, self.data, self.listed = settings, data, list(settings.selectors)
         listed = self.listed
         N = _check_train(train).shape[1]
         names = data["names"]
@@ -657,8 +658,8 @@ class _Blocks:
 
     def _unblocked(self, lo: int, hi: int) -> list[Recommendation]:
         """The path without blocks at the sizes in ``(lo, hi]``, searched on as far as needed."""
-        if self.free_at < hi:  # to its end for the nested rule: its one strategy sees every size
-            upto = self.k_max if isinstance(choice_rule(self.settings.rule), Nested) else hi
+        if self.free_at < hi:  # to its end for the nested rule: its one selector sees every size
+            upto = self.k_max if isinstance(choice_rule(self.settings.choice), Nested) else hi
             part = _search_path(self.train, self.k_max, self.settings, self.data, first=self.free_at + 1,
                                 ks=[k for k in self.whole if self.free_at < k <= upto], previous=self.free_prev,
                                 plan_for=self.whole)
@@ -676,9 +677,9 @@ class _Blocks:
             except ValueError as exc:  # a mandatory benchmark it excludes
                 errors.append(f"{sel.label} left out above k={lo}: {exc}")
         if not cands:
-            raise ValueError(f"no candidate strategy can keep the choice at k={lo}: " + "; ".join(errors))
+            raise ValueError(f"no candidate selector can keep the choice at k={lo}: " + "; ".join(errors))
         last = hi == self.k_max  # the last search selects up to k_max, as the path without blocks does
-        out = _search_path(self.train, hi, replace(self.settings, strategies=cands),
+        out = _search_path(self.train, hi, replace(self.settings, selectors=cands),
                            self.data, ks=asked if last else sorted(set(asked) | {hi}), first=max(lo, 1))
         for r in out if errors else []:
             r.note = "; ".join(([r.note] if r.note else []) + errors)
@@ -693,6 +694,6 @@ class _Blocks:
             out = self._unblocked(lo, hi) if chosen is None else self._kept(lo, hi, chosen, asked)
             recs += [r for r in out if r.k in asked]
             at = out[-1] if out else None  # the choice at hi (below the last block: at the block size)
-            keep = at is not None and not self.nested.get(at.strategy, True)
+            keep = at is not None and not self.nested.get(at.selector, True)
             lo, chosen = hi, list(at.selection) if keep else None
         return recs

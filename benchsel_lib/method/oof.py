@@ -3,16 +3,16 @@
 :class:`HeldOut` is a fold's held-out rows as the paper's protocol reveals and
 scores them (Section 5.1): each row reveals its observed scores of the
 selected benchmarks, and its other observed scores are scored (a row that
-observes none of them only under the rule ``"mean"``).  The protocol, the
+observes none of them only under ``unreached="mean"``).  The protocol, the
 search and a fitted variance inflation score their folds with it; the folds
 and the loop over them are :mod:`benchsel_lib.method.folds`.
 
-A search scores each candidate -- a selection strategy at a size ``k`` with
+A search scores each candidate -- a selector at a size ``k`` with
 a predictor -- by cross-validation *of the training models*
 (:func:`out_of_fold`, on :class:`~benchsel_lib.method.folds.InnerFolds`):
 for each inner fold, the other folds are re-standardized on their own
 (:class:`~benchsel_lib.method.scaling.Scaling`), their correlation estimated
-(:func:`~benchsel_lib.method.correlation.inner_correlation`), each strategy
+(:func:`~benchsel_lib.method.correlation.inner_correlation`), each selector
 selects on them, and every predictor, fit once on them, predicts the fold's
 rows from the revealed benchmarks they observed.  :func:`score_candidates`
 turns the out-of-fold predictions into the paper's R^2 (Section 5.1) per
@@ -52,19 +52,19 @@ class HeldOut:
         The held-out rows in the space the predictions are made in (NaN missing).
     observed : ndarray (v, N) bool
         Their observed entries.
-    rule : {"skip", "mean"}
+    unreached : {"skip", "mean"}
         Whether a row that observes none of the revealed benchmarks is scored
         (``"mean"``: predicted by the training mean) or left out (``"skip"``).
     """
 
     values: np.ndarray
     observed: np.ndarray
-    rule: str = "skip"
+    unreached: str = "skip"
 
     @classmethod
-    def of(cls, values: np.ndarray, *, rule: str = "skip") -> HeldOut:
+    def of(cls, values: np.ndarray, *, unreached: str = "skip") -> HeldOut:
         """The held-out rows ``values`` (NaN missing). O(v N)."""
-        return cls(values, ~np.isnan(values), rule)
+        return cls(values, ~np.isnan(values), unreached)
 
     def reached(self, sel: np.ndarray) -> np.ndarray:
         """The rows that observe at least one of the revealed benchmarks ``sel``. O(v |sel|)."""
@@ -77,15 +77,15 @@ class HeldOut:
         return np.where(self.observed & revealed[None, :], self.values, np.nan)
 
     def scored(self, sel: np.ndarray, *, targets: np.ndarray | None = None) -> np.ndarray:
-        """The scored entries: observed targets of the rows the rule scores.
+        """The scored entries: observed targets of the rows that ``unreached`` scores.
 
         ``targets`` None: every column but ``sel``, in all ``N`` columns (the
         revealed ones never scored); else the ``(v, |targets|)`` entries of
         ``targets`` (:func:`~benchsel_lib.method.predictors.scored_entries`).  O(v N).
         """
         if targets is not None:
-            return scored_entries(self.observed, sel, targets, self.rule)
-        E = scored_entries(self.observed, sel, np.arange(self.observed.shape[1]), self.rule)
+            return scored_entries(self.observed, sel, targets, self.unreached)
+        E = scored_entries(self.observed, sel, np.arange(self.observed.shape[1]), self.unreached)
         E[:, sel] = False  # a revealed benchmark is never a target
         return E
 
@@ -129,9 +129,9 @@ class OutOfFold:
         The inner folds.
     truth : ndarray (m, N)
         The training rows, 0 where missing.
-    masks : dict (strategy, k) -> (m, N) bool
+    masks : dict (selector, k) -> (m, N) bool
         The scored entries of each selection (the protocol's rule, :meth:`HeldOut.scored`).
-    preds : dict (strategy, predictor, k) -> (m, N)
+    preds : dict (selector, predictor, k) -> (m, N)
         Out-of-fold predictions (0 outside the mask).
     """
 
@@ -143,7 +143,7 @@ class OutOfFold:
 
 def _fold_queries(sized: dict[int, list[int]], s: str, sizes: Sequence[int],
                   held: HeldOut) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
-    """The query block (revealed entries) and scored mask of each size of strategy ``s`` in one fold. O(K v N)."""
+    """The query block (revealed entries) and scored mask of each size of selector ``s`` in one fold. O(K v N)."""
     blocks = []
     for k in sizes:
         if k in sized:
@@ -158,14 +158,14 @@ class _FoldPredictions:
 
     cv: np.ndarray
     select: Callable[[str, np.ndarray, np.ndarray, int], dict[int, list[int]]]
-    strategies: Sequence[str]
+    selectors: Sequence[str]
     predictors: Sequence[str]
     sizes: Sequence[int]
-    unconditioned: str
+    unreached: str
 
     def __call__(self, fold: Fold) -> tuple[list[tuple[tuple[str, int], np.ndarray]],
                                             list[tuple[tuple[str, str, int], np.ndarray]]] | None:
-        """The scored masks by (strategy, k) and the predictions by (strategy, predictor, k); None for a fold
+        """The scored masks by (selector, k) and the predictions by (selector, predictor, k); None for a fold
         whose other folds observe fewer than two benchmarks."""
         cv, others = self.cv, fold.train
         if (~np.isnan(cv[others])).any(axis=0).sum() < 2:
@@ -173,9 +173,9 @@ class _FoldPredictions:
         fold_scaling = Scaling().fit(cv[others], empty="identity")  # the fold's own (no inner-validation rows)
         itr, zrows = fold_scaling.transform(cv[others]), fold_scaling.transform(cv[fold.held])
         Ri = inner_correlation(itr)
-        held = HeldOut(zrows, ~np.isnan(cv[fold.held]), self.unconditioned)
+        held = HeldOut(zrows, ~np.isnan(cv[fold.held]), self.unreached)
         blocks = []
-        for s in self.strategies:
+        for s in self.selectors:
             blocks += _fold_queries(self.select(s, itr, Ri, len(others)), s, self.sizes, held)
         masks = [((s, k), mk) for s, k, _, mk in blocks]
         preds = []
@@ -191,12 +191,12 @@ def out_of_fold(
     folds: Sequence[Fold],
     *,
     select: Callable[[str, np.ndarray, np.ndarray, int], dict[int, list[int]]],
-    strategies: Sequence[str],
+    selectors: Sequence[str],
     predictors: Sequence[str],
     sizes: Sequence[int],
-    unconditioned: str,
+    unreached: str,
 ) -> OutOfFold:
-    """Out-of-fold predictions of every (strategy, size, predictor) on the rows of ``cv``.
+    """Out-of-fold predictions of every (selector, size, predictor) on the rows of ``cv``.
 
     Parameters
     ----------
@@ -205,11 +205,11 @@ def out_of_fold(
     folds : sequence of Fold
         The inner folds (rows of ``cv``; :meth:`InnerFolds.folds`).
     select : callable
-        ``select(strategy, rows, correlation, n_rows)`` -> selections by size,
+        ``select(selector, rows, correlation, n_rows)`` -> selections by size,
         made on the other folds' standardized rows and their correlation.
-    strategies, predictors, sizes
+    selectors, predictors, sizes
         The candidates and the sizes scored.
-    unconditioned : {"skip", "mean"}
+    unreached : {"skip", "mean"}
         Whether a row that observes none of the revealed benchmarks is scored.
 
     Returns
@@ -219,14 +219,14 @@ def out_of_fold(
     Notes
     -----
     Cost: per fold (:func:`~benchsel_lib.method.folds.cross_fit`) one standardization and correlation of
-    the other folds, one selection per strategy, and one fit plus the
+    the other folds, one selection per selector, and one fit plus the
     predictions of every predictor (:func:`block_predictions`); memory
     O(S K P m N) for the predictions.  A fold whose other folds observe
     fewer than two benchmarks is skipped.
     """
     m, N = cv.shape
     out = OutOfFold(list(folds), np.where(np.isnan(cv), 0.0, cv))
-    unit = _FoldPredictions(cv, select, tuple(strategies), tuple(predictors), tuple(sizes), unconditioned)
+    unit = _FoldPredictions(cv, select, tuple(selectors), tuple(predictors), tuple(sizes), unreached)
     for fold, found in cross_fit(folds, unit):
         if found is None:
             continue
@@ -255,13 +255,13 @@ def _cross_fit_stack(oof: OutOfFold, s: str, k: int, predictors: Sequence[str]) 
 
 def score_candidates(oof: OutOfFold, predictors: Sequence[str], *,
                      stack: bool) -> tuple[list[dict[str, Any]], dict[tuple[str, int], dict[str, float]]]:
-    """The inner R^2 of every candidate, and the stack's weights per (strategy, k).
+    """The inner R^2 of every candidate, and the stack's weights per (selector, k).
 
-    Each (strategy, k, predictor) is scored by the protocol's R^2 over its
+    Each (selector, k, predictor) is scored by the protocol's R^2 over its
     scored entries (Section 5.1); with ``stack`` (and two or more
     predictors) the stack ``"stack"`` too, from its cross-fitted
     predictions, which are added to ``oof.preds``; its weights for use are
-    fit on every scored entry.  Rows: ``strategy, predictor, k, r2, n_eval``.
+    fit on every scored entry.  Rows: ``selector, predictor, k, r2, n_eval``.
     O(S K P m N).
     """
     rows: list[dict[str, Any]] = []
@@ -271,11 +271,11 @@ def score_candidates(oof: OutOfFold, predictors: Sequence[str], *,
         tot = float((truth[mk] ** 2).sum())
         for p in predictors:
             res = float(((oof.preds[(s, p, k)] - truth)[mk] ** 2).sum())
-            rows.append(dict(strategy=s, predictor=p, k=k, r2=r2_from_sums(res, tot), n_eval=int(mk.sum())))
+            rows.append(dict(selector=s, predictor=p, k=k, r2=r2_from_sums(res, tot), n_eval=int(mk.sum())))
         if stack and len(predictors) > 1:
             cross = _cross_fit_stack(oof, s, k, predictors)
             res = float(((cross - truth)[mk] ** 2).sum())
-            rows.append(dict(strategy=s, predictor=STACK, k=k, r2=r2_from_sums(res, tot), n_eval=int(mk.sum())))
+            rows.append(dict(selector=s, predictor=STACK, k=k, r2=r2_from_sums(res, tot), n_eval=int(mk.sum())))
             w_all = nnls_weights([oof.preds[(s, p, k)][mk] for p in predictors], truth[mk])
             weights[(s, k)] = dict(zip(predictors, w_all.tolist()))
             oof.preds[(s, STACK, k)] = cross

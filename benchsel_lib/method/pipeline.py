@@ -64,7 +64,7 @@ from .selectors import SELECTORS, Selector, selector_named
 __all__ = [
     "Pipeline",
     "PipelineSearch",
-    "SCORED",
+    "SEARCH_UNREACHED",
     "clone",
     "parse_pipeline",
     "PAPER_OBJECTIVES",
@@ -86,16 +86,16 @@ PAPER_OBJECTIVES = ("entropy", "mi", "random")
 
 
 def parse_pipeline(name: str) -> tuple[str, str] | None:
-    """``"auto"`` -> None; ``"strategy+predictor"`` -> the pair; anything else raises ValueError. O(1)."""
+    """``"auto"`` -> None; ``"selector+predictor"`` -> the pair; anything else raises ValueError. O(1)."""
     if name == "auto":
         return None
     if not isinstance(name, str) or name.count("+") != 1:
         raise ValueError(f"unknown pipeline {name!r}: use {', '.join(PAPER_OBJECTIVES)}, 'auto' or "
-                         f"'STRATEGY+PREDICTOR' with a strategy in {tuple(SELECTORS)} and a predictor in "
+                         f"'SELECTOR+PREDICTOR' with a selector in {tuple(SELECTORS)} and a predictor in "
                          f"{sorted(PREDICTORS)}")
     s, p = name.split("+")
     if s not in SELECTORS:
-        raise ValueError(f"unknown selection strategy {s!r} in {name!r}: use one of {tuple(SELECTORS)}")
+        raise ValueError(f"unknown selector {s!r} in {name!r}: use one of {tuple(SELECTORS)}")
     check_predictor_name(p, where=f" in {name!r}")
     return s, p
 
@@ -135,7 +135,7 @@ class Pipeline(BasePipeline):
         Seed of the random selection, the inner folds and the fitted inflation.
     name : str, optional
         Label in cross-validation tables (default: the objective for the
-        paper's pipelines, ``"STRATEGY+PREDICTOR"`` for a named pair).
+        paper's pipelines, ``"SELECTOR+PREDICTOR"`` for a named pair).
 
     Attributes
     ----------
@@ -280,7 +280,7 @@ class Pipeline(BasePipeline):
         and their NNLS stack; correlation ``"fast"``; split-conformal intervals.
         Where the training matrix misses more than half its entries
         (:data:`~benchsel_lib.method.candidates.SPARSE_MISSING`) the default
-        candidates are :data:`~benchsel_lib.method.candidates.SPARSE_STRATEGIES`
+        candidates are :data:`~benchsel_lib.method.candidates.SPARSE_SELECTORS`
         (``entropy-obs``, ``lasso``, the greedy on the total residual variance
         of the mean-imputed matrix, BenchPred's imputed Lasso) with
         :data:`~benchsel_lib.method.candidates.SPARSE_PREDICTORS` (kNN, blend,
@@ -293,11 +293,11 @@ class Pipeline(BasePipeline):
         that score falls below the one of the choice at ``k - 1``, which is
         then kept with one more benchmark
         (:func:`~benchsel_lib.method.choice.choose_candidate`);
-        ``choice="nested"`` keeps one selection strategy for every size
+        ``choice="nested"`` keeps one selector for every size
         instead (see the class's ``choice``).  By default
         (``blocks=(5,)``,
         :data:`~benchsel_lib.method.inner_search.AUTO_BLOCKS`) a choice at five
-        benchmarks whose strategy's selections are not nested (BenchPred's
+        benchmarks whose selector's selections are not nested (BenchPred's
         imputed Lasso, anchor points) stays in every larger selection, so
         that a model that ran it runs only what a larger one adds and
         revealing more does not take back what it revealed; the first
@@ -348,10 +348,10 @@ class Pipeline(BasePipeline):
 
         ``"entropy"``, ``"mi"``, ``"random"`` -> :meth:`paper` (every option);
         ``"auto"`` -> :meth:`auto` (``logit``, ``min_observed``, ``initial``,
-        ``seed``); ``"STRATEGY+PREDICTOR"`` (e.g. ``"lasso+ridge"``) -> that
+        ``seed``); ``"SELECTOR+PREDICTOR"`` (e.g. ``"lasso+ridge"``) -> that
         pair with conformal intervals (``estimator``, ``config``, ``logit``,
         ``min_observed``, ``initial``, ``seed``).  As in :meth:`auto`,
-        ``min_observed`` leaves a strategy's own filter (``entropy-obs``) as it is.
+        ``min_observed`` leaves a selector's own filter (``entropy-obs``) as it is.
         ``min_observed=None`` is each pipeline's default (none, but auto's
         :data:`~benchsel_lib.method.candidates.DEFAULT_MIN_OBSERVED`); 0 is none,
         auto's included.  Every option is checked, whichever pipeline uses
@@ -381,10 +381,10 @@ class Pipeline(BasePipeline):
                    seed=seed, name=name)
 
 
-#: how a search scores a candidate on its inner folds: on every held-out model, one that ran none of the
-#: candidate's benchmarks predicted by the training mean and counted ("mean"), so that a selection few models
-#: ran is not scored on those few alone
-SCORED = "mean"
+#: the ``unreached`` rule of a search's inner folds: a candidate is scored on every held-out model, one that
+#: ran none of the candidate's benchmarks predicted by the training mean and counted ("mean"), so that a
+#: selection few models ran is not scored on those few alone
+SEARCH_UNREACHED = "mean"
 
 
 
@@ -431,7 +431,7 @@ class PipelineSearch(BasePipeline):
     Notes
     -----
     Every inner-held-out model counts: a candidate is scored on every one
-    (:data:`SCORED`), a model that ran none of its benchmarks predicted by
+    (:data:`SEARCH_UNREACHED`), a model that ran none of its benchmarks predicted by
     the training mean, so a selection that few models ran scores what it
     predicts for all of them.  Cost: the inner search (:func:`~benchsel_lib.method.plan.search_cost`
     estimates it before any work; above its budget it runs on subsamples),
@@ -481,7 +481,7 @@ class PipelineSearch(BasePipeline):
         return super().component(which)
 
     def _steps(self) -> dict[str, Any]:
-        """The candidate space (its first grid until a matrix picks one), the rule, the folds, the blocks. O(G)."""
+        """The candidate space (its first grid until a matrix picks one), the choice, the folds, the blocks. O(G)."""
         space = self.component("candidates")
         choice_rule(self.choice)
         check_int(self.search_folds, "search_folds", minimum=2)
@@ -490,8 +490,8 @@ class PipelineSearch(BasePipeline):
             raise ValueError("a search needs k, the number of benchmarks to select")
         grid = space[0]
         return {"selector": list(grid.selectors), "predictor": list(grid.predictors),
-                "stack": grid.stack, "search": True, "blocks": blocks, "rule": self.choice,
-                "folds": self.search_folds, "scored": SCORED, "space": space}
+                "stack": grid.stack, "search": True, "blocks": blocks, "choice": self.choice,
+                "folds": self.search_folds, "unreached": SEARCH_UNREACHED, "space": space}
 
     @property
     def label(self) -> str:
@@ -500,7 +500,7 @@ class PipelineSearch(BasePipeline):
 
     @property
     def cv_results_(self) -> pd.DataFrame:
-        """Every candidate the fit scored: ``strategy, predictor, k, r2, n_eval, rank, chosen``.
+        """Every candidate the fit scored: ``selector, predictor, k, r2, n_eval, rank, chosen``.
 
         ``r2`` is the inner-CV R^2 (the paper's, Section 5.1, on the inner
         folds of the training models), ``n_eval`` the entries it pools,
@@ -511,14 +511,14 @@ class PipelineSearch(BasePipeline):
         rec = self.choice_
         out = rec.scores.copy()
         out["rank"] = out.groupby("k")["r2"].rank(ascending=False, method="min").astype("Int64")
-        out["chosen"] = (out["k"] == rec.k) & (out["strategy"] == rec.strategy) & (out["predictor"] == rec.predictor)
+        out["chosen"] = (out["k"] == rec.k) & (out["selector"] == rec.selector) & (out["predictor"] == rec.predictor)
         return out.sort_values(["k", "rank"], kind="stable").reset_index(drop=True)
 
     @property
     def best_params_(self) -> dict[str, Any]:
         """The choice at ``k`` as parameters of a :class:`~benchsel_lib.method.pipeline.Pipeline`.
 
-        ``{"k", "selector", "predictor"}``: the chosen strategy's selector with
+        ``{"k", "selector", "predictor"}``: the chosen selector with
         the selected benchmarks mandatory (so that it selects them, in their
         order), and the chosen predictor (a
         :class:`~benchsel_lib.method.inner_search.ChosenPredictor`: a named
@@ -528,7 +528,7 @@ class PipelineSearch(BasePipeline):
         rec = self.choice_
         chosen = tuple(self.benchmarks_[j] for j in self.step_.selected)
         base = {s.label: s for s in self._candidates_for(self.validate(), self.matrix_.scores).selector}
-        selector = base.get(rec.strategy) or selector_named(rec.strategy)
+        selector = base.get(rec.selector) or selector_named(rec.selector)
         return {"k": len(chosen), "selector": dataclasses.replace(selector, initial=chosen, exclude=()),
                 "predictor": ChosenPredictor(rec.predictor, rec.weights)}
 

@@ -2,14 +2,14 @@
 
 Before any work, :func:`plan_search` estimates the operations of the inner
 search (:func:`search_cost`: per inner fold a correlation, one selection per
-strategy and every predictor per (strategy, k); the k-nearest-neighbour
+selector and every predictor per (selector, k); the k-nearest-neighbour
 distances grow with the square of the number of models, the selections with
 the cube of the number of benchmarks).  Within :data:`SEARCH_BUDGET` the
 search runs on every model and benchmark.  Above it, the inner
 cross-validation runs on a seeded subsample of the models (at least
 :data:`SEARCH_MIN_MODELS`, so a matrix with no more models keeps them all)
 and/or of the benchmarks (at least :data:`SEARCH_MIN_BENCHMARKS`; mandatory
-and given benchmarks always kept), and a candidate strategy whose selection
+and given benchmarks always kept), and a candidate selector whose selection
 on all benchmarks would cost more than :data:`SELECTION_BUDGET` (MI on
 several thousand benchmarks) is left out; the final selection and the fits
 use every model and benchmark.  The paper's matrices (at most 263 models and
@@ -25,7 +25,7 @@ import numpy as np
 
 from .._random import rng
 from .correlation import EM_MAX_MISSING, em_too_costly
-from .candidates import DEFAULT_PREDICTORS, DEFAULT_STRATEGIES
+from .candidates import DEFAULT_PREDICTORS, DEFAULT_SELECTORS
 from .facts import OBJECTIVE_FACTS
 from .predictors import predictor_cost
 from .selectors import Selector, selector_named
@@ -48,7 +48,7 @@ SEARCH_BUDGET = 3e10
 SEARCH_MIN_MODELS = 2000
 #: a subsample of the benchmarks keeps at least this many (a matrix with no more is never subsampled)
 SEARCH_MIN_BENCHMARKS = 1000
-#: a candidate strategy whose selection on every benchmark is estimated above this many operations
+#: a candidate selector whose selection on every benchmark is estimated above this many operations
 #: (:func:`selection_cost`) is left out of a search that has other candidates
 SELECTION_BUDGET = 1e12
 
@@ -76,7 +76,7 @@ def search_cost(
     n_benchmarks: int,
     *,
     k: int,
-    strategies: Sequence[str | Selector] = DEFAULT_STRATEGIES,
+    selectors: Sequence[str | Selector] = DEFAULT_SELECTORS,
     predictors: Sequence[str] = DEFAULT_PREDICTORS,
     n_ks: int = 1,
     n_folds: int = 5,
@@ -88,8 +88,8 @@ def search_cost(
     rows): the fold's correlation (two products and an N x N
     eigendecomposition, the low-rank route for a complete wide matrix, or
     about 30 EM iterations where the inner correlation is EM), one selection
-    per strategy (:func:`selection_cost`) and, for each of the ``n_ks``
-    subset sizes of each strategy, every predictor (its own estimate,
+    per selector (:func:`selection_cost`) and, for each of the ``n_ks``
+    subset sizes of each selector, every predictor (its own estimate,
     :data:`~benchsel_lib.method.predictors.PREDICTORS`; the k-nearest
     neighbours' distances are quadratic in the models).  The weights were
     read off timings of the search on one core, where about 2e9 of these
@@ -101,11 +101,11 @@ def search_cost(
     n_models, n_benchmarks : int
     k : int
         The largest subset size.
-    strategies, predictors : sequences
+    selectors, predictors : sequences
         The candidates (names or selectors; ``"given"``: a given revealed
         set, no selection; the predictor ``"stack"`` costs nothing more).
     n_ks : int
-        Subset sizes scored per strategy.
+        Subset sizes scored per selector.
     n_folds : int
     observed : float
         Observed fraction of the entries.
@@ -117,7 +117,7 @@ def search_cost(
     m, N, k = float(n_models), float(n_benchmarks), float(max(1, int(k)))
     F = float(max(2, int(n_folds)))
     m_t, v = m - m / F, m / F
-    sels = [None if s == "given" else selector_named(s) for s in strategies]
+    sels = [None if s == "given" else selector_named(s) for s in selectors]
     fold = _correlation_cost(m_t, N, float(observed))
     fold += sum(selection_cost(sel.objective, int(N), int(k), n_models=int(m_t)) for sel in sels if sel is not None)
     # in the order given (not a set's): the same sum in every process
@@ -136,7 +136,7 @@ class SearchPlan:
     columns : ndarray of int or None
         The benchmarks it uses (sorted; None: every benchmark).
     left_out : tuple of str
-        Candidate strategies left out (their selection on every benchmark
+        Candidate selectors left out (their selection on every benchmark
         would cost more than :data:`SELECTION_BUDGET`).
     cost : float
         Estimated operations of the search on every model and benchmark (:func:`search_cost`).
@@ -195,7 +195,7 @@ def plan_search(
     n_benchmarks: int,
     *,
     k: int,
-    strategies: Sequence[str | Selector] = DEFAULT_STRATEGIES,
+    selectors: Sequence[str | Selector] = DEFAULT_SELECTORS,
     predictors: Sequence[str] = DEFAULT_PREDICTORS,
     n_ks: int = 1,
     n_folds: int = 5,
@@ -208,7 +208,7 @@ def plan_search(
 
     Within ``budget`` (default :data:`SEARCH_BUDGET`) estimated operations
     (:func:`search_cost`) the search runs on everything.  Otherwise, in this
-    order: a strategy whose selection on every benchmark costs more than
+    order: a selector whose selection on every benchmark costs more than
     :data:`SELECTION_BUDGET` is left out (when another candidate remains);
     with more than :data:`SEARCH_MIN_BENCHMARKS` benchmarks, the inner
     cross-validation uses the largest seeded subsample of them (at least
@@ -224,7 +224,7 @@ def plan_search(
     ----------
     n_models, n_benchmarks : int
         The training matrix's shape.
-    k, strategies, predictors, n_ks, n_folds, observed
+    k, selectors, predictors, n_ks, n_folds, observed
         As for :func:`search_cost`.
     keep : sequence of int
         Columns every subsample of the benchmarks keeps (mandatory and given ones).
@@ -237,17 +237,17 @@ def plan_search(
     """
     m, N = int(n_models), int(n_benchmarks)
     budget = SEARCH_BUDGET if budget is None else float(budget)
-    given = list(strategies) == ["given"]
+    given = list(selectors) == ["given"]
     kw = {"k": k, "predictors": predictors, "n_ks": n_ks, "n_folds": n_folds, "observed": observed}
-    cost = search_cost(m, N, strategies=strategies, **kw)
+    cost = search_cost(m, N, selectors=selectors, **kw)
     if cost <= budget:
         return SearchPlan(None, None, (), cost, cost, (m, N), int(seed), budget, given)
-    sels = [None if s == "given" else selector_named(s) for s in strategies]
+    sels = [None if s == "given" else selector_named(s) for s in selectors]
     costly = [sel.label for sel in sels
               if sel is not None and selection_cost(sel.objective, N, k, n_models=m) > SELECTION_BUDGET]
     if len(costly) == len(sels):
         costly = []
-    kept = [s for s, sel in zip(strategies, sels) if sel is None or sel.label not in costly]
+    kept = [s for s, sel in zip(selectors, sels) if sel is None or sel.label not in costly]
 
     def largest(lo: int, hi: int, fits) -> int:
         """The largest n in [lo, hi] with fits(n) (lo when none)."""
@@ -261,12 +261,12 @@ def plan_search(
     n_cols = N
     if N > SEARCH_MIN_BENCHMARKS:
         def columns_fit(n: int) -> bool:
-            cost_n = search_cost(max(m, 2), n, strategies=kept, **{**kw, "predictors": ()})
+            cost_n = search_cost(max(m, 2), n, selectors=kept, **{**kw, "predictors": ()})
             return cost_n <= budget / 2.0
         n_cols = largest(SEARCH_MIN_BENCHMARKS, N, columns_fit)
     n_rows = m
     if m > SEARCH_MIN_MODELS:
-        n_rows = largest(SEARCH_MIN_MODELS, m, lambda r: search_cost(r, n_cols, strategies=kept, **kw) <= budget)
+        n_rows = largest(SEARCH_MIN_MODELS, m, lambda r: search_cost(r, n_cols, selectors=kept, **kw) <= budget)
     rows = columns = None
     if n_rows < m:
         rows = np.sort(rng(int(seed), 12).choice(m, n_rows, replace=False))
@@ -275,7 +275,7 @@ def plan_search(
         rest = np.setdiff1d(np.arange(N), forced)
         extra = rng(int(seed), 13).choice(rest.size, max(0, n_cols - forced.size), replace=False)
         columns = np.sort(np.concatenate([forced, rest[extra]]))
-    planned = search_cost(n_rows, n_cols, strategies=kept, **kw)
+    planned = search_cost(n_rows, n_cols, selectors=kept, **kw)
     return SearchPlan(rows, columns, tuple(costly), cost, planned, (m, N), int(seed), budget, given)
 
 

@@ -37,8 +37,8 @@ __all__ = [
     "reveal_and_predict",
     "scored_entries",
     "r2_from_sums",
-    "UNCONDITIONED",
-    "check_unconditioned",
+    "UNREACHED",
+    "check_unreached",
 ]
 
 
@@ -198,14 +198,14 @@ def reveal_and_predict(
 
 
 #: what happens to a model that observes none of the selected benchmarks: not scored, or scored at the mean
-UNCONDITIONED = ("skip", "mean")
+UNREACHED = ("skip", "mean")
 
 
-def check_unconditioned(rule: str) -> str:
-    """``rule`` if it is one of :data:`UNCONDITIONED`, else ``ValueError`` naming it. O(1)."""
-    if rule not in UNCONDITIONED:
-        raise ValueError(f"unknown unconditioned rule {rule!r}: use one of {UNCONDITIONED}")
-    return rule
+def check_unreached(unreached: str) -> str:
+    """``unreached`` if it is one of :data:`UNREACHED`, else ``ValueError`` naming it. O(1)."""
+    if unreached not in UNREACHED:
+        raise ValueError(f"unknown unreached rule {unreached!r}: use one of {UNREACHED}")
+    return unreached
 
 
 def r2_from_sums(ss_res: float, ss_tot: float) -> float:
@@ -219,15 +219,15 @@ def r2_from_sums(ss_res: float, ss_tot: float) -> float:
     return 1.0 - ss_res / ss_tot if ss_tot > 0 else np.nan
 
 
-def scored_entries(observed: np.ndarray, sel: np.ndarray, targets: np.ndarray, unconditioned: str) -> np.ndarray:
+def scored_entries(observed: np.ndarray, sel: np.ndarray, targets: np.ndarray, unreached: str) -> np.ndarray:
     """Which (row, target) entries are scored (protocol step 6).
 
-    Observed unselected entries are scored. Under ``unconditioned="skip"``
+    Observed unselected entries are scored. Under ``unreached="skip"``
     (the paper's numbers) a row that observes none of the selected
     benchmarks ``sel`` is not scored at all; under ``"mean"`` it is scored
     with its prediction, the training mean. O(v |T|).
     """
     E = observed[:, targets]
-    if unconditioned == "skip":
+    if unreached == "skip":
         E = E & observed[:, sel].any(axis=1)[:, None]
     return E

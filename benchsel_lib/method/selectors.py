@@ -374,5 +374,5 @@ def selector_named(name: str | Selector) -> Selector:
     if isinstance(name, Selector):
         return name
     if not isinstance(name, str) or name not in SELECTORS:
-        raise ValueError(f"unknown selection strategy {name!r}: use one of {tuple(SELECTORS)}")
+        raise ValueError(f"unknown selector {name!r}: use one of {tuple(SELECTORS)}")
     return SELECTORS[name]

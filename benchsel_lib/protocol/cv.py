@@ -28,7 +28,7 @@ Protocol (Section 5.1, with the settings of the paper's code release), implement
 5. Each validation model reveals only the selected benchmarks it has
    observed (clipped standardized scores); the pipeline predicts the rest.
    A model that observes none of the selected benchmarks is not scored at
-   that ``k`` (``unconditioned="skip"``, as in the paper's numbers; ``"mean"``
+   that ``k`` (``unreached="skip"``, as in the paper's numbers; ``"mean"``
    scores it with the training mean instead).
 6. ``r2 = 1 - SS_res / SS_tot`` over the observed unselected entries of the
    fold, in the evaluation space: validation scores standardized with the
@@ -49,12 +49,12 @@ Protocol (Section 5.1, with the settings of the paper's code release), implement
    benchmark (``n_reached`` of ``n_val``), and ``r2_all`` the R^2 of the same
    predictions over every held-out model's observed unselected entries, a
    model that observes none of the selected benchmarks predicted by the
-   training mean (the rule ``"mean"``; sums ``ss_res_all, ss_tot_all`` over
+   training mean (``unreached="mean"``; sums ``ss_res_all, ss_tot_all`` over
    ``n_eval_all`` entries), from the same fits at no extra cost.  Under
    ``"mean"``, ``r2_all`` is ``r2``; under ``"skip"`` it equals the ``r2`` of a
-   run with ``unconditioned="mean"`` wherever the fit does not depend on the
-   rule (a search and a fitted variance inflation score their inner folds
-   under it, so they may fit otherwise).
+   run with ``unreached="mean"`` wherever the fit does not depend on
+   ``unreached`` (a search and a fitted variance inflation score their inner
+   folds under it, so they may fit otherwise).
 
 The splits are :class:`~benchsel_lib.protocol.splits.CVSplits`, run by the
 library's one out-of-fold engine (:mod:`benchsel_lib.method.folds`, which also
@@ -79,9 +79,9 @@ import hashlib
 import numbers
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -94,7 +94,7 @@ from ..method.pipeline import FitSeeds, FittedPath, Pipeline
 from ..method.pipeline import PipelineSearch
 from ..method.folds import Fold, run_folds
 from ..method.oof import HeldOut
-from ..method.predictors import UNCONDITIONED, check_unconditioned, r2_from_sums
+from ..method.predictors import UNREACHED, check_unreached, r2_from_sums
 from ..method.scaling import PROTOCOL_CLIP, check_clip, fit_standardizer
 from . import cache
 from .splits import SCHEMES, CVSplits, split_seeds
@@ -102,7 +102,7 @@ from .summaries import Records, ScoredEntries, coverage_column, top_residuals
 from .sweep import Cell, check_n_jobs, run_sweep
 
 __all__ = ["cross_validate", "cv_grid", "CVProtocol", "check_pipelines", "kept_columns", "split_rows",
-           "UNCONDITIONED"]
+           "UNREACHED"]
 
 _N_TOP = 3  # largest squared residuals kept per (pipeline, holdout, fold, k)
 #: the paper's largest subset size (Section 5.1)
@@ -126,7 +126,7 @@ def check_pipelines(pipelines: Any) -> list[Pipeline | PipelineSearch]:
     """``pipelines`` as a list of :class:`~benchsel_lib.method.pipeline.Pipeline` with distinct labels.
 
     A string is a short name (``"entropy"``, ``"mi"``, ``"random"``,
-    ``"auto"``, ``"STRATEGY+PREDICTOR"``; :meth:`Pipeline.from_name`).
+    ``"auto"``, ``"SELECTOR+PREDICTOR"``; :meth:`Pipeline.from_name`).
 
     Raises
     ------
@@ -178,7 +178,7 @@ def split_rows(
     """Fit every pipeline on one (train, validation) split and score it (protocol steps 3-6).
 
     ``protocol`` gives the sizes (its ``k_max`` resolved, :meth:`CVProtocol.for_matrix`),
-    the levels, the clip, the rule for unreached models, the training
+    the levels, the clip, the rule for unreached models (``unreached``), the training
     observations a benchmark needs and whether entries are kept; its folds,
     seed and holdouts are the caller's (``train``, ``val``, ``seeds``).
     Returns the result rows (one per pipeline and ``k``; with ``keep_entries``
@@ -220,7 +220,7 @@ def split_rows(
         t1 = time.perf_counter()
         before = spent["correlation"]
         path = pipe.fit_path(Xtr, names=names, k_max=min(int(k_max), cols.size), ks=protocol.ks, seeds=seeds,
-                             correlate=correlate, intervals=bool(levels), unconditioned=protocol.unconditioned)
+                             correlate=correlate, intervals=bool(levels), unreached=protocol.unreached)
         t2 = time.perf_counter()
         tm["correlation"] = tm.get("correlation", 0.0) + (spent["correlation"] - before)
         tm["selection"] = tm.get("selection", 0.0) + (t2 - t1) - (spent["correlation"] - before)
@@ -237,8 +237,8 @@ class _StepScores:
     """One size's scored entries and squared residuals on the validation rows, in the split's columns.
 
     ``E``, ``res2``: the entries the protocol's rule scores (targets ``T``);
-    ``E_all``, ``res2_all``: every held-out model's observed targets (the rule
-    ``"mean"``); ``reached``: the validation rows that observe a revealed benchmark.
+    ``E_all``, ``res2_all``: every held-out model's observed targets (as under
+    ``unreached="mean"``); ``reached``: the validation rows that observe a revealed benchmark.
     """
 
     T: np.ndarray
@@ -251,12 +251,12 @@ class _StepScores:
 
     @classmethod
     def of(cls, held: HeldOut, truth_all: np.ndarray, sel: np.ndarray, T: np.ndarray, pred: np.ndarray) -> _StepScores:
-        """Score the predictions ``pred`` (evaluation space, validation rows x ``T``) by ``held``'s rule. O(v |T|)."""
+        """Score the predictions ``pred`` (evaluation space, validation rows x ``T``) by ``held.unreached``. O(v |T|)."""
         truth = truth_all[:, T]
         sq = (truth - pred) ** 2
         E, E_all = held.scored(sel, targets=T), held.observed[:, T]
         res2 = np.where(E, sq, 0.0)
-        res2_all = res2 if held.rule == "mean" else np.where(E_all, sq, 0.0)
+        res2_all = res2 if held.unreached == "mean" else np.where(E_all, sq, 0.0)
         return cls(T, truth, E, res2, E_all, res2_all, held.reached(sel))
 
     def metrics(self) -> dict[str, Any]:
@@ -332,7 +332,7 @@ def _score_path(
         return [], []
     fs, levels, names = path.scaling, protocol.levels, val.names
     z_val = fs.transform(val.X)
-    held = HeldOut(z_val, val.observed, protocol.unconditioned)
+    held = HeldOut(z_val, val.observed, protocol.unreached)
     to_eval = _to_eval(fs, val.evaluation)
     rows, tops = [], []
     # the entries scored at every size of the path (in the split's columns), for the same-entries R^2
@@ -624,7 +624,7 @@ def cv_grid(
     for i, run in enumerate(runs):
         if not isinstance(run, dict) or "matrix" not in run:
             raise ValueError(f"run {i} must be a dict with a 'matrix' and cross_validate options")
-        opts = {k: v for k, v in run.items() if k not in ("matrix", "pipelines")}
+        opts = _renamed_options({k: v for k, v in run.items() if k not in ("matrix", "pipelines")})
         own = sorted(set(opts) & {"n_jobs", "progress", "return_details"})
         if own:
             raise ValueError(f"run {i}: {own[0]!r} is set by cv_grid itself")
@@ -652,7 +652,7 @@ class CVProtocol:
         Interval levels whose coverage is reported.
     clip : float
         Clip of the evaluated standardized scores.
-    unconditioned : {"skip", "mean"}
+    unreached : {"skip", "mean"}
         Rule for a validation model that observes none of the selected benchmarks.
     min_train_observed : int
         Benchmarks with fewer training scores leave the split.
@@ -668,7 +668,7 @@ class CVProtocol:
     scheme: str = "nested"
     levels: tuple[float, ...] = ()
     clip: float = PROTOCOL_CLIP
-    unconditioned: str = "skip"
+    unreached: str = "skip"
     min_train_observed: int = 1
     keep_entries: bool = False
 
@@ -680,7 +680,7 @@ class CVProtocol:
         set_("n_folds", check_int(self.n_folds, "n_folds", minimum=2))
         if self.scheme not in SCHEMES:
             raise ValueError(f"unknown scheme {self.scheme!r}: use one of {SCHEMES}")
-        check_unconditioned(self.unconditioned)
+        check_unreached(self.unreached)
         set_("clip", check_clip(self.clip))
         set_("holdouts", _check_fractions(self.holdouts, "holdouts", closed_low=True))
         levels = () if self.levels is None else self.levels  # None: no interval levels, as ()
@@ -812,6 +812,43 @@ def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPl
                    kw=dict(pipelines=pipes, protocol=protocol, label=label), attrs=attrs, label=label)
 
 
+#: older keywords of :func:`cross_validate` (and options of a :func:`cv_grid` run), still taken with a
+#: FutureWarning: old -> current
+_RENAMED_OPTIONS = {"unconditioned": "unreached"}
+
+
+def _renamed_options(options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with each older keyword of :data:`_RENAMED_OPTIONS` under its current name, with a FutureWarning.
+
+    Both names at once is a TypeError, as a keyword given twice is.  The
+    warning points at the caller of the function that calls this one.
+    O(number of options).
+    """
+    out = dict(options)
+    for old, new in _RENAMED_OPTIONS.items():
+        if old in out:
+            if new in out:
+                raise TypeError(f"got both {new}= and {old}=: pass {new}= only")
+            warnings.warn(f"{old}= is deprecated and will be removed: use {new}= (it takes the same values)",
+                          FutureWarning, stacklevel=3)
+            out[new] = out.pop(old)
+    return out
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _takes_renamed_options(func: _F) -> _F:
+    """``func`` that also takes the older keywords of :data:`_RENAMED_OPTIONS` (:func:`_renamed_options`)."""
+
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **_renamed_options(kwargs))
+
+    return cast(_F, call)
+
+
+@_takes_renamed_options
 def cross_validate(
     matrix: ScoreMatrix,
     pipelines: Any = ("entropy", "random"),
@@ -824,7 +861,7 @@ def cross_validate(
     scheme: str = "nested",
     levels: Sequence[float] = (),
     clip: float = PROTOCOL_CLIP,
-    unconditioned: str = "skip",
+    unreached: str = "skip",
     min_train_observed: int = 1,
     keep_entries: bool = False,
     n_jobs: int | None = None,
@@ -842,7 +879,7 @@ def cross_validate(
         What is evaluated (:class:`~benchsel_lib.method.pipeline.Pipeline`);
         names are shorthands: ``"entropy"``, ``"mi"``, ``"random"`` (the
         paper's Gaussian pipelines), ``"auto"`` (the recommended pipeline),
-        ``"STRATEGY+PREDICTOR"`` (a pair with conformal intervals). Options
+        ``"SELECTOR+PREDICTOR"`` (a pair with conformal intervals). Options
         of a pipeline (EM configuration, logit scaling, tie rule, mandatory
         benchmarks, candidate filter, predictor, variance inflation) live in
         the pipeline: ``Pipeline.paper(objective="mi", config="early")``.
@@ -883,7 +920,7 @@ def cross_validate(
     clip : float
         The evaluated validation scores are clipped to ``[-clip, clip]``
         (the pipelines clip their own inputs, by default to the same 10).
-    unconditioned : {"skip", "mean"}
+    unreached : {"skip", "mean"}
         What happens to a validation model that observes none of the
         selected benchmarks. Section 5.1 says each model is conditioned "only
         on selected benchmarks observed for that validation model"; for a
@@ -957,7 +994,7 @@ def cross_validate(
     if progress is not None:
         check_bool(progress, "progress")
     protocol = CVProtocol(holdouts=holdouts, k_max=k_max, ks=ks, n_folds=n_folds, seed=seed, scheme=scheme,
-                          levels=levels, clip=clip, unconditioned=unconditioned, min_train_observed=min_train_observed,
+                          levels=levels, clip=clip, unreached=unreached, min_train_observed=min_train_observed,
                           keep_entries=keep_entries)
     plan = _cv_plan(matrix, pipelines, protocol)
     df = _run_plans([plan], n_jobs=n_jobs, progress=progress)[0]

@@ -12,7 +12,7 @@ from .._checks import check_int, check_nonnegative
 from ..data import load_source
 from ..data.mmlu import MMLU_SUBJECTS
 from ..method.pipeline import Pipeline, clone, parse_pipeline
-from ..method.predictors import check_unconditioned, scored_entries
+from ..method.predictors import check_unreached, scored_entries
 from ..protocol.cache import correlation_cache
 from ..protocol.cv import cv_grid, kept_columns
 from ..protocol.splits import cv_splits
@@ -21,7 +21,7 @@ from ..protocol.summaries import ScoredEntries, block_r2, coverage_column
 __all__ = [
     "PEERS",
     "HELD_ASIDE",
-    "GRID_STRATEGIES",
+    "GRID_SELECTORS",
     "GRID_PREDICTORS",
     "aside_ks",
     "AsideRun",
@@ -87,20 +87,20 @@ def peer_pairs(peers: Sequence[str]) -> list[str]:
         if name == "mi":
             continue
         if parse_pipeline(name) is None:
-            raise ValueError(f"peer {name!r} is not a \"strategy+predictor\" pipeline name")
+            raise ValueError(f"peer {name!r} is not a \"selector+predictor\" pipeline name")
         out.append(str(name))
     return out
 
 
-#: the selections and predictors of the grid of fixed pairs that the full comparison runs (:func:`fixed_pairs`)
-GRID_STRATEGIES: tuple[str, ...] = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso")
+#: the selectors and predictors of the grid of fixed pairs that the full comparison runs (:func:`fixed_pairs`)
+GRID_SELECTORS: tuple[str, ...] = ("mi", "entropy", "random", "mi-obs", "entropy-obs", "lasso")
 GRID_PREDICTORS: tuple[str, ...] = ("gaussian", "ridge", "lowrank", "knn", "blend")
 
 
-def fixed_pairs(*, strategies: Sequence[str] = GRID_STRATEGIES,
+def fixed_pairs(*, selectors: Sequence[str] = GRID_SELECTORS,
                 predictors: Sequence[str] = GRID_PREDICTORS) -> list[str]:
-    """Every ``"strategy+predictor"`` name of the given strategies and predictors. O(strategies x predictors)."""
-    names = [f"{s}+{p}" for s in strategies for p in predictors]
+    """Every ``"selector+predictor"`` name of the given selectors and predictors. O(selectors x predictors)."""
+    names = [f"{s}+{p}" for s in selectors for p in predictors]
     for n in names:
         parse_pipeline(n)
     return names
@@ -119,7 +119,7 @@ def compare_pipelines(
     levels: Sequence[float] = (0.5, 0.8, 0.9),
     n_jobs: int = 1,
     ks: Sequence[int] | None = None,
-    unconditioned: str = "skip",
+    unreached: str = "skip",
     keep_entries: bool = False,
     auto: Pipeline | None = None,
 ) -> pd.DataFrame:
@@ -132,7 +132,7 @@ def compare_pipelines(
     :func:`~benchsel_lib.protocol.cv.cv_grid` sweep (the runs on one split
     share a cell and its training correlation).  All methods see the
     same folds.  ``ks`` (default every ``k = 1..k_max``) limits the subset
-    sizes scored.  ``unconditioned``: the protocol's rule for a held-out
+    sizes scored.  ``unreached``: the protocol's rule for a held-out
     model that observes none of the revealed benchmarks (``"skip"``, the
     paper's, leaves it out; ``"mean"`` scores it with the training mean, so
     that every method is scored on every held-out model).  ``keep_entries``
@@ -148,7 +148,7 @@ def compare_pipelines(
     fixed : sequence of str
         Short names of the fixed pipelines for
         :meth:`~benchsel_lib.method.pipeline.Pipeline.from_name`, usually
-        ``"STRATEGY+PREDICTOR"`` pairs such as ``"lasso+ridge"``; may be empty.
+        ``"SELECTOR+PREDICTOR"`` pairs such as ``"lasso+ridge"``; may be empty.
     seeds : sequence of int
         Seeds of the folds (default ``(0, 42)``; 42 is the paper's).
     n_folds : int
@@ -168,7 +168,7 @@ def compare_pipelines(
         Workers of the sweep (default 1: serially in this process).
     ks : sequence of int, optional
         Subset sizes scored (default every ``k = 1..k_max``).
-    unconditioned : {"skip", "mean"}
+    unreached : {"skip", "mean"}
         The protocol's rule for a held-out model that observes none of the
         revealed benchmarks (above).
     keep_entries : bool
@@ -193,7 +193,7 @@ def compare_pipelines(
     """
 
     kw = dict(matrix=matrix, holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", ks=ks,
-              unconditioned=unconditioned, keep_entries=keep_entries)
+              unreached=unreached, keep_entries=keep_entries)
     ref = Pipeline.auto() if auto is None else clone(auto).set_params(name="auto")
     reference = [ref, Pipeline.paper(objective="mi", estimator=estimator, config=config)]
     pairs = [Pipeline.from_name(n, estimator=estimator, config=config) for n in fixed]
@@ -512,7 +512,7 @@ def shared_differences(df: pd.DataFrame, peers: Sequence[str], *, ks: Sequence[i
 
     Under the protocol (Section 5.1) a method is scored on the observed
     held-out entries its selection does not reveal, of the models that
-    observe a revealed benchmark (``unconditioned="skip"``), so two methods
+    observe a revealed benchmark (``unreached="skip"``), so two methods
     are scored on different entries (on any matrix, each leaves out what it
     reveals; on a sparse one, each also reaches other models), and a
     difference of their R^2 mixes how well they predict with what they are
@@ -714,7 +714,7 @@ def _fold_split(n_models: int, fold: int, *, n_folds: int, holdout: float, seed:
 
 
 def _scored_by(Ov: np.ndarray, sel_names: Sequence[str], where: Mapping[str, int], *, k: int, n_eval: int | None,
-               unconditioned: str) -> tuple[np.ndarray, np.ndarray]:
+               unreached: str) -> tuple[np.ndarray, np.ndarray]:
     """The held-out entries this split scores with the run's selection at ``k``.
 
     Parameters
@@ -728,7 +728,7 @@ def _scored_by(Ov: np.ndarray, sel_names: Sequence[str], where: Mapping[str, int
     k : int
     n_eval : int or None
         The entries the run scored at ``k``, checked when given.
-    unconditioned : str
+    unreached : str
         The run's rule for models that observe no revealed benchmark.
 
     Returns
@@ -749,10 +749,10 @@ def _scored_by(Ov: np.ndarray, sel_names: Sequence[str], where: Mapping[str, int
                          "give the run's seed, holdout, scheme and n_folds")
     sel = np.array([where[b] for b in sel_names], dtype=int)
     targets = np.setdiff1d(np.arange(Ov.shape[1]), sel)
-    scored = scored_entries(Ov, sel, targets, unconditioned)
+    scored = scored_entries(Ov, sel, targets, unreached)
     if n_eval is not None and n_eval != int(scored.sum()):
         raise ValueError(f"this split scores {int(scored.sum())} entries at k = {k} where the run scored {n_eval}: "
-                         "give the run's seed, holdout, scheme, n_folds, min_train_observed and unconditioned")
+                         "give the run's seed, holdout, scheme, n_folds, min_train_observed and unreached")
     return sel, scored
 
 
@@ -797,17 +797,17 @@ def _newly_scored_rows(matrix: Any, val: np.ndarray, cols: np.ndarray, Ov: np.nd
 
 def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method: str = "auto", k0: int = 5,
                  k1: int = 10, holdout: float = 0.1, n_folds: int = 10, scheme: str = "paper",
-                 min_train_observed: int = 1, unconditioned: str = "skip") -> pd.DataFrame:
+                 min_train_observed: int = 1, unreached: str = "skip") -> pd.DataFrame:
     """The held-out models of one fold that ``method`` scores at ``k1`` benchmarks and not at ``k0``.
 
-    Under the protocol (Section 5.1, ``unconditioned="skip"``) a held-out
+    Under the protocol (Section 5.1, ``unreached="skip"``) a held-out
     model is scored at a size when it observes at least one revealed
     benchmark and one other; on a sparse matrix a larger selection can reveal
     a benchmark that a model observes alone among the revealed, and bring the
     model into the score.  The fold's splits are drawn again from ``seed``
     (:func:`~benchsel_lib.protocol.splits.cv_splits`, as the run drew them)
     and the selections are the run's ``selected`` column; ``holdout``,
-    ``n_folds``, ``scheme``, ``min_train_observed`` and ``unconditioned``
+    ``n_folds``, ``scheme``, ``min_train_observed`` and ``unreached``
     are the run's (those of
     :func:`~benchsel_lib.protocol.cv.cross_validate`).  One row per such
     model: ``model``, ``targets`` (its entries scored at ``k1``),
@@ -825,9 +825,9 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
         or ``k1`` (at ``holdout``, and at ``seed`` when ``df`` has seeds),
         or the split drawn again does not score what the run scored (its
         ``n_eval``): a seed or scheme other than the run's; or
-        ``unconditioned`` is unknown.
+        ``unreached`` is unknown.
     """
-    check_unconditioned(unconditioned)
+    check_unreached(unreached)
     _require_columns(df, ("method", "fold", "k", "selected"))
     _require_methods(df, (method,))
     X = np.asarray(matrix.scores, dtype=float)
@@ -840,7 +840,7 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
     cols = kept_columns(X[train], min_train_observed)
     where = {matrix.benchmarks[j]: i for i, j in enumerate(cols)}
     Ov = ~np.isnan(X[np.ix_(val, cols)])
-    scored = {k: _scored_by(Ov, sel_names, where, k=k, n_eval=n_eval[k], unconditioned=unconditioned)
+    scored = {k: _scored_by(Ov, sel_names, where, k=k, n_eval=n_eval[k], unreached=unreached)
               for k, sel_names in chosen.items()}
     rows = _newly_scored_rows(matrix, val, cols, Ov, counts, scored[k1], before=scored[k0][1])
     return pd.DataFrame(rows, columns=["model", "targets", "revealed", "train_observed"])
@@ -850,7 +850,7 @@ def entries_scored(df: pd.DataFrame, *, methods: Sequence[str] | None = None,
                    ks: Sequence[int] = (5, 10)) -> pd.DataFrame:
     """How many held-out entries the protocol scores for each method at each ``k``, summed over the cells.
 
-    Under the paper's rule (``unconditioned="skip"``) a held-out model is
+    Under the paper's rule (``unreached="skip"``) a held-out model is
     scored only where it observes a revealed benchmark, so on a sparse
     matrix methods whose selections reach different models are scored on
     different entries, and their R^2 are not on the same footing.  One row
@@ -883,7 +883,7 @@ def every_model_r2(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10),
                    methods: Sequence[str] | None = None) -> pd.DataFrame:
     """The protocol's R^2 beside the R^2 over every held-out model and the reach, per method and ``k``.
 
-    Under the paper's rule (``unconditioned="skip"``) a held-out model that
+    Under the paper's rule (``unreached="skip"``) a held-out model that
     ran none of the revealed benchmarks is not scored, so on a sparse matrix
     a selection that few models ran is scored on those few.  ``r2_all`` scores
     the same predictions over every held-out model (one that ran none of

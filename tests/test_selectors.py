@@ -31,35 +31,35 @@ from benchsel_lib.method.selectors import (
 _data = partial(low_rank_scores, m=60, n=8, noise=0.5, missing=0.0, standardize=True)
 
 
-def _select(X, k, *, strategy="mi", seed=0, initial=(), costs=None, budget=None):
-    """The preset selector ``strategy`` on standardized rows ``X`` (columns named "0", "1", ...), as column indices."""
+def _select(X, k, *, selector="mi", seed=0, initial=(), costs=None, budget=None):
+    """The preset selector named ``selector`` on standardized rows ``X`` (columns named "0", "1", ...), as column indices."""
     names = [str(j) for j in range(X.shape[1])]
     changes = {}
     if initial:
         changes["initial"] = tuple(names[j] for j in initial)
     if costs is not None:
         changes.update(costs=dict(zip(names, np.asarray(costs, dtype=float).tolist())), budget=budget)
-    sel = replace(selector_named(strategy), **changes)
+    sel = replace(selector_named(selector), **changes)
     return sel.select(inner_correlation(X), k, names=names, counts=(~np.isnan(X)).sum(axis=0), n_models=X.shape[0],
                       train=X, seed=seed).order
 
 
-@pytest.mark.parametrize("strategy", tuple(SELECTORS))
-def test_every_strategy_is_deterministic_and_respects_initial(strategy):
+@pytest.mark.parametrize("selector", tuple(SELECTORS))
+def test_every_selector_is_deterministic_and_respects_initial(selector):
     X = _data(1, missing=0.1)
-    a = _select(X, 4, strategy=strategy, seed=3, initial=[5])
-    b = _select(X, 4, strategy=strategy, seed=3, initial=[5])
+    a = _select(X, 4, selector=selector, seed=3, initial=[5])
+    b = _select(X, 4, selector=selector, seed=3, initial=[5])
     assert a == b
     assert a[0] == 5 and len(a) == 4 and len(set(a)) == 4
 
 
-def test_obs_strategies_only_pick_well_observed_benchmarks():
+def test_obs_selectors_only_pick_well_observed_benchmarks():
     X = _data(2, m=50)
     X[10:, [0, 3]] = np.nan  # observed by 10 of 50 models
     need = min_observed_for(50)
     assert need == 15
     for s in ("mi-obs", "entropy-obs"):
-        picked = _select(X, 5, strategy=s)
+        picked = _select(X, 5, selector=s)
         assert not {0, 3} & set(picked)
 
 
@@ -67,11 +67,11 @@ def test_k_larger_than_filtered_candidates_is_a_clear_error():
     X = _data(3, m=20)
     X[5:, :6] = np.nan
     with pytest.raises(ValueError, match="larger than the 2 candidate benchmarks"):
-        _select(X, 3, strategy="mi-obs")
+        _select(X, 3, selector="mi-obs")
 
 
 @pytest.mark.parametrize("objective", OBJECTIVES)
-def test_every_objective_is_a_named_selector_and_a_pipeline_strategy_with_or_without_costs(objective):
+def test_every_objective_is_a_named_selector_and_a_pipeline_selector_with_or_without_costs(objective):
     assert selector_named(objective) == Selector(objective) and SELECTORS[objective].label == objective
     assert parse_pipeline(f"{objective}+ridge") == (objective, "ridge")
     if objective in COST_AWARE:
@@ -95,12 +95,12 @@ def test_every_objective_fits_a_pipeline_and_cross_validates_end_to_end(objectiv
     assert set(df["k"]) == {1, 2, 3} and np.isfinite(df["r2"]).all()
 
 
-def test_lasso_refuses_costs_and_unknown_strategy_is_named():
+def test_lasso_refuses_costs_and_unknown_selector_is_named():
     X = _data(4)
     with pytest.raises(ValueError, match="no cost-aware form"):
-        _select(X, 2, strategy="lasso", costs=np.ones(8), budget=3.0)
-    with pytest.raises(ValueError, match="unknown selection strategy 'bogus'"):
-        _select(X, 2, strategy="bogus")
+        _select(X, 2, selector="lasso", costs=np.ones(8), budget=3.0)
+    with pytest.raises(ValueError, match="unknown selector 'bogus'"):
+        _select(X, 2, selector="bogus")
 
 
 def test_a_selector_and_select_refuse_the_same_unknown_tie_rule_naming_the_rules():
@@ -157,5 +157,5 @@ def test_predictive_greedy_first_pick_maximizes_the_loo_objective():
 def test_predictive_greedy_respects_the_budget():
     X = _data(7, m=40, n=6)
     costs = np.array([5.0, 1.0, 1.0, 1.0, 1.0, 1.0])
-    order = _select(X, None, strategy="greedy", costs=costs, budget=3.0)  # k=None: as many as the budget allows
+    order = _select(X, None, selector="greedy", costs=costs, budget=3.0)  # k=None: as many as the budget allows
     assert sum(costs[order]) <= 3.0
