@@ -42,7 +42,7 @@ from .choice import DEFAULT_RULE, Best, Nested, choice_rule
 from .correlation import inner_correlation
 from .lowrank import as_correlation_matrix
 from .folds import InnerFolds
-from .oof import STACK, OutOfFold, out_of_fold, score_candidates
+from .oof import STACK, OutOfFold, out_of_fold, score_candidates, stack_prediction
 from .plan import SearchPlan, plan_search
 from .predictors import check_predictor_name, check_unreached, make_predictor
 from .selectors import Selector, selector_named
@@ -120,7 +120,7 @@ class Recommendation:
         Cost: one fit and predict of the chosen predictor (each predictor of
         positive weight for a stack; :func:`search_cost` gives their orders).
         """
-        return _fit_predict(self.predictor, self.weights, train, query, cov)
+        return ChosenPredictor(self.predictor, self.weights).fit(train, cov=cov).predict(query)
 
     @property
     def candidates(self) -> pd.DataFrame:
@@ -145,21 +145,6 @@ class Recommendation:
         return pred - half, pred + half
 
 
-
-
-def _fit_predict(predictor: str, weights: dict[str, float], train: np.ndarray, query: np.ndarray,
-                 cov: np.ndarray | None) -> np.ndarray:
-    if cov is None:
-        cov = inner_correlation(train)
-    if predictor != STACK:
-        out = np.asarray(make_predictor(predictor).fit(train, cov=cov).predict(query), dtype=float)
-    else:
-        out = np.zeros(np.shape(query))
-        for n, w in weights.items():
-            if w > 0:
-                out += w * np.asarray(make_predictor(n).fit(train, cov=cov).predict(query), dtype=float)
-        out = pass_through(out, np.asarray(query, dtype=float))
-    return np.where(np.isfinite(out), out, 0.0)
 
 
 class ChosenPredictor(BasePredictor):
@@ -193,7 +178,16 @@ class ChosenPredictor(BasePredictor):
         self.name = predictor
 
     def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
-        return _fit_predict(self.predictor, self.weights, train, query, cov)
+        cov = inner_correlation(train) if cov is None else cov
+
+        def fitted(name: str) -> np.ndarray:
+            return np.asarray(make_predictor(name).fit(train, cov=cov).predict(query), dtype=float)
+
+        if self.predictor != STACK:
+            out = fitted(self.predictor)
+        else:
+            out = pass_through(np.zeros(query.shape) + stack_prediction(self.weights, fitted), query)
+        return np.where(np.isfinite(out), out, 0.0)
 
     def __repr__(self) -> str:
         shown = f", weights={self.weights!r}" if self.weights else ""

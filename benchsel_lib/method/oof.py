@@ -23,7 +23,7 @@ the same predictions.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +35,7 @@ from .folds import Fold, cross_fit
 from .predictors import make_predictor, nnls_weights, r2_from_sums, reveal_and_predict, scored_entries
 from .scaling import Scaling
 
-__all__ = ["HeldOut", "OutOfFold", "out_of_fold", "score_candidates", "block_predictions", "STACK"]
+__all__ = ["HeldOut", "OutOfFold", "out_of_fold", "score_candidates", "block_predictions", "stack_prediction", "STACK"]
 
 #: the name of the stack of a grid's predictors in score tables
 STACK = "stack"
@@ -249,8 +249,25 @@ def _cross_fit_stack(oof: OutOfFold, s: str, k: int, predictors: Sequence[str]) 
         inf = (fold_of == f)[:, None] & mk
         outf = mk & ~inf
         w = nnls_weights([oof.preds[(s, p, k)][outf] for p in predictors], truth[outf])
-        cross[inf] = sum(wb * oof.preds[(s, p, k)][inf] for wb, p in zip(w, predictors))
+        cross[inf] = stack_prediction(dict(zip(predictors, w)), lambda p: oof.preds[(s, p, k)][inf])  # noqa: B023
     return cross
+
+
+def stack_prediction(weights: Mapping[str, float], predict: Callable[[str], np.ndarray]) -> Any:
+    """The stack's prediction: ``sum(w * predict(name))`` over the predictors of positive weight, in order.
+
+    The one combination of the stack (its NNLS weights are
+    :func:`~benchsel_lib.method.predictors.nnls_weights`), for its
+    out-of-fold predictions (:func:`score_candidates`) and for a search's
+    choice (:class:`~benchsel_lib.method.inner_search.ChosenPredictor`);
+    ``predict`` is called once per predictor of positive weight.  0.0 when
+    no weight is positive.  O(P n) for P predictors and n entries.
+    """
+    out: Any = 0.0
+    for name, w in weights.items():
+        if w > 0:
+            out = out + w * predict(name)
+    return out
 
 
 def score_candidates(oof: OutOfFold, predictors: Sequence[str], *,
