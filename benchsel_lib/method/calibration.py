@@ -11,6 +11,9 @@ A pipeline's last step says how its intervals are made:
   cross-validation residuals of the pipeline's search: per-benchmark scales
   shrunk toward the pooled one and the finite-sample conformal quantile of
   the scaled absolute residuals (:func:`conformal_scales`).
+
+What a fitted pipeline hands out at a level are the interval objects
+:class:`GaussianInterval` and :class:`ConformalInterval`.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+from scipy.special import ndtri
 
 from .._checks import check_int
 from .base import Component
@@ -37,6 +41,8 @@ __all__ = [
     "conformal_scores",
     "conformal_quantile",
     "CONFORMAL_SHRINK",
+    "GaussianInterval",
+    "ConformalInterval",
 ]
 
 #: pseudo-count of the pooled residual variance in each benchmark's conformal scale
@@ -304,3 +310,41 @@ def conformal_scales(res: np.ndarray, mask: np.ndarray, levels: Sequence[float])
     """
     scale, scores = conformal_scores(res, mask)
     return scale, {float(lev): conformal_quantile(scores, lev) for lev in levels}
+
+
+class GaussianInterval:
+    """The Gaussian interval of predictions: ``mean +- z sqrt(var)`` with ``z = Phi^{-1}((1 + level) / 2)``.
+
+    Eq. cond-var's conditional variance ``var`` (already multiplied by any
+    inflation factor, :class:`GaussianIntervals`).  Called with a level, it
+    returns ``(lower, upper)``, arrays of the shape of ``mean``; O(v N).
+    """
+
+    def __init__(self, mean: np.ndarray, var: np.ndarray) -> None:
+        self.mean, self.var = mean, var
+
+    def __call__(self, level: float) -> tuple[np.ndarray, np.ndarray]:
+        q = float(ndtri(0.5 + level / 2.0))
+        sd = np.sqrt(self.var)
+        return self.mean - q * sd, self.mean + q * sd
+
+
+class ConformalInterval:
+    """A search's split-conformal interval of the targets ``T``: ``pred +- q_level * scale``.
+
+    ``choice`` is the search's choice
+    (:class:`~benchsel_lib.method.inner_search.Recommendation`), which holds
+    the per-benchmark scales and the multipliers ``q_level`` read off its
+    inner cross-validation (:func:`conformal_scales`); ``full`` its
+    predictions of every benchmark.  Called with a level, it returns
+    ``(lower, upper)`` over ``T``, or None at a level without residuals; O(v N).
+    """
+
+    def __init__(self, choice: Any, full: np.ndarray, T: np.ndarray) -> None:
+        self.choice, self.full, self.T = choice, full, T
+
+    def __call__(self, level: float) -> tuple[np.ndarray, np.ndarray] | None:
+        if not np.isfinite(self.choice.quantile(level)):
+            return None
+        lo, hi = self.choice.interval(self.full, float(level))
+        return lo[:, self.T], hi[:, self.T]

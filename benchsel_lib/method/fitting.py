@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, ndtri
+from scipy.special import expit
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
@@ -36,6 +36,8 @@ from .._names import name_positions
 from ..data import ScoreMatrix, ScoreWarning, column_problems
 from .calibration import (
     Conformal,
+    ConformalInterval,
+    GaussianInterval,
     GaussianIntervals,
     calibrator_named,
     inflation_factors,
@@ -160,7 +162,7 @@ class StepPrediction:
         if self._interval is None:
             return None
         if inflated and self.var is not None and self.inflation is not None:
-            return _GaussianInterval(self.mean, self.var * self.inflation)(level)
+            return GaussianInterval(self.mean, self.var * self.inflation)(level)
         return self._interval(level)
 
 
@@ -1006,31 +1008,6 @@ def _nan_diagnostics() -> dict[str, float]:
     return {"residual_fraction": np.nan, "logdet": np.nan, "mi": np.nan}
 
 
-class _GaussianInterval:
-    """``mean +- z sqrt(var)`` at a level (z = Phi^{-1}((1 + level) / 2))."""
-
-    def __init__(self, mean: np.ndarray, var: np.ndarray) -> None:
-        self.mean, self.var = mean, var
-
-    def __call__(self, level: float) -> tuple[np.ndarray, np.ndarray]:
-        q = float(ndtri(0.5 + level / 2.0))
-        sd = np.sqrt(self.var)
-        return self.mean - q * sd, self.mean + q * sd
-
-
-class _ConformalInterval:
-    """The chosen pair's conformal interval of the targets ``T`` (None at a level without residuals)."""
-
-    def __init__(self, choice: Recommendation, full: np.ndarray, T: np.ndarray) -> None:
-        self.choice, self.full, self.T = choice, full, T
-
-    def __call__(self, level: float) -> tuple[np.ndarray, np.ndarray] | None:
-        if not np.isfinite(self.choice.quantile(level)):
-            return None
-        lo, hi = self.choice.interval(self.full, float(level))
-        return lo[:, self.T], hi[:, self.T]
-
-
 class _NoPredictions:
     """The predictions of a path without steps."""
 
@@ -1050,7 +1027,7 @@ class _DirectPredictions:
         for st in steps:
             T = np.setdiff1d(np.arange(self.n), st.selected)
             mean, var = reveal_and_predict(self.fitted, zq, obs, st.selected, T)
-            interval = _GaussianInterval(mean, var * self.factor) if var is not None and self.gaussian else None
+            interval = GaussianInterval(mean, var * self.factor) if var is not None and self.gaussian else None
             out.append(StepPrediction(T, mean, var, interval, self.factor, st.inflation))
         return out
 
@@ -1078,7 +1055,7 @@ class _SearchPredictions:
         res = []
         for st, c, full in zip(steps, choices, outs):
             T = np.setdiff1d(np.arange(self.z.shape[1]), st.selected)
-            interval = _ConformalInterval(c, full, T) if self.intervals and c.scale is not None else None
+            interval = ConformalInterval(c, full, T) if self.intervals and c.scale is not None else None
             res.append(StepPrediction(T, full[:, T], None, interval))
         return res
 
