@@ -1310,7 +1310,7 @@ def _auto_select_meta(request: _SelectRequest, cands: _Candidates, pipe: Pipelin
                       choice: str) -> dict[str, Any]:
     """The JSON fields of ``select --pipeline auto`` beside the selection (the reach goes last)."""
     rec = pipe.choice_
-    return {"data": request.data, "method": "auto", "choice": choice, "pipeline": rec.name,
+    return {"data": request.data, "pipeline": "auto", "choice": choice, "chosen": rec.name,
             "selector": rec.selector, "predictor": rec.predictor, "inner_r2": rec.inner_r2, "k": cands.k,
             "seed": request.seed, "scores": _inner_scores(pipe), "weights": rec.weights, "note": rec.note,
             "min_observed": cands.min_observed, "required": cands.named(cands.require),
@@ -1577,7 +1577,7 @@ def _predict_auto(request: _PredictRequest, matrix: Any, given: _Given) -> int:
     given_line = _given_line(scores)
     header = [_describe(matrix, request.data), given_line, *lines, _conformal_line(out, request.level), ""]
     rec = pipe.choice_
-    meta = {"data": request.data, "method": "auto", "pipeline": rec.name, "inner_r2": rec.inner_r2,
+    meta = {"data": request.data, "pipeline": "auto", "chosen": rec.name, "inner_r2": rec.inner_r2,
             "scores": _inner_scores(pipe), "weights": rec.weights, "note": rec.note, "level": request.level,
             "used": scores, "inner_folds": inner, "seed": request.seed}
     _say_for_csv(request.fmt, [given_line, *lines])
@@ -1692,15 +1692,14 @@ def _inflation_lines(request: _PredictRequest, factors: dict[str, float], inner_
 
 
 def _gaussian_meta(request: _PredictRequest, estimator: str, result: _Predicted, inner_folds: int) -> dict[str, Any]:
-    """The JSON fields of ``predict --pipeline paper`` beside the predictions (their keys and values as before
-    the options were renamed: ``transform`` None or "logit", ``inflation_mode`` "auto" for ``--inflation inner``)."""
-    meta = {"data": request.data, "axis": request.axis, "level": request.level,
-            "transform": "logit" if request.scaling == "logit" else None,
+    """The JSON fields of ``predict --pipeline paper`` beside the predictions, named as the options are:
+    ``scaling``, ``inflation`` (the variance factor used) and ``inflation_mode`` (``none``, ``inner`` or ``given``)."""
+    meta = {"data": request.data, "axis": request.axis, "level": request.level, "scaling": request.scaling,
             "estimator": estimator, "used": result.used}
     if result.ignored is not None:
         meta["ignored"] = result.ignored
     meta["inflation"] = result.inflation
-    meta["inflation_mode"] = {"none": "none", "inner": "auto"}.get(str(request.inflation), "given")
+    meta["inflation_mode"] = str(request.inflation) if request.inflation in ("none", "inner") else "given"
     if request.inflation == "inner":
         meta.update(inner_folds=inner_folds, seed=request.seed)
     return meta
@@ -2036,19 +2035,14 @@ def _cv_text(summary: Any, matrix: Any, request: _CvRequest) -> str:
 
 
 def _cv_meta(request: _CvRequest, shape: tuple[int, int]) -> dict[str, Any]:
-    """The JSON fields of ``benchsel cv`` beside the summary.
-
-    Their keys and values are as before the options were renamed: ``methods``
-    (``--pipelines``), ``em_config`` (``--config``), ``transform`` (None or
-    "logit": ``--scaling``), ``variance_inflation`` (``--inflation``).
-    """
+    """The JSON fields of ``benchsel cv`` beside the summary, named as the options are: ``pipelines``,
+    ``config``, ``scaling`` and ``inflation`` (``none`` or ``inner``)."""
     pipelines, protocol = request.pipelines, request.protocol
-    meta = {"data": request.data, "shape": list(shape), "methods": list(pipelines.names),
+    meta = {"data": request.data, "shape": list(shape), "pipelines": list(pipelines.names),
             "holdouts": list(protocol.holdouts), "k_max": protocol.k_max, "folds": protocol.folds,
-            "seed": protocol.seed, "scheme": protocol.scheme, "em_config": pipelines.config,
-            "transform": "logit" if pipelines.scaling == "logit" else None,
-            "min_observed": _floors(pipelines.names, pipelines.min_observed),
-            "levels": list(protocol.levels), "variance_inflation": "inner" if pipelines.inner else None}
+            "seed": protocol.seed, "scheme": protocol.scheme, "config": pipelines.config,
+            "scaling": pipelines.scaling, "min_observed": _floors(pipelines.names, pipelines.min_observed),
+            "levels": list(protocol.levels), "inflation": "inner" if pipelines.inner else "none"}
     if pipelines.inner:
         meta["inner_folds"] = pipelines.inner_folds
     return meta

@@ -315,7 +315,7 @@ def test_cv_inflation_inner_reports_factor_and_calibrated_coverage(capsys, small
     code, out, _ = run(capsys, *args, "--format", "json")
     assert code == 0
     doc = json.loads(out)
-    assert doc["variance_inflation"] == "inner" and doc["levels"] == [0.5, 0.8, 0.9, 0.95] and doc["inner_folds"] == 3
+    assert doc["inflation"] == "inner" and doc["levels"] == [0.5, 0.8, 0.9, 0.95] and doc["inner_folds"] == 3
     got = pd.DataFrame(doc["summary"])
     # the same numbers as the library call
     pipelines = [Pipeline.paper(objective=o, estimator="pairwise", inflation="inner") for o in ("entropy", "random")]
@@ -349,7 +349,7 @@ def test_predict_inflation_inner_uses_the_library_factor_and_says_so(capsys, sma
                        "--seed", "4", "--inner-folds", "4", "--format", "json")
     assert code == 0
     doc = json.loads(out)
-    assert doc["inflation_mode"] == "auto" and doc["inner_folds"] == 4 and doc["seed"] == 4
+    assert doc["inflation_mode"] == "inner" and doc["inner_folds"] == 4 and doc["seed"] == 4
     lib = Pipeline.paper(objective="mi", estimator="pairwise", inflation="inner", inner_folds=4, seed=4).fit(
         load_csv(small_csv), revealed=["b0", "b3"]).predict({"b0": 0.55, "b3": 0.5})
     assert doc["inflation"] == pytest.approx(lib.attrs["inflation"], rel=1e-12)
@@ -611,7 +611,7 @@ def test_cv_scheme_and_config_reach_the_protocol(capsys, small_csv):
                        "--format", "json")
     assert code == 0
     doc = json.loads(out)
-    assert doc["scheme"] == "paper" and doc["em_config"] == "early"
+    assert doc["scheme"] == "paper" and doc["config"] == "early"
     pipelines = [Pipeline.paper(objective=o, estimator="em", config="early") for o in ("entropy", "random")]
     ref = summarize_cv(cross_validate(_load(small_csv, data_dir=None), pipelines, k_max=2, n_folds=3, seed=42,
                                       scheme="paper"))

@@ -176,7 +176,7 @@ def test_cli_predict_defaults_to_the_recommended_pipeline(capsys, small_csv):
                         "--estimator", "pairwise")
     assert code == 0
     doc = json.loads(out)
-    assert doc["method"] == "auto" and doc["pipeline"].startswith("given+")
+    assert doc["pipeline"] == "auto" and doc["chosen"].startswith("given+")
     assert {r["predictor"] for r in doc["scores"]} >= {"gaussian", "ridge", "stack"}
     preds = doc["predictions"]
     assert len(preds) == 4 and all(r["lower"] <= r["predicted"] <= r["upper"] for r in preds)
@@ -190,7 +190,7 @@ def test_cli_select_auto_and_paper_path(capsys, small_csv):
     code, out, _ = _cli(capsys, "select", "--data", small_csv, "-k", "2", "--format", "json", "--estimator", "pairwise")
     assert code == 0
     doc = json.loads(out)
-    assert doc["method"] == "auto" and len(doc["selection"]) == 2 and doc["scores"]
+    assert doc["pipeline"] == "auto" and len(doc["selection"]) == 2 and doc["scores"]
     code, out, _ = _cli(capsys, "select", "--data", small_csv, "-k", "2", "--pipeline", "paper", "--objective", "mi",
                         "--format", "json", "--estimator", "pairwise")
     assert code == 0 and json.loads(out)["objective"] == "mi"
