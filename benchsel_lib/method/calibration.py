@@ -330,21 +330,22 @@ class GaussianInterval:
 
 
 class ConformalInterval:
-    """A search's split-conformal interval of the targets ``T``: ``pred +- q_level * scale``.
+    """A search's split-conformal interval of the targets ``T``: ``mean +- q_level * scale[T]``.
 
     ``choice`` is the search's choice
     (:class:`~benchsel_lib.method.inner_search.Recommendation`), which holds
     the per-benchmark scales and the multipliers ``q_level`` read off its
-    inner cross-validation (:func:`conformal_scales`); ``full`` its
-    predictions of every benchmark.  Called with a level, it returns
-    ``(lower, upper)`` over ``T``, or None at a level without residuals; O(v N).
+    inner cross-validation (:func:`conformal_scales`); ``mean`` its
+    predictions (v, |T|) of the targets ``T``.  Called with a level, it returns
+    ``(lower, upper)`` over ``T``, or None at a level without residuals; O(v |T|).
     """
 
-    def __init__(self, choice: Any, full: np.ndarray, T: np.ndarray) -> None:
-        self.choice, self.full, self.T = choice, full, T
+    def __init__(self, choice: Any, mean: np.ndarray, T: np.ndarray) -> None:
+        self.choice, self.mean, self.T = choice, mean, T
 
     def __call__(self, level: float) -> tuple[np.ndarray, np.ndarray] | None:
-        if not np.isfinite(self.choice.quantile(level)):
+        q = self.choice.quantile(float(level))
+        if self.choice.scale is None or not np.isfinite(q):
             return None
-        lo, hi = self.choice.interval(self.full, float(level))
-        return lo[:, self.T], hi[:, self.T]
+        half = (q * self.choice.scale)[self.T]
+        return self.mean - half, self.mean + half

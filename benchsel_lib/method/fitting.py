@@ -52,9 +52,9 @@ from .predictors import (
 from .scaling import FittedScaling, Scaling
 from .lowrank import as_correlation_matrix
 from .choice import DEFAULT_RULE
-from .inner_search import Recommendation, SearchSettings, pipeline_path
+from .inner_search import ChosenPredictor, Recommendation, SearchSettings, pipeline_path
 from .folds import InnerFolds
-from .oof import STACK, block_predictions
+
 from .selection import Selection
 from .selectors import Selector
 from .given import check_given, column_ranges
@@ -625,7 +625,8 @@ class BasePipeline(BaseEstimator):
                                         predictor=fresh, folds=folds, unreached=unreached, correlate=inner)
             for st in steps:
                 st.inflation = float(factors[0 if 0 in orders else st.k][st.k - 1])
-        return FittedPath(fs, steps, n_forced, _DirectPredictions(fitted, N, gaussian, fixed), R, selection)
+        return FittedPath(fs, steps, n_forced, _PathPredictions(N, fitted=fitted, gaussian=gaussian, factor=fixed), R,
+                          selection)
 
     def _fit_search(self, spec: Spec, data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
                     seeds: FitSeeds, intervals: bool, revealed: Sequence[int] | None,
@@ -658,8 +659,8 @@ class BasePipeline(BaseEstimator):
             recs = [r for r in search(k_max, ks=ks) if len(r.selection) >= r.k]
         steps = [PathStep(r.k, np.asarray(r.selection, dtype=int), _nan_diagnostics(), choice=r) for r in recs]
         notes = [recs[0].plan] if recs and recs[0].plan else []
-        return FittedPath(fs, steps, n_forced, _SearchPredictions(z, R, spec.calibrator is not None), R,
-                          notes=notes)
+        return FittedPath(fs, steps, n_forced, _PathPredictions(len(names), train=z, cov=R,
+                                                                 conformal=spec.calibrator is not None), R, notes=notes)
 
     def fit(self: P, matrix: ScoreMatrix, *, revealed: Sequence[str] | None = None) -> P:
         """Fit on a whole score matrix: scale, estimate, select ``k`` benchmarks, fit the predictor; return self.
@@ -1015,47 +1016,45 @@ class _NoPredictions:
         return []
 
 
-class _DirectPredictions:
-    """Predictions of a directly fit path: one fitted predictor, each step reveals its selection."""
+class _PathPredictions:
+    """What a fitted path predicts: at each step, its predictor conditioned on what each row revealed of the
+    step's selection (:func:`~benchsel_lib.method.predictors.reveal_and_predict`), and the step's intervals.
 
-    def __init__(self, fitted: Any, n_benchmarks: int, gaussian: bool, factor: float) -> None:
-        self.fitted, self.n, self.gaussian, self.factor = fitted, n_benchmarks, gaussian, factor
+    A directly fit path has one fitted predictor (``fitted``) for every step and, with Gaussian intervals,
+    intervals from its conditional variances times ``factor``.  A search's step predicts with its choice (a
+    :class:`~benchsel_lib.method.inner_search.ChosenPredictor`, fit once per choice on the training rows
+    ``train`` with the training correlation ``cov``: what its best estimator's ``Pipeline`` fits) and, with
+    ``conformal``, gives the conformal intervals of that choice.  Cost: one prediction of the query rows per
+    step (:func:`~benchsel_lib.method.predictors.reveal_and_predict`), and for a search one fit per choice.
+    """
+
+    def __init__(self, n_benchmarks: int, *, fitted: Any = None, train: np.ndarray | None = None,
+                 cov: np.ndarray | None = None, gaussian: bool = False, factor: float = 1.0,
+                 conformal: bool = False) -> None:
+        self.n, self.fitted, self.train, self.cov = n_benchmarks, fitted, train, cov
+        self.gaussian, self.factor, self.conformal = gaussian, factor, conformal
+        self._chosen: dict[tuple, Any] = {}
+
+    def _predictor(self, st: PathStep) -> Any:
+        """The fitted predictor of step ``st``: the path's one, or the step's choice fit on the training rows."""
+        if self.fitted is not None:
+            return self.fitted
+        c = st.choice
+        key = (c.predictor, tuple(c.weights.items()))
+        if key not in self._chosen:
+            self._chosen[key] = ChosenPredictor(c.predictor, c.weights).fit(self.train, cov=self.cov)
+        return self._chosen[key]
 
     def __call__(self, zq: np.ndarray, steps: list[PathStep]) -> list[StepPrediction]:
         obs = ~np.isnan(zq)
         out = []
         for st in steps:
             T = np.setdiff1d(np.arange(self.n), st.selected)
-            mean, var = reveal_and_predict(self.fitted, zq, obs, st.selected, T)
-            interval = GaussianInterval(mean, var * self.factor) if var is not None and self.gaussian else None
+            mean, var = reveal_and_predict(self._predictor(st), zq, obs, st.selected, T)
+            interval = None
+            if self.gaussian and var is not None:
+                interval = GaussianInterval(mean, var * self.factor)
+            elif self.conformal and st.choice is not None and st.choice.scale is not None:
+                interval = ConformalInterval(st.choice, mean, T)
             out.append(StepPrediction(T, mean, var, interval, self.factor, st.inflation))
         return out
-
-
-class _SearchPredictions:
-    """Predictions of a search's path: each step's chosen predictor, fit on the training rows ``z``."""
-
-    def __init__(self, z: np.ndarray, cov: np.ndarray, intervals: bool) -> None:
-        self.z, self.cov, self.intervals = z, cov, intervals
-
-    def __call__(self, zq: np.ndarray, steps: list[PathStep]) -> list[StepPrediction]:
-        obs = ~np.isnan(zq)
-        queries = []
-        for st in steps:
-            cols = st.selected
-            q = np.full_like(zq, np.nan)
-            q[:, cols] = np.where(obs[:, cols], zq[:, cols], np.nan)
-            queries.append(q)
-        choices = [st.choice for st in steps]
-        if choices and len({c.predictor for c in choices}) == 1 and choices[0].predictor != STACK:
-            outs = block_predictions(make_predictor(choices[0].predictor), self.z,
-                                     [(None, c.k, q, None) for c, q in zip(choices, queries)], self.cov)
-        else:
-            outs = [c.predict(self.z, q, cov=self.cov) for c, q in zip(choices, queries)]
-        res = []
-        for st, c, full in zip(steps, choices, outs):
-            T = np.setdiff1d(np.arange(self.z.shape[1]), st.selected)
-            interval = ConformalInterval(c, full, T) if self.intervals and c.scale is not None else None
-            res.append(StepPrediction(T, full[:, T], None, interval))
-        return res
-
