@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         s = summarize_cv(a)
         for meth in ("entropy", "mi", "random"):
             for k in (5, 15):
-                r = s[(s.method == meth) & (s.k == k)]
+                r = s[(s.pipeline == meth) & (s.k == k)]
                 ours = float(r.r2_mean.iloc[0]) if len(r) else np.nan
                 sd = float(r.r2_sd.iloc[0]) if len(r) else np.nan
                 summary_rows.append((name, meth, k, ours, sd, PAPER.get(name, {}).get((meth, k))))
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         values[result_file.key("stage", k, "s")] = f"{v:.2f}"
         values[result_file.key("stage", k, "pct")] = f"{100 * v / max(sum(stages.values()), 1e-12):.1f}"
     print("\nmean R^2 across folds, 10% holdout (paper value where reported):")
-    print(f"  {'dataset':8s} {'method':8s} {'k':>3s} {'R2 mean':>8s} {'sd':>6s} {'paper':>6s}")
+    print(f"  {'dataset':8s} {'pipeline':8s} {'k':>3s} {'R2 mean':>8s} {'sd':>6s} {'paper':>6s}")
     for name, meth, k, ours, sd, paper in summary_rows:
         p = "" if paper is None else f"{paper:.2f}"
         print(f"  {name:8s} {meth:8s} {k:3d} {ours:8.3f} {sd:6.3f} {p:>6s}")

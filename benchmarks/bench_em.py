@@ -333,7 +333,7 @@ def kernel_floor(Z: np.ndarray, st: dict, t_plain: float, target: float, name: s
 def cv_check(name: str, data_dir: str | None) -> None:
     """(c) The paper's CV at 10% holdout with the default settings vs plain EM everywhere.
 
-    Prints the share of (method, fold) runs whose 15 selections are identical
+    Prints the share of (pipeline, fold) runs whose 15 selections are identical
     and the largest change of the mean R^2 over k, next to the fold noise
     (the standard error sd / sqrt(K) of the mean across folds).
     """
@@ -358,19 +358,19 @@ def cv_check(name: str, data_dir: str | None) -> None:
         t_plain = time.perf_counter() - t0
     finally:
         estimation.em_settings = real
-    key = ["method", "fold", "k"]
+    key = ["pipeline", "fold", "k"]
     j = default.merge(plain, on=key, suffixes=("", "_plain"))
     last = j[j.k == j.k.max()]
     same = float((last.selected.astype(str) == last.selected_plain.astype(str)).mean())
     worst = 0.0
     noise = np.inf
-    for _, g in j.groupby("method"):
+    for _, g in j.groupby("pipeline"):
         d = g.groupby("k").r2.mean() - g.groupby("k").r2_plain.mean()
         worst = max(worst, float(d.abs().max()))
         noise = min(noise, float((g.groupby("k").r2_plain.std() / np.sqrt(10)).min()))
     print(
         f"(c) CV, 10% holdout, entropy/MI/random, k=1..15, 10 folds: default {t_default:.1f} s, plain EM "
-        f"{t_plain:.1f} s; identical selections in {100 * same:.0f}% of (method, fold) runs; "
+        f"{t_plain:.1f} s; identical selections in {100 * same:.0f}% of (pipeline, fold) runs; "
         f"max |change of mean R^2| = {worst:.4f} (smallest fold standard error {noise:.3f})"
     )
     _keep(name, "cv_default_s", text=f"{t_default:.1f}")

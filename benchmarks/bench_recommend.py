@@ -227,7 +227,7 @@ class Results:
             self.put(where, f"k{r.k}", r.peer, "se", text=f"{r.diff_se:.3f}")
 
     def every_rows(self, where: str, group: str, tab: pd.DataFrame, reach: pd.Series) -> None:
-        """The peers table over every held-out model (:func:`_every_table`), with each method's reach."""
+        """The peers table over every held-out model (:func:`_every_table`), with each pipeline's reach."""
         for r in tab.itertuples():
             self.every.append(dict(where=where, group=group, k=int(r.k), peer=r.peer, auto=r.reference_r2,
                                    peer_r2=r.peer_r2, diff=r.diff, se=r.diff_se))
@@ -340,12 +340,12 @@ def _peer_table(df: pd.DataFrame, label: str, tab: pd.DataFrame | None = None, w
 
 def _every_table(df: pd.DataFrame, ks=(5, 10), label: str = "", where: str | None = None,
                  group: str = "matrices") -> None:
-    """Print the peers table over every held-out model: each method's R^2 on every held-out model's entries
+    """Print the peers table over every held-out model: each pipeline's R^2 on every held-out model's entries
     (``r2_all``: a model that ran none of its selected benchmarks is predicted by the training mean and
     counted) and its reach (the share of held-out models that ran a selected benchmark), paired by fold; with
     ``where``, keep it for ``--json``."""
     tab = peer_differences(df.assign(r2=df["r2_all"]), list(PEERS), ks=ks)
-    reach = every_model_r2(df, ks=ks).set_index(["k", "method"])["reach"]
+    reach = every_model_r2(df, ks=ks).set_index(["k", "pipeline"])["reach"]
     if where is not None:
         RESULTS.every_rows(where, group, tab, reach)
     print(f"every held-out model ({label}): auto - peer paired by fold, on the R^2 of every held-out model")
@@ -359,7 +359,7 @@ def _shared_table(df: pd.DataFrame, ks=(5, 10), label: str = "", where: str | No
                   group: str = "matrices") -> None:
     """Print auto against each peer on the held-out entries both score (:func:`shared_differences`); with
     ``where``, keep the rows for ``--json``."""
-    tab = shared_differences(df, [p for p in PEERS if p in set(df["method"])], ks=ks)
+    tab = shared_differences(df, [p for p in PEERS if p in set(df["pipeline"])], ks=ks)
     if where is not None:
         RESULTS.shared_rows(where, group, tab)
     print(f"on the entries both score{f' ({label})' if label else ''} (each pair scored on the held-out entries that "
@@ -445,7 +445,7 @@ def _worst_fold(M, df: pd.DataFrame, g, seed: int, shown: int = 3, unreached: st
     observe first); with ``key``, keep the figures for ``--json``."""
     k0, k1, f = g["k0"], g["k1"], g["worst_fold"]
     new = newly_scored(M, df, fold=f, seed=seed, k0=k0, k1=k1, unreached=unreached)
-    at = df[(df["method"] == "auto") & (df["fold"] == f)].set_index("k")["r2"]
+    at = df[(df["pipeline"] == "auto") & (df["fold"] == f)].set_index("k")["r2"]
     how = "falls most" if g["worst_gain"] < 0 else "gains least"
     if key is not None:
         RESULTS.put(key, "worst_fold", text=f)
@@ -466,7 +466,7 @@ def _worst_fold(M, df: pd.DataFrame, g, seed: int, shown: int = 3, unreached: st
 
 def _entries_scored(df: pd.DataFrame, ks=(5, 10), key: str | None = None) -> None:
     """Print how many held-out entries the protocol scores for auto and each peer (:func:`entries_scored`)."""
-    n = entries_scored(df, methods=[m for m in ["auto", *PEERS] if m in set(df["method"])], ks=ks)
+    n = entries_scored(df, pipelines=[m for m in ["auto", *PEERS] if m in set(df["pipeline"])], ks=ks)
     if key is not None:
         for m, row in zip(n.index, n.to_numpy()):
             for k, v in zip(ks, row):
@@ -476,12 +476,12 @@ def _entries_scored(df: pd.DataFrame, ks=(5, 10), key: str | None = None) -> Non
         f"{m} {' / '.join(str(v) for v in row)}" for m, row in zip(n.index, n.to_numpy())))
 
 
-def _largest_fold_difference(df: pd.DataFrame, method: str, k: int) -> None:
-    """Print the fold where ``method`` and auto differ most at ``k``, with the entries each scores there: on a
+def _largest_fold_difference(df: pd.DataFrame, pipeline: str, k: int) -> None:
+    """Print the fold where ``pipeline`` and auto differ most at ``k``, with the entries each scores there: on a
     sparse matrix a paired difference can hang on one fold where the two score different models."""
     cols = ["r2", "n_eval"] + (["choice"] if "choice" in df.columns else [])
-    at = df[(df["k"] == k) & df["method"].isin([method, "auto"])].set_index(["fold", "method"])[cols].unstack()
-    d = (at["r2"][method] - at["r2"]["auto"]).dropna()
+    at = df[(df["k"] == k) & df["pipeline"].isin([pipeline, "auto"])].set_index(["fold", "pipeline"])[cols].unstack()
+    d = (at["r2"][pipeline] - at["r2"]["auto"]).dropna()
     if not len(d) or d.abs().max() == 0:
         return
     f = d.abs().idxmax()
@@ -489,13 +489,13 @@ def _largest_fold_difference(df: pd.DataFrame, method: str, k: int) -> None:
     def one(m: str) -> str:
         chose = f" ({at['choice'][m][f]})" if "choice" in cols and isinstance(at["choice"][m][f], str) else ""
         return f"{at['r2'][m][f]:.3f} on {int(at['n_eval'][m][f])} entries{chose}"
-    print(f"  the folds differ most at fold {f}: {one(method)} against auto's {one('auto')}")
+    print(f"  the folds differ most at fold {f}: {one(pipeline)} against auto's {one('auto')}")
 
 
 def _against_auto(M, variants, ks, n_jobs: int, results: pd.DataFrame, unreached: str = "skip") -> None:
     """Print each variant of auto (:func:`_variants`) against auto's rows of ``results`` (seed 42, the same folds),
     paired by fold, at the sizes ``ks``, and its gain from the smallest to the largest."""
-    auto = results[(results["method"] == "auto") & (results["seed"] == PEER_SEED)]
+    auto = results[(results["pipeline"] == "auto") & (results["seed"] == PEER_SEED)]
     entries = "entries" in auto.columns  # auto's scored entries were kept (--quick): pair on the shared ones too
     for pipe, what in variants:
         df = cross_validate(M, [pipe], holdouts=(0.1,), k_max=max(ks), ks=tuple(ks), n_folds=10, seed=PEER_SEED,
@@ -511,7 +511,7 @@ def _against_auto(M, variants, ks, n_jobs: int, results: pd.DataFrame, unreached
                 print(f"  on the {int(s.n_shared)} entries both score: {s.peer_r2:.3f} against auto's "
                       f"{s.reference_r2:.3f} (paired diff {-s['diff']:+.3f} +- {s.diff_se:.3f})")
             _largest_fold_difference(both, pipe.name, r.k)
-        g = k_gain(df, method=pipe.name, k0=min(ks), k1=max(ks))
+        g = k_gain(df, pipeline=pipe.name, k0=min(ks), k1=max(ks))
         print(f"{what}, k={g['k1']} - k={g['k0']}: {g['gain']:+.3f} +- {g['gain_se']:.3f}; on the entries both "
               f"sizes score: {g['gain_common']:+.3f} +- {g['gain_common_se']:.3f}; the k={g['k1']} selection "
               f"contains the k={g['k0']} one in {g['nested_cells']} of {g['n_cells']} folds")
@@ -617,7 +617,7 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
             if name in TARGETS:
                 tgt = TARGETS[name][r.k]
                 verdicts.append(_verdict(r.reference >= tgt, f"{name} k={r.k}: auto {r.reference:.3f} >= {tgt}"))
-        means = df[df["k"] == 10].groupby("method")["r2"].mean().drop(["auto", "mi"])
+        means = df[df["k"] == 10].groupby("pipeline")["r2"].mean().drop(["auto", "mi"])
         print("top fixed pairs at k=10:", ", ".join(f"{i} {v:.3f}" for i, v in
                                                       means.sort_values(ascending=False).head(5).items()))
         for r in pooled_coverage(df, levels=LEVELS).itertuples():
@@ -693,23 +693,23 @@ def gain_seeds(datasets, aside_names, seeds, n_jobs: int, variants=(), unreached
                                        scheme="paper", levels=(), progress=False, n_jobs=n_jobs,
                                        unreached=unreached).assign(seed=sd)
                         for sd in seeds], ignore_index=True)
-        tab = seed_gains(df, methods=[pipe.name for pipe in pipes], k0=k0, k1=k1)
+        tab = seed_gains(df, pipelines=[pipe.name for pipe in pipes], k0=k0, k1=k1)
         print(f"\n== {name}: the gain from k={k0} to k={k1} at each seed ({time.perf_counter() - t0:.0f} s, "
               f"{len(seeds)} seeds x 10 folds" + (", unscored models at the training mean)" if unreached == "mean"
                                                   else ")"))
-        w = max([12] + [len(str(m)) for m in tab["method"]])  # the method column fits the longest variant name
-        print(f"{'method':<{w}} {'seed':>4} {f'k={k0}':>6} {f'k={k1}':>6} {'gain':>7} {'SE':>6} {'shared':>7} "
+        w = max([12] + [len(str(m)) for m in tab["pipeline"]])  # the pipeline column fits the longest variant name
+        print(f"{'pipeline':<{w}} {'seed':>4} {f'k={k0}':>6} {f'k={k1}':>6} {'gain':>7} {'SE':>6} {'shared':>7} "
               f"{'SE':>6} {'nested':>6}")
         for r in tab.itertuples():
-            print(f"{r.method:<{w}} {r.seed:>4} {r.r2_k0:6.3f} {r.r2_k1:6.3f} {r.gain:+7.3f} {r.gain_se:6.3f} "
+            print(f"{r.pipeline:<{w}} {r.seed:>4} {r.r2_k0:6.3f} {r.r2_k1:6.3f} {r.gain:+7.3f} {r.gain_se:6.3f} "
                   f"{r.gain_common:+7.3f} {r.gain_common_se:6.3f} {r.nested_cells:>3}/{r.n_cells}")
-        for method, t in tab.groupby("method", sort=False):
-            print(f"{method}: R^2 falls from k={k0} to k={k1} at {int((t.gain < 0).sum())} of {len(t)} seeds, on the "
+        for pipeline, t in tab.groupby("pipeline", sort=False):
+            print(f"{pipeline}: R^2 falls from k={k0} to k={k1} at {int((t.gain < 0).sum())} of {len(t)} seeds, on the "
                   f"entries both sizes score ('shared') at {int((t.gain_common < 0).sum())}; mean gain "
                   f"{t.gain.mean():+.3f}")
-        ref = tab[tab["method"] == "auto"].set_index("seed")
+        ref = tab[tab["pipeline"] == "auto"].set_index("seed")
         for pipe, what in variants:
-            t = tab[tab["method"] == pipe.name].set_index("seed")
+            t = tab[tab["pipeline"] == pipe.name].set_index("seed")
             for col, k in (("r2_k0", k0), ("r2_k1", k1)):
                 d = t[col] - ref[col]
                 se = d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
@@ -759,8 +759,8 @@ def timing(datasets, n_jobs: int, variants=(), auto=None) -> list[str]:
             ref = "auto" if auto is None else auto
             df = _cv(load_matrix(name), name, (ref if pipe is None else pipe,), 42, LEVELS, n_jobs)
             if pipe is not None:
-                cov = ", ".join(f"{r.coverage:.3f}" for r in pooled_coverage(df, method=pipe.name,
-                                                                                levels=LEVELS).itertuples())
+                cov = ", ".join(f"{r.coverage:.3f}" for r in pooled_coverage(df, pipeline=pipe.name,
+                                                                                  levels=LEVELS).itertuples())
                 print(f"{label} on {name}: coverage at {' / '.join(f'{v:.0%}' for v in LEVELS)} = {cov}")
             print(f"full CV of {label} on {name}: {time.perf_counter() - t:.1f} s")
             if pipe is None:

@@ -196,7 +196,7 @@ def slope(x, y) -> float:
 def r2_line(df) -> str:
     s = summarize_cv(df)
     s = s[(s.holdout == 0.1) & (s.k.isin([5, 15]))]
-    return "  ".join(f"{r.method} k={r.k}: {r.r2_mean:.3f}" for r in s.itertuples())
+    return "  ".join(f"{r.pipeline} k={r.k}: {r.r2_mean:.3f}" for r in s.itertuples())
 
 
 def estep_cost(M: int, N: int, missing: float, reps: int = 5) -> tuple[float, float, int]:

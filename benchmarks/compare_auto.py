@@ -30,7 +30,7 @@ from benchsel_lib import Pipeline, cross_validate, load_matrix
 DATASETS = ("mteb", "merged", "benchpress", "mmlu")
 #: the EM configuration each matrix's chapter uses (BenchPress: the early-stopped one)
 CONFIG = {"benchpress": "early"}
-KEY = ["matrix", "fold", "k", "holdout", "method"]
+KEY = ["matrix", "fold", "k", "holdout", "pipeline"]
 
 
 def auto_tables(datasets=DATASETS, *, n_jobs: int = 2) -> pd.DataFrame:

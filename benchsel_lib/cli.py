@@ -2008,7 +2008,7 @@ def _write_out(df: Any, target: Path, out: str) -> int:
     except OSError as exc:  # the results exist, the file does not: say so, print the summary, exit 1
         print(f"benchsel: error: cannot write --out {out}: {exc.strerror or _one_line(exc)}", file=sys.stderr)
         return 1
-    _note(f"wrote {len(df)} rows (method, holdout, fold, k) to {out}")
+    _note(f"wrote {len(df)} rows (pipeline, holdout, fold, k) to {out}")
     return 0
 
 
@@ -2049,8 +2049,8 @@ def _cv_meta(request: _CvRequest, shape: tuple[int, int]) -> dict[str, Any]:
 
 
 def _cv_coverage(summary, levels: Sequence[float], holdouts: Sequence[float]):
-    """One row per (method, [holdout,] k): mean coverage per level (and calibrated, inflation factor)."""
-    cols = ["method"] + (["holdout"] if len(holdouts) > 1 else []) + ["k"]
+    """One row per (pipeline, [holdout,] k): mean coverage per level (and calibrated, inflation factor)."""
+    cols = ["pipeline"] + (["holdout"] if len(holdouts) > 1 else []) + ["k"]
     out = summary[cols].copy()
     if "inflation_mean" in summary.columns:
         out["inflation"] = summary["inflation_mean"]
@@ -2063,11 +2063,11 @@ def _cv_coverage(summary, levels: Sequence[float], holdouts: Sequence[float]):
 
 
 def _cv_wide(summary, holdouts: Sequence[float]):
-    """Rows k; per (method, holdout) the protocol's R^2 (``mean +- sd``), the all-models R^2 and the reach (means)."""
+    """Rows k; per (pipeline, holdout) the protocol's R^2 (``mean +- sd``), the all-models R^2 and the reach (means)."""
     wide = pd.DataFrame({"k": sorted(summary["k"].unique())})
     every = {"r2_all_mean", "reach_mean"} <= set(summary.columns)
-    for (method, holdout), part in summary.groupby(["method", "holdout"], sort=False):
-        label = method if len(holdouts) == 1 else f"{method} ({100 * holdout:g}%)"
+    for (pipeline, holdout), part in summary.groupby(["pipeline", "holdout"], sort=False):
+        label = pipeline if len(holdouts) == 1 else f"{pipeline} ({100 * holdout:g}%)"
         cell = {int(r.k): f"{r.r2_mean:.3f} +- {r.r2_sd:.3f}" if np.isfinite(r.r2_sd) else f"{r.r2_mean:.3f}"
                 for r in part.itertuples()}
         wide[label] = [cell.get(int(k), "-") for k in wide["k"]]

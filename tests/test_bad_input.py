@@ -184,7 +184,7 @@ def test_cross_validation_says_it_does_not_use_a_pipelines_own_seed():
 
 
 def test_a_summary_counts_the_folds_its_means_are_taken_over():
-    df = pd.DataFrame({"method": "m", "holdout": 0.1, "k": 1, "fold": [0, 1, 2], "r2": [0.5, np.nan, 0.7]})
+    df = pd.DataFrame({"pipeline": "m", "holdout": 0.1, "k": 1, "fold": [0, 1, 2], "r2": [0.5, np.nan, 0.7]})
     row = summarize_cv(df).iloc[0]
     assert row["n_folds"] == 3 and row["n_scored"] == 2 and row["r2_mean"] == pytest.approx(0.6)
 
@@ -291,7 +291,7 @@ def test_a_pipeline_whose_filters_leave_no_candidate_is_said_to_have_no_rows():
     with pytest.warns(UserWarning, match="pipeline 'thin' selected no benchmark in any split of synthetic: its "
                                          r"candidate filters \(min_observed\) or exclusions leave none"):
         df = cross_validate(as_matrix(X), [thin, "entropy"], k_max=2, n_folds=3, progress=False)
-    assert set(df["method"]) == {"entropy"}
+    assert set(df["pipeline"]) == {"entropy"}
 
 
 # ------------------------------------------------------------------ summaries of a run
@@ -307,7 +307,7 @@ def test_summaries_refuse_rows_of_two_runs_instead_of_averaging_them(two_runs):
     both = pd.concat(two_runs, ignore_index=True)
     for call in (lambda: paired_summary(both, ks=(2,), reference="mi", baseline="entropy"),
                  lambda: peer_differences(both, ["entropy"], ks=(2,), reference="mi"),
-                 lambda: k_gain(both, method="mi", k0=1, k1=3)):
+                 lambda: k_gain(both, pipeline="mi", k0=1, k1=3)):
         with pytest.raises(ValueError, match="the frame has more than one row of '(mi|entropy)' at holdout=0.1, fold=0, k=1: rows of several runs"):
             call()
     with pytest.raises(ValueError, match="rows of several runs would be counted as folds"):
@@ -323,24 +323,24 @@ def test_summaries_refuse_rows_of_two_runs_instead_of_averaging_them(two_runs):
     (lambda df: peer_differences(df, ["entropy"], ks=2, reference="mi"), "ks must be a list of subset sizes, got 2"),
     (lambda df: peer_differences(df, ["entropy"], ks=(2, 2), reference="mi"), "ks lists a size twice: [2, 2]"),
     (lambda df: peer_differences(df, ["entropy"], ks=(), reference="mi"), "ks must list one or more subset sizes"),
-    (lambda df: peer_differences(df, "entropy", ks=(2,), reference="mi"), "peers must be a list of method names"),
+    (lambda df: peer_differences(df, "entropy", ks=(2,), reference="mi"), "peers must be a list of pipeline names"),
     (lambda df: peer_differences(df, ["mi"], ks=(2,), reference="mi"), "peers lists the reference 'mi'"),
-    (lambda df: k_gain(df, method="mi", k0=3, k1=1), "k0=3 must be smaller than k1=1"),
-    (lambda df: entries_scored(df, methods=["mi"], ks=(5,)), "k = [5] is not in the frame: it has k = [1, 2, 3]"),
-    (lambda df: pooled_coverage(df, method="auto", levels=(0.5,)), "method 'auto' is not in the frame"),
+    (lambda df: k_gain(df, pipeline="mi", k0=3, k1=1), "k0=3 must be smaller than k1=1"),
+    (lambda df: entries_scored(df, pipelines=["mi"], ks=(5,)), "k = [5] is not in the frame: it has k = [1, 2, 3]"),
+    (lambda df: pooled_coverage(df, pipeline="auto", levels=(0.5,)), "pipeline 'auto' is not in the frame"),
     (lambda df: calibration_table(df, ks=[9]), "ks must list subset sizes of the frame, k = [1, 2, 3]; got [9]"),
     (lambda df: top_residuals(df, n=0), "n must be a positive integer (ranks 1..n), got 0"),
     (lambda df: paired_summary(df, ks=(2,), reference="mi", baseline="entropy", n_se=-1),
      "n_se must be a non-negative number, got -1"),
     (lambda df: paired_summary(df, ks=(2,), reference="mi", baseline="mi"), "reference and baseline are both 'mi'"),
-    (lambda df: selection_summary(positions_from_cv(df, method="mi"), top=2, n_folds=1),
+    (lambda df: selection_summary(positions_from_cv(df, pipeline="mi"), top=2, n_folds=1),
      "n_folds=1 is smaller than the 3 folds the positions come from"),
-    (lambda df: positions_from_cv(df, method="mi", holdout=None), "holdout must be a fraction in (0, 1), got None"),
-    (lambda df: positions_from_cv(df.assign(selected=df["selected"].astype(str)), method="mi"),
+    (lambda df: positions_from_cv(df, pipeline="mi", holdout=None), "holdout must be a fraction in (0, 1), got None"),
+    (lambda df: positions_from_cv(df.assign(selected=df["selected"].astype(str)), pipeline="mi"),
      "the selected column holds text"),
-    (lambda df: positions_from_cv(pd.concat([df.assign(seed=0), df.assign(seed=1)]), method="mi"),
+    (lambda df: positions_from_cv(pd.concat([df.assign(seed=0), df.assign(seed=1)]), pipeline="mi"),
      "cv table holds 2 seeds of 'mi'"),
-    (lambda df: positions_from_cv(pd.concat([df, df]), method="mi"),
+    (lambda df: positions_from_cv(pd.concat([df, df]), pipeline="mi"),
      "cv table has more than one row of 'mi' per fold and k"),
 ])
 def test_a_summary_of_what_the_run_does_not_hold_is_refused_by_name(two_runs, call, message):
@@ -351,8 +351,8 @@ def test_a_summary_of_what_the_run_does_not_hold_is_refused_by_name(two_runs, ca
 
 def test_top_residuals_of_a_filtered_frame_are_those_of_its_rows(two_runs):
     df = two_runs[0]
-    mi = top_residuals(df[df["method"] == "mi"])
-    assert set(mi["method"]) == {"mi"} and len(mi) < len(top_residuals(df))
+    mi = top_residuals(df[df["pipeline"] == "mi"])
+    assert set(mi["pipeline"]) == {"mi"} and len(mi) < len(top_residuals(df))
     assert set(top_residuals(df[df["k"] == 1])["k"]) == {1}
 
 
@@ -365,16 +365,16 @@ def test_rows_without_a_holdout_are_summarized_not_dropped(two_runs):
 
 def test_a_summary_with_nothing_to_compare_gives_no_verdict_and_bad_band_arguments_are_named(two_runs):
     df = two_runs[0].copy()
-    df.loc[(df["method"] == "mi") & (df["k"] == 2), "r2"] = np.nan
+    df.loc[(df["pipeline"] == "mi") & (df["k"] == 2), "r2"] = np.nan
     row = paired_summary(df, ks=(2,), reference="mi", baseline="entropy").iloc[0]
     assert row["vs_baseline"] == "n/a" and np.isnan(row["diff_baseline"])
     assert paired_summary(two_runs[0], ks=(2,), reference="mi", baseline="entropy").iloc[0]["vs_baseline"] in (
         "better", "level", "worse")
     from benchsel_lib.studies.bands import variant_range
-    band = pd.DataFrame({"variant": ["a", "b"], "k": [1, 1], "method": ["mi", "mi"], "r2": [0.5, 0.6]})
+    band = pd.DataFrame({"variant": ["a", "b"], "k": [1, 1], "pipeline": ["mi", "mi"], "r2": [0.5, 0.6]})
     assert variant_range(band, k=1)["max"].iloc[0] == 0.6
-    with pytest.raises(ValueError, match="metric 'method' is not a numeric column of the band"):
-        variant_range(band, k=1, metric="method")
+    with pytest.raises(ValueError, match="metric 'pipeline' is not a numeric column of the band"):
+        variant_range(band, k=1, metric="pipeline")
 
 
 # --------------------------------------------------------------------------- mistakes that used to pass silently

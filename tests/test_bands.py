@@ -110,7 +110,7 @@ def test_tie_break_band_has_one_variant_per_rule():
     band = tie_break_band(_blocks(), tie_breaks=rules, pipeline=_entropy(), **CV)
     assert list(band["variant"].unique()) == list(rules)
     assert all(sorted(g["k"]) == [1, 2, 3, 4] for _, g in band.groupby("variant"))
-    assert set(band["method"]) == {"entropy"} and (band["n_folds"] == 3).all()
+    assert set(band["pipeline"]) == {"entropy"} and (band["n_folds"] == 3).all()
 
 
 def test_tie_break_band_variant_matches_a_plain_run_with_that_rule():
@@ -269,7 +269,7 @@ def test_band_functions_come_from_their_subpackage_not_the_top_level():
 
 # --------------------------------------------------------------------------- variant_range
 def _variants() -> pd.DataFrame:
-    return pd.DataFrame(dict(variant=["x", "x", "y", "y", "z", "z"], method="entropy", holdout=0.1,
+    return pd.DataFrame(dict(variant=["x", "x", "y", "y", "z", "z"], pipeline="entropy", holdout=0.1,
                              k=[1, 2, 1, 2, 1, 2], r2_mean=[0.2, 0.5, 0.4, 0.7, np.nan, 0.6]))
 
 
@@ -340,7 +340,7 @@ def test_plot_cv_curves_shades_the_first_pick_band():
 
 
 def test_variant_range_without_method_or_holdout_gives_one_row_and_no_extremes_for_all_nan():
-    bare = _variants().drop(columns=["method", "holdout"])
+    bare = _variants().drop(columns=["pipeline", "holdout"])
     r = variant_range(bare, k=2)
     assert len(r) == 1 and list(r.columns[:2]) == ["k", "metric"]
     empty = variant_range(bare.assign(r2_mean=np.nan), k=1).iloc[0]

@@ -124,7 +124,7 @@ def test_bench_recommend_writes_what_it_prints(bench, tmp_path: Path, capsys, mo
     shared.loc[shared.index[-1], ["n_shared", "reference_r2", "peer_r2", "diff", "diff_se"]] = [0, np.nan, np.nan,
                                                                                                 np.nan, np.nan]
     monkeypatch.setattr(bench, "shared_differences", lambda df, names, ks: shared)
-    bench._shared_table(pd.DataFrame({"method": peers}), where="mteb")
+    bench._shared_table(pd.DataFrame({"pipeline": peers}), where="mteb")
     printed += capsys.readouterr().out
     g = dict(k0=5, k1=10, gain=0.033, gain_se=0.007, gain_common=-0.0002, gain_common_se=0.007, common_r2_k0=0.826,
              common_r2_k1=0.857, only_r2_k0=0.792, only_r2_k1=0.812, nested_cells=5, n_cells=10)

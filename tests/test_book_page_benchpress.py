@@ -14,13 +14,13 @@ def _cv(values: dict, *, folds: int = 10, k_max: int = 15) -> pd.DataFrame:
     rows = []
     for (m, h), v in values.items():
         per_fold = v if isinstance(v, list) else [v] * folds
-        rows += [{"method": m, "holdout": h, "fold": f, "k": k, "r2": r}
+        rows += [{"pipeline": m, "holdout": h, "fold": f, "k": k, "r2": r}
                  for f, r in enumerate(per_fold) for k in range(1, k_max + 1)]
     return pd.DataFrame(rows)
 
 
 def _summary(cv: pd.DataFrame) -> pd.DataFrame:
-    g = cv.groupby(["method", "holdout", "k"])["r2"]
+    g = cv.groupby(["pipeline", "holdout", "k"])["r2"]
     return pd.DataFrame({"r2_mean": g.mean(), "r2_sd": g.std(), "n_scored": g.count()}).reset_index()
 
 

@@ -14,19 +14,19 @@ def _summary(r2=None, ks=range(1, 16), mi_resid=-0.01):
     for meth in ("entropy", "mi", "random"):
         for k in ks:
             base = 0.5 + 0.02 * k - (0.05 if meth == "random" else 0.0)
-            rows.append({"method": meth, "holdout": 0.1, "k": k, "r2_mean": (r2 or {}).get((meth, k), base),
+            rows.append({"pipeline": meth, "holdout": 0.1, "k": k, "r2_mean": (r2 or {}).get((meth, k), base),
                          "r2_sd": 0.05, "residual_fraction_mean": 0.8 / k + {"mi": mi_resid, "random": 0.1}.get(meth, 0),
                          "mi_mean": k * {"entropy": 1.0, "mi": 1.2, "random": 0.8}[meth]})
     return pd.DataFrame(rows)
 
 
 def _cv(summary):
-    return pd.DataFrame([{"method": r.method, "fold": f, "k": r.k, "r2": r.r2_mean + 0.01 * (f - 1)}
+    return pd.DataFrame([{"pipeline": r.pipeline, "fold": f, "k": r.k, "r2": r.r2_mean + 0.01 * (f - 1)}
                          for r in summary.itertuples() for f in range(3)])
 
 
 def _trace(summary):
-    t = summary[summary["method"] == "entropy"].assign(method="trace")
+    t = summary[summary["pipeline"] == "entropy"].assign(pipeline="trace")
     return t.assign(residual_fraction_mean=t["residual_fraction_mean"] - 0.02)
 
 

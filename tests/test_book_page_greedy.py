@@ -15,7 +15,7 @@ def _summary(levels=None, holdouts=(0.1, 0.5, 0.9), ks=range(1, 16), random_shif
             for k in ks:
                 r2 = (levels or {}).get((h, k), 0.5 + 0.02 * k)
                 rnd = meth == "random"
-                rows.append({"method": meth, "holdout": h, "k": k, "r2_mean": r2 + (random_shift if rnd else 0.0),
+                rows.append({"pipeline": meth, "holdout": h, "k": k, "r2_mean": r2 + (random_shift if rnd else 0.0),
                              "r2_sd": 0.05, "residual_fraction_mean": 0.8 / k + (resid_shift if rnd else 0.0),
                              "logdet_mean": -0.5 * (k - 1) * (2 if rnd else 1)})
     return pd.DataFrame(rows)

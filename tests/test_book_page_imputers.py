@@ -18,7 +18,7 @@ MISSING = page.TabImputeStatus(False, "TabImpute not run: tabimpute, torch and i
 
 def _summary(values: dict, *, ks=(5,)) -> pd.DataFrame:
     """Rows of ``page.summarize``: ``values[(matrix, method, imputer)]`` is the R² at every k in ``ks``."""
-    return pd.DataFrame([{"matrix": n, "dataset": n, "imputer": imp, "method": m, "holdout": 0.1, "k": kk,
+    return pd.DataFrame([{"matrix": n, "dataset": n, "imputer": imp, "pipeline": m, "holdout": 0.1, "k": kk,
                           "r2_mean": v, "r2_sd": 0.05} for (n, m, imp), v in values.items() for kk in ks])
 
 
@@ -28,7 +28,7 @@ def _paper(changes: dict | None = None, imputer: str = "Gaussian", table=page.PA
 
 
 def _rows(summary, status=MISSING, **kw) -> dict:
-    opts = dict(datasets=DATASETS, methods=METHODS, status=status, run=RUN, em_configs=CONFIGS) | kw
+    opts = dict(datasets=DATASETS, pipelines=METHODS, status=status, run=RUN, em_configs=CONFIGS) | kw
     return {r.claim: r for r in page.claims(summary, **opts)}
 
 
@@ -100,10 +100,10 @@ def test_the_keys_follow_chapter_4_and_name_a_non_default_em_configuration():
 
 def test_the_imputer_table_shows_the_papers_columns_and_every_imputer():
     s = _summary(_paper() | {("mmlu", "mi", "KNN"): 0.95})
-    t = page.imputer_table(s, datasets=["mmlu"], methods=["mi"], imputers=["Gaussian", "KNN"], k=5, paper=True)
+    t = page.imputer_table(s, datasets=["mmlu"], pipelines=["mi"], imputers=["Gaussian", "KNN"], k=5, paper=True)
     assert list(t.columns) == ["Matrix", "Objective", "Gaussian (paper)", "TabImpute (paper)", "Gaussian", "kNN"]
     assert t.iloc[0]["kNN"] == 0.95 and t.iloc[0]["TabImpute (paper)"] == 0.61
-    bare = page.imputer_table(s, datasets=["mmlu"], methods=["entropy"], imputers=["KNN"], k=5, paper=False)
+    bare = page.imputer_table(s, datasets=["mmlu"], pipelines=["entropy"], imputers=["KNN"], k=5, paper=False)
     assert list(bare.columns) == ["Matrix", "Objective", "kNN"] and np.isnan(bare.iloc[0]["kNN"])
 
 

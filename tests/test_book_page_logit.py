@@ -18,7 +18,7 @@ def _spec(k90: int) -> SimpleNamespace:
 
 def _summary(values: dict) -> pd.DataFrame:
     """(matrix, space) -> MI's R² at k = 5."""
-    return pd.DataFrame([{"dataset": n, "space": s, "method": "mi", "k": 5, "r2_mean": v}
+    return pd.DataFrame([{"dataset": n, "space": s, "pipeline": "mi", "k": 5, "r2_mean": v}
                          for (n, s), v in values.items()])
 
 

@@ -15,7 +15,7 @@ def _calib(gap_cal=(0.01, 0.2)):
     for name in ("MTEB", "MMLU"):
         for m in ("entropy", "mi"):
             for q, g in ((0.5, 0.05), (0.9, -0.05)):
-                rows.append(dict(dataset=name, method=m, k=5, nominal=q, coverage=q + g, gap=g,
+                rows.append(dict(dataset=name, pipeline=m, k=5, nominal=q, coverage=q + g, gap=g,
                                  coverage_cal=q + gap_cal[q == 0.5], gap_cal=gap_cal[q == 0.5]))
     return pd.DataFrame(rows)
 

@@ -25,7 +25,7 @@ def _shared(peers, diffs, n_shared=(100, 100)):
 def test_a_difference_that_rounds_to_zero_is_written_without_a_sign():
     table = page.comparison_table(_peers(diffs=(-0.0001, 0.02)), shared=_shared(_peers(diffs=(-0.0001, 0.02)),
                                                                          (-0.0002, 0.01)))
-    cells = table["auto − method"].tolist() + table["auto − method, same entries"].tolist()
+    cells = table["auto − pipeline"].tolist() + table["auto − pipeline, same entries"].tolist()
     assert "0.000 ± 0.004" in cells and not any(str(c).startswith("-0.000") for c in cells)
 
 
@@ -34,12 +34,12 @@ def test_the_comparison_table_opens_each_size_with_the_recommended_pipeline_and_
     shared = _shared(peers, (0.01, -0.01, np.nan, 0.0), n_shared=(100, 90, 0, 80))
     shared.loc[2, "diff_se"] = np.nan
     t = page.comparison_table(peers, shared=shared)
-    assert list(t["method"]) == [page.AUTO, "mi+knn", "Gaussian + MI (the paper)"] * 2
+    assert list(t["pipeline"]) == [page.AUTO, "mi+knn", "Gaussian + MI (the paper)"] * 2
     assert list(t["k"]) == [5, 5, 5, 10, 10, 10]
-    assert t.loc[1, "auto − method"] == "+0.010 ± 0.004"
-    assert t.loc[4, "auto − method, same entries"] == "none shared"
+    assert t.loc[1, "auto − pipeline"] == "+0.010 ± 0.004"
+    assert t.loc[4, "auto − pipeline, same entries"] == "none shared"
     assert t["same entries"].dtype == "Int64" and t["same entries"].isna().sum() == 2
-    assert "auto − method, same entries" not in page.comparison_table(peers).columns
+    assert "auto − pipeline, same entries" not in page.comparison_table(peers).columns
 
 
 def _runs():
@@ -48,7 +48,7 @@ def _runs():
         for m, base in (("auto", 0.8), ("mi", low), ("a+b", 0.7), ("c+d", 0.7), ("e+f", 0.5)):
             for fold in range(3):
                 for k in (1, 2, 5):
-                    rows.append(dict(matrix=name, method=m, fold=fold, k=k, r2=base + 0.01 * k))
+                    rows.append(dict(matrix=name, pipeline=m, fold=fold, k=k, r2=base + 0.01 * k))
     return {n: g for n, g in pd.DataFrame(rows).groupby("matrix", sort=False)}
 
 
@@ -66,7 +66,7 @@ def test_separated_curves_keep_their_values_but_not_their_markers_or_positions()
 
 
 def test_reliability_gaps_set_close_lines_side_by_side():
-    cal = pd.DataFrame([dict(dataset="X", method=m, k=5, nominal=q, coverage=q + d)
+    cal = pd.DataFrame([dict(dataset="X", pipeline=m, k=5, nominal=q, coverage=q + d)
                         for m, d in (("entropy", 0.01), ("mi", 0.012), ("random", 0.05)) for q in (0.5, 0.9)])
     fig = plotting.plot_reliability(cal, gap=True, dodge=0.01)
     lines = [ln for ln in fig.axes[0].get_lines() if ln.get_label() != "ideal"]
@@ -77,7 +77,7 @@ def test_reliability_gaps_set_close_lines_side_by_side():
 
 
 def test_the_choices_are_counted_over_the_folds_of_each_size():
-    df = pd.DataFrame(dict(method="auto", fold=range(4), k=[5, 5, 10, 10],
+    df = pd.DataFrame(dict(pipeline="auto", fold=range(4), k=[5, 5, 10, 10],
                            choice=["a+stack", "b+ridge", "a+stack", "a+stack"]))
     t = page.choice_table({"M": df}, ks=[5, 10])
     assert list(t.itertuples(index=False, name=None)) == [("M", 5, "a+stack", 1, 2), ("M", 5, "b+ridge", 1, 2),
@@ -105,7 +105,7 @@ def test_the_gain_and_grid_tables_write_differences_with_their_standard_errors()
 
 def test_r2_at_gives_every_methods_mean_and_standard_error_best_first():
     t = page.r2_at(_runs()["MTEB"], 2)
-    assert list(t["method"]) == [page.AUTO, "a+b", "c+d", page.PAPER, "e+f"]
+    assert list(t["pipeline"]) == [page.AUTO, "a+b", "c+d", page.PAPER, "e+f"]
     np.testing.assert_allclose(t["R²"], [0.82, 0.72, 0.72, 0.62, 0.52])
     np.testing.assert_allclose(t["se"], 0.0, atol=1e-12)
 

@@ -62,7 +62,7 @@ def test_cached_run_reuses_every_estimate_and_gives_identical_results(tmp_path, 
     assert len(list(tmp_path.glob("corr-*.npy"))) == n_splits
     second = _cv(m)
     assert len(counted) == 2 * n_splits  # nothing recomputed
-    cols = ["method", "holdout", "fold", "k", "r2", "mi", "logdet"]
+    cols = ["pipeline", "holdout", "fold", "k", "r2", "mi", "logdet"]
     pd.testing.assert_frame_equal(plain[cols], first[cols])
     pd.testing.assert_frame_equal(plain[cols], second[cols])
     assert list(plain.selected) == list(second.selected)

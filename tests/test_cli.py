@@ -259,7 +259,7 @@ def test_cv_out_writes_the_full_per_fold_table(capsys, small_csv, tmp_path):
                        "--out", target)
     assert code == 0 and "wrote 6 rows" in err
     df = pd.read_csv(target)
-    assert len(df) == 3 * 2 and {"method", "holdout", "fold", "k", "r2", "selected"} <= set(df.columns)
+    assert len(df) == 3 * 2 and {"pipeline", "holdout", "fold", "k", "r2", "selected"} <= set(df.columns)
 
 
 def test_cv_is_reproducible_with_the_same_seed(capsys, small_csv):
@@ -616,7 +616,7 @@ def test_cv_scheme_and_config_reach_the_protocol(capsys, small_csv):
     ref = summarize_cv(cross_validate(_load(small_csv, data_dir=None), pipelines, k_max=2, n_folds=3, seed=42,
                                       scheme="paper"))
     got = pd.DataFrame(doc["summary"])
-    assert np.allclose(got.sort_values(["method", "k"])["r2_mean"], ref.sort_values(["method", "k"])["r2_mean"])
+    assert np.allclose(got.sort_values(["pipeline", "k"])["r2_mean"], ref.sort_values(["pipeline", "k"])["r2_mean"])
     code, _, err = run(capsys, "cv", "--data", small_csv, "--scheme", "shuffled")
     assert code == 2 and "--scheme" in err
 

@@ -195,7 +195,7 @@ def test_json_out_is_a_complete_list_of_records(capsys, tiny_csv, tmp_path):
     code, _, _ = cv(capsys, tiny_csv, target)
     assert code == 0
     rows = json.loads(target.read_text())
-    assert len(rows) == 6 and {"method", "fold", "k", "r2", "selected"} <= set(rows[0])
+    assert len(rows) == 6 and {"pipeline", "fold", "k", "r2", "selected"} <= set(rows[0])
 
 
 def _cpu_seconds_by_process(root: int) -> dict[int, float]:

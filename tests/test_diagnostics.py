@@ -314,10 +314,10 @@ def test_positions_from_cv_table_uses_largest_k_per_fold():
     rows = []
     for fold, order in enumerate([("x", "y", "z"), ("y", "x", "z")]):
         for k in (1, 2, 3):
-            rows.append(dict(method="mi", holdout=0.1, fold=fold, k=k, selected=order[:k]))
+            rows.append(dict(pipeline="mi", holdout=0.1, fold=fold, k=k, selected=order[:k]))
     cv = pd.DataFrame(rows)
-    pos = positions_from_cv(cv, method="mi", holdout=0.1)
+    pos = positions_from_cv(cv, pipeline="mi", holdout=0.1)
     assert len(pos) == 6
     assert selection_summary(pos).loc["z", "mean_position"] == 3
     with pytest.raises(ValueError, match="no rows"):
-        positions_from_cv(cv, method="entropy")
+        positions_from_cv(cv, pipeline="entropy")

@@ -148,7 +148,7 @@ def test_same_entries_r2_is_scored_on_the_entries_every_size_scores():
     """``r2_common``: R^2 at each k over the entries scored at every size of the fold, by hand."""
     X, df, splits = _missing_entries_run()
     narrower = 0
-    for (method, fold), g in df.groupby(["method", "fold"]):
+    for (method, fold), g in df.groupby(["pipeline", "fold"]):
         _, tr, va = splits[int(fold)]
         per_k = {}
         for row in g.itertuples():
@@ -346,7 +346,7 @@ def test_same_seed_same_dataframe_all_methods():
     b = cross_validate(m, _paper("entropy", "mi", "random"), holdouts=(0.1, 0.5), k_max=3)
     pd.testing.assert_frame_equal(a, b)
     assert a.attrs["top_residuals"] == b.attrs["top_residuals"]
-    assert list(a.columns[:4]) == ["method", "holdout", "fold", "k"]
+    assert list(a.columns[:4]) == ["pipeline", "holdout", "fold", "k"]
     for col in ("r2", "rmse", "residual_fraction", "logdet", "mi", "selected", "n_eval", "n_train"):
         assert col in a.columns
 
@@ -392,7 +392,7 @@ def test_top_residuals_list_largest_contributors_per_fold():
     m = _toy(30, 6, seed=15, missing=0.2)
     df, det = cross_validate(m, _paper("entropy"), k_max=3, return_details=True)
     pd.testing.assert_frame_equal(det, top_residuals(df))
-    assert {"method", "holdout", "fold", "k", "rank", "model", "benchmark", "sq_residual", "share"} <= set(det.columns)
+    assert {"pipeline", "holdout", "fold", "k", "rank", "model", "benchmark", "sq_residual", "share"} <= set(det.columns)
     for (f, k), g in det.groupby(["fold", "k"]):
         assert list(g["rank"]) == [1, 2, 3]
         assert (np.diff(g.sq_residual.to_numpy()) <= 0).all()
@@ -475,8 +475,8 @@ def test_summarize_cv_mean_and_sd_per_method_holdout_k():
     df = cross_validate(_toy(30, 6), _paper("entropy", "random"), holdouts=(0.1, 0.5), k_max=3)
     s = summarize_cv(df)
     assert len(s) == 2 * 2 * 3 and (s.n_folds == 10).all()
-    g = df[(df.method == "entropy") & (df.holdout == 0.5) & (df.k == 2)]
-    r = s[(s.method == "entropy") & (s.holdout == 0.5) & (s.k == 2)].iloc[0]
+    g = df[(df.pipeline == "entropy") & (df.holdout == 0.5) & (df.k == 2)]
+    r = s[(s.pipeline == "entropy") & (s.holdout == 0.5) & (s.k == 2)].iloc[0]
     assert r.r2_mean == pytest.approx(g.r2.mean()) and r.r2_sd == pytest.approx(g.r2.std(ddof=1))
 
 

@@ -184,7 +184,7 @@ def test_benchpress_early_configuration_reproduces_mi_and_random_on_the_papers_f
     early = [Pipeline.paper(objective=o, config="early") for o in ("mi", "random")]
     df = cross_validate(load_matrix("benchpress", data_dir=shared_data_dir), early, holdouts=(0.1,), k_max=5,
                         seed=42, scheme="paper", progress=False)
-    at5 = df[df.k == 5].groupby("method").r2
+    at5 = df[df.k == 5].groupby("pipeline").r2
     mean, se = at5.mean(), at5.std(ddof=1) / np.sqrt(at5.count())
     for method, paper in (("mi", -0.11), ("random", 0.24)):
         assert abs(mean[method] - paper) <= min(se[method], 0.02)
@@ -224,5 +224,5 @@ def test_mean_r2_at_k5_on_the_papers_folds_is_pinned(name, config, expected, sha
     pipes = [Pipeline.paper(objective=o, config=config) for o in expected]
     df = cross_validate(load_matrix(name, data_dir=shared_data_dir), pipes, k_max=5, ks=(5,), seed=42,
                         scheme="paper", progress=False)
-    got = df.groupby("method").r2.mean().round(4).to_dict()
+    got = df.groupby("pipeline").r2.mean().round(4).to_dict()
     assert got == expected

@@ -168,7 +168,7 @@ def test_names_are_shorthands_for_the_same_pipelines():
     by_object = cross_validate(m, [Pipeline.paper(objective="entropy"), Pipeline.paper(objective="random"),
                                    Pipeline.from_name("lasso+ridge")], **kw)
     pd.testing.assert_frame_equal(by_name, by_object)
-    assert set(by_name["method"]) == {"entropy", "random", "lasso+ridge"}
+    assert set(by_name["pipeline"]) == {"entropy", "random", "lasso+ridge"}
 
 
 def test_two_pipelines_with_one_label_are_refused():
@@ -179,7 +179,7 @@ def test_two_pipelines_with_one_label_are_refused():
     df = cross_validate(m, [Pipeline.paper(objective="mi"), Pipeline.paper(objective="mi", config="early",
                                                                            name="mi-early")],
                         k_max=2, n_folds=3, progress=False)
-    assert set(df["method"]) == {"mi", "mi-early"}
+    assert set(df["pipeline"]) == {"mi", "mi-early"}
 
 
 def test_components_are_small_validated_objects():

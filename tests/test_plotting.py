@@ -11,13 +11,13 @@ from matplotlib.figure import Figure
 from benchsel_lib.book import plotting
 
 
-def _summary(methods=("entropy", "mi", "random"), holdouts=(0.1, 0.5), k_max=5) -> pd.DataFrame:
+def _summary(pipelines=("entropy", "mi", "random"), holdouts=(0.1, 0.5), k_max=5) -> pd.DataFrame:
     rng = np.random.default_rng(0)
     rows = []
-    for m in methods:
+    for m in pipelines:
         for h in holdouts:
             for k in range(1, k_max + 1):
-                rows.append(dict(method=m, holdout=h, k=k, r2_mean=1 - 1 / (k + 1), r2_sd=0.05,
+                rows.append(dict(pipeline=m, holdout=h, k=k, r2_mean=1 - 1 / (k + 1), r2_sd=0.05,
                                  residual_fraction_mean=0.5 ** k, residual_fraction_sd=0.01,
                                  logdet_mean=-0.1 * k, logdet_sd=0.02, mi_mean=0.3 * k, mi_sd=rng.uniform(0, .1)))
     return pd.DataFrame(rows)
@@ -57,8 +57,8 @@ def _legend_is_outside_the_panels(fig: Figure) -> None:
 
 
 def test_cv_curves_one_row_per_holdout_solid_greedy_dashed_random():
-    df = _summary(methods=("entropy", "random"))
-    fig = plotting.plot_cv_curves(df, title="MTEB", methods=("entropy", "random"), holdouts=(0.1, 0.5))
+    df = _summary(pipelines=("entropy", "random"))
+    fig = plotting.plot_cv_curves(df, title="MTEB", pipelines=("entropy", "random"), holdouts=(0.1, 0.5))
     assert len(fig.axes) == 6 and fig._suptitle.get_text() == "MTEB"
     assert [ax.get_yscale() for ax in fig.axes] == ["linear", "log", "linear"] * 2
     assert [fig.axes[i].get_ylabel() for i in (0, 3)] == ["10% holdout\n$R^2$", "50% holdout\n$R^2$"]
@@ -71,14 +71,14 @@ def test_cv_curves_one_row_per_holdout_solid_greedy_dashed_random():
 
 
 def test_figures_use_the_readable_font_sizes():
-    fig = plotting.plot_cv_curves(_summary(methods=("entropy", "random")), title="MTEB")
+    fig = plotting.plot_cv_curves(_summary(pipelines=("entropy", "random")), title="MTEB")
     sizes = [t.get_fontsize() for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels()]
     sizes += [t.get_fontsize() for t in fig.legends[0].get_texts()]
     assert min(sizes) >= 9
 
 
 def test_cv_curves_variant_band_is_drawn_on_r2_panel_of_its_holdout():
-    df = _summary(methods=("entropy", "random"), holdouts=(0.1, 0.5))
+    df = _summary(pipelines=("entropy", "random"), holdouts=(0.1, 0.5))
     variants = pd.DataFrame([dict(variant=v, holdout=0.1, k=k, r2_mean=0.5 + 0.1 * v) for v in range(3)
                              for k in range(1, 6)])
     plain = plotting.plot_cv_curves(df)
@@ -90,7 +90,7 @@ def test_cv_curves_variant_band_is_drawn_on_r2_panel_of_its_holdout():
 
 def test_cv_curves_missing_column_is_named():
     with pytest.raises(ValueError, match="r2_mean"):
-        plotting.plot_cv_curves(pd.DataFrame({"method": ["entropy"], "holdout": [0.1], "k": [1]}))
+        plotting.plot_cv_curves(pd.DataFrame({"pipeline": ["entropy"], "holdout": [0.1], "k": [1]}))
 
 
 def test_entropy_vs_mi_three_methods_three_panels():
@@ -145,7 +145,7 @@ def test_overlap_network_draws_edges_and_labels_large_ones():
 
 
 def test_reliability_panel_per_dataset_with_diagonal():
-    rows = [dict(dataset=d, method=m, k=k, nominal=q, coverage=q - 0.05, coverage_cal=q)
+    rows = [dict(dataset=d, pipeline=m, k=k, nominal=q, coverage=q - 0.05, coverage_cal=q)
             for d in ("MTEB", "Merged") for m in ("entropy", "mi") for k in (5, 10) for q in (0.5, 0.8, 0.9, 0.95)]
     fig = plotting.plot_reliability(pd.DataFrame(rows))
     assert len(fig.axes) == 2
@@ -164,12 +164,12 @@ def test_imputer_comparison_one_panel_per_dataset_and_method_with_one_line_per_i
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["Gaussian", "SoftImpute", "KNN"]
     _legend_is_outside_the_panels(fig)
     _renders(fig)
-    one = plotting.plot_imputer_comparison(parts[0], methods=("mi",))
+    one = plotting.plot_imputer_comparison(parts[0], pipelines=("mi",))
     assert len(one.axes) == 1
     with pytest.raises(ValueError, match="imputer"):
         plotting.plot_imputer_comparison(_summary())
-    with pytest.raises(ValueError, match="no rows for methods"):
-        plotting.plot_imputer_comparison(parts[0], methods=("greedy",))
+    with pytest.raises(ValueError, match="no rows for pipelines"):
+        plotting.plot_imputer_comparison(parts[0], pipelines=("greedy",))
 
 
 def test_em_convergence_draws_one_tolerance_line_per_fit_when_given_a_mapping():
@@ -205,7 +205,7 @@ def _pipeline_runs() -> dict[str, pd.DataFrame]:
                         ("entropy+ridge", 0.75 if name == "merged" else 0.4)):
             for fold in range(3):
                 for k in (1, 2, 5):
-                    rows.append(dict(matrix=name, method=m, fold=fold, k=k, r2=base + shift + 0.01 * k))
+                    rows.append(dict(matrix=name, pipeline=m, fold=fold, k=k, r2=base + shift + 0.01 * k))
     df = pd.DataFrame(rows)
     return {n: g for n, g in df.groupby("matrix", sort=False)}
 
@@ -244,7 +244,7 @@ def test_pipeline_curves_add_the_references_same_entries_curve_where_the_rows_ha
 
 def test_pipeline_curves_name_a_missing_reference_and_empty_input():
     runs = _pipeline_runs()
-    with pytest.raises(ValueError, match=r"runs\['mteb'\] has no rows for method\(s\) \['best'\]"):
+    with pytest.raises(ValueError, match=r"runs\['mteb'\] has no rows for pipeline\(s\) \['best'\]"):
         plotting.plot_pipeline_curves(runs, reference="best")
     with pytest.raises(ValueError, match="runs is empty"):
         plotting.plot_pipeline_curves({})
@@ -253,7 +253,7 @@ def test_pipeline_curves_name_a_missing_reference_and_empty_input():
 
 
 def test_cv_curves_draw_named_variants_as_lines_of_their_own_on_each_r2_panel():
-    df = _summary(methods=("entropy", "random"), holdouts=(0.1, 0.5))
+    df = _summary(pipelines=("entropy", "random"), holdouts=(0.1, 0.5))
     variants = pd.DataFrame([dict(variant=v, holdout=h, k=k, r2_mean=0.5 + 0.1 * i)
                              for i, v in enumerate(("a", "b", "c")) for h in (0.1, 0.5) for k in range(1, 6)])
     fig = plotting.plot_cv_curves(df, variants=variants, variant_lines={"a": "first a", "c": "first c"})
@@ -269,7 +269,7 @@ def test_cv_curves_draw_named_variants_as_lines_of_their_own_on_each_r2_panel():
 
 
 def test_reliability_without_a_dataset_column_draws_one_panel_titled_by_the_title():
-    rows = [dict(method="mi", k=k, nominal=q, coverage=q - 0.02) for k in (5, 10) for q in (0.5, 0.9)]
+    rows = [dict(pipeline="mi", k=k, nominal=q, coverage=q - 0.02) for k in (5, 10) for q in (0.5, 0.9)]
     fig = plotting.plot_reliability(pd.DataFrame(rows), title="Coverage")
     (ax,) = fig.axes
     assert ax.get_title() == "Coverage" and fig._suptitle is None
@@ -280,7 +280,7 @@ def test_reliability_without_a_dataset_column_draws_one_panel_titled_by_the_titl
 def test_imputer_comparison_sets_series_side_by_side_and_draws_a_single_size_as_a_marker():
     base = _summary(holdouts=(0.1,)).assign(imputer="Gaussian")
     knn = base[base["k"] == 5].assign(imputer="KNN")  # scored at one subset size only
-    fig = plotting.plot_imputer_comparison(pd.concat([base, knn]), methods=("mi",), offset=0.8,
+    fig = plotting.plot_imputer_comparison(pd.concat([base, knn]), pipelines=("mi",), offset=0.8,
                                            names={"Gaussian": "G", "KNN": "kNN"})
     (ax,) = fig.axes
     first, single = ax.get_lines()
@@ -292,7 +292,7 @@ def test_imputer_comparison_sets_series_side_by_side_and_draws_a_single_size_as_
 
 
 def test_pipeline_curves_clip_leaves_a_far_low_line_below_the_axis_and_names_it():
-    runs = {n: g.assign(r2=np.where(g["method"] == "mi", -2.0, g["r2"])) for n, g in _pipeline_runs().items()}
+    runs = {n: g.assign(r2=np.where(g["pipeline"] == "mi", -2.0, g["r2"])) for n, g in _pipeline_runs().items()}
     fig = plotting.plot_pipeline_curves(runs, n_top=2, clip=True)
     for ax in fig.axes:
         assert ax.get_ylim()[0] > -1.0

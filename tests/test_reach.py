@@ -94,8 +94,8 @@ def test_unreached_entries_are_empty_under_the_mean_rule():
 
 def test_summarize_cv_carries_the_mean_reach_and_the_all_models_r2():
     df = _cv(_sparse(), ["entropy", "random"], k_max=2, n_folds=4, seed=1)
-    s = summarize_cv(df).set_index(["method", "k"])
-    by = df.groupby(["method", "k"])
+    s = summarize_cv(df).set_index(["pipeline", "k"])
+    by = df.groupby(["pipeline", "k"])
     np.testing.assert_allclose(s["reach_mean"], by["reach"].mean(), rtol=0, atol=0)
     np.testing.assert_allclose(s["r2_all_mean"], by["r2_all"].mean(), rtol=0, atol=0)
     np.testing.assert_allclose(s["r2_mean"], by["r2"].mean(), rtol=0, atol=0)
@@ -106,9 +106,9 @@ def test_block_split_pools_to_the_total(every):
     matrix = _sparse(n=9)
     df = _cv(matrix, ["entropy", "random"], k_max=3, n_folds=4, seed=1, keep_entries=True)
     inside = np.array([b in ("b0", "b3", "b4", "b8") for b in matrix.benchmarks])
-    out = block_r2(df, inside, every=every).set_index(["method", "holdout", "k"])
+    out = block_r2(df, inside, every=every).set_index(["pipeline", "holdout", "k"])
     tag = "_all" if every else ""
-    sums = df.groupby(["method", "holdout", "k"])[[f"ss_res{tag}", f"ss_tot{tag}", f"n_eval{tag}"]].sum()
+    sums = df.groupby(["pipeline", "holdout", "k"])[[f"ss_res{tag}", f"ss_tot{tag}", f"n_eval{tag}"]].sum()
     np.testing.assert_allclose(out["ss_res"], sums[f"ss_res{tag}"], rtol=1e-12)
     np.testing.assert_allclose(out["ss_tot"], sums[f"ss_tot{tag}"], rtol=1e-12)
     np.testing.assert_array_equal(out["n"], sums[f"n_eval{tag}"])

@@ -49,12 +49,12 @@ def test_block_sizes_count_the_block_and_the_models_that_ran_it(run):
 
 def test_every_model_r2_is_the_mean_over_the_cells_of_each_scoring(run):
     _, df = run
-    out = rc.every_model_r2(df, ks=[3, 1], methods=["random", "entropy"])
-    assert list(zip(out["k"], out["method"])) == [(3, "random"), (3, "entropy"), (1, "random"), (1, "entropy")]
-    means = df.groupby(["k", "method"])[["r2", "r2_all", "reach"]].mean()
+    out = rc.every_model_r2(df, ks=[3, 1], pipelines=["random", "entropy"])
+    assert list(zip(out["k"], out["pipeline"])) == [(3, "random"), (3, "entropy"), (1, "random"), (1, "entropy")]
+    means = df.groupby(["k", "pipeline"])[["r2", "r2_all", "reach"]].mean()
     for r in out.itertuples(index=False):
-        assert r.r2 == means.loc[(r.k, r.method), "r2"] and r.r2_all == means.loc[(r.k, r.method), "r2_all"]
-        assert r.reach == means.loc[(r.k, r.method), "reach"] and r.n_cells == 8
+        assert r.r2 == means.loc[(r.k, r.pipeline), "r2"] and r.r2_all == means.loc[(r.k, r.pipeline), "r2_all"]
+        assert r.reach == means.loc[(r.k, r.pipeline), "reach"] and r.n_cells == 8
     with pytest.raises(ValueError, match="not scored"):
         rc.every_model_r2(df, ks=[4])
 
@@ -62,9 +62,9 @@ def test_every_model_r2_is_the_mean_over_the_cells_of_each_scoring(run):
 def test_block_split_pools_both_scorings_over_seeds_and_folds_to_the_rows_sums(run):
     matrix, df = run
     inside = rc.mmlu_block(matrix.benchmarks)
-    out = rc.block_split(df, inside, ks=[1, 3]).set_index(["k", "method"])
+    out = rc.block_split(df, inside, ks=[1, 3]).set_index(["k", "pipeline"])
     for tag in ("", "_all"):
-        sums = df.groupby(["k", "method"])[[f"ss_res{tag}", f"ss_tot{tag}", f"n_eval{tag}"]].sum()
+        sums = df.groupby(["k", "pipeline"])[[f"ss_res{tag}", f"ss_tot{tag}", f"n_eval{tag}"]].sum()
         total = 1 - sums[f"ss_res{tag}"] / sums[f"ss_tot{tag}"]
         np.testing.assert_allclose(out[f"r2{tag}"], total.loc[out.index], rtol=1e-12)
         np.testing.assert_array_equal(out[f"n{tag}_inside"] + out[f"n{tag}_outside"],
@@ -77,9 +77,9 @@ def test_block_split_pools_both_scorings_over_seeds_and_folds_to_the_rows_sums(r
 
 
 def test_every_model_table_gives_both_r2_and_the_reach():
-    every = pd.DataFrame(dict(matrix="Merged", k=5, method=["auto", "anchors+ridge", "mi"], r2=[0.65, 0.61, 0.51],
+    every = pd.DataFrame(dict(matrix="Merged", k=5, pipeline=["auto", "anchors+ridge", "mi"], r2=[0.65, 0.61, 0.51],
                               r2_all=[0.33, 0.58, 0.39], reach=[0.33, 0.86, np.nan], n_cells=10))
     t = page.every_model_table(every)
-    assert list(t.columns) == ["k", "method", "R², protocol", "R², every held-out model", "reach"]
-    assert list(t["method"]) == [page.AUTO, "anchors+ridge", "Gaussian + MI (the paper)"]
+    assert list(t.columns) == ["k", "pipeline", "R², protocol", "R², every held-out model", "reach"]
+    assert list(t["pipeline"]) == [page.AUTO, "anchors+ridge", "Gaussian + MI (the paper)"]
     assert list(t["reach"]) == ["33%", "86%", "—"]

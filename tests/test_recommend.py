@@ -220,7 +220,7 @@ def test_cli_cv_compares_pipelines_in_json(capsys, small_csv):
                         "--folds", "4", "--format", "json", "--estimator", "pairwise")
     assert code == 0
     rows = json.loads(out)["summary"]
-    assert {(r["method"], r["k"]) for r in rows} == {(m, k) for m in ("auto", "lasso+ridge", "mi") for k in (1, 2)}
+    assert {(r["pipeline"], r["k"]) for r in rows} == {(m, k) for m in ("auto", "lasso+ridge", "mi") for k in (1, 2)}
     assert all(np.isfinite(r["r2_mean"]) for r in rows)
 
 
@@ -270,9 +270,9 @@ def test_cross_validate_at_chosen_subset_sizes_equals_the_full_run_at_those_size
     full = cross_validate(m, **kw)
     part = cross_validate(m, ks=[2, 5], **kw)
     assert sorted(part["k"].unique()) == [2, 5]
-    cols = ["method", "fold", "k", "r2", "selected", "choice", "cov_80"]
-    want = full[full["k"].isin([2, 5])][cols].sort_values(["method", "fold", "k"]).reset_index(drop=True)
-    got = part[cols].sort_values(["method", "fold", "k"]).reset_index(drop=True)
+    cols = ["pipeline", "fold", "k", "r2", "selected", "choice", "cov_80"]
+    want = full[full["k"].isin([2, 5])][cols].sort_values(["pipeline", "fold", "k"]).reset_index(drop=True)
+    got = part[cols].sort_values(["pipeline", "fold", "k"]).reset_index(drop=True)
     pd.testing.assert_frame_equal(got, want, check_exact=False, atol=1e-12, rtol=0)
 
 
@@ -293,7 +293,7 @@ def test_pipeline_path_refuses_subset_sizes_outside_one_to_k_max(ks):
 def test_inner_optimism_is_the_mean_paired_gap_between_inner_and_held_out_r2():
     from benchsel_lib.studies.pipelines import inner_optimism
 
-    df = pd.DataFrame(dict(method=["auto"] * 4 + ["mi"] * 2, k=[5, 5, 10, 10, 5, 10],
+    df = pd.DataFrame(dict(pipeline=["auto"] * 4 + ["mi"] * 2, k=[5, 5, 10, 10, 5, 10],
                            inner_r2=[0.6, 0.5, 0.7, np.nan, np.nan, np.nan], r2=[0.4, 0.45, 0.5, 0.6, 0.1, 0.2]))
     out = inner_optimism(df, ks=(5, 10)).set_index("k")
     assert out.loc[5, "optimism"] == pytest.approx(((0.6 - 0.4) + (0.5 - 0.45)) / 2)
@@ -304,7 +304,7 @@ def test_inner_optimism_is_the_mean_paired_gap_between_inner_and_held_out_r2():
 def test_inner_optimism_sets_the_inner_score_against_the_r2_of_every_held_out_model_where_it_is_known():
     from benchsel_lib.studies.pipelines import inner_optimism
 
-    df = pd.DataFrame(dict(method=["auto"] * 2, k=[5, 5], inner_r2=[0.6, 0.5], r2=[0.55, 0.5], r2_all=[0.4, 0.3]))
+    df = pd.DataFrame(dict(pipeline=["auto"] * 2, k=[5, 5], inner_r2=[0.6, 0.5], r2=[0.55, 0.5], r2_all=[0.4, 0.3]))
     out = inner_optimism(df, ks=(5,)).set_index("k")
     assert out.loc[5, "optimism"] == pytest.approx(0.2) and out.loc[5, "r2"] == pytest.approx(0.35)
 
@@ -322,8 +322,8 @@ def test_compare_pipelines_equals_separate_cross_validations_per_seed():
     want = pd.concat([part.assign(seed=s) for s in (0, 5) for part in (
         cross_validate(M, reference, seed=s, levels=(0.8,), **kw),
         cross_validate(M, pairs, seed=s, levels=(), **kw))], ignore_index=True)
-    assert set(got["method"]) == {"auto", "mi", *fixed} and sorted(set(got["seed"])) == [0, 5]
-    key = ["seed", "method", "fold", "k"]
+    assert set(got["pipeline"]) == {"auto", "mi", *fixed} and sorted(set(got["seed"])) == [0, 5]
+    key = ["seed", "pipeline", "fold", "k"]
     got, want = (d.sort_values(key).reset_index(drop=True) for d in (got, want))
     for col in ("r2", "ss_res", "inner_r2", _cov_col(0.8)):
         np.testing.assert_array_equal(got[col].to_numpy(dtype=float), want[col].to_numpy(dtype=float))
@@ -342,7 +342,7 @@ def test_compare_pipelines_scores_every_held_out_model_under_the_mean_rule():
                                                                          estimator="pairwise")],
                                      levels=(), unreached="mean", **kw),
                       cross_validate(M, pairs, levels=(), unreached="mean", **kw)], ignore_index=True)
-    key = ["method", "fold", "k"]
+    key = ["pipeline", "fold", "k"]
     mean, want = (d.sort_values(key).reset_index(drop=True) for d in (got["mean"], want))
     np.testing.assert_array_equal(mean["r2"].to_numpy(dtype=float), want["r2"].to_numpy(dtype=float))
     assert (mean["n_eval"] >= got["skip"].sort_values(key)["n_eval"].to_numpy()).all()
@@ -352,15 +352,15 @@ def test_compare_pipelines_scores_every_held_out_model_under_the_mean_rule():
 def test_entries_scored_sums_each_methods_scored_entries_over_the_cells():
     from benchsel_lib.studies.pipelines import entries_scored
 
-    df = pd.DataFrame(dict(method=["auto", "auto", "auto", "a+b", "a+b"], fold=[0, 1, 0, 0, 1], k=[5, 5, 10, 5, 5],
+    df = pd.DataFrame(dict(pipeline=["auto", "auto", "auto", "a+b", "a+b"], fold=[0, 1, 0, 0, 1], k=[5, 5, 10, 5, 5],
                            n_eval=[10, 20, 7, 30, 31]))
-    got = entries_scored(df, methods=["a+b", "auto"])
+    got = entries_scored(df, pipelines=["a+b", "auto"])
     assert got.to_dict("index") == {"a+b": {5: 61, 10: 0}, "auto": {5: 30, 10: 7}}
     assert list(entries_scored(df).index) == ["auto", "a+b"]
     with pytest.raises(ValueError, match="'n_eval' column"):
         entries_scored(df.drop(columns="n_eval"))
-    with pytest.raises(ValueError, match="method 'mi' is not in the frame"):
-        entries_scored(df, methods=["mi"])
+    with pytest.raises(ValueError, match="pipeline 'mi' is not in the frame"):
+        entries_scored(df, pipelines=["mi"])
 
 
 def test_paired_summary_reads_the_difference_to_the_baseline_in_standard_errors():
@@ -369,9 +369,9 @@ def test_paired_summary_reads_the_difference_to_the_baseline_in_standard_errors(
     rows = []
     for fold in range(4):
         for method, r2 in (("auto", 0.5 + 0.01 * fold), ("mi", 0.2 + 0.01 * fold), ("x+y", 0.45)):
-            rows.append(dict(seed=0, fold=fold, k=5, method=method, r2=r2))
+            rows.append(dict(seed=0, fold=fold, k=5, pipeline=method, r2=r2))
         for method, r2 in (("auto", 0.5 + 0.02 * (fold % 2)), ("mi", 0.5 + 0.02 * ((fold + 1) % 2)), ("x+y", 0.1)):
-            rows.append(dict(seed=0, fold=fold, k=10, method=method, r2=r2))
+            rows.append(dict(seed=0, fold=fold, k=10, pipeline=method, r2=r2))
     out = paired_summary(pd.DataFrame(rows), ks=(5, 10)).set_index("k")
     assert out.loc[5, "vs_baseline"] == "better" and out.loc[5, "diff_baseline"] == pytest.approx(0.3)
     assert out.loc[10, "vs_baseline"] == "level"  # alternating +-0.02: mean 0 within its standard error
@@ -382,7 +382,7 @@ def test_paired_summary_reads_the_difference_to_the_baseline_in_standard_errors(
 def test_choice_counts_are_the_most_frequent_choices_per_k():
     from benchsel_lib.studies.pipelines import choice_counts
 
-    df = pd.DataFrame(dict(method=["auto"] * 6 + ["mi"], k=[5, 5, 5, 10, 10, 10, 5],
+    df = pd.DataFrame(dict(pipeline=["auto"] * 6 + ["mi"], k=[5, 5, 5, 10, 10, 10, 5],
                            choice=["a+b", "a+b", "c+d", "c+d", "c+d", "e+f", np.nan]))
     assert choice_counts(df, ks=(5, 10), top=1) == {5: {"a+b": 2}, 10: {"c+d": 2}}
     assert choice_counts(df, ks=(5,)) == {5: {"a+b": 2, "c+d": 1}}
@@ -395,8 +395,8 @@ def test_peer_differences_pair_the_reference_and_each_peer_by_seed_and_fold():
     for seed in (0, 42):
         for fold in range(3):
             for method, r2 in (("auto", 0.6 + 0.01 * fold), ("a+b", 0.5 + 0.02 * fold), ("c+d", 0.7)):
-                rows.append(dict(seed=seed, fold=fold, k=5, method=method, r2=r2))
-    rows.append(dict(seed=0, fold=0, k=5, method="e+f", r2=np.nan))
+                rows.append(dict(seed=seed, fold=fold, k=5, pipeline=method, r2=r2))
+    rows.append(dict(seed=0, fold=0, k=5, pipeline="e+f", r2=np.nan))
     out = peer_differences(pd.DataFrame(rows), ["a+b", "c+d", "missing"], ks=(5,)).set_index("peer")
     assert list(out.index) == ["a+b", "c+d"]  # a peer absent from the table is skipped
     d = [0.1, 0.09, 0.08] * 2
@@ -416,9 +416,9 @@ def test_shared_differences_score_both_methods_on_the_entries_both_score():
     truth = {i: 1.0 + i for i in range(8)}  # one split: every method sees the same truth of an entry
     rows = []
     for fold, (a, b) in enumerate([((0, 1, 2, 3), (2, 3, 4)), ((1, 5, 6), (0, 5, 6, 7))]):
-        rows.append(dict(fold=fold, k=5, method="auto", r2=0.0,
+        rows.append(dict(fold=fold, k=5, pipeline="auto", r2=0.0,
                          entries=e(a, [0.1 * i for i in a], [truth[i] for i in a])))
-        rows.append(dict(fold=fold, k=5, method="a+b", r2=0.0,
+        rows.append(dict(fold=fold, k=5, pipeline="a+b", r2=0.0,
                          entries=e(b, [0.3] * len(b), [truth[i] for i in b])))
     out = shared_differences(pd.DataFrame(rows), ["a+b", "missing"], ks=(5,))
     assert list(out["peer"]) == ["a+b"]
@@ -457,7 +457,7 @@ def test_compare_pipelines_keeps_the_entries_that_pair_two_methods_on_the_same_e
     for (k, peer), r in out.iterrows():  # each cell by hand from the kept entries
         cells = []
         for fold in range(4):
-            at = df[(df["k"] == k) & (df["fold"] == fold)].set_index("method")["entries"]
+            at = df[(df["k"] == k) & (df["fold"] == fold)].set_index("pipeline")["entries"]
             a, b = at["auto"], at[peer]
             common, ia, ib = np.intersect1d(a.index, b.index, return_indices=True)
             tot = a.sq_truth[ia].sum()
@@ -465,8 +465,8 @@ def test_compare_pipelines_keeps_the_entries_that_pair_two_methods_on_the_same_e
         assert r.reference_r2 == pytest.approx(np.mean([c[0] for c in cells]))
         assert r.peer_r2 == pytest.approx(np.mean([c[1] for c in cells]))
     # against a copy of itself a method is scored on all its own entries: its protocol R^2
-    auto = df[df["method"] == "auto"]
-    own = shared_differences(pd.concat([df, auto.assign(method="copy")], ignore_index=True), ["copy"], ks=(2,))
+    auto = df[df["pipeline"] == "auto"]
+    own = shared_differences(pd.concat([df, auto.assign(pipeline="copy")], ignore_index=True), ["copy"], ks=(2,))
     assert own["diff"].iloc[0] == 0.0 and own["n_shared"].iloc[0] == own["n_own"].iloc[0]
     assert own["reference_r2"].iloc[0] == pytest.approx(auto[auto["k"] == 2]["r2"].mean())
 
@@ -474,7 +474,7 @@ def test_compare_pipelines_keeps_the_entries_that_pair_two_methods_on_the_same_e
 def test_k_gain_is_the_paired_difference_between_two_subset_sizes():
     from benchsel_lib.studies.pipelines import k_gain
 
-    df = pd.DataFrame(dict(method=["auto"] * 4 + ["mi"] * 2, seed=0, fold=[0, 0, 1, 1, 0, 0], k=[5, 10] * 3,
+    df = pd.DataFrame(dict(pipeline=["auto"] * 4 + ["mi"] * 2, seed=0, fold=[0, 0, 1, 1, 0, 0], k=[5, 10] * 3,
                            r2=[0.5, 0.6, 0.4, 0.3, 0.0, 1.0]))
     g = k_gain(df, k0=5, k1=10)
     assert g["gain"] == pytest.approx(0.0) and g["n_cells"] == 2
@@ -495,7 +495,7 @@ def test_k_gain_splits_each_size_into_the_entries_both_score_and_those_only_it_s
     from benchsel_lib.studies.pipelines import k_gain
 
     # two folds; per row: all entries scored (ss_res, ss_tot) and those every size scores (*_common)
-    df = pd.DataFrame(dict(method="auto", seed=0, fold=[0, 0, 1, 1, 2], k=[5, 10, 5, 10, 5],
+    df = pd.DataFrame(dict(pipeline="auto", seed=0, fold=[0, 0, 1, 1, 2], k=[5, 10, 5, 10, 5],
                            r2=[0.5, 0.4, 0.6, 0.5, 0.9],
                            ss_res=[5.0, 9.0, 4.0, 6.0, 1.0], ss_tot=[10.0, 15.0, 10.0, 12.0, 10.0],
                            ss_res_common=[4.0, 3.0, 3.0, 2.0, 1.0], ss_tot_common=[8.0, 8.0, 6.0, 6.0, 10.0]))
@@ -521,7 +521,7 @@ def test_newly_scored_names_the_held_out_models_only_the_larger_selection_brings
     X[only_b3, [0, 1, 2, 4, 5]] = np.nan  # observes b3 alone: nothing left to score
     X[thin, 2] = np.nan  # misses one target: scored at both sizes
     X[train[:4], 3] = np.nan  # b3: observed by fewer training models than b4, so its model comes first
-    df = pd.DataFrame(dict(method="auto", seed=3, holdout=0.0, fold=0, k=[1, 3], r2=0.5,
+    df = pd.DataFrame(dict(pipeline="auto", seed=3, holdout=0.0, fold=0, k=[1, 3], r2=0.5,
                            selected=[("b0",), ("b0", "b4", "b3")], n_eval=[4 * 5 - 1, 4 * 3 - 1 + 2 + 1]))
     new = newly_scored(as_matrix(X), df, fold=0, seed=3, k0=1, k1=3, holdout=0.0, n_folds=2)
     assert new.to_dict("records") == [
@@ -530,8 +530,8 @@ def test_newly_scored_names_the_held_out_models_only_the_larger_selection_brings
     assert newly_scored(as_matrix(X), df, fold=0, seed=3, k0=3, k1=3, holdout=0.0, n_folds=2).empty
     with pytest.raises(ValueError, match="no row at fold 1"):
         newly_scored(as_matrix(X), df, fold=1, seed=3, k0=1, k1=3, holdout=0.0, n_folds=2)
-    with pytest.raises(ValueError, match="method 'mi' is not in the frame"):
-        newly_scored(as_matrix(X), df, fold=0, seed=3, method="mi", k0=1, k1=3, holdout=0.0, n_folds=2)
+    with pytest.raises(ValueError, match="pipeline 'mi' is not in the frame"):
+        newly_scored(as_matrix(X), df, fold=0, seed=3, pipeline="mi", k0=1, k1=3, holdout=0.0, n_folds=2)
     with pytest.raises(ValueError, match="'selected' column"):
         newly_scored(as_matrix(X), df.drop(columns="selected"), fold=0, seed=3, k0=1, k1=3)
     # scoring every held-out model (unreached="mean"): k = 1 already scores via_b4 and via_b3
@@ -548,19 +548,19 @@ def test_seed_gains_gives_each_seeds_paired_gain_from_k0_to_k1():
     from benchsel_lib.studies.pipelines import seed_gains
 
     # seed 1: gains +0.1 and -0.3 in its two folds; seed 7: +0.2 in its one fold scored at both sizes
-    df = pd.DataFrame(dict(method=["b"] * 7 + ["a"] * 2, seed=[7, 7, 1, 1, 1, 1, 7, 1, 1],
+    df = pd.DataFrame(dict(pipeline=["b"] * 7 + ["a"] * 2, seed=[7, 7, 1, 1, 1, 1, 7, 1, 1],
                            fold=[0, 0, 0, 0, 1, 1, 1, 0, 0], k=[5, 10, 5, 10, 5, 10, 5, 5, 10],
                            r2=[0.5, 0.7, 0.4, 0.5, 0.6, 0.3, 0.9, 0.2, 0.2]))
     out = seed_gains(df)
-    assert list(zip(out.method, out.seed)) == [("b", 1), ("b", 7), ("a", 1)]  # first appearance, then seed
+    assert list(zip(out.pipeline, out.seed)) == [("b", 1), ("b", 7), ("a", 1)]  # first appearance, then seed
     b1, b7 = out.iloc[0], out.iloc[1]
     assert b1.r2_k0 == pytest.approx(0.5) and b1.r2_k1 == pytest.approx(0.4) and b1.n_cells == 2
     assert b1.gain == pytest.approx(-0.1) and b1.gain_se == pytest.approx(np.std([0.1, -0.3], ddof=1) / np.sqrt(2))
     assert b7.r2_k0 == pytest.approx(0.5) and b7.gain == pytest.approx(0.2) and b7.n_cells == 1  # fold 1 has no k=10
     assert np.isnan(b7.gain_se) and b1.nested_cells == -1
-    assert list(seed_gains(df, methods=["a"]).method) == ["a"]
-    with pytest.raises(ValueError, match="method 'c' is not in the frame"):
-        seed_gains(df, methods=["c"])
+    assert list(seed_gains(df, pipelines=["a"]).pipeline) == ["a"]
+    with pytest.raises(ValueError, match="pipeline 'c' is not in the frame"):
+        seed_gains(df, pipelines=["c"])
     with pytest.raises(ValueError, match="not scored at both k = 5 and k = 7"):
         seed_gains(df, k0=5, k1=7)
 
@@ -572,8 +572,8 @@ def test_paired_summaries_pair_the_holdouts_of_one_cross_validate_run():
     rows = []
     for i, (holdout, fold) in enumerate([(0.1, 0), (0.1, 1), (0.2, 0), (0.2, 1)]):
         for method, r2 in (("auto", 0.6 + 0.1 * i), ("a+b", 0.5), ("mi", 0.4)):
-            rows += [dict(method=method, holdout=holdout, fold=fold, k=5, r2=r2),
-                     dict(method=method, holdout=holdout, fold=fold, k=10, r2=r2 + 0.01 * i)]
+            rows += [dict(pipeline=method, holdout=holdout, fold=fold, k=5, r2=r2),
+                     dict(pipeline=method, holdout=holdout, fold=fold, k=10, r2=r2 + 0.01 * i)]
     df = pd.DataFrame(rows)
     d = [0.1, 0.2, 0.3, 0.4]
     out = peer_differences(df, ["a+b"], ks=(5,)).iloc[0]
@@ -585,15 +585,15 @@ def test_paired_summaries_pair_the_holdouts_of_one_cross_validate_run():
     with pytest.warns(UserWarning, match="holdouts 0.1 and 0.2 give the same training sets"):  # 3 folds: both capped
         real = cross_validate(_matrix(_data(3)), _pairwise("entropy", "random"), holdouts=(0.1, 0.2), k_max=3,
                               n_folds=3, scheme="paper", seed=0, progress=False)
-    assert k_gain(real, method="entropy", k0=1, k1=3)["n_cells"] == 6
+    assert k_gain(real, pipeline="entropy", k0=1, k1=3)["n_cells"] == 6
     assert peer_differences(real, ["random"], ks=(1, 3), reference="entropy")["n_cells"].tolist() == [6, 6]
 
 
 @pytest.mark.parametrize("name, kwargs, drop, needle", [
     ("k_gain", {}, "fold", "no 'fold' column"),
-    ("k_gain", {"method": "x"}, None, "method 'x' is not in the frame"),
+    ("k_gain", {"pipeline": "x"}, None, "pipeline 'x' is not in the frame"),
     ("peer_differences", {"peers": ["mi"], "ks": (7,)}, None, r"k = \[7\] is not scored: the frame has k = \[5, 10\]"),
-    ("paired_summary", {"baseline": "none"}, None, "method 'none' is not in the frame"),
+    ("paired_summary", {"baseline": "none"}, None, "pipeline 'none' is not in the frame"),
     ("seed_gains", {}, "seed", "no 'seed' column"),
     ("choice_counts", {}, None, "no 'choice' column"),
     ("inner_optimism", {}, None, "no 'inner_r2' column"),
@@ -602,7 +602,7 @@ def test_paired_summaries_pair_the_holdouts_of_one_cross_validate_run():
 def test_paired_summaries_name_a_missing_column_size_or_method(name, kwargs, drop, needle):
     from benchsel_lib.studies import pipelines
 
-    df = pd.DataFrame(dict(method=["auto", "auto", "mi", "mi"], seed=0, fold=0, k=[5, 10, 5, 10], r2=0.5))
+    df = pd.DataFrame(dict(pipeline=["auto", "auto", "mi", "mi"], seed=0, fold=0, k=[5, 10, 5, 10], r2=0.5))
     with pytest.raises(ValueError, match=needle):
         getattr(pipelines, name)(df if drop is None else df.drop(columns=drop), **kwargs)
 
@@ -649,8 +649,8 @@ def test_compare_aside_caps_the_sizes_and_scores_every_peer_there(shared_data_di
                         data_dir=shared_data_dir)
     assert (run.label, run.shape, run.ks) == ("WildBench", (63, 11), (2, 7))
     df = run.results
-    assert set(df["method"]) == {"auto", "mi", "mi+knn"}
-    assert set(df.loc[df["method"] == "mi+knn", "k"]) == {2, 7}
+    assert set(df["pipeline"]) == {"auto", "mi", "mi+knn"}
+    assert set(df.loc[df["pipeline"] == "mi+knn", "k"]) == {2, 7}
     peers, gains, cov = aside_tables([run], ["mi+knn", "mi"], levels=(0.8,))
     assert list(peers["k"]) == [2, 2, 7, 7] and set(peers["matrix"]) == {"WildBench"}
     assert (int(gains["k0"].iloc[0]), int(gains["k1"].iloc[0])) == (2, 7)

@@ -91,7 +91,7 @@ def test_every_objective_fits_a_pipeline_and_cross_validates_end_to_end(objectiv
     assert direct.selection_.objective == objective and direct.selected == direct.selection_.names
     df = cross_validate(m, [Pipeline.paper(objective=objective)], k_max=3, n_folds=2, seed=1, progress=False,
                         levels=(0.9,))
-    assert list(df["method"].unique()) == [objective]
+    assert list(df["pipeline"].unique()) == [objective]
     assert set(df["k"]) == {1, 2, 3} and np.isfinite(df["r2"]).all()
 
 

@@ -43,7 +43,7 @@ def test_cross_validation_on_a_forced_wide_matrix_equals_the_dense_one(wide_floo
     a = cross_validate(as_matrix(X), methods, k_max=3, n_folds=3, progress=False)
     wide_floored.setattr(lowrank, "LOW_RANK_BENCHMARKS", 10_000)
     b = cross_validate(as_matrix(X), methods, k_max=3, n_folds=3, progress=False)
-    assert len(a) == 27 and list(a["method"]) == list(b["method"]) and list(a["selected"]) == list(b["selected"])
+    assert len(a) == 27 and list(a["pipeline"]) == list(b["pipeline"]) and list(a["selected"]) == list(b["selected"])
     np.testing.assert_allclose(a["r2"].to_numpy(float), b["r2"].to_numpy(float), atol=1e-8)
 
 

@@ -10,7 +10,7 @@ never changed here.
 Inputs are the tables the library produces:
 
 * CV summaries: :func:`benchsel_lib.protocol.summaries.summarize_cv` output (columns
-  ``method, holdout, k, r2_mean, r2_sd, residual_fraction_mean, ..., mi_sd``);
+  ``pipeline, holdout, k, r2_mean, r2_sd, residual_fraction_mean, ..., mi_sd``);
 * selection positions: :func:`benchsel_lib.studies.diagnostics.selection_positions`
   (``benchmark, fold, position``);
 * Shapiro-Wilk tables: :func:`benchsel_lib.studies.diagnostics.shapiro_wilk_table`
@@ -301,47 +301,47 @@ _CV_PANELS = (("r2", "$R^2$", False), ("residual_fraction", "residual variance",
 _CV_TITLES = ("imputation $R^2$", "residual variance", r"entropy $\log\det\Sigma_{AA}$")
 
 
-def _method_at(df: pd.DataFrame, method: str, holdout: float) -> pd.DataFrame:
-    """Rows of ``method`` at ``holdout``, sorted by ``k``."""
-    return df[(df["method"] == method) & np.isclose(df["holdout"].astype(float), float(holdout))].sort_values("k")
+def _pipeline_at(df: pd.DataFrame, pipeline: str, holdout: float) -> pd.DataFrame:
+    """Rows of ``pipeline`` at ``holdout``, sorted by ``k``."""
+    return df[(df["pipeline"] == pipeline) & np.isclose(df["holdout"].astype(float), float(holdout))].sort_values("k")
 
 
-def _draw_method_curves(row: Sequence[Any], sub: pd.DataFrame, method: str, legend: dict[str, Any]) -> None:
-    """One method's mean curves, with +-1 sd bands, on the panels of one row of :func:`plot_cv_curves`.
+def _draw_pipeline_curves(row: Sequence[Any], sub: pd.DataFrame, pipeline: str, legend: dict[str, Any]) -> None:
+    """One pipeline's mean curves, with +-1 sd bands, on the panels of one row of :func:`plot_cv_curves`.
 
     Parameters
     ----------
     row : sequence of Axes
         The row's panels, in the order of :data:`_CV_PANELS`.
     sub : DataFrame
-        The method's rows at the row's holdout, sorted by ``k``.
-    method : str
-        Greedy methods are drawn solid with markers, ``"random"`` dashed.
+        The pipeline's rows at the row's holdout, sorted by ``k``.
+    pipeline : str
+        Greedy pipelines are drawn solid with markers, ``"random"`` dashed.
     legend : dict
-        Legend label -> handle; the method's first line is added.
+        Legend label -> handle; the pipeline's first line is added.
     """
-    color = METHOD_COLORS.get(method)
+    color = METHOD_COLORS.get(pipeline)
     x = sub["k"].to_numpy(dtype=float)
     for ax, (metric, _, log) in zip(row, _CV_PANELS):
         mean = _values(sub, f"{metric}_mean")
         if np.all(np.isnan(mean)):
             continue
-        (line,) = ax.plot(x, mean, linestyle="--" if method == "random" else "-", color=color,
-                          marker="o" if method != "random" else None, markersize=3)
-        legend.setdefault(METHOD_LABELS.get(method, method), line)
+        (line,) = ax.plot(x, mean, linestyle="--" if pipeline == "random" else "-", color=color,
+                          marker="o" if pipeline != "random" else None, markersize=3)
+        legend.setdefault(METHOD_LABELS.get(pipeline, pipeline), line)
         _band(ax, x, mean, _values(sub, f"{metric}_sd"), color or "black", log=log)
 
 
-def _draw_cv_methods(row: Sequence[Any], df: pd.DataFrame, holdout: float, methods: Sequence[str],
+def _draw_cv_pipelines(row: Sequence[Any], df: pd.DataFrame, holdout: float, pipelines: Sequence[str],
                      legend: dict[str, Any]) -> int:
-    """Draw each method's curves at ``holdout`` on one row; return how many methods have rows there."""
+    """Draw each pipeline's curves at ``holdout`` on one row; return how many pipelines have rows there."""
     drawn = 0
-    for method in methods:
-        sub = _method_at(df, method, holdout)
+    for pipeline in pipelines:
+        sub = _pipeline_at(df, pipeline, holdout)
         if sub.empty:
             continue
         drawn += 1
-        _draw_method_curves(row, sub, method, legend)
+        _draw_pipeline_curves(row, sub, pipeline, legend)
     return drawn
 
 
@@ -383,7 +383,7 @@ def plot_cv_curves(
     summary_df: pd.DataFrame,
     *,
     title: str = "",
-    methods: Sequence[str] = ("entropy", "random"),
+    pipelines: Sequence[str] = ("entropy", "random"),
     holdouts: Sequence[float] | None = None,
     variants: pd.DataFrame | None = None,
     variant_label: str = "entropy: range over first picks",
@@ -396,16 +396,16 @@ def plot_cv_curves(
     Parameters
     ----------
     summary_df : DataFrame
-        ``summarize_cv`` output (``method, holdout, k, r2_mean, r2_sd,
+        ``summarize_cv`` output (``pipeline, holdout, k, r2_mean, r2_sd,
         residual_fraction_mean/_sd, logdet_mean/_sd``).
     title : str
         Figure title (e.g. ``"MTEB (263 x 56, 77.3% observed)"``).
-    methods : sequence of str, default ("entropy", "random")
-        Greedy methods are drawn solid with markers, ``"random"`` dashed; one
-        colour per method.
+    pipelines : sequence of str, default ("entropy", "random")
+        Greedy pipelines are drawn solid with markers, ``"random"`` dashed; one
+        colour per pipeline.
     holdouts : sequence of float, optional
         Holdout fractions to draw (default: all in ``summary_df``), one row of
-        panels each, so that every panel compares the methods at one holdout.
+        panels each, so that every panel compares the pipelines at one holdout.
     variants : DataFrame, optional
         Tie-break / first-pick variants of the greedy method: a long
         table with ``k`` and ``r2_mean`` (or ``r2``) and optionally ``holdout``,
@@ -437,7 +437,7 @@ def plot_cv_curves(
     -----
     O(rows of ``summary_df``).
     """
-    df = _require_columns(summary_df, ["method", "holdout", "k", "r2_mean"], "summary_df")
+    df = _require_columns(summary_df, ["pipeline", "holdout", "k", "r2_mean"], "summary_df")
     holdouts = sorted(df["holdout"].unique()) if holdouts is None else list(holdouts)
     if not holdouts:
         raise ValueError("holdouts is empty")
@@ -449,14 +449,14 @@ def plot_cv_curves(
     legend: dict[str, Any] = {}
     drawn = 0
     for row, h in zip(grid, holdouts):
-        drawn += _draw_cv_methods(row, df, h, methods, legend)
+        drawn += _draw_cv_pipelines(row, df, h, pipelines, legend)
         if band is not None:
             _hatch_variant_band(row[0], band, h, variant_label, legend)
         if variant_lines is not None:
             _variant_lines(row[0], variants, variant_lines, legend, float(h))
         _style_cv_row(row, h)
     if drawn == 0:
-        raise ValueError(f"summary_df has no rows for methods {list(methods)} and holdouts {holdouts}")
+        raise ValueError(f"summary_df has no rows for pipelines {list(pipelines)} and holdouts {holdouts}")
     _label_cv_grid(grid, plain_log_labels=plain_log_labels, r2_ylim=r2_ylim)
     _legend_below(fig, list(legend.values()), list(legend.keys()))
     if title:
@@ -471,7 +471,7 @@ def plot_entropy_vs_mi(
     *,
     title: str = "",
     holdout: float = 0.1,
-    methods: Sequence[str] = ("entropy", "mi", "random"),
+    pipelines: Sequence[str] = ("entropy", "mi", "random"),
     plain_log_labels: bool = False,
     r2_ylim: tuple[float, float] | None = None,
     bands: bool = True,
@@ -484,7 +484,7 @@ def plot_entropy_vs_mi(
         ``summarize_cv`` output with ``r2, residual_fraction, mi`` means/sds.
     title : str
     holdout : float, default 0.1
-    methods : sequence of str, default ("entropy", "mi", "random")
+    pipelines : sequence of str, default ("entropy", "mi", "random")
     plain_log_labels : bool
         Label the residual-variance axis in plain numbers, with minor tick
         labels where fewer than two decades are in view (default: decades only).
@@ -497,13 +497,13 @@ def plot_entropy_vs_mi(
     -------
     matplotlib.figure.Figure
         Three axes: R^2, residual variance fraction (log), mutual information
-        ``I(X_A; X_rest)`` vs k; one line per method (random gray dashed), +-1 sd bands.
+        ``I(X_A; X_rest)`` vs k; one line per pipeline (random gray dashed), +-1 sd bands.
 
     Notes
     -----
     O(rows of ``summary_df``).
     """
-    df = _require_columns(summary_df, ["method", "holdout", "k", "r2_mean"], "summary_df")
+    df = _require_columns(summary_df, ["pipeline", "holdout", "k", "r2_mean"], "summary_df")
     df = df[np.isclose(df["holdout"].astype(float), float(holdout))]
     if df.empty:
         raise ValueError(f"summary_df has no rows for holdout {holdout}")
@@ -512,8 +512,8 @@ def plot_entropy_vs_mi(
     panels = [("r2", "imputation $R^2$", False), ("residual_fraction", "residual variance fraction", True),
               ("mi", r"$I(X_A; X_{V\setminus A})$", False)]
     drawn = 0
-    for m in methods:
-        sub = df[df["method"] == m].sort_values("k")
+    for m in pipelines:
+        sub = df[df["pipeline"] == m].sort_values("k")
         if sub.empty:
             continue
         drawn += 1
@@ -529,7 +529,7 @@ def plot_entropy_vs_mi(
             if bands:
                 _band(ax, x, mean, _values(sub, f"{metric}_sd"), color, log=log)
     if drawn == 0:
-        raise ValueError(f"summary_df has no rows for methods {list(methods)}")
+        raise ValueError(f"summary_df has no rows for pipelines {list(pipelines)}")
     _style_k_panels(axes, panels)
     for ax in axes:
         ax.set_xlabel("$k$")
@@ -784,54 +784,54 @@ def plot_overlap_network(
 
 # ---------------------------------------------------------------------------- calibration
 def _coverage_shifts(d: pd.DataFrame, dodge: float) -> dict[tuple[Any, Any, str], float]:
-    """Shift along the nominal axis of each line ``(method, k, column)`` of a panel, centred on the true levels.
+    """Shift along the nominal axis of each line ``(pipeline, k, column)`` of a panel, centred on the true levels.
 
-    A ``coverage_cal`` line is counted for every (method, k) when the panel has
+    A ``coverage_cal`` line is counted for every (pipeline, k) when the panel has
     any inflated coverage.
     """
     cal = "coverage_cal" in d.columns and d["coverage_cal"].notna().any()
-    lines = [(m, k, col) for (m, k), _ in d.groupby(["method", "k"], sort=True)
+    lines = [(m, k, col) for (m, k), _ in d.groupby(["pipeline", "k"], sort=True)
              for col in (("coverage", "coverage_cal") if cal else ("coverage",))]
     return {key: dodge * (i - (len(lines) - 1) / 2) for i, key in enumerate(lines)}
 
 
-def _draw_coverage_lines(ax: Any, g: pd.DataFrame, method: str, k: Any, *, marker: str,
+def _draw_coverage_lines(ax: Any, g: pd.DataFrame, pipeline: str, k: Any, *, marker: str,
                          shift: Mapping[tuple[Any, Any, str], float], gap: bool) -> None:
-    """The coverage of one (method, k), and its inflated coverage (dashed) where it has any.
+    """The coverage of one (pipeline, k), and its inflated coverage (dashed) where it has any.
 
     Parameters
     ----------
     ax : Axes
     g : DataFrame
-        The rows of (method, k), sorted by ``nominal``.
-    method, k
-        The line's method (its colour) and subset size (its label).
+        The rows of (pipeline, k), sorted by ``nominal``.
+    pipeline, k
+        The line's pipeline (its colour) and subset size (its label).
     marker : str
     shift : mapping
         :func:`_coverage_shifts` of the panel.
     gap : bool
         Draw the empirical minus the nominal coverage.
     """
-    color = METHOD_COLORS.get(method, None)
+    color = METHOD_COLORS.get(pipeline, None)
     for col in ("coverage", "coverage_cal"):
         if col == "coverage_cal" and not (col in g.columns and g[col].notna().any()):
             continue
         y = g[col].to_numpy(float) - (g["nominal"].to_numpy(float) if gap else 0.0)
         inflated = col == "coverage_cal"
-        ax.plot(g["nominal"].to_numpy(float) + shift.get((method, k, col), 0.0), y, marker=marker,
+        ax.plot(g["nominal"].to_numpy(float) + shift.get((pipeline, k, col), 0.0), y, marker=marker,
                 color=color, linestyle="--" if inflated else "-", alpha=0.7 if inflated else 1.0,
-                label=f"{METHOD_LABELS.get(method, method)}, k={k}" + (", inflated" if inflated else ""))
+                label=f"{METHOD_LABELS.get(pipeline, pipeline)}, k={k}" + (", inflated" if inflated else ""))
 
 
 def _draw_coverage_panel(ax: Any, d: pd.DataFrame, *, gap: bool, dodge: float) -> int:
-    """The ideal line and one line per (method, k, coverage column) of one dataset; return the number of lines."""
+    """The ideal line and one line per (pipeline, k, coverage column) of one dataset; return the number of lines."""
     if gap:
         ax.axhline(0.0, color="black", linewidth=0.8, linestyle=":", label="ideal")
     else:
         ax.plot([0, 1], [0, 1], color="black", linewidth=0.8, linestyle=":", label="ideal")
     markers = dict(zip(sorted(d["k"].unique()), "osD^v<>"))
     shift = _coverage_shifts(d, dodge)
-    for (m, k), g in d.groupby(["method", "k"], sort=True):
+    for (m, k), g in d.groupby(["pipeline", "k"], sort=True):
         _draw_coverage_lines(ax, g.sort_values("nominal"), m, k, marker=markers.get(k, "o"), shift=shift, gap=gap)
     return len(shift)
 
@@ -863,7 +863,7 @@ def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of pre
     Parameters
     ----------
     calib_df : DataFrame
-        ``calibration_table`` output (``method, k, nominal, coverage`` and
+        ``calibration_table`` output (``pipeline, k, nominal, coverage`` and
         optionally ``coverage_sd``, ``coverage_cal``); with a ``dataset`` column
         one panel is drawn per dataset.
     title : str
@@ -878,14 +878,14 @@ def plot_reliability(calib_df: pd.DataFrame, *, title: str = "Calibration of pre
     Returns
     -------
     matplotlib.figure.Figure
-        One axes per dataset (or one): the ideal line, one line per (method, k);
+        One axes per dataset (or one): the ideal line, one line per (pipeline, k);
         dashed lines for ``coverage_cal`` (after variance inflation) when present.
 
     Notes
     -----
     O(rows).
     """
-    df = _require_columns(calib_df, ["method", "k", "nominal", "coverage"], "calib_df")
+    df = _require_columns(calib_df, ["pipeline", "k", "nominal", "coverage"], "calib_df")
     if not (np.isfinite(dodge) and dodge >= 0):
         raise ValueError(f"dodge must be a non-negative number, got {dodge!r}")
     groups = _dataset_groups(df)
@@ -948,11 +948,11 @@ def _draw_imputer_series(ax: Any, sub: pd.DataFrame, i: int, n_series: int, *, o
         _band(ax, x, mean, sub["r2_sd"].to_numpy(dtype=float), color)
 
 
-def _draw_imputer_panel(ax: Any, d: pd.DataFrame, method: str, *, by: str, series: Sequence[Any],
+def _draw_imputer_panel(ax: Any, d: pd.DataFrame, pipeline: str, *, by: str, series: Sequence[Any],
                         names: Mapping[Any, str], offset: float, legend: dict[str, Any]) -> None:
-    """One panel: every series of ``series`` (values of ``by``) that ``method`` has rows for in ``d``."""
+    """One panel: every series of ``series`` (values of ``by``) that ``pipeline`` has rows for in ``d``."""
     for i, s in enumerate(series):
-        sub = d[(d[by] == s) & (d["method"] == method)].sort_values("k")
+        sub = d[(d[by] == s) & (d["pipeline"] == pipeline)].sort_values("k")
         if sub.empty:
             continue
         _draw_imputer_series(ax, sub, i, len(series), offset=offset, label=str(names.get(s, s)), legend=legend)
@@ -964,7 +964,7 @@ def plot_imputer_comparison(
     *,
     title: str = "Imputation $R^2$ by imputer",
     holdout: float | None = 0.1,
-    methods: Sequence[str] = ("entropy", "mi", "random"),
+    pipelines: Sequence[str] = ("entropy", "mi", "random"),
     by: str = "imputer",
     names: Mapping[str, str] | None = None,
     offset: float = 0.0,
@@ -975,14 +975,14 @@ def plot_imputer_comparison(
     Parameters
     ----------
     summary_df : DataFrame
-        ``summarize_cv``-like table with a ``by`` column (``method, k,
+        ``summarize_cv``-like table with a ``by`` column (``pipeline, k,
         r2_mean`` and optionally ``r2_sd``, ``holdout``); with a ``dataset``
         column one row of panels is drawn per dataset.
     title : str
     holdout : float or None, default 0.1
         Rows of this holdout only (ignored when there is no ``holdout`` column).
-    methods : sequence of str
-        One column of panels per selection method (those present).
+    pipelines : sequence of str
+        One column of panels per pipeline (those present).
     by : str, default "imputer"
         The column whose values are the lines (the imputer; or, e.g., raw
         against logit scores).
@@ -999,7 +999,7 @@ def plot_imputer_comparison(
     Returns
     -------
     matplotlib.figure.Figure
-        Rows = datasets, columns = selection methods; in each panel one line
+        Rows = datasets, columns = pipelines; in each panel one line
         per series (colour and marker shape = series, the first solid with a
         +-1 sd band, the others dashed; a series scored at a single k is a
         marker alone), so a panel answers one question: which imputer
@@ -1010,12 +1010,12 @@ def plot_imputer_comparison(
     -----
     O(rows).
     """
-    df = _require_columns(summary_df, [by, "method", "k", "r2_mean"], "summary_df")
+    df = _require_columns(summary_df, [by, "pipeline", "k", "r2_mean"], "summary_df")
     df = _imputer_rows_at(df, holdout)
     groups = _dataset_groups(df)
-    cols = [m for m in methods if (df["method"] == m).any()]
+    cols = [m for m in pipelines if (df["pipeline"] == m).any()]
     if not cols:
-        raise ValueError(f"summary_df has no rows for methods {list(methods)}")
+        raise ValueError(f"summary_df has no rows for pipelines {list(pipelines)}")
     series = list(dict.fromkeys(df[by]))
     fig = Figure(figsize=(WIDTH, 2.4 * len(groups) + 1.0), layout="constrained")
     grid = np.atleast_2d(fig.subplots(len(groups), len(cols), sharex=True, sharey="row", squeeze=False))
@@ -1369,12 +1369,12 @@ __all__ += ["add_variant_band"]
 # ---------------------------------------------------------------------------- recommended pipeline
 def _pipeline_means(runs: Mapping[str, pd.DataFrame], *, reference: str, baseline: str,
                     common: bool) -> tuple[dict[str, pd.DataFrame], dict[str, pd.Series]]:
-    """Mean R^2 per (method, k) of each matrix, and the reference's mean ``r2_common`` per k where asked and present.
+    """Mean R^2 per (pipeline, k) of each matrix, and the reference's mean ``r2_common`` per k where asked and present.
 
     Parameters
     ----------
     runs : mapping matrix name -> DataFrame
-        Cross-validation rows (``method, k, r2``, optionally ``r2_common``).
+        Cross-validation rows (``pipeline, k, r2``, optionally ``r2_common``).
     reference, baseline : str
         Methods every matrix must have rows for.
     common : bool
@@ -1383,32 +1383,32 @@ def _pipeline_means(runs: Mapping[str, pd.DataFrame], *, reference: str, baselin
     Returns
     -------
     means : dict
-        Matrix name -> DataFrame, methods x k.
+        Matrix name -> DataFrame, pipelines x k.
     same : dict
         Matrix name -> Series over k, for the matrices with ``r2_common`` (NaN dropped).
     """
     means, same = {}, {}
     for name, df in runs.items():
-        d = _require_columns(df, ["method", "k", "r2"], f"runs[{name!r}]")
-        mean = d.groupby(["method", "k"])["r2"].mean().unstack("k")
+        d = _require_columns(df, ["pipeline", "k", "r2"], f"runs[{name!r}]")
+        mean = d.groupby(["pipeline", "k"])["r2"].mean().unstack("k")
         absent = [m for m in (reference, baseline) if m not in mean.index]
         if absent:
-            raise ValueError(f"runs[{name!r}] has no rows for method(s) {absent}")
+            raise ValueError(f"runs[{name!r}] has no rows for pipeline(s) {absent}")
         means[name] = mean
         if common and "r2_common" in d.columns:
-            same[name] = d[d["method"] == reference].groupby("k")["r2_common"].mean().dropna()
+            same[name] = d[d["pipeline"] == reference].groupby("k")["r2_common"].mean().dropna()
     return means, same
 
 
-def _ranked_methods(mean: pd.DataFrame, *, reference: str, baseline: str, n_top: int) -> list[str]:
-    """The reference, the baseline, then the ``n_top`` other methods with the highest mean R^2 at the largest k."""
+def _ranked_pipelines(mean: pd.DataFrame, *, reference: str, baseline: str, n_top: int) -> list[str]:
+    """The reference, the baseline, then the ``n_top`` other pipelines with the highest mean R^2 at the largest k."""
     best = mean.drop([reference, baseline])[mean.columns.max()].sort_values(ascending=False)
     return [reference, baseline] + best.index[:n_top].tolist()
 
 
 def _pipeline_styles(others: Sequence[str], *, reference: str, baseline: str,
                      separate: bool) -> dict[str, dict[str, Any]]:
-    """Line properties per method: the reference thick black, the baseline red dashed, each other its own colour.
+    """Line properties per pipeline: the reference thick black, the baseline red dashed, each other its own colour.
 
     ``others`` take the strong colours of ``tab20`` (red apart, the
     baseline's), then their light twins, and a marker per pass through the
@@ -1428,17 +1428,17 @@ def _pipeline_styles(others: Sequence[str], *, reference: str, baseline: str,
     return style
 
 
-def _draw_pipeline_panel(ax: Any, mean: pd.DataFrame, methods: Sequence[str], same: pd.Series | None,
+def _draw_pipeline_panel(ax: Any, mean: pd.DataFrame, pipelines: Sequence[str], same: pd.Series | None,
                          style: Mapping[str, Mapping[str, Any]], *, reference: str, separate: bool) -> None:
-    """One matrix's lines: each method's mean R^2 over k, then the reference's same-entries curve when given.
+    """One matrix's lines: each pipeline's mean R^2 over k, then the reference's same-entries curve when given.
 
     Parameters
     ----------
     ax : Axes
     mean : DataFrame
         Methods x k (:func:`_pipeline_means`).
-    methods : sequence of str
-        The methods drawn, in order (:func:`_ranked_methods`).
+    pipelines : sequence of str
+        The pipelines drawn, in order (:func:`_ranked_pipelines`).
     same : Series or None
         The reference's mean ``r2_common`` per k; drawn thin, black and dotted when not empty.
     style : mapping
@@ -1449,9 +1449,9 @@ def _draw_pipeline_panel(ax: Any, mean: pd.DataFrame, methods: Sequence[str], sa
         Shift the lines apart along k (at most 0.15 each way, centred on the true k), with larger markers.
     """
     has_same = same is not None and len(same) > 0
-    n_lines = len(methods) + int(has_same)
+    n_lines = len(pipelines) + int(has_same)
     step = min(0.3 / max(n_lines - 1, 1), 0.08) if separate else 0.0
-    for i, m in enumerate(methods):
+    for i, m in enumerate(pipelines):
         row = mean.loc[m].dropna()
         ax.plot(row.index.to_numpy(float) + step * (i - (n_lines - 1) / 2), row.to_numpy(),
                 markersize=4 if separate else 3, label=m, **style[m])
@@ -1492,13 +1492,13 @@ def plot_pipeline_curves(
     Parameters
     ----------
     runs : mapping matrix name -> DataFrame
-        Cross-validation rows per matrix (``method, k, r2``), e.g.
+        Cross-validation rows per matrix (``pipeline, k, r2``), e.g.
         :func:`benchsel_lib.studies.pipelines.compare_pipelines` output; one panel each.
     reference, baseline : str
         Methods always drawn: the recommended pipeline (thick black) and the
         paper's Gaussian + MI (dashed).
     n_top : int
-        Also draw the ``n_top`` other methods with the highest mean R^2 at the
+        Also draw the ``n_top`` other pipelines with the highest mean R^2 at the
         largest ``k`` of that matrix.
     labels : mapping, optional
         Panel titles per matrix name (default: the names).
@@ -1508,11 +1508,11 @@ def plot_pipeline_curves(
         that every scored ``k`` of the fold scores, where the rows have it.
     separate : bool
         Keep lines with the same values visible: each of the ``n_top``
-        methods gets its own marker and dash pattern, and every line of a
+        pipelines gets its own marker and dash pattern, and every line of a
         panel is shifted a little along ``k`` (at most 0.15, centred on the
         true ``k``), so that markers side by side show lines that coincide.
     one_legend : bool
-        One legend under all panels (a method keeps its colour and marker in
+        One legend under all panels (a pipeline keeps its colour and marker in
         every panel) instead of one under each.
     clip : bool
         Keep a panel's y range for the lines that share it: a line that lies
@@ -1525,13 +1525,13 @@ def plot_pipeline_curves(
     Figure
         One panel per matrix (two per row), mean R^2 over folds and seeds at
         the scored ``k``; a legend under each panel (the best pairs differ
-        between matrices), a method keeping its colour in every panel.  O(rows).
+        between matrices), a pipeline keeping its colour in every panel.  O(rows).
     """
     if not runs:
         raise ValueError("runs is empty: give at least one matrix's cross-validation rows")
     check_int(n_top, "n_top", minimum=0)
     means, same = _pipeline_means(runs, reference=reference, baseline=baseline, common=common)
-    drawn = {name: _ranked_methods(mean, reference=reference, baseline=baseline, n_top=n_top)
+    drawn = {name: _ranked_pipelines(mean, reference=reference, baseline=baseline, n_top=n_top)
              for name, mean in means.items()}
     others = list(dict.fromkeys(m for ms in drawn.values() for m in ms[2:]))
     style = _pipeline_styles(others, reference=reference, baseline=baseline, separate=separate)
@@ -1759,7 +1759,7 @@ __all__ += ["plot_observed_pattern"]
 
 # ---------------------------------------------------------------------------- Figure 13, one R^2 panel per holdout
 @_readable
-def plot_r2_by_holdout(summary_df: pd.DataFrame, *, methods: Sequence[str] = ("entropy", "random"),
+def plot_r2_by_holdout(summary_df: pd.DataFrame, *, pipelines: Sequence[str] = ("entropy", "random"),
                        holdouts: Sequence[float] | None = None, folds: pd.DataFrame | None = None,
                        title: str = "") -> Figure:
     """Figure 13's R² panels: mean R² against k, one panel per holdout, each with its own R² axis.
@@ -1767,9 +1767,9 @@ def plot_r2_by_holdout(summary_df: pd.DataFrame, *, methods: Sequence[str] = ("e
     Parameters
     ----------
     summary_df : DataFrame
-        ``summarize_cv`` output (``method, holdout, k, r2_mean, r2_sd, n_scored``).
-    methods : sequence of str
-        Greedy methods solid with markers, ``"random"`` dashed.
+        ``summarize_cv`` output (``pipeline, holdout, k, r2_mean, r2_sd, n_scored``).
+    pipelines : sequence of str
+        Greedy pipelines solid with markers, ``"random"`` dashed.
     holdouts : sequence of float, optional
         One panel each (default: all).
     folds : DataFrame, optional
@@ -1786,18 +1786,18 @@ def plot_r2_by_holdout(summary_df: pd.DataFrame, *, methods: Sequence[str] = ("e
     -----
     O(rows of the tables).
     """
-    df = _require_columns(summary_df, ["method", "holdout", "k", "r2_mean"], "summary_df")
+    df = _require_columns(summary_df, ["pipeline", "holdout", "k", "r2_mean"], "summary_df")
     holdouts = sorted(df["holdout"].unique()) if holdouts is None else list(holdouts)
     fig = Figure(figsize=(min(WIDTH, 2.4 * len(holdouts) + 0.6), 2.9), layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, len(holdouts), squeeze=False)[0])
     for ax, h in zip(axes, holdouts):
-        for m in methods:
-            sub = df[(df["method"] == m) & np.isclose(df["holdout"].astype(float), float(h))].sort_values("k")
+        for m in pipelines:
+            sub = df[(df["pipeline"] == m) & np.isclose(df["holdout"].astype(float), float(h))].sort_values("k")
             if sub.empty:
                 continue
             color = METHOD_COLORS.get(m, "black")
             if folds is not None:
-                f = folds[(folds["method"] == m) & np.isclose(folds["holdout"].astype(float), float(h))]
+                f = folds[(folds["pipeline"] == m) & np.isclose(folds["holdout"].astype(float), float(h))]
                 for _, g in f.sort_values("k").groupby("fold"):
                     ax.plot(g["k"], g["r2"], color=color, linewidth=0.5, alpha=0.35)
             x, mean = sub["k"].to_numpy(float), _values(sub, "r2_mean")

@@ -342,7 +342,7 @@ def _score_path(
         s = _StepScores.of(held, val.truth, sel, T, to_eval(sp.mean, T))
         scored_sq.append(s.full(val.observed.shape))
         row: dict[str, Any] = dict(meta)
-        row.update(method=label, fold=fold, k=step.k, **s.metrics(), **step.diagnostics,
+        row.update(pipeline=label, fold=fold, k=step.k, **s.metrics(), **step.diagnostics,
                    selected=tuple(names[j] for j in sel), **base)
         if path.n_forced is not None:
             row["n_forced"] = path.n_forced
@@ -353,7 +353,7 @@ def _score_path(
         if levels:
             _coverage(row, sp, s.E, s.truth, z_val, T, to_eval, levels, search=step.choice is not None)
         rows.append(row)
-        tops.extend(dict(meta, method=label, fold=fold, k=step.k, **t)
+        tops.extend(dict(meta, pipeline=label, fold=fold, k=step.k, **t)
                     for t in _top_records(s.res2, T, row["ss_res"], row["n_eval"], names, val.models))
     _add_common(rows, scored_sq, val.truth)
     return rows, tops
@@ -524,7 +524,7 @@ class _Sweep:
         return out
 
 
-_ORDER = ("method", "holdout", "fold", "k")
+_ORDER = ("pipeline", "holdout", "fold", "k")
 _METRICS = ("r2", "rmse", "residual_fraction", "logdet", "mi", "selected", "n_eval", "n_train", "n_val",
             "n_dropped", "ss_res", "ss_tot", "r2_common", "n_common", "ss_res_common", "ss_tot_common", "reach",
             "n_reached", "r2_all", "n_eval_all", "ss_res_all", "ss_tot_all", "n_forced", "choice", "inner_r2",
@@ -534,7 +534,7 @@ _METRICS = ("r2", "rmse", "residual_fraction", "logdet", "mi", "selected", "n_ev
 def _cv_frame(plan: _CVPlan, collected: Sequence[tuple[list, list, dict]]) -> pd.DataFrame:
     """The :func:`cross_validate` frame of one plan from its per-split results (in task order).
 
-    Columns: ``method, holdout, fold, k``, any other key of the split
+    Columns: ``pipeline, holdout, fold, k``, any other key of the split
     (``split``, ``quantile`` of the extrapolation check), the metrics in
     :data:`_METRICS` order, then the coverage columns in the order they came.
     """
@@ -547,9 +547,9 @@ def _cv_frame(plan: _CVPlan, collected: Sequence[tuple[list, list, dict]]) -> pd
         for key, val_ in tm.items():
             timings[key] = timings.get(key, 0.0) + val_
     df = pd.DataFrame(rows)
-    scored = set(df["method"]) if len(df) else set()
+    scored = set(df["pipeline"]) if len(df) else set()
     for label in plan.attrs["pipelines"]:
-        if label not in scored:  # otherwise an empty frame, or a missing method, says nothing of why
+        if label not in scored:  # otherwise an empty frame, or a missing pipeline, says nothing of why
             warnings.warn(f"pipeline {label!r} selected no benchmark in any split of {plan.label}: its candidate "
                           "filters (min_observed) or exclusions leave none, so it has no rows", UserWarning,
                           stacklevel=5)
@@ -959,7 +959,7 @@ def cross_validate(
     Returns
     -------
     pandas.DataFrame
-        One row per (pipeline, holdout, fold, k): ``method`` (the pipeline's
+        One row per (pipeline, holdout, fold, k): ``pipeline`` (the pipeline's
         label), ``holdout, fold, k, r2, rmse, residual_fraction, logdet, mi``
         (of the selection on the training correlation; NaN for a search),
         ``selected, n_eval, n_train, n_val, n_dropped, ss_res, ss_tot``,
@@ -973,7 +973,7 @@ def cross_validate(
         of the module docstring) (+ ``n_forced``
         with mandatory benchmarks, ``choice, inner_r2`` for a search,
         ``entries`` with ``keep_entries``, coverage columns). ``df.attrs["top_residuals"]`` is a
-        read-only sequence of records (one per (method, holdout, fold, k,
+        read-only sequence of records (one per (pipeline, holdout, fold, k,
         rank), rank 1..3) with ``model, benchmark, sq_residual, share`` -- the
         largest squared standardized residual contributors, so a collapsing
         fold is visible; see :func:`~benchsel_lib.protocol.summaries.top_residuals`.

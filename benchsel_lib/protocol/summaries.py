@@ -127,13 +127,13 @@ def top_residuals(df: pd.DataFrame, *, n: int | None = None) -> pd.DataFrame:
 
     Returns
     -------
-    DataFrame with columns ``method, holdout, fold, k, rank, model, benchmark,
+    DataFrame with columns ``pipeline, holdout, fold, k, rank, model, benchmark,
     sq_residual, share`` (``share`` = fraction of the fold's ``SS_res``).
 
     Notes
     -----
     Complexity O(R + F) for ``R`` stored records (at most three per row of
-    the run) and the ``F`` rows of ``df`` (one hash merge on ``method,
+    the run) and the ``F`` rows of ``df`` (one hash merge on ``pipeline,
     holdout, fold, k``).
     """
     recs = df.attrs.get("top_residuals")
@@ -142,7 +142,7 @@ def top_residuals(df: pd.DataFrame, *, n: int | None = None) -> pd.DataFrame:
     if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
         raise ValueError(f"n must be a positive integer (ranks 1..n), got {n!r}")
     out = pd.DataFrame(list(recs))
-    keys = ["method", "holdout", "fold", "k"]
+    keys = ["pipeline", "holdout", "fold", "k"]
     if len(out) and set(keys) <= set(df.columns) and set(keys) <= set(out.columns):
         # the records are the whole run's: keep those of the rows df still has (a filtered frame keeps its attrs)
         out = out.merge(df[keys].drop_duplicates(), on=keys, how="inner")
@@ -152,7 +152,7 @@ def top_residuals(df: pd.DataFrame, *, n: int | None = None) -> pd.DataFrame:
 
 
 def summarize_cv(df: pd.DataFrame) -> pd.DataFrame:
-    """Mean and standard deviation across folds per (method, holdout, k).
+    """Mean and standard deviation across folds per (pipeline, holdout, k).
 
     Parameters
     ----------
@@ -161,7 +161,7 @@ def summarize_cv(df: pd.DataFrame) -> pd.DataFrame:
 
     Returns
     -------
-    DataFrame with one row per (method, holdout, k) and columns
+    DataFrame with one row per (pipeline, holdout, k) and columns
     ``r2_mean, r2_sd, rmse_mean, rmse_sd, residual_fraction_mean, ...``
     for every numeric metric present, plus ``n_folds`` (sd uses ``ddof=1``,
     as the paper's bands) and, with ``r2``, ``n_scored``: the folds whose R^2
@@ -172,10 +172,10 @@ def summarize_cv(df: pd.DataFrame) -> pd.DataFrame:
     revealed benchmark) come last among the metrics, before the interval
     coverage. Cost O(rows).
     """
-    if not isinstance(df, pd.DataFrame) or not {"method", "holdout", "fold", "k"} <= set(df.columns):
-        raise ValueError("summarize_cv needs a cross_validate DataFrame (columns method, holdout, fold, k)")
+    if not isinstance(df, pd.DataFrame) or not {"pipeline", "holdout", "fold", "k"} <= set(df.columns):
+        raise ValueError("summarize_cv needs a cross_validate DataFrame (columns pipeline, holdout, fold, k)")
     # rows of several seeds (compare_pipelines) or of the extrapolation check's splits are summarized apart
-    keys = ["method", *(c for c in ("seed",) if c in df.columns), "holdout",
+    keys = ["pipeline", *(c for c in ("seed",) if c in df.columns), "holdout",
             *(c for c in ("split",) if c in df.columns), "k"]
     twice = df.duplicated([*keys, "fold"])
     if twice.any():
@@ -212,7 +212,7 @@ def calibration_table(df: pd.DataFrame, *, ks: Sequence[int] | None = None) -> p
 
     Returns
     -------
-    DataFrame in long form: ``method, holdout, k, nominal, coverage,
+    DataFrame in long form: ``pipeline, holdout, k, nominal, coverage,
     coverage_sd, gap`` (= coverage - nominal), and when the result was run
     with ``variance_inflation`` also ``coverage_cal, gap_cal``. Coverage is
     the mean over folds of the per-fold fraction of evaluated entries inside
@@ -221,10 +221,10 @@ def calibration_table(df: pd.DataFrame, *, ks: Sequence[int] | None = None) -> p
     Notes
     -----
     Complexity O(F log F + G L) for the ``F`` rows of ``df`` (one sorted
-    group-by), ``G`` groups (method, holdout, k) and ``L`` levels.
+    group-by), ``G`` groups (pipeline, holdout, k) and ``L`` levels.
     """
-    if not isinstance(df, pd.DataFrame) or not {"method", "holdout", "k"} <= set(df.columns):
-        raise ValueError("calibration_table needs a cross_validate DataFrame (columns method, holdout, k)")
+    if not isinstance(df, pd.DataFrame) or not {"pipeline", "holdout", "k"} <= set(df.columns):
+        raise ValueError("calibration_table needs a cross_validate DataFrame (columns pipeline, holdout, k)")
     cols = [c for c in df.columns if c.startswith("cov_") and not c.endswith("_cal")]
     if not cols:
         raise ValueError("df has no coverage columns: run cross_validate with levels=(0.5, 0.8, 0.9, 0.95)")
@@ -234,10 +234,10 @@ def calibration_table(df: pd.DataFrame, *, ks: Sequence[int] | None = None) -> p
             raise ValueError(f"ks must list subset sizes of the frame, k = {have}; got {ks!r}")
     d = df if ks is None else df[df["k"].isin(list(ks))]
     out = []
-    for (m, h, k), g in d.groupby(["method", "holdout", "k"], sort=True, dropna=False):
+    for (m, h, k), g in d.groupby(["pipeline", "holdout", "k"], sort=True, dropna=False):
         for c in cols:
             nominal = float(c[4:].replace("_", ".")) / 100.0
-            rec = dict(method=m, holdout=h, k=k, nominal=nominal, coverage=g[c].mean(), coverage_sd=g[c].std(ddof=1))
+            rec = dict(pipeline=m, holdout=h, k=k, nominal=nominal, coverage=g[c].mean(), coverage_sd=g[c].std(ddof=1))
             rec["gap"] = rec["coverage"] - nominal
             if c + "_cal" in g.columns:
                 rec["coverage_cal"] = g[c + "_cal"].mean()
@@ -247,7 +247,7 @@ def calibration_table(df: pd.DataFrame, *, ks: Sequence[int] | None = None) -> p
 
 
 #: the keys :func:`block_r2` groups the rows of a run by, those present in the frame
-_BLOCK_KEYS = ("method", "seed", "holdout", "split", "k")
+_BLOCK_KEYS = ("pipeline", "seed", "holdout", "split", "k")
 
 
 def block_r2(df: pd.DataFrame, inside: Sequence[bool] | np.ndarray, *, every: bool = False) -> pd.DataFrame:
@@ -255,7 +255,7 @@ def block_r2(df: pd.DataFrame, inside: Sequence[bool] | np.ndarray, *, every: bo
 
     Each scored held-out entry belongs to the block when its benchmark does.
     Inside and outside, the squared residuals and squared truths of the
-    entries are summed over the folds of each (method, holdout, k) (and
+    entries are summed over the folds of each (pipeline, holdout, k) (and
     seed, with a ``seed`` column), and ``R^2 = 1 - SS_res / SS_tot``; the
     two parts add up to the whole: ``ss_res = ss_res_inside +
     ss_res_outside``, and so for ``ss_tot`` and ``n``.  Pooled over the
@@ -276,7 +276,7 @@ def block_r2(df: pd.DataFrame, inside: Sequence[bool] | np.ndarray, *, every: bo
     Returns
     -------
     DataFrame
-        One row per (method, [seed], holdout, k) in sorted order: ``n,
+        One row per (pipeline, [seed], holdout, k) in sorted order: ``n,
         n_inside, n_outside`` (entries), ``r2, r2_inside, r2_outside``
         (pooled; NaN where nothing is scored), ``ss_res, ss_tot,
         ss_res_inside, ss_tot_inside, ss_res_outside, ss_tot_outside`` and

@@ -200,8 +200,8 @@ def first_pick_band(
     for j, df in zip(pool, frames):
         s = summarize_cv(df)
         if len(df):
-            applied = df.groupby(["method", "holdout", "k"])["n_forced"].sum().rename("n_forced_folds")
-            s = s.merge(applied.reset_index(), on=["method", "holdout", "k"], how="left")
+            applied = df.groupby(["pipeline", "holdout", "k"])["n_forced"].sum().rename("n_forced_folds")
+            s = s.merge(applied.reset_index(), on=["pipeline", "holdout", "k"], how="left")
         else:
             s["n_forced_folds"] = pd.Series(dtype=int)
         s.insert(0, "variant", names[j])
@@ -263,7 +263,7 @@ def _spread(g: pd.DataFrame, metric: str) -> dict[str, Any]:
     Parameters
     ----------
     g : DataFrame
-        The rows of one (method, holdout) at one ``k``.
+        The rows of one (pipeline, holdout) at one ``k``.
     metric : str
 
     Returns
@@ -304,7 +304,7 @@ def variant_range(band: pd.DataFrame, *, k: int, metric: str | None = None) -> p
     Returns
     -------
     DataFrame
-        One row per (method, holdout) (those present): ``k, metric, min, max,
+        One row per (pipeline, holdout) (those present): ``k, metric, min, max,
         spread`` (= max - min), ``lo_variant``, ``hi_variant`` (the variants
         at the extremes; ``lo_fold``/``hi_fold`` too for per-fold input),
         ``n_variants``. NaN values are ignored. Cost O(rows).
@@ -316,7 +316,7 @@ def variant_range(band: pd.DataFrame, *, k: int, metric: str | None = None) -> p
     """
     metric = _range_metric(band, metric)
     at = _rows_at(band, k)
-    keys = [c for c in ("method", "holdout") if c in at.columns]
+    keys = [c for c in ("pipeline", "holdout") if c in at.columns]
     groups = at.groupby(keys, sort=True) if keys else [((), at)]
     rows = []
     for key, g in groups:

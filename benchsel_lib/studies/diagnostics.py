@@ -767,19 +767,19 @@ def selection_summary(positions: pd.DataFrame, *, top: int = 15, n_folds: int | 
     return out
 
 
-def positions_from_cv(cv: pd.DataFrame, *, method: str, holdout: float = 0.1) -> pd.DataFrame:
+def positions_from_cv(cv: pd.DataFrame, *, pipeline: str, holdout: float = 0.1) -> pd.DataFrame:
     """Selection positions from a :func:`benchsel_lib.cross_validate` table.
 
     Takes, for each fold, the ``selected`` tuple of the row with the largest
-    ``k`` for the given ``method`` and ``holdout`` (the full greedy order) and
+    ``k`` for the given ``pipeline`` and ``holdout`` (the full greedy order) and
     passes the per-fold orders to :func:`selection_positions`.
 
     Parameters
     ----------
     cv : pandas.DataFrame
-        CV output with columns ``method, holdout, fold, k, selected``.
-    method : str
-        Selection method, e.g. ``"entropy"`` or ``"mi"``.
+        CV output with columns ``pipeline, holdout, fold, k, selected``.
+    pipeline : str
+        The pipeline's label, e.g. ``"entropy"`` or ``"mi"``.
     holdout : float, default 0.1
         Holdout fraction (the paper uses 10% for Figures 9-11).
 
@@ -787,7 +787,7 @@ def positions_from_cv(cv: pd.DataFrame, *, method: str, holdout: float = 0.1) ->
     ------
     ValueError
         A missing column, a holdout that is not a number, no row of
-        ``method`` at ``holdout``, rows of several seeds or runs (one fold
+        ``pipeline`` at ``holdout``, rows of several seeds or runs (one fold
         would take one run's selection), or selections stored as text.
 
     Returns
@@ -803,19 +803,19 @@ def positions_from_cv(cv: pd.DataFrame, *, method: str, holdout: float = 0.1) ->
     check, sorted group-by on ``fold``) and ``S`` selected benchmarks over
     the folds.
     """
-    for col in ("method", "holdout", "fold", "k", "selected"):
+    for col in ("pipeline", "holdout", "fold", "k", "selected"):
         if col not in cv.columns:
             raise ValueError(f"cv table lacks the column {col!r}")
     if isinstance(holdout, bool) or not isinstance(holdout, (int, float, np.floating)):
         raise ValueError(f"holdout must be a fraction in (0, 1), got {holdout!r}")
-    sub = cv[(cv["method"] == method) & np.isclose(cv["holdout"].astype(float), float(holdout))]
+    sub = cv[(cv["pipeline"] == pipeline) & np.isclose(cv["holdout"].astype(float), float(holdout))]
     if sub.empty:
-        raise ValueError(f"cv table has no rows for method={method!r}, holdout={holdout}")
+        raise ValueError(f"cv table has no rows for pipeline={pipeline!r}, holdout={holdout}")
     if "seed" in sub.columns and sub["seed"].nunique() > 1:
-        raise ValueError(f"cv table holds {sub['seed'].nunique()} seeds of {method!r}: pass one run's rows "
+        raise ValueError(f"cv table holds {sub['seed'].nunique()} seeds of {pipeline!r}: pass one run's rows "
                          "(cv[cv['seed'] == s]), each fold's selection is that run's")
     if sub.duplicated(["fold", "k"]).any():
-        raise ValueError(f"cv table has more than one row of {method!r} per fold and k: rows of several runs; "
+        raise ValueError(f"cv table has more than one row of {pipeline!r} per fold and k: rows of several runs; "
                          "pass one run's rows")
     orders: dict[Any, list[str]] = {}
     for fold, grp in sub.groupby("fold", sort=True):

@@ -297,10 +297,10 @@ def _forced_band(df: pd.DataFrame, col: Mapping[str, int], *, n_folds: int, n_k:
         Folds and subset sizes ``1..n_k``.
     """
     band = np.full((n_folds, len(col), n_k), np.nan)
-    fdf = df[df["method"].str.startswith("first:")]
+    fdf = df[df["pipeline"].str.startswith("first:")]
     if "n_forced" in fdf.columns:
         fdf = fdf[fdf["n_forced"].fillna(0) > 0]
-    band[fdf["fold"].to_numpy(int), fdf["method"].str[len("first:"):].map(col).to_numpy(int),
+    band[fdf["fold"].to_numpy(int), fdf["pipeline"].str[len("first:"):].map(col).to_numpy(int),
          fdf["k"].to_numpy(int) - 1] = fdf["r2"].to_numpy(float)
     return band
 
@@ -317,7 +317,7 @@ def _rebuilt(band: np.ndarray, pick_idx: np.ndarray) -> np.ndarray:
 
 def _tie_rule_pick(df: pd.DataFrame, rule: str, fold: int) -> str | None:
     """The first benchmark the run of tie rule ``rule`` selects in ``fold`` (None when it has no row at k = 1)."""
-    sel = df[(df["method"] == f"tie:{rule}") & (df["fold"] == fold) & (df["k"] == 1)]["selected"]
+    sel = df[(df["pipeline"] == f"tie:{rule}") & (df["fold"] == fold) & (df["k"] == 1)]["selected"]
     return sel.iloc[0][0] if len(sel) else None
 
 
@@ -372,7 +372,7 @@ def _rule_curves(df: pd.DataFrame, ks: np.ndarray, ref: Mapping[int, float], rul
     curves["paper"] = [ref.get(int(k), np.nan) for k in ks]
     sources: dict[str, str] = {}
     for r in rules:
-        curves[r] = df[df["method"] == f"tie:{r}"].groupby("k")["r2"].mean().reindex(ks).to_numpy()
+        curves[r] = df[df["pipeline"] == f"tie:{r}"].groupby("k")["r2"].mean().reindex(ks).to_numpy()
         sources[r] = "cv"
     for r in PATH_RULES:
         curves[r] = _rebuilt(band, path_idx[r])

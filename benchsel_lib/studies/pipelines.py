@@ -284,15 +284,15 @@ def _cell_keys(df: pd.DataFrame) -> list[str]:
     Raises
     ------
     ValueError
-        ``df`` lacks ``method``, ``fold``, ``k`` or ``r2``.
+        ``df`` lacks ``pipeline``, ``fold``, ``k`` or ``r2``.
     """
-    _require_columns(df, ("method", "fold", "k", "r2"))
+    _require_columns(df, ("pipeline", "fold", "k", "r2"))
     keys = [c for c in ("seed", "holdout", "fold") if c in df.columns]
-    twice = df.duplicated([*keys, "method", "k"])
+    twice = df.duplicated([*keys, "pipeline", "k"])
     if twice.any():
         row = df.loc[twice].iloc[0]
         cell = ", ".join(f"{c}={row[c]}" for c in [*keys, "k"])
-        raise ValueError(f"the frame has more than one row of {row['method']!r} at {cell}: rows of several runs "
+        raise ValueError(f"the frame has more than one row of {row['pipeline']!r} at {cell}: rows of several runs "
                          "would be averaged and paired wrongly; pass one run's rows (compare_pipelines keys its "
                          "runs by seed)")
     return keys
@@ -310,19 +310,19 @@ def _check_sizes(ks: Any, what: str = "ks") -> tuple[int, ...]:
     return tuple(int(k) for k in ks)
 
 
-def _require_method_sizes(df: pd.DataFrame, method: str, ks: Sequence[int]) -> None:
-    """Raise ``ValueError`` unless ``method`` has rows in ``df`` at every size of ``ks``."""
-    _require_methods(df, (method,))
-    have = sorted({int(k) for k in df.loc[df["method"] == method, "k"]})
+def _require_pipeline_sizes(df: pd.DataFrame, pipeline: str, ks: Sequence[int]) -> None:
+    """Raise ``ValueError`` unless ``pipeline`` has rows in ``df`` at every size of ``ks``."""
+    _require_pipelines(df, (pipeline,))
+    have = sorted({int(k) for k in df.loc[df["pipeline"] == pipeline, "k"]})
     absent = [k for k in ks if k not in have]
     if absent:
-        raise ValueError(f"k = {absent} is not in the rows of {method!r}: it has k = {have}")
+        raise ValueError(f"k = {absent} is not in the rows of {pipeline!r}: it has k = {have}")
 
 
 def _check_peers(peers: Any, reference: str) -> list[str]:
-    """``peers`` as a list of method names other than ``reference``; a string or the reference raise ValueError."""
+    """``peers`` as a list of pipeline names other than ``reference``; a string or the reference raise ValueError."""
     if isinstance(peers, (str, bytes)) or not isinstance(peers, Sequence):
-        raise ValueError(f"peers must be a list of method names, got {peers!r}")
+        raise ValueError(f"peers must be a list of pipeline names, got {peers!r}")
     if reference in peers:
         raise ValueError(f"peers lists the reference {reference!r}: it would be compared with itself")
     return list(peers)
@@ -336,29 +336,29 @@ def _require_columns(df: pd.DataFrame, columns: Sequence[str], *,
         raise ValueError(f"the frame has no {', '.join(map(repr, missing))} column{'s' * (len(missing) > 1)}: {hint}")
 
 
-def _require_methods(df: pd.DataFrame, methods: Sequence[str]) -> None:
-    """Raise ``ValueError`` naming the first of ``methods`` that has no row in ``df``, with the methods it has."""
-    have = list(pd.unique(df["method"]))
-    for method in methods:
-        if method not in have:
-            raise ValueError(f"method {method!r} is not in the frame: it has {have}")
+def _require_pipelines(df: pd.DataFrame, pipelines: Sequence[str]) -> None:
+    """Raise ``ValueError`` naming the first of ``pipelines`` that has no row in ``df``, with the pipelines it has."""
+    have = list(pd.unique(df["pipeline"]))
+    for pipeline in pipelines:
+        if pipeline not in have:
+            raise ValueError(f"pipeline {pipeline!r} is not in the frame: it has {have}")
 
 
-def _require_scored(df: pd.DataFrame, ks: Sequence[int], methods: Sequence[str]) -> list[str]:
-    """The cell keys of ``df`` (:func:`_cell_keys`), after checking that ``ks`` and ``methods`` were scored."""
+def _require_scored(df: pd.DataFrame, ks: Sequence[int], pipelines: Sequence[str]) -> list[str]:
+    """The cell keys of ``df`` (:func:`_cell_keys`), after checking that ``ks`` and ``pipelines`` were scored."""
     keys = _cell_keys(df)
     scored = sorted(set(df.loc[df["r2"].notna(), "k"]))
     absent = [int(k) for k in ks if k not in scored]
     if absent:
         raise ValueError(f"k = {absent} is not scored: the frame has k = {[int(k) for k in scored]}")
-    _require_methods(df, methods)
+    _require_pipelines(df, pipelines)
     return keys
 
 
-def _wide_r2(df: pd.DataFrame, ks: Sequence[int], methods: Sequence[str]) -> pd.DataFrame:
-    """R^2 per cell and ``k`` (rows) and method (columns), after checking that ``ks`` and ``methods`` were scored."""
-    keys = _require_scored(df, ks, methods)
-    return df.pivot_table(index=[*keys, "k"], columns="method", values="r2")
+def _wide_r2(df: pd.DataFrame, ks: Sequence[int], pipelines: Sequence[str]) -> pd.DataFrame:
+    """R^2 per cell and ``k`` (rows) and pipeline (columns), after checking that ``ks`` and ``pipelines`` were scored."""
+    keys = _require_scored(df, ks, pipelines)
+    return df.pivot_table(index=[*keys, "k"], columns="pipeline", values="r2")
 
 
 def _mean_se(d: pd.Series) -> tuple[float, float]:
@@ -409,35 +409,35 @@ def paired_summary(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10), reference: 
     return pd.DataFrame(rows)
 
 
-def choice_counts(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] = (5, 10),
+def choice_counts(df: pd.DataFrame, *, pipeline: str = "auto", ks: Sequence[int] = (5, 10),
                   top: int = 3) -> dict[int, dict[str, int]]:
-    """How often each pipeline was ``method``'s choice over the (seed, fold) cells, per ``k``: the ``top`` most frequent.
+    """How often each pipeline was ``pipeline``'s choice over the (seed, fold) cells, per ``k``: the ``top`` most frequent.
 
-    ``df`` needs ``method``, ``k`` and ``choice`` (the recommended pipeline's
+    ``df`` needs ``pipeline``, ``k`` and ``choice`` (the recommended pipeline's
     rows of :func:`~benchsel_lib.protocol.cv.cross_validate` carry it);
     ``ValueError`` names a missing one.  O(len(df)).
     """
-    _require_columns(df, ("method", "k", "choice"),
+    _require_columns(df, ("pipeline", "k", "choice"),
                      hint="the recommended pipeline's rows of cross_validate carry its choice")
     ks = _check_sizes(ks)
-    _require_method_sizes(df, method, ks)
+    _require_pipeline_sizes(df, pipeline, ks)
     check_int(top, "top")
-    d = df[(df["method"] == method) & df["k"].isin(list(ks))]
+    d = df[(df["pipeline"] == pipeline) & df["k"].isin(list(ks))]
     return {int(k): {str(c): int(n) for c, n in g["choice"].value_counts().head(top).items()}
             for k, g in d.groupby("k")}
 
 
-def pooled_coverage(df: pd.DataFrame, *, method: str = "auto", levels: Sequence[float] = (0.5, 0.8, 0.9)) -> pd.DataFrame:
-    """Interval coverage of ``method`` pooled over folds and ``k`` (weighted by evaluated entries), per level.
+def pooled_coverage(df: pd.DataFrame, *, pipeline: str = "auto", levels: Sequence[float] = (0.5, 0.8, 0.9)) -> pd.DataFrame:
+    """Interval coverage of ``pipeline`` pooled over folds and ``k`` (weighted by evaluated entries), per level.
 
     ``ValueError`` names a level whose coverage column ``df`` lacks (run
     :func:`~benchsel_lib.protocol.cv.cross_validate` with that level in
     ``levels``).  O(len(df) x len(levels)).
     """
-    _require_columns(df, ("method", "n_eval", *(coverage_column(lev) for lev in levels)),
+    _require_columns(df, ("pipeline", "n_eval", *(coverage_column(lev) for lev in levels)),
                      hint=f"cross_validate gives interval coverage with levels={tuple(float(v) for v in levels)}")
-    _require_methods(df, (method,))
-    d = df[df["method"] == method]
+    _require_pipelines(df, (pipeline,))
+    d = df[df["pipeline"] == pipeline]
     out = []
     for lev in levels:
         c = coverage_column(lev)
@@ -447,8 +447,8 @@ def pooled_coverage(df: pd.DataFrame, *, method: str = "auto", levels: Sequence[
     return pd.DataFrame(out)
 
 
-def inner_optimism(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] = (5, 10)) -> pd.DataFrame:
-    """How far the inner-CV R^2 of ``method``'s choice exceeds its R^2 on the held-out models, per ``k``.
+def inner_optimism(df: pd.DataFrame, *, pipeline: str = "auto", ks: Sequence[int] = (5, 10)) -> pd.DataFrame:
+    """How far the inner-CV R^2 of ``pipeline``'s choice exceeds its R^2 on the held-out models, per ``k``.
 
     ``df`` holds :func:`benchsel_lib.cross_validate` rows (``inner_r2`` and
     ``r2``, e.g. from :func:`compare_pipelines`).  A search scores its
@@ -460,12 +460,12 @@ def inner_optimism(df: pd.DataFrame, *, method: str = "auto", ks: Sequence[int] 
     optimism of the inner score that a user of ``benchsel predict`` is
     shown.  ``ValueError`` names a missing column.  O(len(df)).
     """
-    _require_columns(df, ("method", "k", "inner_r2", "r2"),
+    _require_columns(df, ("pipeline", "k", "inner_r2", "r2"),
                      hint="the recommended pipeline's rows of cross_validate carry its inner_r2")
     ks = _check_sizes(ks)
-    _require_method_sizes(df, method, ks)
+    _require_pipeline_sizes(df, pipeline, ks)
     held = "r2_all" if "r2_all" in df.columns else "r2"
-    d = df[(df["method"] == method) & df["k"].isin(list(ks))].dropna(subset=["inner_r2", held])
+    d = df[(df["pipeline"] == pipeline) & df["k"].isin(list(ks))].dropna(subset=["inner_r2", held])
     rows = []
     for k, g in d.groupby("k"):
         optimism, optimism_se = _mean_se(g["inner_r2"] - g[held])
@@ -542,17 +542,17 @@ def shared_differences(df: pd.DataFrame, peers: Sequence[str], *, ks: Sequence[i
     ks = _check_sizes(ks)
     peers = _check_peers(peers, reference)
     keys = _require_scored(df, ks, (reference,))
-    d = df[df["k"].isin(list(ks))].set_index([*keys, "k", "method"])["entries"]
+    d = df[df["k"].isin(list(ks))].set_index([*keys, "k", "pipeline"])["entries"]
     if not d.index.is_unique:
-        raise ValueError("the frame has two rows of one method in one cell: pass the rows of one run per seed")
+        raise ValueError("the frame has two rows of one pipeline in one cell: pass the rows of one run per seed")
     rows = []
     for k in ks:
         at = d.xs(k, level="k")
-        ref = at.xs(reference, level="method")
+        ref = at.xs(reference, level="pipeline")
         for peer in peers:
-            if peer not in at.index.get_level_values("method"):
+            if peer not in at.index.get_level_values("pipeline"):
                 continue
-            other = at.xs(peer, level="method")
+            other = at.xs(peer, level="pipeline")
             cells, own = [], 0
             for cell in ref.index.intersection(other.index):
                 a, b = ref.loc[cell], other.loc[cell]
@@ -573,8 +573,8 @@ def shared_differences(df: pd.DataFrame, peers: Sequence[str], *, ks: Sequence[i
                                        "n_shared", "n_own"])
 
 
-def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10) -> dict[str, float]:
-    """How much ``method`` gains from ``k0`` to ``k1`` benchmarks, paired by (seed, holdout, fold) cell.
+def k_gain(df: pd.DataFrame, *, pipeline: str = "auto", k0: int = 5, k1: int = 10) -> dict[str, float]:
+    """How much ``pipeline`` gains from ``k0`` to ``k1`` benchmarks, paired by (seed, holdout, fold) cell.
 
     ``r2_k0``, ``r2_k1``: each size's mean R^2 over the cells scored at both.
     ``gain``: the mean of R^2(k1) - R^2(k0) over the cells, with its standard
@@ -607,21 +607,21 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
     Raises
     ------
     ValueError
-        ``df`` lacks a column pairing needs, ``method`` is not in it, or it
+        ``df`` lacks a column pairing needs, ``pipeline`` is not in it, or it
         is not scored at both sizes in any cell.
     """
     keys = _cell_keys(df)
-    _require_methods(df, (method,))
+    _require_pipelines(df, (pipeline,))
     if not check_int(k0, "k0") < check_int(k1, "k1"):
         raise ValueError(f"k0={k0} must be smaller than k1={k1}: the gain is from k0 to k1 benchmarks")
-    d = df[df["method"] == method]
+    d = df[df["pipeline"] == pipeline]
     pairs, wide = {}, {}
     for col in ("r2", "r2_common"):
         if col in d.columns:
             wide[col] = w = d.pivot_table(index=keys, columns="k", values=col)
             pairs[col] = (w[k1] - w[k0]).dropna() if k0 in w.columns and k1 in w.columns else pd.Series(dtype=float)
     if "r2" not in pairs or not len(pairs["r2"]):
-        raise ValueError(f"{method!r} is not scored at both k = {k0} and k = {k1} in any (seed, holdout, fold) cell")
+        raise ValueError(f"{pipeline!r} is not scored at both k = {k0} and k = {k1} in any (seed, holdout, fold) cell")
     gain, gain_se = _mean_se(pairs["r2"])
     common, common_se = _mean_se(pairs["r2_common"]) if len(pairs.get("r2_common", ())) else (np.nan, np.nan)
     both = pairs["r2"].index
@@ -651,42 +651,42 @@ def k_gain(df: pd.DataFrame, *, method: str = "auto", k0: int = 5, k1: int = 10)
     return out
 
 
-def seed_gains(df: pd.DataFrame, *, methods: Sequence[str] | None = None, k0: int = 5,
+def seed_gains(df: pd.DataFrame, *, pipelines: Sequence[str] | None = None, k0: int = 5,
                k1: int = 10) -> pd.DataFrame:
-    """:func:`k_gain` of each method at each seed: does the gain from ``k0`` to ``k1`` hold beyond one seed?
+    """:func:`k_gain` of each pipeline at each seed: does the gain from ``k0`` to ``k1`` hold beyond one seed?
 
     One seed draws one set of folds, so a gain measured at one seed may be
-    that draw's.  Each (method, seed) row has ``method, seed``, the mean R^2
+    that draw's.  Each (pipeline, seed) row has ``pipeline, seed``, the mean R^2
     ``r2_k0, r2_k1`` over the folds scored at both sizes, and ``k_gain``'s
     ``gain, gain_se, gain_common, gain_common_se, nested_cells, n_cells``.
-    ``methods``: the methods of ``df`` in their order of first appearance
-    when omitted.  Rows are ordered by method, then seed.  O(rows).
+    ``pipelines``: the pipelines of ``df`` in their order of first appearance
+    when omitted.  Rows are ordered by pipeline, then seed.  O(rows).
 
     Raises
     ------
     ValueError
         ``df`` has no ``seed`` column or lacks another column pairing needs,
-        a method of ``methods`` is not in ``df``, or it is not scored at both
+        a pipeline of ``pipelines`` is not in ``df``, or it is not scored at both
         sizes at one of its seeds.
     """
-    _require_columns(df, ("seed", "method", "fold", "k", "r2"),
+    _require_columns(df, ("seed", "pipeline", "fold", "k", "r2"),
                      hint="seed_gains compares the seeds of compare_pipelines rows "
                           "(k_gain reads one cross_validate run)")
-    names = list(pd.unique(df["method"])) if methods is None else list(methods)
-    _require_methods(df, names)
+    names = list(pd.unique(df["pipeline"])) if pipelines is None else list(pipelines)
+    _require_pipelines(df, names)
     rows = []
-    for method in names:
-        d = df[df["method"] == method]
+    for pipeline in names:
+        d = df[df["pipeline"] == pipeline]
         for seed, ds in d.groupby("seed", sort=True):
-            g = k_gain(ds, method=method, k0=k0, k1=k1)
-            rows.append(dict(method=method, seed=int(seed), **{c: g[c] for c in (
+            g = k_gain(ds, pipeline=pipeline, k0=k0, k1=k1)
+            rows.append(dict(pipeline=pipeline, seed=int(seed), **{c: g[c] for c in (
                 "r2_k0", "r2_k1", "gain", "gain_se", "gain_common", "gain_common_se", "nested_cells", "n_cells")}))
     return pd.DataFrame(rows)
 
 
-def _run_rows(df: pd.DataFrame, *, method: str, fold: int, holdout: float, seed: int) -> pd.DataFrame:
-    """The run's rows of ``method`` in ``fold``, at ``holdout`` and ``seed`` where the frame has those columns."""
-    d = df[(df["method"] == method) & (df["fold"] == fold)]
+def _run_rows(df: pd.DataFrame, *, pipeline: str, fold: int, holdout: float, seed: int) -> pd.DataFrame:
+    """The run's rows of ``pipeline`` in ``fold``, at ``holdout`` and ``seed`` where the frame has those columns."""
+    d = df[(df["pipeline"] == pipeline) & (df["fold"] == fold)]
     if "holdout" in d.columns:
         d = d[np.isclose(d["holdout"], holdout)]
     if "seed" in d.columns:
@@ -694,12 +694,12 @@ def _run_rows(df: pd.DataFrame, *, method: str, fold: int, holdout: float, seed:
     return d
 
 
-def _run_selection(d: pd.DataFrame, k: int, *, method: str, fold: int, holdout: float,
+def _run_selection(d: pd.DataFrame, k: int, *, pipeline: str, fold: int, holdout: float,
                    seed: int) -> tuple[list[str], int | None]:
     """The run's selection at ``k`` and the entries it scored there (None without ``n_eval``); no row is an error."""
     at = d[d["k"] == k]
     if at.empty:
-        raise ValueError(f"{method!r} has no row at fold {fold}, k = {k} (holdout {holdout}, seed {seed})")
+        raise ValueError(f"{pipeline!r} has no row at fold {fold}, k = {k} (holdout {holdout}, seed {seed})")
     return list(at["selected"].iloc[0]), (int(at["n_eval"].iloc[0]) if "n_eval" in at.columns else None)
 
 
@@ -795,10 +795,10 @@ def _newly_scored_rows(matrix: Any, val: np.ndarray, cols: np.ndarray, Ov: np.nd
     return rows
 
 
-def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method: str = "auto", k0: int = 5,
+def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, pipeline: str = "auto", k0: int = 5,
                  k1: int = 10, holdout: float = 0.1, n_folds: int = 10, scheme: str = "paper",
                  min_train_observed: int = 1, unreached: str = "skip") -> pd.DataFrame:
-    """The held-out models of one fold that ``method`` scores at ``k1`` benchmarks and not at ``k0``.
+    """The held-out models of one fold that ``pipeline`` scores at ``k1`` benchmarks and not at ``k0``.
 
     Under the protocol (Section 5.1, ``unreached="skip"``) a held-out
     model is scored at a size when it observes at least one revealed
@@ -821,20 +821,20 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
     Raises
     ------
     ValueError
-        ``df`` lacks a column, ``method``, or a row of ``fold`` at ``k0``
+        ``df`` lacks a column, ``pipeline``, or a row of ``fold`` at ``k0``
         or ``k1`` (at ``holdout``, and at ``seed`` when ``df`` has seeds),
         or the split drawn again does not score what the run scored (its
         ``n_eval``): a seed or scheme other than the run's; or
         ``unreached`` is unknown.
     """
     check_unreached(unreached)
-    _require_columns(df, ("method", "fold", "k", "selected"))
-    _require_methods(df, (method,))
+    _require_columns(df, ("pipeline", "fold", "k", "selected"))
+    _require_pipelines(df, (pipeline,))
     X = np.asarray(matrix.scores, dtype=float)
-    d = _run_rows(df, method=method, fold=fold, holdout=holdout, seed=seed)
+    d = _run_rows(df, pipeline=pipeline, fold=fold, holdout=holdout, seed=seed)
     chosen, n_eval = {}, {}
     for k in (k0, k1):
-        chosen[k], n_eval[k] = _run_selection(d, k, method=method, fold=fold, holdout=holdout, seed=seed)
+        chosen[k], n_eval[k] = _run_selection(d, k, pipeline=pipeline, fold=fold, holdout=holdout, seed=seed)
     train, val = _fold_split(X.shape[0], fold, n_folds=n_folds, holdout=holdout, seed=seed, scheme=scheme)
     counts = (~np.isnan(X[train])).sum(axis=0)
     cols = kept_columns(X[train], min_train_observed)
@@ -846,32 +846,32 @@ def newly_scored(matrix: Any, df: pd.DataFrame, *, fold: int, seed: int, method:
     return pd.DataFrame(rows, columns=["model", "targets", "revealed", "train_observed"])
 
 
-def entries_scored(df: pd.DataFrame, *, methods: Sequence[str] | None = None,
+def entries_scored(df: pd.DataFrame, *, pipelines: Sequence[str] | None = None,
                    ks: Sequence[int] = (5, 10)) -> pd.DataFrame:
-    """How many held-out entries the protocol scores for each method at each ``k``, summed over the cells.
+    """How many held-out entries the protocol scores for each pipeline at each ``k``, summed over the cells.
 
     Under the paper's rule (``unreached="skip"``) a held-out model is
     scored only where it observes a revealed benchmark, so on a sparse
     matrix methods whose selections reach different models are scored on
     different entries, and their R^2 are not on the same footing.  One row
-    per method (``methods``, default every method of ``df`` in order of
+    per pipeline (``pipelines``, default every pipeline of ``df`` in order of
     appearance), one column per ``k``.  O(rows).
 
     Raises
     ------
     ValueError
-        ``df`` lacks ``n_eval`` or another column, or a method is not in it.
+        ``df`` lacks ``n_eval`` or another column, or a pipeline is not in it.
     """
-    _require_columns(df, ("method", "k", "n_eval"))
-    names = list(pd.unique(df["method"])) if methods is None else list(methods)
-    _require_methods(df, names)
+    _require_columns(df, ("pipeline", "k", "n_eval"))
+    names = list(pd.unique(df["pipeline"])) if pipelines is None else list(pipelines)
+    _require_pipelines(df, names)
     ks = _check_sizes(ks)
     have = sorted({int(k) for k in df["k"]})
     if any(k not in have for k in ks):
         raise ValueError(f"k = {[k for k in ks if k not in have]} is not in the frame: it has k = {have}")
-    n = df[df["k"].isin(ks)].groupby(["method", "k"])["n_eval"].sum()
+    n = df[df["k"].isin(ks)].groupby(["pipeline", "k"])["n_eval"].sum()
     return pd.DataFrame({int(k): [int(n.get((m, k), 0)) for m in names] for k in ks},
-                        index=pd.Index(names, name="method"))
+                        index=pd.Index(names, name="pipeline"))
 
 
 def _pooled_r2(ss_res: float, ss_tot: float, scale: float) -> float:
@@ -880,8 +880,8 @@ def _pooled_r2(ss_res: float, ss_tot: float, scale: float) -> float:
 
 
 def every_model_r2(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10),
-                   methods: Sequence[str] | None = None) -> pd.DataFrame:
-    """The protocol's R^2 beside the R^2 over every held-out model and the reach, per method and ``k``.
+                   pipelines: Sequence[str] | None = None) -> pd.DataFrame:
+    """The protocol's R^2 beside the R^2 over every held-out model and the reach, per pipeline and ``k``.
 
     Under the paper's rule (``unreached="skip"``) a held-out model that
     ran none of the revealed benchmarks is not scored, so on a sparse matrix
@@ -898,14 +898,14 @@ def every_model_r2(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10),
         :func:`~benchsel_lib.protocol.cv.cross_validate`.
     ks : sequence of int
         The subset sizes, each scored in ``df``.
-    methods : sequence of str, optional
-        The methods, in this order (default: every method of ``df``, in
+    pipelines : sequence of str, optional
+        The pipelines, in this order (default: every pipeline of ``df``, in
         order of appearance).
 
     Returns
     -------
     DataFrame
-        One row per ``k`` (in the order of ``ks``) and method: ``k, method,
+        One row per ``k`` (in the order of ``ks``) and pipeline: ``k, pipeline,
         r2, r2_all, reach`` (means over the (seed, holdout, fold) cells,
         ``r2`` over those where it is defined) and ``n_cells``.
 
@@ -913,22 +913,22 @@ def every_model_r2(df: pd.DataFrame, *, ks: Sequence[int] = (5, 10),
     ------
     ValueError
         ``df`` lacks a column (``r2_all`` and ``reach`` come with every
-        :func:`~benchsel_lib.protocol.cv.cross_validate` row), a method is not
+        :func:`~benchsel_lib.protocol.cv.cross_validate` row), a pipeline is not
         in it, or a size of ``ks`` is not scored.
 
     Notes
     -----
     O(rows).
     """
-    _require_columns(df, ("method", "k", "r2", "r2_all", "reach"))
+    _require_columns(df, ("pipeline", "k", "r2", "r2_all", "reach"))
     ks = _check_sizes(ks)
-    names = list(pd.unique(df["method"])) if methods is None else list(methods)
+    names = list(pd.unique(df["pipeline"])) if pipelines is None else list(pipelines)
     _require_scored(df, ks, names)
-    means = df[df["k"].isin(ks)].groupby(["k", "method"])[["r2", "r2_all", "reach"]].mean()
-    cells = df[df["k"].isin(ks)].groupby(["k", "method"]).size()
-    rows = [dict(k=int(k), method=str(m), **means.loc[(k, m)].to_dict(), n_cells=int(cells.loc[(k, m)]))
+    means = df[df["k"].isin(ks)].groupby(["k", "pipeline"])[["r2", "r2_all", "reach"]].mean()
+    cells = df[df["k"].isin(ks)].groupby(["k", "pipeline"]).size()
+    rows = [dict(k=int(k), pipeline=str(m), **means.loc[(k, m)].to_dict(), n_cells=int(cells.loc[(k, m)]))
             for k in ks for m in names if (k, m) in means.index]
-    return pd.DataFrame(rows, columns=["k", "method", "r2", "r2_all", "reach", "n_cells"])
+    return pd.DataFrame(rows, columns=["k", "pipeline", "r2", "r2_all", "reach", "n_cells"])
 
 
 def mmlu_block(benchmarks: Sequence[str]) -> np.ndarray:
@@ -960,7 +960,7 @@ def block_sizes(matrix: Any, inside: Sequence[bool] | np.ndarray) -> tuple[int, 
 
 
 def block_split(df: pd.DataFrame, inside: Sequence[bool] | np.ndarray, *, ks: Sequence[int] = (5, 10),
-                methods: Sequence[str] | None = None) -> pd.DataFrame:
+                pipelines: Sequence[str] | None = None) -> pd.DataFrame:
     """R^2 inside and outside a block of benchmarks, in the protocol's scoring and over every held-out model.
 
     Each scored entry is inside the block when its benchmark is; the sums of
@@ -978,13 +978,13 @@ def block_split(df: pd.DataFrame, inside: Sequence[bool] | np.ndarray, *, ks: Se
         Per benchmark of the matrix, whether it is in the block (e.g. :func:`mmlu_block`).
     ks : sequence of int
         The subset sizes, each in ``df``.
-    methods : sequence of str, optional
-        The methods, in this order (default: every method of ``df``).
+    pipelines : sequence of str, optional
+        The pipelines, in this order (default: every pipeline of ``df``).
 
     Returns
     -------
     DataFrame
-        One row per ``k`` (in the order of ``ks``) and method: ``k, method``;
+        One row per ``k`` (in the order of ``ks``) and pipeline: ``k, pipeline``;
         for the protocol's entries ``r2, r2_inside, r2_outside,
         share_inside`` (the block's share of ``SS_tot``), ``n_inside,
         n_outside`` (entries); and the same over every held-out model with
@@ -994,30 +994,30 @@ def block_split(df: pd.DataFrame, inside: Sequence[bool] | np.ndarray, *, ks: Se
     Raises
     ------
     ValueError
-        ``df`` has no ``entries``, a method or a size is not in it, or
+        ``df`` has no ``entries``, a pipeline or a size is not in it, or
         ``inside`` does not fit the matrix (:func:`~benchsel_lib.protocol.summaries.block_r2`).
 
     Notes
     -----
     O(E) for the E entries kept, besides a group-by over the rows.
     """
-    _require_columns(df, ("method", "k", "entries"), hint="run compare_pipelines with keep_entries=True")
+    _require_columns(df, ("pipeline", "k", "entries"), hint="run compare_pipelines with keep_entries=True")
     ks = _check_sizes(ks)
-    names = list(pd.unique(df["method"])) if methods is None else list(methods)
+    names = list(pd.unique(df["pipeline"])) if pipelines is None else list(pipelines)
     for m in names:
-        _require_method_sizes(df, m, ks)
-    d = df[df["k"].isin(ks) & df["method"].isin(names)]
+        _require_pipeline_sizes(df, m, ks)
+    d = df[df["k"].isin(ks) & df["pipeline"].isin(names)]
     d = d.drop(columns=[c for c in ("seed", "holdout", "split") if c in d.columns])  # pooled over every cell
     parts = []
     for every, tag in ((False, ""), (True, "_all")):
-        b = block_r2(d, inside, every=every).set_index(["method", "k"])
+        b = block_r2(d, inside, every=every).set_index(["pipeline", "k"])
         parts.append(pd.DataFrame({f"r2{tag}": b["r2"], f"r2{tag}_inside": b["r2_inside"],
                                    f"r2{tag}_outside": b["r2_outside"], f"share{tag}_inside": b["tot_share_inside"],
                                    f"n{tag}_inside": b["n_inside"], f"n{tag}_outside": b["n_outside"]}))
     both = pd.concat(parts, axis=1)
-    rows = [dict(k=int(k), method=str(m), **both.loc[(m, k)].to_dict()) for k in ks for m in names
+    rows = [dict(k=int(k), pipeline=str(m), **both.loc[(m, k)].to_dict()) for k in ks for m in names
             if (m, k) in both.index]
-    out = pd.DataFrame(rows, columns=["k", "method", *both.columns])
+    out = pd.DataFrame(rows, columns=["k", "pipeline", *both.columns])
     counts = ["n_inside", "n_outside", "n_all_inside", "n_all_outside"]
     out[counts] = out[counts].astype(int)
     return out

@@ -16,45 +16,45 @@ from ..prose import num, pct
 
 __all__ = ["PAPER", "at", "claims", "first_pick_reference", "fold_table", "key", "leads", "negative_folds"]
 
-#: Appendix I and Table 4 (10% holdout): (method, k) -> the paper's mean R² in the "early" EM configuration.
+#: Appendix I and Table 4 (10% holdout): (pipeline, k) -> the paper's mean R² in the "early" EM configuration.
 PAPER: dict[tuple[str, int], float] = {("entropy", 5): 0.21, ("mi", 5): -0.11, ("random", 5): 0.24,
                                        ("entropy", 15): 0.25}
 METHODS = {"entropy": "entropy", "mi": "MI", "random": "random"}
 
 
-def at(summary: pd.DataFrame | None, method: str, holdout: float, k: int) -> float | None:
-    """Mean R² of ``method`` at ``holdout`` and ``k`` in a ``summarize_cv`` table; None when not run. O(rows)."""
+def at(summary: pd.DataFrame | None, pipeline: str, holdout: float, k: int) -> float | None:
+    """Mean R² of ``pipeline`` at ``holdout`` and ``k`` in a ``summarize_cv`` table; None when not run. O(rows)."""
     if summary is None:
         return None
-    s = summary[(summary["method"] == method) & np.isclose(summary["holdout"], holdout) & (summary["k"] == k)]
+    s = summary[(summary["pipeline"] == pipeline) & np.isclose(summary["holdout"], holdout) & (summary["k"] == k)]
     return float(s["r2_mean"].iloc[0]) if len(s) and np.isfinite(s["r2_mean"].iloc[0]) else None
 
 
-def key(method: str, *, k: int, holdout: float, folds: int, seed: int, scheme: str) -> str:
+def key(pipeline: str, *, k: int, holdout: float, folds: int, seed: int, scheme: str) -> str:
     """The quantity key of BenchPress's mean R² (early EM configuration), shared with chapter 9. O(1)."""
-    return quantity(f"benchpress-{method}-r2", k=k, holdout=holdout, folds=folds, seed=seed, scheme=scheme,
+    return quantity(f"benchpress-{pipeline}-r2", k=k, holdout=holdout, folds=folds, seed=seed, scheme=scheme,
                     config="early")
 
 
 def fold_table(cv: pd.DataFrame, *, holdout: float, k: int) -> pd.DataFrame:
-    """R² of each fold (counted from 1) at ``holdout`` and ``k``, one column per method. O(rows of ``cv``)."""
+    """R² of each fold (counted from 1) at ``holdout`` and ``k``, one column per pipeline. O(rows of ``cv``)."""
     d = cv[np.isclose(cv["holdout"], holdout) & (cv["k"] == k)]
-    t = d.pivot_table(index="fold", columns="method", values="r2", aggfunc="first")
+    t = d.pivot_table(index="fold", columns="pipeline", values="r2", aggfunc="first")
     t = t[[m for m in METHODS if m in t.columns]].rename(columns=METHODS)
     t.index = t.index + 1
     return t.rename_axis(columns=None).reset_index()
 
 
 def negative_folds(cv: pd.DataFrame, *, holdout: float, k: int) -> dict[str, int]:
-    """Per method, the number of folds with a negative R² at ``holdout`` and ``k``. O(rows of ``cv``)."""
+    """Per pipeline, the number of folds with a negative R² at ``holdout`` and ``k``. O(rows of ``cv``)."""
     d = cv[np.isclose(cv["holdout"], holdout) & (cv["k"] == k)]
-    return {m: int((d.loc[d["method"] == m, "r2"] < 0).sum()) for m in METHODS}
+    return {m: int((d.loc[d["pipeline"] == m, "r2"] < 0).sum()) for m in METHODS}
 
 
 def leads(summary: pd.DataFrame) -> pd.Series:
     """Entropy's mean R² minus random's, averaged over k, per holdout (negative: random ahead). O(rows)."""
-    piv = summary[summary["method"].isin(["entropy", "random"])].pivot_table(
-        index=["holdout", "k"], columns="method", values="r2_mean")
+    piv = summary[summary["pipeline"].isin(["entropy", "random"])].pivot_table(
+        index=["holdout", "k"], columns="pipeline", values="r2_mean")
     return (piv["entropy"] - piv["random"]).groupby(level="holdout").mean()
 
 
@@ -66,15 +66,15 @@ def first_pick_reference(*, k_max: int, holdout: float, seed: int, scheme: str, 
     return {kk: v for kk, v in PAPER_BENCHPRESS_ENTROPY.items() if kk <= k_max}
 
 
-def _level(method: str, k: int, s: pd.DataFrame | None, *, missing: str, settings: dict) -> Claim:
-    claim, paper = f"{METHODS[method][0].upper() + METHODS[method][1:]} at k = {k}, 10% holdout", PAPER[(method, k)]
+def _level(pipeline: str, k: int, s: pd.DataFrame | None, *, missing: str, settings: dict) -> Claim:
+    claim, paper = f"{METHODS[pipeline][0].upper() + METHODS[pipeline][1:]} at k = {k}, 10% holdout", PAPER[(pipeline, k)]
     where, section = ("Fig. 13", "figure-13") if k == 15 else ("App. I, Table 4", "figure-14")
-    value, qkey = at(s, method, 0.1, k), key(method, k=k, holdout=0.1, **settings)
+    value, qkey = at(s, pipeline, 0.1, k), key(pipeline, k=k, holdout=0.1, **settings)
     if value is None:
         return not_run(claim, where, f"{paper:.2f}", missing, section=section, key=qkey)
     v = verdict(value, paper, kind="r2")
     why = ("within 0.03 of the paper" if v == "reproduced" else
-           "entropy's first pick is a tie, broken otherwise than by the paper's code" if method == "entropy" else
+           "entropy's first pick is a tie, broken otherwise than by the paper's code" if pipeline == "entropy" else
            "8 or 9 validation models a fold: fold noise")
     return Claim(claim, where, f"{paper:.2f}", num(value), v, why, section, qkey)
 

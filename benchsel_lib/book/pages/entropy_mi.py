@@ -23,29 +23,29 @@ PAPER_HOLDOUT = 0.1
 SMALL_K = (1, 2, 3, 4, 5)
 
 
-def at(s: pd.DataFrame, method: str, k: int, *, col: str = "r2_mean") -> float:
+def at(s: pd.DataFrame, pipeline: str, k: int, *, col: str = "r2_mean") -> float:
     """One value of a one-holdout :func:`~benchsel_lib.summarize_cv` table (NaN when missing). O(rows)."""
-    row = s[(s["method"] == method) & (s["k"] == k)]
+    row = s[(s["pipeline"] == pipeline) & (s["k"] == k)]
     return float(row[col].iloc[0]) if len(row) else np.nan
 
 
 def fold_gains(cv: pd.DataFrame) -> pd.DataFrame:
     """Per fold and k: MI's R² minus entropy's on the same fold (columns ``fold, k, gain``). O(rows)."""
-    mi = cv[cv["method"] == "mi"].set_index(["fold", "k"])["r2"]
-    ent = cv[cv["method"] == "entropy"].set_index(["fold", "k"])["r2"]
+    mi = cv[cv["pipeline"] == "mi"].set_index(["fold", "k"])["r2"]
+    ent = cv[cv["pipeline"] == "entropy"].set_index(["fold", "k"])["r2"]
     return (mi - ent.reindex(mi.index)).rename("gain").reset_index()
 
 
 def random_gap(s: pd.DataFrame) -> float:
     """The median over k of the best greedy method's mean R² minus random's. O(rows)."""
-    w = s.pivot_table(index="k", columns="method", values="r2_mean")
+    w = s.pivot_table(index="k", columns="pipeline", values="r2_mean")
     return float((w[["entropy", "mi"]].max(axis=1) - w["random"]).median())
 
 
 def crossover(s: pd.DataFrame) -> float:
     """The smallest k from which entropy's mean R² stays at or above MI's (NaN if it never does). O(rows)."""
-    e = s[s["method"] == "entropy"].set_index("k")["r2_mean"].sort_index()
-    ahead = (e >= s[s["method"] == "mi"].set_index("k")["r2_mean"].reindex(e.index)).to_numpy()
+    e = s[s["pipeline"] == "entropy"].set_index("k")["r2_mean"].sort_index()
+    ahead = (e >= s[s["pipeline"] == "mi"].set_index("k")["r2_mean"].reindex(e.index)).to_numpy()
     return next((float(k) for i, k in enumerate(e.index) if ahead[i:].all()), np.nan)
 
 
@@ -53,13 +53,13 @@ def _missing(matrix: str, k: int, summary: Mapping[str, pd.DataFrame], k_max: in
     return f"{label(matrix)} was not in this run" if matrix not in summary else f"this run stops at k = {k_max}"
 
 
-def _level(matrix: str, method: str, k: int, paper: float, summary: Mapping[str, pd.DataFrame], *, key: str,
+def _level(matrix: str, pipeline: str, k: int, paper: float, summary: Mapping[str, pd.DataFrame], *, key: str,
            k_max: int) -> Claim:
-    text, where = f"{label(matrix)}, k = {k}: {method if method == 'entropy' else 'MI'} R²", "§5.4"
+    text, where = f"{label(matrix)}, k = {k}: {pipeline if pipeline == 'entropy' else 'MI'} R²", "§5.4"
     section = "small-k" if k <= 5 else "large-k"
     if matrix not in summary or k > k_max:
         return not_run(text, where, num(paper), _missing(matrix, k, summary, k_max), section=section, key=key)
-    value = at(summary[matrix], method, k)
+    value = at(summary[matrix], pipeline, k)
     v = verdict(value, paper, kind="r2")
     return Claim(text, where, num(paper), num(value), v,
                  "within 0.03" if v == "reproduced" else f"{signed(value - paper)} from the paper", section, key)
@@ -112,14 +112,14 @@ def claims(summary: Mapping[str, pd.DataFrame], cv: Mapping[str, pd.DataFrame], 
     -------
     list of Claim
     """
-    def key(matrix: str, method: str, k: int) -> str:
-        return quantity(f"{matrix}-{method}-r2", k=k, holdout=holdout, **settings)
+    def key(matrix: str, pipeline: str, k: int) -> str:
+        return quantity(f"{matrix}-{pipeline}-r2", k=k, holdout=holdout, **settings)
 
     level = dict(summary=summary, k_max=k_max)
     means = [g > 0 for df in cv.values() for k, g in fold_gains(df).groupby("k")["gain"].mean().items()
              if k in SMALL_K and k <= k_max]
     sur = (gap["resid. entropy"] < gap["resid. MI"]) & (gap["R² MI"] > gap["R² entropy"])
-    ws = [s.pivot_table(index="k", columns="method", values=["residual_fraction_mean", "mi_mean"]) for s in summary.values()]
+    ws = [s.pivot_table(index="k", columns="pipeline", values=["residual_fraction_mean", "mi_mean"]) for s in summary.values()]
     dom = [(w["residual_fraction_mean"]["random"] > w["residual_fraction_mean"][["entropy", "mi"]].min(axis=1))
            & (w["mi_mean"]["random"] < w["mi_mean"]["mi"]) for w in ws]
     gaps = {m: random_gap(s) for m, s in summary.items()}

@@ -23,48 +23,48 @@ PAPER_HOLDOUT = 0.1
 
 @dataclass(frozen=True)
 class Level:
-    """A mean R² that Section 5.3 states: matrix, subset size, holdout, paper's value, method, direction."""
+    """A mean R² that Section 5.3 states: matrix, subset size, holdout, paper's value, pipeline, direction."""
     matrix: str
     k: int
     holdout: float
     paper: float
-    method: str = "entropy"
+    pipeline: str = "entropy"
     direction: str = "both"
 
 
 #: The numbers of Section 5.3 (mean R² over the folds).
 LEVELS = (Level("mmlu", 5, 0.1, 0.89), Level("mmlu", 10, 0.1, 0.92, direction="at least"),
           Level("mmlu", 15, 0.1, 0.95), Level("mmlu", 10, 0.9, 0.92), Level("mteb", 5, 0.1, 0.72),
-          Level("mteb", 15, 0.1, 0.85), Level("merged", 15, 0.1, 0.55), Level("mmlu", 5, 0.1, 0.89, method="random"))
+          Level("mteb", 15, 0.1, 0.85), Level("merged", 15, 0.1, 0.55), Level("mmlu", 5, 0.1, 0.89, pipeline="random"))
 
 
 def _sg(value: float) -> str:
     return "0.00" if float(signed(value)) == 0 else signed(value)  # never -0.00
 
 
-def at(s: pd.DataFrame, method: str, k: int, holdout: float, *, col: str = "r2_mean") -> float:
+def at(s: pd.DataFrame, pipeline: str, k: int, holdout: float, *, col: str = "r2_mean") -> float:
     """One value of a :func:`~benchsel_lib.summarize_cv` table (NaN when the run lacks it). O(rows)."""
-    row = s[(s["method"] == method) & (s["k"] == k) & np.isclose(s["holdout"].astype(float), holdout)]
+    row = s[(s["pipeline"] == pipeline) & (s["k"] == k) & np.isclose(s["holdout"].astype(float), holdout)]
     return float(row[col].iloc[0]) if len(row) else np.nan
 
 
-def r2_key(matrix: str, method: str, *, k: int, holdout: float, folds: int, seed: int, scheme: str) -> str:
-    """The quantity key of a method's mean R² (shared with the other chapters that state it)."""
-    return quantity(f"{matrix}-{method}-r2", k=k, holdout=holdout, folds=folds, seed=seed, scheme=scheme)
+def r2_key(matrix: str, pipeline: str, *, k: int, holdout: float, folds: int, seed: int, scheme: str) -> str:
+    """The quantity key of a pipeline's mean R² (shared with the other chapters that state it)."""
+    return quantity(f"{matrix}-{pipeline}-r2", k=k, holdout=holdout, folds=folds, seed=seed, scheme=scheme)
 
 
 def structure_wins(s: pd.DataFrame, holdout: float) -> tuple[int, int]:
     """Sizes k > 1 (at k = 1 every log det is 0) where entropy beats random in residual variance and log det; all k > 1."""
     s = s[np.isclose(s["holdout"].astype(float), holdout)]
-    e = s[(s["method"] == "entropy") & (s["k"] > 1)].set_index("k")
-    r = s[s["method"] == "random"].set_index("k").reindex(e.index)
+    e = s[(s["pipeline"] == "entropy") & (s["k"] > 1)].set_index("k")
+    r = s[s["pipeline"] == "random"].set_index("k").reindex(e.index)
     both = (e["residual_fraction_mean"] < r["residual_fraction_mean"]) & (e["logdet_mean"] > r["logdet_mean"])
     return int(both.sum()), len(both)
 
 
 def r2_gaps(summary: Mapping[str, pd.DataFrame], holdout: float) -> dict[str, float]:
     """Per matrix: entropy's mean R² minus random's, averaged over every k (positive: entropy ahead). O(rows)."""
-    ws = {n: s[np.isclose(s["holdout"].astype(float), holdout)].pivot_table(index="k", columns="method",
+    ws = {n: s[np.isclose(s["holdout"].astype(float), holdout)].pivot_table(index="k", columns="pipeline",
                                                                              values="r2_mean")
           for n, s in summary.items()}
     return {n: float((w["entropy"] - w["random"]).mean()) for n, w in ws.items() if len(w)}
@@ -72,13 +72,13 @@ def r2_gaps(summary: Mapping[str, pd.DataFrame], holdout: float) -> dict[str, fl
 
 def _level_claim(lv: Level, summary: Mapping[str, pd.DataFrame], *, k_max: int, n_models: Mapping[str, int],
                  folds: int, seed: int, scheme: str) -> Claim:
-    text = (f"{label(lv.matrix)}, k = {lv.k}: {lv.method} R²" + (" above" if lv.direction == "at least" else "")
+    text = (f"{label(lv.matrix)}, k = {lv.k}: {lv.pipeline} R²" + (" above" if lv.direction == "at least" else "")
             + ("" if lv.holdout == PAPER_HOLDOUT else f", {pct(lv.holdout)} held out"))
-    where, paper, key = "§5.3", num(lv.paper), r2_key(lv.matrix, lv.method, k=lv.k, holdout=lv.holdout, folds=folds, seed=seed, scheme=scheme)
+    where, paper, key = "§5.3", num(lv.paper), r2_key(lv.matrix, lv.pipeline, k=lv.k, holdout=lv.holdout, folds=folds, seed=seed, scheme=scheme)
     section = "fewer-training-models" if lv.holdout > 0.5 else "against-the-paper"
     if lv.matrix not in summary:
         return not_run(text, where, paper, f"{label(lv.matrix)} was not in this run", section=section, key=key)
-    value = at(summary[lv.matrix], lv.method, lv.k, lv.holdout)
+    value = at(summary[lv.matrix], lv.pipeline, lv.k, lv.holdout)
     if not np.isfinite(value):
         why = f"this run stops at k = {k_max}" if lv.k > k_max else f"the {pct(lv.holdout)} holdout was not run"
         return not_run(text, where, paper, why, section=section, key=key)
@@ -146,7 +146,7 @@ def r2_table(summary: Mapping[str, pd.DataFrame], band: Mapping[str, pd.DataFram
         b = band[name][np.isclose(band[name]["holdout"].astype(float), holdout)].groupby("k")["r2_mean"]
         lo, hi = b.min(), b.max()
         for k in ks:
-            paper = [lv.paper for lv in LEVELS if (lv.matrix, lv.k, lv.method) == (name, k, "entropy")
+            paper = [lv.paper for lv in LEVELS if (lv.matrix, lv.k, lv.pipeline) == (name, k, "entropy")
                      and np.isclose(lv.holdout, holdout)]
             rows.append({"matrix": label(name), "k": k, "entropy": at(s, "entropy", k, holdout),
                          "tie rules": range_text(lo[k], hi[k]) if k in lo.index else "—",

@@ -74,36 +74,36 @@ def summarize(keys: Sequence[tuple[str, str]], frames: Sequence[pd.DataFrame]) -
                       for (n, i), df in zip(keys, frames, strict=True)], ignore_index=True)
 
 
-def at(summary: pd.DataFrame, matrix: str, method: str, imputer: str, k: int) -> float:
-    """Mean R² of one (matrix, method, imputer) at ``k``; NaN when not scored. O(rows)."""
-    s = summary[(summary["matrix"] == matrix) & (summary["method"] == method) & (summary["imputer"] == imputer)
+def at(summary: pd.DataFrame, matrix: str, pipeline: str, imputer: str, k: int) -> float:
+    """Mean R² of one (matrix, pipeline, imputer) at ``k``; NaN when not scored. O(rows)."""
+    s = summary[(summary["matrix"] == matrix) & (summary["pipeline"] == pipeline) & (summary["imputer"] == imputer)
                 & (summary["k"] == k)]
     return float(s["r2_mean"].iloc[0]) if len(s) else float("nan")
 
 
-def key(matrix: str, method: str, *, config: str, **run: Any) -> str:
+def key(matrix: str, pipeline: str, *, config: str, **run: Any) -> str:
     """The quantity key of a Gaussian R² (shared with chapters 4, 5 and 8); ``run``: k, holdout, folds, seed, scheme."""
     extra = {"config": config} if config != "released" or matrix in PAPER_CONFIG else {}
-    return quantity(f"{matrix}-{method}-r2", **run, **extra)
+    return quantity(f"{matrix}-{pipeline}-r2", **run, **extra)
 
 
-def imputer_table(summary: pd.DataFrame, *, datasets: Sequence[str], methods: Sequence[str],
+def imputer_table(summary: pd.DataFrame, *, datasets: Sequence[str], pipelines: Sequence[str],
                   imputers: Sequence[str], k: int, paper: bool) -> pd.DataFrame:
     """R² at ``k`` of every imputer, one row per (matrix, objective); with ``paper``, Table 4's two columns first."""
     return pd.DataFrame([{"Matrix": label(n), "Objective": METHOD_NAMES[m]}
                          | ({"Gaussian (paper)": PAPER_GAUSS[n][METHODS.index(m)],
                              "TabImpute (paper)": PAPER_TABIMPUTE[n][METHODS.index(m)]} if paper else {})
                          | {IMPUTER_NAMES[imp]: at(summary, n, m, imp, k) for imp in imputers}
-                         for n in datasets for m in methods])
+                         for n in datasets for m in pipelines])
 
 
 def _gauss_claim(summary: pd.DataFrame, n: str, m: str, *, run: dict[str, Any], cfg: str, datasets: Sequence[str],
-                 methods: Sequence[str], ok: bool, off: str) -> Claim:
+                 pipelines: Sequence[str], ok: bool, off: str) -> Claim:
     """One Gaussian row of Table 4 (matrix ``n``, objective ``m``); ``not run`` with ``off`` unless ``ok``."""
     c, paper = f"Gaussian R², {label(n)}, {METHOD_NAMES[m]}", PAPER_GAUSS[n][METHODS.index(m)]
     qk, v = key(n, m, config=cfg, **run), at(summary, n, m, "Gaussian", run["k"])
     why = (off if not ok else f"{label(n)} was not in this run" if n not in datasets else
-           f"{METHOD_NAMES[m]} was not in this run" if m not in methods else
+           f"{METHOD_NAMES[m]} was not in this run" if m not in pipelines else
            f"EM configuration {cfg}, not the paper's" if cfg != PAPER_CONFIG.get(n, "released") else "")
     if why or not np.isfinite(v):
         return not_run(c, "Table 4", f"{paper:.2f}", why or "not scored", section="table-4", key=qk)
@@ -112,7 +112,7 @@ def _gauss_claim(summary: pd.DataFrame, n: str, m: str, *, run: dict[str, Any], 
                  "entropy's tied first pick (ch. 5)" if m == "entropy" else "fold noise", "table-4", qk)
 
 
-def claims(summary: pd.DataFrame, *, datasets: Sequence[str], methods: Sequence[str], status: TabImputeStatus,
+def claims(summary: pd.DataFrame, *, datasets: Sequence[str], pipelines: Sequence[str], status: TabImputeStatus,
            run: dict[str, Any], em_configs: dict[str, str]) -> list[Claim]:
     """Table 4's Gaussian values, one row per (matrix, objective), and the paper's claims on TabImpute.
 
@@ -120,7 +120,7 @@ def claims(summary: pd.DataFrame, *, datasets: Sequence[str], methods: Sequence[
     ----------
     summary : DataFrame
         :func:`summarize` of every (matrix, imputer) run.
-    datasets, methods : list of str
+    datasets, pipelines : list of str
     status : TabImputeStatus
         Whether TabImpute ran (its rows are ``not run``, with the reason, otherwise).
     run : dict
@@ -128,15 +128,15 @@ def claims(summary: pd.DataFrame, *, datasets: Sequence[str], methods: Sequence[
     """
     ok = np.isclose(run["holdout"], PAPER_AT[0]) and (run["k"], run["folds"]) == PAPER_AT[1:]
     off = f"Table 4 is at k = 5, 10% holdout, 10 folds; this run: k = {run['k']}, {pct(run['holdout'])}, {run['folds']} folds"
-    rows = [_gauss_claim(summary, n, m, run=run, cfg=em_configs.get(n, "released"), datasets=datasets, methods=methods,
-                         ok=ok, off=off) for n, m in product(PAPER_GAUSS, METHODS)]
+    rows = [_gauss_claim(summary, n, m, run=run, cfg=em_configs.get(n, "released"), datasets=datasets,
+                         pipelines=pipelines, ok=ok, off=off) for n, m in product(PAPER_GAUSS, METHODS)]
     tab = [("Gaussian above TabImpute", "Table 4, Fig. 15", "11 of 12 pairs"),
            ("TabImpute V2 R² at k = 5", "Table 4", "0.03 to 0.61"),
            ("TabImpute near zero on Merged", "Fig. 15", "0.03 to 0.05"),
            ("Under TabImpute, MI far ahead of entropy on MMLU", "App. J", "0.61 against 0.37")]
     if not (status.available and ok and summary["imputer"].eq("TabImpute").any()):
         return rows + [not_run(*t, status.reason or off, section="tabimpute") for t in tab]
-    tv = {(n, m): v for n in datasets for m in methods if np.isfinite(v := at(summary, n, m, "TabImpute", run["k"]))}
+    tv = {(n, m): v for n in datasets for m in pipelines if np.isfinite(v := at(summary, n, m, "TabImpute", run["k"]))}
     above = sum(at(summary, *p, "Gaussian", run["k"]) > v for p, v in tv.items())
     gap = max(abs(v - PAPER_TABIMPUTE[p[0]][METHODS.index(p[1])]) for p, v in tv.items())
     merged = max([v for (n, _), v in tv.items() if n == "merged"], default=np.nan)

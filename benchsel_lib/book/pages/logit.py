@@ -26,9 +26,9 @@ PAPER_TABLE5: dict[str, tuple[float, float]] = {"mmlu": (0.91, 0.91), "mteb": (0
 PAPER_AT = (0.1, 5, 10)
 
 
-def r2_at(summary: pd.DataFrame, name: str, space: str, method: str, k: int) -> float:
-    """Mean R² of ``method`` at ``k`` in ``space`` on ``name`` (from ``summarize_cv`` rows; NaN when absent)."""
-    s = summary.query("dataset == @name and space == @space and method == @method and k == @k")
+def r2_at(summary: pd.DataFrame, name: str, space: str, pipeline: str, k: int) -> float:
+    """Mean R² of ``pipeline`` at ``k`` in ``space`` on ``name`` (from ``summarize_cv`` rows; NaN when absent)."""
+    s = summary.query("dataset == @name and space == @space and pipeline == @pipeline and k == @k")
     return float(s["r2_mean"].iloc[0]) if len(s) else float("nan")
 
 

@@ -20,7 +20,7 @@ __all__ = ["command_agreement", "coverage_summary", "run_command", "selection_ta
 
 
 def coverage_summary(calib: pd.DataFrame, *, k: int, level: float = 0.9) -> pd.DataFrame:
-    """Per matrix: coverage of the nominal ``level`` interval at ``k`` (mean over methods), raw and inflated.
+    """Per matrix: coverage of the nominal ``level`` interval at ``k`` (mean over pipelines), raw and inflated.
 
     Parameters
     ----------
@@ -34,7 +34,7 @@ def coverage_summary(calib: pd.DataFrame, *, k: int, level: float = 0.9) -> pd.D
     -------
     DataFrame
         ``matrix, coverage, coverage inflated, largest gap, largest gap inflated`` (over every
-        method, ``k`` and level); NaN inflated columns when the run fitted no inflation.
+        pipeline, ``k`` and level); NaN inflated columns when the run fitted no inflation.
     """
     rows = []
     for name, d in calib.groupby("dataset", sort=False):

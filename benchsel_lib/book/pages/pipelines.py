@@ -38,9 +38,9 @@ def _pm(d: float, se: float) -> str:
     return text + (f" ± {se:.3f}" if np.isfinite(se) else "")
 
 
-def _shown(method: str) -> str:
-    """A method's row label in the tables."""
-    return AUTO if method == "auto" else PAPER if method == "mi" else method
+def _shown(pipeline: str) -> str:
+    """A pipeline's row label in the tables."""
+    return AUTO if pipeline == "auto" else PAPER if pipeline == "mi" else pipeline
 
 
 def tally(df: pd.DataFrame, *, n_se: float = 2.0) -> dict[str, Any]:
@@ -80,24 +80,24 @@ def comparison_table(peers: pd.DataFrame, *, shared: pd.DataFrame | None = None)
     Returns
     -------
     DataFrame
-        ``k, method, R², auto − method`` (the protocol's R², mean ± standard
-        error over the folds) and, with ``shared``, ``auto − method, same
+        ``k, pipeline, R², auto − pipeline`` (the protocol's R², mean ± standard
+        error over the folds) and, with ``shared``, ``auto − pipeline, same
         entries`` and ``same entries`` (held-out entries both score, summed
         over the folds). The recommended pipeline's row has no difference.
     """
     rows = []
     same = shared.set_index(["k", "peer"]) if shared is not None else None
     for k, g in peers.groupby("k", sort=False):
-        head = {"k": int(k), "method": AUTO, "R²": float(g["reference_r2"].iloc[0]), "auto − method": np.nan}
+        head = {"k": int(k), "pipeline": AUTO, "R²": float(g["reference_r2"].iloc[0]), "auto − pipeline": np.nan}
         if same is not None:
-            head.update({"auto − method, same entries": np.nan, "same entries": np.nan})
+            head.update({"auto − pipeline, same entries": np.nan, "same entries": np.nan})
         rows.append(head)
         for r in g.itertuples(index=False):
-            row = {"k": int(k), "method": _shown(r.peer), "R²": float(r.peer_r2),
-                   "auto − method": _pm(r.diff, r.diff_se)}
+            row = {"k": int(k), "pipeline": _shown(r.peer), "R²": float(r.peer_r2),
+                   "auto − pipeline": _pm(r.diff, r.diff_se)}
             if same is not None:
                 s = same.loc[(k, r.peer)] if (k, r.peer) in same.index else None
-                row["auto − method, same entries"] = (_pm(s["diff"], s["diff_se"]) if s is not None
+                row["auto − pipeline, same entries"] = (_pm(s["diff"], s["diff_se"]) if s is not None
                                                       and np.isfinite(s["diff"]) else "none shared")
                 row["same entries"] = int(s["n_shared"]) if s is not None else 0
             rows.append(row)
@@ -108,9 +108,9 @@ def comparison_table(peers: pd.DataFrame, *, shared: pd.DataFrame | None = None)
 
 
 def every_model_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """One matrix's :func:`~benchsel_lib.studies.pipelines.every_model_r2` rows: ``k, method``, both R², reach."""
+    """One matrix's :func:`~benchsel_lib.studies.pipelines.every_model_r2` rows: ``k, pipeline``, both R², reach."""
     return pd.DataFrame({
-        "k": rows["k"].astype(int).to_numpy(), "method": [_shown(m) for m in rows["method"]],
+        "k": rows["k"].astype(int).to_numpy(), "pipeline": [_shown(m) for m in rows["pipeline"]],
         "R², protocol": rows["r2"].to_numpy(float), "R², every held-out model": rows["r2_all"].to_numpy(float),
         "reach": [f"{100 * r:.0f}%" if np.isfinite(r) else "—" for r in rows["reach"].to_numpy(float)]})
 
@@ -125,7 +125,7 @@ def choice_table(runs: Mapping[str, pd.DataFrame], *, ks: Sequence[int], top: in
     rows = []
     for name, df in runs.items():
         for k, counts in choice_counts(df, ks=ks, top=top).items():
-            total = int(((df["method"] == "auto") & (df["k"] == k)).sum())
+            total = int(((df["pipeline"] == "auto") & (df["k"] == k)).sum())
             rows += [{"matrix": name, "k": int(k), "choice": c, "folds": int(n), "of": total}
                      for c, n in counts.items()]
     return pd.DataFrame(rows, columns=["matrix", "k", "choice", "folds", "of"])
@@ -159,22 +159,22 @@ def grid_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def r2_at(df: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Every method's protocol R² at ``k``: mean and standard error over the folds, best first.
+    """Every pipeline's protocol R² at ``k``: mean and standard error over the folds, best first.
 
-    ``df`` holds :func:`~benchsel_lib.studies.pipelines.compare_pipelines` rows; returns ``method, R², se``.
+    ``df`` holds :func:`~benchsel_lib.studies.pipelines.compare_pipelines` rows; returns ``pipeline, R², se``.
     """
-    g = df[df["k"] == k].groupby("method")["r2"]
+    g = df[df["k"] == k].groupby("pipeline")["r2"]
     out = pd.DataFrame({"R²": g.mean(), "se": g.std(ddof=1) / np.sqrt(g.count())}).sort_values("R²", ascending=False)
-    return out.rename_axis("method").reset_index().assign(method=lambda d: d["method"].map(_shown))
+    return out.rename_axis("pipeline").reset_index().assign(pipeline=lambda d: d["pipeline"].map(_shown))
 
 
 def r2_panel(df: pd.DataFrame, k: int, *, title: str) -> Figure:
-    """A bar per method: its mean protocol R² at ``k`` ± one standard error (the explorer's panel)."""
+    """A bar per pipeline: its mean protocol R² at ``k`` ± one standard error (the explorer's panel)."""
     t = r2_at(df, k).iloc[::-1]
     fig = Figure(figsize=(5.6, 0.32 * len(t) + 1.0), layout="constrained")
     ax = fig.add_subplot()
-    colours = ["black" if m == AUTO else "tab:red" if m == PAPER else "tab:blue" for m in t["method"]]
-    ax.barh(t["method"], t["R²"], xerr=t["se"].fillna(0), color=colours, alpha=0.8)
+    colours = ["black" if m == AUTO else "tab:red" if m == PAPER else "tab:blue" for m in t["pipeline"]]
+    ax.barh(t["pipeline"], t["R²"], xerr=t["se"].fillna(0), color=colours, alpha=0.8)
     lo = min(0.0, float(t["R²"].min()))
     ax.set_xlim(lo - 0.05 * (1 - lo), 1.0)
     ax.axvline(0, color="grey", linewidth=0.8)
@@ -185,10 +185,10 @@ def r2_panel(df: pd.DataFrame, k: int, *, title: str) -> Figure:
 
 
 def not_drawn(fig: Any, runs: Mapping[str, pd.DataFrame]) -> dict[str, list[str]]:
-    """Per panel of the R²-against-k figure (titled by the keys of ``runs``): the run's methods it does not draw."""
+    """Per panel of the R²-against-k figure (titled by the keys of ``runs``): the run's pipelines it does not draw."""
     out = {}
     for ax in fig.axes:
         if ax.get_title() in runs:
             drawn = {ln.get_label() for ln in ax.get_lines()}
-            out[ax.get_title()] = [m for m in dict.fromkeys(runs[ax.get_title()]["method"]) if m not in drawn]
+            out[ax.get_title()] = [m for m in dict.fromkeys(runs[ax.get_title()]["pipeline"]) if m not in drawn]
     return out
