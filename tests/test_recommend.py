@@ -244,25 +244,6 @@ def test_a_selector_whose_filter_leaves_too_few_candidates_is_left_out_and_named
         _recommend(X, 4, selectors=("mi-obs",), predictors=("ridge",), stack=False)
 
 
-def test_stacked_query_blocks_give_the_same_predictions_as_separate_calls():
-    from benchsel_lib.method.correlation import inner_correlation
-    from benchsel_lib.method.predictors import make_predictor
-    from benchsel_lib.method.oof import block_predictions
-
-    X = low_rank_scores(7, m=60, n=8, noise=0.3, missing=0.2)
-    train, val = X[:45], X[45:]
-    blocks = []
-    for k in (1, 2, 3):
-        q = np.where(np.isin(np.arange(8), np.arange(k))[None, :], val, np.nan)
-        blocks.append(("mi", k, q, ~np.isnan(val)))
-    cov = inner_correlation(train)
-    for name in ("gaussian", "ridge", "knn", "blend"):
-        got = block_predictions(make_predictor(name), train, blocks, cov)
-        want = [make_predictor(name).fit(train, cov=cov).predict(b[2]) for b in blocks]
-        for g, w in zip(got, want):
-            np.testing.assert_allclose(g, w, rtol=0, atol=1e-12)
-
-
 def test_cross_validate_at_chosen_subset_sizes_equals_the_full_run_at_those_sizes():
     m = _matrix(low_rank_scores(10, m=70, n=9, noise=0.4, missing=0.1))
     kw = dict(pipelines=_pairwise("mi", "random", "auto", "lasso+ridge"), k_max=5, n_folds=3,

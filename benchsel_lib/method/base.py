@@ -207,9 +207,8 @@ def check_train_query(train: Any, query: Any) -> tuple[np.ndarray, np.ndarray]:
 def size_runs(sizes: Sequence[int], limit: int) -> list[slice]:
     """Consecutive runs of items whose sizes sum to at most ``limit`` (an item larger than that is a run alone).
 
-    How a predictor's work is cut into bounded calls: the stacked query
-    blocks of :func:`~benchsel_lib.method.oof.block_predictions`, the
-    entries the BenchPress blend predicts at once. O(len(sizes)).
+    How a predictor's work is cut into bounded calls (the entries the
+    BenchPress blend predicts at once). O(len(sizes)).
     """
     out: list[slice] = []
     start = 0

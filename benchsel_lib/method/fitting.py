@@ -53,6 +53,7 @@ from .scaling import FittedScaling, Scaling
 from .lowrank import as_correlation_matrix
 from .choice import DEFAULT_RULE
 from .inner_search import ChosenPredictor, Recommendation, SearchSettings, pipeline_path
+from .oof import Prepared
 from .folds import InnerFolds
 
 from .selection import Selection
@@ -404,6 +405,10 @@ class BasePipeline(BaseEstimator):
         """The selection and prediction steps, resolved: fields of :class:`Spec` (subclasses: one pair, or a space)."""
         raise NotImplementedError
 
+    def _candidate(self) -> BasePipeline:
+        """The fixed pipeline, without intervals, whose clones the inner cross-validation fits, one per candidate."""
+        raise NotImplementedError
+
     def validate(self) -> Spec:
         """Check every parameter once; return the resolved components and whether the pipeline is a search.
 
@@ -461,7 +466,7 @@ class BasePipeline(BaseEstimator):
         unreached: str = "skip",
         context: str = "cv",
         revealed: Sequence[int] | None = None,
-        correlation: np.ndarray | None = None,
+        prepared: Prepared | None = None,
         exclude: Sequence[str] = (),
     ) -> FittedPath:
         """Fit on training rows for every subset size up to ``k_max`` (the unit of work of cross-validation).
@@ -494,8 +499,11 @@ class BasePipeline(BaseEstimator):
         revealed : sequence of int, optional
             A given revealed set instead of a selection (a search then only
             chooses the predictor).
-        correlation : ndarray (N, N), optional
-            The training correlation when it is already known (not estimated again).
+        prepared : Prepared, optional
+            What is already known of these rows and not computed again: the
+            fitted scaling, the training correlation, the selections by size
+            (:class:`~benchsel_lib.method.oof.Prepared`; an inner fold of a
+            search hands these to each candidate's clone).
         exclude : sequence of str
             Benchmarks no selector may pick here, on top of each selector's
             own ``exclude`` (:meth:`fit` passes the matrix's constant
@@ -523,12 +531,13 @@ class BasePipeline(BaseEstimator):
         check_unreached(unreached)
         seeds = seeds or FitSeeds.from_seed(int(self.seed))
         names = [str(b) for b in names]
-        fs = spec.scaling.fit(X)
+        prepared = prepared or Prepared()
+        fs = prepared.scaling if prepared.scaling is not None else spec.scaling.fit(X)
         values, z = fs.values(X), fs.transform(X)
         corr: Correlation = spec.correlation
         notes: list[str] = []
-        if correlation is not None:
-            R = as_correlation_matrix(correlation)  # a wide matrix's stays low-rank
+        if prepared.correlation is not None:
+            R = as_correlation_matrix(prepared.correlation)  # a wide matrix's stays low-rank
         else:
             # EM replaced where it would take too long: said before the estimate
             cnote = corr.note(values, standardized=z)
@@ -548,7 +557,7 @@ class BasePipeline(BaseEstimator):
                                     revealed=revealed, unreached=unreached)
         else:
             path = self._fit_direct(spec, data, k_max=k_max, ks=ks, seeds=seeds, inner=inner, intervals=intervals,
-                                    unreached=unreached, revealed=revealed)
+                                    unreached=unreached, revealed=revealed, selections=prepared.selections)
         path.notes[:0] = notes
         path.sparse = spec.sparse_searched
         return path
@@ -595,8 +604,10 @@ class BasePipeline(BaseEstimator):
 
     def _fit_direct(self, spec: Spec, data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
                     seeds: FitSeeds, inner: Callable, intervals: bool, unreached: str,
-                    revealed: Sequence[int] | None) -> FittedPath:
-        """One selector and one predictor: select (or take ``revealed``), fit the predictor, the inflation."""
+                    revealed: Sequence[int] | None,
+                    selections: Mapping[int, Sequence[int]] | None = None) -> FittedPath:
+        """One selector and one predictor: select (or take ``revealed``, or the given ``selections`` by size), fit
+        the predictor, the inflation."""
         fs, values, z, R, n_forced = data.scaling, data.values, data.z, data.R, data.n_forced
         sel: Selector = spec.selector[0]
         N = len(data.names)
@@ -604,6 +615,12 @@ class BasePipeline(BaseEstimator):
         if revealed is not None:
             order = np.asarray(list(revealed), dtype=int)
             steps, selection = [PathStep(order.size, order, _nan_diagnostics())], None
+        elif selections is not None:
+            steps = [PathStep(k, np.asarray(selections[k], dtype=int), _nan_diagnostics())
+                     for k in sorted(selections) if ks is None or k in ks]
+            if not steps:
+                return FittedPath(fs, [], n_forced, _NoPredictions(), R)
+            selection, order = None, steps[-1].selected
         else:
             made = self._direct_steps(sel, data, k_max=k_max, ks=ks, seed=seeds.selection)
             if made is None:
@@ -643,7 +660,7 @@ class BasePipeline(BaseEstimator):
         settings = SearchSettings(selectors=spec.selector, predictors=tuple(preds), stack=spec.stack,
                                   seed=int(seeds.search), levels=levels, choice=spec.choice,
                                   n_folds=2 if bare else int(spec.folds), unreached=spec.unreached or unreached,
-                                  blocks=spec.blocks)
+                                  blocks=spec.blocks, estimator=self._candidate())
         search = partial(pipeline_path, z, cov=R, names=names, settings=settings)
         if revealed is not None:
             recs = search(len(revealed), fixed=list(revealed))
@@ -839,7 +856,8 @@ class BasePipeline(BaseEstimator):
         if spec.search or isinstance(spec.calibrator, GaussianIntervals) and spec.calibrator.inflation == "inner":
             X = np.asarray(self.matrix_.scores, dtype=float)
             path = self.fit_path(X, names=self.benchmarks_, k_max=len(cols), context="full", revealed=cols,
-                                 correlation=self.correlation_, seeds=FitSeeds.from_seed(int(self.seed)))
+                                 prepared=Prepared(correlation=self.correlation_),
+                                 seeds=FitSeeds.from_seed(int(self.seed)))
             self.notes_.extend(n for n in path.notes if n not in self.notes_)
             out = (path, path.steps[-1])
         else:

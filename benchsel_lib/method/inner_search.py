@@ -255,6 +255,13 @@ class SearchSettings:
         back at the choice that ends the part before and planned for the
         whole path.  A selector that cannot keep the benchmarks is left out
         above the block (``note`` says so).  Ignored with ``fixed``.
+    estimator : Pipeline, optional
+        The fixed pipeline without intervals whose clones score the
+        candidates in the inner folds (one per selector and predictor,
+        :func:`~benchsel_lib.method.oof.out_of_fold`): a search's or a
+        pipeline's own (:meth:`~benchsel_lib.method.fitting.BasePipeline.fit_path`
+        passes it).  None: ``Pipeline(calibrator=None)``
+        (:func:`~benchsel_lib.method.oof.default_estimator`).
     """
 
     selectors: Sequence[str | Selector] = DEFAULT_SELECTORS
@@ -267,6 +274,7 @@ class SearchSettings:
     choice: Any = DEFAULT_RULE
     unreached: str = "skip"
     blocks: Sequence[int] = ()
+    estimator: Any = None
 
 
 @dataclass
@@ -550,7 +558,7 @@ def _search_path(train: Any, k_max: int, settings: SearchSettings, data: dict[st
         pb.note = "; ".join(([pb.note] if pb.note else []) + errors)
     folds = pb.folds.folds(orders.cv.shape[0]) if (pb.search or pb.levels) and not pb.too_few else []
     oof = out_of_fold(orders.cv, folds, select=orders.in_fold, selectors=pb.selectors, predictors=pb.predictors,
-                      sizes=scored, unreached=pb.unreached)
+                      sizes=scored, unreached=pb.unreached, names=orders.names_s, estimator=settings.estimator)
     rows, weights = score_candidates(oof, pb.predictors, stack=pb.stack)
     scores = pd.DataFrame(rows, columns=["selector", "predictor", "k", "r2", "n_eval"])
     plan_note = None if plan is None else plan.note()

@@ -13,8 +13,11 @@ a predictor -- by cross-validation *of the training models*
 for each inner fold, the other folds are re-standardized on their own
 (:class:`~benchsel_lib.method.scaling.Scaling`), their correlation estimated
 (:func:`~benchsel_lib.method.correlation.inner_correlation`), each selector
-selects on them, and every predictor, fit once on them, predicts the fold's
-rows from the revealed benchmarks they observed.  :func:`score_candidates`
+selects on them, and each candidate -- a clone of the search's estimator, a
+:class:`~benchsel_lib.method.pipeline.Pipeline`, with the candidate's
+predictor -- is fit on them through its own ``fit_path`` (handed the fold's
+scaling, correlation and selections, :class:`Prepared`) and predicts the
+fold's rows from the revealed benchmarks they observed through its fitted path.  :func:`score_candidates`
 turns the out-of-fold predictions into the paper's R^2 (Section 5.1) per
 candidate, and the non-negative stack of the predictors, whose weights for
 each fold's rows are fit on the other folds' predictions (cross-fitting),
@@ -28,18 +31,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from sklearn.base import clone
 
-from .base import size_runs
 from .correlation import inner_correlation
 from .folds import Fold, cross_fit
-from .predictors import make_predictor, nnls_weights, r2_from_sums, reveal_and_predict, scored_entries
+from .predictors import nnls_weights, r2_from_sums, reveal_and_predict, scored_entries
 from .scaling import Scaling
 
-__all__ = ["HeldOut", "OutOfFold", "out_of_fold", "score_candidates", "block_predictions", "stack_prediction", "STACK"]
+__all__ = ["HeldOut", "OutOfFold", "Prepared", "out_of_fold", "score_candidates", "stack_prediction", "STACK",
+           "default_estimator", "use_default_estimator"]
 
 #: the name of the stack of a grid's predictors in score tables
 STACK = "stack"
-_STACK_ROWS = 2048  # most query rows handed to a row-wise predictor in one call
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,26 +100,54 @@ class HeldOut:
         return reveal_and_predict(fitted, self.values, self.observed, sel, targets)
 
 
-def block_predictions(pred: Any, train: np.ndarray, blocks: list, cov: np.ndarray | None) -> list[np.ndarray]:
-    """Predictions of ``pred``, fit once on ``train``, for every query block (``blocks[i][2]``), in order.
+#: what makes the estimator of a search that names none (:func:`default_estimator`); set by
+#: :mod:`benchsel_lib.method.pipeline`, which defines ``Pipeline`` above this module
+_ESTIMATOR: list[Callable[[], Any]] = []
 
-    A row-wise predictor (``rowwise = True``: a row's prediction depends only
-    on that row and ``train``) gets the blocks stacked, up to
-    :data:`_STACK_ROWS` rows per call, which gives each row the prediction it
-    gets alone at a fraction of the per-call cost; any other predictor (an
-    SVD completion of ``[train; query]`` is transductive) gets one call per
-    block, as if the blocks were separate queries.  Cost: one fit and the
-    predictions of every block.
+
+def use_default_estimator(make: Callable[[], Any]) -> None:
+    """Make ``make()`` the estimator of searches that name none (:mod:`benchsel_lib.method.pipeline` calls it). O(1)."""
+    _ESTIMATOR[:] = [make]
+
+
+def default_estimator() -> Any:
+    """The estimator whose clones score a search's candidates when none is named: ``Pipeline(calibrator=None)``.
+
+    ``Pipeline`` is defined in :mod:`benchsel_lib.method.pipeline`, which
+    imports this module and registers it (:func:`use_default_estimator`);
+    importing any part of :mod:`benchsel_lib` does so (the package imports it).  O(1).
     """
-    pred = pred.fit(train, cov=cov)
-    if not getattr(pred, "rowwise", False):
-        return [np.asarray(pred.predict(q), dtype=float) for _, _, q, _ in blocks]
-    out: list[np.ndarray] = []
-    for run in size_runs([len(b[2]) for b in blocks], _STACK_ROWS):
-        part = blocks[run]
-        stacked = np.asarray(pred.predict(np.vstack([b[2] for b in part])), dtype=float)
-        out.extend(np.split(stacked, np.cumsum([len(b[2]) for b in part])[:-1]))
-    return out
+    if not _ESTIMATOR:  # pragma: no cover - the package's import registers it
+        raise RuntimeError("no default estimator: import benchsel_lib.method.pipeline first")
+    return _ESTIMATOR[0]()
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a fit is handed instead of computing it: the training rows' fitted scaling, their correlation, and
+    the selections by size.
+
+    An inner fold of a search fits a clone of its estimator for every
+    candidate (:func:`out_of_fold`); what the candidates share -- the fold's
+    standardization, its correlation and each selector's selections -- is
+    computed once per fold and handed to every clone's
+    :meth:`~benchsel_lib.method.fitting.BasePipeline.fit_path` (a per-fold
+    cache), so that scoring every candidate costs what it cost before
+    candidates were fit as pipelines.
+
+    Attributes
+    ----------
+    scaling : FittedScaling or None
+        The standardization fit on the training rows.
+    correlation : ndarray (N, N) or None
+        The training correlation (not estimated again).
+    selections : mapping of int to sequence of int, or None
+        The selected columns at each size (no selector runs).
+    """
+
+    scaling: Any = None
+    correlation: Any = None
+    selections: Mapping[int, Sequence[int]] | None = None
 
 
 @dataclass
@@ -141,20 +172,16 @@ class OutOfFold:
     preds: dict[tuple[str, str, int], np.ndarray] = field(default_factory=dict)
 
 
-def _fold_queries(sized: dict[int, list[int]], s: str, sizes: Sequence[int],
-                  held: HeldOut) -> list[tuple[str, int, np.ndarray, np.ndarray]]:
-    """The query block (revealed entries) and scored mask of each size of selector ``s`` in one fold. O(K v N)."""
-    blocks = []
-    for k in sizes:
-        if k in sized:
-            sel = np.asarray(sized[k])
-            blocks.append((s, k, held.query(sel), held.scored(sel)))
-    return blocks
-
-
 @dataclass(frozen=True)
 class _FoldPredictions:
-    """The unit of :func:`out_of_fold` on one fold: every candidate's predictions of the fold's rows."""
+    """The unit of :func:`out_of_fold` on one fold: every candidate's predictions of the fold's rows.
+
+    Each candidate (a selector's selections with a predictor) is a clone of
+    ``estimator`` with that predictor, fit on the other folds' rows through
+    :meth:`~benchsel_lib.method.fitting.BasePipeline.fit_path` and predicting
+    the fold's rows through its fitted path; the fold's scaling, correlation
+    and selections are computed once and handed to every clone (:class:`Prepared`).
+    """
 
     cv: np.ndarray
     select: Callable[[str, np.ndarray, np.ndarray, int], dict[int, list[int]]]
@@ -162,6 +189,8 @@ class _FoldPredictions:
     predictors: Sequence[str]
     sizes: Sequence[int]
     unreached: str
+    estimator: Any
+    names: Sequence[str]
 
     def __call__(self, fold: Fold) -> tuple[list[tuple[tuple[str, int], np.ndarray]],
                                             list[tuple[tuple[str, str, int], np.ndarray]]] | None:
@@ -174,15 +203,23 @@ class _FoldPredictions:
         itr, zrows = fold_scaling.transform(cv[others]), fold_scaling.transform(cv[fold.held])
         Ri = inner_correlation(itr)
         held = HeldOut(zrows, ~np.isnan(cv[fold.held]), self.unreached)
-        blocks = []
+        masks, preds = [], []
         for s in self.selectors:
-            blocks += _fold_queries(self.select(s, itr, Ri, len(others)), s, self.sizes, held)
-        masks = [((s, k), mk) for s, k, _, mk in blocks]
-        preds = []
-        for p in self.predictors:
-            for (s, k, _, mk), pred in zip(blocks, block_predictions(make_predictor(p), itr, blocks, Ri)):
-                pred = fold_scaling.inverse(np.where(np.isfinite(pred), pred, 0.0))  # back to the units of cv
-                preds.append(((s, p, k), np.where(mk, pred, 0.0)))
+            sized = self.select(s, itr, Ri, len(others))
+            ks = [k for k in self.sizes if k in sized]
+            if not ks:
+                continue
+            scored = {k: held.scored(np.asarray(sized[k])) for k in ks}
+            masks += [((s, k), mk) for k, mk in scored.items()]
+            prepared = Prepared(scaling=fold_scaling, correlation=Ri, selections=sized)
+            for p in self.predictors:
+                path = clone(self.estimator).set_params(predictor=p).fit_path(
+                    cv[others], names=self.names, k_max=max(ks), ks=ks, prepared=prepared, intervals=False)
+                for st, sp in zip(path.steps, path.predict(zrows)):
+                    full = np.zeros(zrows.shape)
+                    full[:, sp.targets] = sp.mean
+                    pred = fold_scaling.inverse(np.where(np.isfinite(full), full, 0.0))  # back to the units of cv
+                    preds.append(((s, p, st.k), np.where(scored[st.k], pred, 0.0)))
         return masks, preds
 
 
@@ -195,6 +232,8 @@ def out_of_fold(
     predictors: Sequence[str],
     sizes: Sequence[int],
     unreached: str,
+    estimator: Any = None,
+    names: Sequence[str] | None = None,
 ) -> OutOfFold:
     """Out-of-fold predictions of every (selector, size, predictor) on the rows of ``cv``.
 
@@ -211,6 +250,15 @@ def out_of_fold(
         The candidates and the sizes scored.
     unreached : {"skip", "mean"}
         Whether a row that observes none of the revealed benchmarks is scored.
+    estimator : Pipeline, optional
+        A fixed pipeline without intervals (default
+        :func:`default_estimator`): each candidate is a clone of it
+        with the candidate's predictor, fit on the other folds' rows with
+        the fold's scaling, correlation and the selector's selections handed
+        over (:class:`Prepared`), as scikit-learn's ``GridSearchCV`` fits
+        clones of its estimator.
+    names : sequence of str, optional
+        Benchmark names of the columns of ``cv`` (default ``"0", "1", ...``).
 
     Returns
     -------
@@ -219,14 +267,17 @@ def out_of_fold(
     Notes
     -----
     Cost: per fold (:func:`~benchsel_lib.method.folds.cross_fit`) one standardization and correlation of
-    the other folds, one selection per selector, and one fit plus the
-    predictions of every predictor (:func:`block_predictions`); memory
+    the other folds, one selection per selector, and per candidate the
+    predictor's fit and the predictions of the fold's rows (the clone's
+    fitted path; a row-wise predictor gets every size in one call); memory
     O(S K P m N) for the predictions.  A fold whose other folds observe
     fewer than two benchmarks is skipped.
     """
     m, N = cv.shape
     out = OutOfFold(list(folds), np.where(np.isnan(cv), 0.0, cv))
-    unit = _FoldPredictions(cv, select, tuple(selectors), tuple(predictors), tuple(sizes), unreached)
+    unit = _FoldPredictions(cv, select, tuple(selectors), tuple(predictors), tuple(sizes), unreached,
+                            default_estimator() if estimator is None else estimator,
+                            tuple(str(j) for j in range(N)) if names is None else tuple(names))
     for fold, found in cross_fit(folds, unit):
         if found is None:
             continue

@@ -28,7 +28,16 @@ choice.  The work is done by
 :func:`~benchsel_lib.method.inner_search.pipeline_path` (the inner
 cross-validation along the subset sizes) on the out-of-fold engine of
 :mod:`benchsel_lib.method.oof`, within the budget planned by
-:mod:`benchsel_lib.method.plan`.
+:mod:`benchsel_lib.method.plan`: in each inner fold every candidate is a
+clone of a :class:`Pipeline` without intervals (the search's scaling and
+seed, the candidate's predictor), fit on the other folds through
+:meth:`Pipeline.fit_path <benchsel_lib.method.fitting.BasePipeline.fit_path>`
+and predicting the fold's rows through its fitted path, as ``GridSearchCV``
+fits clones of its estimator; the fold's scaling, correlation and
+selections are computed once and handed to every clone
+(:class:`~benchsel_lib.method.oof.Prepared`).  A fixed pipeline with
+conformal intervals reads them off the same inner folds, fitting clones of
+itself without intervals.
 
 The conventions are scikit-learn's: the constructor only stores its
 parameters, :meth:`Pipeline.fit` validates them and returns the pipeline,
@@ -56,6 +65,7 @@ from .fitting import MIN_INTERVAL_MODELS, BasePipeline, FitSeeds, FittedPath, Pa
 from .gaussian import GaussianPredictor
 from .given import RANGE_SDS, SCALE_GAP, SCALE_QUANTILE, ScaleWarning, check_given, column_ranges, scale_slip
 from .inner_search import AUTO_BLOCKS, ChosenPredictor
+from .oof import use_default_estimator
 from .predictors import PREDICTORS, check_predictor_name
 from .scaling import Scaling
 from .selection import check_tie_break
@@ -189,6 +199,10 @@ class Pipeline(BasePipeline):
     def _steps(self) -> dict[str, Any]:
         """One selector and one predictor; no choice to make (conformal intervals still fit by inner folds). O(1)."""
         return {"selector": self.component("selector"), "predictor": self.component("predictor")}
+
+    def _candidate(self) -> Pipeline:
+        """This pipeline without intervals: its conformal intervals are read off the inner-fold fits of clones of it."""
+        return clone(self).set_params(calibrator=None)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -493,6 +507,11 @@ class PipelineSearch(BasePipeline):
                 "stack": grid.stack, "search": True, "blocks": blocks, "choice": self.choice,
                 "folds": self.search_folds, "unreached": SEARCH_UNREACHED, "space": space}
 
+    def _candidate(self) -> Pipeline:
+        """The fixed pipeline whose clones the inner folds fit, one per candidate: this search's scaling and seed,
+        no intervals (each clone is handed the fold's scaling, correlation and selections, and its predictor). O(1)."""
+        return Pipeline(scaling=self.scaling, calibrator=None, seed=self.seed)
+
     @property
     def label(self) -> str:
         """The search's name in tables (``name``, else ``"search"``). O(1)."""
@@ -566,3 +585,6 @@ class PipelineSearch(BasePipeline):
         raise ValueError(f"the search chose its predictor for the selected benchmarks {chosen}; {what}: predict "
                          f"from other benchmarks with a fit for them, fit(matrix, revealed=[...]) (the command line's "
                          f"benchsel predict does this), which chooses the predictor for those benchmarks")
+
+
+use_default_estimator(lambda: Pipeline(calibrator=None))  # the estimator of a search that names none
