@@ -81,3 +81,38 @@ def test_a_new_fit_or_parameter_forgets_the_best_estimator():
     search.set_params(seed=5)
     with pytest.raises(ValueError, match="not fitted"):
         search.best_estimator_
+
+
+def _spy_inner_fits(monkeypatch):
+    """Record every fit of a pipeline in an inner fold (the ones handed their selections): class, calibrator,
+    predictor, and the rows it was fit on."""
+    from benchsel_lib.method.fitting import BasePipeline
+
+    seen, fit_path = [], BasePipeline.fit_path
+
+    def spy(self, X, **kw):
+        prepared = kw.get("prepared")
+        if prepared is not None and prepared.selections is not None:
+            seen.append((type(self), self.calibrator, self.predictor, np.asarray(X).shape[0]))
+        return fit_path(self, X, **kw)
+
+    monkeypatch.setattr(BasePipeline, "fit_path", spy)
+    return seen
+
+
+def test_a_search_scores_each_candidate_by_fitting_a_pipeline_clone_in_each_inner_fold(monkeypatch):
+    seen = _spy_inner_fits(monkeypatch)
+    m = _matrix()
+    PipelineSearch(k=2, candidates=Grid(selectors=("mi", "random"), predictors=("gaussian", "ridge")),
+                   search_folds=4, seed=3).fit(m)
+    assert len(seen) == 4 * 2 * 2  # folds x selectors x predictors
+    assert all(cls is Pipeline and cal is None for cls, cal, _, _ in seen)
+    assert sorted({p for _, _, p, _ in seen}) == ["gaussian", "ridge"]
+    assert all(rows < m.shape[0] for _, _, _, rows in seen)  # the inner-training rows only
+
+
+def test_a_pipeline_with_conformal_intervals_fits_clones_of_itself_without_intervals(monkeypatch):
+    seen = _spy_inner_fits(monkeypatch)
+    pipe = Pipeline(3, selector="mi", predictor="knn", calibrator="conformal", seed=2).fit(_matrix())
+    assert seen and all(cls is Pipeline and cal is None and p == "knn" for cls, cal, p, _ in seen)
+    assert pipe.calibrator == "conformal"  # the pipeline itself keeps its intervals
