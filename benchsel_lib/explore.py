@@ -107,6 +107,22 @@ def _control(name: str, pairs: list[tuple[str, Any]]) -> Any:
     return widgets.Dropdown(options=labels, **shown)
 
 
+def _panel(widgets: Any, html: str) -> Any:
+    """One panel: an ``HTML`` widget styled in JupyterLab like an HTML output of a cell.
+
+    JupyterLab styles the tables (header rule, striped rows, padding, numbers
+    to the right), images and text of an output through the class
+    ``jp-RenderedHTMLCommon`` of the output's box; the box of an ``HTML``
+    widget lacks it, so a table in a panel showed unstyled. The class is a
+    DOM class of the widget, kept in the saved widget state. On the site,
+    whose stylesheets give the class only a margin (pydata-sphinx-theme:
+    ``.jp-RenderedHTMLCommon {margin: .1875rem}``), the layout's margin keeps
+    the widget's own (``--jp-widgets-margin``), so the page looks as before.
+    """
+    box = widgets.HTML(html, layout=widgets.Layout(margin="var(--jp-widgets-margin)"))
+    return box.add_class("jp-RenderedHTMLCommon")
+
+
 def explorer(render: Callable[..., Any], /, **controls: Sequence[Any] | Mapping[str, Any]) -> Any:
     """Controls over precomputed panels: ``render(**values)`` for every combination of the controls' values.
 
@@ -160,7 +176,7 @@ def explorer(render: Callable[..., Any], /, **controls: Sequence[Any] | Mapping[
         for _, value in options[name]:
             values = {**fixed, name: value}
             if level == len(names) - 1:
-                children.append(widgets.HTML(panel_html(render(**values))))
+                children.append(_panel(widgets, panel_html(render(**values))))
             else:
                 children.append(stack(level + 1, values))
         box = widgets.Stack(children, selected_index=0)

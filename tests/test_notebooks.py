@@ -144,3 +144,20 @@ def test_notebook_rendered_as_jupyterlab_renders_it_shows_no_placeholder_and_its
         heads = [[th.get_text(strip=True) for th in t.find_all("th")]
                  for t in soup.select(".jp-RenderedMarkdown table")]
         assert any("Verdict" in h for h in heads), f"{nb.name}: no rendered claims table (tables seen: {heads})"
+
+
+@pytest.mark.parametrize("nb", PARAMS)
+def test_every_in_page_link_reaches_a_heading_that_jupyterlab_can_scroll_to(nb):
+    """A link to a section of the page, in the prose or in an output (the claims table), works in JupyterLab.
+
+    JupyterLab 4 gives headings no ``id`` (its sanitizer renames ids to
+    ``data-jupyter-id``, case kept) and finds a link's target by that
+    attribute, so the site's lower-case section anchors match nothing there:
+    the heading's cell carries an empty ``<div data-jupyter-id="anchor">``,
+    which the site renders as nothing.
+    """
+    markdown = "\n".join(_source(c) for c in _load(nb)["cells"] if c["cell_type"] == "markdown")
+    outputs = json.dumps([c.get("outputs", []) for c in _load(_executed(nb))["cells"] if c["cell_type"] == "code"])
+    targets = set(re.findall(r"\]\(#([\w-]+)\)", markdown + outputs)) | set(re.findall(r'href=\\"#([\w-]+)\\"', outputs))
+    missing = sorted(t for t in targets if f'<div data-jupyter-id="{t}"></div>' not in markdown)
+    assert not missing, f"{nb.name}: links to {missing} find no heading in JupyterLab (add the anchor div to its cell)"
