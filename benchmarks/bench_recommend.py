@@ -159,6 +159,7 @@ from benchsel_lib.method.predictors import PREDICTORS  # noqa: E402
 from benchsel_lib.method.selectors import SELECTORS  # noqa: E402
 from benchsel_lib.protocol.cv import cross_validate  # noqa: E402
 from benchsel_lib.studies.pipelines import (  # noqa: E402
+    COMPARISON,
     HELD_ASIDE,
     PEERS,
     aside_ks,
@@ -569,8 +570,9 @@ def grid(datasets, seeds, n_jobs: int, greedy: bool, anchors: bool = False, quic
     for name in datasets:
         M = load_matrix(name)
         t0 = time.perf_counter()
-        df = compare_pipelines(M, fixed=fixed, seeds=seeds, config=CONFIG.get(name, "released"), levels=LEVELS,
-                               n_jobs=n_jobs, unreached=unreached, keep_entries=quick, auto=auto)
+        df = compare_pipelines(M, fixed=fixed, seeds=seeds, config=CONFIG.get(name, "released"), n_jobs=n_jobs,
+                               protocol=dataclasses.replace(COMPARISON, unreached=unreached, keep_entries=quick),
+                               auto=auto)
         secs = time.perf_counter() - t0
         print(f"\n== {name} {M.shape}{rule}  ({secs:.0f} s, {len(seeds)} seeds x 10 folds)")
         keep = name if unreached == "skip" else None  # --json keeps the paper's rule only
@@ -638,8 +640,8 @@ def aside(names, n_jobs: int, variants=(), seeds=(PEER_SEED,), auto=None) -> lis
     pooled = f"seeds {' '.join(map(str, seeds))} pooled"
     for name in names:
         t0 = time.perf_counter()
-        run = compare_aside(name, peers=list(PEERS), seeds=list(seeds), levels=LEVELS, n_jobs=n_jobs,
-                            keep_entries=True, auto=auto)
+        run = compare_aside(name, peers=list(PEERS), seeds=list(seeds), n_jobs=n_jobs,
+                            protocol=dataclasses.replace(COMPARISON, keep_entries=True), auto=auto)
         print(f"\n== held aside: {name} {run.shape}  ({time.perf_counter() - t0:.0f} s, seed"
               f"{'s ' + ' '.join(map(str, seeds)) if len(seeds) > 1 else ' ' + str(seeds[0])} x 10 folds)")
         if PEER_SEED in seeds:

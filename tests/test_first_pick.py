@@ -13,7 +13,7 @@ from benchsel_lib.data import ScoreMatrix
 from benchsel_lib.method.covariance import cov_to_corr
 from benchsel_lib.method.pipeline import Pipeline
 from benchsel_lib.method.selection import select
-from benchsel_lib.protocol.cv import cross_validate
+from benchsel_lib.protocol.cv import CVProtocol, cross_validate
 from benchsel_lib.studies.bands import first_pick_band
 from benchsel_lib.studies.first_pick import (
     PATH_RULES,
@@ -25,7 +25,7 @@ from benchsel_lib.studies.first_pick import (
     rounded_diagonal,
 )
 
-CV = dict(holdout=0.1, k_max=3, n_folds=4, seed=42, scheme="paper")
+CV = dict(protocol=CVProtocol(holdouts=(0.1,), k_max=3, n_folds=4, seed=42, scheme="paper"))
 
 
 def _variances_by_rounding() -> tuple[list[float], list[float]]:

@@ -11,7 +11,7 @@ from _synthetic import as_matrix, low_rank_scores
 from benchsel_lib.data import load_csv
 from benchsel_lib.method.pipeline import Pipeline, parse_pipeline
 from benchsel_lib.method.inner_search import FALLBACK, SearchSettings, pipeline_path
-from benchsel_lib.protocol.cv import cross_validate
+from benchsel_lib.protocol.cv import CVProtocol, cross_validate
 from benchsel_lib.protocol.splits import cv_splits
 from benchsel_lib.protocol.summaries import coverage_column as _cov_col
 
@@ -298,8 +298,8 @@ def test_compare_pipelines_equals_separate_cross_validations_per_seed():
     kw = dict(holdouts=(0.1,), k_max=3, n_folds=4, scheme="paper", progress=False, ks=(1, 3))
     reference = [Pipeline.auto(), Pipeline.paper(objective="mi", config="released", estimator="pairwise")]
     pairs = [Pipeline.from_name(n, config="released", estimator="pairwise") for n in fixed]
-    got = compare_pipelines(M, fixed=fixed, seeds=(0, 5), n_folds=4, k_max=3, estimator="pairwise", levels=(0.8,),
-                            ks=(1, 3))
+    got = compare_pipelines(M, fixed=fixed, seeds=(0, 5), estimator="pairwise",
+                            protocol=CVProtocol(n_folds=4, k_max=3, levels=(0.8,), ks=(1, 3)))
     want = pd.concat([part.assign(seed=s) for s in (0, 5) for part in (
         cross_validate(M, reference, seed=s, levels=(0.8,), **kw),
         cross_validate(M, pairs, seed=s, levels=(), **kw))], ignore_index=True)
@@ -317,8 +317,9 @@ def test_compare_pipelines_scores_every_held_out_model_under_the_mean_rule():
     M = _matrix(_data(15, m=50, missing=0.5))
     kw = dict(holdouts=(0.1,), k_max=2, n_folds=4, scheme="paper", progress=False, ks=(1,), seed=0)
     pairs = [Pipeline.from_name("mi+ridge", config="released", estimator="pairwise")]
-    got = {rule: compare_pipelines(M, fixed=("mi+ridge",), seeds=(0,), n_folds=4, k_max=2, estimator="pairwise",
-                                   levels=(), ks=(1,), unreached=rule) for rule in ("skip", "mean")}
+    got = {rule: compare_pipelines(M, fixed=("mi+ridge",), seeds=(0,), estimator="pairwise",
+                                   protocol=CVProtocol(n_folds=4, k_max=2, ks=(1,), unreached=rule))
+           for rule in ("skip", "mean")}
     want = pd.concat([cross_validate(M, [Pipeline.auto(), Pipeline.paper(objective="mi", config="released",
                                                                          estimator="pairwise")],
                                      levels=(), unreached="mean", **kw),
@@ -431,8 +432,8 @@ def test_compare_pipelines_keeps_the_entries_that_pair_two_methods_on_the_same_e
     from benchsel_lib.studies.pipelines import compare_pipelines, shared_differences
 
     M = _matrix(_data(15, m=50, missing=0.4))
-    df = compare_pipelines(M, fixed=("mi+ridge", "random+knn"), seeds=(3,), n_folds=4, k_max=3, estimator="pairwise",
-                           levels=(), ks=(2, 3), keep_entries=True)
+    df = compare_pipelines(M, fixed=("mi+ridge", "random+knn"), seeds=(3,), estimator="pairwise",
+                           protocol=CVProtocol(n_folds=4, k_max=3, ks=(2, 3), keep_entries=True))
     out = shared_differences(df, ["mi+ridge", "random+knn", "mi"], ks=(2, 3)).set_index(["k", "peer"])
     assert len(out) == 6 and (out["n_cells"] == 4).all() and (out["n_shared"] <= out["n_own"]).all()
     for (k, peer), r in out.iterrows():  # each cell by hand from the kept entries
@@ -626,8 +627,8 @@ def test_held_aside_sources_are_not_the_papers_matrices_and_fit_the_comparison(s
 def test_compare_aside_caps_the_sizes_and_scores_every_peer_there(shared_data_dir):
     from benchsel_lib.studies.pipelines import aside_tables, compare_aside
 
-    run = compare_aside("wildbench", peers=["mi+knn", "mi"], ks=(2, 10), n_folds=2, levels=(0.8,),
-                        data_dir=shared_data_dir)
+    run = compare_aside("wildbench", peers=["mi+knn", "mi"], ks=(2, 10),
+                        protocol=CVProtocol(n_folds=2, levels=(0.8,)), data_dir=shared_data_dir)
     assert (run.label, run.shape, run.ks) == ("WildBench", (63, 11), (2, 7))
     df = run.results
     assert set(df["pipeline"]) == {"auto", "mi", "mi+knn"}

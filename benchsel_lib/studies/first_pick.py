@@ -45,11 +45,12 @@ from ..method.correlation import estimate_correlation
 from ..method.covariance import cov_to_corr
 from ..method.pipeline import Pipeline, clone
 from ..method.selection import TIE_BREAKS, select
-from ..protocol.cv import cross_validate
+from ..protocol.cv import CVProtocol, cross_validate
 from ..protocol.splits import cv_splits
 
 __all__ = [
     "PAPER_BENCHPRESS_ENTROPY",
+    "PAPER_FOLDS",
     "PATH_RULES",
     "TIE_RULES",
     "FirstPickStudy",
@@ -435,17 +436,30 @@ def _noise_against_paper(draws: np.ndarray, ref: Mapping[int, float], tol: float
     return pct, float((np.abs(at - want) <= tol).all(axis=1).mean())
 
 
+#: the protocol of :func:`first_pick_study` unless one is given: the paper's folds (seed 42, its fold layout),
+#: 10 % holdout, 10 folds, k up to 15
+PAPER_FOLDS = CVProtocol(holdouts=(0.1,), k_max=15, n_folds=10, seed=42, scheme="paper")
+
+
+def _protocol_options(protocol: CVProtocol) -> tuple[float, int, int, int, str]:
+    """``(holdout, k_max, n_folds, seed, scheme)`` of a protocol with one holdout and a ``k_max``; else ValueError."""
+    if not isinstance(protocol, CVProtocol):
+        raise ValueError(f"protocol must be a CVProtocol, got {type(protocol).__name__}")
+    if len(protocol.holdouts) != 1 or protocol.k_max is None:
+        raise ValueError(f"the first-pick study runs one holdout up to a given k_max, got holdouts="
+                         f"{protocol.holdouts} and k_max={protocol.k_max}")
+    k_max = check_int(protocol.k_max, "k_max")
+    n_folds = check_int(protocol.n_folds, "n_folds", minimum=2)
+    return float(protocol.holdouts[0]), k_max, n_folds, check_seed(protocol.seed), protocol.scheme
+
+
 def first_pick_study(
     matrix: ScoreMatrix,
     *,
     pipeline: Pipeline | None = None,
     paper: Mapping[int, float] | None = None,
     rules: Sequence[str] = TIE_RULES,
-    holdout: float = 0.1,
-    k_max: int = 15,
-    n_folds: int = 10,
-    seed: int = 42,
-    scheme: str = "paper",
+    protocol: CVProtocol = PAPER_FOLDS,
     n_draws: int = 2000,
     jitter: float = 1e-9,
     noise_seed: int = 0,
@@ -484,8 +498,10 @@ def first_pick_study(
         The paper's reported R^2 by ``k`` (e.g. :data:`PAPER_BENCHPRESS_ENTROPY`).
     rules : sequence of str
         Tie rules run as their own CV (subset of :data:`TIE_RULES`).
-    holdout, k_max, n_folds, seed, scheme
-        Protocol options of :func:`~benchsel_lib.protocol.cv.cross_validate`.
+    protocol : CVProtocol
+        One holdout, ``k_max``, ``n_folds``, ``seed`` and ``scheme`` of
+        :func:`~benchsel_lib.protocol.cv.cross_validate` (default
+        :data:`PAPER_FOLDS`: the paper's folds, 10 % holdout, k up to 15).
     n_draws : int
         Noise-model draws (0 skips the model).
     jitter : float
@@ -519,9 +535,7 @@ def first_pick_study(
     check_matrix(matrix)
     base = _base_pipeline(pipeline)
     rules = _check_rules(rules)
-    k_max = check_int(k_max, "k_max")
-    n_folds = check_int(n_folds, "n_folds", minimum=2)
-    seed = check_seed(seed)
+    holdout, k_max, n_folds, seed, scheme = _protocol_options(protocol)
     n_draws = check_int(n_draws, "n_draws", minimum=0)
     noise_seed = check_seed(noise_seed)
     jitter, tol = _check_noise(jitter, tol)

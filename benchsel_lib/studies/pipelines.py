@@ -1,6 +1,7 @@
 """Which selection and which predictor: pipelines compared under the CV protocol (the book's chapter 12)."""
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,13 +15,14 @@ from ..data.mmlu import MMLU_SUBJECTS
 from ..method.pipeline import Pipeline, clone, parse_pipeline
 from ..method.predictors import check_unreached, scored_entries
 from ..protocol.cache import correlation_cache
-from ..protocol.cv import cv_grid, kept_columns
+from ..protocol.cv import CVProtocol, cv_grid, kept_columns
 from ..protocol.splits import cv_splits
 from ..protocol.summaries import ScoredEntries, block_r2, coverage_column
 
 __all__ = [
     "PEERS",
     "HELD_ASIDE",
+    "COMPARISON",
     "GRID_SELECTORS",
     "GRID_PREDICTORS",
     "aside_ks",
@@ -106,40 +108,41 @@ def fixed_pairs(*, selectors: Sequence[str] = GRID_SELECTORS,
     return names
 
 
+#: the protocol of :func:`compare_pipelines` unless one is given: 10 folds, 10 % holdout, every k up to 10,
+#: intervals at 50 / 80 / 90 % (the seeds and the paper's fold layout are the comparison's own)
+COMPARISON = CVProtocol(holdouts=(0.1,), k_max=10, n_folds=10, levels=(0.5, 0.8, 0.9))
+
+
 def compare_pipelines(
     matrix: Any,
     *,
     fixed: Sequence[str],
     seeds: Sequence[int] = (0, 42),
-    n_folds: int = 10,
-    k_max: int = 10,
-    holdout: float = 0.1,
+    protocol: CVProtocol = COMPARISON,
     config: str = "released",
     estimator: str = "auto",
-    levels: Sequence[float] = (0.5, 0.8, 0.9),
     n_jobs: int = 1,
-    ks: Sequence[int] | None = None,
-    unreached: str = "skip",
-    keep_entries: bool = False,
     auto: Pipeline | None = None,
 ) -> pd.DataFrame:
     """Per-fold R^2 of ``auto``, the paper's Gaussian + MI (``"mi"``) and the ``fixed`` pipelines.
 
-    Runs :func:`~benchsel_lib.protocol.cv.cross_validate` with ``scheme="paper"`` for each
-    seed: once for ``auto`` and ``mi`` with interval ``levels``, once for the
-    fixed pairs (:meth:`~benchsel_lib.method.pipeline.Pipeline.from_name`, with
-    ``estimator`` and ``config``) without intervals, all as one
+    Runs :func:`~benchsel_lib.protocol.cv.cross_validate` under ``protocol``
+    with the paper's fold layout (``scheme="paper"``) for each seed: once
+    for ``auto`` and ``mi`` with the protocol's interval ``levels``, once
+    for the fixed pairs (:meth:`~benchsel_lib.method.pipeline.Pipeline.from_name`,
+    with ``estimator`` and ``config``) without intervals, all as one
     :func:`~benchsel_lib.protocol.cv.cv_grid` sweep (the runs on one split
-    share a cell and its training correlation).  All methods see the
-    same folds.  ``ks`` (default every ``k = 1..k_max``) limits the subset
-    sizes scored.  ``unreached``: the protocol's rule for a held-out
+    share a cell and its training correlation).  All methods see the same
+    folds.  The protocol's ``ks`` (default every ``k = 1..k_max``) limits
+    the subset sizes scored; its ``unreached`` is the rule for a held-out
     model that observes none of the revealed benchmarks (``"skip"``, the
     paper's, leaves it out; ``"mean"`` scores it with the training mean, so
-    that every method is scored on every held-out model).  ``keep_entries``
-    keeps each row's scored entries (for :func:`shared_differences`).
-    Returns the concatenated rows with a ``seed`` column.
-    Cost: ``len(seeds) x n_folds`` splits, each running the inner search of
-    ``auto`` once per split plus one selection and ``len(ks)`` predictions per fixed pair.
+    that every method is scored on every held-out model); its
+    ``keep_entries`` keeps each row's scored entries (for
+    :func:`shared_differences`).  Returns the concatenated rows with a
+    ``seed`` column.  Cost: ``len(seeds) x n_folds`` splits, each running
+    the inner search of ``auto`` once per split plus one selection and
+    ``len(ks)`` predictions per fixed pair.
 
     Parameters
     ----------
@@ -150,29 +153,18 @@ def compare_pipelines(
         :meth:`~benchsel_lib.method.pipeline.Pipeline.from_name`, usually
         ``"SELECTOR+PREDICTOR"`` pairs such as ``"lasso+ridge"``; may be empty.
     seeds : sequence of int
-        Seeds of the folds (default ``(0, 42)``; 42 is the paper's).
-    n_folds : int
-        Folds per seed (default 10).
-    k_max : int
-        Largest subset size (default 10).
-    holdout : float
-        Holdout fraction (default 0.1).
+        Seeds of the folds (default ``(0, 42)``; 42 is the paper's); the
+        protocol's own ``seed`` and ``scheme`` are not used.
+    protocol : CVProtocol
+        Folds, holdout, subset sizes, interval levels, the rule for unreached
+        models and whether entries are kept (default :data:`COMPARISON`).
     config : {"released", "early"}
         EM configuration of ``"mi"`` and the fixed pipelines (not of ``auto``,
         which keeps its own settings).
     estimator : {"auto", "pairwise", "em", "fast"}
         Correlation estimator of ``"mi"`` and the fixed pipelines.
-    levels : sequence of float
-        Interval levels whose coverage is reported for ``auto`` and ``"mi"``.
     n_jobs : int
         Workers of the sweep (default 1: serially in this process).
-    ks : sequence of int, optional
-        Subset sizes scored (default every ``k = 1..k_max``).
-    unreached : {"skip", "mean"}
-        The protocol's rule for a held-out model that observes none of the
-        revealed benchmarks (above).
-    keep_entries : bool
-        Keep each row's scored entries (column ``entries``).
     auto : Pipeline, optional
         The recommended pipeline to compare (default ``Pipeline.auto()``);
         its rows are labelled ``"auto"`` whatever its name.
@@ -191,15 +183,17 @@ def compare_pipelines(
         ``config``, or an option that :func:`~benchsel_lib.protocol.cv.cv_grid`
         rejects.
     """
-
-    kw = dict(matrix=matrix, holdouts=(holdout,), k_max=k_max, n_folds=n_folds, scheme="paper", ks=ks,
-              unreached=unreached, keep_entries=keep_entries)
+    if not isinstance(protocol, CVProtocol):
+        raise ValueError(f"protocol must be a CVProtocol, got {type(protocol).__name__}")
+    kw = {f.name: getattr(protocol, f.name) for f in dataclasses.fields(CVProtocol)
+          if f.name not in ("seed", "scheme", "levels")}
+    kw.update(matrix=matrix, scheme="paper")
     ref = Pipeline.auto() if auto is None else clone(auto).set_params(name="auto")
     reference = [ref, Pipeline.paper(objective="mi", estimator=estimator, config=config)]
     pairs = [Pipeline.from_name(n, estimator=estimator, config=config) for n in fixed]
     runs, tags = [], []
     for seed in seeds:
-        runs.append(dict(kw, pipelines=reference, seed=seed, levels=tuple(levels)))
+        runs.append(dict(kw, pipelines=reference, seed=seed, levels=tuple(protocol.levels)))
         tags.append(seed)
         if fixed:
             runs.append(dict(kw, pipelines=pairs, seed=seed, levels=()))
@@ -238,6 +232,7 @@ def compare_aside(
     peers: Sequence[str] = tuple(PEERS),
     ks: Sequence[int] = (5, 10),
     seeds: Sequence[int] = (42,),
+    protocol: CVProtocol = COMPARISON,
     data_dir: Any = None,
     **kwargs: Any,
 ) -> AsideRun:
@@ -246,14 +241,15 @@ def compare_aside(
     Loads the source (:func:`~benchsel_lib.data.load_source`, so any source
     name is accepted), caps ``ks`` to leave four benchmarks hidden
     (:func:`aside_ks`) and runs :func:`compare_pipelines` with the peers'
-    fixed pairs, ``k_max`` the largest capped size, scoring the capped sizes
-    only; ``kwargs`` go to :func:`compare_pipelines` (``n_folds``,
-    ``levels``, ``estimator``, ``n_jobs`` ...).  Cost: that of
+    fixed pairs under ``protocol``, its ``k_max`` the largest capped size,
+    scoring the capped sizes only; ``kwargs`` go to :func:`compare_pipelines`
+    (``estimator``, ``config``, ``n_jobs``, ``auto``).  Cost: that of
     :func:`compare_pipelines` on the source.
     """
     matrix = load_source(name, data_dir=data_dir)
     sizes = aside_ks(matrix.shape[1], ks=ks)
-    df = compare_pipelines(matrix, fixed=peer_pairs(peers), seeds=seeds, k_max=max(sizes), ks=sizes, **kwargs)
+    df = compare_pipelines(matrix, fixed=peer_pairs(peers), seeds=seeds,
+                           protocol=dataclasses.replace(protocol, k_max=max(sizes), ks=sizes), **kwargs)
     return AsideRun(str(name), HELD_ASIDE.get(name, str(name)), tuple(matrix.shape), sizes, df)
 
 
