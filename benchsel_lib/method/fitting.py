@@ -602,6 +602,18 @@ class BasePipeline(BaseEstimator):
                  for k, s in per_size.items()]
         return steps, selection
 
+    @staticmethod
+    def _given_steps(revealed: Sequence[int] | None, selections: Mapping[int, Sequence[int]] | None,
+                     ks: Sequence[int] | None) -> list[PathStep] | None:
+        """The steps of a fit handed its revealed set or its selections by size (those in ``ks``); None: it selects."""
+        if revealed is not None:
+            order = np.asarray(list(revealed), dtype=int)
+            return [PathStep(order.size, order, _nan_diagnostics())]
+        if selections is not None:
+            return [PathStep(k, np.asarray(selections[k], dtype=int), _nan_diagnostics())
+                    for k in sorted(selections) if ks is None or k in ks]
+        return None
+
     def _fit_direct(self, spec: Spec, data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
                     seeds: FitSeeds, inner: Callable, intervals: bool, unreached: str,
                     revealed: Sequence[int] | None,
@@ -612,12 +624,8 @@ class BasePipeline(BaseEstimator):
         sel: Selector = spec.selector[0]
         N = len(data.names)
         pred = spec.predictor[0]
-        if revealed is not None:
-            order = np.asarray(list(revealed), dtype=int)
-            steps, selection = [PathStep(order.size, order, _nan_diagnostics())], None
-        elif selections is not None:
-            steps = [PathStep(k, np.asarray(selections[k], dtype=int), _nan_diagnostics())
-                     for k in sorted(selections) if ks is None or k in ks]
+        steps = self._given_steps(revealed, selections, ks)
+        if steps is not None:
             if not steps:
                 return FittedPath(fs, [], n_forced, _NoPredictions(), R)
             selection, order = None, steps[-1].selected
