@@ -32,7 +32,10 @@ def _figure_html(fig: Any) -> str:
     import matplotlib.pyplot as plt
 
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=_DPI, bbox_inches="tight")
+    # a figure with a layout engine (the book's are constrained) already fills its canvas: a "tight" bounding
+    # box would only lay it out and draw it a second time
+    tight = None if fig.get_layout_engine() is not None else "tight"
+    fig.savefig(buf, format="png", dpi=_DPI, bbox_inches=tight)
     plt.close(fig)
     data = base64.b64encode(buf.getvalue()).decode("ascii")
     return f'<img src="data:image/png;base64,{data}" style="max-width:100%" alt="figure"/>'

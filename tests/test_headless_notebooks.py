@@ -120,6 +120,26 @@ def test_explorer_shows_figures_as_images_and_tables_as_html():
     assert plt.get_fignums() == before  # every figure is closed once drawn
 
 
+def test_a_panel_keeps_a_laid_out_figure_at_its_size_and_trims_one_without_layout():
+    import base64
+    import io
+
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from benchsel_lib.explore import panel_html
+
+    def pixels(fig):
+        data = re.search(r"base64,([^\"]+)", panel_html(fig)).group(1)
+        return Image.open(io.BytesIO(base64.b64decode(data))).size
+
+    for layout, trimmed in (("constrained", False), (None, True)):
+        fig = Figure(figsize=(4, 3), layout=layout)
+        fig.add_subplot().plot([0, 1])
+        size = pixels(fig)
+        assert (size != (4 * 72, 3 * 72)) == trimmed, (layout, size)  # the panel's 72 dpi
+
+
 def test_explorer_refuses_more_combinations_than_it_may_precompute():
     from benchsel_lib.explore import MAX_STATES, explorer
 
