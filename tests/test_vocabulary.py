@@ -11,7 +11,7 @@ from benchsel_lib import cross_validate
 from benchsel_lib.data import ScoreMatrix
 from benchsel_lib.method.candidates import Grid
 from benchsel_lib.method.pipeline import PipelineSearch
-from benchsel_lib.protocol.cv import cv_grid
+from benchsel_lib.protocol.cv import CVProtocol, cv_grid
 
 CV = dict(k_max=2, n_folds=3, seed=1, progress=False)
 
@@ -61,6 +61,21 @@ def test_cross_validate_refuses_an_unknown_keyword_and_both_names_at_once_with_a
         cross_validate(m, ["entropy"], unreachable="mean", **CV)
     with pytest.raises(TypeError, match="unreached= and unconditioned="):
         cross_validate(m, ["entropy"], unreached="mean", unconditioned="mean", **CV)
+
+
+def test_cross_validate_takes_the_protocol_as_one_object_or_as_its_fields_with_the_same_numbers():
+    m = _sparse()
+    by_fields = _quiet(cross_validate, m, ["entropy", "random"], unreached="mean", **CV)
+    protocol = CVProtocol(k_max=2, n_folds=3, seed=1, unreached="mean")
+    by_object = _quiet(cross_validate, m, ["entropy", "random"], protocol=protocol, progress=False)
+    pd.testing.assert_frame_equal(by_object, by_fields)
+    # a keyword option replaces the protocol's field
+    other = _quiet(cross_validate, m, ["entropy", "random"], protocol=protocol, unreached="skip", progress=False)
+    assert other.attrs["unreached"] == "skip" and not other["r2"].equals(by_fields["r2"])
+    with pytest.raises(TypeError, match="options are the fields of CVProtocol: holdouts, k_max"):
+        cross_validate(m, ["entropy"], protocol=protocol, n_fold=3)
+    with pytest.raises(ValueError, match="protocol must be a CVProtocol, got dict"):
+        cross_validate(m, ["entropy"], protocol={"n_folds": 3})
 
 
 def test_a_search_names_its_candidates_selectors_in_cv_results_and_its_choice():

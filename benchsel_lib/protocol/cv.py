@@ -79,9 +79,9 @@ import hashlib
 import numbers
 import time
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -98,7 +98,7 @@ from ..method.predictors import UNREACHED, check_unreached, r2_from_sums
 from ..method.scaling import PROTOCOL_CLIP, check_clip, fit_standardizer
 from . import cache
 from .splits import SCHEMES, CVSplits, split_seeds
-from .summaries import Records, ScoredEntries, coverage_column, top_residuals
+from .summaries import Records, ScoredEntries, SharedMap, coverage_column, top_residuals
 from .sweep import Cell, check_n_jobs, run_sweep
 
 __all__ = ["cross_validate", "cv_grid", "CVProtocol", "check_pipelines", "kept_columns", "split_rows",
@@ -806,7 +806,7 @@ def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPl
                 if problem.kind == "constant" else "")
         warnings.warn(problem.message + tail, ScoreWarning, stacklevel=3)
     attrs = dict(source=matrix.source, shape=matrix.shape, **dataclasses.asdict(protocol),
-                 pipelines={p.label: p for p in pipes})
+                 pipelines=SharedMap((p.label, p) for p in pipes))
     label = str(matrix.source or "matrix")
     return _CVPlan(X=X, models=list(matrix.models), benchmarks=list(matrix.benchmarks), folds=folds,
                    kw=dict(pipelines=pipes, protocol=protocol, label=label), attrs=attrs, label=label)
@@ -835,40 +835,43 @@ def _renamed_options(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-_F = TypeVar("_F", bound=Callable[..., Any])
+def _with_options(protocol: CVProtocol | None, options: dict[str, Any]) -> CVProtocol:
+    """``protocol`` (default ``CVProtocol()``) with the fields named in ``options`` replaced. O(number of fields).
+
+    Raises
+    ------
+    TypeError
+        An option that is not a field of :class:`CVProtocol`, named as Python names an unexpected keyword.
+    ValueError
+        ``protocol`` is not a :class:`CVProtocol`, or a field's value is refused by it.
+    """
+    if protocol is not None and not isinstance(protocol, CVProtocol):
+        raise ValueError(f"protocol must be a CVProtocol, got {type(protocol).__name__}")
+    names = [f.name for f in dataclasses.fields(CVProtocol)]
+    bad = [key for key in options if key not in names]
+    if bad:
+        raise TypeError(f"cross_validate() got an unexpected keyword argument {bad[0]!r} (its options are the "
+                        f"fields of CVProtocol: {', '.join(names)})")
+    base = {} if protocol is None else {name: getattr(protocol, name) for name in names}
+    return CVProtocol(**{**base, **options})
 
 
-def _takes_renamed_options(func: _F) -> _F:
-    """``func`` that also takes the older keywords of :data:`_RENAMED_OPTIONS` (:func:`_renamed_options`)."""
-
-    @functools.wraps(func)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return func(*args, **_renamed_options(kwargs))
-
-    return cast(_F, call)
-
-
-@_takes_renamed_options
 def cross_validate(
     matrix: ScoreMatrix,
     pipelines: Any = ("entropy", "random"),
     *,
-    holdouts: Sequence[float] = (0.1,),
-    k_max: int | None = None,
-    ks: Sequence[int] | None = None,
-    n_folds: int = 10,
-    seed: int = 0,
-    scheme: str = "nested",
-    levels: Sequence[float] = (),
-    clip: float = PROTOCOL_CLIP,
-    unreached: str = "skip",
-    min_train_observed: int = 1,
-    keep_entries: bool = False,
+    protocol: CVProtocol | None = None,
     n_jobs: int | None = None,
     progress: bool | None = None,
     return_details: bool = False,
+    **options: Any,
 ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """K-fold cross-validation of pipelines, exactly as Section 5.1 (see the module docstring).
+
+    The protocol's options are the fields of :class:`CVProtocol`, declared
+    and validated there once: pass a ``protocol``, or its fields as keyword
+    options (``holdouts=(0.1,), k_max=15, seed=42, scheme="paper"``), or
+    both (the keywords replace the protocol's fields).
 
     Parameters
     ----------
@@ -883,9 +886,28 @@ def cross_validate(
         of a pipeline (EM configuration, logit scaling, tie rule, mandatory
         benchmarks, candidate filter, predictor, variance inflation) live in
         the pipeline: ``Pipeline.paper(objective="mi", config="early")``.
+    protocol : CVProtocol, optional
+        The protocol (default ``CVProtocol()``, with the keyword options below).
+    n_jobs : int or None
+        Workers over the (holdout, fold) splits, through
+        :func:`~benchsel_lib.protocol.sweep.run_sweep` (joblib): ``1`` runs
+        serially in this process, ``N > 1`` in ``N`` loky processes with one
+        BLAS thread each, ``None`` (default) as the active
+        ``joblib.parallel_config`` says (serial when none is set; inside
+        :func:`~benchsel_lib.protocol.sweep.dask_backend` on every worker of
+        the Dask cluster). Results do not depend on the backend or the
+        number of workers, bit for bit. A failing split raises
+        :class:`~benchsel_lib.protocol.sweep.SweepError` naming it.
+    progress : bool or None
+        Progress bar (None: only in a terminal or notebook; False: silent).
+    return_details : bool
+        Also return the top-residual frame (see below).
+
+    Other Parameters
+    ----------------
     holdouts : sequence of float
-        Holdout fractions ``p`` in ``[0, 1)``; training size ``round((1-p) M)``
-        capped at the pool size.
+        Holdout fractions ``p`` in ``[0, 1)`` (default ``(0.1,)``); training
+        size ``round((1-p) M)`` capped at the pool size.
     k_max : int, optional
         Largest subset size, at most the number of benchmarks minus one
         (default: the paper's 15, capped there). A split that leaves fewer
@@ -898,18 +920,18 @@ def cross_validate(
         at ``k_max``); predictions and, for searches, the inner
         cross-validation are skipped at the other sizes.
     n_folds : int
-        ``K`` (10 in the paper).
+        ``K`` (default 10, as in the paper).
     seed : int
-        Non-negative; all random streams derive from it (module docstring),
+        Non-negative (default 0); all random streams derive from it (module docstring),
         the same for every pipeline; a pipeline's own ``seed`` is not used
         (a ``UserWarning`` says so when it is not 0).
     scheme : {"nested", "paper"}
-        Random layout of folds and training sets, see
+        Random layout of folds and training sets (default ``"nested"``), see
         :func:`~benchsel_lib.protocol.splits.cv_splits`. ``"paper"`` gives the
         paper's own folds for its seed (42) and draws the random baseline from
         ``default_rng((seed + 7, fold, int(holdout * 10000)))`` as its code does.
     levels : sequence of float
-        Nominal levels for interval coverage, e.g. ``(0.5, 0.8, 0.9, 0.95)``.
+        Nominal levels for interval coverage (default none), e.g. ``(0.5, 0.8, 0.9, 0.95)``.
         For each, column ``cov_50`` etc. holds the fraction of evaluated
         entries inside the pipeline's central interval (Gaussian: ``pred +-
         z sd``, mapped back for a logit pipeline; conformal for a search).
@@ -918,7 +940,7 @@ def cross_validate(
         (``inflation``) and the coverage after it (``cov_50_cal`` ...).
         Predictors without variances give NaN coverage.
     clip : float
-        The evaluated validation scores are clipped to ``[-clip, clip]``
+        The evaluated validation scores are clipped to ``[-clip, clip]`` (default 10)
         (the pipelines clip their own inputs, by default to the same 10).
     unreached : {"skip", "mean"}
         What happens to a validation model that observes none of the
@@ -941,20 +963,6 @@ def cross_validate(
         (:func:`~benchsel_lib.studies.pipelines.shared_differences`).  Off
         by default: it keeps O(n_eval_all) numbers per row (the protocol's
         entries and, apart, those of the held-out models it leaves out).
-    n_jobs : int or None
-        Workers over the (holdout, fold) splits, through
-        :func:`~benchsel_lib.protocol.sweep.run_sweep` (joblib): ``1`` runs
-        serially in this process, ``N > 1`` in ``N`` loky processes with one
-        BLAS thread each, ``None`` (default) as the active
-        ``joblib.parallel_config`` says (serial when none is set; inside
-        :func:`~benchsel_lib.protocol.sweep.dask_backend` on every worker of
-        the Dask cluster). Results do not depend on the backend or the
-        number of workers, bit for bit. A failing split raises
-        :class:`~benchsel_lib.protocol.sweep.SweepError` naming it.
-    progress : bool or None
-        Progress bar (None: only in a terminal or notebook; False: silent).
-    return_details : bool
-        Also return the top-residual frame (see below).
 
     Returns
     -------
@@ -993,10 +1001,7 @@ def cross_validate(
     check_bool(return_details, "return_details")
     if progress is not None:
         check_bool(progress, "progress")
-    protocol = CVProtocol(holdouts=holdouts, k_max=k_max, ks=ks, n_folds=n_folds, seed=seed, scheme=scheme,
-                          levels=levels, clip=clip, unreached=unreached, min_train_observed=min_train_observed,
-                          keep_entries=keep_entries)
-    plan = _cv_plan(matrix, pipelines, protocol)
+    plan = _cv_plan(matrix, pipelines, _with_options(protocol, _renamed_options(options)))
     df = _run_plans([plan], n_jobs=n_jobs, progress=progress)[0]
     if return_details:
         return df, top_residuals(df)

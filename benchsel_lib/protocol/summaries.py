@@ -9,6 +9,7 @@ import pandas as pd
 
 __all__ = [
     "Records",
+    "SharedMap",
     "ScoredEntries",
     "coverage_column",
     "summarize_cv",
@@ -36,6 +37,18 @@ class Records(tuple):
 
     def __add__(self, other: Sequence[dict]) -> Records:  # type: ignore[override]
         return Records(tuple(self) + tuple(other))
+
+
+class SharedMap(dict):
+    """A mapping kept in ``DataFrame.attrs`` that pandas' deep copies share instead of copying.
+
+    The ``pipelines`` of a cross-validation's frame: deep-copying them on
+    every column access took a few seconds of a chapter's run.  Treat it as
+    read-only, like :class:`Records`.
+    """
+
+    def __deepcopy__(self, memo: dict) -> SharedMap:
+        return self
 
 
 @dataclass(frozen=True, eq=False)
