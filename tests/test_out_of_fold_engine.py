@@ -77,9 +77,21 @@ def _toy_held(unreached):
     return HeldOut.of(v, unreached=unreached)
 
 
+class _Spy:
+    """A predictor that records the query rows it is handed and predicts 0 (the training mean)."""
+
+    name = "spy"
+
+    def predict(self, query):
+        self.seen = query.copy()
+        return np.zeros_like(query)
+
+
 def test_held_out_rows_reveal_only_their_observed_selected_scores():
-    held = _toy_held("skip")
-    q = held.query(np.array([0, 3]))
+    held, spy = _toy_held("skip"), _Spy()
+    mean, var = held.predict(spy, np.array([0, 3]), np.array([1, 2]))
+    assert mean.shape == (3, 2) and var is None
+    q = spy.seen
     expected = np.array([[1.0, np.nan, np.nan, 4.0], [np.nan] * 4, [7.0, np.nan, np.nan, 9.0]])
     np.testing.assert_array_equal(q, expected)
     np.testing.assert_array_equal(held.reached(np.array([0, 3])), [True, False, True])

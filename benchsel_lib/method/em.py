@@ -317,7 +317,7 @@ def _batched_inv_logdet(A: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, n
         c, info = potri(c, lower=1, overwrite_c=1)
         if info != 0:
             raise _NotPD
-        if not np.shares_memory(c, A[g]):  # LAPACK wrapper copied after all
+        if not np.may_share_memory(c, A[g]):  # LAPACK wrapper copied after all (a copy is a fresh buffer)
             A[g] = c.T
     if not (np.isfinite(diag).all() and (diag > 0).all()):
         raise _NotPD

@@ -73,12 +73,6 @@ class HeldOut:
         """The rows that observe at least one of the revealed benchmarks ``sel``. O(v |sel|)."""
         return self.observed[:, sel].any(axis=1)
 
-    def query(self, sel: np.ndarray) -> np.ndarray:
-        """The rows as a predictor sees them: their observed scores of ``sel``, NaN elsewhere. O(v N)."""
-        revealed = np.zeros(self.values.shape[1], dtype=bool)
-        revealed[sel] = True
-        return np.where(self.observed & revealed[None, :], self.values, np.nan)
-
     def scored(self, sel: np.ndarray, *, targets: np.ndarray | None = None) -> np.ndarray:
         """The scored entries: observed targets of the rows that ``unreached`` scores.
 
