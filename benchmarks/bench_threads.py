@@ -26,7 +26,7 @@ import numpy as np
 from threadpoolctl import threadpool_info
 
 from benchsel_lib import Pipeline, ScoreMatrix, cross_validate
-from benchsel_lib.method import pipeline as pipeline_module
+from benchsel_lib.method import fitting as fitting_module  # where a fit limits BLAS threads
 from benchsel_lib.protocol import sweep as sweep_module
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -45,16 +45,16 @@ def synthetic(m: int, n: int, missing: float, seed: int = 0) -> ScoreMatrix:
 
 def run(matrix: ScoreMatrix, *, limit: bool) -> tuple[float, float, float]:
     """Wall and CPU seconds of one serial cross_validate, and its mean R^2 at k = 5."""
-    originals = (sweep_module.threadpool_limits, pipeline_module.threadpool_limits)
+    originals = (sweep_module.threadpool_limits, fitting_module.threadpool_limits)
     if not limit:  # the BLAS default: no limit anywhere
-        sweep_module.threadpool_limits = pipeline_module.threadpool_limits = lambda **kw: contextlib.nullcontext()
+        sweep_module.threadpool_limits = fitting_module.threadpool_limits = lambda **kw: contextlib.nullcontext()
     try:
         w0, c0 = time.perf_counter(), time.process_time()
         df = cross_validate(matrix, [Pipeline.paper(objective="mi")], k_max=5, n_folds=3, seed=0, n_jobs=1,
                             progress=False)
         return time.perf_counter() - w0, time.process_time() - c0, float(df[df.k == 5].r2.mean())
     finally:
-        sweep_module.threadpool_limits, pipeline_module.threadpool_limits = originals
+        sweep_module.threadpool_limits, fitting_module.threadpool_limits = originals
 
 
 def main() -> None:

@@ -161,3 +161,16 @@ def test_bench_recommend_writes_what_it_prints(bench, tmp_path: Path, capsys, mo
     assert v["mteb_nested"] == "5 of 10" and "5 of 10 folds" in printed
     assert v["verdicts"] == "2" and v["verdicts_pass"] == "1" and v["verdicts_fail"] == "1"
     assert all(result_file.KEY.match(key) for key in v)
+
+
+# --------------------------------------------------------------------------- bench_threads.py
+
+def test_bench_threads_lifts_the_library_thread_limits_it_patches_and_puts_them_back() -> None:
+    import bench_threads
+
+    limits = (bench_threads.sweep_module.threadpool_limits, bench_threads.fitting_module.threadpool_limits)
+    m = bench_threads.synthetic(40, 8, 0.3)
+    lifted = bench_threads.run(m, limit=False)
+    limited = bench_threads.run(m, limit=True)
+    assert np.isclose(lifted[2], limited[2], rtol=1e-12)  # the BLAS thread count leaves the R^2 as it is
+    assert (bench_threads.sweep_module.threadpool_limits, bench_threads.fitting_module.threadpool_limits) == limits
