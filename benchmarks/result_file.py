@@ -83,6 +83,10 @@ def _git(args: list[str], root: Path) -> subprocess.CompletedProcess:
 def git_state(root: Path | None = None) -> tuple[str | None, bool]:
     """The checkout's commit (full hash) and whether its tracked files have uncommitted changes.
 
+    The result files (:data:`IGNORED_PATHS`) do not count: a benchmark run
+    after another, as ``run_all.py`` runs them, finds the file the first one
+    wrote, which changes no figure of its own.
+
     Parameters
     ----------
     root : Path, optional
@@ -100,7 +104,9 @@ def git_state(root: Path | None = None) -> tuple[str | None, bool]:
     root = ROOT if root is None else root
     try:
         head = _git(["rev-parse", "HEAD"], root).stdout.strip()
-        dirty = bool(_git(["status", "--porcelain", "--untracked-files=no"], root).stdout.strip())
+        outside = [f":(top,exclude){path}" for path in IGNORED_PATHS]
+        status = _git(["status", "--porcelain", "--untracked-files=no", "--", ":(top)", *outside], root)
+        dirty = bool(status.stdout.strip())
     except (OSError, subprocess.SubprocessError):
         return None, False
     return (head or None), (dirty if head else False)

@@ -252,6 +252,17 @@ def test_a_result_file_is_stale_when_measured_dirty_or_on_other_code(repo):
     assert "changed since" in result_file.staleness({"commit": first}, repo)
 
 
+def test_a_result_file_written_by_an_earlier_benchmark_leaves_the_checkout_clean(repo):
+    (repo / "benchmarks" / "results" / "r.json").write_text("{}\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "a result file")
+    (repo / "benchmarks" / "results" / "r.json").write_text('{"a": 1}\n')  # as run_all.py's next benchmark finds it
+    assert result_file.git_state(repo)[1] is False
+    assert result_file.git_state(repo / "benchsel_lib")[1] is False  # from a folder inside the tree too
+    (repo / "notebooks" / "n.txt").write_text("m\n")
+    assert result_file.git_state(repo)[1] is True
+
+
 def test_result_files_record_their_commit_and_dirty_flag(repo, monkeypatch):
     monkeypatch.setattr(result_file, "ROOT", repo)
     data = result_file.write(repo / "benchmarks" / "results" / "x.json", {"a": "1"}, load_start=(0.0, 0.0, 0.0),
