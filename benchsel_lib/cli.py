@@ -1,9 +1,8 @@
 """The ``benchsel`` command: select benchmarks, predict a new model's scores, cross-validate.
 
 The command only parses, calls and prints: ``select``, ``predict`` and
-``cv`` each turn their arguments into a request (small frozen dataclasses of
-checked values; each check is a small function of its own, and all run
-before any long work), build from it a
+``cv`` each check their arguments (each check said once, all of them before
+any long work), build from them a
 :class:`~benchsel_lib.method.pipeline.Pipeline` (``cv``: the pipelines and
 the cross-validation protocol), call it and format the result.
 
@@ -354,25 +353,7 @@ def _old_inflation(text: str) -> str | float:
 
 
 def _variance_factor(text: str, words: Sequence[str]) -> str | float:
-    """One of ``words`` (lower-cased) or a finite variance factor > 0.
-
-    Parameters
-    ----------
-    text : str
-        The option's value.
-    words : sequence of str
-        The words it may be besides a number.
-
-    Returns
-    -------
-    str or float
-        The word, or the factor.
-
-    Raises
-    ------
-    argparse.ArgumentTypeError
-        Neither a word nor a finite number > 0.
-    """
+    """One of ``words`` (lower-cased) or a finite variance factor > 0; anything else is an ArgumentTypeError."""
     t = text.strip().lower()
     if t in words:
         return t
@@ -386,43 +367,9 @@ def _variance_factor(text: str, words: Sequence[str]) -> str | float:
     return value
 
 
-def _common(fmt: bool = True) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
-    if fmt:
-        p.add_argument("--format", choices=_FORMATS, default="table", help="output format (default: table)")
-    p.add_argument("--data-dir", default=None,
-                   help="directory with the data files (default: BENCHSEL_DATA_DIR, data/, ../shared/data)")
-    return p
-
-
-def _data_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data", required=True, metavar="NAME|PATH.csv",
-                   help="built-in matrix (mteb, merged, mmlu, benchpress) or a CSV file")
-    p.add_argument("--estimator", choices=("auto", "pairwise", "em"), default="auto",
-                   help="correlation estimator (default: auto)")
-
-
 class _Deprecated(argparse.Action):
-    """An old spelling of a renamed option: it sets the new option's value and says what to write instead.
-
-    The value is stored in the new option's destination, renamed to the new
-    vocabulary where it changed (``--method gaussian``: ``paper``); one line
-    on stderr, ``benchsel: --method gaussian is deprecated; use --pipeline
-    paper``, says so. Added by :func:`_deprecated`, hidden from ``--help``.
-
-    Parameters
-    ----------
-    option_strings : sequence of str
-        The old spelling(s).
-    dest : str
-        The new option's destination.
-    new : str
-        The new option, e.g. ``"--pipeline"``.
-    renamed : dict of str to str, optional
-        Old values and their new names; other values pass unchanged.
-    **kwargs
-        As :class:`argparse.Action` (``choices``, ``type``, ``help``, ...).
-    """
+    """An old spelling of a renamed option (:func:`_deprecated`): it stores the value, in the new words where they
+    changed, in the new option's destination and says on stderr what to write instead."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, *, new: str,
                  renamed: dict[str, str] | None = None, **kwargs: Any) -> None:
@@ -443,27 +390,8 @@ class _Deprecated(argparse.Action):
 
 def _deprecated(p: argparse.ArgumentParser, old: str, new: argparse.Action, renamed: dict[str, str] | None = None,
                 **kwargs: Any) -> str:
-    """Add ``old``, a deprecated spelling of the option ``new`` (hidden from ``--help``); say how to name it.
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The subcommand's parser.
-    old : str
-        The old option, e.g. ``"--method"``.
-    new : argparse.Action
-        The new option (what ``add_argument`` returned).
-    renamed : dict of str to str, optional
-        Old values and their new names, e.g. ``{"gaussian": "paper"}``.
-    **kwargs
-        More of ``add_argument``'s arguments, e.g. the old ``type``; without
-        one the old option takes the new one's choices and the old values.
-
-    Returns
-    -------
-    str
-        The old spelling as the epilog names it, e.g. ``"--method for --pipeline (gaussian: paper)"``.
-    """
+    """Add ``old``, a hidden deprecated spelling of the option ``new`` (``renamed``: old values and their new
+    names; ``kwargs``: more of ``add_argument``'s, e.g. the old ``type``); return how the epilog names it."""
     renamed = dict(renamed or {})
     if new.choices is not None and "type" not in kwargs:
         kwargs["choices"] = tuple(dict.fromkeys([*new.choices, *renamed]))
@@ -495,25 +423,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"benchsel {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="command", parser_class=_Parser)
-    _add_datasets(sub)
+    _subcommand(sub, "datasets", "list the built-in score matrices",
+                "List the built-in score matrices with their shape and observed fraction.", _DATASETS_EPILOG,
+                _cmd_datasets)
     _add_select(sub)
     _add_predict(sub)
     _add_cv(sub)
     return parser
 
 
-def _subcommand(sub: argparse._SubParsersAction, name: str, summary: str, description: str,
-                epilog: str) -> argparse.ArgumentParser:
-    """The parser of subcommand ``name``, with ``--format`` and ``--data-dir``."""
-    return sub.add_parser(name, parents=[_common()], help=summary, description=description, epilog=epilog,
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+def _subcommand(sub: argparse._SubParsersAction, name: str, summary: str, description: str, epilog: str,
+                func: Any) -> argparse.ArgumentParser:
+    """The parser of subcommand ``name``, run by ``func``: ``--format``, ``--data-dir`` and, but for
+    ``datasets``, ``--data`` and ``--estimator``."""
+    p = sub.add_parser(name, help=summary, description=description, epilog=epilog,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--format", choices=_FORMATS, default="table", help="output format (default: table)")
+    p.add_argument("--data-dir", default=None,
+                   help="directory with the data files (default: BENCHSEL_DATA_DIR, data/, ../shared/data)")
+    if name != "datasets":
+        p.add_argument("--data", required=True, metavar="NAME|PATH.csv",
+                       help="built-in matrix (mteb, merged, mmlu, benchpress) or a CSV file")
+        p.add_argument("--estimator", choices=("auto", "pairwise", "em"), default="auto",
+                       help="correlation estimator (default: auto)")
+    p.set_defaults(func=func)
+    return p
 
 
-def _add_datasets(sub: argparse._SubParsersAction) -> None:
-    """``benchsel datasets``: no options of its own."""
-    p = _subcommand(sub, "datasets", "list the built-in score matrices",
-                    "List the built-in score matrices with their shape and observed fraction.", _DATASETS_EPILOG)
-    p.set_defaults(func=_cmd_datasets)
+def _scaling_option(p: argparse.ArgumentParser, what: str) -> argparse.Action:
+    """Add ``--scaling standard|logit`` to ``p``; ``what`` says what 'logit' does."""
+    return p.add_argument("--scaling", choices=("standard", "logit"), default="standard",
+                          help=f"'logit': {what} (Appendix K) (default: standard)")
 
 
 def _add_select(sub: argparse._SubParsersAction) -> None:
@@ -521,8 +461,7 @@ def _add_select(sub: argparse._SubParsersAction) -> None:
     p = _subcommand(sub, "select", "select benchmarks (or reference models) greedily",
                     "Greedy benchmark selection: entropy (pivoted Cholesky, Algorithm 1), "
                     "mutual information (Algorithm 2), random, or the total residual variance (Section 2), "
-                    "with mandatory benchmarks and cost budgets.", _SELECT_EPILOG)
-    _data_args(p)
+                    "with mandatory benchmarks and cost budgets.", _SELECT_EPILOG, _cmd_select)
     p.add_argument("-k", type=_int, default=None, help="number of benchmarks to select (required unless --budget)")
     pipeline = p.add_argument(
         "--pipeline", choices=("auto", "paper"), default=None,
@@ -550,7 +489,6 @@ def _add_select(sub: argparse._SubParsersAction) -> None:
                    help="--pipeline auto with one selector for every size (choice 'nested'): the first j "
                    "benchmarks are its selection of j, so they can be run in order and stopped at any point")
     _mention_deprecated(p, old)
-    p.set_defaults(func=_cmd_select)
 
 
 def _add_predict(sub: argparse._SubParsersAction) -> None:
@@ -558,8 +496,7 @@ def _add_predict(sub: argparse._SubParsersAction) -> None:
     p = _subcommand(sub, "predict", "predict a new model's other scores with intervals",
                     "Predict the benchmarks a new model has not run from the ones it has, with "
                     "central intervals from the Gaussian conditional distribution, in the original units.",
-                    _PREDICT_EPILOG)
-    _data_args(p)
+                    _PREDICT_EPILOG, _cmd_predict)
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--scores", action="append", metavar='"BENCH=VALUE,..."', help="the new model's scores")
     g.add_argument("--scores-file", metavar="FILE.csv", help="CSV with the new model's scores (see below)")
@@ -570,8 +507,7 @@ def _add_predict(sub: argparse._SubParsersAction) -> None:
         "conditional mean (Pipeline.paper; default with --scaling logit, --inflation, --axis models or a "
         "several-model --scores-file)")
     p.add_argument("--level", type=_float, default=0.9, help="interval coverage in (0, 1) (default: 0.9)")
-    scaling = p.add_argument("--scaling", choices=("standard", "logit"), default="standard",
-                             help="'logit': fit in logit space (Appendix K) (default: standard)")
+    scaling = _scaling_option(p, "fit in logit space")
     p.add_argument("--axis", choices=("benchmarks", "models"), default="benchmarks",
                    help="'models': give a new benchmark's scores on some models, predict the other models")
     inflation = p.add_argument("--inflation", type=_inflation, default="none", metavar="none|inner|F",
@@ -587,15 +523,13 @@ def _add_predict(sub: argparse._SubParsersAction) -> None:
                             _deprecated(p, "--transform", scaling, {"none": "standard"}),
                             _deprecated(p, "--inflate", inflation, {"auto": "inner"}, type=_old_inflation,
                                         metavar="none|auto|F")])
-    p.set_defaults(func=_cmd_predict)
 
 
 def _add_cv(sub: argparse._SubParsersAction) -> None:
     """``benchsel cv``: the pipelines, the protocol's folds and holdouts, the coverage levels, where it runs."""
     p = _subcommand(sub, "cv", "cross-validate selection + imputation (Section 5.1)",
                     "The paper's 10-fold cross-validation protocol: R^2 of Gaussian imputation "
-                    "from the selected benchmarks, per pipeline, holdout fraction and k.", _CV_EPILOG)
-    _data_args(p)
+                    "from the selected benchmarks, per pipeline, holdout fraction and k.", _CV_EPILOG, _cmd_cv)
     pipelines = p.add_argument(
         "--pipelines", default="entropy,mi,random", metavar="LIST",
         help="comma-separated pipelines: the paper's objectives (entropy, mi, random: Gaussian imputation), "
@@ -611,8 +545,7 @@ def _add_cv(sub: argparse._SubParsersAction) -> None:
     config = p.add_argument("--config", choices=("released", "early"), default="released",
                             help="the correlation's EM configuration, Correlation(estimator, config) (default: "
                             "released; the paper's BenchPress numbers come from 'early')")
-    scaling = p.add_argument("--scaling", choices=("standard", "logit"), default="standard",
-                             help="'logit': logit-space pipelines (Appendix K) (default: standard)")
+    scaling = _scaling_option(p, "logit-space pipelines")
     p.add_argument("--min-observed", type=_int, default=None, metavar="N",
                    help="skip candidates observed for fewer than N training models (default: none for the paper's "
                    f"pipelines and named pairs, as in the paper's protocol; {DEFAULT_MIN_OBSERVED} for auto; "
@@ -634,7 +567,6 @@ def _add_cv(sub: argparse._SubParsersAction) -> None:
                             _deprecated(p, "--transform", scaling, {"none": "standard"}),
                             _deprecated(p, "--variance-inflation", inflation),
                             _deprecated(p, "--em-config", config)])
-    p.set_defaults(func=_cmd_cv)
 
 
 # ------------------------------------------------------------------ inputs
@@ -685,104 +617,70 @@ def _csv_rows(path: str, label: str) -> list[list[str]]:
 
 
 def _read_costs(path: str, names: Sequence[str], default: float | None, what: str) -> np.ndarray:
-    """Per-candidate costs from a ``benchmark,cost`` CSV (header row required)."""
+    """Per-candidate costs from a ``benchmark,cost`` CSV (header row required); ``default`` for those it omits."""
     rows = _csv_rows(path, "costs")
-    _check_costs_rows(rows, path, what)
-    _check_costs_header(rows[0], path, what)
+    if len(rows) < 2:
+        raise UsageError(f"costs file {path}: expected a header row and one '{what},cost' row per {what}")
+    if len(rows[0]) == 2 and _is_number(rows[0][1]):
+        raise UsageError(f"costs file {path}: the first line {','.join(rows[0])!r} looks like a cost, but it is "
+                         f"read as the header; add a header row '{what},cost'")
     pos = {n: j for j, n in enumerate(names)}
     costs = np.full(len(names), np.nan)
     for line, row in enumerate(rows[1:], start=2):
         where = f"costs file {path}, line {line}"
-        name, value = _cost_entry(row, pos, names, where, what)
+        if len(row) != 2:
+            raise UsageError(f"{where}: expected 2 fields ({what},cost), got {len(row)}")
+        name, raw = row[0].strip(), row[1].strip()
+        if name not in pos:
+            raise UsageError(f"{where}: {unknown_name_error(name, names, what)}")
+        try:
+            value = parse_number(raw)
+        except ValueError:
+            raise UsageError(f"{where}: cost {raw!r} for {name!r} is not a number") from None
+        if not (math.isfinite(value) and value > 0):
+            raise UsageError(f"{where}: cost of {name!r} must be a positive finite number, got {raw}")
         if not np.isnan(costs[pos[name]]):
             raise UsageError(f"{where}: {what} {name!r} is listed twice")
         costs[pos[name]] = value
-    return _default_costs(costs, names, default, path, what)
-
-
-def _check_costs_rows(rows: Sequence[Sequence[str]], path: str, what: str) -> None:
-    """A costs file has a header row and at least one cost."""
-    if len(rows) < 2:
-        raise UsageError(f"costs file {path}: expected a header row and one '{what},cost' row per {what}")
-
-
-def _check_costs_header(head: Sequence[str], path: str, what: str) -> None:
-    """A costs file's first row is a header, not a cost."""
-    if len(head) == 2 and _is_number(head[1]):
-        raise UsageError(f"costs file {path}: the first line {','.join(head)!r} looks like a cost, but it is read "
-                         f"as the header; add a header row '{what},cost'")
-
-
-def _cost_entry(row: Sequence[str], pos: dict[str, int], names: Sequence[str], where: str,
-                what: str) -> tuple[str, float]:
-    """One ``name,cost`` row of a costs file (``where``: its file and line), checked."""
-    if len(row) != 2:
-        raise UsageError(f"{where}: expected 2 fields ({what},cost), got {len(row)}")
-    name, raw = row[0].strip(), row[1].strip()
-    if name not in pos:
-        raise UsageError(f"{where}: {unknown_name_error(name, names, what)}")
-    return name, _cost_value(raw, name, where)
-
-
-def _cost_value(raw: str, name: str, where: str) -> float:
-    """A cost: a positive finite number."""
-    try:
-        value = parse_number(raw)
-    except ValueError:
-        raise UsageError(f"{where}: cost {raw!r} for {name!r} is not a number") from None
-    if not (math.isfinite(value) and value > 0):
-        raise UsageError(f"{where}: cost of {name!r} must be a positive finite number, got {raw}")
-    return value
-
-
-def _default_costs(costs: np.ndarray, names: Sequence[str], default: float | None, path: str,
-                   what: str) -> np.ndarray:
-    """``costs`` with ``--default-cost`` for the candidates the file does not list (an error without it)."""
     missing = [names[j] for j in np.flatnonzero(np.isnan(costs))]
-    if not missing:
-        return costs
-    if default is None:
+    if missing and default is None:
         shown = ", ".join(map(repr, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         raise UsageError(f"costs file {path} has no cost for {len(missing)} {what}(s): {shown}; "
                          "add them or pass --default-cost")
-    costs[np.isnan(costs)] = default
+    if missing:
+        costs[np.isnan(costs)] = default
     return costs
 
 
-def _read_scores_file(path: str) -> tuple[list[tuple[str, float]] | None, Any]:
-    """Read ``--scores-file``: (pairs, None) for a benchmark,score file, else (None, DataFrame)."""
+def _read_given(args: argparse.Namespace, what: str) -> tuple[list[tuple[str, float]] | None, Any]:
+    """``--scores`` or ``--scores-file`` (``benchmark,score`` rows, an empty or NA score: not run; or a table like
+    the data): (pairs, None) for one new model, (None, DataFrame) for several."""
+    if args.scores:
+        return parse_scores(args.scores, what=what), None
+    path = args.scores_file
     rows = _csv_rows(path, "scores")
     if not rows:
         raise UsageError(f"scores file {path} is empty")
-    if _is_pairs_header(rows[0]):
-        return _score_pairs(rows, path), None
-    return None, load_csv(Path(path), allow_empty=True).to_frame()
-
-
-def _is_pairs_header(head: Sequence[str]) -> bool:
-    """Whether a scores file's first row is the header of a two-column ``benchmark,score`` file."""
-    names = [h.strip().lower() for h in head]
-    return len(names) == 2 and names[0] in {"benchmark", "name", "model"} and names[1] in {"score", "value"}
-
-
-def _score_pairs(rows: Sequence[Sequence[str]], path: str) -> list[tuple[str, float]]:
-    """The (name, score) pairs of a ``benchmark,score`` file (an empty or NA score: NaN, not run)."""
-    pairs = [_score_pair(row, f"scores file {path}, line {line}") for line, row in enumerate(rows[1:], start=2)]
+    head = [h.strip().lower() for h in rows[0]]
+    if not (len(head) == 2 and head[0] in {"benchmark", "name", "model"} and head[1] in {"score", "value"}):
+        frame = load_csv(Path(path), allow_empty=True).to_frame()
+        if frame.shape[0] == 1:  # a one-model file: same output as --scores
+            return [(str(c), float(v)) for c, v in frame.iloc[0].items()], None
+        return None, frame
+    pairs = []
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) != 2:
+            raise UsageError(f"scores file {path}, line {line}: expected 2 fields, got {len(row)}")
+        raw = row[1].strip()
+        try:
+            value = parse_number(raw) if raw.lower() not in {"", "na", "nan"} else float("nan")
+        except ValueError:
+            raise UsageError(f"scores file {path}, line {line}: value {raw!r} for {row[0].strip()!r} "
+                             "is not a number") from None
+        pairs.append((row[0].strip(), value))
     if not pairs:
         raise UsageError(f"scores file {path} lists no scores")
-    return pairs
-
-
-def _score_pair(row: Sequence[str], where: str) -> tuple[str, float]:
-    """One ``name,score`` row of a scores file (``where``: its file and line), checked."""
-    if len(row) != 2:
-        raise UsageError(f"{where}: expected 2 fields, got {len(row)}")
-    raw = row[1].strip()
-    try:
-        value = parse_number(raw) if raw.lower() not in {"", "na", "nan"} else float("nan")
-    except ValueError:
-        raise UsageError(f"{where}: value {raw!r} for {row[0].strip()!r} is not a number") from None
-    return row[0].strip(), value
+    return pairs, None
 
 
 def _check_frame(frame: Any, matrix: Any, what: str = "benchmark", *, strict: bool = False) -> None:
@@ -853,6 +751,15 @@ def _check_paper_options(pipeline: str | None, paper_only: bool, options: str) -
         raise UsageError(f"{options} are options of --pipeline paper")
 
 
+def _in_range(option: str, value: int, low: int, high: int, why: str, *, why_first: bool = False) -> int:
+    """``value`` of ``option`` if it is in ``low..high``; else a UsageError that says ``why`` the range is so."""
+    if not low <= value <= high:
+        choose = f"choose {low}..{high}"
+        raise UsageError(f"{option} {value} is out of range: "
+                         + (f"{why}, {choose}" if why_first else f"{choose} ({why})"))
+    return value
+
+
 # ----------------------------------------------------------------- outputs
 def _fmt_num(x: Any) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
@@ -903,23 +810,20 @@ def _records(df) -> list[dict[str, Any]]:
 
 
 def _emit(df, fmt: str, *, meta: dict[str, Any], header: Sequence[str] = (), footer: Sequence[str] = (),
-          key: str = "rows", stdout: TextIO | None = None) -> None:
-    """Write ``df`` as a table (with header/footer lines), CSV (rows only) or JSON (meta + rows)."""
-    out = stdout or sys.stdout
+          key: str = "rows") -> None:
+    """Write ``df`` on stdout as a table (with header/footer lines), CSV (rows only) or JSON (meta + rows)."""
     if fmt == "csv":
-        df.to_csv(out, index=False, lineterminator="\n")
+        df.to_csv(sys.stdout, index=False, lineterminator="\n")
     elif fmt == "json":
-        out.write(json.dumps({**_jsonable(meta), key: _records(df)}, indent=2) + "\n")
+        sys.stdout.write(json.dumps({**_jsonable(meta), key: _records(df)}, indent=2) + "\n")
     else:
-        text = [*header, _table(df), *footer]
-        out.write("\n".join(text) + "\n")
+        sys.stdout.write("\n".join([*header, _table(df), *footer]) + "\n")
 
 
 def _describe(matrix, data: str, axis: str = "benchmarks") -> str:
     m, n = matrix.shape
-    what = "models" if axis == "benchmarks" else "benchmarks"
-    cols = "benchmarks" if axis == "benchmarks" else "models"
-    return f"{data}: {m} {what} x {n} {cols}, {100 * matrix.observed_fraction:.1f}% observed"
+    what = _what(axis)
+    return f"{data}: {m} {_rows_of(what)} x {n} {what}s, {100 * matrix.observed_fraction:.1f}% observed"
 
 
 def _note(text: str) -> None:
@@ -927,11 +831,8 @@ def _note(text: str) -> None:
 
 
 def _slow_em_note(matrix, estimator: str, what: str) -> None:
-    """Say on stderr when the correlation estimate is an EM over many columns (the slow case).
-
-    Where the "auto" rule replaces EM by the floored pairwise correlation
-    (EM would take too long) the pipeline says so itself (:class:`_LibraryNotes`).
-    """
+    """Say on stderr when the correlation estimate is an EM over many columns (the slow case); where the "auto"
+    rule replaces EM by the floored pairwise correlation the pipeline says so itself (:class:`_LibraryNotes`)."""
     m, n = matrix.shape
     method = Correlation(estimator).resolved(matrix.scores) if estimator == "auto" else estimator
     if estimator == "em" and em_too_costly(m, n):
@@ -995,25 +896,18 @@ def _warnings_as_lines() -> Iterator[None]:
 # ---------------------------------------------------------------- commands
 def _cmd_datasets(args: argparse.Namespace) -> int:
     """``benchsel datasets``: the built-in matrices with their shape and observed fraction."""
-    rows = []
-    for name in DATASETS:
-        m = load_matrix(name, data_dir=args.data_dir)
-        rows.append({"name": name, "models": m.shape[0], "benchmarks": m.shape[1],
-                     "observed_fraction": round(m.observed_fraction, 4), "source": m.source})
-    df = pd.DataFrame(rows)
+    matrices = {name: load_matrix(name, data_dir=args.data_dir) for name in DATASETS}
+    df = pd.DataFrame([{"name": name, "models": m.shape[0], "benchmarks": m.shape[1],
+                        "observed_fraction": round(m.observed_fraction, 4), "source": m.source}
+                       for name, m in matrices.items()])
     _emit(df, args.format, meta={}, key="datasets",
           footer=["", "Use any of these with --data NAME, or pass --data PATH.csv for your own matrix."])
     return 0
 
 
 def _fit_recommended(pipe: Pipeline, matrix: Any, **fit: Any) -> Pipeline:
-    """``pipe.fit(matrix, **fit)``, without the warning that repeats the search's note.
-
-    When the inner search cannot run (too few models) the pipeline warns and
-    keeps the reason as its choice's note; the command prints that note in its
-    output, so the warning would say it twice.  Every other warning is shown
-    as it would have been.
-    """
+    """``pipe.fit(matrix, **fit)``, without the warning that repeats the search's note (when the inner search
+    cannot run, the command prints its reason, the choice's note); every other warning is shown as it would be."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         pipe.fit(matrix, **fit)
@@ -1058,27 +952,6 @@ def _inner_scores(pipe: PipelineSearch) -> list[dict[str, Any]]:
 
 # ------------------------------------------------------------------ select
 @dataclass(frozen=True)
-class _SelectRequest:
-    """``benchsel select``'s options, checked: which pipeline selects, how many, and how it is shown."""
-
-    data: str
-    axis: str
-    fmt: str
-    pipeline: str  # "auto" (Pipeline.auto) or "paper" (Pipeline.paper)
-    objective: str
-    estimator: str
-    k: int | None  # -k as given; None: as many as --budget allows
-    budget: float | None
-    seed: int
-    nested: bool
-
-    @property
-    def what(self) -> str:
-        """What is selected: ``"benchmark"``, or ``"model"`` with ``--axis models``."""
-        return _what(self.axis)
-
-
-@dataclass(frozen=True)
 class _Candidates:
     """The columns ``benchsel select`` picks from, checked against the matrix (column positions)."""
 
@@ -1096,163 +969,84 @@ class _Candidates:
 
 
 def _cmd_select(args: argparse.Namespace) -> int:
-    """``benchsel select``: the recommended pipeline's selection, or the paper's greedy one."""
-    pipeline = _select_pipeline(args)
-    objective = _select_objective(args.objective, args.budget)
-    matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
-    request = _select_request(args, pipeline, objective)
-    cands = _candidates(args, request, matrix)
-    _note_thin(cands, request.what)  # after the checks, so that an error stays one line
-    if request.pipeline == "auto":  # its own correlation estimates, inside the inner cross-validation
-        return _select_auto(request, cands, matrix)
-    return _select_paper(request, cands, matrix)
+    """``benchsel select``: the recommended pipeline's selection, or the paper's greedy one.
 
-
-def _select_pipeline(args: argparse.Namespace) -> str:
-    """``--pipeline``: by default "paper" when an option of the paper's greedy is given, else "auto"."""
+    The checks of the pipeline's options run before the data is loaded, the
+    others after, so that a bad ``--data`` is said first.
+    """
     paper_only = (args.objective is not None or args.costs is not None or args.budget is not None
                   or args.axis == "models")
-    pipeline = args.pipeline
-    if pipeline is None:
-        pipeline = "paper" if paper_only else "auto"
-    _check_paper_options(pipeline, paper_only, "--objective, --costs, --budget and --axis models")
-    _check_nested(args.nested, pipeline)
-    return pipeline
-
-
-def _check_nested(nested: bool, pipeline: str) -> None:
-    """``--nested`` is an option of ``--pipeline auto``."""
-    if nested and pipeline != "auto":
+    if args.pipeline is None:
+        args.pipeline = "paper" if paper_only else "auto"
+    _check_paper_options(args.pipeline, paper_only, "--objective, --costs, --budget and --axis models")
+    if args.nested and args.pipeline != "auto":
         raise UsageError("--nested is an option of --pipeline auto (the paper's greedy selections are nested "
                          "already)")
-
-
-def _select_objective(objective: str | None, budget: float | None) -> str:
-    """``--objective`` (default: entropy), checked to have a cost-aware greedy when ``--budget`` is given."""
-    objective = "entropy" if objective is None else objective
-    if budget is not None and objective not in COST_AWARE:
-        raise UsageError(f"--objective {objective} has no cost-aware form; with --budget use "
+    if args.objective is None:
+        args.objective = "entropy"
+    if args.budget is not None and args.objective not in COST_AWARE:
+        raise UsageError(f"--objective {args.objective} has no cost-aware form; with --budget use "
                          f"{', '.join(o for o in COST_AWARE if o in _OBJECTIVES)}")
-    return objective
-
-
-def _select_request(args: argparse.Namespace, pipeline: str, objective: str) -> _SelectRequest:
-    """``benchsel select``'s options, with the checks that need no matrix.
-
-    They run after the matrix is loaded, so that a bad ``--data`` is said first.
-    """
+    matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
     _check_needs(args.costs, args.budget, "--costs", "--budget")
     _check_needs(args.default_cost, args.costs, "--default-cost", "--costs")
     _check_positive(args.default_cost, "--default-cost")
     _check_at_least(args.seed, 0, "--seed")
     _check_positive(args.budget, "--budget")
-    return _SelectRequest(data=args.data, axis=args.axis, fmt=args.format, pipeline=pipeline, objective=objective,
-                          estimator=args.estimator, k=args.k, budget=args.budget, seed=args.seed, nested=args.nested)
+    args.what = _what(args.axis)
+    cands = _candidates(args, matrix)
+    _note_thin(cands, args.what)  # after the checks, so that an error stays one line
+    if args.pipeline == "auto":  # its own correlation estimates, inside the inner cross-validation
+        return _select_auto(args, cands, matrix)
+    return _select_paper(args, cands, matrix)
 
 
-def _candidates(args: argparse.Namespace, request: _SelectRequest, matrix: Any) -> _Candidates:
+def _candidates(args: argparse.Namespace, matrix: Any) -> _Candidates:
     """The candidate columns of ``matrix``: ``-k``, ``--require``, ``--costs`` and ``--min-observed``, checked."""
     names = list(matrix.benchmarks)
-    what = request.what
-    k = _select_size(request, len(names))
-    require = _required(args.require, names, k, what)
-    costs = _select_costs(args.costs, args.default_cost, request.budget, names, what)
-    _check_required_affordable(costs, require, request.budget, what)
+    what = args.what
+    k = _select_size(args, len(names))
+    twice = next((b for i, b in enumerate(args.require) if b in args.require[:i]), None)
+    if twice is not None:
+        raise UsageError(f"--require lists {what} {twice!r} twice")
+    require = name_positions(args.require, names, what=what)
+    if len(require) > k:
+        raise UsageError(f"--require names {len(require)} {what}s but -k is {k}")
+    costs = None  # 1 each with --budget alone
+    if args.costs is not None:
+        costs = _read_costs(args.costs, names, args.default_cost, what)
+    elif args.budget is not None:
+        costs = np.ones(len(names))
+    if costs is not None and require and not within_budget(costs[require].sum(), args.budget):
+        raise UsageError(f"the required {what}s cost {costs[require].sum():g}, more than --budget {args.budget:g}")
+    _check_at_least(args.min_observed, 0, "--min-observed")
+    min_obs = min(DEFAULT_MIN_OBSERVED, matrix.shape[0]) if args.min_observed is None else args.min_observed
     counts = matrix.observed.sum(axis=0)  # thinly observed candidates: their correlations are noise
-    min_obs = _select_min_observed(args.min_observed, matrix.shape[0])
     thin = np.flatnonzero(too_thin(counts, min_obs, mandatory=require)).tolist()
     available = len(names) - len(thin)
-    _check_k_left(request.k, k, available, min_obs, what)
-    _check_any_left(available, min_obs, what)
-    if request.k is None or k > len(require):
-        _check_affordable(costs, require, thin, request.budget, what)
+    if args.k is not None and k > available:
+        raise UsageError(f"-k {k} is larger than the {available} {what}s left after --min-observed {min_obs}; "
+                         "lower -k or --min-observed")
+    if available == 0:
+        raise UsageError(f"no {what}s are left after --min-observed {min_obs}; lower --min-observed")
+    if args.k is None or k > len(require):
+        _check_affordable(costs, require, thin, args.budget, what)
     return _Candidates(names=tuple(names), counts=counts, k=min(k, available), require=tuple(require),
                        thin=tuple(thin), min_observed=min_obs, costs=costs)
 
 
-def _select_size(request: _SelectRequest, n_cand: int) -> int:
-    """How many to pick: ``-k``, or every candidate under ``--budget``."""
-    if request.k is None:
-        if request.budget is None:
+def _select_size(args: argparse.Namespace, n_cand: int) -> int:
+    """How many to pick: ``-k`` (checked against the ``n_cand`` candidates), or every candidate under ``--budget``."""
+    if args.k is None:
+        if args.budget is None:
             raise UsageError("-k is required (or give --budget)")
         return n_cand
-    _check_k_range(request, n_cand)
-    _check_k_leaves_some(request, n_cand)
-    return request.k
-
-
-def _check_k_range(request: _SelectRequest, n_cand: int) -> None:
-    """``-k`` is between 1 and the number of candidates."""
-    if not 1 <= request.k <= n_cand:
-        raise UsageError(f"-k {request.k} is out of range: {request.data} has {n_cand} {request.what}s, "
-                         f"choose 1..{n_cand}")
-
-
-def _check_k_leaves_some(request: _SelectRequest, n_cand: int) -> None:
-    """``--pipeline auto`` leaves at least one column to predict (its choice is by how well it predicts them)."""
-    if request.k == n_cand and request.pipeline == "auto":
-        raise UsageError(f"-k {request.k} leaves nothing to predict: {request.data} has {n_cand} {request.what}s and "
+    _in_range("-k", args.k, 1, n_cand, f"{args.data} has {n_cand} {args.what}s", why_first=True)
+    if args.k == n_cand and args.pipeline == "auto":  # its choice is by how well it predicts the rest
+        raise UsageError(f"-k {args.k} leaves nothing to predict: {args.data} has {n_cand} {args.what}s and "
                          f"--pipeline auto chooses its selection by how well it predicts the rest; choose "
                          f"1..{n_cand - 1} (--pipeline paper ranks them all)")
-
-
-def _required(given: Sequence[str], names: Sequence[str], k: int, what: str) -> list[int]:
-    """The column positions of ``--require``, checked: each named once, known, at most ``k`` of them."""
-    _check_no_repeats(given, what)
-    require = name_positions(given, names, what=what)
-    _check_require_fits(require, k, what)
-    return require
-
-
-def _check_no_repeats(given: Sequence[str], what: str) -> None:
-    """``--require`` names each column once."""
-    twice = next((b for i, b in enumerate(given) if b in given[:i]), None)
-    if twice is not None:
-        raise UsageError(f"--require lists {what} {twice!r} twice")
-
-
-def _check_require_fits(require: Sequence[int], k: int, what: str) -> None:
-    """``--require`` names no more columns than ``-k``."""
-    if len(require) > k:
-        raise UsageError(f"--require names {len(require)} {what}s but -k is {k}")
-
-
-def _select_costs(path: str | None, default: float | None, budget: float | None, names: Sequence[str],
-                  what: str) -> np.ndarray | None:
-    """Per-candidate costs: from ``--costs``, 1 each with ``--budget`` alone, else None."""
-    if path is not None:
-        return _read_costs(path, names, default, what)
-    if budget is not None:
-        return np.ones(len(names))
-    return None
-
-
-def _check_required_affordable(costs: np.ndarray | None, require: list[int], budget: float | None,
-                               what: str) -> None:
-    """The ``--require`` columns fit ``--budget``."""
-    if costs is not None and require and not within_budget(costs[require].sum(), budget):
-        raise UsageError(f"the required {what}s cost {costs[require].sum():g}, more than --budget {budget:g}")
-
-
-def _select_min_observed(given: int | None, rows: int) -> int:
-    """``--min-observed``: by default :data:`DEFAULT_MIN_OBSERVED`, at most the number of rows."""
-    if given is None:
-        return min(DEFAULT_MIN_OBSERVED, rows)
-    _check_at_least(given, 0, "--min-observed")
-    return given
-
-
-def _check_k_left(k_given: int | None, k: int, available: int, min_obs: int, what: str) -> None:
-    """``-k`` (``k_given``; None: not given) is at most the candidates that ``--min-observed`` leaves."""
-    if k_given is not None and k > available:
-        raise UsageError(f"-k {k} is larger than the {available} {what}s left after --min-observed {min_obs}; "
-                         "lower -k or --min-observed")
-
-
-def _check_any_left(available: int, min_obs: int, what: str) -> None:
-    """``--min-observed`` leaves a candidate."""
-    if available == 0:
-        raise UsageError(f"no {what}s are left after --min-observed {min_obs}; lower --min-observed")
+    return args.k
 
 
 def _check_affordable(costs: np.ndarray | None, require: list[int], thin: list[int], budget: float | None,
@@ -1278,91 +1072,74 @@ def _note_thin(cands: _Candidates, what: str) -> None:
           f"{_rows_of(what)} (--min-observed): {shown}")
 
 
-def _select_auto(request: _SelectRequest, cands: _Candidates, matrix: Any) -> int:
+def _select_auto(args: argparse.Namespace, cands: _Candidates, matrix: Any) -> int:
     """``benchsel select`` with the recommended pipeline (``Pipeline.auto``)."""
-    choice = "nested" if request.nested else DEFAULT_RULE
-    pipe = _fit_recommended(Pipeline.auto(cands.k, seed=request.seed, initial=cands.named(cands.require),
-                                          min_observed=cands.min_observed if cands.min_observed > 0 else None,
-                                          choice=choice), matrix)
+    choice = "nested" if args.nested else DEFAULT_RULE
+    pipe = _fit_recommended(Pipeline.auto(cands.k, seed=args.seed, initial=cands.named(cands.require),
+                                          min_observed=cands.min_observed or None, choice=choice), matrix)
     rec = pipe.choice_
+    order = rec.selection
     lines = _recommend_lines(pipe)
-    if request.nested:
+    if args.nested:
         lines.insert(1, f"--nested: {rec.selector} at every size, so the first j steps are its selection of j")
-    reach, reached = _reach_line(matrix, rec.selection, "benchmark")
+    reach, reached = _reach_line(matrix, order, "benchmark")
     lines.append(reach)
-    header = [_describe(matrix, request.data), *lines, ""]
-    meta = {**_auto_select_meta(request, cands, pipe, choice), "reach": reached}
-    _say_for_csv(request.fmt, lines)
-    _emit(_auto_steps(rec.selection, cands), request.fmt, meta=meta, header=header, key="selection")
+    meta = {"data": args.data, "pipeline": "auto", "choice": choice, "chosen": rec.name,
+            "selector": rec.selector, "predictor": rec.predictor, "inner_r2": rec.inner_r2, "k": cands.k,
+            "seed": args.seed, "scores": _inner_scores(pipe), "weights": rec.weights, "note": rec.note,
+            "min_observed": cands.min_observed, "required": cands.named(cands.require),
+            "excluded": cands.named(cands.thin), "reach": reached}
+    steps = pd.DataFrame({"step": np.arange(1, len(order) + 1), "benchmark": cands.named(order),
+                          "n_observed": cands.counts[order].astype(int)})
+    if cands.require:
+        steps.insert(2, "required", [j in cands.require for j in order])
+    _say_for_csv(args.format, lines)
+    _emit(steps, args.format, meta=meta, header=[_describe(matrix, args.data), *lines, ""], key="selection")
     return 0
 
 
-def _auto_steps(order: Sequence[int], cands: _Candidates) -> pd.DataFrame:
-    """The recommended pipeline's selection, one row per step."""
-    df = pd.DataFrame({"step": np.arange(1, len(order) + 1), "benchmark": cands.named(order),
-                       "n_observed": cands.counts[order].astype(int)})
-    if cands.require:
-        df.insert(2, "required", [j in cands.require for j in order])
-    return df
-
-
-def _auto_select_meta(request: _SelectRequest, cands: _Candidates, pipe: PipelineSearch,
-                      choice: str) -> dict[str, Any]:
-    """The JSON fields of ``select --pipeline auto`` beside the selection (the reach goes last)."""
-    rec = pipe.choice_
-    return {"data": request.data, "pipeline": "auto", "choice": choice, "chosen": rec.name,
-            "selector": rec.selector, "predictor": rec.predictor, "inner_r2": rec.inner_r2, "k": cands.k,
-            "seed": request.seed, "scores": _inner_scores(pipe), "weights": rec.weights, "note": rec.note,
-            "min_observed": cands.min_observed, "required": cands.named(cands.require),
-            "excluded": cands.named(cands.thin)}
-
-
-def _select_paper(request: _SelectRequest, cands: _Candidates, matrix: Any) -> int:
+def _select_paper(args: argparse.Namespace, cands: _Candidates, matrix: Any) -> int:
     """``benchsel select`` with the paper's greedy on the Gaussian model (``Pipeline.paper``)."""
-    what = request.what
-    _slow_em_note(matrix, request.estimator, what)
-    pipe = _paper_selector(request, cands).fit(matrix)
+    what, costs = args.what, cands.costs
+    _slow_em_note(matrix, args.estimator, what)
+    pipe = Pipeline.paper(cands.k if args.k is not None or costs is None else None, objective=args.objective,
+                          estimator=args.estimator, initial=cands.named(cands.require),
+                          min_observed=cands.min_observed or None, budget=args.budget, seed=args.seed,
+                          costs=None if costs is None else dict(zip(cands.names, costs.tolist()))).fit(matrix)
     sel = pipe.selection_
     estimator = pipe.component("correlation").resolved(matrix.scores)
     df = _paper_steps(sel, cands, what)
     reach, reached = _reach_line(matrix, list(sel.order), what)
-    meta = {**_paper_select_meta(request, cands, matrix, estimator), "reach": reached}
-    footer = _paper_select_footer(df, reach)
-    if request.budget is not None:
-        budget_meta, budget_lines = _budget_summary(request, cands, sel)
-        meta.update(budget_meta)
-        footer += budget_lines
-    header = [
-        _describe(matrix, request.data, request.axis),
-        f"objective: {request.objective}   correlation: {estimator}   "
-        f"{'reference models' if what == 'model' else 'benchmarks'} selected: {len(df)}",
-        "",
-    ]
-    _emit(df, request.fmt, meta=meta, header=header, footer=footer, key="selection")
+    meta = {"data": args.data, "axis": args.axis, "shape": list(matrix.shape),
+            "observed_fraction": matrix.observed_fraction, "objective": args.objective,
+            "estimator": estimator, "k": args.k, "min_observed": cands.min_observed, "seed": args.seed,
+            "required": cands.named(cands.require), "excluded": cands.named(cands.thin), "reach": reached}
+    footer = []
+    if len(df):
+        footer += ["", f"residual variance after {len(df)} pick(s): "
+                   f"{100 * df['residual_fraction'].iloc[-1]:.1f}% of the total"]
+    footer.append(reach)
+    if args.budget is not None:  # the modified greedy's outcome
+        total = float(costs[list(sel.order)].sum())
+        strategy = {"cost-effective": "cost-effective greedy",
+                    "singleton": "best single " + what}.get(sel.strategy, sel.strategy)
+        meta.update(budget=args.budget, total_cost=total, strategy=sel.strategy)
+        footer.append(f"budget {args.budget:g}: {strategy} won (modified greedy, Appendix B); total cost {total:g}")
+        if args.objective != "entropy":
+            footer.append("note: the 1/2(1-1/e) budget guarantee holds for shifted entropy; "
+                          "for mi/random this is a heuristic")
+    header = [_describe(matrix, args.data, args.axis), f"objective: {args.objective}   correlation: {estimator}   "
+              f"{'reference models' if what == 'model' else 'benchmarks'} selected: {len(df)}", ""]
+    _emit(df, args.format, meta=meta, header=header, footer=footer, key="selection")
     return 0
-
-
-def _paper_selector(request: _SelectRequest, cands: _Candidates) -> Pipeline:
-    """The paper's pipeline for the selection asked for (not fitted)."""
-    costs = cands.costs
-    return Pipeline.paper(
-        cands.k if request.k is not None or costs is None else None, objective=request.objective,
-        estimator=request.estimator, initial=cands.named(cands.require),
-        min_observed=cands.min_observed if cands.min_observed > 0 else None,
-        costs=None if costs is None else dict(zip(cands.names, costs.tolist())), budget=request.budget,
-        seed=request.seed,
-    )
 
 
 def _paper_steps(sel: Any, cands: _Candidates, what: str) -> pd.DataFrame:
     """The paper's greedy selection ``sel``, one row per step with its gain, residual fraction, log det (and MI)."""
     order = list(sel.order)
     steps = len(order)
-    df = pd.DataFrame({
-        "step": np.arange(1, steps + 1),
-        what: cands.named(order),
-        "required": [j in cands.require for j in order],
-    })
+    df = pd.DataFrame({"step": np.arange(1, steps + 1), what: cands.named(order),
+                       "required": [j in cands.require for j in order]})
     if cands.costs is not None:
         df["cost"] = cands.costs[order]
     df["gain"] = np.asarray(sel.gains, dtype=float)[:steps]
@@ -1376,44 +1153,8 @@ def _paper_steps(sel: Any, cands: _Candidates, what: str) -> pd.DataFrame:
     return df
 
 
-def _paper_select_meta(request: _SelectRequest, cands: _Candidates, matrix: Any, estimator: str) -> dict[str, Any]:
-    """The JSON fields of ``select --pipeline paper`` beside the selection (the reach and the budget go last)."""
-    return {
-        "data": request.data, "axis": request.axis, "shape": list(matrix.shape),
-        "observed_fraction": matrix.observed_fraction, "objective": request.objective,
-        "estimator": estimator, "k": request.k, "min_observed": cands.min_observed, "seed": request.seed,
-        "required": cands.named(cands.require), "excluded": cands.named(cands.thin),
-    }
-
-
-def _paper_select_footer(df: pd.DataFrame, reach: str) -> list[str]:
-    """The lines under the paper's selection: the residual variance left, the reach."""
-    footer = []
-    if len(df):
-        footer.append("")
-        footer.append(f"residual variance after {len(df)} pick(s): "
-                      f"{100 * df['residual_fraction'].iloc[-1]:.1f}% of the total")
-    footer.append(reach)
-    return footer
-
-
-def _budget_summary(request: _SelectRequest, cands: _Candidates, sel: Any) -> tuple[dict[str, Any], list[str]]:
-    """The modified greedy's outcome under ``--budget``: its JSON fields and its lines."""
-    total = float(cands.costs[list(sel.order)].sum())
-    strategy = {"cost-effective": "cost-effective greedy",
-                "singleton": "best single " + request.what}.get(sel.strategy, sel.strategy)
-    lines = [f"budget {request.budget:g}: {strategy} won (modified greedy, Appendix B); total cost {total:g}"]
-    if request.objective != "entropy":
-        lines.append("note: the 1/2(1-1/e) budget guarantee holds for shifted entropy; "
-                     "for mi/random this is a heuristic")
-    return {"budget": request.budget, "total_cost": total, "strategy": sel.strategy}, lines
-
-
 def _reach_line(matrix: Any, order: Sequence[int], what: str) -> tuple[str, dict[str, Any]]:
-    """The share of the matrix's rows that observe at least one selected column, as a line and as JSON.
-
-    ``what`` names the columns (``"benchmark"``: the rows are models). O(M k).
-    """
+    """The share of the matrix's rows that observe at least one selected ``what`` column, as a line and as JSON."""
     m = matrix.shape[0]
     ran = int(np.asarray(matrix.observed)[:, list(order)].any(axis=1).sum()) if len(order) else 0
     pct = f"{100 * ran / m:.0f}%" if m else "-"
@@ -1425,78 +1166,37 @@ def _reach_line(matrix: Any, order: Sequence[int], what: str) -> tuple[str, dict
 
 
 # ----------------------------------------------------------------- predict
-@dataclass(frozen=True)
-class _PredictRequest:
-    """``benchsel predict``'s options, checked: how to predict and how to show it."""
-
-    data: str
-    axis: str
-    fmt: str
-    estimator: str
-    level: float
-    scaling: str  # "standard" or "logit"
-    inflation: str | float  # "none", "inner" or a variance factor
-    inner_folds: int | None  # as given
-    seed: int
-    strict: bool
-    skip_missing: bool  # a scores file: an empty entry is a benchmark not run
-
-    @property
-    def what(self) -> str:
-        """What the given scores are of: ``"benchmark"``, or ``"model"`` with ``--axis models``."""
-        return _what(self.axis)
-
-    @property
-    def pipeline_inflation(self) -> str | float:
-        """The Gaussian pipeline's ``inflation``: 1 for none, else ``"inner"`` or the factor given."""
-        return 1.0 if self.inflation == "none" else self.inflation
-
-
-@dataclass(frozen=True)
-class _Given:
-    """A new model's given scores as (name, value) pairs, or a table with one row per new model."""
-
-    pairs: tuple[tuple[str, float], ...] | None
-    frame: pd.DataFrame | None
-
-
-@dataclass(frozen=True)
-class _Predicted:
-    """The Gaussian pipeline's predictions with what the command says about them."""
-
-    table: pd.DataFrame
-    given_line: str
-    used: dict[str, Any]  # the scores conditioned on (per model for a table of new models)
-    ignored: list[str] | None  # empty entries skipped (None for a table of new models)
-    inflation: Any  # the variance factor (per model for a table of new models)
-    factors: dict[str, float]  # the variance factor per set of given scores
-
-
 def _cmd_predict(args: argparse.Namespace) -> int:
-    """``benchsel predict``: the recommended predictor for one new model, else the Gaussian conditional mean."""
-    _check_level(args.level)
-    given = _given_first(args)
-    paper = given is None or given.frame is not None  # Pipeline.paper: the Gaussian conditional mean
-    if paper:
-        _check_inflation_options(args.inflation, args.inner_folds, args.seed)
-    request = _predict_request(args)
-    matrix = _load(request.data, data_dir=args.data_dir, axis=request.axis)
+    """``benchsel predict``: the recommended predictor for one new model, else the Gaussian conditional mean.
+
+    The checks of the options that need no data run first; the scores the
+    recommended predictor may take are read before the data, the Gaussian
+    pipeline's after the data and its inner folds.
+    """
+    if not (0.0 < args.level < 1.0):
+        raise UsageError(f"--level must be strictly between 0 and 1, got {args.level:g}")
+    pairs, frame = _given_first(args)
+    paper = pairs is None  # Pipeline.paper: the Gaussian conditional mean
+    if paper and args.inflation != "inner" and (args.inner_folds is not None or args.seed is not None):
+        raise UsageError("--inner-folds and --seed are for --inflation inner")
+    if args.seed is None:
+        args.seed = 0
+    _check_at_least(args.seed, 0, "--seed")
+    args.what = _what(args.axis)
+    args.skip_missing = args.scores_file is not None  # a scores file: an empty entry is a benchmark not run
+    matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
     if not paper:
-        return _predict_auto(request, matrix, given)
-    inner_folds = _inflation_folds(request, matrix)
-    if given is None:
-        given = _read_given(args.scores, args.scores_file, request.what)
-    return _predict_paper(request, matrix, given, inner_folds)
+        return _predict_auto(args, matrix, pairs)
+    inner_folds = min(3, matrix.shape[0]) if args.inner_folds is None else args.inner_folds  # never one not passed
+    if args.inflation == "inner":
+        _check_inner_folds(inner_folds, matrix, args)
+    if frame is None:
+        pairs, frame = _read_given(args, args.what)
+    return _predict_paper(args, matrix, pairs, frame, inner_folds)
 
 
-def _check_level(level: float) -> None:
-    """``--level`` is strictly between 0 and 1."""
-    if not (0.0 < level < 1.0):
-        raise UsageError(f"--level must be strictly between 0 and 1, got {level:g}")
-
-
-def _given_first(args: argparse.Namespace) -> _Given | None:
-    """The given scores, read first where the recommended predictor may take them; None where it may not.
+def _given_first(args: argparse.Namespace) -> tuple[list[tuple[str, float]] | None, Any]:
+    """The given scores, read first where the recommended predictor may take them; (None, None) where it may not.
 
     It takes one new model: a table of several goes to the Gaussian
     pipeline, unless ``--pipeline auto`` asks for the recommended one (an error).
@@ -1504,57 +1204,23 @@ def _given_first(args: argparse.Namespace) -> _Given | None:
     paper_only = args.scaling != "standard" or args.inflation != "none" or args.axis == "models"
     _check_paper_options(args.pipeline, paper_only, "--scaling logit, --inflation and --axis models")
     if args.pipeline == "paper" or paper_only:
-        return None
-    given = _read_given(args.scores, args.scores_file, "benchmark")
-    _check_one_model(given, args.pipeline)
-    return given
-
-
-def _check_one_model(given: _Given, pipeline: str | None) -> None:
-    """``--pipeline auto`` predicts one new model."""
-    if given.frame is not None and pipeline == "auto":
+        return None, None
+    pairs, frame = _read_given(args, "benchmark")
+    if frame is not None and args.pipeline == "auto":
         raise UsageError("--pipeline auto predicts one model at a time: give one model's scores "
                          "(or use --pipeline paper for a several-model file)")
+    return pairs, frame
 
 
-def _check_inflation_options(inflation: str | float, inner_folds: int | None, seed: int | None) -> None:
-    """The Gaussian pipeline takes ``--inner-folds`` and ``--seed`` only with ``--inflation inner``."""
-    if inflation != "inner" and (inner_folds is not None or seed is not None):
-        raise UsageError("--inner-folds and --seed are for --inflation inner")
-
-
-def _predict_request(args: argparse.Namespace) -> _PredictRequest:
-    """``benchsel predict``'s options, checked where they need no data."""
-    seed = 0 if args.seed is None else args.seed
-    _check_at_least(seed, 0, "--seed")
-    return _PredictRequest(data=args.data, axis=args.axis, fmt=args.format, estimator=args.estimator,
-                           level=args.level, scaling=args.scaling,
-                           inflation=args.inflation, inner_folds=args.inner_folds, seed=seed, strict=args.strict,
-                           skip_missing=args.scores_file is not None)
-
-
-def _read_given(scores: list[str] | None, scores_file: str | None, what: str) -> _Given:
-    """``--scores`` or ``--scores-file``; a file with one model's row gives pairs, as ``--scores`` does."""
-    if scores:
-        return _Given(tuple(parse_scores(scores, what=what)), None)
-    pairs, frame = _read_scores_file(scores_file)
-    if frame is not None and frame.shape[0] == 1:  # a one-model file: same output as --scores
-        return _Given(tuple((str(c), float(v)) for c, v in frame.iloc[0].items()), None)
-    return _Given(None if pairs is None else tuple(pairs), frame)
-
-
-def _check_inner_folds(n: int, matrix: Any, request: _PredictRequest) -> None:
+def _check_inner_folds(n: int, matrix: Any, args: argparse.Namespace) -> None:
     """``--inner-folds`` is between 2 and the number of training rows."""
     m = matrix.shape[0]
-    if not 2 <= n <= m:
-        raise UsageError(f"--inner-folds {n} is out of range: choose 2..{m} "
-                         f"({request.data} has {m} {_rows_of(request.what)})")
+    _in_range("--inner-folds", n, 2, m, f"{args.data} has {m} {_rows_of(args.what)}")
 
 
-def _checked_scores(pairs: Sequence[tuple[str, float]], matrix: Any, request: _PredictRequest) -> dict[str, float]:
+def _checked_scores(pairs: Sequence[tuple[str, float]], matrix: Any, args: argparse.Namespace) -> dict[str, float]:
     """The given scores checked against ``matrix`` (:func:`check_given`), at least one."""
-    scores = check_given(list(pairs), matrix, what=request.what, skip_missing=request.skip_missing,
-                         strict=request.strict)
+    scores = check_given(list(pairs), matrix, what=args.what, skip_missing=args.skip_missing, strict=args.strict)
     if not scores:
         raise UsageError("no scores given (every entry is empty)")
     return scores
@@ -1565,123 +1231,100 @@ def _given_line(used: dict[str, float]) -> str:
     return f"conditioned on {len(used)} given score(s): " + ", ".join(f"{k}={v:g}" for k, v in used.items())
 
 
-def _predict_auto(request: _PredictRequest, matrix: Any, given: _Given) -> int:
+def _predict_auto(args: argparse.Namespace, matrix: Any, pairs: Sequence[tuple[str, float]]) -> int:
     """``benchsel predict`` with the recommended predictor and conformal intervals (``Pipeline.auto``)."""
-    inner = min(5, matrix.shape[0]) if request.inner_folds is None else request.inner_folds  # never one not passed
-    _check_inner_folds(inner, matrix, request)
-    scores = _checked_scores(given.pairs, matrix, request)
-    pipe = _fit_recommended(Pipeline.auto(k=len(scores), seed=request.seed, search_folds=inner), matrix,
+    inner = min(5, matrix.shape[0]) if args.inner_folds is None else args.inner_folds  # never one not passed
+    _check_inner_folds(inner, matrix, args)
+    scores = _checked_scores(pairs, matrix, args)
+    pipe = _fit_recommended(Pipeline.auto(k=len(scores), seed=args.seed, search_folds=inner), matrix,
                             revealed=list(scores))
-    out = _auto_predictions(pipe.predict(scores, level=request.level, strict=request.strict))
-    lines = _recommend_lines(pipe)
-    given_line = _given_line(scores)
-    header = [_describe(matrix, request.data), given_line, *lines, _conformal_line(out, request.level), ""]
-    rec = pipe.choice_
-    meta = {"data": request.data, "pipeline": "auto", "chosen": rec.name, "inner_r2": rec.inner_r2,
-            "scores": _inner_scores(pipe), "weights": rec.weights, "note": rec.note, "level": request.level,
-            "used": scores, "inner_folds": inner, "seed": request.seed}
-    _say_for_csv(request.fmt, [given_line, *lines])
-    _emit(out, request.fmt, meta=meta, header=header, key="predictions")
-    return 0
-
-
-def _auto_predictions(pred: pd.DataFrame) -> pd.DataFrame:
-    """The recommended predictor's predictions as the command's table."""
-    return pd.DataFrame({"benchmark": pred.index, "predicted": pred["mean"].to_numpy(),
-                         "lower": pred["lower"].to_numpy(), "upper": pred["upper"].to_numpy(),
-                         "n_observed": pred["n_observed"].to_numpy()})
-
-
-def _conformal_line(out: pd.DataFrame, level: float) -> str:
-    """The line that says what the recommended predictor's intervals are (none without inner-CV residuals)."""
+    pred = pipe.predict(scores, level=args.level, strict=args.strict)
+    out = pd.DataFrame({"benchmark": pred.index, "predicted": pred["mean"].to_numpy(),
+                        "lower": pred["lower"].to_numpy(), "upper": pred["upper"].to_numpy(),
+                        "n_observed": pred["n_observed"].to_numpy()})
+    interval = "interval: none (no inner cross-validation residuals to calibrate it: see the note)"
     if np.isfinite(out[["lower", "upper"]].to_numpy()).any():
-        return f"interval: {100 * level:g}% split-conformal from the inner-CV residuals of the chosen predictor"
-    return "interval: none (no inner cross-validation residuals to calibrate it: see the note)"
-
-
-def _inflation_folds(request: _PredictRequest, matrix: Any) -> int:
-    """The inner folds of the Gaussian pipeline (checked with ``--inflation inner``, which uses them)."""
-    inner = min(3, matrix.shape[0]) if request.inner_folds is None else request.inner_folds  # never one not passed
-    if request.inflation == "inner":
-        _check_inner_folds(inner, matrix, request)
-    return inner
-
-
-def _predict_paper(request: _PredictRequest, matrix: Any, given: _Given, inner_folds: int) -> int:
-    """``benchsel predict`` with the paper's Gaussian conditional mean (``Pipeline.paper``)."""
-    what = request.what
-    _check_given(given, matrix, request)  # before the (possibly slow) correlation estimate
-    _slow_em_note(matrix, request.estimator, what)
-    pipe = Pipeline.paper(objective="mi", estimator=request.estimator, logit=request.scaling == "logit",
-                          inflation=request.pipeline_inflation, inner_folds=inner_folds, seed=request.seed)
-    pipe.fit(matrix, revealed=_revealed(given))
-    estimator = pipe.component("correlation").resolved(pipe.scaling_.values(matrix.scores))
-    result = _predict_one(pipe, given.pairs, request) if given.frame is None else \
-        _predict_many(pipe, given.frame, request)
-    infl = _inflation_lines(request, result.factors, inner_folds, matrix.shape[0])
-    header = [_describe(matrix, request.data, request.axis), result.given_line,
-              _gaussian_interval_line(request, estimator), *infl, ""]
-    footer = [f"(ignored empty entries: {', '.join(result.ignored)})"] if result.ignored else []
-    table = result.table.rename(columns={"benchmark": what}) if what != "benchmark" else result.table
-    _say_for_csv(request.fmt, [result.given_line, *infl])  # keep stdout a clean table
-    _emit(table, request.fmt, meta=_gaussian_meta(request, estimator, result, inner_folds), header=header,
-          footer=footer, key="predictions")
+        interval = (f"interval: {100 * args.level:g}% split-conformal from the inner-CV residuals of the chosen "
+                    "predictor")
+    lines = [_given_line(scores), *_recommend_lines(pipe)]
+    rec = pipe.choice_
+    meta = {"data": args.data, "pipeline": "auto", "chosen": rec.name, "inner_r2": rec.inner_r2,
+            "scores": _inner_scores(pipe), "weights": rec.weights, "note": rec.note, "level": args.level,
+            "used": scores, "inner_folds": inner, "seed": args.seed}
+    _say_for_csv(args.format, lines)
+    _emit(out, args.format, meta=meta, header=[_describe(matrix, args.data), *lines, interval, ""],
+          key="predictions")
     return 0
 
 
-def _check_given(given: _Given, matrix: Any, request: _PredictRequest) -> None:
-    """The given scores (every new model's row of a table) are known, finite, plausible and not all empty."""
-    if given.frame is None:
-        _checked_scores(given.pairs, matrix, request)
+def _predict_paper(args: argparse.Namespace, matrix: Any, pairs: Sequence[tuple[str, float]] | None, frame: Any,
+                   inner_folds: int) -> int:
+    """``benchsel predict`` with the paper's Gaussian conditional mean (``Pipeline.paper``) for one new model
+    (``pairs``) or a table of them (``frame``)."""
+    what = args.what
+    if frame is None:  # the given scores, before the (possibly slow) correlation estimate
+        _checked_scores(pairs, matrix, args)
+        revealed = [str(n) for n, v in pairs if not math.isnan(float(v))]
     else:
-        _check_frame(given.frame, matrix, request.what, strict=request.strict)
+        _check_frame(frame, matrix, what, strict=args.strict)
+        revealed = [str(c) for c in frame.columns if frame[c].notna().iloc[0]]  # of the first new model
+    _slow_em_note(matrix, args.estimator, what)
+    pipe = Pipeline.paper(objective="mi", estimator=args.estimator, logit=args.scaling == "logit",
+                          inflation=1.0 if args.inflation == "none" else args.inflation, inner_folds=inner_folds,
+                          seed=args.seed)
+    pipe.fit(matrix, revealed=revealed)
+    estimator = pipe.component("correlation").resolved(pipe.scaling_.values(matrix.scores))
+    table, given_line, factors = _gaussian_predictions(pipe, args, pairs, frame)
+    infl = _inflation_lines(args, factors, inner_folds, matrix.shape[0])
+    lo_pct, hi_pct = 50 * (1 - args.level), 50 * (1 + args.level)
+    header = [_describe(matrix, args.data, args.axis), given_line,
+              f"interval: central {100 * args.level:g}% ({lo_pct:g}%..{hi_pct:g}%) of the Gaussian conditional "
+              f"distribution; correlation: {estimator}" + ("; logit space" if args.scaling == "logit" else ""),
+              *infl, ""]
+    ignored = table.attrs["ignored"] if frame is None else None  # empty entries skipped
+    meta = {"data": args.data, "axis": args.axis, "level": args.level, "scaling": args.scaling,
+            "estimator": estimator, "used": table.attrs["used"]}
+    if ignored is not None:
+        meta["ignored"] = ignored
+    meta["inflation"] = table.attrs["inflation"]
+    meta["inflation_mode"] = str(args.inflation) if args.inflation in ("none", "inner") else "given"
+    if args.inflation == "inner":
+        meta.update(inner_folds=inner_folds, seed=args.seed)
+    footer = [f"(ignored empty entries: {', '.join(ignored)})"] if ignored else []
+    if what != "benchmark":
+        table = table.rename(columns={"benchmark": what})
+    _say_for_csv(args.format, [given_line, *infl])  # keep stdout a clean table
+    _emit(table, args.format, meta=meta, header=header, footer=footer, key="predictions")
+    return 0
 
 
-def _revealed(given: _Given) -> list[str]:
-    """The names given a score (of the first new model in a table)."""
-    if given.frame is None:
-        first = [n for n, v in given.pairs if not math.isnan(float(v))]
+def _gaussian_predictions(pipe: Pipeline, args: argparse.Namespace, pairs: Sequence[tuple[str, float]] | None,
+                          frame: Any) -> tuple[pd.DataFrame, str, dict[str, float]]:
+    """The Gaussian pipeline's predictions as the command's table (``predicted``, ``n_train``), the line that says
+    what they are conditioned on, and the variance factor per set of given scores."""
+    if frame is None:
+        pred = pipe.predict(list(pairs), level=args.level, skip_missing=args.skip_missing, strict=args.strict)
     else:
-        first = [c for c in given.frame.columns if given.frame[c].notna().iloc[0]]
-    return [str(b) for b in first]
+        with warnings.catch_warnings():  # said before, with the model's name (_check_frame)
+            warnings.simplefilter("ignore", ScaleWarning)
+            pred = pipe.predict(frame, level=args.level, strict=args.strict)
+    table = pred.reset_index().rename(columns={"mean": "predicted", "n_observed": "n_train"})
+    table.attrs = dict(pred.attrs)
+    used = table.attrs["used"]
+    if frame is None:
+        return table, _given_line(used), {"": table.attrs["inflation"]}
+    line = "conditioned on: " + "; ".join(f"{m}: {len(u)} score(s) ({', '.join(u)})" for m, u in used.items())
+    return table, line, table.attrs["inflation"]
 
 
-def _predict_one(pipe: Pipeline, pairs: Sequence[tuple[str, float]], request: _PredictRequest) -> _Predicted:
-    """The Gaussian pipeline's predictions for one new model."""
-    df = _as_table(pipe.predict(list(pairs), level=request.level, skip_missing=request.skip_missing,
-                                strict=request.strict))
-    used = df.attrs["used"]
-    return _Predicted(table=df, given_line=_given_line(used), used=used, ignored=df.attrs["ignored"],
-                      inflation=df.attrs["inflation"], factors={"": df.attrs["inflation"]})
-
-
-def _predict_many(pipe: Pipeline, frame: pd.DataFrame, request: _PredictRequest) -> _Predicted:
-    """The Gaussian pipeline's predictions for a table of new models (one row each)."""
-    with warnings.catch_warnings():  # said before, with the model's name (_check_frame)
-        warnings.simplefilter("ignore", ScaleWarning)
-        df = _as_table(pipe.predict(frame, level=request.level, strict=request.strict))
-    used = df.attrs["used"]
-    given_line = "conditioned on: " + "; ".join(f"{m}: {len(u)} score(s) ({', '.join(u)})" for m, u in used.items())
-    return _Predicted(table=df, given_line=given_line, used=used, ignored=None, inflation=df.attrs["inflation"],
-                      factors=df.attrs["inflation"])
-
-
-def _gaussian_interval_line(request: _PredictRequest, estimator: str) -> str:
-    """The line that says what the Gaussian intervals are."""
-    lo_pct, hi_pct = 50 * (1 - request.level), 50 * (1 + request.level)
-    logit = "; logit space" if request.scaling == "logit" else ""
-    return (f"interval: central {100 * request.level:g}% ({lo_pct:g}%..{hi_pct:g}%) of the Gaussian "
-            f"conditional distribution; correlation: {estimator}{logit}")
-
-
-def _inflation_lines(request: _PredictRequest, factors: dict[str, float], inner_folds: int, rows: int) -> list[str]:
+def _inflation_lines(args: argparse.Namespace, factors: dict[str, float], inner_folds: int, rows: int) -> list[str]:
     """The line that says which variance factor was used (no line without ``--inflation``)."""
-    if request.inflation == "none":
+    if args.inflation == "none":
         return []
-    rows_what = _rows_of(request.what)
+    rows_what = _rows_of(args.what)
     how = "given"
-    if request.inflation == "inner":  # the output's words, as before --inflate auto became --inflation inner
-        how = (f"auto: inner {inner_folds}-fold CV on the {rows} training {rows_what}, seed {request.seed}"
+    if args.inflation == "inner":  # the output calls a fitted factor "auto"
+        how = (f"auto: inner {inner_folds}-fold CV on the {rows} training {rows_what}, seed {args.seed}"
                + (f"; noisy with so few {rows_what}" if rows < _FEW_ROWS else ""))
     values = sorted(set(factors.values()))
     if len(values) == 1:
@@ -1691,195 +1334,83 @@ def _inflation_lines(request: _PredictRequest, factors: dict[str, float], inner_
             + ", ".join(f"{m} {f:.4g}" for m, f in factors.items())]
 
 
-def _gaussian_meta(request: _PredictRequest, estimator: str, result: _Predicted, inner_folds: int) -> dict[str, Any]:
-    """The JSON fields of ``predict --pipeline paper`` beside the predictions, named as the options are:
-    ``scaling``, ``inflation`` (the variance factor used) and ``inflation_mode`` (``none``, ``inner`` or ``given``)."""
-    meta = {"data": request.data, "axis": request.axis, "level": request.level, "scaling": request.scaling,
-            "estimator": estimator, "used": result.used}
-    if result.ignored is not None:
-        meta["ignored"] = result.ignored
-    meta["inflation"] = result.inflation
-    meta["inflation_mode"] = str(request.inflation) if request.inflation in ("none", "inner") else "given"
-    if request.inflation == "inner":
-        meta.update(inner_folds=inner_folds, seed=request.seed)
-    return meta
-
-
-def _as_table(pred: pd.DataFrame) -> pd.DataFrame:
-    """A prediction frame of :meth:`Pipeline.predict` as the command's table (``predicted``, ``n_train``)."""
-    out = pred.reset_index().rename(columns={"mean": "predicted", "n_observed": "n_train"})
-    out.attrs = dict(pred.attrs)
-    return out
-
-
 # ---------------------------------------------------------------------- cv
-@dataclass(frozen=True)
-class _CvPipelines:
-    """The pipelines ``benchsel cv`` compares: their names and how each is built."""
-
-    names: tuple[str, ...]
-    estimator: str
-    config: str  # "released" or "early"
-    scaling: str  # "standard" or "logit"
-    min_observed: int | None
-    inner: bool  # --inflation inner: fit a variance factor on inner folds of each training set
-    inner_folds: int
-
-    def build(self) -> list[Pipeline]:
-        """The pipelines, by :meth:`Pipeline.from_name`."""
-        return [Pipeline.from_name(m, estimator=self.estimator, config=self.config,
-                                   logit=self.scaling == "logit", min_observed=self.min_observed,
-                                   inflation="inner" if self.inner else 1.0, inner_folds=self.inner_folds)
-                for m in self.names]
-
-
-@dataclass(frozen=True)
-class _CvProtocol:
-    """The cross-validation protocol of ``benchsel cv``: folds, holdouts, subset sizes, coverage levels."""
-
-    holdouts: tuple[float, ...]
-    k_max: int
-    folds: int
-    seed: int
-    scheme: str
-    levels: tuple[float, ...]
-
-    def run(self, pipelines: Sequence[Pipeline]) -> dict[str, Any]:
-        """The arguments of :func:`cross_validate` besides the matrix and where the splits run."""
-        return dict(pipelines=list(pipelines), holdouts=self.holdouts, k_max=self.k_max, n_folds=self.folds,
-                    seed=self.seed, scheme=self.scheme, progress=None, levels=self.levels)
-
-
-@dataclass(frozen=True)
-class _CvRequest:
-    """``benchsel cv``'s options, checked: what runs, where, and where the results go."""
-
-    data: str
-    fmt: str
-    pipelines: _CvPipelines
-    protocol: _CvProtocol
-    jobs: int
-    scheduler: str | None
-    out: str | None
-
-
 def _cmd_cv(args: argparse.Namespace) -> int:
     """``benchsel cv``: the cross-validation protocol over the named pipelines."""
     out_path = None if args.out is None else _check_out(args.out)  # before the data and the work
     matrix = _load(args.data, data_dir=args.data_dir)
-    request, loo_note = _cv_request(args, matrix)
+    loo_note = _check_cv(args, matrix)
     if loo_note:  # after every check, so that an error stays one line
         _note(loo_note)
-    run = request.protocol.run(request.pipelines.build())
+    pipelines = [Pipeline.from_name(m, estimator=args.estimator, config=args.config, logit=args.scaling == "logit",
+                                    min_observed=args.min_observed, inflation="inner" if args.inner else 1.0,
+                                    inner_folds=args.inner_folds)
+                 for m in args.pipelines]
+    run = dict(pipelines=pipelines, holdouts=args.holdouts, k_max=args.k_max, n_folds=args.folds, seed=args.seed,
+               scheme=args.scheme, progress=None, levels=args.levels)
     try:
-        df = _run_cv(matrix, run, jobs=request.jobs, scheduler=request.scheduler)
+        df = _run_cv(matrix, run, jobs=args.jobs, scheduler=args.scheduler)
     except SweepError as exc:  # a failed split or a dead worker: not bad input, but one line too
         print(f"benchsel: error: {_one_line(exc)}", file=sys.stderr)
         return 1
-    status = 0 if out_path is None else _write_out(df, out_path, request.out)
-    _print_cv(summarize_cv(df), matrix, request)
+    status = 0 if out_path is None else _write_out(df, out_path, args.out)
+    summary = summarize_cv(df)
+    if args.format == "table":
+        sys.stdout.write(_cv_text(summary, matrix, args))
+    else:
+        _emit(_beside_r2(summary), args.format, meta=_cv_meta(args, matrix.shape), key="summary")
     return status
 
 
-def _cv_request(args: argparse.Namespace, matrix: Any) -> tuple[_CvRequest, str | None]:
-    """``benchsel cv``'s options checked against ``matrix``, and the note on a leave-one-out default (or None)."""
-    names = _cv_pipeline_names(args.pipelines)
-    holdouts = tuple(_parse_fractions(args.holdouts, "holdouts", "holdout", "0.1 = 10%"))
-    _check_cv_shape(matrix, args.data)
-    k_max = _cv_k_max(args.k_max, matrix.shape[1], args.data)
-    folds, loo_note = _cv_folds(args.folds, matrix.shape[0], args.data)
+def _check_cv(args: argparse.Namespace, matrix: Any) -> str | None:
+    """Check ``benchsel cv``'s options against ``matrix``, in the order of ``--help``, and put in ``args`` their
+    parsed values and defaults (``inner``: ``--inflation inner``); return the note on a leave-one-out default."""
+    args.pipelines = _cv_pipeline_names(args.pipelines)
+    args.holdouts = tuple(_parse_fractions(args.holdouts, "holdouts", "holdout", "0.1 = 10%"))
+    m, n = matrix.shape
+    if n < 2 or m < 2:
+        raise UsageError(f"{args.data} has {m} model(s) x {n} benchmark(s); cross-validation needs at least 2 of each")
+    if args.k_max is None:  # the paper's 15, capped; never all n benchmarks (nothing left to predict)
+        args.k_max = min(DEFAULT_K_MAX, n - 1)
+    _in_range("--k-max", args.k_max, 1, n - 1, f"{args.data} has {n} benchmarks", why_first=True)
+    loo_note = None
+    if args.folds is None:  # the paper's 10, capped (leave-one-out) for fewer models
+        args.folds = min(10, m)
+        if args.folds < 10:
+            loo_note = f"{args.data} has only {m} models: using --folds {m} (leave-one-out)"
+    _in_range("--folds", args.folds, 2, m, f"{args.data} has {m} models")
     _check_at_least(args.seed, 0, "--seed")
     _check_at_least(args.min_observed, 0, "--min-observed")
-    inner = args.inflation == "inner"
-    levels = _cv_levels(args.levels, inner)
-    _check_inner_folds_inflation(args.inner_folds, inner)
-    protocol = _CvProtocol(holdouts=holdouts, k_max=k_max, folds=folds, seed=args.seed, scheme=args.scheme,
-                           levels=levels)
-    inner_folds = 3 if args.inner_folds is None else args.inner_folds
-    if inner:
-        _check_cv_inner_folds(inner_folds, protocol, matrix.shape[0])
+    args.inner = args.inflation == "inner"
+    args.levels = () if args.levels is None else tuple(_parse_fractions(args.levels, "levels", "level", "0.9 = 90%"))
+    if args.inner and not args.levels:
+        args.levels = (0.5, 0.8, 0.9, 0.95)
+    if not args.inner and args.inner_folds is not None:
+        raise UsageError("--inner-folds is for --inflation inner")
+    if args.inner_folds is None:
+        args.inner_folds = 3
+    if args.inner:
+        smallest = min(len(tr) for h in args.holdouts for _, tr, _ in cv_splits(
+            m, n_folds=args.folds, holdout=h, seed=args.seed, scheme=args.scheme))
+        _in_range("--inner-folds", args.inner_folds, 2, smallest, f"the smallest training set has {smallest} models")
     _check_at_least(args.jobs, 1, "--jobs")
-    _check_scheduler_jobs(args.scheduler, args.jobs)
-    pipelines = _CvPipelines(names=names, estimator=args.estimator, config=args.config, scaling=args.scaling,
-                             min_observed=args.min_observed, inner=inner, inner_folds=inner_folds)
-    request = _CvRequest(data=args.data, fmt=args.format, pipelines=pipelines, protocol=protocol, jobs=args.jobs,
-                         scheduler=args.scheduler, out=args.out)
-    return request, loo_note
+    if args.scheduler is not None and args.jobs != 1:
+        raise UsageError("--jobs is for local processes; with --scheduler every worker of the cluster is used")
+    return loo_note
 
 
 def _cv_pipeline_names(text: str) -> tuple[str, ...]:
     """``--pipelines``: distinct names of the paper's objectives or of pipelines."""
     names = _parse_list(text, "pipelines")
     for name in names:
-        _check_pipeline_name(name)
+        if name in PAPER_OBJECTIVES:
+            continue
+        try:
+            parse_pipeline(name)
+        except ValueError as exc:
+            raise UsageError(f"unknown pipeline {name!r} in --pipelines; choose from {', '.join(PAPER_OBJECTIVES)}, "
+                             f"auto or SELECTOR+PREDICTOR ({exc})") from None
     return tuple(names)
-
-
-def _check_pipeline_name(name: str) -> None:
-    """A ``--pipelines`` entry names one of the paper's objectives or a pipeline."""
-    if name in PAPER_OBJECTIVES:
-        return
-    try:
-        parse_pipeline(name)
-    except ValueError as exc:
-        raise UsageError(f"unknown pipeline {name!r} in --pipelines; choose from {', '.join(PAPER_OBJECTIVES)}, auto "
-                         f"or SELECTOR+PREDICTOR ({exc})") from None
-
-
-def _check_cv_shape(matrix: Any, data: str) -> None:
-    """The matrix has at least 2 models and 2 benchmarks."""
-    m, n = matrix.shape
-    if n < 2 or m < 2:
-        raise UsageError(f"{data} has {m} model(s) x {n} benchmark(s); cross-validation needs at least 2 of each")
-
-
-def _cv_k_max(k_max: int | None, n: int, data: str) -> int:
-    """``--k-max``: by default the paper's 15, capped; never all ``n`` benchmarks (nothing left to predict)."""
-    if k_max is None:
-        return min(DEFAULT_K_MAX, n - 1)
-    if not 1 <= k_max <= n - 1:
-        raise UsageError(f"--k-max {k_max} is out of range: {data} has {n} benchmarks, choose 1..{n - 1}")
-    return k_max
-
-
-def _cv_folds(folds: int | None, m: int, data: str) -> tuple[int, str | None]:
-    """``--folds``: by default the paper's 10, capped (leave-one-out) for ``m`` < 10 models, with a note then."""
-    if folds is None:
-        folds = min(10, m)
-        return folds, f"{data} has only {m} models: using --folds {m} (leave-one-out)" if folds < 10 else None
-    if not 2 <= folds <= m:
-        raise UsageError(f"--folds {folds} is out of range: choose 2..{m} ({data} has {m} models)")
-    return folds, None
-
-
-def _cv_levels(text: str | None, inner: bool) -> tuple[float, ...]:
-    """``--levels``; with ``--inflation inner`` 0.5, 0.8, 0.9 and 0.95 unless given."""
-    levels = () if text is None else tuple(_parse_fractions(text, "levels", "level", "0.9 = 90%"))
-    if inner and not levels:
-        return (0.5, 0.8, 0.9, 0.95)
-    return levels
-
-
-def _check_inner_folds_inflation(inner_folds: int | None, inner: bool) -> None:
-    """``--inner-folds`` comes with ``--inflation inner``."""
-    if not inner and inner_folds is not None:
-        raise UsageError("--inner-folds is for --inflation inner")
-
-
-def _check_cv_inner_folds(inner_folds: int, protocol: _CvProtocol, m: int) -> None:
-    """``--inner-folds`` is between 2 and the size of the smallest training set."""
-    n_train_min = min(min(len(tr) for _, tr, _ in cv_splits(m, n_folds=protocol.folds, holdout=h, seed=protocol.seed,
-                                                            scheme=protocol.scheme))
-                      for h in protocol.holdouts)
-    if not 2 <= inner_folds <= n_train_min:
-        raise UsageError(f"--inner-folds {inner_folds} is out of range: choose 2..{n_train_min} "
-                         f"(the smallest training set has {n_train_min} models)")
-
-
-def _check_scheduler_jobs(scheduler: str | None, jobs: int) -> None:
-    """``--jobs`` is not given with ``--scheduler``, which uses every worker of the cluster."""
-    if scheduler is not None and jobs != 1:
-        raise UsageError("--jobs is for local processes; with --scheduler every worker of the cluster is used")
 
 
 def _run_cv(matrix: Any, run: dict[str, Any], *, jobs: int, scheduler: str | None) -> Any:
@@ -1898,25 +1429,8 @@ def _run_cv(matrix: Any, run: dict[str, Any], *, jobs: int, scheduler: str | Non
 
 
 def _check_out(out: str) -> Path:
-    """The ``--out`` target, checked before any work: not a folder, in a writable folder, writable if it exists.
-
-    Parameters
-    ----------
-    out : str
-        The ``--out`` argument.
-
-    Returns
-    -------
-    Path
-        The target with symbolic links resolved (the file :func:`_write_atomic` replaces).
-
-    Raises
-    ------
-    UsageError
-        The path is a folder or not a regular file, its folder does not exist,
-        is not a folder or is not writable (a file cannot be created there),
-        or the existing file is read-only.
-    """
+    """The ``--out`` target, checked before any work (not a folder, in a writable folder, writable if it exists),
+    with symbolic links resolved: the file :func:`_write_atomic` replaces."""
     given = Path(out)
     if given.is_dir():
         raise UsageError(f"cannot write --out {out}: it is a folder")
@@ -1953,21 +1467,8 @@ def _temp_name(target: Path) -> Path:
 
 
 def _write_atomic(target: Path, text: str) -> None:
-    """Write ``text`` to ``target`` all or nothing: a temporary file in the same folder, renamed into place.
-
-    Parameters
-    ----------
-    target : Path
-        The file to create or replace.
-    text : str
-        Its new content (written as UTF-8).
-
-    Raises
-    ------
-    OSError
-        The write, flush or rename failed (a full disk, a file-size limit,
-        ...); the temporary file is removed and ``target`` is left as it was.
-    """
+    """Write ``text`` to ``target`` all or nothing: a temporary file in the same folder, renamed into place
+    (removed, and ``target`` left as it was, when the write fails or is interrupted)."""
     tmp = _temp_name(target)
     created = False
     try:  # an interrupt (Ctrl-C, SIGTERM: a BaseException) anywhere in here leaves no temporary file
@@ -1984,16 +1485,6 @@ def _write_atomic(target: Path, text: str) -> None:
         raise
 
 
-def _cv_table_text(df: Any, json_out: bool) -> str:
-    """The full per-fold table of ``cv --out``: CSV, or a JSON list of records when ``json_out``."""
-    full = df.copy()
-    if "selected" in full.columns:
-        full["selected"] = [";".join(map(str, s)) if isinstance(s, (tuple, list)) else s for s in full["selected"]]
-    if json_out:
-        return json.dumps(_records(full), indent=1) + "\n"
-    return full.to_csv(index=False, lineterminator="\n")
-
-
 def _floors(names: Sequence[str], min_observed: int | None) -> dict[str, int]:
     """Each pipeline's ``--min-observed`` as :meth:`Pipeline.from_name` applies it (0: every benchmark a candidate)."""
     if min_observed is not None:
@@ -2002,9 +1493,17 @@ def _floors(names: Sequence[str], min_observed: int | None) -> dict[str, int]:
 
 
 def _write_out(df: Any, target: Path, out: str) -> int:
-    """Write the per-fold table to ``--out`` (``target``, checked before); the exit status: 1 when it failed."""
+    """Write the per-fold table to ``--out`` (``target``, checked before): JSON records for ``.json``, else CSV;
+    the exit status: 1 when it failed."""
+    full = df.copy()
+    if "selected" in full.columns:
+        full["selected"] = [";".join(map(str, s)) if isinstance(s, (tuple, list)) else s for s in full["selected"]]
+    if out.lower().endswith(".json"):
+        text = json.dumps(_records(full), indent=1) + "\n"
+    else:
+        text = full.to_csv(index=False, lineterminator="\n")
     try:
-        _write_atomic(target, _cv_table_text(df, out.lower().endswith(".json")))
+        _write_atomic(target, text)
     except OSError as exc:  # the results exist, the file does not: say so, print the summary, exit 1
         print(f"benchsel: error: cannot write --out {out}: {exc.strerror or _one_line(exc)}", file=sys.stderr)
         return 1
@@ -2012,39 +1511,29 @@ def _write_out(df: Any, target: Path, out: str) -> int:
     return 0
 
 
-def _print_cv(summary: Any, matrix: Any, request: _CvRequest) -> None:
-    """Print the cross-validation's summary: a table of R^2 (and coverage) per k, or CSV / JSON rows."""
-    if request.fmt == "table":
-        sys.stdout.write(_cv_text(summary, matrix, request))
-    else:
-        _emit(_beside_r2(summary), request.fmt, meta=_cv_meta(request, matrix.shape), key="summary")
-
-
-def _cv_text(summary: Any, matrix: Any, request: _CvRequest) -> str:
+def _cv_text(summary: Any, matrix: Any, args: argparse.Namespace) -> str:
     """The summary as text: R^2 per k and pipeline (and the interval coverage with ``--levels``)."""
-    protocol = request.protocol
-    header = [_describe(matrix, request.data), f"R^2 (mean +- sd over {protocol.folds} folds), seed {protocol.seed}",
+    header = [_describe(matrix, args.data), f"R^2 (mean +- sd over {args.folds} folds), seed {args.seed}",
               *_EVERY_MODEL_NOTE, ""]
-    text = [*header, _table(_cv_wide(summary, protocol.holdouts))]
-    if protocol.levels:
+    text = [*header, _table(_cv_wide(summary, args.holdouts))]
+    if args.levels:
         text += ["", "interval coverage (mean over folds; nominal level in the column name"
                  + ("; _cal: after the variance inflation fitted on inner folds of each training set)"
-                    if request.pipelines.inner else ")"), "",
-                 _table(_cv_coverage(summary, protocol.levels, protocol.holdouts))]
+                    if args.inner else ")"), "",
+                 _table(_cv_coverage(summary, args.levels, args.holdouts))]
     return "\n".join(text) + "\n"
 
 
-def _cv_meta(request: _CvRequest, shape: tuple[int, int]) -> dict[str, Any]:
+def _cv_meta(args: argparse.Namespace, shape: tuple[int, int]) -> dict[str, Any]:
     """The JSON fields of ``benchsel cv`` beside the summary, named as the options are: ``pipelines``,
     ``config``, ``scaling`` and ``inflation`` (``none`` or ``inner``)."""
-    pipelines, protocol = request.pipelines, request.protocol
-    meta = {"data": request.data, "shape": list(shape), "pipelines": list(pipelines.names),
-            "holdouts": list(protocol.holdouts), "k_max": protocol.k_max, "folds": protocol.folds,
-            "seed": protocol.seed, "scheme": protocol.scheme, "config": pipelines.config,
-            "scaling": pipelines.scaling, "min_observed": _floors(pipelines.names, pipelines.min_observed),
-            "levels": list(protocol.levels), "inflation": "inner" if pipelines.inner else "none"}
-    if pipelines.inner:
-        meta["inner_folds"] = pipelines.inner_folds
+    meta = {"data": args.data, "shape": list(shape), "pipelines": list(args.pipelines),
+            "holdouts": list(args.holdouts), "k_max": args.k_max, "folds": args.folds,
+            "seed": args.seed, "scheme": args.scheme, "config": args.config,
+            "scaling": args.scaling, "min_observed": _floors(args.pipelines, args.min_observed),
+            "levels": list(args.levels), "inflation": "inner" if args.inner else "none"}
+    if args.inner:
+        meta["inner_folds"] = args.inner_folds
     return meta
 
 

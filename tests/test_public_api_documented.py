@@ -121,7 +121,7 @@ def test_the_check_finds_a_missing_annotation(tmp_path):
 POSITIONAL = {
     "book/prose.py": {"num": {"spec"}, "signed": {"spec"}, "pct": {"digits"}, "range_text": {"spec"},
                       "count": {"plural"}},  # the format follows the value, as in format(value, spec)
-    "method/scaling.py": {"Standardizer.scale_cov": {"idx"}, "FittedScaling.transform": {"cols"},
+    "method/scaling.py": {"FittedScaling.transform": {"cols"},
                           "FittedScaling.inverse": {"cols"}},  # the columns the rows hold
     "protocol/cv.py": {"cross_validate": {"pipelines"}},  # what is compared on the matrix
     # scikit-learn's splitter protocol: its model selection passes y and groups by position

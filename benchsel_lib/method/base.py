@@ -1,22 +1,8 @@
 """The predictor protocol: fit on training rows, predict the unrevealed scores of query rows.
 
-A predictor answers "these models ran these benchmarks, predict the rest" in
-standardized space (Section 5.1: scores standardized with the training means
-and standard deviations, so predicting 0 is predicting the training mean):
-
-* ``fit(train, *, cov=None) -> self`` takes the training rows (m, N), NaN
-  where missing, and optionally the training correlation (N, N);
-* ``predict(query) -> (v, N)`` takes query rows with NaN at every hidden
-  entry and returns a prediction for every entry, revealed entries passed
-  through;
-* optionally ``predict_distribution(query) -> (mean, var)`` gives predictive
-  variances (0 at revealed entries); the Gaussian intervals need them;
-* the class attribute ``rowwise = True`` says that a query row's prediction
-  depends only on that row and the training rows, so that callers may stack
-  many queries into one call; transductive predictors (an SVD completion of
-  ``[train; query]``) leave it False.
-
-:class:`BasePredictor` implements ``fit`` and ``predict`` for predictors that
+A predictor (:class:`Predictor`) answers "these models ran these benchmarks, predict the rest" in standardized
+space (Section 5.1: scores standardized with the training means and standard deviations, so predicting 0 is
+predicting the training mean).  :class:`BasePredictor` implements ``fit`` and ``predict`` for predictors that
 compute from the training rows and the query together (``_predict``).
 """
 from __future__ import annotations
@@ -41,15 +27,10 @@ class NotFittedError(ValueError):
 class Component:
     """A pipeline step as scikit-learn sees it: a frozen dataclass whose fields are its parameters.
 
-    The steps of a :class:`~benchsel_lib.method.pipeline.Pipeline`
-    (:class:`~benchsel_lib.method.scaling.Scaling`,
-    :class:`~benchsel_lib.method.correlation.Correlation`,
-    :class:`~benchsel_lib.method.selectors.Selector`, the calibrators) are
-    immutable values.  ``get_params`` lets scikit-learn's
-    ``BaseEstimator.get_params(deep=True)`` list their fields as
-    ``selector__tie_break``, and ``__sklearn_clone__`` lets
-    ``sklearn.base.clone`` share them (a frozen value needs no copy).  A
-    pipeline changes a field with ``set_params(selector__tie_break=...)``,
+    The steps of a :class:`~benchsel_lib.method.pipeline.Pipeline` (scaling, correlation, selector, the
+    calibrators) are immutable values.  ``get_params`` lets scikit-learn's ``BaseEstimator.get_params(deep=True)``
+    list their fields as ``selector__tie_break``, and ``__sklearn_clone__`` lets ``sklearn.base.clone`` share
+    them (a frozen value needs no copy).  A pipeline changes a field with ``set_params(selector__tie_break=...)``,
     which replaces the step (:func:`dataclasses.replace`). O(number of fields).
     """
 
@@ -63,7 +44,7 @@ class Component:
 
 @runtime_checkable
 class Predictor(Protocol):
-    """What a pipeline needs from a predictor (see the module docstring).
+    """What a pipeline needs from a predictor.
 
     A structural protocol (``runtime_checkable``): any object with a ``name``
     and the two methods below is a predictor, and ``isinstance(obj,
@@ -76,16 +57,12 @@ class Predictor(Protocol):
         Label of the predictor in tables (:func:`~benchsel_lib.method.predictors.make_predictor`
         sets it to the registry name).
 
-    Methods
-    -------
-    fit(train, *, cov=None)
-        Fit on the training rows; returns the fitted predictor.
-    predict(query)
-        Predict every entry of the query rows.
-
     Optional: ``predict_distribution(query) -> (mean, var)``, both (v, N)
     with variance 0 at revealed entries (needed by the Gaussian intervals,
-    Eq. cond-var), and the class attribute ``rowwise``.
+    Eq. cond-var), and the class attribute ``rowwise = True``: a query row's
+    prediction depends only on that row and the training rows, so callers
+    may stack many queries into one call (a transductive predictor, an SVD
+    completion of ``[train; query]``, leaves it False).
 
     Notes
     -----
@@ -127,8 +104,7 @@ class Predictor(Protocol):
 
         Notes
         -----
-        Cost: the predictor's; O(m N + N^2) for a :class:`BasePredictor` (the
-        checks of ``train`` and ``cov``), plus any estimate of ``cov``.
+        Cost: the predictor's (see the class's Notes).
         """
         ...
 
@@ -153,40 +129,30 @@ class Predictor(Protocol):
 
         Notes
         -----
-        Cost: the predictor's; O((m + v) N) checks plus ``_predict`` for a
-        :class:`BasePredictor`, O(G k^3 + G k^2 N + v k N) for the Gaussian
-        predictor (``G`` reveal patterns over ``k`` revealed benchmarks).
+        Cost: the predictor's (see the class's Notes).
         """
         ...
 
 
 def check_train(train: Any) -> np.ndarray:
-    """``train`` (m, N) as a float array with at least one row and column, NaN for missing.
+    """``train`` (m, N) as a float array with at least one row and column, NaN for missing. O(m N).
 
     Raises
     ------
     ValueError
         Non-numeric input, not 2-D, no row or column, or infinite values.
-
-    Notes
-    -----
-    Cost O(m N) (a float copy and a scan for infinities).
     """
     return check_data_matrix(train, name="train", min_rows=1, allow_empty=True)
 
 
 def check_train_query(train: Any, query: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``train`` (m, N) and ``query`` (v, N) as float arrays; a 1-D query is one row.
+    """``train`` (m, N) and ``query`` (v, N) as float arrays; a 1-D query is one row. O((m + v) N).
 
     Raises
     ------
     ValueError
         As :func:`check_train`, or a query that is not numeric, not 1-D or
         2-D, has other columns than ``train`` or infinite values.
-
-    Notes
-    -----
-    Cost O((m + v) N) (float copies and scans for infinities).
     """
     tr = check_train(train)
     try:
@@ -252,10 +218,9 @@ class BasePredictor:
         elif cov is not None:
             check_covariance(cov)  # square, symmetric, finite: checked, while the given values are kept as they are
             self.cov_ = np.asarray(cov, dtype=float)
-        if self.cov_ is not None:
-            if self.cov_.shape[0] != self.train_.shape[1]:
-                raise ValueError(f"cov is {self.cov_.shape[0]} x {self.cov_.shape[0]} but train has "
-                                 f"{self.train_.shape[1]} benchmark columns")
+        if self.cov_ is not None and self.cov_.shape[0] != self.train_.shape[1]:
+            raise ValueError(f"cov is {self.cov_.shape[0]} x {self.cov_.shape[0]} but train has "
+                             f"{self.train_.shape[1]} benchmark columns")
         return self
 
     def _fitted(self) -> np.ndarray:

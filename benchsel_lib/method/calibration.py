@@ -1,19 +1,10 @@
 """Calibration of predictive intervals: Gaussian intervals (optionally inflated) and split-conformal intervals.
 
-A pipeline's last step says how its intervals are made:
-
-* :class:`GaussianIntervals` -- ``mean +- z sd`` from the predictor's
-  conditional variance (Eq. cond-var), with ``z = Phi^{-1}((1 + level) / 2)``;
-  the variance may be multiplied by a factor, given or fitted on inner folds
-  of the training models (:func:`inflation_factors`) so that the mean squared
-  standardized residual of held-out training models is 1;
-* :class:`Conformal` -- split-conformal (CV+ style) intervals from the inner
-  cross-validation residuals of the pipeline's search: per-benchmark scales
-  shrunk toward the pooled one and the finite-sample conformal quantile of
-  the scaled absolute residuals (:func:`conformal_scales`).
-
-What a fitted pipeline hands out at a level are the interval objects
-:class:`GaussianInterval` and :class:`ConformalInterval`.
+A pipeline's last step says how its intervals are made: :class:`GaussianIntervals` (``mean +- z sd`` from the
+predictor's conditional variance, Eq. cond-var, the variance optionally multiplied by a factor given or fitted
+on inner folds of the training models, :func:`inflation_factors`) or :class:`Conformal` (split-conformal, CV+
+style, from the inner cross-validation residuals of the pipeline's search).  What a fitted pipeline hands out
+at a level are the interval objects :class:`GaussianInterval` and :class:`ConformalInterval`.
 """
 from __future__ import annotations
 
@@ -71,11 +62,8 @@ class GaussianIntervals(Component):
 
     Notes
     -----
-    Complexity: an interval costs O(v T) for ``v`` query rows and ``T``
-    targets, given the predictor's conditional variances (Eq. cond-var);
-    ``"inner"`` adds the fit of :func:`inflation_factors` (``inner_folds``
-    correlation estimates and, per fold and prefix, one conditional solve per
-    revealed pattern).
+    Complexity: an interval costs O(v T) for ``v`` query rows and ``T`` targets, given the predictor's
+    conditional variances (Eq. cond-var); ``"inner"`` adds the fit of :func:`inflation_factors`.
     """
 
     inflation: float | Literal["inner"] = 1.0
@@ -118,19 +106,14 @@ class Conformal(Component):
     pooled RMS with pseudo-count :data:`CONFORMAL_SHRINK`
     (:func:`conformal_scores`).
 
-    It takes no parameters and holds no state (its :attr:`name` is
-    ``"conformal"``). A level at which the search kept no residual gives no
-    interval. A pipeline with this calibrator searches, so its predictors
-    must be names (:meth:`~benchsel_lib.method.pipeline.Pipeline.validate`
-    raises ``ValueError`` for objects).
+    A level at which the search kept no residual gives no interval.  A pipeline with this calibrator
+    searches, so its predictors must be names (``ValueError`` for objects).
 
     Notes
     -----
-    Complexity: at each ``k``, O(m N + n log n) for the scales and the
-    sorted scores of the ``m x N`` inner-CV residuals with ``n`` scored
-    entries (:func:`conformal_scores`), then O(1) per level for its
-    quantile (:func:`conformal_quantile`). The inner cross-validation
-    that produces the residuals is the search's own cost.
+    Complexity: at each ``k``, O(m N + n log n) for the scales and the sorted scores of the ``m x N`` inner-CV
+    residuals with ``n`` scored entries (:func:`conformal_scores`), then O(1) per level for its quantile; the
+    inner cross-validation that produces the residuals is the search's own cost.
     """
 
     @property
@@ -170,17 +153,12 @@ def inflation_factors(
 ) -> dict[Any, np.ndarray]:
     """Variance-inflation factors fitted on the training rows only (inner cross-validation).
 
-    The training rows are split by ``folds`` (the out-of-fold engine,
-    :func:`~benchsel_lib.method.folds.cross_fit`); for each fold, the
-    correlation is re-estimated on the other folds (the pipeline's
-    estimator; benchmarks with fewer than 2 inner-training scores get an
-    identity row and column), and for every prefix ``k`` of each order in
-    ``orders`` the squared standardized residuals ``r^2 / var`` of the
-    fold's held-out rows are collected, scored as the protocol scores
-    (:class:`~benchsel_lib.method.oof.HeldOut`: observed, not revealed;
-    ``unreached`` as in the CV protocol). The factor is their mean, so
-    that after scaling the conditional variances by it the mean squared
-    standardized residual is 1.
+    For each fold of ``folds`` (:func:`~benchsel_lib.method.folds.cross_fit`) the correlation is re-estimated
+    on the other folds (benchmarks with fewer than 2 inner-training scores get an identity row and column),
+    and for every prefix ``k`` of each order the squared standardized residuals ``r^2 / var`` of the fold's
+    held-out rows are collected where the protocol scores (:class:`~benchsel_lib.method.oof.HeldOut`).  The
+    factor is their mean: after scaling the conditional variances by it, the mean squared standardized
+    residual is 1.
 
     Parameters
     ----------
@@ -195,14 +173,12 @@ def inflation_factors(
     predictor : predictor
         The pipeline's predictor (needs ``predict_distribution``; otherwise every factor is 1).
     folds : InnerFolds
-        The inner folds (a pipeline draws them from its inflation stream,
-        ``InnerFolds(inner_folds, seed, stream=None)``).
+        The inner folds (a pipeline's: ``InnerFolds(inner_folds, seed, stream=None)``).
     unreached : {"skip", "mean"}
-        Whether a held-out row that observes none of the revealed benchmarks
-        is scored, as in the CV protocol.
+        Whether a held-out row that observes none of the revealed benchmarks is scored, as in the CV protocol.
     correlate : callable, optional
-        ``correlate(correlation, values, standardized)``; default
-        ``correlation.estimate`` (the CV protocol passes its cached estimate).
+        ``correlate(correlation, values, standardized)``; default ``correlation.estimate`` (the CV protocol
+        passes its cached estimate).
 
     Returns
     -------
@@ -216,54 +192,32 @@ def inflation_factors(
 
     Notes
     -----
-    Cost: one correlation estimate per fold plus, per fold and prefix,
-    one conditional solve per distinct revealed pattern.
+    Cost: one correlation estimate per fold plus, per fold and prefix, one conditional solve per distinct
+    revealed pattern.
     """
-    m_tr = values.shape[0]
+    m_tr, N = values.shape
     if folds.n_folds > m_tr:
         raise ValueError(f"inner_folds={folds.n_folds} is out of range: choose 2..{m_tr} (the training models)")
-    unit = _InflationFold(values, standardized, {key: np.asarray(o, dtype=int) for key, o in orders.items()},
-                          int(k_max), correlation, predictor, unreached,
-                          correlate or (lambda c, v, z: c.estimate(v, z, context="cv")))
-    sums = {key: np.zeros(k_max) for key in orders}
-    cnts = {key: np.zeros(k_max) for key in orders}
-    for _, found in cross_fit(folds.folds(m_tr), unit):
-        for key, (s, c) in (found or {}).items():
-            sums[key] += s
-            cnts[key] += c
-    return {key: np.where(cnts[key] > 0, sums[key] / np.maximum(cnts[key], 1), 1.0) for key in orders}
+    estimate = correlate or (lambda c, v, z: c.estimate(v, z, context="cv"))
+    arrays = {key: np.asarray(o, dtype=int) for key, o in orders.items()}
 
-
-@dataclass(frozen=True)
-class _InflationFold:
-    """The unit of :func:`inflation_factors` on one fold: per order, the sums and counts of ``r^2 / var`` by prefix."""
-
-    values: np.ndarray
-    standardized: np.ndarray
-    orders: Mapping[Any, np.ndarray]
-    k_max: int
-    correlation: Correlation
-    predictor: Any
-    unreached: str
-    estimate: Callable[[Correlation, np.ndarray, np.ndarray], np.ndarray]
-
-    def __call__(self, fold: Fold) -> dict[Any, tuple[np.ndarray, np.ndarray]] | None:
-        """None where the other folds hold fewer than two rows with a benchmark observed twice. O(see above)."""
+    def fold_sums(fold: Fold) -> dict[Any, tuple[np.ndarray, np.ndarray]] | None:
+        """Per order, the sums and counts of ``r^2 / var`` by prefix on the fold's rows; None where the other
+        folds hold fewer than two rows with a benchmark observed twice."""
         tr = fold.train
-        Xin = self.values[tr]
+        Xin = values[tr]
         ok = np.flatnonzero((~np.isnan(Xin)).sum(axis=0) >= 2)
         rows = (~np.isnan(Xin[:, ok])).any(axis=1)
         if rows.sum() < 2 or ok.size == 0:
             return None
-        N = self.values.shape[1]
         Rin = np.eye(N)
-        Rin[np.ix_(ok, ok)] = self.estimate(self.correlation, Xin[:, ok][rows], self.standardized[tr][:, ok][rows])
-        held = HeldOut.of(self.standardized[fold.held], unreached=self.unreached)
-        fitted = self.predictor.fit(self.standardized[tr], cov=Rin)
+        Rin[np.ix_(ok, ok)] = estimate(correlation, Xin[:, ok][rows], standardized[tr][:, ok][rows])
+        held = HeldOut.of(standardized[fold.held], unreached=unreached)
+        fitted = predictor.fit(standardized[tr], cov=Rin)
         out = {}
-        for key, order in self.orders.items():
-            sums, cnts = np.zeros(self.k_max), np.zeros(self.k_max)
-            for k in range(1, min(self.k_max, order.size) + 1):
+        for key, order in arrays.items():
+            sums, cnts = np.zeros(int(k_max)), np.zeros(int(k_max))
+            for k in range(1, min(int(k_max), order.size) + 1):
                 sel = order[:k]
                 T = np.setdiff1d(np.arange(N), sel)
                 pred, var = held.predict(fitted, sel, T)
@@ -273,6 +227,14 @@ class _InflationFold:
                 sums[k - 1], cnts[k - 1] = z2.sum(), z2.size
             out[key] = (sums, cnts)
         return out
+
+    sums = {key: np.zeros(k_max) for key in orders}
+    cnts = {key: np.zeros(k_max) for key in orders}
+    for _, found in cross_fit(folds.folds(m_tr), fold_sums):
+        for key, (s, c) in (found or {}).items():
+            sums[key] += s
+            cnts[key] += c
+    return {key: np.where(cnts[key] > 0, sums[key] / np.maximum(cnts[key], 1), 1.0) for key in orders}
 
 
 def conformal_scores(res: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -299,7 +261,7 @@ def conformal_quantile(scores: np.ndarray, level: float) -> float:
     if n == 0:
         return float("inf")
     rank = int(math.ceil((n + 1) * float(level)))
-    return float(scores[min(rank, n) - 1]) if rank <= n else float(scores[-1])
+    return float(scores[min(rank, n) - 1])
 
 
 def conformal_scales(res: np.ndarray, mask: np.ndarray, levels: Sequence[float]) -> tuple[np.ndarray, dict[float, float]]:
@@ -332,12 +294,9 @@ class GaussianInterval:
 class ConformalInterval:
     """A search's split-conformal interval of the targets ``T``: ``mean +- q_level * scale[T]``.
 
-    ``choice`` is the search's choice
-    (:class:`~benchsel_lib.method.inner_search.Recommendation`), which holds
-    the per-benchmark scales and the multipliers ``q_level`` read off its
-    inner cross-validation (:func:`conformal_scales`); ``mean`` its
-    predictions (v, |T|) of the targets ``T``.  Called with a level, it returns
-    ``(lower, upper)`` over ``T``, or None at a level without residuals; O(v |T|).
+    ``choice`` is the search's :class:`~benchsel_lib.method.inner_search.Recommendation` (scales and
+    multipliers), ``mean`` its predictions (v, |T|).  Called with a level, it returns ``(lower, upper)`` over
+    ``T``, or None at a level without residuals; O(v |T|).
     """
 
     def __init__(self, choice: Any, mean: np.ndarray, T: np.ndarray) -> None:

@@ -24,18 +24,8 @@ from .._checks import check_bool
 from .predictors import check_predictor_name
 from .selectors import Selector, selector_named
 
-__all__ = [
-    "Grid",
-    "CandidateSpace",
-    "auto_space",
-    "with_options",
-    "DEFAULT_SELECTORS",
-    "DEFAULT_PREDICTORS",
-    "SPARSE_SELECTORS",
-    "SPARSE_PREDICTORS",
-    "SPARSE_MISSING",
-    "DEFAULT_MIN_OBSERVED",
-]
+__all__ = ["Grid", "CandidateSpace", "auto_space", "with_options", "DEFAULT_SELECTORS", "DEFAULT_PREDICTORS",
+           "SPARSE_SELECTORS", "SPARSE_PREDICTORS", "SPARSE_MISSING", "DEFAULT_MIN_OBSERVED"]
 
 #: the recommended pipeline's selectors on a matrix missing at most :data:`SPARSE_MISSING` of its entries
 #: (predictive greedy, soft-impute and the like are left out for speed; a grid can name them)

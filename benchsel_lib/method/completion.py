@@ -87,11 +87,9 @@ def _svd_complete(
     relative change ``||Y_new - Y||_F^2 / ||Y||_F^2`` drops below ``tol``; the
     fit of the last iteration is returned.
 
-    The SVD is taken through the eigendecomposition of the smaller Gram matrix
-    (``Y^T Y`` of the taller orientation; only the top ``rank`` eigenpairs, see
-    :func:`_top_eigh`), several times cheaper than a full SVD for the tall,
-    narrow score matrices used here.  Only the rows with a missing entry
-    change, so the Gram matrix is kept as the fixed part of the fully observed
+    The SVD comes from the top eigenpairs of the Gram matrix ``Y^T Y`` of
+    the taller orientation (:func:`_top_eigh`).  Only the rows with a missing
+    entry change, so the Gram matrix is the fixed part of the fully observed
     rows plus that of the changing rows, and the fit is evaluated on the
     changing rows only (on all rows once, at the end).  Equal to the plain
     iteration up to rounding.
@@ -203,13 +201,10 @@ class SoftImpute(BasePredictor):
         for it once per fold), then the stacked ``[train; query]`` iterations
         start from that completion (query entries at 0) and run to ``tol``.
         """
-        tr, qu = train, query
-        init = np.vstack([self._train_fit(tr), np.zeros_like(qu)])
-        Z = np.vstack([tr, qu])
-        fit, self.n_iter_ = _svd_complete(
-            Z, rank=self.rank, shrinkage=self.shrinkage, max_iter=self.max_iter, tol=self.tol, init=init
-        )
-        return pass_through(fit[tr.shape[0]:], qu)
+        init = np.vstack([self._train_fit(train), np.zeros_like(query)])
+        fit, self.n_iter_ = _svd_complete(np.vstack([train, query]), rank=self.rank, shrinkage=self.shrinkage,
+                                          max_iter=self.max_iter, tol=self.tol, init=init)
+        return pass_through(fit[train.shape[0]:], query)
 
 
 #: most (query row, training row) distance pairs :class:`KNNImputer` holds at once (8 bytes each, a few
@@ -336,15 +331,6 @@ class KNNImputer(BasePredictor):
             with np.errstate(invalid="ignore", divide="ignore"):
                 pred[a : a + step] = np.where(wsum > 0, (w * vals).sum(axis=2) / wsum, 0.0)
         return pred
-
-
-def _co_observed_counts(X: np.ndarray) -> np.ndarray:
-    """Number of rows observing both columns, for every pair.
-
-    The ``counts`` of :func:`~benchsel_lib.method.covariance.pairwise_pearson`, alone. O(m N^2).
-    """
-    M = (~np.isnan(X)).astype(float)
-    return M.T @ M
 
 
 _BLEND_STATES = LRUMemo(8)  # BenchPressBlend's per-training-matrix state
@@ -481,11 +467,10 @@ class BenchPressBlend(BasePredictor):
             if c.shape != (n, n) or not np.isfinite(c).all():
                 raise ValueError(f"cov must be a finite ({n}, {n}) matrix, got shape {c.shape}")
             d = np.sqrt(np.clip(np.diag(c), 1e-300, None))
-            corr = c / d[:, None] / d[None, :]
-            if "cnt" not in state:
-                state["cnt"] = _co_observed_counts(tr)
-            corr = np.where(state["cnt"] >= self.min_overlap, corr, np.nan)
-            return corr
+            if "cnt" not in state:  # rows observing both columns (pairwise_pearson's counts)
+                M = state["tm"].astype(float)
+                state["cnt"] = M.T @ M
+            return np.where(state["cnt"] >= self.min_overlap, c / d[:, None] / d[None, :], np.nan)
         if "corr" not in state:
             state["corr"], state["cnt"] = pairwise_pearson(tr, min_overlap=self.min_overlap)
         return state["corr"]

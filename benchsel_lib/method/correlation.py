@@ -185,8 +185,7 @@ def dense_route(estimator: str, values: np.ndarray, *, standardized: np.ndarray 
     if estimator == "auto":
         method = _auto_method(A)
     elif estimator == "fast":
-        route = _inner_route(A)
-        method = _auto_method(A) if route == "paper" else "pairwise-floored"
+        method = _auto_method(A) if _inner_route(A) == "paper" else "pairwise-floored"
     else:
         return None
     if method == "pairwise-floored" and (M >= 2 and wide_route(M, N) or
@@ -306,7 +305,6 @@ def estimate_correlation(
     M, N = A.shape
     st = fit_standardizer(A, std_floor=std_floor)
     Z = st.transform(A)
-    obs = ~np.isnan(A)
     check_dense_memory(M, N, dense_route(method, A), estimator=method)  # before any N x N array
     if method == "auto":
         method = _auto_method(A)
@@ -319,16 +317,14 @@ def estimate_correlation(
     if method == "pairwise":
         cov = pairwise_covariance(Z)
     else:
-        opts = em_settings(M, N, float(obs.mean()), config=config, context=context)
+        opts = em_settings(M, N, float((~np.isnan(A)).mean()), config=config, context=context)
         if tol is not None:
             opts["tol"] = tol
         if em_options:
             opts.update(em_options)
         em = em_covariance(Z, **opts)
         cov = em.cov
-    return CorrelationEstimate(
-        corr=cov_to_corr(cov), mean=st.mean, std=st.std, cov=cov, method=method, em=em
-    )
+    return CorrelationEstimate(corr=cov_to_corr(cov), mean=st.mean, std=st.std, cov=cov, method=method, em=em)
 
 
 #: up to this missing fraction the inner correlation is the EM estimate, above it the pairwise one
@@ -349,7 +345,6 @@ def inner_correlation(train: np.ndarray) -> np.ndarray:
     (:func:`~benchsel_lib.method.lowrank.wide_route`) that one held as a
     :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`, O(m^2 N).
     """
-
     tr = np.asarray(train, dtype=float)
     if _inner_route(tr) == "paper":
         try:
@@ -427,13 +422,10 @@ def floored_pairwise_correlation(train: np.ndarray, *, floor: float = EIGEN_FLOO
 def _floored_low_rank(tr: np.ndarray, floor: float) -> np.ndarray:
     """:func:`floored_pairwise_correlation` of a complete ``m x N`` matrix with ``m < N`` via its m x m Gram matrix.
 
-    With ``Y`` the centred columns scaled to unit norm (constant columns: 0),
-    the correlation is ``Y^T Y + diag(constant)``; its nonzero eigenvalues are
-    those ``lam`` of ``Y Y^T = U diag(lam) U^T`` with eigenvectors
-    ``Y^T u / sqrt(lam)``, every other one is 0 (or 1 for a constant column).
-    Flooring gives ``floor I + W W^T + (1 - floor) diag(constant)`` with
-    ``W = Y^T U diag(sqrt(max(lam - floor, 0) / lam))``. O(m^2 N + m N^2),
-    memory one N x N array.
+    With ``Y`` the centred columns scaled to unit norm (constant columns: 0)
+    and ``Y Y^T = U diag(lam) U^T``, flooring gives ``floor I + W W^T + (1 -
+    floor) diag(constant)``, ``W = Y^T U diag(sqrt(max(lam - floor, 0) / lam))``.
+    O(m^2 N + m N^2), memory one N x N array.
     """
     Yc = tr - tr.mean(axis=0)
     norm = np.sqrt((Yc * Yc).sum(axis=0))
@@ -450,12 +442,9 @@ def _floored_low_rank(tr: np.ndarray, floor: float) -> np.ndarray:
     return _clean_correlation(C)
 
 
-def _clean_correlation(C: np.ndarray, block: int = 1024) -> np.ndarray:
-    """``C`` made exactly symmetric (blockwise ``(C + C^T) / 2``), clipped to [-1, 1], unit diagonal; in place.
-
-    Memory: one ``block x block`` temporary instead of N x N copies. O(N^2).
-    """
-    symmetrize_in_place(C, block=block)
+def _clean_correlation(C: np.ndarray) -> np.ndarray:
+    """``C`` made exactly symmetric (blockwise, no N x N copy), clipped to [-1, 1], unit diagonal; in place. O(N^2)."""
+    symmetrize_in_place(C)
     np.clip(C, -1.0, 1.0, out=C)
     np.fill_diagonal(C, 1.0)
     return C

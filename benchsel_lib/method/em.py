@@ -115,13 +115,9 @@ def shrink(S: np.ndarray, alpha: float) -> np.ndarray:
 # modelled per-bucket overhead of the E-step, in units of one s^3 (potrf + potri)
 # flop block (about 2e-4 us each here); a bucket costs about 30-40 us of numpy calls
 _BUCKET_COST = 1.5e5
-
-
 #: most elements (8 bytes each) of one chunk's stack of s x s blocks in the E-step; a chunk may be
 #: larger only to hold one pattern, and is never larger than ``_CHUNK_N2`` N^2 when that is bigger
 _CHUNK_ELEMS = 1 << 20
-
-
 _CHUNK_N2 = 4
 
 
@@ -152,10 +148,8 @@ class _Group:
 @dataclass
 class _Plan:
     groups: list[_Group]
-    full_rows: np.ndarray  # rows with nothing missing
     n_pad: int  # number of dummy indices
     n_obs_per_row: np.ndarray  # (M,)
-    need_P: bool
     n_patterns: int
     obs_rows: np.ndarray  # rows of observed-block patterns
     mis_rows: np.ndarray  # rows of precision-form patterns
@@ -216,20 +210,18 @@ def _bucket_sizes(size_of: dict[int, int]) -> list[tuple[int, list[int]]]:
     return out
 
 
-def _make_plan(obs: np.ndarray, *, chunk_elems: int | None = None) -> _Plan:
+def _make_plan(obs: np.ndarray) -> _Plan:
     """Group the rows by missingness pattern and choose a formula per pattern.
 
     A pattern with ``|o| < |m|`` observed entries uses the observed-block form
     (factorize ``Sigma_oo``), otherwise the precision form (factorize
     ``P_mm``); patterns of both kinds are bucketed by padded block size so
     that each bucket is one gather and one loop of small factorizations, cut
-    into chunks of at most ``chunk_elems`` block elements (default
-    ``max(_CHUNK_ELEMS, _CHUNK_N2 N^2)``). O(M N log M) once per fit; memory
-    O(M N).
+    into chunks of at most ``max(_CHUNK_ELEMS, _CHUNK_N2 N^2)`` block
+    elements. O(M N log M) once per fit; memory O(M N).
     """
     M, N = obs.shape
-    if chunk_elems is None:
-        chunk_elems = max(_CHUNK_ELEMS, _CHUNK_N2 * N * N)
+    chunk_elems = max(_CHUNK_ELEMS, _CHUNK_N2 * N * N)
     keys, inverse, counts = np.unique(obs, axis=0, return_inverse=True, return_counts=True)
     inverse = np.asarray(inverse).reshape(-1)
     n_obs_pat = keys.sum(axis=1)
@@ -272,28 +264,16 @@ def _make_plan(obs: np.ndarray, *, chunk_elems: int | None = None) -> _Plan:
         )
     row_mis = pat_is_mis[inverse]
     row_full = pat_full[inverse]
-    full_rows = np.flatnonzero(row_full)
     obs_rows = np.flatnonzero(~row_mis & ~row_full)
     mis_rows = np.flatnonzero(row_mis)
-    need_P = full_rows.size > 0 or mis_rows.size > 0
-    uses_P = (row_mis | row_full).astype(float)
-    sign = np.where(row_full, 0.0, np.where(row_mis, -1.0, 1.0))
     p_rows = np.flatnonzero(row_mis | row_full)
-    return _Plan(
-        groups, full_rows, n_pad, obs.sum(axis=1), need_P, int(keys.shape[0]), obs_rows, mis_rows, uses_P, sign,
-        p_rows, int(chunk_elems),
-    )
+    sign = np.where(row_full, 0.0, np.where(row_mis, -1.0, 1.0))
+    return _Plan(groups, n_pad, obs.sum(axis=1), int(keys.shape[0]), obs_rows, mis_rows,
+                 (row_mis | row_full).astype(float), sign, p_rows, int(chunk_elems))
 
 
 class _NotPD(Exception):
     pass
-
-
-def _chol_logdet(S: np.ndarray) -> tuple[np.ndarray, float]:
-    L, info = _lapack.dpotrf(S, lower=1, clean=1)
-    if info != 0:
-        raise _NotPD
-    return L, 2.0 * float(np.log(np.diag(L)).sum())
 
 
 def _batched_inv_logdet(A: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -344,19 +324,14 @@ def _e_step(
     eigendecomposition of ``S`` left by the PSD floor, gives ``P = Sigma^{-1}``
     and ``log det Sigma`` without another factorization.
 
-    Every pattern needs one small SPD inverse ``Q``:
+    Every pattern needs one small SPD inverse ``Q`` (the two forms of the
+    module docstring), with ``d_i = x_i - mu`` (zero where missing):
 
-    * observed-block form, ``Q = inv(Sigma_oo)``. With ``K_i`` this ``Q``
-      scattered into an N x N zero matrix, the conditional mean is
-      ``mu + Sigma K_i d_i`` (``d_i = x_i - mu``, zero where missing) and the
-      zero-padded conditional covariance is exactly ``Sigma - Sigma K_i
-      Sigma``, so the sum over these rows is ``n Sigma - Sigma (sum_i K_i)
-      Sigma``: one scatter-add and two products, no per-row N x N work;
-      ``d_o^T inv(Sigma_oo) d_o = d_i^T K_i d_i``.
-    * precision form, ``P = Sigma^{-1}``, ``Q = inv(P_mm) = Cov(x_m | x_o)``
-      (scattered as is); ``E[x_m | x_o] = mu_m - Q (P d)_m``,
-      ``log det Sigma_oo = log det Sigma + log det P_mm`` and
-      ``d_o^T inv(Sigma_oo) d_o = d^T P d - (P d)_m^T Q (P d)_m``.
+    * observed-block form, ``Q = inv(Sigma_oo)``; with ``K_i`` this ``Q``
+      scattered into an N x N zero matrix, ``d_o^T inv(Sigma_oo) d_o = d_i^T K_i d_i``;
+    * precision form, ``Q = inv(P_mm) = Cov(x_m | x_o)`` (scattered as is):
+      ``E[x_m | x_o] = mu_m - Q (P d)_m``, ``log det Sigma_oo = log det Sigma
+      + log det P_mm``, ``d_o^T inv(Sigma_oo) d_o = d^T P d - (P d)_m^T Q (P d)_m``.
     """
     M, N = X0.shape
     Na = N + plan.n_pad
@@ -372,14 +347,17 @@ def _e_step(
         SP[:, pad, pad] = 1.0
     logdet_S = 0.0
     dPd = None
-    if plan.need_P:
+    if plan.p_rows.size:  # precision-form or complete rows need P = Sigma^{-1}
         if spec is not None:  # S = V diag(w) V^T from the PSD floor (all w >= eps > 0)
             w, V = spec
             P = (V / w) @ V.T
             P = (P + P.T) / 2.0
             logdet_S = float(np.log(w).sum())
         else:
-            L, logdet_S = _chol_logdet(S)
+            L, info = _lapack.dpotrf(S, lower=1, clean=1)
+            if info != 0:
+                raise _NotPD
+            logdet_S = 2.0 * float(np.log(np.diag(L)).sum())
             Pl, info = _lapack.dpotri(L, lower=1)
             if info != 0:
                 raise _NotPD
@@ -545,6 +523,11 @@ def em_covariance(
     ridge : float
         Relative ridge (times ``tr(Sigma)/N``) added, and increased tenfold
         until it succeeds, when a Cholesky factorization fails.
+    accelerate : "squarem" or None
+        None: plain EM iterations. ``"squarem"``: SQUAREM extrapolation
+        (Varadhan and Roland, 2008, scheme S3) between EM updates, an
+        extrapolated point kept only where it does not lower the
+        log-likelihood; it stops by the plain iteration's rule.
     snapshot_tols : sequence of float
         Looser tolerances (each ``>= tol``) whose results are recorded on the
         way (``EMResult.snapshots``). The plain iteration does not depend on
@@ -581,8 +564,10 @@ def em_covariance(
     floor = eps_psd if eps_psd is not None else 1e-6 * scale
     run = _EMRun(np.where(obs, A, 0.0), obs, plan, ridge=ridge, eps_psd=eps_psd, max_iter=max_iter, tol=tol,
                  snap_tols=snap_tols)
-    if accelerate is None:
-        mu, S, converged = _iterate_plain(run, mu, S)
+    if accelerate is None:  # plain EM updates until the relative change falls below tol or max_iter are made
+        converged, spec = False, None
+        while not run.done and not converged:
+            mu, S, _, converged, spec = run.step(mu, S, spec)
     else:
         mu, S, converged = _iterate_squarem(run, mu, S, floor)
     S = shrink(S, alpha)
@@ -647,26 +632,24 @@ def _em_start(A: np.ndarray, init: Any, *, eps_psd: float | None, alpha: float
     symmetrized and projected only. O(M N^2 + N^3).
     """
     N = A.shape[1]
-    if isinstance(init, str):
+    pairwise = isinstance(init, str)
+    if pairwise:
         if init != "pairwise":
             raise ValueError(f"unknown init {init!r}: use 'pairwise' or a (mean, cov) tuple")
         mu = observed_mean(A)
         S = pairwise_covariance(A, mean=mu)
-        scale = max(float(np.trace(S)) / N, np.finfo(float).tiny)
-        S = psd_floor(S, eps_psd if eps_psd is not None else 1e-6 * scale)
-        S = shrink(S, alpha)
-        return mu, S, scale
-    try:
-        mu = np.asarray(init[0], dtype=float).copy()
-        S = np.asarray(init[1], dtype=float).copy()
-    except (TypeError, IndexError, ValueError):
-        raise ValueError("init must be 'pairwise' or a (mean, cov) tuple") from None
-    if mu.shape != (N,) or S.shape != (N, N) or not (np.isfinite(mu).all() and np.isfinite(S).all()):
-        raise ValueError(f"init (mean, cov) must be finite with shapes ({N},) and ({N}, {N})")
-    S = (S + S.T) / 2.0
+    else:
+        try:
+            mu = np.asarray(init[0], dtype=float).copy()
+            S = np.asarray(init[1], dtype=float).copy()
+        except (TypeError, IndexError, ValueError):
+            raise ValueError("init must be 'pairwise' or a (mean, cov) tuple") from None
+        if mu.shape != (N,) or S.shape != (N, N) or not (np.isfinite(mu).all() and np.isfinite(S).all()):
+            raise ValueError(f"init (mean, cov) must be finite with shapes ({N},) and ({N}, {N})")
+        S = (S + S.T) / 2.0
     scale = max(float(np.trace(S)) / N, np.finfo(float).tiny)
     S = psd_floor(S, eps_psd if eps_psd is not None else 1e-6 * scale)
-    return mu, S, scale
+    return mu, shrink(S, alpha) if pairwise else S, scale
 
 
 class _EMRun:
@@ -707,14 +690,6 @@ class _EMRun:
             if t not in self.snaps and (rel < t or len(self.lls) >= self.max_iter):
                 self.snaps[t] = (mu_out, S_out, len(self.lls), rel < t)
         return mu_out, S_out, ll, rel < self.tol, spec_out
-
-
-def _iterate_plain(run: _EMRun, mu: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Plain EM updates until the relative change falls below ``tol`` or ``max_iter`` updates are made."""
-    converged, spec = False, None
-    while not run.done and not converged:
-        mu, S, _, converged, spec = run.step(mu, S, spec)
-    return mu, S, converged
 
 
 def _iterate_squarem(run: _EMRun, mu: np.ndarray, S: np.ndarray, floor: float
@@ -866,7 +841,5 @@ def em_settings(
 
 #: EM tolerance (relative Frobenius change) of cross-validation splits and heavy-regime estimates
 CV_TOL: float = 5e-4
-
-
 #: EM tolerance of a light-regime full-matrix estimate
 FULL_TOL: float = 1e-6

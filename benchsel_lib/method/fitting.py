@@ -1,13 +1,10 @@
 """Fitting a pipeline on training rows, and what a fitted pipeline predicts: the machinery that a fixed
 :class:`~benchsel_lib.method.pipeline.Pipeline` and a :class:`~benchsel_lib.method.pipeline.PipelineSearch` share.
 
-:class:`BasePipeline` follows scikit-learn's conventions: the constructor
-only stores its parameters, :meth:`BasePipeline.fit` validates them and
-returns the pipeline, fitted attributes end in ``_``, and ``get_params``,
-``set_params``, ``repr`` and ``sklearn.base.clone`` come from scikit-learn's
-``BaseEstimator`` (nested step parameters as ``selector__tie_break``).  :meth:`BasePipeline.fit_path` fits one split
-for every subset size (the unit of work of the cross-validation protocol)
-and returns a :class:`FittedPath`.
+:class:`BasePipeline` follows scikit-learn's conventions: the constructor only stores its parameters,
+:meth:`BasePipeline.fit` validates them and returns the pipeline, fitted attributes end in ``_``, and the rest
+comes from ``BaseEstimator``.  :meth:`BasePipeline.fit_path` fits one split for every subset size (the unit of
+work of the cross-validation protocol) and returns a :class:`FittedPath`.
 """
 from __future__ import annotations
 
@@ -26,36 +23,19 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator
 from threadpoolctl import threadpool_limits
 
-from .._checks import (
-    check_bool,
-    check_int,
-    check_level,
-    check_matrix,
-)
+from .._checks import check_bool, check_int, check_level, check_matrix
 from .._names import name_positions
 from ..data import ScoreMatrix, ScoreWarning, column_problems
-from .calibration import (
-    Conformal,
-    ConformalInterval,
-    GaussianInterval,
-    GaussianIntervals,
-    calibrator_named,
-    inflation_factors,
-)
+from .calibration import (Conformal, ConformalInterval, GaussianInterval, GaussianIntervals, calibrator_named,
+                          inflation_factors)
 from .correlation import Correlation
-from .predictors import (
-    PREDICTORS,
-    check_unreached,
-    make_predictor,
-    reveal_and_predict,
-)
+from .predictors import PREDICTORS, check_unreached, make_predictor, reveal_and_predict
 from .scaling import FittedScaling, Scaling
 from .lowrank import as_correlation_matrix
 from .choice import DEFAULT_RULE
 from .inner_search import ChosenPredictor, Recommendation, SearchSettings, pipeline_path
 from .oof import Prepared
 from .folds import InnerFolds
-
 from .selection import Selection
 from .selectors import Selector
 from .given import check_given, column_ranges
@@ -72,7 +52,6 @@ MIN_INTERVAL_MODELS = 3
 DEFAULT_LEVELS = (0.5, 0.8, 0.9)
 #: the notes of a fit (``Pipeline.notes_``) are also logged here (level INFO) when the choice is made
 _LOG = logging.getLogger(__name__)
-
 
 
 # --------------------------------------------------------------------------- fitting in a split
@@ -181,12 +160,9 @@ class FittedPath:
         Mandatory benchmarks present in these training rows (None when the
         selector has none).
     notes : list of str
-        One line per choice the fit made because of the matrix's size (the
-        correlation estimator where EM would take too long, a search cut
-        down to its budget); empty on the paper's matrices.
+        One line per choice the fit made because of the matrix's size (see ``BasePipeline.notes_``).
     sparse : bool
-        Whether the training rows missed enough entries for the pipeline's
-        later grid of its candidate space (a search) to be searched.
+        Whether a search took a later grid of its candidate space (see ``BasePipeline.sparse_``).
     """
 
     scaling: FittedScaling
@@ -201,10 +177,9 @@ class FittedPath:
     def predict(self, z: np.ndarray, *, steps: list[PathStep] | None = None) -> list[StepPrediction]:
         """Predictions for query rows ``z`` (standardized, NaN missing) at every step (or at ``steps``).
 
-        Each row reveals its observed entries among the step's selected benchmarks.
-        Cost: one ``predict`` of each step's predictor on the ``v`` rows (for
-        the Gaussian mean O(G k^3 + v k N) with G distinct reveal patterns,
-        Eq. cond-mean), plus O(v N) per step to hide the unrevealed entries.
+        Each row reveals its observed entries among the step's selected benchmarks.  Cost: one ``predict`` of
+        each step's predictor on the ``v`` rows (for the Gaussian mean O(G k^3 + v k N) with G distinct reveal
+        patterns, Eq. cond-mean), plus O(v N) per step to hide the unrevealed entries.
         """
         return self._predict(z, self.steps if steps is None else steps)
 
@@ -249,11 +224,10 @@ def _no_selection(k: int | None, X: np.ndarray, names: list[str], sels: list[Sel
         reach = _selector_reach(sels, np.isfinite(X).sum(axis=0), X.shape[0], names)
         if max(n for _, n in reach) < k:
             floors = ", ".join(f"{lab}: {n}" for lab, n in reach)
-            causes = [c for c, on in (("min_observed filters", any(s.min_observed for s in sels)),
-                                      ("exclude lists", any(s.exclude for s in sels))) if on]
-            fixes = [f for f, on in (("pass min_observed=0 to keep every observed benchmark a candidate",
-                                      "min_observed filters" in causes),
-                                     ("exclude fewer benchmarks", "exclude lists" in causes)) if on]
+            filtered, excluded = any(s.min_observed for s in sels), any(s.exclude for s in sels)
+            causes = [c for c, on in (("min_observed filters", filtered), ("exclude lists", excluded)) if on]
+            fixes = [f for f, on in (("pass min_observed=0 to keep every observed benchmark a candidate", filtered),
+                                     ("exclude fewer benchmarks", excluded)) if on]
             why += (f" (the candidates' {' and '.join(causes) or 'filters'} leave too few benchmarks: "
                     f"{floors}; lower k{''.join(', or ' + f for f in fixes)})")
     return f"no selection of k={k} benchmarks is possible on this matrix{why}"
@@ -268,25 +242,14 @@ class Spec:
     scaling, correlation, calibrator
         The resolved components.
     selector, predictor : list
-        The candidates (one of each for a fixed pipeline; a search's first
-        grid until a matrix picks one, :meth:`BasePipeline._candidates_for`).
-    stack : bool
-        Whether the stack of the predictors is a candidate.
-    search : bool
-        Whether the fit goes through the inner cross-validation (candidates,
-        a stack, or conformal intervals).
-    blocks : tuple of int
-    choice
-        How the choice is made at each size: a rule of
-        :mod:`~benchsel_lib.method.choice` (name or object).
-    folds : int
-        Inner folds of the search.
-    space : CandidateSpace or None
-        A search's candidate space.
+        The candidates (one of each for a fixed pipeline; a search's first grid until a matrix picks one).
+    stack, search : bool
+        Whether the stack of the predictors is a candidate; whether the fit goes through the inner
+        cross-validation (candidates, a stack, or conformal intervals).
+    blocks, choice, folds, space
+        A search's blocks, choice rule (:mod:`~benchsel_lib.method.choice`), inner folds and candidate space.
     unreached : str or None
-        How a search scores an inner-held-out model that a candidate does
-        not reach (None: the protocol's ``unreached``, passed to
-        :meth:`BasePipeline.fit_path`).
+        How a search scores an inner-held-out model that a candidate does not reach (None: ``fit_path``'s).
     sparse_searched : bool
         Whether a later grid of the space than the first was taken.
     """
@@ -309,11 +272,8 @@ class Spec:
 class BasePipeline(BaseEstimator):
     """What a fixed :class:`Pipeline` and a :class:`~benchsel_lib.method.pipeline.PipelineSearch` share.
 
-    Fitting on a score matrix (:meth:`fit`, :meth:`fit_path`, the unit of work
-    of cross-validation), predicting (:meth:`predict`) and scikit-learn's
-    parameter conventions (scikit-learn's ``BaseEstimator``: ``get_params``,
-    :meth:`set_params`, ``repr``, ``sklearn.base.clone``).  A subclass declares its parameters in its constructor and
-    resolves its selection and prediction steps (``_steps``).
+    Fitting (:meth:`fit`, :meth:`fit_path`), predicting (:meth:`predict`) and scikit-learn's parameter
+    conventions.  A subclass declares its parameters in its constructor and resolves its steps (``_steps``).
 
     Attributes
     ----------
@@ -326,19 +286,13 @@ class BasePipeline(BaseEstimator):
         A search's choice (selector, predictor, inner-CV R^2 of every candidate).
     benchmarks_ : list of str
     notes_ : list of str
-        One line per column that looks wrong (constant: never selected;
-        mixing 0-1 and 0-100 scales; each also a :class:`ScoreWarning`), and
-        one per choice made because of the matrix's size, before the work
-        started: the floored pairwise correlation where EM would take too
-        long (:func:`~benchsel_lib.method.correlation.em_too_costly`), a search
-        run on subsamples of the models or benchmarks
-        (:func:`~benchsel_lib.method.plan.plan_search`; these are logged,
-        level INFO, loggers under ``benchsel_lib``, when made). Empty on the
-        paper's matrices and on small clean ones, whose results these rules
-        never change.
+        One line per column that looks wrong (constant: never selected; mixing 0-1 and 0-100 scales; each also
+        a :class:`ScoreWarning`), and one per choice made for the matrix's size before the work: the floored
+        pairwise correlation where EM would take too long (:func:`~benchsel_lib.method.correlation.em_too_costly`),
+        a search on subsamples (:func:`~benchsel_lib.method.plan.plan_search`; logged at level INFO).  Empty on
+        the paper's matrices and on small clean ones.
     sparse_ : bool
-        Whether a search took a later grid of its candidate space than the
-        first (a matrix missing more entries).
+        Whether a search took a later grid of its candidate space than the first (a matrix missing more entries).
     selected : list of str
         The selected benchmarks, in order.
     """
@@ -489,25 +443,20 @@ class BasePipeline(BaseEstimator):
         intervals : bool
             Fit what the intervals need (a fitted inflation, conformal residuals).
         unreached : {"skip", "mean"}
-            The protocol's rule for rows that reveal nothing, used by a fitted
-            inflation and by the inner folds of a fixed pipeline's conformal
-            intervals; a :class:`~benchsel_lib.method.pipeline.PipelineSearch`
-            scores its candidates on every inner-held-out model whatever
-            ``unreached`` is (:data:`~benchsel_lib.method.pipeline.SEARCH_UNREACHED`).
+            The protocol's rule for rows that reveal nothing, for a fitted inflation and the inner folds of a
+            fixed pipeline's conformal intervals (a search's is
+            :data:`~benchsel_lib.method.pipeline.SEARCH_UNREACHED`).
         context : {"cv", "full"}
             A cross-validation split or a whole matrix (the EM tolerance).
         revealed : sequence of int, optional
             A given revealed set instead of a selection (a search then only
             chooses the predictor).
         prepared : Prepared, optional
-            What is already known of these rows and not computed again: the
-            fitted scaling, the training correlation, the selections by size
-            (:class:`~benchsel_lib.method.oof.Prepared`; an inner fold of a
-            search hands these to each candidate's clone).
+            The fitted scaling, training correlation and selections by size, not computed again
+            (:class:`~benchsel_lib.method.oof.Prepared`).
         exclude : sequence of str
-            Benchmarks no selector may pick here, on top of each selector's
-            own ``exclude`` (:meth:`fit` passes the matrix's constant
-            columns; mandatory benchmarks are never excluded).
+            Benchmarks no selector may pick here, on top of each selector's own ``exclude`` (:meth:`fit`
+            passes the matrix's constant columns; mandatory benchmarks are never excluded).
 
         Returns
         -------
@@ -515,10 +464,8 @@ class BasePipeline(BaseEstimator):
 
         Notes
         -----
-        Cost: that of :meth:`fit` with the selection run to ``k_max``: one
-        correlation estimate (skipped when ``correlation`` is given), one
-        selection per selector, and per size the predictor's fit; a search
-        runs :func:`~benchsel_lib.method.inner_search.pipeline_path` instead
+        Cost: that of :meth:`fit` with the selection run to ``k_max`` (no correlation estimate when
+        ``prepared`` has one); a search runs :func:`~benchsel_lib.method.inner_search.pipeline_path`
         (:func:`~benchsel_lib.method.plan.search_cost` estimates it).
         """
         X = np.asarray(X, dtype=float)
@@ -534,7 +481,7 @@ class BasePipeline(BaseEstimator):
         prepared = prepared or Prepared()
         fs = prepared.scaling if prepared.scaling is not None else spec.scaling.fit(X)
         values, z = fs.values(X), fs.transform(X)
-        corr: Correlation = spec.correlation
+        corr = spec.correlation
         notes: list[str] = []
         if prepared.correlation is not None:
             R = as_correlation_matrix(prepared.correlation)  # a wide matrix's stays low-rank
@@ -545,32 +492,24 @@ class BasePipeline(BaseEstimator):
                 _LOG.info(cnote)
                 notes.append(cnote)
             R = correlate(corr, values, z) if correlate is not None else corr.estimate(values, z, context=context)
-        # inner folds of a fitted inflation are cross-validation splits
-        inner = correlate or (lambda c, v, s: c.estimate(v, s, context="cv"))
         counts = (~np.isnan(X)).sum(axis=0)
-        sels: list[Selector] = spec.selector
-        initial = set().union(*(s.initial for s in sels))
+        initial = set().union(*(s.initial for s in spec.selector))
         n_forced = sum(1 for b in initial if b in names) if initial else None
         data = _Training(fs, values, z, R, names, counts, n_forced)
         if spec.search:
             path = self._fit_search(spec, data, k_max=k_max, ks=ks, seeds=seeds, intervals=intervals,
                                     revealed=revealed, unreached=unreached)
         else:
-            path = self._fit_direct(spec, data, k_max=k_max, ks=ks, seeds=seeds, inner=inner, intervals=intervals,
-                                    unreached=unreached, revealed=revealed, selections=prepared.selections)
+            path = self._fit_direct(spec, data, k_max=k_max, ks=ks, seeds=seeds, correlate=correlate,
+                                    intervals=intervals, unreached=unreached, revealed=revealed,
+                                    selections=prepared.selections)
         path.notes[:0] = notes
         path.sparse = spec.sparse_searched
         return path
 
     @staticmethod
     def _candidates_for(spec: Spec, X: np.ndarray) -> Spec:
-        """``spec`` with the selectors and predictors of the grid that the training rows ``X`` get.
-
-        A search's candidate space picks its grid by the missing share of
-        ``X`` (:meth:`~benchsel_lib.method.candidates.CandidateSpace.for_matrix`);
-        ``spec.sparse_searched`` says whether a later grid than the first
-        was taken.  A pipeline without a space keeps its one pair.  O(M N).
-        """
+        """``spec`` with the grid that a search's space picks for the training rows ``X`` (by missing share). O(M N)."""
         space = spec.space
         if space is None:
             return spec
@@ -615,26 +554,19 @@ class BasePipeline(BaseEstimator):
         return None
 
     def _fit_direct(self, spec: Spec, data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
-                    seeds: FitSeeds, inner: Callable, intervals: bool, unreached: str,
-                    revealed: Sequence[int] | None,
-                    selections: Mapping[int, Sequence[int]] | None = None) -> FittedPath:
-        """One selector and one predictor: select (or take ``revealed``, or the given ``selections`` by size), fit
-        the predictor, the inflation."""
+                    seeds: FitSeeds, correlate: Callable | None, intervals: bool, unreached: str,
+                    revealed: Sequence[int] | None, selections: Mapping[int, Sequence[int]] | None) -> FittedPath:
+        """One selector and one predictor: select (or take ``revealed`` or ``selections``), fit it and the inflation."""
         fs, values, z, R, n_forced = data.scaling, data.values, data.z, data.R, data.n_forced
         sel: Selector = spec.selector[0]
         N = len(data.names)
         pred = spec.predictor[0]
-        steps = self._given_steps(revealed, selections, ks)
-        if steps is not None:
-            if not steps:
-                return FittedPath(fs, [], n_forced, _NoPredictions(), R)
-            selection, order = None, steps[-1].selected
-        else:
-            made = self._direct_steps(sel, data, k_max=k_max, ks=ks, seed=seeds.selection)
-            if made is None:
-                return FittedPath(fs, [], n_forced, _NoPredictions(), R)
-            steps, selection = made
-            order = np.asarray(selection.order, dtype=int)
+        steps, selection = self._given_steps(revealed, selections, ks), None
+        if steps is None:
+            steps, selection = self._direct_steps(sel, data, k_max=k_max, ks=ks, seed=seeds.selection) or ([], None)
+        if not steps and selection is None:
+            return FittedPath(fs, [], n_forced, _no_predictions, R)
+        order = steps[-1].selected if selection is None else np.asarray(selection.order, dtype=int)
         # fit after the selection: the predictor's copy of the N x N correlation and the selection's work
         # arrays are then never held together
         fitted = (make_predictor(pred) if isinstance(pred, str) else copy.deepcopy(pred)).fit(z, cov=R)  # own copy
@@ -647,7 +579,7 @@ class BasePipeline(BaseEstimator):
             orders = {0: order} if sel.nested or revealed is not None else {st.k: st.selected for st in steps}
             folds = InnerFolds(cal.inner_folds, seeds.inflation, stream=None)  # the inflation's own stream
             factors = inflation_factors(values, z, orders, order.size, correlation=spec.correlation,
-                                        predictor=fresh, folds=folds, unreached=unreached, correlate=inner)
+                                        predictor=fresh, folds=folds, unreached=unreached, correlate=correlate)
             for st in steps:
                 st.inflation = float(factors[0 if 0 in orders else st.k][st.k - 1])
         return FittedPath(fs, steps, n_forced, _PathPredictions(N, fitted=fitted, gaussian=gaussian, factor=fixed), R,
@@ -656,10 +588,7 @@ class BasePipeline(BaseEstimator):
     def _fit_search(self, spec: Spec, data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
                     seeds: FitSeeds, intervals: bool, revealed: Sequence[int] | None,
                     unreached: str) -> FittedPath:
-        """A search (candidates, a stack or conformal intervals): the inner CV chooses at each size.
-
-        :func:`~benchsel_lib.method.inner_search.pipeline_path` does the work.
-        """
+        """A search (candidates, a stack or conformal intervals): :func:`pipeline_path` chooses at each size."""
         fs, z, R, names, n_forced = data.scaling, data.z, data.R, data.names, data.n_forced
         preds = spec.predictor
         single = len(spec.selector) == 1 and len(preds) == 1 and not spec.stack
@@ -675,12 +604,9 @@ class BasePipeline(BaseEstimator):
         else:
             reach = _selector_reach(spec.selector, (~np.isnan(z)).sum(axis=0), z.shape[0], names)
             k_max = min(int(k_max), max(n for _, n in reach))  # the largest size some candidate selector can reach
-            if k_max < 1:
-                return FittedPath(fs, [], n_forced, _NoPredictions(), R)
-            if ks is not None:
-                ks = [k for k in ks if k <= k_max]
-                if not ks:
-                    return FittedPath(fs, [], n_forced, _NoPredictions(), R)
+            ks = None if ks is None else [k for k in ks if k <= k_max]
+            if k_max < 1 or ks == []:
+                return FittedPath(fs, [], n_forced, _no_predictions, R)
             recs = [r for r in search(k_max, ks=ks) if len(r.selection) >= r.k]
         steps = [PathStep(r.k, np.asarray(r.selection, dtype=int), _nan_diagnostics(), choice=r) for r in recs]
         notes = [recs[0].plan] if recs and recs[0].plan else []
@@ -785,17 +711,11 @@ class BasePipeline(BaseEstimator):
     @staticmethod
     def _column_notes(X: np.ndarray, names: list[str], spec: Spec, *,
                       select: bool) -> tuple[list[str], list[str], list[int]]:
-        """Warn about problem columns; return the notes, the constant columns to exclude and every constant column.
+        """Warn about constant, mixed-scale and (logit) non-positive columns; return the notes, the constant
+        columns to exclude and every constant column.
 
-        The problems: constant and mixed-scale columns, and in logit space
-        scores <= 0 (clipped to one floor).
-
-        A constant column carries no information about the others, yet its
-        variance stays 1 in the correlation, so greedy entropy would pick it
-        early: a whole-matrix fit never selects it (unless it is mandatory).
-        Predicted, it is its constant, without an interval (the spread it would
-        be given is the floor of the standardization, not a fitted one).
-        Cross-validation keeps the paper's protocol and does not apply this.
+        A constant column keeps variance 1 in the correlation, so greedy entropy would pick it early: a
+        whole-matrix fit never selects it (unless mandatory) and predicts its constant without an interval.
         """
         mandatory = set().union(*(s.initial for s in spec.selector))
         notes: list[str] = []
@@ -827,12 +747,7 @@ class BasePipeline(BaseEstimator):
         return notes, constant, flat
 
     def _interval_gaps(self, X: np.ndarray, flat: list[int], spec: Spec) -> np.ndarray | None:
-        """The columns whose Gaussian intervals the fit cannot support (None: every column's are fine).
-
-        A constant column (``flat``) gets none; with fewer than
-        :data:`MIN_INTERVAL_MODELS` training models no column does, and the
-        fit says so in a warning (the search's own fallback says it already).
-        """
+        """The columns without intervals: constant ones, or all below :data:`MIN_INTERVAL_MODELS` models (warned)."""
         gaps = np.zeros(X.shape[1], dtype=bool)
         gaps[flat] = True
         if X.shape[0] < MIN_INTERVAL_MODELS and not spec.search and isinstance(spec.calibrator,
@@ -857,9 +772,12 @@ class BasePipeline(BaseEstimator):
     def _for_revealed(self, cols: list[int]) -> tuple[FittedPath, PathStep]:
         """The fitted path and step to use when ``cols`` are revealed (fit once per revealed set)."""
         key = tuple(sorted(cols))
-        hit = self._revealed_fits.get(key)
-        if hit is not None:
-            return hit
+        if key not in self._revealed_fits:
+            self._revealed_fits[key] = self._fit_revealed(cols)
+        return self._revealed_fits[key]
+
+    def _fit_revealed(self, cols: list[int]) -> tuple[FittedPath, PathStep]:
+        """The fitted path and step for a revealed set not fitted yet."""
         spec = self.validate()
         if spec.search or isinstance(spec.calibrator, GaussianIntervals) and spec.calibrator.inflation == "inner":
             X = np.asarray(self.matrix_.scores, dtype=float)
@@ -867,12 +785,9 @@ class BasePipeline(BaseEstimator):
                                  prepared=Prepared(correlation=self.correlation_),
                                  seeds=FitSeeds.from_seed(int(self.seed)))
             self.notes_.extend(n for n in path.notes if n not in self.notes_)
-            out = (path, path.steps[-1])
-        else:
-            order = np.asarray(cols, dtype=int)
-            out = (self.path_, PathStep(order.size, order, _nan_diagnostics(), inflation=self.step_.inflation))
-        self._revealed_fits[key] = out
-        return out
+            return path, path.steps[-1]
+        order = np.asarray(cols, dtype=int)
+        return self.path_, PathStep(order.size, order, _nan_diagnostics(), inflation=self.step_.inflation)
 
     def predict(self, scores: Mapping[str, float] | Iterable[tuple[str, float]] | pd.DataFrame | ScoreMatrix,
                 *, level: float = 0.9, skip_missing: bool = False, strict: bool = False) -> pd.DataFrame:
@@ -882,12 +797,7 @@ class BasePipeline(BaseEstimator):
         ----------
         scores : mapping, Series or pairs (one model), or DataFrame / ScoreMatrix (one row per model, NaN = not run)
             Scores in original units (checked by :func:`check_given`). The
-            pipeline conditions on whatever is given. A pipeline fitted
-            through inner cross-validation (a search, conformal intervals, a
-            variance factor fitted on inner folds) is fitted again for a set
-            of given benchmarks other than the one it selected (a subset of
-            it included): a search chooses its predictor for that set, as
-            :meth:`fit` with ``revealed=`` would (see Notes).
+            pipeline conditions on whatever is given (which fit predicts: see Notes).
         level : float in (0, 1)
             Nominal coverage of the intervals.
         skip_missing : bool
@@ -920,19 +830,13 @@ class BasePipeline(BaseEstimator):
         Which fit predicts, per set of given benchmarks (order ignored):
 
         * the set the pipeline selected: the fit of :meth:`fit`;
-        * another set, for a fixed pipeline with Gaussian intervals of a
-          given variance factor (or none): the same fitted predictor,
-          conditioned on that set; nothing is fitted again;
-        * another set, for a search, a pipeline with conformal intervals,
-          or one whose variance factor is fitted on inner folds
-          (``inflation="inner"``): a fit for exactly that set, as :meth:`fit`
-          with ``revealed=`` (the inner cross-validation for that one size,
-          with the pipeline's seed), on the training correlation of the
-          first fit (not estimated again): a search chooses its predictor
-          and its conformal intervals for that set, a fixed pipeline refits
-          its intervals or its variance factor.  It is made once per set and
-          kept for later calls (a frame of several models with the same set
-          makes it once).
+        * another set, for a fixed pipeline with Gaussian intervals of a given variance factor (or none): the
+          same fitted predictor, conditioned on that set;
+        * another set, for a pipeline with conformal intervals or a variance factor fitted on inner folds
+          (``inflation="inner"``): a fit for exactly that set, as :meth:`fit` with ``revealed=`` (with the
+          pipeline's seed, on the training correlation of the first fit), made once per set and kept;
+        * another set, for a :class:`~benchsel_lib.method.pipeline.PipelineSearch`: refused (``ValueError``);
+          ``fit(matrix, revealed=[...])`` chooses the predictor for those benchmarks.
         """
         self._check_fitted()
         level = check_level(level)
@@ -1030,28 +934,20 @@ class BasePipeline(BaseEstimator):
         return out
 
 
-
 def _nan_diagnostics() -> dict[str, float]:
     return {"residual_fraction": np.nan, "logdet": np.nan, "mi": np.nan}
 
 
-class _NoPredictions:
+def _no_predictions(zq: np.ndarray, steps: list[PathStep]) -> list[StepPrediction]:
     """The predictions of a path without steps."""
-
-    def __call__(self, zq: np.ndarray, steps: list[PathStep]) -> list[StepPrediction]:
-        return []
+    return []
 
 
 class _PathPredictions:
-    """What a fitted path predicts: at each step, its predictor conditioned on what each row revealed of the
-    step's selection (:func:`~benchsel_lib.method.predictors.reveal_and_predict`), and the step's intervals.
+    """What a fitted path predicts at each step, with the step's intervals.
 
-    A directly fit path has one fitted predictor (``fitted``) for every step and, with Gaussian intervals,
-    intervals from its conditional variances times ``factor``.  A search's step predicts with its choice (a
-    :class:`~benchsel_lib.method.inner_search.ChosenPredictor`, fit once per choice on the training rows
-    ``train`` with the training correlation ``cov``: what its best estimator's ``Pipeline`` fits) and, with
-    ``conformal``, gives the conformal intervals of that choice.  Cost: one prediction of the query rows per
-    step (:func:`~benchsel_lib.method.predictors.reveal_and_predict`), and for a search one fit per choice.
+    A direct fit has one ``fitted`` predictor (Gaussian intervals times ``factor``); a search's step fits its
+    choice once on ``train`` and ``cov`` (:class:`ChosenPredictor`), with its conformal intervals if ``conformal``.
     """
 
     def __init__(self, n_benchmarks: int, *, fitted: Any = None, train: np.ndarray | None = None,

@@ -1,32 +1,24 @@
 """The out-of-fold engine of the library: splits of the rows and the loop over them.
 
-Every fit on some rows that is scored on the others runs on it -- the
-protocol, a search, a fitted variance inflation, the sparse objective's
-strength -- in the manner of scikit-learn's splitters and its
+Every fit on some rows that is scored on the others runs on it -- the protocol, a search, a fitted variance
+inflation, the sparse objective's strength -- in the manner of scikit-learn's splitters and its
 ``_fit_and_score`` loop:
 
-* a split of the rows is a :class:`Fold` (fit on ``train``, predict or
-  score ``held``); a splitter's ``folds(m)`` gives the folds of ``m`` rows:
-  :class:`InnerFolds` for the inner folds of a search, its stack and its
-  conformal intervals (:func:`~benchsel_lib.method.oof.out_of_fold`) and of
-  a fitted variance inflation
-  (:func:`~benchsel_lib.method.calibration.inflation_factors`);
-  :class:`InterleavedFolds` for the strength of the sparse objective
-  (:func:`~benchsel_lib.method.sparse.sparse_order`); and
-  :class:`~benchsel_lib.protocol.splits.CVSplits` for the paper's protocol
-  (Section 5.1).  Each splitter also follows scikit-learn's splitter
-  protocol, as :class:`sklearn.model_selection.KFold` does: ``split(X)``
-  yields the ``(train, test)`` index pairs of the same folds of the rows of
-  ``X`` and ``get_n_splits()`` counts them, so a splitter can be passed as
-  ``cv=`` to scikit-learn;
-* :func:`cross_fit` runs a unit of work on every fold, in this process (one
-  fold at a time, as its result is asked for) or through a runner: the
-  protocol passes its sweep, which runs the folds in parallel processes or
-  on a Dask cluster and shares correlation estimates between the pipelines
-  of a split (:func:`~benchsel_lib.protocol.cv.cross_validate`).
+* a split of the rows is a :class:`Fold` (fit on ``train``, predict or score ``held``); a splitter's
+  ``folds(m)`` gives the folds of ``m`` rows: :class:`InnerFolds` for a search, its stack and its conformal
+  intervals (:func:`~benchsel_lib.method.oof.out_of_fold`) and for a fitted variance inflation
+  (:func:`~benchsel_lib.method.calibration.inflation_factors`); :class:`InterleavedFolds` for the strength of
+  the sparse objective (:func:`~benchsel_lib.method.sparse.sparse_order`); and
+  :class:`~benchsel_lib.protocol.splits.CVSplits` for the paper's protocol (Section 5.1).  Each splitter also
+  follows scikit-learn's splitter protocol (``split(X)`` and ``get_n_splits()``, as
+  :class:`sklearn.model_selection.KFold`), so that it can be passed as ``cv=`` to scikit-learn;
+* :func:`cross_fit` runs a unit of work on every fold, in this process (one fold at a time, as its result is
+  asked for) or through a runner: the protocol passes its sweep, which runs the folds in parallel processes or
+  on a Dask cluster and shares correlation estimates between the pipelines of a split
+  (:func:`~benchsel_lib.protocol.cv.cross_validate`).
 
-How a fold's held-out rows reveal their scores and which of their entries
-are scored is :class:`~benchsel_lib.method.oof.HeldOut` (the protocol's rule).
+How a fold's held-out rows reveal their scores and which of their entries are scored is
+:class:`~benchsel_lib.method.oof.HeldOut` (the protocol's rule).
 """
 from __future__ import annotations
 
@@ -104,25 +96,11 @@ def index_pairs(folds: Iterable[Fold]) -> Iterator[tuple[np.ndarray, np.ndarray]
         yield fold.train, fold.held
 
 
-def _check_enough(n: int, n_folds: int) -> None:
-    """Refuse fewer rows than folds (a fold would hold out no row), as scikit-learn's ``KFold`` does. O(1)."""
-    if n < n_folds:
-        raise ValueError(f"cannot split {n} rows into n_folds={n_folds} folds: every fold needs a held-out row")
-
-
-def _complement_folds(held: Sequence[np.ndarray], m: int) -> list[Fold]:
-    """The folds whose held-out rows are ``held`` and whose training rows are the other rows of ``m``. O(K m)."""
-    return [Fold(np.setdiff1d(np.arange(m), rows), np.asarray(rows), f) for f, rows in enumerate(held)]
-
-
 class Splitter:
     """Splits rows into folds: :meth:`folds` for the library, scikit-learn's splitter protocol on top.
 
-    A subclass (a frozen dataclass with ``n_folds``) implements
-    ``folds(m) -> list[Fold]``; :meth:`split` and :meth:`get_n_splits` are
-    then scikit-learn's splitter protocol, as
-    :class:`sklearn.model_selection.KFold` has it, so an instance can be
-    passed as ``cv=`` (``cross_val_score(est, X, y, cv=InnerFolds(5))``).
+    A subclass (a frozen dataclass with ``n_folds``) implements ``folds(m) -> list[Fold]``; an instance can
+    then be passed as ``cv=`` to scikit-learn (``cross_val_score(est, X, y, cv=InnerFolds(5))``).
     """
 
     n_folds: int
@@ -137,31 +115,28 @@ class Splitter:
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features) or ScoreMatrix
-            The rows to split; only their number is used (not a number itself:
-            :meth:`folds` takes that).
+            The rows to split; only their number is used (not a number itself: :meth:`folds` takes that).
         y, groups : object, optional
             Ignored; in the signature for compatibility with scikit-learn.
 
         Yields
         ------
-        train : ndarray of int
-            Sorted training row indices of the fold.
-        test : ndarray of int
-            Sorted held-out row indices of the fold.
+        train, test : ndarray of int
+            Sorted training and held-out row indices of the fold.
 
         Raises
         ------
         ValueError
-            If ``X`` is a number or not array-like, or has fewer rows than
-            ``n_folds``.
+            If ``X`` is a number or not array-like, or has fewer rows than ``n_folds``.
 
         Notes
         -----
-        The pairs of :meth:`folds` in their order, with identical indices.
-        Cost: that of :meth:`folds`.
+        The pairs of :meth:`folds` in their order, with identical indices.  Cost: that of :meth:`folds`.
         """
         n = n_rows(X)
-        _check_enough(n, self.n_folds)
+        if n < self.n_folds:  # a fold would hold out no row, refused as scikit-learn's ``KFold`` does
+            raise ValueError(f"cannot split {n} rows into n_folds={self.n_folds} folds: every fold needs a "
+                             "held-out row")
         return index_pairs(self.folds(n))
 
     def get_n_splits(self, X: object = None, y: object = None, groups: object = None) -> int:
@@ -192,10 +167,7 @@ class InnerFolds(Splitter):
 
     Notes
     -----
-    :meth:`folds` gives the library's :class:`Fold` objects; :meth:`split`
-    and :meth:`get_n_splits` are scikit-learn's splitter protocol, so an
-    instance can be passed as ``cv=`` (``cross_val_score(est, X, y,
-    cv=InnerFolds(5))``).
+    :meth:`folds` gives the library's :class:`Fold` objects, :meth:`split` scikit-learn's splitter protocol.
     """
 
     n_folds: int = 5
@@ -216,8 +188,7 @@ class InnerFolds(Splitter):
 
     def folds(self, m: int) -> list[Fold]:
         """The folds of ``m`` rows (what the library's out-of-fold engine runs on). O(K m)."""
-        return _complement_folds(self.held_out(m), m)
-
+        return [Fold(np.setdiff1d(np.arange(m), rows), np.asarray(rows), f) for f, rows in enumerate(self.held_out(m))]
 
 
 @dataclass(frozen=True)
@@ -231,8 +202,7 @@ class InterleavedFolds(Splitter):
 
     Notes
     -----
-    :meth:`folds` gives the library's :class:`Fold` objects; :meth:`split`
-    and :meth:`get_n_splits` are scikit-learn's splitter protocol.
+    :meth:`folds` gives the library's :class:`Fold` objects, :meth:`split` scikit-learn's splitter protocol.
     """
 
     n_folds: int = 5
@@ -244,7 +214,6 @@ class InterleavedFolds(Splitter):
         """The folds of ``m`` rows (what the library's out-of-fold engine runs on). O(K m)."""
         label = np.arange(m) % self.n_folds
         return [Fold(np.flatnonzero(label != f), np.flatnonzero(label == f), f) for f in range(self.n_folds)]
-
 
 
 def run_folds(jobs: Sequence[Job[T]], *, run: Runner | None = None) -> Iterator[T]:

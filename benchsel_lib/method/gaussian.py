@@ -78,6 +78,7 @@ class ConditionalResult:
 
 
 def _as_index(idx: object, n: int, what: str) -> np.ndarray:
+    """``idx`` as distinct integer indices in ``0..n-1``; ``ValueError`` naming ``what`` otherwise."""
     arr = np.asarray(idx if idx is not None else [], dtype=object).reshape(-1)
     out = []
     for it in arr:
@@ -278,21 +279,14 @@ def conditional_impute(
     mu = _check_mean(mean, N)
     ridge = check_nonnegative(ridge, "ridge")
     obs = _as_index(observed_idx, N, "observed_idx")
-    if target_idx is None:
-        mask = np.ones(N, dtype=bool)
-        mask[obs] = False
-        tgt = np.flatnonzero(mask)
-    else:
-        tgt = _as_index(target_idx, N, "target_idx")
+    tgt = np.setdiff1d(np.arange(N), obs) if target_idx is None else _as_index(target_idx, N, "target_idx")
     x = np.asarray(x_observed, dtype=float)
     if x.ndim == 1:
         x = x[None, :]
     if x.ndim != 2:
         raise ValueError(f"x_observed must be 1-D or 2-D, got shape {x.shape}")
     if x.shape[1] != obs.size:
-        raise ValueError(
-            f"x_observed has {x.shape[1]} columns but observed_idx lists {obs.size} benchmarks"
-        )
+        raise ValueError(f"x_observed has {x.shape[1]} columns but observed_idx lists {obs.size} benchmarks")
     if not np.isfinite(x).all():
         raise ValueError("x_observed contains NaN or infinite values (pass only observed entries)")
     n = x.shape[0]

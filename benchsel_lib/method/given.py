@@ -27,10 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .._checks import (
-    check_bool,
-    check_matrix,
-)
+from .._checks import check_bool, check_matrix
 from .._names import name_positions
 from ..data import ScoreMatrix, ScoreWarning
 
@@ -45,7 +42,6 @@ SCALE_QUANTILE: float = 0.01
 #: ... and one at least this factor above the largest as 100 times too large when / 100 it lies there.
 SCALE_GAP: float = 10.0
 
-# --------------------------------------------------------------------------- given scores
 class ScaleWarning(ScoreWarning):
     """A given score whose size suggests the wrong scale (a fraction given for a percentage, or the reverse).
 

@@ -1,28 +1,20 @@
 """One inner-cross-validated search along the subset sizes: :func:`pipeline_path`.
 
-:func:`pipeline_path` answers "which benchmarks should a new model run, and
-how should the rest be predicted" for a standardized training matrix at every
-subset size ``k``.  Every candidate -- a selector of
-:mod:`benchsel_lib.method.selectors` with a predictor of
-:mod:`benchsel_lib.method.predictors`, or the stack of the predictors -- is
-scored by cross-validation *of the training models*
-(:mod:`benchsel_lib.method.oof`: each inner fold's standardization,
-selection and fits use only the other inner folds), with the paper's R^2
-(Section 5.1).  A rule (:mod:`benchsel_lib.method.choice`) chooses at each
-size, and the choice is refit on all training models.  Held-out models are
-never seen.
+:func:`pipeline_path` answers "which benchmarks should a new model run, and how should the rest be predicted"
+for a standardized training matrix at every subset size ``k``.  Every candidate -- a selector of
+:mod:`benchsel_lib.method.selectors` with a predictor of :mod:`benchsel_lib.method.predictors`, or the stack
+of the predictors -- is scored with the paper's R^2 (Section 5.1) by cross-validation *of the training
+models* (:mod:`benchsel_lib.method.oof`: each inner fold's standardization, selection and fits use only the
+other inner folds); a rule (:mod:`benchsel_lib.method.choice`) chooses at each size, and the choice is refit
+on all training models.  Held-out models are never seen.  Intervals are split-conformal (CV+ style) from the
+same inner-CV residuals of the chosen pair (:func:`~benchsel_lib.method.calibration.conformal_scores`): the
+interval at level ``L`` is ``pred +- q_L s_j``.
 
-Intervals are split-conformal (CV+ style) from the same inner-CV residuals of
-the chosen pair (:func:`~benchsel_lib.method.calibration.conformal_scores`):
-the interval at level ``L`` is ``pred +- q_L s_j``.
-
-Cost and big matrices: before any work, :func:`~benchsel_lib.method.plan.plan_search`
-estimates the operations of the search; above its budget the inner
-cross-validation runs on seeded subsamples of the models and/or benchmarks
-and costly selectors are left out, while the final selections and fits use
-every model and benchmark.  ``Recommendation.plan`` says so in one line, which
-is also logged (level INFO, logger ``benchsel_lib.method.inner_search``) when
-the plan is made, before the work.
+Cost and big matrices: before any work, :func:`~benchsel_lib.method.plan.plan_search` estimates the
+operations of the search; above its budget the inner cross-validation runs on seeded subsamples of the models
+and/or benchmarks and costly selectors are left out, while the final selections and fits use every model and
+benchmark.  ``Recommendation.plan`` says so in one line, also logged (level INFO, logger
+``benchsel_lib.method.inner_search``) when the plan is made, before the work.
 """
 from __future__ import annotations
 
@@ -34,9 +26,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._checks import check_blocks, check_data_matrix, check_int, check_ks
-from .base import BasePredictor, pass_through
-from .calibration import conformal_quantile, conformal_scores
+from .._checks import check_blocks, check_int, check_ks
+from .base import BasePredictor, check_train, pass_through
+from .calibration import ConformalInterval, conformal_quantile, conformal_scores
 from .candidates import DEFAULT_PREDICTORS, DEFAULT_SELECTORS
 from .choice import DEFAULT_RULE, Best, Nested, choice_rule
 from .correlation import inner_correlation
@@ -138,26 +130,20 @@ class Recommendation:
 
     def interval(self, pred: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
         """Conformal interval ``pred +- q_level * scale`` (columns of ``pred`` are benchmarks). O(v N)."""
-        q = self.quantile(level)
-        if self.scale is None or not np.isfinite(q):
+        bounds = ConformalInterval(self, pred, slice(None))(level)
+        if bounds is None:
             raise ValueError(f"no interval at level {level!r}: the inner cross-validation kept no residuals")
-        half = q * self.scale
-        return pred - half, pred + half
-
-
+        return bounds
 
 
 class ChosenPredictor(BasePredictor):
     """A search's chosen predictor as one predictor object: a named one, or the stack of several.
 
-    What :meth:`Recommendation.predict` computes, behind the predictor
-    protocol (:mod:`~benchsel_lib.method.base`), so that a
+    What :meth:`Recommendation.predict` computes, behind the predictor protocol, so that a
     :class:`~benchsel_lib.method.pipeline.Pipeline` can carry the choice
-    (:attr:`~benchsel_lib.method.pipeline.PipelineSearch.best_estimator_`):
-    ``predictor`` fit on the training rows, or for ``"stack"`` the sum of the
-    predictors of positive weight, each fit on the training rows (NNLS
-    weights of the inner cross-validation); revealed entries passed through,
-    non-finite predictions set to 0 (the training mean).
+    (:attr:`~benchsel_lib.method.pipeline.PipelineSearch.best_estimator_`): ``predictor`` fit on the training
+    rows, or for ``"stack"`` the sum of the predictors of positive (NNLS) weight, each fit on the training
+    rows; revealed entries passed through, non-finite predictions set to 0 (the training mean).
 
     Parameters
     ----------
@@ -168,8 +154,7 @@ class ChosenPredictor(BasePredictor):
 
     Notes
     -----
-    Cost: one fit and prediction of the predictor, or of each predictor of
-    positive weight for a stack.
+    Cost: one fit and prediction of the predictor, or of each predictor of positive weight for a stack.
     """
 
     def __init__(self, predictor: str, weights: dict[str, float] | None = None) -> None:
@@ -195,7 +180,7 @@ class ChosenPredictor(BasePredictor):
 
 
 def _check_train(train: Any) -> np.ndarray:
-    tr = check_data_matrix(train, name="train", min_rows=1, allow_empty=True)
+    tr = check_train(train)
     if tr.shape[1] < 2:
         raise ValueError(f"train needs at least two benchmarks, one to reveal and one to predict, got shape {tr.shape}")
     empty = np.flatnonzero(np.isnan(tr).all(axis=0))
@@ -214,54 +199,41 @@ class SearchSettings:
     Parameters
     ----------
     selectors : sequence of str or Selector
-        The candidate selections (preset names or selectors, labelled by
-        ``Selector.label``); mandatory benchmarks and filters are theirs.
+        The candidate selections (preset names or selectors, labelled by ``Selector.label``).
     predictors : sequence of str
-        The candidate predictors (one selector and one predictor: a fixed
-        pipeline, whose inner cross-validation only makes its intervals).
+        The candidate predictors (one selector and one predictor: a fixed pipeline, whose inner
+        cross-validation only makes its intervals).
     stack : bool
-        Also score the NNLS stack of ``predictors`` per selector
-        (:func:`~benchsel_lib.method.oof.score_candidates`).
+        Also score the NNLS stack of ``predictors`` per selector (:func:`~benchsel_lib.method.oof.score_candidates`).
     n_folds : int
-        Inner folds; with fewer than ``2 n_folds`` training models the search
-        is skipped and :data:`FALLBACK` is used (``note`` says so).
+        Inner folds; with fewer than ``2 n_folds`` training models :data:`FALLBACK` is used (``note`` says so).
     seed : int
         Seed of the inner folds and of the random selector.
     levels : sequence of float
         Interval levels.
     budget : float, "auto" or None
-        Estimated operations the inner search may take
-        (:func:`~benchsel_lib.method.plan.plan_search`; ``"auto"``: its
-        default budget).  None: always the full search.
+        Estimated operations the inner search may take (:func:`~benchsel_lib.method.plan.plan_search`;
+        ``"auto"``: its default budget).  None: always the full search.
     choice : {"monotone", "best", "nested"} or a rule object
-        How the candidate is chosen at each ``k`` (:mod:`benchsel_lib.method.choice`).
-        A rule that looks back (``"monotone"``, ``"nested"``) has every size
-        up to the largest of ``ks`` scored, so that a choice does not depend
-        on which sizes were asked for; a search cut down to its budget scores
-        only the sizes asked for, each choosing its best candidate.
+        How the candidate is chosen at each ``k`` (:mod:`benchsel_lib.method.choice`).  A rule that looks back
+        (``"monotone"``, ``"nested"``) has every size up to the largest of ``ks`` scored, so that a choice does
+        not depend on which sizes were asked for; a search cut down to its budget scores only the sizes asked
+        for, each choosing its best candidate.
     unreached : {"skip", "mean"}
-        Which inner-held-out rows score a candidate: ``"skip"`` (the paper's
-        protocol) leaves out a row that observes none of the revealed
-        benchmarks; ``"mean"`` scores every row, the training mean for those.
+        Which inner-held-out rows score a candidate: ``"skip"`` (the paper's protocol) leaves out a row that
+        observes none of the revealed benchmarks; ``"mean"`` scores every row, the training mean for those.
     blocks : sequence of int
-        Sizes at which the path is fixed when the choice there is not nested
-        (default none).  Above a block size ``b`` whose choice's selector is
-        not nested (``Selector.nested``: anchor points, BenchPred's imputed
-        Lasso), every candidate keeps the benchmarks chosen at ``b`` as
-        mandatory ones and the search runs anew from ``b``, so that a model
-        that ran the choice at ``b`` runs only what a larger one adds; after
-        a nested choice the sizes up to the next block are those of the path
-        without blocks, searched only as far as it is used, each part looking
-        back at the choice that ends the part before and planned for the
-        whole path.  A selector that cannot keep the benchmarks is left out
-        above the block (``note`` says so).  Ignored with ``fixed``.
+        Sizes at which the path is fixed when the choice there is not nested (default none): above a block
+        size ``b`` whose choice's selector is not nested (``Selector.nested``: anchor points, BenchPred's
+        imputed Lasso), every candidate keeps the benchmarks chosen at ``b`` as mandatory ones and the search
+        runs anew from ``b``, so that a model that ran the choice at ``b`` runs only what a larger one adds;
+        elsewhere the sizes are those of the path without blocks (planned and looking back as one search).  A
+        selector that cannot keep the benchmarks is left out above the block (``note`` says so).  Ignored with
+        ``fixed``.
     estimator : Pipeline, optional
-        The fixed pipeline without intervals whose clones score the
-        candidates in the inner folds (one per selector and predictor,
-        :func:`~benchsel_lib.method.oof.out_of_fold`): a search's or a
-        pipeline's own (:meth:`~benchsel_lib.method.fitting.BasePipeline.fit_path`
-        passes it).  None: ``Pipeline(calibrator=None)``
-        (:func:`~benchsel_lib.method.oof.default_estimator`).
+        The fixed pipeline without intervals whose clones score the candidates in the inner folds
+        (:func:`~benchsel_lib.method.oof.out_of_fold`; ``fit_path`` passes the pipeline's own).  None:
+        ``Pipeline(calibrator=None)`` (:func:`~benchsel_lib.method.oof.default_estimator`).
     """
 
     selectors: Sequence[str | Selector] = DEFAULT_SELECTORS
@@ -401,15 +373,15 @@ class _Orders:
         self.pb, self.sizes = pb, sorted(set(sizes) | {pb.k_max})
         self.rows = None if plan is None else plan.rows
         self.cols = None if plan is None else plan.columns
-        tr, names, fixed = pb.tr, pb.names, pb.fixed
+        names, fixed = pb.names, pb.fixed
+        self.cv = pb.tr if self.rows is None else pb.tr[self.rows]
         if self.cols is None:
             self.given, self.names_s = fixed, names
-            self.cv = tr if self.rows is None else tr[self.rows]
         else:
             pos = {int(j): i for i, j in enumerate(self.cols)}
             self.given = None if fixed is None else [pos[j] for j in fixed]
             self.names_s = [names[j] for j in self.cols]
-            self.cv = (tr if self.rows is None else tr[self.rows])[:, self.cols]
+            self.cv = self.cv[:, self.cols]
         self.finals: dict[str, dict[int, list[int]] | None] = {}
         self.fallback: dict[str, dict[int, list[int]]] = {}
 
@@ -647,11 +619,10 @@ class _Blocks:
                  data: dict[str, Any]) -> None:
         self.train, self.k_max, self.sizes, self.cuts = train, k_max, sizes, cuts
         self.settings, self.data, self.listed = settings, data, list(settings.selectors)
-        listed = self.listed
         N = _check_train(train).shape[1]
         names = data["names"]
         self.labels = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
-        self.nested = {sel.label: sel.nested for sel in listed}
+        self.nested = {sel.label: sel.nested for sel in self.listed}
         # the path without blocks, by size, searched only as far as it is used: up to ``free_at``, with its
         # choice there to look back at (the same choices as one search of every size)
         self.free: dict[int, Recommendation] = {}

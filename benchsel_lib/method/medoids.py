@@ -110,6 +110,22 @@ def _cost_with(nearest: np.ndarray, D: np.ndarray, cols: np.ndarray) -> np.ndarr
     return out
 
 
+def _build(D: np.ndarray, fixed: list[int], pool: np.ndarray, count: int) -> tuple[list[int], np.ndarray, int]:
+    """``fixed``, then ``count`` times the point of ``pool`` (sorted) that lowers the objective most; the
+    nearest distances of every point and the evaluations. O(count |pool| N)."""
+    nearest = D[:, fixed].min(axis=1) if fixed else np.full(D.shape[0], np.inf)
+    chosen = list(fixed)
+    n_eval = 0
+    for _ in range(count):
+        i = _first_min(_cost_with(nearest, D, pool))
+        n_eval += pool.size
+        h = int(pool[i])
+        chosen.append(h)
+        nearest = np.minimum(nearest, D[:, h])
+        pool = np.delete(pool, i)
+    return chosen, nearest, n_eval
+
+
 def k_medoids(
     dissimilarity: np.ndarray,
     k: int,
@@ -158,20 +174,9 @@ def k_medoids(
     fixed = [int(j) for j in fixed]
     cand = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool).copy()
     cand[fixed] = False
-    n_eval = 0
-
-    # BUILD
-    nearest = D[:, fixed].min(axis=1) if fixed else np.full(N, np.inf)
-    medoids = list(fixed)
+    medoids, _, n_eval = _build(D, fixed, np.flatnonzero(cand), k - len(fixed))
     free = cand.copy()
-    while len(medoids) < k:
-        H = np.flatnonzero(free)
-        costs = _cost_with(nearest, D, H)
-        n_eval += H.size
-        h = int(H[_first_min(costs)])
-        medoids.append(h)
-        free[h] = False
-        nearest = np.minimum(nearest, D[:, h])
+    free[medoids] = False
 
     # SWAP: best exchange over all (non-fixed medoid, non-medoid candidate) pairs
     n_swaps = 0
@@ -210,14 +215,6 @@ def k_medoids(
         n_swaps += 1
 
     # order: fixed first, then greedily within the final medoids
-    nearest = D[:, fixed].min(axis=1) if fixed else np.full(N, np.inf)
-    order = list(fixed)
-    rest = np.array(sorted(medoids[len(fixed):]), dtype=int)
-    while rest.size:
-        i = _first_min(_cost_with(nearest, D, rest))
-        h = int(rest[i])
-        order.append(h)
-        nearest = np.minimum(nearest, D[:, h])
-        rest = np.delete(rest, i)
+    order, nearest, _ = _build(D, fixed, np.array(sorted(medoids[len(fixed):]), dtype=int), len(medoids) - len(fixed))
     cost = float(nearest.sum()) if order else float("inf")
     return Medoids(order=order, cost=cost, n_swaps=n_swaps, n_evaluations=int(n_eval))

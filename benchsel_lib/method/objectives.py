@@ -49,24 +49,9 @@ from scipy.linalg import lapack
 from .._checks import check_covariance, resolve_indices
 from .lowrank import LowRankCorrelation
 
-__all__ = [
-    "LOG_2PIE",
-    "variance_floor",
-    "PivotedCholesky",
-    "Objective",
-    "EntropyGain",
-    "MutualInformationGain",
-    "entropy_gain",
-    "mi_gain",
-    "gains_along",
-    "entropy_gains_along",
-    "complement_precision_diag",
-    "trace_order",
-    "residual_traces",
-    "residual_trace_greedy",
-    "log_det",
-    "mutual_information",
-]
+__all__ = ["LOG_2PIE", "variance_floor", "PivotedCholesky", "Objective", "EntropyGain", "MutualInformationGain",
+           "entropy_gain", "mi_gain", "gains_along", "entropy_gains_along", "complement_precision_diag", "trace_order",
+           "residual_traces", "residual_trace_greedy", "log_det", "mutual_information"]
 
 #: :math:`\\log(2\\pi e)`, the constant of a Gaussian's entropy
 LOG_2PIE = math.log(2.0 * math.pi * math.e)
@@ -502,14 +487,11 @@ def trace_order(S: np.ndarray, order: Sequence[int], floor: float) -> dict[str, 
 
 
 def _complement_logdets(S: np.ndarray, order: Sequence[int], floor: float) -> tuple[np.ndarray, float]:
-    """``log det`` of the complement after each step of ``order``, and of ``S``.
-
-    ``out[s]`` is that of ``S`` without the first ``s + 1`` benchmarks of ``order``.
+    """``log det`` of ``S`` without the first ``s + 1`` benchmarks of ``order`` for each ``s``, and of ``S``.
 
     Dense: one clamped Cholesky in the order [complement..., a_k, ..., a_1],
-    whose leading blocks are the complements, :math:`O(N^3)`.  A
-    :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`: the matrix
-    determinant lemma, :math:`O(N r^2 + k r^3)`.
+    whose leading blocks are the complements, :math:`O(N^3)`; low-rank: the
+    matrix determinant lemma, :math:`O(N r^2 + k r^3)`.
     """
     n, k = S.shape[0], len(order)
     if isinstance(S, LowRankCorrelation):
@@ -567,13 +549,8 @@ def mutual_information(cov: object, idx: Sequence[int | str], *, names: Sequence
 
     Parameters
     ----------
-    cov : array_like (N, N)
-        Symmetric covariance (checked: square, symmetric, finite, non-negative
-        diagonal).
-    idx : sequence of int or str
-        The set ``A``: distinct positions in ``0..N-1`` or benchmark names.
-    names : sequence of str, optional
-        Benchmark names, needed when ``idx`` holds names.
+    cov, idx, names
+        As for :func:`log_det`.
 
     Returns
     -------

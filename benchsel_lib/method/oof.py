@@ -7,22 +7,14 @@ observes none of them only under ``unreached="mean"``).  The protocol, the
 search and a fitted variance inflation score their folds with it; the folds
 and the loop over them are :mod:`benchsel_lib.method.folds`.
 
-A search scores each candidate -- a selector at a size ``k`` with
-a predictor -- by cross-validation *of the training models*
-(:func:`out_of_fold`, on :class:`~benchsel_lib.method.folds.InnerFolds`):
-for each inner fold, the other folds are re-standardized on their own
-(:class:`~benchsel_lib.method.scaling.Scaling`), their correlation estimated
-(:func:`~benchsel_lib.method.correlation.inner_correlation`), each selector
-selects on them, and each candidate -- a clone of the search's estimator, a
-:class:`~benchsel_lib.method.pipeline.Pipeline`, with the candidate's
-predictor -- is fit on them through its own ``fit_path`` (handed the fold's
-scaling, correlation and selections, :class:`Prepared`) and predicts the
-fold's rows from the revealed benchmarks they observed through its fitted path.  :func:`score_candidates`
-turns the out-of-fold predictions into the paper's R^2 (Section 5.1) per
-candidate, and the non-negative stack of the predictors, whose weights for
-each fold's rows are fit on the other folds' predictions (cross-fitting),
-into one more candidate.  The conformal intervals read their residuals off
-the same predictions.
+A search scores each candidate -- a selector at a size ``k`` with a predictor -- by cross-validation *of the
+training models* (:func:`out_of_fold`, on :class:`~benchsel_lib.method.folds.InnerFolds`): in each inner fold,
+each candidate, a clone of the search's estimator (a :class:`~benchsel_lib.method.pipeline.Pipeline`) with the
+candidate's predictor, is fit on the other folds, standardized, correlated and selected on once for all
+candidates (:class:`Prepared`), and predicts the fold's rows.  :func:`score_candidates` turns the out-of-fold
+predictions into the paper's R^2 (Section 5.1) per candidate, and the non-negative stack of the predictors
+(weights cross-fitted on the other folds' predictions) into one more candidate.  The conformal intervals read
+their residuals off the same predictions.
 """
 from __future__ import annotations
 
@@ -121,13 +113,8 @@ class Prepared:
     """What a fit is handed instead of computing it: the training rows' fitted scaling, their correlation, and
     the selections by size.
 
-    An inner fold of a search fits a clone of its estimator for every
-    candidate (:func:`out_of_fold`); what the candidates share -- the fold's
-    standardization, its correlation and each selector's selections -- is
-    computed once per fold and handed to every clone's
-    :meth:`~benchsel_lib.method.fitting.BasePipeline.fit_path` (a per-fold
-    cache), so that scoring every candidate costs what it cost before
-    candidates were fit as pipelines.
+    An inner fold of a search (:func:`out_of_fold`) computes what its candidates share once and hands it to
+    every candidate's clone (:meth:`~benchsel_lib.method.fitting.BasePipeline.fit_path`): a per-fold cache.
 
     Attributes
     ----------
@@ -166,57 +153,6 @@ class OutOfFold:
     preds: dict[tuple[str, str, int], np.ndarray] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class _FoldPredictions:
-    """The unit of :func:`out_of_fold` on one fold: every candidate's predictions of the fold's rows.
-
-    Each candidate (a selector's selections with a predictor) is a clone of
-    ``estimator`` with that predictor, fit on the other folds' rows through
-    :meth:`~benchsel_lib.method.fitting.BasePipeline.fit_path` and predicting
-    the fold's rows through its fitted path; the fold's scaling, correlation
-    and selections are computed once and handed to every clone (:class:`Prepared`).
-    """
-
-    cv: np.ndarray
-    select: Callable[[str, np.ndarray, np.ndarray, int], dict[int, list[int]]]
-    selectors: Sequence[str]
-    predictors: Sequence[str]
-    sizes: Sequence[int]
-    unreached: str
-    estimator: Any
-    names: Sequence[str]
-
-    def __call__(self, fold: Fold) -> tuple[list[tuple[tuple[str, int], np.ndarray]],
-                                            list[tuple[tuple[str, str, int], np.ndarray]]] | None:
-        """The scored masks by (selector, k) and the predictions by (selector, predictor, k); None for a fold
-        whose other folds observe fewer than two benchmarks."""
-        cv, others = self.cv, fold.train
-        if (~np.isnan(cv[others])).any(axis=0).sum() < 2:
-            return None
-        fold_scaling = Scaling().fit(cv[others], empty="identity")  # the fold's own (no inner-validation rows)
-        itr, zrows = fold_scaling.transform(cv[others]), fold_scaling.transform(cv[fold.held])
-        Ri = inner_correlation(itr)
-        held = HeldOut(zrows, ~np.isnan(cv[fold.held]), self.unreached)
-        masks, preds = [], []
-        for s in self.selectors:
-            sized = self.select(s, itr, Ri, len(others))
-            ks = [k for k in self.sizes if k in sized]
-            if not ks:
-                continue
-            scored = {k: held.scored(np.asarray(sized[k])) for k in ks}
-            masks += [((s, k), mk) for k, mk in scored.items()]
-            prepared = Prepared(scaling=fold_scaling, correlation=Ri, selections=sized)
-            for p in self.predictors:
-                path = clone(self.estimator).set_params(predictor=p).fit_path(
-                    cv[others], names=self.names, k_max=max(ks), ks=ks, prepared=prepared, intervals=False)
-                for st, sp in zip(path.steps, path.predict(zrows)):
-                    full = np.zeros(zrows.shape)
-                    full[:, sp.targets] = sp.mean
-                    pred = fold_scaling.inverse(np.where(np.isfinite(full), full, 0.0))  # back to the units of cv
-                    preds.append(((s, p, st.k), np.where(scored[st.k], pred, 0.0)))
-        return masks, preds
-
-
 def out_of_fold(
     cv: np.ndarray,
     folds: Sequence[Fold],
@@ -245,12 +181,8 @@ def out_of_fold(
     unreached : {"skip", "mean"}
         Whether a row that observes none of the revealed benchmarks is scored.
     estimator : Pipeline, optional
-        A fixed pipeline without intervals (default
-        :func:`default_estimator`): each candidate is a clone of it
-        with the candidate's predictor, fit on the other folds' rows with
-        the fold's scaling, correlation and the selector's selections handed
-        over (:class:`Prepared`), as scikit-learn's ``GridSearchCV`` fits
-        clones of its estimator.
+        A fixed pipeline without intervals (default :func:`default_estimator`): each candidate is a clone of
+        it with the candidate's predictor, as scikit-learn's ``GridSearchCV`` fits clones of its estimator.
     names : sequence of str, optional
         Benchmark names of the columns of ``cv`` (default ``"0", "1", ...``).
 
@@ -260,19 +192,48 @@ def out_of_fold(
 
     Notes
     -----
-    Cost: per fold (:func:`~benchsel_lib.method.folds.cross_fit`) one standardization and correlation of
-    the other folds, one selection per selector, and per candidate the
-    predictor's fit and the predictions of the fold's rows (the clone's
-    fitted path; a row-wise predictor gets every size in one call); memory
-    O(S K P m N) for the predictions.  A fold whose other folds observe
-    fewer than two benchmarks is skipped.
+    Cost: per fold (:func:`~benchsel_lib.method.folds.cross_fit`) one standardization and correlation of the
+    other folds, one selection per selector, and per candidate the predictor's fit and the predictions of the
+    fold's rows (the clone's fitted path; a row-wise predictor gets every size in one call); memory O(S K P m N)
+    for the predictions.  A fold whose other folds observe fewer than two benchmarks is skipped.
     """
     m, N = cv.shape
     out = OutOfFold(list(folds), np.where(np.isnan(cv), 0.0, cv))
-    unit = _FoldPredictions(cv, select, tuple(selectors), tuple(predictors), tuple(sizes), unreached,
-                            default_estimator() if estimator is None else estimator,
-                            tuple(str(j) for j in range(N)) if names is None else tuple(names))
-    for fold, found in cross_fit(folds, unit):
+    selectors, predictors, sizes = tuple(selectors), tuple(predictors), tuple(sizes)
+    estimator = default_estimator() if estimator is None else estimator
+    names = tuple(str(j) for j in range(N)) if names is None else tuple(names)
+
+    def predict_fold(fold: Fold) -> tuple[list[tuple[tuple[str, int], np.ndarray]],
+                                          list[tuple[tuple[str, str, int], np.ndarray]]] | None:
+        """The fold's scored masks by (selector, k) and predictions by (selector, predictor, k); None for a fold
+        whose other folds observe fewer than two benchmarks."""
+        others = fold.train
+        if (~np.isnan(cv[others])).any(axis=0).sum() < 2:
+            return None
+        fold_scaling = Scaling().fit(cv[others], empty="identity")  # the fold's own (no inner-validation rows)
+        itr, zrows = fold_scaling.transform(cv[others]), fold_scaling.transform(cv[fold.held])
+        Ri = inner_correlation(itr)
+        held = HeldOut(zrows, ~np.isnan(cv[fold.held]), unreached)
+        masks, preds = [], []
+        for s in selectors:
+            sized = select(s, itr, Ri, len(others))
+            ks = [k for k in sizes if k in sized]
+            if not ks:
+                continue
+            scored = {k: held.scored(np.asarray(sized[k])) for k in ks}
+            masks += [((s, k), mk) for k, mk in scored.items()]
+            prepared = Prepared(scaling=fold_scaling, correlation=Ri, selections=sized)
+            for p in predictors:
+                path = clone(estimator).set_params(predictor=p).fit_path(
+                    cv[others], names=names, k_max=max(ks), ks=ks, prepared=prepared, intervals=False)
+                for st, sp in zip(path.steps, path.predict(zrows)):
+                    full = np.zeros(zrows.shape)
+                    full[:, sp.targets] = sp.mean
+                    pred = fold_scaling.inverse(np.where(np.isfinite(full), full, 0.0))  # back to the units of cv
+                    preds.append(((s, p, st.k), np.where(scored[st.k], pred, 0.0)))
+        return masks, preds
+
+    for fold, found in cross_fit(folds, predict_fold):
         if found is None:
             continue
         masks, preds = found

@@ -14,38 +14,23 @@ A pipeline is five fixed steps, each a small object of its own module:
    :class:`~benchsel_lib.method.calibration.Conformal` (read off an inner
    cross-validation of this one pair).
 
-The paper's pipeline is :meth:`Pipeline.paper`.  A choice among several
-selections and predictors is a search, :class:`PipelineSearch`, which
-:meth:`Pipeline.auto` (the recommended pipeline) returns.  It is to
-:class:`Pipeline` what scikit-learn's ``GridSearchCV`` is to an estimator:
-its candidates are data (a :class:`~benchsel_lib.method.candidates.CandidateSpace`
-of grids of selectors x predictors), its inner folds a splitter
-(:class:`~benchsel_lib.method.folds.InnerFolds`), its choice rule a small
-object (:mod:`benchsel_lib.method.choice`); :attr:`PipelineSearch.cv_results_`
-is the table of candidate scores, :attr:`PipelineSearch.best_params_` and
-:attr:`PipelineSearch.best_estimator_` (a fitted :class:`Pipeline`) its
-choice.  The work is done by
-:func:`~benchsel_lib.method.inner_search.pipeline_path` (the inner
-cross-validation along the subset sizes) on the out-of-fold engine of
-:mod:`benchsel_lib.method.oof`, within the budget planned by
-:mod:`benchsel_lib.method.plan`: in each inner fold every candidate is a
-clone of a :class:`Pipeline` without intervals (the search's scaling and
-seed, the candidate's predictor), fit on the other folds through
-:meth:`Pipeline.fit_path <benchsel_lib.method.fitting.BasePipeline.fit_path>`
-and predicting the fold's rows through its fitted path, as ``GridSearchCV``
-fits clones of its estimator; the fold's scaling, correlation and
-selections are computed once and handed to every clone
-(:class:`~benchsel_lib.method.oof.Prepared`).  A fixed pipeline with
-conformal intervals reads them off the same inner folds, fitting clones of
-itself without intervals.
+The paper's pipeline is :meth:`Pipeline.paper`.  A choice among several selections and predictors is a
+search, :class:`PipelineSearch`, which :meth:`Pipeline.auto` (the recommended pipeline) returns.  It is to
+:class:`Pipeline` what scikit-learn's ``GridSearchCV`` is to an estimator: its candidates are data (a
+:class:`~benchsel_lib.method.candidates.CandidateSpace` of grids of selectors x predictors), its inner folds a
+splitter (:class:`~benchsel_lib.method.folds.InnerFolds`), its choice rule a small object
+(:mod:`benchsel_lib.method.choice`); :attr:`PipelineSearch.cv_results_` is the table of candidate scores,
+:attr:`PipelineSearch.best_params_` and :attr:`PipelineSearch.best_estimator_` (a fitted :class:`Pipeline`) its
+choice.  The work is done by :func:`~benchsel_lib.method.inner_search.pipeline_path` on the out-of-fold engine
+of :mod:`benchsel_lib.method.oof`, within the budget planned by :mod:`benchsel_lib.method.plan`: each inner fold
+fits clones of a :class:`Pipeline` without intervals through
+:meth:`Pipeline.fit_path <benchsel_lib.method.fitting.BasePipeline.fit_path>`, handed the fold's scaling,
+correlation and selections (:class:`~benchsel_lib.method.oof.Prepared`).  A fixed pipeline with conformal
+intervals reads them off the same inner folds, fitting clones of itself without intervals.
 
-The conventions are scikit-learn's: the constructor only stores its
-parameters, :meth:`Pipeline.fit` validates them and returns the pipeline,
-fitted attributes end in ``_``, and ``get_params``, ``set_params``, ``repr``
-and :func:`clone` (``sklearn.base.clone``, re-exported here) come from
-scikit-learn's ``BaseEstimator`` (nested step parameters as ``selector__tie_break``).
-
-Given scores are checked by :func:`~benchsel_lib.method.given.check_given`.
+The conventions are scikit-learn's ``BaseEstimator``'s (:func:`clone` is ``sklearn.base.clone``, re-exported
+here; nested step parameters as ``selector__tie_break``).  Given scores are checked by
+:func:`~benchsel_lib.method.given.check_given`.
 """
 from __future__ import annotations
 
@@ -108,20 +93,6 @@ def parse_pipeline(name: str) -> tuple[str, str] | None:
         raise ValueError(f"unknown selector {s!r} in {name!r}: use one of {tuple(SELECTORS)}")
     check_predictor_name(p, where=f" in {name!r}")
     return s, p
-
-
-
-def _predictors(v: Any, what: str) -> list[Any]:
-    """The predictor parameter ``v`` (a name, an object or a sequence of them) as a checked list. O(len(v))."""
-    items = [v] if isinstance(v, str) or not isinstance(v, Sequence) else list(v)
-    if not items:
-        raise ValueError(f"{what} is empty: give a predictor or a sequence of candidate names")
-    for p in items:
-        if isinstance(p, str):
-            check_predictor_name(p)
-        elif not (hasattr(p, "fit") and hasattr(p, "predict")):
-            raise ValueError(f"{what} must be a name or implement fit/predict, got {type(p).__name__}")
-    return items
 
 
 class Pipeline(BasePipeline):
@@ -193,7 +164,11 @@ class Pipeline(BasePipeline):
             if not isinstance(v, str) and isinstance(v, Sequence):
                 raise ValueError(f"predictor must be one name or object, got {v!r}: a choice among several is a "
                                  "PipelineSearch (Pipeline.auto)")
-            return _predictors(v, "predictor")
+            if isinstance(v, str):
+                check_predictor_name(v)
+            elif not (hasattr(v, "fit") and hasattr(v, "predict")):
+                raise ValueError(f"predictor must be a name or implement fit/predict, got {type(v).__name__}")
+            return [v]
         return super().component(which)
 
     def _steps(self) -> dict[str, Any]:
@@ -250,13 +225,9 @@ class Pipeline(BasePipeline):
         inner_folds : int
             Inner folds of the fitted inflation.
 
-        With ``estimator="auto"`` the correlation is the paper's rule, except
-        where EM would take too long (fewer models than benchmarks and more
-        than :data:`~benchsel_lib.method.correlation.EM_WIDE_BENCHMARKS`
-        benchmarks, or more than
-        :data:`~benchsel_lib.method.correlation.EM_MAX_BENCHMARKS`:
-        :func:`~benchsel_lib.method.correlation.em_too_costly`), where it is
-        the pairwise correlation with floored eigenvalues (``notes_`` says so).
+        With ``estimator="auto"`` the correlation is the paper's rule, except where EM would take too long
+        (:func:`~benchsel_lib.method.correlation.em_too_costly`), where it is the pairwise correlation with
+        floored eigenvalues (``notes_`` says so).
         """
         return cls(
             k,
@@ -289,50 +260,36 @@ class Pipeline(BasePipeline):
     ) -> PipelineSearch:
         """The recommended pipeline: a :class:`~benchsel_lib.method.pipeline.PipelineSearch` of (selection, predictor) pairs.
 
-        Candidates: the selectors (default ``mi``, ``entropy-obs``, ``lasso``,
-        ``random``) with the predictors (default Gaussian, ridge, kNN, blend)
-        and their NNLS stack; correlation ``"fast"``; split-conformal intervals.
-        Where the training matrix misses more than half its entries
-        (:data:`~benchsel_lib.method.candidates.SPARSE_MISSING`) the default
-        candidates are :data:`~benchsel_lib.method.candidates.SPARSE_SELECTORS`
-        (``entropy-obs``, ``lasso``, the greedy on the total residual variance
-        of the mean-imputed matrix, BenchPred's imputed Lasso) with
-        :data:`~benchsel_lib.method.candidates.SPARSE_PREDICTORS` (kNN, blend,
-        the per-target ridge on the mean-imputed scores) and their stack:
-        the imputed selections reveal benchmarks that many models ran, which
-        on such a matrix pays more than MI's picks (``sparse_`` says which
-        set was searched).  Passing ``selectors`` or ``predictors`` fixes the
-        candidates on every matrix (the other one defaults to the first set).
-        At each ``k`` the pair with the highest inner R^2 is chosen, unless
-        that score falls below the one of the choice at ``k - 1``, which is
-        then kept with one more benchmark
-        (:func:`~benchsel_lib.method.choice.choose_candidate`);
-        ``choice="nested"`` keeps one selector for every size
-        instead (see the class's ``choice``).  By default
-        (``blocks=(5,)``,
-        :data:`~benchsel_lib.method.inner_search.AUTO_BLOCKS`) a choice at five
-        benchmarks whose selector's selections are not nested (BenchPred's
-        imputed Lasso, anchor points) stays in every larger selection, so
-        that a model that ran it runs only what a larger one adds and
-        revealing more does not take back what it revealed; the first
-        candidate set is all nested, and its path is the one search without
-        blocks; ``blocks=()`` none.
-        ``initial`` applies to every candidate selector, ``min_observed``
-        to every one without a filter of its own (``entropy-obs`` keeps its
-        30 %; pass a :class:`Selector` to set another).  By default
-        (:data:`~benchsel_lib.method.candidates.DEFAULT_MIN_OBSERVED`, 5) no
-        candidate reveals a benchmark that fewer than five training models
-        observe (scaled to each inner fold's share of them): the
-        correlations behind its predictions would rest on two or three
-        models.  ``None`` or 0 keeps every benchmark a candidate.
+        Candidates: the selectors (default ``mi``, ``entropy-obs``, ``lasso``, ``random``) with the predictors
+        (default Gaussian, ridge, kNN, blend) and their NNLS stack; correlation ``"fast"``; split-conformal
+        intervals.  Where the training matrix misses more than half its entries
+        (:data:`~benchsel_lib.method.candidates.SPARSE_MISSING`) the default candidates are
+        :data:`~benchsel_lib.method.candidates.SPARSE_SELECTORS` (``entropy-obs``, ``lasso``, the greedy on the
+        total residual variance of the mean-imputed matrix, BenchPred's imputed Lasso) with
+        :data:`~benchsel_lib.method.candidates.SPARSE_PREDICTORS` (kNN, blend, the per-target ridge on the
+        mean-imputed scores) and their stack: on such a matrix the imputed selections, which reveal benchmarks
+        that many models ran, pay more than MI's picks (``sparse_`` says which set was searched).  Passing
+        ``selectors`` or ``predictors`` fixes the candidates on every matrix (the other one defaults to the
+        first set).
 
-        Cost: the inner search of :func:`~benchsel_lib.method.inner_search.pipeline_path`,
-        estimated before it starts (:func:`~benchsel_lib.method.plan.search_cost`);
-        beyond :data:`~benchsel_lib.method.plan.SEARCH_BUDGET` (tens of
-        thousands of models, thousands of benchmarks) it runs on seeded
-        subsamples and leaves out candidates whose selection would take too
-        long, while the final selection and fit use every model and
-        benchmark (``notes_`` says so).
+        At each ``k`` the pair with the highest inner R^2 is chosen, unless that score falls below the one of
+        the choice at ``k - 1``, which is then kept with one more benchmark
+        (:func:`~benchsel_lib.method.choice.choose_candidate`); ``choice="nested"`` keeps one selector for
+        every size instead.  By default (``blocks=(5,)``, :data:`~benchsel_lib.method.inner_search.AUTO_BLOCKS`)
+        a choice at five benchmarks whose selector's selections are not nested (BenchPred's imputed Lasso,
+        anchor points) stays in every larger selection, so that revealing more does not take back what was
+        revealed; ``blocks=()`` none.  ``initial`` applies to every candidate selector, ``min_observed`` to
+        every one without a filter of its own (``entropy-obs`` keeps its 30 %; pass a :class:`Selector` to set
+        another).  By default (:data:`~benchsel_lib.method.candidates.DEFAULT_MIN_OBSERVED`, 5) no candidate
+        reveals a benchmark that fewer than five training models observe (scaled to each inner fold's share of
+        them): the correlations behind its predictions would rest on two or three models.  ``None`` or 0 keeps
+        every benchmark a candidate.
+
+        Cost: the inner search of :func:`~benchsel_lib.method.inner_search.pipeline_path`, estimated before it
+        starts (:func:`~benchsel_lib.method.plan.search_cost`); beyond
+        :data:`~benchsel_lib.method.plan.SEARCH_BUDGET` (tens of thousands of models, thousands of benchmarks)
+        it runs on seeded subsamples and leaves out candidates whose selection would take too long, while the
+        final selection and fit use every model and benchmark (``notes_`` says so).
         """
         space = auto_space(selectors=selectors, predictors=predictors, stack=stack, min_observed=min_observed,
                            initial=initial)
@@ -401,32 +358,27 @@ class Pipeline(BasePipeline):
 SEARCH_UNREACHED = "mean"
 
 
-
 class PipelineSearch(BasePipeline):
     """A pipeline whose (selection, predictor) pair is chosen at each size by inner cross-validation.
 
     Parameters
     ----------
     k : int
-        How many benchmarks to select.  Cross-validation scores every size up
-        to its own ``k_max``.
+        How many benchmarks to select.  Cross-validation scores every size up to its own ``k_max``.
     candidates : CandidateSpace, Grid or None
-        What is searched (:mod:`benchsel_lib.method.candidates`); None: the
-        recommended pipeline's space (:func:`~benchsel_lib.method.candidates.auto_space`).
+        What is searched (:mod:`benchsel_lib.method.candidates`); None: the recommended pipeline's space.
     scaling : Scaling or {"standard", "logit"}
     correlation : Correlation or {"auto", "pairwise", "em", "fast"}
-        The training correlation of the final selection and fits (the inner
-        folds use their own pairwise estimate).
+        The training correlation of the final selection and fits (the inner folds use their own pairwise one).
     calibrator : {"conformal"}, Conformal or None
-        Split-conformal intervals from the inner-CV residuals of the chosen
-        pair, or none.
+        Split-conformal intervals from the inner-CV residuals of the chosen pair, or none.
     choice : {"monotone", "best", "nested"} or a rule of :mod:`~benchsel_lib.method.choice`
         How the choice is made at each size.
     search_folds : int
         Inner folds (the :class:`~benchsel_lib.method.folds.InnerFolds` of the search).
     blocks : sequence of int
         Sizes at which the path is fixed when the choice there is not nested
-        (:func:`~benchsel_lib.method.inner_search.pipeline_path`).
+        (:class:`~benchsel_lib.method.inner_search.SearchSettings`).
     seed : int
         Seed of the inner folds and of the random selection.
     name : str, optional
@@ -435,8 +387,7 @@ class PipelineSearch(BasePipeline):
     Attributes
     ----------
     cv_results_ : DataFrame
-        The inner-CV R^2 of every candidate scored by the fit, with its rank
-        at its size and whether it is the choice (:attr:`cv_results_`).
+        The inner-CV R^2 of every candidate scored by the fit, its rank at its size and whether it is the choice.
     choice_ : Recommendation
         The choice at ``k``.
     Others as :class:`~benchsel_lib.method.pipeline.Pipeline`: ``scaling_``,
@@ -444,15 +395,10 @@ class PipelineSearch(BasePipeline):
 
     Notes
     -----
-    Every inner-held-out model counts: a candidate is scored on every one
-    (:data:`SEARCH_UNREACHED`), a model that ran none of its benchmarks predicted by
-    the training mean, so a selection that few models ran scores what it
-    predicts for all of them.  Cost: the inner search (:func:`~benchsel_lib.method.plan.search_cost`
-    estimates it before any work; above its budget it runs on subsamples),
-    then one selection and fit on every training model.  :meth:`predict`
-    never searches: it predicts from the selected benchmarks; scores of other
-    benchmarks need a fit for them, ``fit(matrix, revealed=[...])``, which
-    chooses the predictor for those benchmarks.
+    A candidate is scored on every inner-held-out model (:data:`SEARCH_UNREACHED`).  Cost: the inner search
+    (:func:`~benchsel_lib.method.plan.search_cost` estimates it before any work; above its budget it runs on
+    subsamples), then one selection and fit on every training model.  :meth:`predict` never searches: scores
+    of other benchmarks than the selected ones need a fit for them, ``fit(matrix, revealed=[...])``.
     """
 
     def __init__(
@@ -508,8 +454,7 @@ class PipelineSearch(BasePipeline):
                 "folds": self.search_folds, "unreached": SEARCH_UNREACHED, "space": space}
 
     def _candidate(self) -> Pipeline:
-        """The fixed pipeline whose clones the inner folds fit, one per candidate: this search's scaling and seed,
-        no intervals (each clone is handed the fold's scaling, correlation and selections, and its predictor). O(1)."""
+        """The fixed pipeline whose clones the inner folds fit, one per candidate: this search's scaling and seed."""
         return Pipeline(scaling=self.scaling, calibrator=None, seed=self.seed)
 
     @property
@@ -570,12 +515,8 @@ class PipelineSearch(BasePipeline):
                                    seed=self.seed, name=self.label, **self.best_params_).fit(self.matrix_)
         return self.refit_
 
-    def _for_revealed(self, cols: list[int]) -> tuple[FittedPath, PathStep]:
-        """The fitted path and step for the given columns: only the selection; another set is refused."""
-        key = tuple(sorted(cols))
-        hit = self._revealed_fits.get(key)
-        if hit is not None:
-            return hit
+    def _fit_revealed(self, cols: list[int]) -> tuple[FittedPath, PathStep]:
+        """Refused: a search predicts only from its selection (fitted already)."""
         chosen = [self.benchmarks_[j] for j in self.step_.selected]
         other = [self.benchmarks_[j] for j in cols if self.benchmarks_[j] not in chosen]
         missing = [b for b in chosen if self.benchmarks_.index(b) not in cols]

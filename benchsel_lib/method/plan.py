@@ -30,16 +30,8 @@ from .facts import OBJECTIVE_FACTS
 from .predictors import predictor_cost
 from .selectors import Selector, selector_named
 
-__all__ = [
-    "SearchPlan",
-    "plan_search",
-    "search_cost",
-    "selection_cost",
-    "SEARCH_BUDGET",
-    "SEARCH_MIN_MODELS",
-    "SEARCH_MIN_BENCHMARKS",
-    "SELECTION_BUDGET",
-]
+__all__ = ["SearchPlan", "plan_search", "search_cost", "selection_cost", "SEARCH_BUDGET", "SEARCH_MIN_MODELS",
+           "SEARCH_MIN_BENCHMARKS", "SELECTION_BUDGET"]
 
 #: estimated operations (:func:`search_cost`) above which the inner search runs on subsamples (about
 #: ten seconds on one core); a matrix within both subsample floors below is never subsampled
@@ -259,11 +251,10 @@ def plan_search(
         return lo
 
     n_cols = N
-    if N > SEARCH_MIN_BENCHMARKS:
-        def columns_fit(n: int) -> bool:
-            cost_n = search_cost(max(m, 2), n, selectors=kept, **{**kw, "predictors": ()})
-            return cost_n <= budget / 2.0
-        n_cols = largest(SEARCH_MIN_BENCHMARKS, N, columns_fit)
+    if N > SEARCH_MIN_BENCHMARKS:  # the selections and correlations (no predictor) within half the budget
+        no_fits = {**kw, "predictors": ()}
+        n_cols = largest(SEARCH_MIN_BENCHMARKS, N,
+                         lambda n: search_cost(max(m, 2), n, selectors=kept, **no_fits) <= budget / 2.0)
     n_rows = m
     if m > SEARCH_MIN_MODELS:
         n_rows = largest(SEARCH_MIN_MODELS, m, lambda r: search_cost(r, n_cols, selectors=kept, **kw) <= budget)

@@ -57,10 +57,6 @@ def nnls_weights(columns: Sequence[np.ndarray], target: np.ndarray) -> np.ndarra
     return w
 
 
-def _lowrank() -> SoftImpute:
-    return SoftImpute(rank=3, shrinkage=1.0, tol=1e-4)
-
-
 def _patterns(k: float, v: float) -> float:
     """Distinct reveal patterns among ``v`` query rows revealing ``k`` benchmarks."""
     return min(2.0 ** min(k, 60.0), v)
@@ -110,7 +106,8 @@ PREDICTORS: dict[str, PredictorSpec] = {
     "ridge": PredictorSpec(RidgePredictor, lambda m, v, N, k: 4.0 * _patterns(k, v) * m * N * k * k),
     "imputed-ridge": PredictorSpec(ImputedRidgePredictor,
                                    lambda m, v, N, k: m * N + _patterns(k, v) * N * (m * k * k + k**3)),
-    "lowrank": PredictorSpec(_lowrank, lambda m, v, N, k: 20.0 * _svd(m, v, N)),
+    "lowrank": PredictorSpec(lambda: SoftImpute(rank=3, shrinkage=1.0, tol=1e-4),
+                             lambda m, v, N, k: 20.0 * _svd(m, v, N)),
     "blend": PredictorSpec(lambda: BenchPressBlend(tol=1e-4), _blend_cost),
     "knn": PredictorSpec(KNNImputer, lambda m, v, N, k: 6.0 * v * m * N),
 }
@@ -150,20 +147,16 @@ def make_predictor(name: str) -> Any:
     Returns
     -------
     predictor
-        A new, unfitted predictor following the protocol of
-        :class:`~benchsel_lib.method.base.Predictor` (``fit``/``predict``);
-        each call returns a distinct object.
+        A new, unfitted :class:`~benchsel_lib.method.base.Predictor` (a distinct object at each call).
 
     Raises
     ------
     ValueError
-        ``name`` is not a string naming one of :data:`PREDICTORS` (the
-        message lists them).
+        ``name`` is not a string naming one of :data:`PREDICTORS` (the message lists them).
 
     Notes
     -----
-    Complexity O(1): only the constructor runs; fitting and predicting cost
-    what the predictor's own documentation says.
+    Complexity O(1): only the constructor runs.
     """
     p = PREDICTORS[check_predictor_name(name)]()
     p.name = name

@@ -67,11 +67,9 @@ def ridge_loo_batch(
     ``e_i / (1 - H_ii)`` (Allen's PRESS identity) and every strength is
     scored from one decomposition.  These are the numbers of scikit-learn's
     ``RidgeCV`` (its default efficient leave-one-out, first strength on
-    ties) fit target by target, to rounding (the tests check it).  ``RidgeCV`` is not used
-    here: the targets of one ``RidgeCV`` share their rows, while each target
-    here has its own (the models that observed it), and one ``RidgeCV`` per
-    target made the ridge predictors 30-55 times slower on the query blocks
-    of an inner search (BenchPress folds).
+    ties) fit target by target, to rounding (the tests check it); one
+    ``RidgeCV`` cannot serve all targets, as each target here has its own
+    rows (the models that observed it), and one per target is much slower.
 
     Returns
     -------
@@ -179,10 +177,9 @@ class RidgePredictor(BasePredictor):
 
     def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
         """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored."""
-        tr, qu = train, query
-        st = self._state(tr)
-        qm = ~np.isnan(qu)
-        pred = np.zeros_like(qu)
+        st = self._state(train)
+        qm = ~np.isnan(query)
+        pred = np.zeros_like(query)
         patterns, inverse = np.unique(qm, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
         for p, pat in enumerate(patterns):
@@ -196,14 +193,14 @@ class RidgePredictor(BasePredictor):
                 if not todo.any():
                     break
                 F = tuple(order[:L])
-                fit = self._fits(tr, st, F)
+                fit = self._fits(train, st, F)
                 use = todo & fit["ok"]
                 if not use.any():
                     continue
                 J = np.flatnonzero(use)
-                pred[np.ix_(rows, J)] = fit["intercept"][J][None, :] + qu[np.ix_(rows, list(F))] @ fit["beta"][J].T
+                pred[np.ix_(rows, J)] = fit["intercept"][J][None, :] + query[np.ix_(rows, list(F))] @ fit["beta"][J].T
                 todo &= ~use
-        return pass_through(pred, qu)
+        return pass_through(pred, query)
 
 
 _IMPUTED_STATES = LRUMemo(16)  # ImputedRidgePredictor's per-training-matrix fits

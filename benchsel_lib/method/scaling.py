@@ -62,7 +62,7 @@ class Standardizer:
     Notes
     -----
     Complexity: :meth:`transform` and :meth:`inverse_transform` O(M N) for
-    ``M`` rows, :meth:`scale_cov` O(N^2) for a block (O(N) for variances).
+    ``M`` rows.
     """
 
     mean: np.ndarray
@@ -83,19 +83,6 @@ class Standardizer:
             raise ValueError(f"{name} must have {self.mean.shape[0]} columns, one per benchmark the standardizer "
                              f"was fitted on, got shape {A.shape}")
         return A
-
-    def scale_cov(self, cov: np.ndarray, idx: np.ndarray | list[int] | None = None) -> np.ndarray:
-        """Map a covariance of standardized scores to original units.
-
-        Returns ``D cov D`` with ``D = diag(std[idx])`` (all benchmarks when
-        ``idx`` is None). Works for a square block or a vector of variances
-        (then ``var * std**2``). O(N^2).
-        """
-        s = self.std if idx is None else self.std[np.asarray(idx, dtype=int)]
-        c = np.asarray(cov, dtype=float)
-        if c.ndim == 1:
-            return c * s**2
-        return c * np.outer(s, s)
 
 
 def fit_standardizer(
@@ -249,8 +236,8 @@ def logit_transform(
         s = np.nanmax(arr, axis=0)
     else:
         s = _check_smax(smax, arr.shape[1], "X")
-    if not np.isfinite(s).all() or (s <= 0).any():
-        bad = np.flatnonzero(~(np.isfinite(s) & (s > 0)))
+    bad = np.flatnonzero(~(np.isfinite(s) & (s > 0)))
+    if bad.size:
         raise ValueError(
             f"logit transform needs a positive maximum per benchmark; column(s) {bad[:10].tolist()} "
             f"have maximum {s[bad[:3]].tolist()}"
@@ -381,17 +368,16 @@ class FittedScaling:
 
         O(M N) for ``M`` rows of ``N`` benchmarks (``len(cols)`` with ``cols``).
         """
-        A = self.values(X) if cols is None else self._values_cols(X, cols)
+        if cols is None:
+            A = self.values(X)
+        else:
+            A = np.asarray(X, dtype=float)
+            if self.smax is not None:
+                A = logit_transform(A.reshape(-1, len(cols)), smax=self.smax[cols])[0].reshape(A.shape)
         st = self.standardizer
         m, s = (st.mean, st.std) if cols is None else (st.mean[cols], st.std[cols])
         c = self.scaling.clip
         return np.clip((A - m) / s, -c, c)
-
-    def _values_cols(self, X: Any, cols: Any) -> np.ndarray:
-        A = np.asarray(X, dtype=float)
-        if self.smax is None:
-            return A
-        return logit_transform(A.reshape(-1, len(cols)), smax=self.smax[cols])[0].reshape(A.shape)
 
     def inverse(self, Z: Any, cols: Any = None) -> np.ndarray:
         """Standardized scores -> original units (through the inverse logit for the logit scaling); monotone per column.

@@ -1,53 +1,14 @@
 """The one selection entry point, :func:`select` (paper Sections 2-4, Appendices B, C).
 
-Eleven objectives:
-
-* ``"entropy"`` -- greedy maximization of :math:`H(X_A) = \\tfrac12\\log\\det(2\\pi e\\,\\Sigma_{AA})`
-  (Algorithm 1).  The greedy step picks the largest residual diagonal, so the
-  algorithm *is* pivoted Cholesky; it costs :math:`O(k^2 N)`.
-* ``"mi"`` -- greedy maximization of :math:`I(X_A; X_{\\bar A})` (Eq. mi-formula,
-  Algorithm 2).  The forward conditional variances come from the same
-  incremental Cholesky; the complement precision diagonal is recomputed from a
-  *fresh* factorization of :math:`\\Sigma_{\\bar A\\bar A}` at every step
-  (Appendix C, Eq. prec-diag-chol), with an eigendecomposition fallback with
-  clamped eigenvalues when the block is near-singular.  Cost :math:`O(k N^3)`.
-* ``"random"`` -- a seeded uniform permutation (the paper's baseline).
-* ``"lasso"`` -- the order in which benchmarks enter a multi-target group-lasso
-  path of the correlation (:func:`lasso_path_order`, an extension).
-* ``"greedy"`` -- predictive greedy: forward selection on the leave-one-out
-  R^2 of per-target ridge regression on the training rows
-  (:func:`predictive_greedy`, an extension).
-* ``"anchors"`` -- anchor points: the medoids of a k-medoids (PAM) clustering
-  of the benchmarks with dissimilarity :math:`1 - R_{ij}^2`
-  (:func:`~benchsel_lib.method.medoids.k_medoids`, a peer method).
-* ``"sparse"`` -- a cross-validated Lasso, then the largest coefficients.
-  Every benchmark is predicted from the others by a Lasso in covariance
-  form, one strength shared by all targets and cross-validated on the
-  training rows; the benchmarks carrying the largest summed absolute
-  coefficients are selected (:func:`~benchsel_lib.method.sparse.sparse_order`,
-  a peer method).
-* ``"mean-lasso"`` -- the rule of BenchPred's released code: the order in
-  which benchmarks enter the Lasso path of the mean standardized score
-  (:func:`~benchsel_lib.method.sparse.mean_lasso_order`, a peer method).
-* ``"imputed-lasso"`` -- the same rule as BenchPred's released code runs it:
-  the non-zero coefficients of the Lasso of the mean score on the
-  mean-imputed training matrix, at the strength of BenchPred's grid that
-  leaves ``k`` of them
-  (:func:`~benchsel_lib.method.sparse.imputed_lasso_order`, a peer method).
-* ``"trace"`` -- greedy minimization of the total residual variance
-  :math:`\\operatorname{tr}(\\Sigma_{\\bar A|A})`, the third objective of
-  Section 2, which targets average prediction accuracy
-  (:func:`~benchsel_lib.method.objectives.residual_trace_greedy`, an
-  extension; :math:`O(kN^2)`).
-* ``"imputed-trace"`` -- the same greedy on the second moments of the
-  mean-imputed training matrix
-  (:func:`~benchsel_lib.method.sparse.imputed_gram`): each step reveals the
-  benchmark whose least-squares fit leaves the smallest summed squared
-  residual of the other benchmarks over the training models, every score a
-  model did not run set to its benchmark's mean (a greedy column-subset
-  selection).  A pair's covariance is weighted by the share of models that
-  ran both, so it prefers benchmarks that many models ran and that explain
-  benchmarks many models ran (an extension; :math:`O(mN^2 + kN^2)`).
+Eleven objectives (:data:`OBJECTIVES`, each described in :func:`select`):
+the paper's entropy (Algorithm 1, which *is* pivoted Cholesky, :math:`O(k^2 N)`)
+and mutual information (Algorithm 2, a fresh complement factorization per
+step, Appendix C, :math:`O(k N^3)`) and its random baseline; the group-lasso
+path order, the predictive greedy and the greedy on the total residual
+variance, of the correlation or of the mean-imputed training matrix
+(extensions); anchor points, a cross-validated per-target Lasso and
+BenchPred's Lasso of the mean score, on the correlation or on the
+mean-imputed training matrix (peer methods).
 
 The two Gaussian objectives are gains over one pivoted Cholesky state
 (:mod:`~benchsel_lib.method.objectives`); this module holds the optimizer that
@@ -60,13 +21,9 @@ candidates (a benchmark run by two or three models has a noise correlation).
 A pipeline names these options once, in a
 :class:`~benchsel_lib.method.selectors.Selector`.
 
-Numerical conventions
----------------------
-Conditional variances are clamped from below at ``floor = 1e-12 * max(diag(cov))``
-before any logarithm is taken, so near-singular covariances (duplicated
-columns, rank deficiency, zero-variance columns) give finite numbers, never
-NaN.  A pivot at or below the floor is treated as "already explained": its
-Cholesky column is set to zero.
+Conditional variances are floored at ``1e-12 * max(diag(cov))`` as in
+:mod:`~benchsel_lib.method.objectives`, so near-singular covariances give
+finite numbers, never NaN.
 """
 from __future__ import annotations
 
@@ -79,54 +36,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._checks import (
-    check_bool,
-    check_covariance,
-    check_data_matrix,
-    check_k,
-    resolve_indices,
-)
+from .._checks import check_bool, check_covariance, check_data_matrix, check_k, resolve_indices
 from .._random import check_entropy
 from .lowrank import LowRankCorrelation
 from .medoids import anchor_dissimilarity, k_medoids
 from .facts import OBJECTIVE_FACTS
-from .objectives import (
-    EntropyGain,
-    MutualInformationGain,
-    Objective,
-    PivotedCholesky,
-    entropy_gain,
-    entropy_gains_along,
-    gains_along,
-    residual_trace_greedy,
-    trace_order,
-    variance_floor,
-)
+from .objectives import (EntropyGain, MutualInformationGain, Objective, PivotedCholesky, entropy_gain,
+                         entropy_gains_along, gains_along, residual_trace_greedy, trace_order, variance_floor)
 from .regression import RidgePredictor, ridge_loo_batch
 from .sparse import imputed_gram, imputed_lasso_order, mean_lasso_order, sparse_order
 
-__all__ = [
-    "OBJECTIVES",
-    "UNNESTED",
-    "COST_AWARE",
-    "NEEDS_TRAIN",
-    "check_cost_form",
-    "TIE_BREAKS",
-    "check_tie_break",
-    "within_budget",
-    "too_thin",
-    "Selection",
-    "select",
-    "lasso_path_order",
-    "predictive_greedy",
-]
+__all__ = ["OBJECTIVES", "UNNESTED", "COST_AWARE", "NEEDS_TRAIN", "check_cost_form", "TIE_BREAKS", "check_tie_break",
+           "within_budget", "too_thin", "Selection", "select", "lasso_path_order", "predictive_greedy"]
 
 
-#: the objectives of :func:`select` (:data:`~benchsel_lib.method.facts.OBJECTIVE_FACTS` holds their facts):
-#: Algorithms 1 and 2, the random baseline, two prediction-aimed orders, anchor points, the per-target Lasso
-#: with a cross-validated strength, the Lasso path of the mean score (on the correlation, and on the
-#: mean-imputed matrix), and the greedy on the total residual variance (of the correlation, and of the
-#: mean-imputed matrix)
+#: the objectives of :func:`select` (:data:`~benchsel_lib.method.facts.OBJECTIVE_FACTS` holds their facts)
 OBJECTIVES = tuple(OBJECTIVE_FACTS)
 #: the objectives that the greedy optimizer maximizes, by name
 _GAINS = {"entropy": EntropyGain, "mi": MutualInformationGain}
@@ -137,6 +61,8 @@ UNNESTED = tuple(name for name, f in OBJECTIVE_FACTS.items() if not f.nested)
 NEEDS_TRAIN = tuple(name for name, f in OBJECTIVE_FACTS.items() if f.needs_train)
 #: the objectives with a budgeted, cost-aware form (gain per unit cost); the others select by count only
 COST_AWARE = tuple(name for name, f in OBJECTIVE_FACTS.items() if f.cost_aware)
+#: objectives that work from a :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`'s factors (no N x N array)
+LOW_RANK_OBJECTIVES = ("entropy", "mi", "random", "lasso")
 
 
 def check_cost_form(objective: str) -> None:
@@ -196,9 +122,8 @@ class Selection:
         Marginal gain of each step in the objective: for ``"entropy"``
         (and ``"random"``) :math:`\\tfrac12\\log(2\\pi e\\, d_j)` (Eq. schur-entropy),
         for ``"mi"`` :math:`\\tfrac12[\\log\\sigma^2_{j|A} - \\log\\sigma^2_{j|\\bar A_j}]`
-        (Eq. mi-gain); for ``"lasso"``, ``"greedy"``, ``"anchors"``,
-        ``"sparse"``, ``"mean-lasso"``, ``"imputed-lasso"``, ``"trace"`` and ``"imputed-trace"`` the
-        entropy gains along the order.  Never shifted; see ``shift``.
+        (Eq. mi-gain); for the other objectives the entropy gains along the
+        order.  Never shifted; see ``shift``.
     residual_fraction : numpy.ndarray
         :math:`\\operatorname{tr}(\\Sigma - L_tL_t^\\top)/\\operatorname{tr}\\Sigma` after each
         step, i.e. the summed conditional variance of the unselected benchmarks
@@ -212,9 +137,7 @@ class Selection:
         One of :data:`OBJECTIVES`.
     strategy : str
         ``"greedy"`` (cardinality), ``"cost-effective"`` or ``"singleton"``
-        (which Krause-Guestrin strategy won under a budget), ``"random"``,
-        ``"lasso"``, ``"anchors"``, ``"sparse"``, ``"mean-lasso"``, ``"imputed-lasso"``, ``"trace"``,
-        ``"imputed-trace"``.
+        (which Krause-Guestrin strategy won under a budget), or the objective.
     n_evaluations : int
         Number of marginal-gain evaluations performed by the selection loop
         (mandatory steps and diagnostics not counted); for ``"anchors"`` the
@@ -245,26 +168,15 @@ class Selection:
         return len(self.order)
 
     def as_frame(self) -> Any:
-        """Tidy table, one row per step.
+        """Tidy table, one row per step. O(k) for ``k`` steps.
 
         Columns: ``step`` (1-based), ``benchmark`` (name, or index when no names),
         ``index``, ``gain``, ``residual_fraction``, ``logdet``, ``mi``.
-
-        O(k) for ``k`` steps.
         """
-
         labels = self.names if self.names is not None else list(self.order)
-        return pd.DataFrame(
-            {
-                "step": np.arange(1, len(self.order) + 1),
-                "benchmark": labels,
-                "index": list(self.order),
-                "gain": self.gains,
-                "residual_fraction": self.residual_fraction,
-                "logdet": self.logdet,
-                "mi": self.mi,
-            }
-        )
+        return pd.DataFrame({"step": np.arange(1, len(self.order) + 1), "benchmark": labels,
+                             "index": list(self.order), "gain": self.gains,
+                             "residual_fraction": self.residual_fraction, "logdet": self.logdet, "mi": self.mi})
 
 
 def _tie_threshold(best: float, tol: float) -> float:
@@ -316,14 +228,12 @@ class _TieBreaker:
         if tied.size == 1 or self.mode == "index":
             return int(tied.min())
         tied = np.sort(tied)
-        if self.mode == "mi" and self.objective != "mi":
+        if self.mode == "auto":
+            sec = self._centrality(tied, state.selected)
+        elif self.objective != "mi":  # tie_break "mi": the MI gain is the secondary key
             sec = self._mi_key(tied, state)
-        elif self.mode in ("auto", "mi"):
-            sec = self._centrality(tied, state.selected) if self.mode == "auto" else None
-            if sec is None:  # "mi" tie-break for the MI objective: primary == secondary
-                return int(tied[0])
-        else:  # pragma: no cover - validated earlier
-            raise ValueError(f"unknown tie_break {self.mode!r}")
+        else:  # "mi" tie-break for the MI objective: primary == secondary
+            return int(tied[0])
         sbest = float(sec.max())
         return int(tied[sec >= _tie_threshold(sbest, self.tol)][0])
 
@@ -339,30 +249,23 @@ def _greedy(
     shift: float,
     tie: _TieBreaker,
     lazy: bool,
-    budget_tol: float = 0.0,
+    budget_tol: float,
 ) -> tuple[list[int], list[float], int, dict[int, float]]:
-    """The greedy optimizer: mandatory steps, then greedy steps on ``objective``'s gains.
+    """The greedy optimizer: mandatory steps, then greedy steps on ``objective``'s gains, eager or lazy (Minoux).
 
     Returns the order, the gain of each step (mandatory ones included), the
-    number of gain evaluations and the gains at the first greedy step.  The
-    key of a candidate is the objective's surrogate (the conditional variance
-    for entropy, Algorithm 1's :math:`\\arg\\max_j d_j`), or, when ``costs`` are
-    given, its gain plus ``shift`` divided by its cost (cost-effective
-    greedy).  The first-step gains map each affordable candidate to its
-    unshifted gain (used for the best singleton under a budget).  Eager: one
-    vector evaluation of every candidate per step, :math:`O(kN)` gains and
-    :math:`O(k^2N)` Cholesky updates.  Lazy (Minoux): a max-heap of stale
-    keys, valid upper bounds by submodularity; a candidate is re-evaluated
-    only when its bound reaches the top.  Add the objective's work per step
-    (MI: one complement factorization, :math:`O(N^3)`).
+    number of gain evaluations and the unshifted gains of the affordable
+    candidates at the first greedy step (for the best singleton under a
+    budget).  A candidate's key is the objective's surrogate (Algorithm 1's
+    :math:`\\arg\\max_j d_j` for entropy) or, with ``costs``, its gain plus
+    ``shift`` per unit cost.  Eager: :math:`O(kN)` gains and :math:`O(k^2N)`
+    Cholesky updates, plus the objective's work per step (MI: :math:`O(N^3)`).
     """
     state = PivotedCholesky(objective.S, k, objective.floor)
     step_gains: list[float] = []
     n_eval = 0
     first: dict[int, float] = {}
-    lazy_rows = lazy and objective.lazy_rows
-    add = state.add_lazy if lazy_rows else state.add
-
+    add = state.add_lazy if lazy and objective.lazy_rows else state.add
     for p in initial:
         objective.prepare(state)
         step_gains.append(objective.gain(state, p)[0])
@@ -370,35 +273,28 @@ def _greedy(
 
     avail = candidates.copy()  # bool mask of still-selectable benchmarks
     avail[state.selected] = False
-    cost = costs
-
-    heap: list[tuple[float, int, int]] = []
-    if lazy:
-        heap = [(-math.inf, int(j), -1) for j in np.flatnonzero(avail)]
-        heapq.heapify(heap)
-
-    first_step = True
+    heap = [(-math.inf, int(j), -1) for j in np.flatnonzero(avail)] if lazy else []
+    heapq.heapify(heap)
     while state.t < k:
-        if cost is not None:
-            avail &= cost <= budget_left + budget_tol
+        if costs is not None:
+            avail &= costs <= budget_left + budget_tol
         if not avail.any():
             break
         objective.prepare(state)
-        record = first if first_step else None  # the gains at the first greedy step are recorded
+        record = first if state.t == len(initial) else None  # the gains at the first greedy step are recorded
         if not lazy:
-            p, g, n = _eager_step(objective, state, avail, cost=cost, shift=shift, tie=tie, record=record)
+            p, g, n = _eager_step(objective, state, avail, cost=costs, shift=shift, tie=tie, record=record)
         else:
-            picked = _lazy_step(objective, state, heap, avail, cost=cost, shift=shift, tie=tie, record=record)
+            picked = _lazy_step(objective, state, heap, avail, cost=costs, shift=shift, tie=tie, record=record)
             if picked is None:
                 break
             p, g, n = picked
         n_eval += n
         step_gains.append(g)
-        first_step = False
         add(p)
         avail[p] = False
-        if cost is not None:
-            budget_left -= float(cost[p])
+        if costs is not None:
+            budget_left -= float(costs[p])
     return state.order, step_gains, n_eval, first
 
 
@@ -426,14 +322,17 @@ def _lazy_step(objective: Objective, state: PivotedCholesky, heap: list[tuple[fl
     """
     step = state.t
     n_eval = 0
+    fresh: dict[int, float] = {}
 
-    def evaluate(j: int) -> tuple[float, float]:
+    def evaluate(j: int) -> float:
+        nonlocal n_eval
         g, surrogate = objective.gain(state, j)
+        n_eval += 1
+        fresh[j] = g
         if record is not None:
             record[j] = g
-        return g, (surrogate if cost is None else float((g + shift) / cost[j]))
+        return surrogate if cost is None else float((g + shift) / cost[j])
 
-    fresh: dict[int, float] = {}
     # pop until the top of the heap is fresh
     while heap:
         negk, j, stamp = heap[0]
@@ -443,10 +342,7 @@ def _lazy_step(objective: Objective, state: PivotedCholesky, heap: list[tuple[fl
         if stamp == step:
             break
         heapq.heappop(heap)
-        g, key = evaluate(j)
-        n_eval += 1
-        fresh[j] = g
-        heapq.heappush(heap, (-key, j, step))
+        heapq.heappush(heap, (-evaluate(j), j, step))
     if not heap:
         return None
     thr = tie.threshold(-heap[0][0])
@@ -456,9 +352,7 @@ def _lazy_step(objective: Objective, state: PivotedCholesky, heap: list[tuple[fl
         if not avail[j]:
             continue
         if stamp != step:
-            g, key = evaluate(j)
-            n_eval += 1
-            fresh[j] = g
+            key = evaluate(j)
             if key < thr:
                 heapq.heappush(heap, (-key, j, step))
                 continue
@@ -482,7 +376,7 @@ def _maximize(
     candidates: np.ndarray,
     k: int,
     costs: np.ndarray | None,
-    budget: float | None,
+    budget_left: float,
     shift: float,
     tie: _TieBreaker,
     lazy: bool,
@@ -490,16 +384,11 @@ def _maximize(
 ) -> tuple[list[int], list[float] | None, int, str]:
     """Greedy maximization of an objective (Algorithms 1-2); under a budget the Krause-Guestrin modified greedy.
 
-    Under a budget (Appendix B) the cost-effective greedy is compared with
-    the best affordable singleton given the mandatory benchmarks, in the same
-    (shifted) objective, and the better is kept.  Returns the order, the
-    gain of each step (None when the singleton won), the number of gain
-    evaluations and the strategy (``"greedy"``, ``"cost-effective"`` or
-    ``"singleton"``).  Cost: that of :func:`_greedy`, plus one pass along the
-    order under a budget.
+    Under a budget (Appendix B) the better of the cost-effective greedy and the best affordable singleton, in
+    the shifted objective.  Returns the order, the gain of each step (None when the singleton won), the gain
+    evaluations and the strategy.  Cost: that of :func:`_greedy`, plus one pass along the order under a budget.
     """
     S, floor = gain.S, gain.floor
-    budget_left = budget - float(costs[initial].sum()) if costs is not None and budget is not None else math.inf
     order, step_gains, n_eval, first = _greedy(
         gain, initial=initial, candidates=candidates, k=k, costs=costs, budget_left=budget_left, shift=shift,
         tie=tie, lazy=lazy, budget_tol=budget_tol)
@@ -508,7 +397,10 @@ def _maximize(
     if first and len(initial) < k:
         js = np.array(sorted(first))
         gs = np.array([first[j] for j in js])
-        j_single = tie.choose(js, gs, _state_after(S, initial, floor))
+        state = PivotedCholesky(S, len(initial), floor)
+        for p in initial:
+            state.add(p)
+        j_single = tie.choose(js, gs, state)
         val_single = first[j_single] + shift
         m = len(initial)
         if gain.name == "mi":
@@ -526,7 +418,7 @@ def _random_order(
     k: int,
     *,
     costs: np.ndarray | None,
-    budget: float | None,
+    budget_left: float,
     budget_tol: float,
     seed: int | Sequence[int] | np.random.Generator | None,
 ) -> list[int]:
@@ -536,16 +428,14 @@ def _random_order(
     """
     seed = check_entropy(seed)
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    perm = rng.permutation(np.flatnonzero(candidates))
     order = list(initial)
-    left = budget - float(costs[initial].sum()) if costs is not None and budget is not None else math.inf
-    for j in perm.tolist():
+    for j in rng.permutation(np.flatnonzero(candidates)).tolist():
         if len(order) >= k:
             break
         if costs is not None:
-            if costs[j] > left + budget_tol:
+            if costs[j] > budget_left + budget_tol:
                 continue
-            left -= float(costs[j])
+            budget_left -= float(costs[j])
         order.append(int(j))
     return order
 
@@ -627,45 +517,37 @@ def _resolve_size(
     costs: np.ndarray | None,
     budget: float | None,
     why: list[str],
-) -> tuple[int, float]:
-    """The number of benchmarks to select, checked against the candidates and the budget, and the budget's slack.
+) -> tuple[int, float, float]:
+    """The number of benchmarks to select, checked; the budget left after the mandatory ones and its slack.
 
-    Without costs ``k`` must leave room for the mandatory benchmarks and
-    not exceed them plus the candidates; under a budget ``k=None`` is the
-    most benchmarks the budget can pay for (the cheapest first). O(N log N).
+    ``k`` must leave room for the mandatory benchmarks and not exceed them
+    plus the candidates (under a budget: the most benchmarks it can pay for,
+    the cheapest first, which ``k=None`` selects). O(N log N).
     """
-    n_cand = int(candidates.sum())
-    if costs is None or budget is None:
-        k = check_k(k, n)
-        if k < len(init):
-            raise ValueError(f"k={k} is smaller than the number of mandatory benchmarks ({len(init)})")
-        if k - len(init) > n_cand:
-            raise ValueError(
-                f"k={k} is out of range: only {len(init) + n_cand} benchmarks are selectable"
-                + (" after " + " and ".join(why) if why else "")
-            )
-        return k, 0.0
-    btol = _BUDGET_RTOL * budget  # float slack: 1.2 - 0.1 - 0.1 < 1.0 must not make 1.0 unaffordable
-    init_cost = float(costs[init].sum())
-    if not within_budget(init_cost, budget):
-        raise ValueError(f"mandatory benchmarks cost {init_cost:g}, more than the budget {budget:g}")
-    left = budget - init_cost
-    cc = np.sort(costs[candidates])
-    n_afford = int(np.searchsorted(np.cumsum(cc), left + btol, side="right"))
-    max_card = len(init) + n_afford
-    if n_afford == 0 and (k is None or k > len(init)):
-        raise ValueError(f"no benchmark is affordable within budget {budget:g}")
-    if k is None:
-        return max_card, btol
+    left, btol = math.inf, 0.0
+    max_card = len(init) + int(candidates.sum())
+    if costs is not None:  # and so budget (_check_costs)
+        btol = _BUDGET_RTOL * budget  # float slack: 1.2 - 0.1 - 0.1 < 1.0 must not make 1.0 unaffordable
+        init_cost = float(costs[init].sum())
+        if not within_budget(init_cost, budget):
+            raise ValueError(f"mandatory benchmarks cost {init_cost:g}, more than the budget {budget:g}")
+        left = budget - init_cost
+        n_afford = int(np.searchsorted(np.cumsum(np.sort(costs[candidates])), left + btol, side="right"))
+        max_card = len(init) + n_afford
+        if n_afford == 0 and (k is None or k > len(init)):
+            raise ValueError(f"no benchmark is affordable within budget {budget:g}")
+        if k is None:
+            return max_card, left, btol
     k = check_k(k, n)
     if k < len(init):
         raise ValueError(f"k={k} is smaller than the number of mandatory benchmarks ({len(init)})")
+    if k > max_card and costs is None:
+        raise ValueError(f"k={k} is out of range: only {max_card} benchmarks are selectable"
+                         + (" after " + " and ".join(why) if why else ""))
     if k > max_card:
-        raise ValueError(
-            f"k={k} is more than the budget allows: at most {max_card} benchmarks fit in budget {budget:g}"
-            " (pass k=None for as many as the budget allows)"
-        )
-    return k, btol
+        raise ValueError(f"k={k} is more than the budget allows: at most {max_card} benchmarks fit in budget "
+                         f"{budget:g} (pass k=None for as many as the budget allows)")
+    return k, left, btol
 
 
 def select(
@@ -710,63 +592,44 @@ def select(
         upper bound and may be ``None`` ("as many as the budget allows"); a
         ``k`` larger than the most benchmarks the budget can pay for raises.
     objective : str
-        One of :data:`OBJECTIVES`.  ``"entropy"``: greedy :math:`H(X_A)`, i.e. pivoted Cholesky (Algorithm 1),
-        :math:`O(k^2 N)`.  ``"mi"``: greedy :math:`I(X_A;X_{\\bar A})` (Algorithm 2)
-        with gain :math:`\\tfrac12[\\log d_j + \\log P_{jj}]`, ``P`` the complement
-        precision diagonal from a fresh Cholesky each step (eigendecomposition
-        fallback with clamped eigenvalues when near-singular), :math:`O(kN^3)`.
-        ``"random"``: uniform random order from ``numpy.random.default_rng(seed)``.
-        ``"lasso"``: the order in which benchmarks enter the multi-target
-        group-lasso path of the correlation (:func:`lasso_path_order`; no
-        costs). ``"greedy"``: predictive greedy, forward selection maximizing
-        the leave-one-out R^2 of per-target ridge regression on ``train``
-        (:func:`predictive_greedy`).  ``"anchors"``: anchor points, the
-        ``k`` medoids of a PAM k-medoids clustering of all benchmarks with
-        dissimilarity :math:`d_{ij} = 1 - R_{ij}^2` on the correlation
-        (:func:`~benchsel_lib.method.medoids.k_medoids`; no costs).  The set is
-        PAM's (BUILD, then best exchanges until none improves; mandatory
-        benchmarks are fixed medoids, excluded ones still count as points to
-        cover); the order is mandatory first, then greedy within the set, so
-        a prefix is the greedy smaller selection *within* the ``k``-medoid
-        set, not the k-medoid solution of its own size (k-medoid solutions
-        are not nested: a pipeline, and so cross-validation, selects the
-        medoids of every size it needs,
-        :meth:`~benchsel_lib.method.selectors.Selector.select_sizes`).
-        ``"sparse"``: a per-target Lasso in covariance form that predicts
-        every benchmark from the candidates and mandatory benchmarks other
-        than itself (mandatory ones unpenalized), one strength shared by all
-        targets and chosen by ``n_folds = 5`` fold cross-validation of the
-        held-out risk summed over the targets on ``train``; the order is the
-        candidates by decreasing importance :math:`\\sum_j |B_{cj}|` at that
-        strength, then those of zero importance by the strength at which
-        they enter the path (:func:`~benchsel_lib.method.sparse.sparse_order`;
-        needs ``train``, at least 10 rows; no costs).  ``"mean-lasso"``: the
-        Lasso in covariance form of the mean standardized score on the
-        candidates and mandatory benchmarks (mandatory ones unpenalized); the
-        order is the candidates by the strength at which they enter its path,
-        so the first ``k`` are the non-zero coefficients at the strength that
-        leaves ``k`` of them, as BenchPred's released code selects
-        (:func:`~benchsel_lib.method.sparse.mean_lasso_order`; no costs).
-        ``"imputed-lasso"``: the same Lasso on the training matrix ``train``
-        with every missing score replaced by its benchmark's mean, at the
-        strength of BenchPred's grid that leaves ``k`` non-zero
-        coefficients, as BenchPred's released code runs it; the set of
-        ``k`` need not contain that of ``k - 1``
-        (:func:`~benchsel_lib.method.sparse.imputed_lasso_order`; needs
-        ``train``; no costs).  ``"trace"``: greedy minimization of the total
-        residual variance :math:`\\operatorname{tr}(\\Sigma_{\\bar A|A})` (Section 2's
-        third objective): each step adds the candidate that lowers the summed
-        conditional variance of the unselected benchmarks the most,
-        :math:`\\sum_{t\\notin A} R_{tj}^2/R_{jj}` for the residual covariance
-        ``R``; ties within ``tie_tol`` go to the lowest index
-        (:func:`~benchsel_lib.method.objectives.residual_trace_greedy`;
-        :math:`O(kN^2)`; no costs).  ``"imputed-trace"``: the same greedy on
-        the second moments of the mean-imputed, centred training matrix
-        ``train`` instead of ``cov``
-        (:func:`~benchsel_lib.method.sparse.imputed_gram`): each step adds the
-        benchmark whose least-squares fit leaves the smallest summed squared
-        residual of the others over the training models, the scores a model
-        did not run set to their benchmark's mean (needs ``train``; no costs).
+        One of :data:`OBJECTIVES`; only those of :data:`COST_AWARE` take
+        costs, those of :data:`NEEDS_TRAIN` need ``train``.
+
+        * ``"entropy"``: greedy :math:`H(X_A)`, i.e. pivoted Cholesky
+          (Algorithm 1), :math:`O(k^2 N)`.
+        * ``"mi"``: greedy :math:`I(X_A;X_{\\bar A})` (Algorithm 2) with gain
+          :math:`\\tfrac12[\\log d_j + \\log P_{jj}]`, ``P`` the complement
+          precision diagonal from a fresh Cholesky each step (eigendecomposition
+          fallback with clamped eigenvalues when near-singular), :math:`O(kN^3)`.
+        * ``"random"``: uniform random order from ``numpy.random.default_rng(seed)``.
+        * ``"lasso"``: the entry order of the multi-target group-lasso path of
+          the correlation (:func:`lasso_path_order`).
+        * ``"greedy"``: forward selection on the leave-one-out R^2 of
+          per-target ridge regression on ``train`` (:func:`predictive_greedy`).
+        * ``"anchors"``: the ``k`` medoids of PAM on :math:`1 - R_{ij}^2`
+          (:func:`~benchsel_lib.method.medoids.k_medoids`; mandatory benchmarks
+          are fixed medoids, excluded ones still points to cover), mandatory
+          first, then greedy within the set: a prefix is not the k-medoid
+          solution of its own size.
+        * ``"sparse"``: the candidates by their summed absolute coefficients in
+          a per-target Lasso whose strength is cross-validated on ``train``
+          (:func:`~benchsel_lib.method.sparse.sparse_order`; at least 10 rows).
+        * ``"mean-lasso"``: the entry order of the Lasso path of the mean
+          standardized score, as BenchPred's released code selects
+          (:func:`~benchsel_lib.method.sparse.mean_lasso_order`).
+        * ``"imputed-lasso"``: that Lasso on the mean-imputed ``train``, at the
+          strength of BenchPred's grid that leaves ``k`` non-zero coefficients;
+          the set of ``k`` need not contain that of ``k - 1``
+          (:func:`~benchsel_lib.method.sparse.imputed_lasso_order`).
+        * ``"trace"``: greedy minimization of the total residual variance
+          :math:`\\operatorname{tr}(\\Sigma_{\\bar A|A})` (Section 2's third
+          objective), ties within ``tie_tol`` to the lowest index
+          (:func:`~benchsel_lib.method.objectives.residual_trace_greedy`).
+        * ``"imputed-trace"``: the same greedy on the second moments of the
+          mean-imputed training matrix
+          (:func:`~benchsel_lib.method.sparse.imputed_gram`), which weigh a
+          pair by the share of models that ran both, so it prefers benchmarks
+          that many models ran.
     initial : sequence of int or str
         Mandatory benchmarks (indices, or names when ``names`` is given),
         selected first in the given order (paper Section 6); greedy continues on
@@ -853,29 +716,25 @@ def select(
 
     Notes
     -----
-    Conditional variances are clamped at ``1e-12 * max(diag(cov))`` so
-    near-singular inputs give finite results.  Complexity: entropy
-    :math:`O(k^2N)` plus :math:`O(N^3)` once for the MI diagnostic; MI
-    :math:`O(kN^3)`; anchors :math:`O(N^2)` for the dissimilarity plus
-    :math:`O(\\text{iterations}\\cdot k(N-k)N)` for PAM; sparse six multi-target
-    Lasso paths of 20 strengths, each at most
+    Complexity: entropy :math:`O(k^2N)` plus :math:`O(N^3)` once for the MI
+    diagnostic; MI :math:`O(kN^3)`; anchors :math:`O(N^2)` for the
+    dissimilarity plus :math:`O(\\text{iterations}\\cdot k(N-k)N)` for PAM;
+    sparse six multi-target Lasso paths of 20 strengths, each at most
     :math:`O(20\\cdot\\text{iterations}\\cdot 2N^3)` (at most 100 FISTA
-    iterations per strength), plus five fold correlations
-    :math:`O(MN^2 + N^3)`; mean-lasso one single-target path of 400
-    strengths, :math:`O(N^3)` for the eigenvalue floor plus a few
-    :math:`O(N^2)` sweeps per strength; imputed-lasso :math:`O(MN^2)` for
-    the imputed second moments plus a path down to the first strength with
-    more than ``k + 10`` non-zeros, a few :math:`O(k^2 + kN)` sweeps and
-    checks per strength; trace :math:`O(kN^2)`; imputed-trace
-    :math:`O(MN^2 + kN^2)`; budgets add nothing
-    asymptotically.
+    iterations per strength), plus five fold correlations :math:`O(MN^2 +
+    N^3)`; mean-lasso one single-target path of 400 strengths, :math:`O(N^3)`
+    for the eigenvalue floor plus a few :math:`O(N^2)` sweeps per strength;
+    imputed-lasso :math:`O(MN^2)` for the imputed second moments plus a path
+    down to the first strength with more than ``k + 10`` non-zeros, a few
+    :math:`O(k^2 + kN)` sweeps and checks per strength; trace
+    :math:`O(kN^2)`; imputed-trace :math:`O(MN^2 + kN^2)`; budgets add
+    nothing asymptotically.
     """
     S = _factored_or_checked(cov, objective, costs)
     n = S.shape[0]
     objective, lazy, tol, names = _check_options(n, objective=objective, tie_break=tie_break, lazy=lazy,
                                                  tie_tol=tie_tol, names=names)
-    diag = S.diagonal()
-    if float(diag.max()) <= 0.0:
+    if float(S.diagonal().max()) <= 0.0:
         raise ValueError("cov has zero total variance")
     floor = variance_floor(S)
     if initial is None:
@@ -889,8 +748,10 @@ def select(
     tr = _check_train(objective, train, n)
     candidates, excluded, why = _candidate_mask(n, init=init, names=names, min_observed=min_observed,
                                                 observed_counts=observed_counts, exclude=exclude)
-    k, btol = _resolve_size(k, n, init=init, candidates=candidates, costs=c, budget=b, why=why)
-    shift = _entropy_shift(S, floor) if c is not None and objective == "entropy" else 0.0
+    k, left, btol = _resolve_size(k, n, init=init, candidates=candidates, costs=c, budget=b, why=why)
+    shift = 0.0
+    if c is not None and objective == "entropy":  # Appendix B: every conditional variance is at least lambda_min
+        shift = max(0.0, -entropy_gain(max(float(np.linalg.eigvalsh(S)[0]), floor), log=math.log))
     gain = _GAINS[objective](S, floor) if objective in _GAINS else None
     variance_keys = gain is not None and gain.key_is_variance and c is None
     tie = _TieBreaker(S, tie_break, tol, floor, objective, variance_keys=variance_keys)
@@ -899,10 +760,10 @@ def select(
     strategy = objective
     if gain is not None:
         order, step_gains, n_eval, strategy = _maximize(
-            gain, initial=init, candidates=candidates, k=k, costs=c, budget=b, shift=shift, tie=tie, lazy=lazy,
-            budget_tol=btol)
+            gain, initial=init, candidates=candidates, k=k, costs=c, budget_left=left, shift=shift, tie=tie,
+            lazy=lazy, budget_tol=btol)
     elif objective == "random":
-        order = _random_order(candidates, init, k, costs=c, budget=b, budget_tol=btol, seed=seed)
+        order = _random_order(candidates, init, k, costs=c, budget_left=left, budget_tol=btol, seed=seed)
     else:
         order, n_eval = _other_order(objective, S, tr, k, init=init, candidates=candidates, floor=floor, tol=tol,
                                      costs=c, budget=b)
@@ -912,20 +773,11 @@ def select(
         gains = np.asarray(step_gains) if step_gains is not None else gains_along(gain, order)
     else:
         gains = diag_out["gains"]
-    return Selection(
-        order=[int(j) for j in order],
-        names=[names[j] for j in order] if names is not None else None,
-        gains=np.asarray(gains, dtype=float),
-        residual_fraction=diag_out["residual_fraction"],
-        logdet=diag_out["logdet"],
-        mi=diag_out["mi"],
-        objective=objective,
-        strategy=strategy,
-        n_evaluations=int(n_eval),
-        excluded=excluded,
-        shift=float(shift),
-        total_cost=float(c[order].sum()) if c is not None else None,
-    )
+    return Selection(order=[int(j) for j in order], names=[names[j] for j in order] if names is not None else None,
+                     gains=np.asarray(gains, dtype=float), residual_fraction=diag_out["residual_fraction"],
+                     logdet=diag_out["logdet"], mi=diag_out["mi"], objective=objective, strategy=strategy,
+                     n_evaluations=int(n_eval), excluded=excluded, shift=float(shift),
+                     total_cost=float(c[order].sum()) if c is not None else None)
 
 
 def _check_options(n: int, *, objective: object, tie_break: str, lazy: object, tie_tol: object,
@@ -967,17 +819,12 @@ def _check_train(objective: str, train: object, n: int) -> np.ndarray | None:
     return tr
 
 
-def _entropy_shift(S: np.ndarray, floor: float) -> float:
-    """The budgeted entropy's shift (Appendix B): every conditional variance is at least lambda_min. O(N^3)."""
-    lam_min = float(np.linalg.eigvalsh(S)[0])
-    return max(0.0, -entropy_gain(max(lam_min, floor), log=math.log))
-
-
 def _other_order(objective: str, S: np.ndarray, tr: np.ndarray | None, k: int, *, init: list[int],
                  candidates: np.ndarray, floor: float, tol: float, costs: np.ndarray | None,
                  budget: float | None) -> tuple[list[int], int]:
     """The order of an objective other than entropy, MI and random (:func:`select`), and its gain evaluations."""
-    with_mandatory = candidates | _mask(S.shape[0], init)
+    with_mandatory = candidates.copy()
+    with_mandatory[init] = True
     n_eval = 0
     if objective == "lasso":
         order = lasso_path_order(S, k, initial=init, candidates=with_mandatory)
@@ -1001,35 +848,15 @@ def _other_order(objective: str, S: np.ndarray, tr: np.ndarray | None, k: int, *
     return order, n_eval
 
 
-#: objectives that work from a :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`'s factors (no N x N array)
-LOW_RANK_OBJECTIVES = ("entropy", "mi", "random", "lasso")
-
-
 def _factored_or_checked(cov: object, objective: object, costs: object) -> Any:
-    """``cov`` as :func:`select` works on it: a low-rank one kept, else checked and dense.
+    """``cov`` kept if low-rank for an objective of :data:`LOW_RANK_OBJECTIVES` without costs, else checked. O(N^2).
 
-    A :class:`~benchsel_lib.method.lowrank.LowRankCorrelation` is kept for
-    the objectives of :data:`LOW_RANK_OBJECTIVES` without costs; any other
-    objective, or a budget (whose entropy shift needs the smallest
-    eigenvalue), gets the dense matrix. O(1) kept; O(N^2) checked.
+    A budget's entropy shift needs the smallest eigenvalue, so it gets the dense matrix.
     """
     if (isinstance(cov, LowRankCorrelation) and costs is None and isinstance(objective, str)
             and objective.lower() in LOW_RANK_OBJECTIVES):
         return cov
     return check_covariance(cov)
-
-
-def _state_after(S: np.ndarray, init: list[int], floor: float) -> PivotedCholesky:
-    state = PivotedCholesky(S, max(len(init), 1), floor)
-    for p in init:
-        state.add(p)
-    return state
-
-
-def _mask(n: int, idx: Sequence[int]) -> np.ndarray:
-    m = np.zeros(n, dtype=bool)
-    m[list(idx)] = True
-    return m
 
 
 def predictive_greedy(
@@ -1064,17 +891,13 @@ def predictive_greedy(
     cand = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool).copy()
     chosen = [int(i) for i in initial]
     spent = 0.0 if costs is None else float(np.sum(np.asarray(costs)[chosen]))
-
-    def score(S: list[int]) -> float:
-        return _loo_r2(tr, tm, z2, S, pr)
-
     pool: np.ndarray | None = None
     while len(chosen) < k:
         free = _free_candidates(cand, chosen, pool, costs=costs, budget=budget, spent=spent)
         if not free:
             break
-        base = score(chosen) if chosen else 0.0
-        gains = np.array([score(chosen + [c]) - base for c in free])
+        base = _loo_r2(tr, tm, z2, chosen, pr) if chosen else 0.0
+        gains = np.array([_loo_r2(tr, tm, z2, chosen + [c], pr) - base for c in free])
         if costs is not None:
             gains = gains / np.maximum(np.asarray(costs, dtype=float)[free], 1e-300)
         best = int(np.argmax(gains))  # first maximum: lowest listed column on ties
@@ -1186,9 +1009,7 @@ def _row_norms(R: np.ndarray | LowRankCorrelation) -> np.ndarray:
 
 def _gradient_norms(R: np.ndarray | LowRankCorrelation, A: np.ndarray, B: np.ndarray,
                     RA: np.ndarray) -> np.ndarray:
-    """``||2 (R_{c.} - R_{cA} B)||_2`` of every row ``c`` (``RA = R[A, :]``).
-
-    Dense O(k N^2); low-rank O(k r N + k^2 N).
+    """``||2 (R_{c.} - R_{cA} B)||_2`` of every row ``c`` (``RA = R[A, :]``). Dense O(k N^2); low-rank O(k r N + k^2 N).
 
     For the low-rank form the square expands into ``||r_c||^2 - 2 R_{cA} (B r_c)
     + R_{cA} (B B^T) R_{Ac}``, with ``B r_c = d_c B_{.c} + (B W) w_c``.

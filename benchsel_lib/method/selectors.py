@@ -1,27 +1,7 @@
 """A pipeline's selection step: an objective, its candidates, its constraints.
 
 A :class:`Selector` names what :func:`~benchsel_lib.method.selection.select`
-maximizes and under which constraints, independently of the data:
-
-* ``objective`` -- ``"entropy"`` (Algorithm 1, pivoted Cholesky), ``"mi"``
-  (Algorithm 2), ``"random"`` (the paper's baseline), ``"lasso"`` (group-lasso
-  entry order), ``"greedy"`` (predictive greedy on ridge LOO R^2),
-  ``"anchors"`` (anchor points: k-medoids of the benchmarks on ``1 - R^2``),
-  ``"sparse"`` (the largest summed coefficients of a per-target Lasso of
-  every benchmark on the others, its strength cross-validated),
-  ``"mean-lasso"`` (the entry order of the Lasso path of the mean score),
-  ``"imputed-lasso"`` (its non-zero set of ``k`` on the mean-imputed matrix),
-  ``"trace"`` (greedy on the total residual variance, Section 2) or
-  ``"imputed-trace"`` (the same greedy on the mean-imputed training matrix);
-* ``min_observed`` -- candidates need this many observing training models (an
-  int), or this fraction of them (a float in (0, 1); ``*-obs`` presets use 30 %);
-* ``initial`` -- mandatory benchmarks, selected first (Section 6);
-* ``exclude`` -- benchmarks never selected (a whole-matrix fit adds its
-  constant columns);
-* ``costs`` / ``budget`` -- a knapsack constraint (Krause-Guestrin modified
-  greedy, Appendix B);
-* ``tie_break``, ``lazy`` -- as in :func:`~benchsel_lib.method.selection.select`.
-
+maximizes and under which constraints, independently of the data.
 :data:`SELECTORS` holds the named presets that pipelines and the command line
 refer to (``"mi"``, ``"entropy-obs"``, ``"lasso"``, ``"anchors"``, ``"sparse"``, ...).
 """
@@ -39,16 +19,8 @@ from .._memo import LRUMemo, array_key
 from .._names import name_positions
 from .base import Component
 from .lowrank import LowRankCorrelation
-from .selection import (
-    NEEDS_TRAIN,
-    OBJECTIVES,
-    UNNESTED,
-    Selection,
-    check_cost_form,
-    check_tie_break,
-    select,
-    too_thin,
-)
+from .selection import (NEEDS_TRAIN, OBJECTIVES, UNNESTED, Selection, check_cost_form, check_tie_break, select,
+                        too_thin)
 
 __all__ = ["Selector", "SELECTORS", "OBS_FRACTION", "min_observed_for", "selector_named"]
 
@@ -84,22 +56,23 @@ def _names_once(names: Any, what: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Selector(Component):
-    """Which benchmarks to run: objective and constraints (see the module docstring).
+    """Which benchmarks to run: objective and constraints, as :func:`~benchsel_lib.method.selection.select` takes them.
 
     Parameters
     ----------
     objective : str
-        One of :data:`~benchsel_lib.method.selection.OBJECTIVES` (above).
+        One of :data:`~benchsel_lib.method.selection.OBJECTIVES`.
     min_observed : int, float in (0, 1) or None
         Candidate filter on the number of training models observing a
         benchmark (count, capped at the number of training models, so that
         a benchmark every one of them observes always passes), or on their
-        fraction; None keeps every benchmark (the paper).
+        fraction (``*-obs`` presets: 30 %); None keeps every benchmark (the paper).
     initial : sequence of str
-        Mandatory benchmark names, selected first in this order. Names a split
+        Mandatory benchmark names, selected first in this order (Section 6). Names a split
         lacks are skipped there (counted in the CV column ``n_forced``).
     costs : mapping name -> cost, optional
-        Per-benchmark costs (every benchmark of the matrix needs one); with ``budget``.
+        Per-benchmark costs (every benchmark of the matrix needs one); with ``budget``, a knapsack
+        constraint (Krause-Guestrin modified greedy, Appendix B).
     budget : float, optional
         Total cost allowed; with ``costs``.
     tie_break : {"auto", "argmax", "index", "mi"}
@@ -110,9 +83,9 @@ class Selector(Component):
         Label of the selector in tables (default: the objective, with
         ``"-obs"`` for the 30 % filter).
     exclude : sequence of str
-        Benchmark names that are never selected (still predicted). Names a
-        split lacks are ignored there; a name cannot be both in ``initial``
-        and here.
+        Benchmark names that are never selected (still predicted; a
+        whole-matrix fit adds its constant columns). Names a split lacks are
+        ignored there; a name cannot be both in ``initial`` and here.
     """
 
     objective: str = "mi"
@@ -204,8 +177,7 @@ class Selector(Component):
         Raises
         ------
         ValueError
-            ``unknown mandatory benchmark 'x'`` or ``unknown excluded
-            benchmark 'x'``, with close matches when there are any.
+            ``unknown mandatory (excluded) benchmark 'x'``, with close matches when there are any.
         """
         name_positions(self.initial, names, role="mandatory")
         name_positions(self.exclude, names, role="excluded")
@@ -293,15 +265,10 @@ class Selector(Component):
             hit = _SELECTIONS.get(key)
             if hit is not None:
                 return hit
-        kw: dict[str, Any] = dict(objective=self.objective, initial=init, observed_counts=counts, names=list(names),
-                                  min_observed=threshold, tie_break=self.tie_break, lazy=self.lazy, exclude=excl)
-        if self.objective == "random":
-            kw["seed"] = seed
-        if self.objective in NEEDS_TRAIN:
-            kw["train"] = train
-        if costs is not None:
-            kw.update(costs=costs, budget=float(self.budget))
-        out = select(cov, k, **kw)
+        # select reads seed for the random objective only, train for those of NEEDS_TRAIN only
+        out = select(cov, k, objective=self.objective, initial=init, observed_counts=counts, names=list(names),
+                     min_observed=threshold, tie_break=self.tie_break, lazy=self.lazy, exclude=excl, seed=seed,
+                     train=train, costs=costs, budget=None if costs is None else float(self.budget))
         if key is not None:
             _SELECTIONS.put(key, out)
         return out
@@ -337,12 +304,12 @@ def _cov_key(cov: Any) -> tuple:
 
 def _cost(value: Any, name: str) -> float:
     """The cost of benchmark ``name`` as a float; ``ValueError`` naming the benchmark for anything not a number."""
-    if isinstance(value, (bool, np.bool_, str, bytes)):
-        raise ValueError(f"cost {value!r} of benchmark {name!r} is not a number")
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"cost {value!r} of benchmark {name!r} is not a number") from None
+    if not isinstance(value, (bool, np.bool_, str, bytes)):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            pass
+    raise ValueError(f"cost {value!r} of benchmark {name!r} is not a number")
 
 
 def _seed_key(seed: Any) -> Any:

@@ -1,25 +1,19 @@
 """Sparse selections: a per-target Lasso with one cross-validated strength, and the Lasso of the mean score.
 
-Two ways to select with the Lasso, both written on second moments only, so
+Three ways to select with the Lasso, all written on second moments only, so
 missing scores need no completion:
 
-* ``"sparse"`` (:func:`sparse_order`): a cross-validated Lasso, then the
-  largest coefficients.  Every benchmark is predicted from the others by a
-  Lasso; the benchmarks that carry the most weight in those predictions are
-  selected.  The sections below describe it.
+* ``"sparse"`` (:func:`sparse_order`): every benchmark is predicted from
+  the others by a Lasso with one cross-validated strength; the benchmarks
+  that carry the most weight in those predictions are selected.  The
+  sections below describe it.
 * ``"mean-lasso"`` (:func:`mean_lasso_order`): the rule of BenchPred's
   released code.  One Lasso predicts the mean score of all benchmarks; the
-  benchmarks are taken in the order they enter its path, so the first ``k``
-  are the non-zero coefficients at the strength that leaves ``k`` of them
-  (no cross-validation).
+  benchmarks are taken in the order they enter its path (no cross-validation).
 * ``"imputed-lasso"`` (:func:`imputed_lasso_order`): the same rule as
-  BenchPred's released code runs it, on the training matrix with every
-  missing score replaced by its benchmark's mean, and on BenchPred's grid
-  of strengths: the ``k`` benchmarks are the non-zero coefficients at the
-  strength of the grid that leaves ``k`` of them, a set that need not
-  contain the one of ``k - 1``.  The second moments of a mean-imputed
-  matrix shrink a benchmark by the fraction of models that ran it, so a
-  thinly observed benchmark is seldom selected.
+  BenchPred's released code runs it, on the mean-imputed training matrix and
+  BenchPred's grid of strengths; the set of ``k`` need not contain the one
+  of ``k - 1``, and a thinly observed benchmark is seldom selected.
 
 Per-target Lasso in covariance form
     Every benchmark ``j`` (all ``N``, candidate or not) is a target,
@@ -48,14 +42,9 @@ Cross-validated strength
     ``i % n_folds``).  The path is fit on the pairwise-complete correlation
     of the other rows (:func:`pairwise_correlation`) with the grid of the
     full problem, and scored by the held-out risk summed over the targets
-    (:func:`held_out_risk`),
-
-    .. math::  \\operatorname{risk}(B) = \\operatorname{tr} R_{te}
-               - 2\\operatorname{tr}(B^\\top R_{te}) + \\operatorname{tr}(B^\\top R_{te} B),
-
-    the squared error of predicting every benchmark from the others under
-    the held-out second moments :math:`R_{te}`.  The strength with the
-    smallest mean risk over the folds is chosen (ties to the larger strength).
+    (:func:`held_out_risk`: the squared error of predicting every benchmark
+    from the others under the held-out second moments).  The strength with
+    the smallest mean risk over the folds is chosen (ties to the larger strength).
 
 Selection
     On the full correlation, at the chosen strength: the mandatory
@@ -64,16 +53,8 @@ Selection
     predicting the others), then the candidates of zero importance by the
     strength at which they first get a non-zero coefficient along the grid
     (larger first), then by their importance at the smallest strength
-    (:func:`sparse_order`).  Everything is deterministic; ties go to the
-    lowest index.
-
-Complexity
-    A FISTA iteration costs one product :math:`R_{FF} B_F`, at most
-    :math:`2|F|^2N \\le 2N^3`; the selection runs ``n_folds + 1`` paths,
-    about ``(n_folds + 1) * n_lambdas * iterations * 2 N^3`` (at most 100
-    iterations per strength in a selection, fewer once warm started and
-    converged), plus per fold two
-    pairwise correlations and their eigendecompositions, :math:`O(MN^2 + N^3)`.
+    (:func:`sparse_order`, which states the cost).  Everything is
+    deterministic; ties go to the lowest index.
 """
 from __future__ import annotations
 
@@ -219,8 +200,16 @@ def lasso_cov_path(
     """
     R = np.asarray(R, dtype=float)
     c = np.asarray(c, dtype=float)
-    F, U, lams, penal = _lasso_problem(R, c, lambdas, unpenalized=unpenalized, features=features)
     N = R.shape[0]
+    if R.shape != (N, N) or c.shape != (N,):
+        raise ValueError(f"R must be square and c match it, got shapes {R.shape} and {c.shape}")
+    U = [int(j) for j in unpenalized]
+    F = _feature_index(features, N, U)
+    lams = _check_lambdas(lambdas)
+    penal = np.ones(N, dtype=bool)
+    penal[U] = False
+    if (np.diag(R)[F] <= 0).any():
+        raise ValueError("R needs a positive diagonal on the features")
     out = np.zeros((lams.size, N))
     b = np.zeros(N)
     active: list[int] = list(dict.fromkeys(U))  # in ascending first-entry order
@@ -231,34 +220,6 @@ def lasso_cov_path(
         if max_active is not None and int(np.count_nonzero(b[penal])) > max_active:
             return out[:t + 1]
     return out
-
-
-def _lasso_problem(R: np.ndarray, c: np.ndarray, lambdas: Sequence[float], *, unpenalized: Sequence[int],
-                   features: np.ndarray | Sequence[int] | None) -> tuple[np.ndarray, list[int], np.ndarray, np.ndarray]:
-    """:func:`lasso_cov_path`'s checked problem. O(N).
-
-    Returns the features ``F``, the unpenalized ``U``, the strengths and the penalty mask.
-    """
-    N = R.shape[0]
-    if R.shape != (N, N) or c.shape != (N,):
-        raise ValueError(f"R must be square and c match it, got shapes {R.shape} and {c.shape}")
-    if features is None:
-        F = np.arange(N)
-    else:
-        f = np.asarray(features)
-        F = np.flatnonzero(f) if f.dtype == bool else np.unique(f.astype(int))
-    U = [int(j) for j in unpenalized]
-    if set(U) - set(F.tolist()):
-        F = np.union1d(F, U)
-    lams = np.asarray(lambdas, dtype=float)
-    if lams.ndim != 1 or (lams < 0).any() or not np.isfinite(lams).all():
-        raise ValueError("lambdas must be a one-dimensional sequence of non-negative finite strengths")
-    penal = np.ones(N, dtype=bool)
-    penal[U] = False
-    diag = np.diag(R)
-    if (diag[F] <= 0).any():
-        raise ValueError("R needs a positive diagonal on the features")
-    return F, U, lams, penal
 
 
 def _solve_strength(R: np.ndarray, c: np.ndarray, b: np.ndarray, active: list[int], F: np.ndarray,
@@ -359,7 +320,7 @@ def _solve_pattern(RAA: np.ndarray, cA: np.ndarray, s: np.ndarray, pA: np.ndarra
     return x
 
 
-def _feature_index(features, N: int, U: Sequence[int]) -> np.ndarray:
+def _feature_index(features: np.ndarray | Sequence[int] | None, N: int, U: Sequence[int]) -> np.ndarray:
     """The features as sorted indices, the unpenalized ones included."""
     if features is None:
         F = np.arange(N)
@@ -369,6 +330,17 @@ def _feature_index(features, N: int, U: Sequence[int]) -> np.ndarray:
     if set(U) - set(F.tolist()):
         F = np.union1d(F, np.asarray(list(U), dtype=int))
     return F
+
+
+def _selection_features(N: int, initial: Sequence[int], candidates: np.ndarray | None
+                        ) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """The mandatory benchmarks ``U`` (first occurrences), the features (``candidates`` and ``U``) and the free ones."""
+    U = list(dict.fromkeys(int(j) for j in initial))
+    feats = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool).copy()
+    feats[U] = True
+    free = feats.copy()
+    free[U] = False
+    return U, feats, free
 
 
 def _check_lambdas(lambdas: Sequence[float]) -> np.ndarray:
@@ -659,9 +631,7 @@ def sparse_order(
     if m < 2 * n_folds:
         raise ValueError(f"the sparse objective needs at least {2 * n_folds} training rows for {n_folds} folds, "
                          f"got {m}")
-    U = list(dict.fromkeys(int(j) for j in initial))
-    feats = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool).copy()
-    feats[U] = True
+    U, feats, free = _selection_features(N, initial, candidates)
     lambdas = lambda_grid(R, unpenalized=U, features=feats, n_lambdas=n_lambdas)
     kw = dict(features=feats, unpenalized=U, tol=tol, max_iter=max_iter)
 
@@ -679,8 +649,6 @@ def sparse_order(
 
     # the order on the full correlation
     imp = np.abs(multi_target_lasso_path(R, lambdas, **kw)).sum(axis=2)  # (n_lambdas, N): sum_j |B_cj|
-    free = feats.copy()
-    free[U] = False
     cand = np.flatnonzero(free)
     now = imp[i_star]
     lead = sorted((int(c) for c in cand if now[c] > 0.0), key=lambda c: (-float(now[c]), c))
@@ -749,11 +717,7 @@ def mean_lasso_order(
     if n_lambdas < 2:
         raise ValueError(f"n_lambdas must be >= 2, got {n_lambdas}")
     R = floor_eigenvalues(cov_to_corr(S), _EIGEN_FLOOR)
-    U = list(dict.fromkeys(int(j) for j in initial))
-    feats = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool).copy()
-    feats[U] = True
-    free = feats.copy()
-    free[U] = False
+    U, feats, free = _selection_features(N, initial, candidates)
     cand = np.flatnonzero(free)
     c = R.mean(axis=1)
     b_U = np.linalg.lstsq(R[np.ix_(U, U)], c[U], rcond=None)[0] if U else np.zeros(0)
@@ -774,14 +738,10 @@ def _imputed_path(G: np.ndarray, c: np.ndarray, lams: np.ndarray, unpenalized: l
                   max_active: int) -> np.ndarray:
     """:func:`lasso_cov_path` of ``(G, c)`` down ``lams``, at least to where more than ``max_active`` are non-zero.
 
-    The rows of a path do not depend on where it stops, so a path computed
-    once to a larger ``max_active`` serves every smaller one: the caller
+    A path's rows do not depend on where it stops, so the longest one per
+    ``(G, unpenalized, feats, lams)`` is memoized (read-only) and the caller
     cuts it after its first row with more than ``max_active`` penalized
-    non-zeros (a path with none went down the whole grid).  The longest path
-    per ``(G, unpenalized, feats, lams)`` is memoized (read-only), so the
-    subset sizes of a search, asked for from the largest down, cost one
-    path.  ``c`` is a function of ``G`` (its row means) and is not part of
-    the key.
+    non-zeros.  ``c`` (the row means of ``G``) is not part of the key.
     """
     key = array_key(G, tuple(unpenalized), feats.tobytes(), lams.tobytes())
     hit = _IMPUTED_PATHS.get(key)
@@ -899,13 +859,10 @@ def imputed_lasso_order(
     G = imputed_gram(train)
     N = G.shape[0]
     c = G.mean(axis=1)
-    U = list(dict.fromkeys(int(j) for j in initial))
-    feats = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool).copy()
-    feats[U] = True
+    U, feats, free = _selection_features(N, initial, candidates)
     varies = np.diag(G) > 1e-12 * max(1.0, float(np.diag(G).max(initial=0.0)))
     feats &= varies
-    free = feats.copy()
-    free[U] = False
+    free &= varies
     want = int(k) - len(U)
     lams = np.sort(np.asarray(alphas, dtype=float))[::-1]
     order = list(U)

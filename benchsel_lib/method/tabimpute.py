@@ -26,12 +26,10 @@ __all__ = [
 
 
 TABIMPUTE_REPO = "Tabimpute/TabImpute"
-
-
 TABIMPUTE_FILENAME = "tabimputev2.ckpt"
-
-
 TABIMPUTE_ENV = "BENCHSEL_TABIMPUTE_CKPT"
+#: the repository's folder in a Hugging Face hub cache
+_REPO_DIR = "models--" + TABIMPUTE_REPO.replace("/", "--")
 
 
 class MissingWeightsError(FileNotFoundError, ValueError):
@@ -42,24 +40,16 @@ class MissingWeightsError(FileNotFoundError, ValueError):
 
 
 def _hub_cache_dirs() -> list[Path]:
-    dirs: list[Path] = []
-    if os.environ.get("HF_HUB_CACHE"):
-        dirs.append(Path(os.environ["HF_HUB_CACHE"]))
-    if os.environ.get("HUGGINGFACE_HUB_CACHE"):
-        dirs.append(Path(os.environ["HUGGINGFACE_HUB_CACHE"]))
+    """The Hugging Face hub caches to search, in order, each once."""
+    dirs = [Path(os.environ[v]) for v in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE") if os.environ.get(v)]
     if os.environ.get("HF_HOME"):
         dirs.append(Path(os.environ["HF_HOME"]) / "hub")
     dirs.append(Path.home() / ".cache" / "huggingface" / "hub")
-    out: list[Path] = []
-    for d in dirs:
-        if d not in out:
-            out.append(d)
-    return out
+    return list(dict.fromkeys(dirs))
 
 
 def _missing_weights_message(detail: str) -> str:
-    dirs = ", ".join(str(d / ("models--" + TABIMPUTE_REPO.replace("/", "--")) / "snapshots" / "*" / TABIMPUTE_FILENAME)
-                     for d in _hub_cache_dirs())
+    dirs = ", ".join(str(d / _REPO_DIR / "snapshots" / "*" / TABIMPUTE_FILENAME) for d in _hub_cache_dirs())
     return (
         f"TabImpute V2 weights not found: {detail}. The file needed is '{TABIMPUTE_FILENAME}' from the Hugging Face "
         f"repository '{TABIMPUTE_REPO}' (benchsel never downloads it). Provide it in one of three ways: "
@@ -107,20 +97,15 @@ def find_tabimpute_checkpoint(checkpoint_path: str | os.PathLike[str] | None = N
     modification time); nothing is read but ``refs/main``, and nothing is
     downloaded.
     """
-    if checkpoint_path is not None:
-        p = Path(checkpoint_path).expanduser()
-        if not p.is_file():
-            raise MissingWeightsError(_missing_weights_message(f"checkpoint_path '{p}' is not a file"))
-        return p
     env = os.environ.get(TABIMPUTE_ENV)
-    if env:
-        p = Path(env).expanduser()
+    if checkpoint_path is not None or env:
+        p = Path(checkpoint_path if checkpoint_path is not None else env).expanduser()
         if not p.is_file():
-            raise MissingWeightsError(_missing_weights_message(f"{TABIMPUTE_ENV}='{env}' is not a file"))
+            given = f"checkpoint_path '{p}'" if checkpoint_path is not None else f"{TABIMPUTE_ENV}='{env}'"
+            raise MissingWeightsError(_missing_weights_message(f"{given} is not a file"))
         return p
-    repo_dir = "models--" + TABIMPUTE_REPO.replace("/", "--")
     for cache in _hub_cache_dirs():
-        root = cache / repo_dir
+        root = cache / _REPO_DIR
         if not root.is_dir():
             continue
         ref = root / "refs" / "main"

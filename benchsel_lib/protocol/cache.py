@@ -49,7 +49,7 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -178,19 +178,11 @@ def cached_correlation(
     ``X`` holds the training rows in the pipeline's space (not standardized),
     ``standardized`` the same rows as the pipeline standardized them (read
     only by the ``"fast"`` estimator, which is cheap and not cached).
-
-    Inside :func:`correlation_cache` an estimate is memoized in the process.
-
-    When the environment variable ``BENCHSEL_CACHE_DIR`` (or the innermost
-    :func:`cache_root`) names a directory, each estimate is stored there and
-    reused by later runs and other processes (the book build sets it, so
-    notebooks that repeat a split pay for EM once). Results are bit-identical
-    to an uncached run: every entry is checked against its SHA-256 (over its
-    key and its bytes) before use, and an empty, truncated, changed or foreign
-    entry is reported (:class:`CacheWarning`), recomputed and replaced. Two
-    processes that need the same estimate compute it once (the second waits,
-    announced, for at most :data:`LOCK_WAIT_S`; a dead or silent owner's
-    lock is taken over after at most :data:`LOCK_STALE_S`).
+    Inside :func:`correlation_cache` an estimate is memoized in the process;
+    when ``BENCHSEL_CACHE_DIR`` (or the innermost :func:`cache_root`) names a
+    folder, it is stored there and reused by later runs and other processes,
+    bit for bit, under the guarantees of the module docstring (the book build
+    sets it, so notebooks that repeat a split pay for EM once).
 
     Returns
     -------
@@ -199,19 +191,16 @@ def cached_correlation(
         N x N file (O(N^2)) after hashing ``X`` for the key (O(M N)); a miss
         adds the estimate.
     """
-
     if correlation.estimator == "fast":
         return correlation.estimate(X, standardized, context="cv")
     X = np.ascontiguousarray(X, dtype=float)
-    memo = _MEMO[-1] if _MEMO else None
+    if not _MEMO:
+        return _disk_cached(correlation, X)
+    memo = _MEMO[-1]
     key = (X.shape, X.tobytes(), correlation.estimator, correlation.config)
-    if memo is not None and key in memo:
-        return memo[key].copy()
-    R = _disk_cached(correlation, X)
-    if memo is not None:
-        memo[key] = R
-        return R.copy()
-    return R
+    if key not in memo:
+        memo[key] = _disk_cached(correlation, X)
+    return memo[key].copy()
 
 
 def _disk_cached(correlation: Correlation, X: np.ndarray) -> np.ndarray:
@@ -352,14 +341,10 @@ def _process_state(pid: int) -> tuple[str, str]:
         return "-", "-"
 
 
-def _process_start(pid: int) -> str:
-    """The start time of process ``pid`` in clock ticks since boot (Linux ``/proc``), or "-" where unknown."""
-    return _process_state(pid)[1]
-
-
 def _lock_line(path: Path, token: str) -> str:
     """The owner line of a lock: host, process id and start, creation time, token and the entry's name."""
-    return f"{socket.gethostname()} {os.getpid()} {_process_start(os.getpid())} {time.time():.3f} {token} {path.name}\n"
+    start = _process_state(os.getpid())[1]
+    return f"{socket.gethostname()} {os.getpid()} {start} {time.time():.3f} {token} {path.name}\n"
 
 
 @dataclass(frozen=True)
@@ -398,13 +383,9 @@ def _look(lock: Path) -> _LockView | None:
     signature = (st.st_ino, st.st_mtime_ns, st.st_size, raw)
     fields = text.split()
     if len(fields) == 6 and fields[1].isdigit():
-        try:
-            created = float(fields[3])
-        except ValueError:
-            created = None
-        if created is not None:
-            return _LockView(text, st.st_mtime, signature, fields[0], int(fields[1]), fields[2], created, fields[4],
-                             fields[5])
+        pid = int(fields[1])
+        with suppress(ValueError):  # a creation time that is not a number: not an owner line
+            return _LockView(text, st.st_mtime, signature, fields[0], pid, fields[2], float(fields[3]), *fields[4:])
     if len(fields) == 2 and fields[1].isdigit():
         return _LockView(text, st.st_mtime, signature, fields[0], int(fields[1]))
     return _LockView(text, st.st_mtime, signature)
@@ -477,22 +458,17 @@ def cache_lock(path: Path) -> Path | None:
     the process's start time (Linux), creation time, a random token and the
     entry's file name. Its owner touches it every :data:`LOCK_BEAT_S`
     (:func:`lock_heartbeat`) and removes it when done (only if the token is
-    still its own). A lock held by another process is waited for, announced
-    once (``waiting for <lock> held by HOST PID since HH:MM:SS ...``) when
-    the wait lasts :data:`LOCK_NOTE_S`, and taken over with a one-line note
-    when it is stale: its owner is a dead process on this host, a live one
-    on this host that did not create it (reused process id, or this process
-    without the token), it names another entry, nobody touched it for
-    :data:`LOCK_STALE_S` (as watched here, or by its modification time:
-    hosts sharing the folder are assumed to agree on the time to well within
-    :data:`LOCK_STALE_S`), or it is empty or unparsable for
-    :data:`LOCK_GRACE_S`. No wait on a stale lock lasts longer than
-    :data:`LOCK_STALE_S` (plus one poll, at most half a second). Locks are
-    held only while computing, so two processes cannot wait on each other;
-    two processes that take over the same stale lock at once may both
-    compute the estimate (identical bytes, renamed atomically). Cost: one
-    ``stat`` and read of the lock per poll (every 0.05 s at first, every
-    0.5 s after a few seconds).
+    still its own). A lock held by another process is waited for and taken
+    over as the module docstring says; a stale one is also one that names
+    another entry, or this process without the token. Staleness by time is
+    watched here or read from the modification time (hosts sharing the
+    folder are assumed to agree on the time to well within
+    :data:`LOCK_STALE_S`); no wait on a stale lock lasts longer than that,
+    plus one poll. Locks are held only while computing, so two
+    processes cannot wait on each other; two that take over the same stale
+    lock at once may both compute the estimate (identical bytes, renamed
+    atomically). Cost: one ``stat`` and read of the lock per poll (every
+    0.05 s at first, every 0.5 s after a few seconds).
     """
     path = Path(path)
     lock = path.with_suffix(".lock")
@@ -601,14 +577,11 @@ def correlation_cache() -> Iterator[dict]:
 
     Inside the ``with`` block every training correlation (step 4 of the
     protocol) is memoized by the bytes of the training matrix, the estimator
-    and the EM configuration, so several CV runs on the same splits (other
-    pipelines, tie-break rules, ``min_observed``) pay for EM once. Results
-    are identical to uncached runs. Re-entrant (an inner block uses the outer
-    cache). Only the calling process is cached, so it helps runs with
-    ``n_jobs=1``; across processes and machines,
-    :func:`~benchsel_lib.protocol.cv.cv_grid` puts the runs of one split in
-    one cell and the disk cache (``BENCHSEL_CACHE_DIR``) shares estimates
-    between cells.
+    and the EM configuration, so several CV runs on the same splits pay for
+    EM once, with identical results. Re-entrant (an inner block uses the
+    outer cache). Only the calling process is cached (``n_jobs=1``); across
+    processes, :func:`~benchsel_lib.protocol.cv.cv_grid` puts the runs of one
+    split in one cell and the disk cache shares estimates between cells.
 
     Yields
     ------

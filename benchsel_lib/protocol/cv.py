@@ -35,26 +35,18 @@ Protocol (Section 5.1, with the settings of the paper's code release), implement
    raw training statistics and clipped to ``[-clip, clip]`` (``SS_tot = sum
    z^2``: predicting 0 = predicting the training mean; a logit pipeline's
    predictions are mapped back to raw units first, Appendix K);
-   ``rmse = sqrt(SS_res / n_eval)``.  The scored entries change with ``k``:
-   a larger selection takes its benchmarks out of the targets and, under
-   ``"skip"``, brings in the models that observe only a newly revealed one.
-   ``r2_common`` is the same R^2 over the entries that every scored size of
-   the (pipeline, split) scores, so that its change with ``k`` is what the
-   extra benchmarks do to the predictions of the same entries;
-   ``ss_res_common, ss_tot_common`` are its sums, so that ``ss_res -
-   ss_res_common`` and ``ss_tot - ss_tot_common`` score the entries that
-   only some sizes score.
+   ``rmse = sqrt(SS_res / n_eval)``.  The scored entries change with ``k``
+   (a larger selection takes its benchmarks out of the targets and, under
+   ``"skip"``, brings in the models that observe only a newly revealed one),
+   so ``r2_common`` is the same R^2 over the entries that every scored size
+   of the (pipeline, split) scores: its change with ``k`` is what the extra
+   benchmarks do to the predictions of the same entries.
 7. Every held-out model counts beside the protocol's R^2: ``reach`` is the
-   share of the fold's held-out models that observe at least one selected
-   benchmark (``n_reached`` of ``n_val``), and ``r2_all`` the R^2 of the same
-   predictions over every held-out model's observed unselected entries, a
-   model that observes none of the selected benchmarks predicted by the
-   training mean (``unreached="mean"``; sums ``ss_res_all, ss_tot_all`` over
-   ``n_eval_all`` entries), from the same fits at no extra cost.  Under
-   ``"mean"``, ``r2_all`` is ``r2``; under ``"skip"`` it equals the ``r2`` of a
-   run with ``unreached="mean"`` wherever the fit does not depend on
-   ``unreached`` (a search and a fitted variance inflation score their inner
-   folds under it, so they may fit otherwise).
+   share of the fold's held-out models that observe a selected benchmark,
+   and ``r2_all`` the R^2 of the same predictions over every held-out
+   model's observed unselected entries, as under ``unreached="mean"`` (equal
+   to its ``r2`` wherever the fit does not depend on ``unreached``: a search
+   and a fitted variance inflation score their inner folds under it).
 
 The splits are :class:`~benchsel_lib.protocol.splits.CVSplits`, run by the
 library's one out-of-fold engine (:mod:`benchsel_lib.method.folds`, which also
@@ -63,13 +55,9 @@ sweep of :mod:`benchsel_lib.protocol.sweep` as its runner; the held-out
 models are revealed and scored by the engine's
 :class:`~benchsel_lib.method.oof.HeldOut` (steps 5-7).
 
-Random streams are derived from ``seed`` (:mod:`benchsel_lib._random`): the
-folds and training sets (:mod:`~benchsel_lib.protocol.splits`), and per split
-the random selection ``(2, fold)``, the inner folds of a fitted variance
-inflation ``(3, fold)`` and of a pipeline's search ``(6, fold)``.
-``scheme="paper"`` takes the folds, training sets and random selection from
-the streams of the paper's code release, so seed 42 gives the paper's own
-folds. The same seed always gives the same DataFrame.
+Every random stream derives from ``seed`` (:mod:`~benchsel_lib.protocol.splits`;
+``scheme="paper"``: the paper's own folds for its seed 42), so the same seed
+always gives the same DataFrame.
 """
 from __future__ import annotations
 
@@ -79,7 +67,8 @@ import hashlib
 import numbers
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,10 +102,9 @@ DEFAULT_K_MAX = 15
 def kept_columns(train_scores: np.ndarray, min_train_observed: int) -> np.ndarray:
     """The benchmark columns a split keeps: those at least ``max(min_train_observed, 1)`` training models observe.
 
-    A benchmark that no training model of the fold observes cannot be
-    standardized, estimated or predicted, so the split drops it (step 3 of
-    the protocol above); ``min_train_observed`` raises the bar.
-    ``train_scores`` are the fold's training rows (NaN missing).  O(m N).
+    A benchmark that no training model of the fold (``train_scores``, NaN
+    missing) observes cannot be standardized, estimated or predicted, so the
+    split drops it (step 3 of the protocol above).  O(m N).
     """
     return np.flatnonzero((~np.isnan(train_scores)).sum(axis=0) >= max(int(min_train_observed), 1))
 
@@ -127,15 +115,12 @@ def check_pipelines(pipelines: Any) -> list[Pipeline | PipelineSearch]:
 
     A string is a short name (``"entropy"``, ``"mi"``, ``"random"``,
     ``"auto"``, ``"SELECTOR+PREDICTOR"``; :meth:`Pipeline.from_name`).
+    O(P) for P pipelines: each is validated (:meth:`Pipeline.validate`), nothing is fit.
 
     Raises
     ------
     ValueError
         Empty, an unknown name, an invalid pipeline, or two pipelines with the same label.
-
-    Notes
-    -----
-    O(P) for P pipelines: each is validated (:meth:`Pipeline.validate`), nothing is fit.
     """
     if isinstance(pipelines, (str, Pipeline, PipelineSearch)):
         items = [pipelines]
@@ -177,17 +162,13 @@ def split_rows(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Fit every pipeline on one (train, validation) split and score it (protocol steps 3-6).
 
-    ``protocol`` gives the sizes (its ``k_max`` resolved, :meth:`CVProtocol.for_matrix`),
-    the levels, the clip, the rule for unreached models (``unreached``), the training
-    observations a benchmark needs and whether entries are kept; its folds,
-    seed and holdouts are the caller's (``train``, ``val``, ``seeds``).
-    Returns the result rows (one per pipeline and ``k``; with ``keep_entries``
-    each carries its scored entries, :class:`~benchsel_lib.protocol.summaries.ScoredEntries`)
-    and the top-residual records.  Cost: per pipeline one
-    :meth:`~benchsel_lib.method.pipeline.Pipeline.fit_path` on the training rows
-    (correlation estimates come from the protocol's cache, so pipelines with
-    the same estimator share one) and one prediction of the validation rows
-    per ``k``; scoring is O(v N) per ``k``.
+    ``protocol`` gives every option but the folds, seed and holdouts, which
+    are the caller's (``train``, ``val``, ``seeds``); its ``k_max`` is
+    resolved (:meth:`CVProtocol.for_matrix`).  Returns the result rows (one
+    per pipeline and ``k``) and the top-residual records.  Cost: per pipeline
+    one :meth:`~benchsel_lib.method.pipeline.Pipeline.fit_path` on the
+    training rows (correlation estimates come from the protocol's cache) and
+    one prediction of the validation rows per ``k``; scoring is O(v N) per ``k``.
     """
     tm = timings if timings is not None else {}
     t0 = time.perf_counter()
@@ -285,27 +266,18 @@ class _StepScores:
         return dataclasses.replace(_entries(self.E, self.T, self.res2, self.truth, where), unreached=left_out)
 
 
-def _to_eval(fs: Any, evaluation: Any) -> Any:
+def _to_eval(fs: Any, evaluation: Any) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """``to_eval(values, cols)``: predictions in the pipeline's space ``fs`` mapped to the evaluation space."""
     if fs.smax is None:  # the pipeline's space is the evaluation space
-
-        def to_eval(v: np.ndarray, cols: np.ndarray) -> np.ndarray:
-            return v
-    else:
-
-        def to_eval(v: np.ndarray, cols: np.ndarray) -> np.ndarray:
-            return (fs.inverse(v, cols) - evaluation.mean[cols]) / evaluation.std[cols]
-    return to_eval
+        return lambda v, cols: v
+    return lambda v, cols: (fs.inverse(v, cols) - evaluation.mean[cols]) / evaluation.std[cols]
 
 
 @dataclass(frozen=True)
 class _Validation:
-    """A split's validation rows as the protocol scores them (:func:`split_rows`).
+    """A split's validation rows in its columns, as :func:`split_rows` scores them.
 
-    ``X``: their scores in the split's columns; ``observed``: where observed;
-    ``truth``: standardized on the training rows and clipped; ``evaluation``:
-    that standardization; ``names``, ``models``: the columns' benchmarks and
-    the rows' models.
+    ``truth``: ``X`` standardized by ``evaluation`` (the training rows') and clipped.
     """
 
     X: np.ndarray
@@ -320,13 +292,11 @@ def _score_path(
     label: str, path: FittedPath, val: _Validation, *, protocol: CVProtocol, fold: int, meta: dict[str, Any],
     base: dict[str, Any], where: tuple[np.ndarray, np.ndarray, int] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows and top residuals of one fitted path on the validation rows (protocol steps 5-6).
+    """Rows and top residuals of one fitted path on the validation rows (protocol steps 5-7). O(v N) per size.
 
-    Each row has the protocol's R^2 and, from the same predictions, the
-    reach and the R^2 over every held-out model (:func:`cross_validate`).
     ``where``: the matrix rows of the validation models, the matrix columns of
     the split's benchmarks and the matrix's number of columns, to keep each
-    row's scored entries (column ``entries``); None keeps none.  O(v N) per size.
+    row's scored entries (column ``entries``); None keeps none.
     """
     if not path.steps:
         return [], []
@@ -361,10 +331,7 @@ def _score_path(
 
 def _top_records(res2: np.ndarray, T: np.ndarray, ss_res: float, n_eval: int, names: Sequence[str],
                  vnames: Sequence[str]) -> list[dict[str, Any]]:
-    """The (at most :data:`_N_TOP`) largest squared residuals of one size, largest first; none when nothing is scored.
-
-    O(v |T|).
-    """
+    """The (at most :data:`_N_TOP`) largest squared residuals of one size, largest first. O(v |T|)."""
     out: list[dict[str, Any]] = []
     if not n_eval:
         return out
@@ -442,18 +409,13 @@ class _CVPlan:
     models: list[str]
     benchmarks: list[str]
     folds: list[Fold]  # holdout by holdout (``meta["holdout"]``), fold by fold
-    kw: dict[str, Any]
+    kw: dict[str, Any]  # pipelines, protocol and label
     attrs: dict[str, Any]
-    label: str
 
 
 @dataclass(frozen=True)
 class _SplitUnit:
-    """The protocol's unit of the out-of-fold engine: every pipeline of a plan fit and scored on one split.
-
-    :func:`split_rows` on the fold's training and held-out models; returns
-    the rows, the top residuals and the seconds per stage.
-    """
+    """The protocol's unit of the out-of-fold engine: :func:`split_rows` of a plan on one split, with its timings."""
 
     X: np.ndarray
     models: Sequence[str]
@@ -474,11 +436,9 @@ def _run_split_group(
     X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str],
     members: Sequence[tuple[Fold, dict[str, Any]]], cache_root: str | None = None,
 ) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, float]]]:
-    """One sweep cell: every run on one (train, validation) split, sharing its correlation estimate.
+    """One sweep cell: every run (fold and options) on one split, sharing its correlation estimate.
 
-    ``members`` are the split's folds with the options of their runs;
-    ``cache_root`` is the disk-cache folder of the process that laid out the
-    sweep (None: no disk cache), used here whatever this worker's environment.
+    ``cache_root``: the disk-cache folder of the process that laid out the sweep, whatever this worker's environment.
     """
     with cache.cache_root(cache_root), cache.correlation_cache():
         return list(run_folds([(fold, _SplitUnit(X, models, benchmarks, kw)) for fold, kw in members]))
@@ -488,11 +448,9 @@ def _run_split_group(
 class _Sweep:
     """The protocol's runner of the out-of-fold engine: the split jobs as cells of one sweep.
 
-    Jobs on the same matrix with the same training and validation rows share
-    one cell (:func:`_run_split_group`) and so one correlation estimate per
-    estimator.  The cost estimate (training rows x N^2, ten times more where
-    EM runs on missing entries, times the runs in the cell) only orders the
-    submission; the results come back in the jobs' order.
+    Jobs on the same matrix and split share one cell, and so one correlation
+    estimate per estimator.  The cost (training rows x N^2, ten times more
+    where EM runs on missing entries, times the runs) only orders the submission.
     """
 
     n_jobs: int | None
@@ -534,23 +492,21 @@ _METRICS = ("r2", "rmse", "residual_fraction", "logdet", "mi", "selected", "n_ev
 def _cv_frame(plan: _CVPlan, collected: Sequence[tuple[list, list, dict]]) -> pd.DataFrame:
     """The :func:`cross_validate` frame of one plan from its per-split results (in task order).
 
-    Columns: ``pipeline, holdout, fold, k``, any other key of the split
-    (``split``, ``quantile`` of the extrapolation check), the metrics in
-    :data:`_METRICS` order, then the coverage columns in the order they came.
+    Columns: ``pipeline, holdout, fold, k``, any other key of the split, the
+    metrics in :data:`_METRICS` order, then the coverage columns as they came.
     """
     rows: list[dict[str, Any]] = []
     tops: list[dict[str, Any]] = []
-    timings: dict[str, float] = {}
+    timings: Counter[str] = Counter()
     for r, t, tm in collected:
         rows.extend(r)
         tops.extend(t)
-        for key, val_ in tm.items():
-            timings[key] = timings.get(key, 0.0) + val_
+        timings.update(tm)
     df = pd.DataFrame(rows)
     scored = set(df["pipeline"]) if len(df) else set()
     for label in plan.attrs["pipelines"]:
         if label not in scored:  # otherwise an empty frame, or a missing pipeline, says nothing of why
-            warnings.warn(f"pipeline {label!r} selected no benchmark in any split of {plan.label}: its candidate "
+            warnings.warn(f"pipeline {label!r} selected no benchmark in any split of {plan.kw['label']}: its candidate "
                           "filters (min_observed) or exclusions leave none, so it has no rows", UserWarning,
                           stacklevel=5)
     if len(df):
@@ -559,7 +515,7 @@ def _cv_frame(plan: _CVPlan, collected: Sequence[tuple[list, list, dict]]) -> pd
         cols = list(_ORDER) + meta + [c for c in _METRICS if c in present] + [c for c in present if _is_coverage(c)]
         df = df[cols].sort_values(list(_ORDER), kind="stable").reset_index(drop=True)
     df.attrs.update(plan.attrs)
-    df.attrs["timings"] = timings
+    df.attrs["timings"] = dict(timings)
     df.attrs["top_residuals"] = Records(tops)
     return df
 
@@ -571,7 +527,7 @@ def _is_coverage(col: str) -> bool:
 def _run_plans(plans: Sequence[_CVPlan], *, n_jobs: int | None, progress: bool | None) -> list[pd.DataFrame]:
     """Run the splits of every plan through the out-of-fold engine as one sweep (:class:`_Sweep`); a frame per plan."""
     jobs = [(fold, _SplitUnit(plan.X, plan.models, plan.benchmarks, plan.kw)) for plan in plans for fold in plan.folds]
-    results = iter(run_folds(jobs, run=_Sweep(n_jobs, progress)))
+    results = run_folds(jobs, run=_Sweep(n_jobs, progress))
     return [_cv_frame(plan, [next(results) for _ in plan.folds]) for plan in plans]
 
 
@@ -693,17 +649,13 @@ class CVProtocol:
             set_("ks", check_ks(self.ks, self.k_max))
 
     def for_matrix(self, n_benchmarks: int) -> CVProtocol:
-        """This protocol with ``k_max`` resolved for a matrix of ``n_benchmarks`` benchmarks.
+        """This protocol with ``k_max`` resolved for a matrix of ``n_benchmarks`` benchmarks. O(1).
 
         Raises
         ------
         ValueError
             ``k_max`` of ``n_benchmarks`` or more (selecting every benchmark
             leaves nothing to predict), or fewer than 2 benchmarks.
-
-        Notes
-        -----
-        O(1).
         """
         if n_benchmarks < 2:
             raise ValueError(f"cross-validation needs at least 2 benchmarks, the matrix has {n_benchmarks}")
@@ -717,11 +669,15 @@ class CVProtocol:
     @classmethod
     def from_options(cls, options: dict[str, Any], *, where: str = "") -> CVProtocol:
         """A protocol from keyword options; an unknown option is named in a ValueError. O(number of options)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        bad = sorted(set(options) - names)
+        bad = sorted(set(options) - set(_FIELDS))
         if bad:
-            raise ValueError(f"{where}{bad[0]!r} is not an option of cross_validate (options: {', '.join(sorted(names))})")
+            raise ValueError(f"{where}{bad[0]!r} is not an option of cross_validate "
+                             f"(options: {', '.join(sorted(_FIELDS))})")
         return cls(**options)
+
+
+#: the options of :func:`cross_validate`: the fields of :class:`CVProtocol`, in their order
+_FIELDS = tuple(f.name for f in dataclasses.fields(CVProtocol))
 
 
 def _check_fractions(values: Any, what: str, *, closed_low: bool) -> tuple[float, ...]:
@@ -740,10 +696,7 @@ def _check_fractions(values: Any, what: str, *, closed_low: bool) -> tuple[float
 
 
 def _check_plan_pipelines(pipes: Sequence[Pipeline], protocol: CVProtocol, benchmarks: Sequence[str]) -> None:
-    """Warn of a pipeline seed or ``k`` the protocol does not use; refuse more forced benchmarks than ``k_max`` or unknown names.
-
-    O(P + forced and excluded names) for P pipelines.
-    """
+    """Warn of a pipeline seed or ``k`` the protocol does not use; refuse unknown names, or more forced than k_max."""
     for p in pipes:
         if p.seed != 0:
             warnings.warn(f"pipeline {p.label!r} has seed={p.seed}, which cross-validation does not use: every random "
@@ -764,11 +717,9 @@ def _check_plan_pipelines(pipes: Sequence[Pipeline], protocol: CVProtocol, bench
 
 
 def _plan_folds(X: np.ndarray, protocol: CVProtocol) -> list[Fold]:
-    """The (holdout, fold) splits of ``protocol`` on ``X`` (:class:`~benchsel_lib.protocol.splits.CVSplits`), checked.
+    """The (holdout, fold) splits of ``protocol`` on ``X``, checked. O(H K M N).
 
-    Warns when two holdouts give the same training sets; refuses a split
-    where ``min_train_observed`` drops every benchmark.  O(H K M N) for H
-    holdouts and K folds.
+    Warns when two holdouts give the same training sets; refuses a split where ``min_train_observed`` drops all.
     """
     folds = CVSplits(protocol.n_folds, protocol.holdouts, protocol.seed, protocol.scheme).folds(X.shape[0])
     by_h = {h: [fold for fold in folds if fold.meta["holdout"] == h] for h in protocol.holdouts}
@@ -788,12 +739,10 @@ def _plan_folds(X: np.ndarray, protocol: CVProtocol) -> list[Fold]:
 
 
 def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPlan:
-    """Check the matrix and the pipelines against ``protocol`` and lay out its (holdout, fold) splits.
+    """Check the matrix and the pipelines against ``protocol`` and lay out its (holdout, fold) splits. O(H K M N).
 
     A constant or mixed-scale column is reported as a
-    :class:`~benchsel_lib.data.matrix.ScoreWarning`; the protocol is the
-    paper's and keeps it (a whole-matrix fit never selects a constant column).
-    O(H K M N) for H holdouts and K folds, besides validating the pipelines.
+    :class:`~benchsel_lib.data.matrix.ScoreWarning`, and kept, as the paper's protocol does.
     """
     check_matrix(matrix)
     protocol = protocol.for_matrix(len(matrix.benchmarks))
@@ -807,53 +756,34 @@ def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPl
         warnings.warn(problem.message + tail, ScoreWarning, stacklevel=3)
     attrs = dict(source=matrix.source, shape=matrix.shape, **dataclasses.asdict(protocol),
                  pipelines=SharedMap((p.label, p) for p in pipes))
-    label = str(matrix.source or "matrix")
     return _CVPlan(X=X, models=list(matrix.models), benchmarks=list(matrix.benchmarks), folds=folds,
-                   kw=dict(pipelines=pipes, protocol=protocol, label=label), attrs=attrs, label=label)
-
-
-#: older keywords of :func:`cross_validate` (and options of a :func:`cv_grid` run), still taken with a
-#: FutureWarning: old -> current
-_RENAMED_OPTIONS = {"unconditioned": "unreached"}
+                   kw=dict(pipelines=pipes, protocol=protocol, label=str(matrix.source or "matrix")), attrs=attrs)
 
 
 def _renamed_options(options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` with each older keyword of :data:`_RENAMED_OPTIONS` under its current name, with a FutureWarning.
+    """``options`` with the older keyword ``unconditioned`` as ``unreached`` (a FutureWarning at the caller's caller).
 
-    Both names at once is a TypeError, as a keyword given twice is.  The
-    warning points at the caller of the function that calls this one.
-    O(number of options).
+    Both names at once is a TypeError, as a keyword given twice is.
     """
     out = dict(options)
-    for old, new in _RENAMED_OPTIONS.items():
-        if old in out:
-            if new in out:
-                raise TypeError(f"got both {new}= and {old}=: pass {new}= only")
-            warnings.warn(f"{old}= is deprecated and will be removed: use {new}= (it takes the same values)",
-                          FutureWarning, stacklevel=3)
-            out[new] = out.pop(old)
+    if "unconditioned" in out:
+        if "unreached" in out:
+            raise TypeError("got both unreached= and unconditioned=: pass unreached= only")
+        warnings.warn("unconditioned= is deprecated and will be removed: use unreached= (it takes the same values)",
+                      FutureWarning, stacklevel=3)
+        out["unreached"] = out.pop("unconditioned")
     return out
 
 
 def _with_options(protocol: CVProtocol | None, options: dict[str, Any]) -> CVProtocol:
-    """``protocol`` (default ``CVProtocol()``) with the fields named in ``options`` replaced. O(number of fields).
-
-    Raises
-    ------
-    TypeError
-        An option that is not a field of :class:`CVProtocol`, named as Python names an unexpected keyword.
-    ValueError
-        ``protocol`` is not a :class:`CVProtocol`, or a field's value is refused by it.
-    """
+    """``protocol`` (default ``CVProtocol()``) with the fields in ``options`` replaced; unknown ones are a TypeError."""
     if protocol is not None and not isinstance(protocol, CVProtocol):
         raise ValueError(f"protocol must be a CVProtocol, got {type(protocol).__name__}")
-    names = [f.name for f in dataclasses.fields(CVProtocol)]
-    bad = [key for key in options if key not in names]
+    bad = [key for key in options if key not in _FIELDS]
     if bad:
         raise TypeError(f"cross_validate() got an unexpected keyword argument {bad[0]!r} (its options are the "
-                        f"fields of CVProtocol: {', '.join(names)})")
-    base = {} if protocol is None else {name: getattr(protocol, name) for name in names}
-    return CVProtocol(**{**base, **options})
+                        f"fields of CVProtocol: {', '.join(_FIELDS)})")
+    return dataclasses.replace(protocol or CVProtocol(), **options)
 
 
 def cross_validate(
@@ -868,10 +798,9 @@ def cross_validate(
 ) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
     """K-fold cross-validation of pipelines, exactly as Section 5.1 (see the module docstring).
 
-    The protocol's options are the fields of :class:`CVProtocol`, declared
-    and validated there once: pass a ``protocol``, or its fields as keyword
-    options (``holdouts=(0.1,), k_max=15, seed=42, scheme="paper"``), or
-    both (the keywords replace the protocol's fields).
+    The protocol's options are the fields of :class:`CVProtocol`: pass a
+    ``protocol``, its fields as keyword options (``holdouts=(0.1,), k_max=15,
+    seed=42, scheme="paper"``), or both (the keywords replace its fields).
 
     Parameters
     ----------
@@ -887,16 +816,12 @@ def cross_validate(
         benchmarks, candidate filter, predictor, variance inflation) live in
         the pipeline: ``Pipeline.paper(objective="mi", config="early")``.
     protocol : CVProtocol, optional
-        The protocol (default ``CVProtocol()``, with the keyword options below).
+        The protocol (default ``CVProtocol()``).
     n_jobs : int or None
-        Workers over the (holdout, fold) splits, through
-        :func:`~benchsel_lib.protocol.sweep.run_sweep` (joblib): ``1`` runs
-        serially in this process, ``N > 1`` in ``N`` loky processes with one
-        BLAS thread each, ``None`` (default) as the active
-        ``joblib.parallel_config`` says (serial when none is set; inside
-        :func:`~benchsel_lib.protocol.sweep.dask_backend` on every worker of
-        the Dask cluster). Results do not depend on the backend or the
-        number of workers, bit for bit. A failing split raises
+        Workers over the (holdout, fold) splits, as in
+        :func:`~benchsel_lib.protocol.sweep.run_sweep` (None: as the active
+        ``joblib.parallel_config`` says). Results do not depend on the backend
+        or the number of workers, bit for bit. A failing split raises
         :class:`~benchsel_lib.protocol.sweep.SweepError` naming it.
     progress : bool or None
         Progress bar (None: only in a terminal or notebook; False: silent).
@@ -943,26 +868,21 @@ def cross_validate(
         The evaluated validation scores are clipped to ``[-clip, clip]`` (default 10)
         (the pipelines clip their own inputs, by default to the same 10).
     unreached : {"skip", "mean"}
-        What happens to a validation model that observes none of the
-        selected benchmarks. Section 5.1 says each model is conditioned "only
-        on selected benchmarks observed for that validation model"; for a
-        model with none there is nothing to condition on, and the text admits
-        two readings. ``"skip"`` (default): the model is not scored at that
-        ``k``, which is how the paper's numbers are computed (its code skips
-        such models). ``"mean"``: it is predicted by the training mean (0 in
-        standardized space) and scored, which lowers R^2 on sparse matrices.
+        A validation model that observes none of the selected benchmarks has
+        nothing to condition on (Section 5.1 conditions "only on selected
+        benchmarks observed for that validation model"): ``"skip"`` (default,
+        as the paper's code) does not score it at that ``k``; ``"mean"``
+        predicts the training mean and scores it (lower R^2 on sparse matrices).
     min_train_observed : int
         Benchmarks with fewer observed training scores are left out of a
         split (default 1: only benchmarks no training model has; the paper
         states no such rule).
     keep_entries : bool
-        Add the column ``entries``: each row's scored entries with their
-        squared residuals and truths
-        (:class:`~benchsel_lib.protocol.summaries.ScoredEntries`), so that
-        methods can be compared on the entries both score
-        (:func:`~benchsel_lib.studies.pipelines.shared_differences`).  Off
-        by default: it keeps O(n_eval_all) numbers per row (the protocol's
-        entries and, apart, those of the held-out models it leaves out).
+        Add the column ``entries``: each row's scored entries
+        (:class:`~benchsel_lib.protocol.summaries.ScoredEntries`), to compare
+        methods on the entries both score
+        (:func:`~benchsel_lib.studies.pipelines.shared_differences`).  Off by
+        default: it keeps O(n_eval_all) numbers per row.
 
     Returns
     -------

@@ -119,21 +119,20 @@ def cv_splits(
         raise ValueError(f"holdout fractions must be in [0, 1), got {holdout!r}")
     if scheme not in SCHEMES:
         raise ValueError(f"unknown scheme {scheme!r}: use one of {SCHEMES}")
+    labels = fold_assignments(n_models, n_folds, seed)  # also checks n_models and n_folds
+    n, k = int(n_models), int(n_folds)
+    target = n_train(h, n)
     if scheme == "paper":
-        fold_assignments(n_models, n_folds, seed)  # validates n_models and n_folds
-        chunks = balanced_folds(np.random.default_rng(seed).permutation(int(n_models)), int(n_folds))
-        labels = fold_labels(np.concatenate(chunks), int(n_folds))
-    else:
-        labels = fold_assignments(n_models, n_folds, seed)
+        chunks = balanced_folds(np.random.default_rng(seed).permutation(n), k)
+        labels = fold_labels(np.concatenate(chunks), k)
+        target = round((1.0 - h) * n)  # the paper's code rounds with Python's round() (halves to even)
     out = []
-    for f in range(int(n_folds)):
-        # the paper's code rounds with Python's round() (halves to even)
-        target = round((1.0 - h) * int(n_models)) if scheme == "paper" else n_train(h, int(n_models))
+    for f in range(k):
         n_tr = min(target, int((labels != f).sum()))
         if n_tr < 2:
             raise ValueError(f"holdout {h} leaves {n_tr} training model(s); at least 2 are needed")
         if scheme == "paper":
-            pool = np.concatenate([chunks[j] for j in range(int(n_folds)) if j != f])
+            pool = np.concatenate([chunks[j] for j in range(k) if j != f])
             train = pool if n_tr >= pool.size else np.random.default_rng((seed, f, int(h * 10000))).permutation(pool)[:n_tr]
         else:
             pool = np.flatnonzero(labels != f)

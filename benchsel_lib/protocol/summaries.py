@@ -22,11 +22,9 @@ __all__ = [
 class Records(tuple):
     """Read-only sequence of records (dicts) kept in ``DataFrame.attrs``.
 
-    pandas deep-copies ``attrs`` in nearly every operation on a frame
-    (indexing, sorting, groupby, merge, concat); a deep copy of thousands of
-    small dicts made pandas calls on CV frames take milliseconds each, and
-    :func:`first_pick_band` spent most of its time there. Deep-copying this
-    sequence returns the sequence itself, so the records are shared, not
+    pandas deep-copies ``attrs`` in nearly every operation on a frame, and a
+    deep copy of thousands of small dicts takes milliseconds. Deep-copying
+    this sequence returns the sequence itself, so the records are shared, not
     copied: treat them as read-only. ``a + b`` concatenates.
     """
 
@@ -42,9 +40,7 @@ class Records(tuple):
 class SharedMap(dict):
     """A mapping kept in ``DataFrame.attrs`` that pandas' deep copies share instead of copying.
 
-    The ``pipelines`` of a cross-validation's frame: deep-copying them on
-    every column access took a few seconds of a chapter's run.  Treat it as
-    read-only, like :class:`Records`.
+    The ``pipelines`` of a cross-validation's frame.  Treat it as read-only, like :class:`Records`.
     """
 
     def __deepcopy__(self, memo: dict) -> SharedMap:
@@ -87,16 +83,12 @@ class ScoredEntries:
         return f"ScoredEntries({self.index.size} entries)"
 
     def every(self) -> ScoredEntries:
-        """These entries and the :attr:`unreached` ones: every held-out model's, in increasing ``index``.
+        """These entries and the :attr:`unreached` ones: every held-out model's, in increasing ``index``. O(n log n).
 
         Raises
         ------
         ValueError
             The unreached entries were not kept.
-
-        Notes
-        -----
-        O(n log n) for n entries in all.
         """
         if self.unreached is None:
             raise ValueError("these scored entries do not keep the unreached models' entries")

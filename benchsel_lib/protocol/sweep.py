@@ -96,9 +96,8 @@ class SweepError(RuntimeError):
 def _run_cell_args(label: str, fn: Callable[..., Any], kwargs: dict[str, Any], *args: Any) -> Any:
     """Run one cell (in a worker); a failure is re-raised naming the cell.
 
-    The cell's positional arguments are passed at top level so that Dask
-    resolves the futures of the arrays broadcast to its workers
-    (:func:`_broadcast_arrays`) before the call.
+    The positional arguments come at top level so that Dask resolves the
+    futures of the arrays broadcast to its workers before the call.
     """
     try:
         with threadpool_limits(limits=1, user_api="blas"):  # small matrices: one BLAS thread per cell is fastest
@@ -111,24 +110,19 @@ def _run_cell_args(label: str, fn: Callable[..., Any], kwargs: dict[str, Any], *
 _Said = tuple[type[Warning], str, str, int]
 
 
-def _run_cell_reporting(label: str, fn: Callable[..., Any], kwargs: dict[str, Any],
-                        *args: Any) -> tuple[Any, list[_Said]]:
-    """Run one cell (in a worker) and return ``(result, warnings)``: the warnings it raised travel back.
+def _run_cell_reporting(number: int, label: str, fn: Callable[..., Any], kwargs: dict[str, Any],
+                        *args: Any) -> tuple[int, Any, list[_Said]]:
+    """Run cell ``number`` (in a worker) and return ``(number, result, warnings)``: the warnings travel back.
 
     A warning printed by a worker process would reach the user as a raw
     Python warning with its source line, once per worker or cell; sent back,
     the caller raises it again (:func:`_say_again`), under its own filters
     and display (``benchsel: warning: ...`` lines on the command line), once.
+    The number lets the results come back in any order.
     """
     with warnings.catch_warnings(record=True) as caught:
         value = _run_cell_args(label, fn, kwargs, *args)
-    return value, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
-
-
-def _run_numbered_cell(number: int, label: str, fn: Callable[..., Any], kwargs: dict[str, Any],
-                       *args: Any) -> tuple[int, Any, list[_Said]]:
-    """Run one cell and return ``(number, result, warnings)``, so that results may come back in any order."""
-    return number, *_run_cell_reporting(label, fn, kwargs, *args)
+    return number, value, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
 
 
 def _say_again(said: Sequence[_Said], registry: dict[Any, Any]) -> None:
@@ -138,35 +132,24 @@ def _say_again(said: Sequence[_Said], registry: dict[Any, Any]) -> None:
 
 
 def _ignore_sigint() -> None:
-    """Initializer of the sweep's loky workers: Ctrl-C and SIGTERM are the parent's to handle.
+    """Initializer of the sweep's loky workers: Ctrl-C and SIGTERM (sent to the whole process group) are the parent's.
 
-    Ctrl-C sends SIGINT to the whole foreground process group, and a
-    ``kill`` of the group SIGTERM. A worker that received SIGINT between two
-    cells would print its own ``KeyboardInterrupt`` traceback; one killed by
-    SIGTERM before the parent stops the pool leaves its semaphores to the
-    resource tracker, which reports them as leaked. Ignoring both leaves the
-    parent to turn the signal into one line and to terminate its workers
-    (joblib kills them, with SIGKILL, when the consumer of the results stops).
+    A worker that received SIGINT between two cells would print its own
+    ``KeyboardInterrupt`` traceback; one killed by SIGTERM leaves its
+    semaphores to the resource tracker, which reports them as leaked. The
+    parent turns the signal into one line and joblib kills the workers.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
-def _run_cell(cell: Cell) -> Any:
-    return _run_cell_args(cell.label, cell.fn, cell.kwargs, *cell.args)
-
-
 def check_n_jobs(n_jobs: object) -> int | None:
-    """Validate a number of workers: a positive integer, or None (as the active joblib configuration says).
+    """Validate a number of workers: a positive integer, or None (as the active joblib configuration says). O(1).
 
     Raises
     ------
     ValueError
         ``n_jobs`` is not None and not an integer >= 1 (booleans are refused).
-
-    Notes
-    -----
-    O(1).
     """
     if n_jobs is None:
         return None
@@ -182,11 +165,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _unfinished(cells: Sequence[Cell], order: Sequence[int], arrived: Sequence[bool]) -> str:
-    """``"k of n cells did not finish: 'a', 'b' and 3 more"`` for the cells whose results did not arrive.
-
-    The cells are named in the order of submission (the largest first), so
-    the cells that were running come first.
-    """
+    """``"k of n cells did not finish: 'a', 'b' and 3 more"``, in the order of submission (running ones first)."""
     pending = [cells[i].label for i in order if not arrived[i]]
     shown = ", ".join(repr(p) for p in pending[:5]) + (f" and {len(pending) - 5} more" if len(pending) > 5 else "")
     return f"{len(pending)} of {len(cells)} cell(s) did not finish: {shown or 'none'}"
@@ -207,11 +186,10 @@ def run_sweep(
         The grid. Each cell's function must be picklable (module level) when
         run in other processes, and deterministic given its arguments.
     n_jobs : int or None
-        ``1``: serially in this process. ``N > 1``: ``N`` workers (never
-        more than there are cells) of the active joblib backend (with the default loky backend: processes with
-        one BLAS thread each; other backends as configured). ``None``: as the active
-        ``joblib.parallel_config`` says (its ``n_jobs``; 1 when nothing is
-        configured). A Dask backend always uses every worker of the cluster.
+        ``1``: serially in this process; ``N > 1``: ``N`` workers (at most one
+        per cell) of the active joblib backend; ``None``: the ``n_jobs`` of the
+        active ``joblib.parallel_config`` (1 when nothing is configured). A
+        Dask backend always uses every worker of the cluster (module docstring).
     progress : bool or None
         Progress bar over finished cells (None: only in a terminal or notebook).
     desc : str
@@ -229,10 +207,8 @@ def run_sweep(
         ``n_jobs`` is not a positive integer or None; an element of ``cells``
         is not a :class:`Cell`.
     SweepError
-        A cell raised (the message names it; the original exception is the
-        ``__cause__``), a worker died or the Dask scheduler was lost (the
-        message, one line, names what happened and the cells whose results
-        had not arrived).
+        A cell raised, a worker died or the Dask scheduler was lost (module
+        docstring); the original exception is the ``__cause__``.
 
     Notes
     -----
@@ -254,24 +230,23 @@ def run_sweep(
     order = sorted(range(len(cells)), key=lambda i: -float(cells[i].cost))
     client = getattr(backend, "client", None)
     if client is not None:
-        return _run_on_dask(client, cells, order, progress=progress, desc=desc)
+        return _DaskSweep(client, cells, order).run(progress=progress, desc=desc)
     loky = type(backend).__name__ == "LokyBackend"
     if n is None:
         n = cfg_jobs if loky else -1
         if n is None:
             n = 1
-    if n > len(cells):  # never more workers than cells: n_jobs=10_000 must not start 10,000 processes
-        n = len(cells)
+    n = min(n, len(cells))  # never more workers than cells: n_jobs=10_000 must not start 10,000 processes
     results: list[Any] = [None] * len(cells)
     if loky and (n == 1 or len(cells) == 1):
         # serially in this process (no pickling; exceptions keep their traceback)
         for i in _progress(order, total=len(cells), desc=desc, enabled=progress):
-            results[i] = _run_cell(cells[i])
+            results[i] = _run_cell_args(cells[i].label, cells[i].fn, cells[i].kwargs, *cells[i].args)
         return results
 
     arrived = [False] * len(cells)
     registry: dict[Any, Any] = {}  # the warnings of the workers, each said once
-    jobs = (joblib.delayed(_run_numbered_cell)(i, cells[i].label, cells[i].fn, cells[i].kwargs, *cells[i].args)
+    jobs = (joblib.delayed(_run_cell_reporting)(i, cells[i].label, cells[i].fn, cells[i].kwargs, *cells[i].args)
             for i in order)
     try:
         # Parallel takes the active configuration when it is made, so it is made inside
@@ -294,33 +269,21 @@ def run_sweep(
     return results
 
 
-def _scheduler_address(client: Any) -> str:
-    """The address of the scheduler of a Dask client, for messages."""
-    address = getattr(getattr(client, "scheduler", None), "address", None)
-    return str(address) if address else "(unknown address)"
-
-
-def _run_on_dask(client: Any, cells: list[Cell], order: list[int], *, progress: bool | None,
-                 desc: str) -> list[Any]:
-    """Run the cells as tasks of the Dask cluster of ``client``; the results in the order of ``cells``.
+class _DaskSweep:
+    """One sweep on a Dask cluster: the submitted tasks, the results as they arrive, and what a failure says.
 
     Each cell is one task, with the priority of its rank in ``order`` (the
-    first runs first). Results are gathered here as their tasks finish; at the
+    first runs first). Results are gathered as their tasks finish; at the
     first failure the tasks still queued are released and :class:`SweepError`
-    is raised, counting the cells whose results had not arrived.  O(cells)
-    besides the cells' own work (:class:`_DaskSweep`).
+    is raised, counting the cells whose results had not arrived.
     """
-    return _DaskSweep(client, cells, order).run(progress=progress, desc=desc)
-
-
-class _DaskSweep:
-    """One sweep on a Dask cluster: the submitted tasks, the results as they arrive, and what a failure says."""
 
     def __init__(self, client: Any, cells: list[Cell], order: list[int]) -> None:
         from distributed import as_completed
 
         self.client, self.cells, self.order = client, cells, order
-        self.address = _scheduler_address(client)
+        address = getattr(getattr(client, "scheduler", None), "address", None)
+        self.address = str(address) if address else "(unknown address)"
         self.arrived = [False] * len(cells)
         if client.status != "running":
             raise SweepError(f"the Dask client is not connected to the scheduler at {self.address} (its status is "
@@ -360,8 +323,7 @@ class _DaskSweep:
         except KilledWorker as exc:  # a result was lost with its worker, and its recomputation failed
             i = self.index.get(getattr(exc, "task", None))
             raise self.killed(exc, self.cells[i].label if i is not None else "(unknown)") from exc
-        for future, (value, said) in zip(finished, values):
-            i = self.index[future.key]
+        for i, value, said in values:
             self.results[i] = value
             self.arrived[i] = True
             _say_again(said, self.registry)
@@ -398,8 +360,7 @@ class _DaskSweep:
                 with suppress(Exception):  # count the results that are ready too; the sweep fails anyway
                     ready = [f for f in self.pending.next_batch(block=False) if f.status == "finished"]
                     if ready:
-                        for _ in self.collect(ready):
-                            pass
+                        list(self.collect(ready))
                 raise self.failure(failed[0])
 
     def run(self, *, progress: bool | None, desc: str) -> list[Any]:
@@ -407,7 +368,7 @@ class _DaskSweep:
         client, cells, order = self.client, self.cells, self.order
         try:
             sent = _broadcast_arrays(client, cells)
-            submitted = [client.submit(_run_cell_reporting, sent[i].label, sent[i].fn, sent[i].kwargs,
+            submitted = [client.submit(_run_cell_reporting, i, sent[i].label, sent[i].fn, sent[i].kwargs,
                                        *sent[i].args, pure=False, priority=len(order) - rank)
                          for rank, i in enumerate(order)]
             self.index.update((f.key, i) for f, i in zip(submitted, order))
@@ -430,13 +391,10 @@ class _DaskSweep:
 
 
 def _broadcast_arrays(client: Any, cells: list[Cell]) -> list[Cell]:
-    """Copy the large arrays of the cells' arguments to every Dask worker once.
+    """The cells with their large arrays replaced by futures of copies broadcast to every Dask worker once.
 
     Sent with each task, a large argument would be pickled once per cell;
-    scattered to one worker, the scheduler would run the cells that need it
-    there first, leaving other workers idle. A broadcast copy gives every
-    worker the data. Arrays are replaced by their futures (resolved on the
-    worker before the call).
+    scattered to one worker, the cells that need it would run there first.
     """
     big: dict[int, np.ndarray] = {}
     for c in cells:
@@ -477,8 +435,7 @@ def check_address(address: object) -> str:
     Raises
     ------
     ValueError
-        Anything else; the message, one line, names the address and what is
-        wrong with it.
+        Anything else; the message, one line, names the address and what is wrong.
     """
     if not isinstance(address, str) or not address.strip():
         raise ValueError(f"scheduler address must be a non-empty string like 'tcp://host:8786', got {address!r}")
@@ -537,11 +494,9 @@ def _close_client(client: Any, timeout: float) -> None:
     with _quiet_logs("distributed") if lost else nullcontext(), suppress(Exception):
         client.close(timeout=timeout)
     # A client that failed to connect is marked closed without stopping the thread of its event
-    # loop, and close() then leaves it running: stop it here.
-    runner = getattr(client, "_loop_runner", None)
-    if runner is not None:
-        with suppress(Exception):
-            runner.stop()
+    # loop, and close() then leaves it running: stop it here (a client without one raises, suppressed).
+    with suppress(Exception):
+        client._loop_runner.stop()
 
 
 @contextmanager
@@ -628,12 +583,9 @@ def local_cluster(*, n_workers: int = 2, **kwargs: Any) -> Any:
     ``n_workers`` worker processes with one thread each (and one BLAS
     thread), listening on the loopback interface only, dashboard on a free
     loopback port, and without Dask's ``MALLOC_TRIM_THRESHOLD_`` for the
-    workers, which slowed the EM of a CV grid 1.7-1.8x (the 2000 x 114 grid
-    against loky, ``python benchmarks/bench_scale.py --parts dask``; on a
-    cluster of your own, set
-    ``distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_: null`` in
-    the Dask configuration for the same effect). Use it as a
-    context manager with :class:`dask.distributed.Client` and
+    workers (:data:`_TRIM_KEY`; on a cluster of your own, set it to ``null``
+    in the Dask configuration for the same effect). Use it as a context
+    manager with :class:`dask.distributed.Client` and
     ``joblib.parallel_config(backend="dask")``, or pass its
     ``scheduler_address`` to :func:`dask_backend`.
 
