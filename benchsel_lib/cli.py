@@ -1,64 +1,18 @@
 """The ``benchsel`` command: select benchmarks, predict a new model's scores, cross-validate.
 
-The command only parses, calls and prints: ``select``, ``predict`` and
-``cv`` each check their arguments (each check said once, all of them before
-any long work), build from them a
-:class:`~benchsel_lib.method.pipeline.Pipeline` (``cv``: the pipelines and
-the cross-validation protocol), call it and format the result.
-
-Subcommands (``benchsel <command> --help`` shows examples for each):
-
-* ``benchsel datasets`` -- the built-in matrices with shape and observed fraction;
-* ``benchsel select`` -- the recommended pipeline's selection (``Pipeline.auto``),
-  or the paper's greedy entropy / MI / random selection (``Pipeline.paper``,
-  Algorithms 1-2) with mandatory benchmarks (Section 6, "Safety and fairness
-  coverage"), a cost budget (Krause-Guestrin modified greedy, Appendix B) and
-  the model-selection dual ``--axis models`` (Section 6, "Future work");
-* ``benchsel predict`` -- the benchmarks a new model has not run, predicted
-  from the ones it has, with intervals in the original units: the recommended
-  predictor with split-conformal intervals, or the Gaussian conditional mean
-  (Eqs. cond-mean / cond-var) with Gaussian intervals, optionally rescaled by a
-  variance-inflation factor, given or fitted by inner cross-validation
-  (``--inflation none|inner|F``);
-* ``benchsel cv`` -- the paper's cross-validation protocol (Section 5.1) of
-  named pipelines, with interval coverage (``--levels``) and the inner-fold
-  variance inflation of ``Pipeline.paper(inflation="inner")``
-  (``--inflation inner``).
-
-The options speak the Python API's words: ``--pipeline auto|paper``
-(``Pipeline.auto`` / ``Pipeline.paper``), ``cv --pipelines``, ``--scaling
-standard|logit``, ``--inflation`` and ``cv --config released|early``. The
-older spellings (``--method auto|gaussian``, ``--methods``, ``--transform
-none|logit``, ``--inflate none|auto|F``, ``--variance-inflation``,
-``--em-config``) still work, hidden from ``--help``: each sets the new
-option (its value in the new words) and says so in one line on stderr
-(:class:`_Deprecated`).
-
-The command uses one BLAS thread unless ``OPENBLAS_NUM_THREADS`` /
-``OMP_NUM_THREADS`` / ``MKL_NUM_THREADS`` are set (see ``BLAS_THREAD_VARS``).
-
-Every subcommand accepts ``--format table|csv|json``. Bad input (unknown
-dataset or benchmark, malformed values, missing files, binary or mis-delimited
-CSV files, out-of-range options, an ``--out`` that cannot be written) ends with
-exit status 2 and one line ``benchsel: error: ...`` on stderr, never a
-traceback; the checks run before any long work. On big or wide matrices the
-pipelines choose, before the work, a path that fits (the recommended
-pipeline's inner search on seeded subsamples, the floored pairwise correlation
-where EM would take too long); ``select`` and ``predict`` say so in one line
-each, ``benchsel: ...`` on stderr. ``cv --out`` writes its table
-all or nothing (a temporary file in the same folder, renamed into place): when
-that write fails after the cross-validation (a full disk, a file-size limit)
-no partial file is left, the summary is still printed and the exit status is
-1. Long work (``cv``) shows a progress bar on stderr only when stderr is a
-terminal. Ctrl-C ends the command with ``benchsel: interrupted`` (exit status
-130) and SIGTERM the same way with ``benchsel: terminated`` (143): the worker
-processes of ``--jobs`` are stopped and no temporary file is left. Warnings
-(a data problem, a cache repair, a score that looks 100 times off), also those
-raised in worker processes, are ``benchsel: warning: ...`` lines, each said
-once; a value or a name longer than 200 characters is cut in every message.
-
-``main(argv)`` returns the exit status, so the command can be driven from
-Python and tests; ``python -m benchsel_lib.cli`` works like the console script.
+Each subcommand (``datasets``, ``select``, ``predict``, ``cv``; ``benchsel
+<command> --help`` shows examples) checks its arguments, all before any long
+work, builds from them a :class:`~benchsel_lib.method.pipeline.Pipeline`
+(``cv``: the pipelines and the cross-validation protocol of Section 5.1),
+calls it and prints the result as a table, CSV or JSON. The options speak
+the Python API's words; the older spellings still work, hidden from
+``--help``, each saying in one line on stderr what to write instead
+(:class:`_Old`). Bad input ends with exit status 2 and one line
+``benchsel: error: ...`` on stderr, never a traceback; notes and warnings
+are ``benchsel: ...`` lines, each said once, with any value over 200
+characters cut. :func:`main` returns the exit status, so the command can be
+driven from Python and tests; ``python -m benchsel_lib.cli`` works like the
+console script.
 """
 from __future__ import annotations
 
@@ -75,6 +29,7 @@ import textwrap
 import threading
 import warnings
 from dataclasses import dataclass
+from functools import partial
 
 #: BLAS thread variables the command sets to 1 unless the user set them.
 BLAS_THREAD_VARS: tuple[str, ...] = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
@@ -88,7 +43,7 @@ if "numpy" not in sys.modules:  # the console script / python -m: numpy (BLAS) i
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, nullcontext, suppress
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, NamedTuple, NoReturn, TextIO
 
 import numpy as np
 import pandas as pd
@@ -98,16 +53,9 @@ from ._names import name_positions, suggest_names, unknown_name_error
 from .data import DATASETS, load_csv, load_matrix
 from .data.loaders import parse_number, read_csv_rows
 from .method.correlation import Correlation, em_too_costly
-from .method.pipeline import (
-    PAPER_OBJECTIVES,
-    Pipeline,
-    ScaleWarning,
-    check_given,
-    parse_pipeline,
-)
+from .method.pipeline import PAPER_OBJECTIVES, Pipeline, PipelineSearch, ScaleWarning, check_given, parse_pipeline
 from .method.candidates import DEFAULT_MIN_OBSERVED
 from .method.choice import DEFAULT_RULE
-from .method.pipeline import PipelineSearch
 from .method.selection import COST_AWARE, too_thin, within_budget
 from .protocol.cv import DEFAULT_K_MAX, cross_validate
 from .protocol.splits import cv_splits
@@ -120,7 +68,6 @@ __all__ = ["main", "build_parser", "parse_scores", "DEFAULT_MIN_OBSERVED"]
 _OBJECTIVES = (*PAPER_OBJECTIVES, "trace")
 #: ``--inflation inner`` on fewer training rows than this says the factor is noisy.
 _FEW_ROWS = 30
-_FORMATS = ("table", "csv", "json")
 
 
 class UsageError(ValueError):
@@ -316,40 +263,20 @@ def _decimal_comma(previous: str, piece: str, what: str) -> None:
                          f"{head.strip()!r}: write {previous}.{piece.strip()} (a comma separates the scores)")
 
 
-def _is_number(text: str) -> bool:
-    try:
-        parse_number(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _int(text: str) -> int:
     try:
         if "_" in text:  # int() reads "1_0" as 10: a typo, not a number
             raise ValueError(text)
-        value = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
-    return value
 
 
 def _float(text: str) -> float:
     try:
-        value = parse_number(text)
+        return parse_number(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
-    return value
-
-
-def _inflation(text: str) -> str | float:
-    """``predict --inflation``: 'none', 'inner' or a finite variance factor > 0."""
-    return _variance_factor(text, ("none", "inner"))
-
-
-def _old_inflation(text: str) -> str | float:
-    """``predict --inflate`` (deprecated): 'none', 'auto' (read as 'inner'), 'inner' or a factor > 0."""
-    return _variance_factor(text, ("none", "auto", "inner"))
 
 
 def _variance_factor(text: str, words: Sequence[str]) -> str | float:
@@ -368,43 +295,159 @@ def _variance_factor(text: str, words: Sequence[str]) -> str | float:
 
 
 class _Deprecated(argparse.Action):
-    """An old spelling of a renamed option (:func:`_deprecated`): it stores the value, in the new words where they
-    changed, in the new option's destination and says on stderr what to write instead."""
+    """The action of an old spelling (:class:`_Old`): it stores the value, in the new words where they changed,
+    in the new option's destination and says on stderr what to write instead."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str,
-                 renamed: dict[str, str] | None = None, **kwargs: Any) -> None:
+    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str, renamed: dict[str, str],
+                 **kwargs: Any) -> None:
         super().__init__(option_strings, dest, **kwargs)
-        self.new = new
-        self.renamed = dict(renamed or {})
+        self.new, self.renamed = new, renamed
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:  # noqa: D102
         old = option_string or self.option_strings[0]
         value = self.renamed.get(values, values) if isinstance(values, str) else values
-        if value != values:
-            _note(f"{old} {values} is deprecated; use {self.new} {value}")
-        else:
-            _note(f"{old} is deprecated; use {self.new}")
+        _note(f"{old} {values} is deprecated; use {self.new} {value}" if value != values
+              else f"{old} is deprecated; use {self.new}")
         setattr(namespace, self.dest, value)
 
 
-def _deprecated(p: argparse.ArgumentParser, old: str, new: argparse.Action, renamed: dict[str, str] | None = None,
-                **kwargs: Any) -> str:
-    """Add ``old``, a hidden deprecated spelling of the option ``new`` (``renamed``: old values and their new
-    names; ``kwargs``: more of ``add_argument``'s, e.g. the old ``type``); return how the epilog names it."""
-    renamed = dict(renamed or {})
-    if new.choices is not None and "type" not in kwargs:
-        kwargs["choices"] = tuple(dict.fromkeys([*new.choices, *renamed]))
-    p.add_argument(old, dest=new.dest, action=_Deprecated, new=new.option_strings[0], renamed=renamed,
-                   default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
-    values = ", ".join(f"{a}: {b}" for a, b in renamed.items())
-    return f"{old} for {new.option_strings[0]}" + (f" ({values})" if values else "")
+class _Old(NamedTuple):
+    """A hidden deprecated spelling ``old`` of the option ``new``, declared in an option table after it."""
+
+    old: str
+    new: str
+    renamed: dict[str, str] = {}  # old values and their new names
+    extra: dict[str, Any] = {}  # more of add_argument's arguments, e.g. the old type
 
 
-def _mention_deprecated(p: argparse.ArgumentParser, spellings: Sequence[str]) -> None:
-    """End the epilog of ``p`` with one short paragraph on the deprecated ``spellings`` it still accepts."""
-    text = ("Deprecated spellings, still accepted with a note on stderr: " + ", ".join(spellings) + ".")
-    p.epilog = (p.epilog or "") + "\n" + textwrap.fill(text, width=79, break_on_hyphens=False) + "\n"
+#: One option of an option table: ``add_argument``'s flags and keyword arguments.
+_Spec = tuple[tuple[str, ...], dict[str, Any]]
+
+
+def _opt(*flags: str, **kwargs: Any) -> _Spec:
+    return flags, kwargs
+
+
+_COMMON: list[_Spec] = [
+    _opt("--format", choices=("table", "csv", "json"), default="table", help="output format (default: table)"),
+    _opt("--data-dir", help="directory with the data files (default: BENCHSEL_DATA_DIR, data/, ../shared/data)"),
+]
+_DATA: list[_Spec] = [
+    _opt("--data", required=True, metavar="NAME|PATH.csv",
+         help="built-in matrix (mteb, merged, mmlu, benchpress) or a CSV file"),
+    _opt("--estimator", choices=("auto", "pairwise", "em"), default="auto",
+         help="correlation estimator (default: auto)"),
+]
+_INNER_FOLDS = _opt("--inner-folds", type=_int, metavar="N", help="inner folds for --inflation inner (default: 3)")
+
+_SELECT_OPTIONS: list[_Spec | _Old] = [
+    _opt("-k", type=_int, help="number of benchmarks to select (required unless --budget)"),
+    _opt("--pipeline", choices=("auto", "paper"),
+         help="'auto' (default): the recommended pipeline (Pipeline.auto), chosen by inner cross-validation on the "
+         "matrix's models; 'paper': the paper's greedy on the Gaussian model (Pipeline.paper; default when "
+         "--objective, --costs, --budget or --axis models is given)"),
+    _Old("--method", "--pipeline", {"gaussian": "paper"}),
+    _opt("--objective", choices=_OBJECTIVES,
+         help="selection objective of --pipeline paper (default: entropy; trace: each step reveals "
+         "the benchmark that lowers the summed residual variance of the rest most; no --budget)"),
+    _opt("--require", action="extend", nargs="+", default=[], metavar="NAME",
+         help="mandatory benchmark(s), selected first (repeatable)"),
+    _opt("--costs", metavar="COSTS.csv", help="per-benchmark costs (CSV: benchmark,cost)"),
+    _opt("--default-cost", type=_float, metavar="C", help="cost of benchmarks missing from --costs"),
+    _opt("--budget", type=_float, metavar="B", help="total cost budget (modified greedy)"),
+    _opt("--seed", type=_int, default=0, help="seed for --objective random (default: 0)"),
+    _opt("--min-observed", type=_int, metavar="N",
+         help="skip candidates observed for fewer than N models "
+         f"(default: min({DEFAULT_MIN_OBSERVED}, #models); 0 = keep all; "
+         "the recommended pipeline's entropy-obs keeps its own 30%%)"),
+    _opt("--axis", choices=("benchmarks", "models"), default="benchmarks",
+         help="'models' selects reference models instead (the transposed matrix)"),
+    _opt("--nested", action="store_true",
+         help="--pipeline auto with one selector for every size (choice 'nested'): the first j "
+         "benchmarks are its selection of j, so they can be run in order and stopped at any point"),
+]
+
+_PREDICT_OPTIONS: list[_Spec | _Old | list[_Spec]] = [
+    [_opt("--scores", action="append", metavar='"BENCH=VALUE,..."', help="the new model's scores"),
+     _opt("--scores-file", metavar="FILE.csv", help="CSV with the new model's scores (see below)")],
+    _opt("--pipeline", choices=("auto", "paper"),
+         help="'auto' (default): the recommended pipeline (Pipeline.auto), its predictor chosen by inner "
+         "cross-validation for the given benchmarks, with conformal intervals; 'paper': the paper's Gaussian "
+         "conditional mean (Pipeline.paper; default with --scaling logit, --inflation, --axis models or a "
+         "several-model --scores-file)"),
+    _opt("--level", type=_float, default=0.9, help="interval coverage in (0, 1) (default: 0.9)"),
+    _opt("--scaling", choices=("standard", "logit"), default="standard",
+         help="'logit': fit in logit space (Appendix K) (default: standard)"),
+    _opt("--axis", choices=("benchmarks", "models"), default="benchmarks",
+         help="'models': give a new benchmark's scores on some models, predict the other models"),
+    _opt("--inflation", type=partial(_variance_factor, words=("none", "inner")), default="none",
+         metavar="none|inner|F",
+         help="multiply the conditional variance by F > 0, or fit F on inner folds ('inner'); default: none"),
+    _INNER_FOLDS,
+    _opt("--seed", type=_int, help="seed for --inflation inner (default: 0)"),
+    _opt("--strict", action="store_true",
+         help="refuse a score that looks 100 times off (a fraction given for a percentage, or the reverse) "
+         "instead of warning about it"),
+    _Old("--method", "--pipeline", {"gaussian": "paper"}),
+    _Old("--transform", "--scaling", {"none": "standard"}),
+    _Old("--inflate", "--inflation", {"auto": "inner"},
+         {"type": partial(_variance_factor, words=("none", "auto", "inner")), "metavar": "none|auto|F"}),
+]
+
+_CV_OPTIONS: list[_Spec | _Old] = [
+    _opt("--pipelines", default="entropy,mi,random", metavar="LIST",
+         help="comma-separated pipelines: the paper's objectives (entropy, mi, random: Gaussian imputation), "
+         "'auto' (the recommended pipeline) or SELECTOR+PREDICTOR, e.g. lasso+ridge (default: entropy,mi,random)"),
+    _opt("--holdouts", default="0.1", help="comma-separated holdout fractions in (0, 1) (default: 0.1)"),
+    _opt("--k-max", type=_int, help="largest subset size (default: 15, at most #benchmarks - 1)"),
+    _opt("--folds", type=_int, help="number of folds (default: 10, at most #models)"),
+    _opt("--seed", type=_int, default=42, help="seed (default: 42)"),
+    _opt("--scheme", choices=("nested", "paper"), default="nested",
+         help="fold streams: 'paper' = the paper's code release (with --seed 42 its own folds); "
+         "'nested' = training sets nested across holdouts (default)"),
+    _opt("--config", choices=("released", "early"), default="released",
+         help="the correlation's EM configuration, Correlation(estimator, config) (default: "
+         "released; the paper's BenchPress numbers come from 'early')"),
+    _opt("--scaling", choices=("standard", "logit"), default="standard",
+         help="'logit': logit-space pipelines (Appendix K) (default: standard)"),
+    _opt("--min-observed", type=_int, metavar="N",
+         help="skip candidates observed for fewer than N training models (default: none for the paper's "
+         f"pipelines and named pairs, as in the paper's protocol; {DEFAULT_MIN_OBSERVED} for auto; "
+         "0: none for every pipeline)"),
+    _opt("--levels", metavar="L1,L2,...",
+         help="nominal interval levels in (0, 1) for coverage columns (e.g. 0.5,0.8,0.9,0.95)"),
+    _opt("--inflation", choices=("none", "inner"), default="none",
+         help="'inner': fit a variance factor on each fold's training models and report calibrated coverage "
+         "(default: none)"),
+    _INNER_FOLDS,
+    _opt("--out", metavar="FILE", help="write the full per-fold table here (.csv or .json)"),
+    _opt("--jobs", type=_int, default=1, metavar="N",
+         help="local worker processes over the splits (default: 1, serial)"),
+    _opt("--scheduler", metavar="ADDRESS",
+         help="run the splits on a Dask cluster, e.g. tcp://host:8786 (needs the [cluster] extra)"),
+    _Old("--methods", "--pipelines", extra={"metavar": "LIST"}),
+    _Old("--transform", "--scaling", {"none": "standard"}),
+    _Old("--variance-inflation", "--inflation"),
+    _Old("--em-config", "--config"),
+]
+
+#: name: (summary, description, epilog, options after --format and --data-dir)
+_COMMANDS: dict[str, tuple[str, str, str, list]] = {
+    "datasets": ("list the built-in score matrices",
+                 "List the built-in score matrices with their shape and observed fraction.", _DATASETS_EPILOG, []),
+    "select": ("select benchmarks (or reference models) greedily",
+               "Greedy benchmark selection: entropy (pivoted Cholesky, Algorithm 1), mutual information "
+               "(Algorithm 2), random, or the total residual variance (Section 2), with mandatory benchmarks and "
+               "cost budgets.", _SELECT_EPILOG, [*_DATA, *_SELECT_OPTIONS]),
+    "predict": ("predict a new model's other scores with intervals",
+                "Predict the benchmarks a new model has not run from the ones it has, with central intervals "
+                "from the Gaussian conditional distribution, in the original units.", _PREDICT_EPILOG,
+                [*_DATA, *_PREDICT_OPTIONS]),
+    "cv": ("cross-validate selection + imputation (Section 5.1)",
+           "The paper's 10-fold cross-validation protocol: R^2 of Gaussian imputation from the selected "
+           "benchmarks, per pipeline, holdout fraction and k.", _CV_EPILOG, [*_DATA, *_CV_OPTIONS]),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -423,154 +466,41 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"benchsel {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="command", parser_class=_Parser)
-    _subcommand(sub, "datasets", "list the built-in score matrices",
-                "List the built-in score matrices with their shape and observed fraction.", _DATASETS_EPILOG,
-                _cmd_datasets)
-    _add_select(sub)
-    _add_predict(sub)
-    _add_cv(sub)
+    funcs = {"datasets": _cmd_datasets, "select": _cmd_select, "predict": _cmd_predict, "cv": _cmd_cv}
+    for name, (summary, description, epilog, options) in _COMMANDS.items():
+        p = sub.add_parser(name, help=summary, description=description, epilog=epilog,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        _add_options(p, [*_COMMON, *options])
+        p.set_defaults(func=funcs[name])
     return parser
 
 
-def _subcommand(sub: argparse._SubParsersAction, name: str, summary: str, description: str, epilog: str,
-                func: Any) -> argparse.ArgumentParser:
-    """The parser of subcommand ``name``, run by ``func``: ``--format``, ``--data-dir`` and, but for
-    ``datasets``, ``--data`` and ``--estimator``."""
-    p = sub.add_parser(name, help=summary, description=description, epilog=epilog,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--format", choices=_FORMATS, default="table", help="output format (default: table)")
-    p.add_argument("--data-dir", default=None,
-                   help="directory with the data files (default: BENCHSEL_DATA_DIR, data/, ../shared/data)")
-    if name != "datasets":
-        p.add_argument("--data", required=True, metavar="NAME|PATH.csv",
-                       help="built-in matrix (mteb, merged, mmlu, benchpress) or a CSV file")
-        p.add_argument("--estimator", choices=("auto", "pairwise", "em"), default="auto",
-                       help="correlation estimator (default: auto)")
-    p.set_defaults(func=func)
-    return p
-
-
-def _scaling_option(p: argparse.ArgumentParser, what: str) -> argparse.Action:
-    """Add ``--scaling standard|logit`` to ``p``; ``what`` says what 'logit' does."""
-    return p.add_argument("--scaling", choices=("standard", "logit"), default="standard",
-                          help=f"'logit': {what} (Appendix K) (default: standard)")
-
-
-def _add_select(sub: argparse._SubParsersAction) -> None:
-    """``benchsel select``: the selection's size, objective, mandatory picks, costs and budget."""
-    p = _subcommand(sub, "select", "select benchmarks (or reference models) greedily",
-                    "Greedy benchmark selection: entropy (pivoted Cholesky, Algorithm 1), "
-                    "mutual information (Algorithm 2), random, or the total residual variance (Section 2), "
-                    "with mandatory benchmarks and cost budgets.", _SELECT_EPILOG, _cmd_select)
-    p.add_argument("-k", type=_int, default=None, help="number of benchmarks to select (required unless --budget)")
-    pipeline = p.add_argument(
-        "--pipeline", choices=("auto", "paper"), default=None,
-        help="'auto' (default): the recommended pipeline (Pipeline.auto), chosen by inner cross-validation on the "
-        "matrix's models; 'paper': the paper's greedy on the Gaussian model (Pipeline.paper; default when "
-        "--objective, --costs, --budget or --axis models is given)")
-    old = [_deprecated(p, "--method", pipeline, {"gaussian": "paper"})]
-    p.add_argument("--objective", choices=_OBJECTIVES, default=None,
-                   help="selection objective of --pipeline paper (default: entropy; trace: each step reveals "
-                   "the benchmark that lowers the summed residual variance of the rest most; no --budget)")
-    p.add_argument("--require", action="extend", nargs="+", default=[], metavar="NAME",
-                   help="mandatory benchmark(s), selected first (repeatable)")
-    p.add_argument("--costs", default=None, metavar="COSTS.csv", help="per-benchmark costs (CSV: benchmark,cost)")
-    p.add_argument("--default-cost", type=_float, default=None, metavar="C",
-                   help="cost of benchmarks missing from --costs")
-    p.add_argument("--budget", type=_float, default=None, metavar="B", help="total cost budget (modified greedy)")
-    p.add_argument("--seed", type=_int, default=0, help="seed for --objective random (default: 0)")
-    p.add_argument("--min-observed", type=_int, default=None, metavar="N",
-                   help="skip candidates observed for fewer than N models "
-                   f"(default: min({DEFAULT_MIN_OBSERVED}, #models); 0 = keep all; "
-                   "the recommended pipeline's entropy-obs keeps its own 30%%)")
-    p.add_argument("--axis", choices=("benchmarks", "models"), default="benchmarks",
-                   help="'models' selects reference models instead (the transposed matrix)")
-    p.add_argument("--nested", action="store_true",
-                   help="--pipeline auto with one selector for every size (choice 'nested'): the first j "
-                   "benchmarks are its selection of j, so they can be run in order and stopped at any point")
-    _mention_deprecated(p, old)
-
-
-def _add_predict(sub: argparse._SubParsersAction) -> None:
-    """``benchsel predict``: the new model's scores, the interval level and the variance inflation."""
-    p = _subcommand(sub, "predict", "predict a new model's other scores with intervals",
-                    "Predict the benchmarks a new model has not run from the ones it has, with "
-                    "central intervals from the Gaussian conditional distribution, in the original units.",
-                    _PREDICT_EPILOG, _cmd_predict)
-    g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--scores", action="append", metavar='"BENCH=VALUE,..."', help="the new model's scores")
-    g.add_argument("--scores-file", metavar="FILE.csv", help="CSV with the new model's scores (see below)")
-    pipeline = p.add_argument(
-        "--pipeline", choices=("auto", "paper"), default=None,
-        help="'auto' (default): the recommended pipeline (Pipeline.auto), its predictor chosen by inner "
-        "cross-validation for the given benchmarks, with conformal intervals; 'paper': the paper's Gaussian "
-        "conditional mean (Pipeline.paper; default with --scaling logit, --inflation, --axis models or a "
-        "several-model --scores-file)")
-    p.add_argument("--level", type=_float, default=0.9, help="interval coverage in (0, 1) (default: 0.9)")
-    scaling = _scaling_option(p, "fit in logit space")
-    p.add_argument("--axis", choices=("benchmarks", "models"), default="benchmarks",
-                   help="'models': give a new benchmark's scores on some models, predict the other models")
-    inflation = p.add_argument("--inflation", type=_inflation, default="none", metavar="none|inner|F",
-                               help="multiply the conditional variance by F > 0, or fit F on inner folds ('inner'); "
-                               "default: none")
-    p.add_argument("--inner-folds", type=_int, default=None, metavar="N",
-                   help="inner folds for --inflation inner (default: 3)")
-    p.add_argument("--seed", type=_int, default=None, help="seed for --inflation inner (default: 0)")
-    p.add_argument("--strict", action="store_true",
-                   help="refuse a score that looks 100 times off (a fraction given for a percentage, or the reverse) "
-                   "instead of warning about it")
-    _mention_deprecated(p, [_deprecated(p, "--method", pipeline, {"gaussian": "paper"}),
-                            _deprecated(p, "--transform", scaling, {"none": "standard"}),
-                            _deprecated(p, "--inflate", inflation, {"auto": "inner"}, type=_old_inflation,
-                                        metavar="none|auto|F")])
-
-
-def _add_cv(sub: argparse._SubParsersAction) -> None:
-    """``benchsel cv``: the pipelines, the protocol's folds and holdouts, the coverage levels, where it runs."""
-    p = _subcommand(sub, "cv", "cross-validate selection + imputation (Section 5.1)",
-                    "The paper's 10-fold cross-validation protocol: R^2 of Gaussian imputation "
-                    "from the selected benchmarks, per pipeline, holdout fraction and k.", _CV_EPILOG, _cmd_cv)
-    pipelines = p.add_argument(
-        "--pipelines", default="entropy,mi,random", metavar="LIST",
-        help="comma-separated pipelines: the paper's objectives (entropy, mi, random: Gaussian imputation), "
-        "'auto' (the recommended pipeline) or SELECTOR+PREDICTOR, e.g. lasso+ridge (default: entropy,mi,random)")
-    p.add_argument("--holdouts", default="0.1", help="comma-separated holdout fractions in (0, 1) (default: 0.1)")
-    p.add_argument("--k-max", type=_int, default=None,
-                   help="largest subset size (default: 15, at most #benchmarks - 1)")
-    p.add_argument("--folds", type=_int, default=None, help="number of folds (default: 10, at most #models)")
-    p.add_argument("--seed", type=_int, default=42, help="seed (default: 42)")
-    p.add_argument("--scheme", choices=("nested", "paper"), default="nested",
-                   help="fold streams: 'paper' = the paper's code release (with --seed 42 its own folds); "
-                   "'nested' = training sets nested across holdouts (default)")
-    config = p.add_argument("--config", choices=("released", "early"), default="released",
-                            help="the correlation's EM configuration, Correlation(estimator, config) (default: "
-                            "released; the paper's BenchPress numbers come from 'early')")
-    scaling = _scaling_option(p, "logit-space pipelines")
-    p.add_argument("--min-observed", type=_int, default=None, metavar="N",
-                   help="skip candidates observed for fewer than N training models (default: none for the paper's "
-                   f"pipelines and named pairs, as in the paper's protocol; {DEFAULT_MIN_OBSERVED} for auto; "
-                   "0: none for every pipeline)")
-    p.add_argument("--levels", default=None, metavar="L1,L2,...",
-                   help="nominal interval levels in (0, 1) for coverage columns (e.g. 0.5,0.8,0.9,0.95)")
-    inflation = p.add_argument(
-        "--inflation", choices=("none", "inner"), default="none",
-        help="'inner': fit a variance factor on each fold's training models and report calibrated coverage "
-        "(default: none)")
-    p.add_argument("--inner-folds", type=_int, default=None, metavar="N",
-                   help="inner folds for --inflation inner (default: 3)")
-    p.add_argument("--out", default=None, metavar="FILE", help="write the full per-fold table here (.csv or .json)")
-    p.add_argument("--jobs", type=_int, default=1, metavar="N",
-                   help="local worker processes over the splits (default: 1, serial)")
-    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="run the splits on a Dask cluster, e.g. tcp://host:8786 (needs the [cluster] extra)")
-    _mention_deprecated(p, [_deprecated(p, "--methods", pipelines, metavar="LIST"),
-                            _deprecated(p, "--transform", scaling, {"none": "standard"}),
-                            _deprecated(p, "--variance-inflation", inflation),
-                            _deprecated(p, "--em-config", config)])
+def _add_options(p: argparse.ArgumentParser, options: Sequence[_Spec | _Old | list[_Spec]]) -> None:
+    """Add the ``options`` to ``p`` in their order (a list: a required mutually exclusive group); end its epilog
+    with a paragraph on the deprecated spellings among them."""
+    actions: dict[str, argparse.Action] = {}
+    old = []
+    for spec in options:
+        if isinstance(spec, _Old):
+            new = actions[spec.new]
+            kwargs = dict(spec.extra)
+            if new.choices is not None and "type" not in kwargs:
+                kwargs["choices"] = tuple(dict.fromkeys([*new.choices, *spec.renamed]))
+            p.add_argument(spec.old, dest=new.dest, action=_Deprecated, new=spec.new, renamed=dict(spec.renamed),
+                           default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
+            values = ", ".join(f"{a}: {b}" for a, b in spec.renamed.items())
+            old.append(f"{spec.old} for {spec.new}" + (f" ({values})" if values else ""))
+            continue
+        group = p.add_mutually_exclusive_group(required=True) if isinstance(spec, list) else p
+        for flags, kwargs in spec if isinstance(spec, list) else [spec]:
+            actions[flags[0]] = group.add_argument(*flags, **kwargs)
+    if old:
+        text = "Deprecated spellings, still accepted with a note on stderr: " + ", ".join(old) + "."
+        p.epilog += "\n" + textwrap.fill(text, width=79, break_on_hyphens=False) + "\n"
 
 
 # ------------------------------------------------------------------ inputs
-def _load(data: str, *, data_dir: str | None, axis: str = "benchmarks"):
+def _load(data: str, *, data_dir: str | None, axis: str = "benchmarks") -> Any:
     """A built-in matrix by name or a user CSV by path (transposed for --axis models)."""
     if data in DATASETS:
         matrix = load_matrix(data, data_dir=data_dir)
@@ -583,11 +513,7 @@ def _load(data: str, *, data_dir: str | None, axis: str = "benchmarks"):
             raise UsageError(
                 f"unknown dataset {data!r}{hint} (built-in: {', '.join(DATASETS)}; or give a path to a CSV file)"
             )
-        if path.is_dir():
-            raise UsageError(f"--data {data} is a folder; give a CSV file")
-        if not path.is_file():
-            raise UsageError(f"data file not found: {data}")
-        matrix = load_csv(path)  # delimiter detected: comma, semicolon or tab
+        matrix = load_csv(_csv_file(data, "--data", "data file"))  # delimiter: comma, semicolon or tab
     if axis == "models":
         matrix = matrix.transpose().drop_empty()
     rows, cols = ("models", "benchmarks") if axis == "benchmarks" else ("benchmarks", "models")
@@ -597,23 +523,32 @@ def _load(data: str, *, data_dir: str | None, axis: str = "benchmarks"):
     return matrix
 
 
-def _what(axis: str) -> str:
-    return "model" if axis == "models" else "benchmark"
+#: what a column is for each ``--axis``, and what the rows are when the columns are that
+_WHAT = {"benchmarks": "benchmark", "models": "model"}
+_ROWS_OF = {"benchmark": "models", "model": "benchmarks"}
 
 
-def _rows_of(what: str) -> str:
-    """What the matrix's rows are when its columns are ``what``: ``"models"`` or ``"benchmarks"``."""
-    return "models" if what == "benchmark" else "benchmarks"
+def _csv_file(path: str, option: str, label: str) -> Path:
+    """``path``, given as ``option`` (the ``label`` file), if it is a file; else a UsageError."""
+    if Path(path).is_dir():
+        raise UsageError(f"{option} {path} is a folder; give a CSV file")
+    if not Path(path).is_file():
+        raise UsageError(f"{label} not found: {path}")
+    return Path(path)
 
 
 def _csv_rows(path: str, label: str) -> list[list[str]]:
     """The non-blank rows of the ``label`` file (``"costs"``, ``"scores"``) at ``path``, a CSV file."""
-    p = Path(path)
-    if p.is_dir():
-        raise UsageError(f"{label} file {path} is a folder; give a CSV file")
-    if not p.is_file():
-        raise UsageError(f"{label} file not found: {path}")
+    p = _csv_file(path, f"{label} file", f"{label} file")
     return [r for r in read_csv_rows(p)[0] if any(c.strip() for c in r)]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        parse_number(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _read_costs(path: str, names: Sequence[str], default: float | None, what: str) -> np.ndarray:
@@ -739,12 +674,6 @@ def _check_positive(value: float | None, option: str) -> None:
         raise UsageError(f"{option} must be a positive number, got {value:g}")
 
 
-def _check_needs(value: Any, needed: Any, option: str, other: str) -> None:
-    """``option`` (given unless ``value`` is None) comes with ``other`` (given unless ``needed`` is None)."""
-    if value is not None and needed is None:
-        raise UsageError(f"{option} needs {other}")
-
-
 def _check_paper_options(pipeline: str | None, paper_only: bool, options: str) -> None:
     """``--pipeline auto`` comes without the ``options`` of ``--pipeline paper`` (``paper_only``: one is given)."""
     if pipeline == "auto" and paper_only:
@@ -809,10 +738,13 @@ def _records(df) -> list[dict[str, Any]]:
     return [_jsonable(r) for r in df.to_dict(orient="records")]
 
 
-def _emit(df, fmt: str, *, meta: dict[str, Any], header: Sequence[str] = (), footer: Sequence[str] = (),
-          key: str = "rows") -> None:
-    """Write ``df`` on stdout as a table (with header/footer lines), CSV (rows only) or JSON (meta + rows)."""
+def _emit(df: pd.DataFrame, fmt: str, *, meta: dict[str, Any], header: Sequence[str] = (),
+          footer: Sequence[str] = (), key: str = "rows", notes: Sequence[str] = ()) -> None:
+    """Write ``df`` on stdout as a table (with header/footer lines), CSV (rows only; the ``notes`` said on stderr)
+    or JSON (meta + rows)."""
     if fmt == "csv":
+        for line in notes:
+            _note(line)
         df.to_csv(sys.stdout, index=False, lineterminator="\n")
     elif fmt == "json":
         sys.stdout.write(json.dumps({**_jsonable(meta), key: _records(df)}, indent=2) + "\n")
@@ -822,8 +754,8 @@ def _emit(df, fmt: str, *, meta: dict[str, Any], header: Sequence[str] = (), foo
 
 def _describe(matrix, data: str, axis: str = "benchmarks") -> str:
     m, n = matrix.shape
-    what = _what(axis)
-    return f"{data}: {m} {_rows_of(what)} x {n} {what}s, {100 * matrix.observed_fraction:.1f}% observed"
+    what = _WHAT[axis]
+    return f"{data}: {m} {_ROWS_OF[what]} x {n} {what}s, {100 * matrix.observed_fraction:.1f}% observed"
 
 
 def _note(text: str) -> None:
@@ -832,7 +764,7 @@ def _note(text: str) -> None:
 
 def _slow_em_note(matrix, estimator: str, what: str) -> None:
     """Say on stderr when the correlation estimate is an EM over many columns (the slow case); where the "auto"
-    rule replaces EM by the floored pairwise correlation the pipeline says so itself (:class:`_LibraryNotes`)."""
+    rule replaces EM by the floored pairwise correlation the pipeline says so itself (:func:`_library_notes`)."""
     m, n = matrix.shape
     method = Correlation(estimator).resolved(matrix.scores) if estimator == "auto" else estimator
     if estimator == "em" and em_too_costly(m, n):
@@ -842,23 +774,13 @@ def _slow_em_note(matrix, estimator: str, what: str) -> None:
         _note(f"EM on {n} {what}s with missing entries can take tens of seconds; --estimator pairwise is much faster")
 
 
-class _LibraryNotes(logging.Handler):
-    """Prints the library's notes (level INFO under ``benchsel_lib``) as ``benchsel: ...`` lines on stderr.
-
-    The pipelines log, before the work, the choices they make because of a
-    matrix's size (EM replaced by the floored pairwise correlation, a search
-    run on subsamples); ``select`` and ``predict`` show them as they come.
-    """
-
-    def emit(self, record: logging.LogRecord) -> None:  # noqa: D102
-        _note(record.getMessage())
-
-
 @contextmanager
 def _library_notes() -> Iterator[None]:
-    """Show the library's notes on stderr inside the block (:class:`_LibraryNotes`)."""
+    """Show the library's notes (level INFO under ``benchsel_lib``: the choices the pipelines make, before the
+    work, because of a matrix's size) inside the block as ``benchsel: ...`` lines on stderr."""
     logger = logging.getLogger("benchsel_lib")
-    handler, level = _LibraryNotes(logging.INFO), logger.level
+    handler, level = logging.Handler(logging.INFO), logger.level
+    handler.emit = lambda record: _note(record.getMessage())  # type: ignore[method-assign]
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     try:
@@ -870,15 +792,8 @@ def _library_notes() -> Iterator[None]:
 
 @contextmanager
 def _warnings_as_lines() -> Iterator[None]:
-    """Show warnings inside the block as one line each, ``benchsel: warning: ...`` on stderr.
-
-    The library reports data problems (a constant column, mixed 0-1 and
-    0-100 scales: :class:`~benchsel_lib.data.matrix.ScoreWarning`) and cache
-    repairs (:class:`~benchsel_lib.protocol.cache.CacheWarning`) as warnings;
-    a command line shows the message, not the source line that raised it,
-    and each message once (the warnings of parallel workers arrive here too,
-    :mod:`~benchsel_lib.protocol.sweep`).
-    """
+    """Show warnings inside the block (data problems, cache repairs, also those of parallel workers) as one line
+    each, ``benchsel: warning: ...`` on stderr, each message once."""
     said: set[str] = set()
 
     def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
@@ -937,13 +852,6 @@ def _recommend_lines(pipe: PipelineSearch) -> list[str]:
     return lines
 
 
-def _say_for_csv(fmt: str, lines: Sequence[str]) -> None:
-    """With ``--format csv``, say ``lines`` on stderr: stdout stays a clean table."""
-    if fmt == "csv":
-        for line in lines:
-            _note(line)
-
-
 def _inner_scores(pipe: PipelineSearch) -> list[dict[str, Any]]:
     """The inner-CV scores of every candidate pipeline at the chosen k, as JSON records."""
     table = pipe.cv_results_
@@ -964,16 +872,12 @@ class _Candidates:
     costs: np.ndarray | None
 
     def named(self, columns: Iterable[int]) -> list[str]:
-        """The names of ``columns``."""
         return [self.names[j] for j in columns]
 
 
 def _cmd_select(args: argparse.Namespace) -> int:
-    """``benchsel select``: the recommended pipeline's selection, or the paper's greedy one.
-
-    The checks of the pipeline's options run before the data is loaded, the
-    others after, so that a bad ``--data`` is said first.
-    """
+    """``benchsel select``: the recommended pipeline's selection, or the paper's greedy one (the checks of the
+    pipeline's options before the data is loaded, the others after)."""
     paper_only = (args.objective is not None or args.costs is not None or args.budget is not None
                   or args.axis == "models")
     if args.pipeline is None:
@@ -988,12 +892,13 @@ def _cmd_select(args: argparse.Namespace) -> int:
         raise UsageError(f"--objective {args.objective} has no cost-aware form; with --budget use "
                          f"{', '.join(o for o in COST_AWARE if o in _OBJECTIVES)}")
     matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
-    _check_needs(args.costs, args.budget, "--costs", "--budget")
-    _check_needs(args.default_cost, args.costs, "--default-cost", "--costs")
+    for option, other in (("costs", "budget"), ("default_cost", "costs")):  # each needs the other
+        if getattr(args, option) is not None and getattr(args, other) is None:
+            raise UsageError(f"--{option.replace('_', '-')} needs --{other}")
     _check_positive(args.default_cost, "--default-cost")
     _check_at_least(args.seed, 0, "--seed")
     _check_positive(args.budget, "--budget")
-    args.what = _what(args.axis)
+    args.what = _WHAT[args.axis]
     cands = _candidates(args, matrix)
     _note_thin(cands, args.what)  # after the checks, so that an error stays one line
     if args.pipeline == "auto":  # its own correlation estimates, inside the inner cross-validation
@@ -1069,7 +974,7 @@ def _note_thin(cands: _Candidates, what: str) -> None:
     shown = (", ".join(f"{cands.names[j]} ({cands.counts[j]})" for j in thin[:8])
              + (f" and {len(thin) - 8} more" if len(thin) > 8 else ""))
     _note(f"excluding {len(thin)} candidate {what}(s) observed for fewer than {cands.min_observed} "
-          f"{_rows_of(what)} (--min-observed): {shown}")
+          f"{_ROWS_OF[what]} (--min-observed): {shown}")
 
 
 def _select_auto(args: argparse.Namespace, cands: _Candidates, matrix: Any) -> int:
@@ -1093,8 +998,8 @@ def _select_auto(args: argparse.Namespace, cands: _Candidates, matrix: Any) -> i
                           "n_observed": cands.counts[order].astype(int)})
     if cands.require:
         steps.insert(2, "required", [j in cands.require for j in order])
-    _say_for_csv(args.format, lines)
-    _emit(steps, args.format, meta=meta, header=[_describe(matrix, args.data), *lines, ""], key="selection")
+    _emit(steps, args.format, meta=meta, header=[_describe(matrix, args.data), *lines, ""], key="selection",
+          notes=lines)
     return 0
 
 
@@ -1142,11 +1047,10 @@ def _paper_steps(sel: Any, cands: _Candidates, what: str) -> pd.DataFrame:
                        "required": [j in cands.require for j in order]})
     if cands.costs is not None:
         df["cost"] = cands.costs[order]
-    df["gain"] = np.asarray(sel.gains, dtype=float)[:steps]
-    df["residual_fraction"] = np.asarray(sel.residual_fraction, dtype=float)[:steps]
-    df["logdet"] = np.asarray(sel.logdet, dtype=float)[:steps]
-    if sel.mi is not None:
-        df["mi"] = np.asarray(sel.mi, dtype=float)[:steps]
+    for column, values in {"gain": sel.gains, "residual_fraction": sel.residual_fraction, "logdet": sel.logdet,
+                           "mi": sel.mi}.items():
+        if column != "mi" or values is not None:
+            df[column] = np.asarray(values, dtype=float)[:steps]
     df["n_observed"] = cands.counts[order].astype(int)
     if not cands.require:
         df = df.drop(columns="required")
@@ -1158,21 +1062,15 @@ def _reach_line(matrix: Any, order: Sequence[int], what: str) -> tuple[str, dict
     m = matrix.shape[0]
     ran = int(np.asarray(matrix.observed)[:, list(order)].any(axis=1).sum()) if len(order) else 0
     pct = f"{100 * ran / m:.0f}%" if m else "-"
-    if what == "benchmark":
-        line = f"reach: {ran} of {m} models ({pct}) ran at least one selected benchmark"
-    else:
-        line = f"reach: {ran} of {m} benchmarks ({pct}) were run by at least one selected model"
+    line = (f"reach: {ran} of {m} models ({pct}) ran at least one selected benchmark" if what == "benchmark"
+            else f"reach: {ran} of {m} benchmarks ({pct}) were run by at least one selected model")
     return line, {"reached": ran, "of": m, "share": ran / m if m else None}
 
 
 # ----------------------------------------------------------------- predict
 def _cmd_predict(args: argparse.Namespace) -> int:
-    """``benchsel predict``: the recommended predictor for one new model, else the Gaussian conditional mean.
-
-    The checks of the options that need no data run first; the scores the
-    recommended predictor may take are read before the data, the Gaussian
-    pipeline's after the data and its inner folds.
-    """
+    """``benchsel predict``: the recommended predictor for one new model, else the Gaussian conditional mean
+    (the scores the recommended predictor may take read before the data, the Gaussian pipeline's after)."""
     if not (0.0 < args.level < 1.0):
         raise UsageError(f"--level must be strictly between 0 and 1, got {args.level:g}")
     pairs, frame = _given_first(args)
@@ -1182,25 +1080,20 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     if args.seed is None:
         args.seed = 0
     _check_at_least(args.seed, 0, "--seed")
-    args.what = _what(args.axis)
+    args.what = _WHAT[args.axis]
     args.skip_missing = args.scores_file is not None  # a scores file: an empty entry is a benchmark not run
     matrix = _load(args.data, data_dir=args.data_dir, axis=args.axis)
     if not paper:
         return _predict_auto(args, matrix, pairs)
-    inner_folds = min(3, matrix.shape[0]) if args.inner_folds is None else args.inner_folds  # never one not passed
-    if args.inflation == "inner":
-        _check_inner_folds(inner_folds, matrix, args)
+    inner_folds = _inner_folds(args, matrix, 3, check=args.inflation == "inner")
     if frame is None:
         pairs, frame = _read_given(args, args.what)
     return _predict_paper(args, matrix, pairs, frame, inner_folds)
 
 
 def _given_first(args: argparse.Namespace) -> tuple[list[tuple[str, float]] | None, Any]:
-    """The given scores, read first where the recommended predictor may take them; (None, None) where it may not.
-
-    It takes one new model: a table of several goes to the Gaussian
-    pipeline, unless ``--pipeline auto`` asks for the recommended one (an error).
-    """
+    """The given scores, read first where the recommended predictor (one new model) may take them; (None, None)
+    where it may not."""
     paper_only = args.scaling != "standard" or args.inflation != "none" or args.axis == "models"
     _check_paper_options(args.pipeline, paper_only, "--scaling logit, --inflation and --axis models")
     if args.pipeline == "paper" or paper_only:
@@ -1212,10 +1105,12 @@ def _given_first(args: argparse.Namespace) -> tuple[list[tuple[str, float]] | No
     return pairs, frame
 
 
-def _check_inner_folds(n: int, matrix: Any, args: argparse.Namespace) -> None:
-    """``--inner-folds`` is between 2 and the number of training rows."""
+def _inner_folds(args: argparse.Namespace, matrix: Any, default: int, *, check: bool = True) -> int:
+    """``--inner-folds`` (``default``, never more than the training rows, when not given), checked to be between 2
+    and the number of training rows."""
     m = matrix.shape[0]
-    _in_range("--inner-folds", n, 2, m, f"{args.data} has {m} {_rows_of(args.what)}")
+    n = min(default, m) if args.inner_folds is None else args.inner_folds
+    return _in_range("--inner-folds", n, 2, m, f"{args.data} has {m} {_ROWS_OF[args.what]}") if check else n
 
 
 def _checked_scores(pairs: Sequence[tuple[str, float]], matrix: Any, args: argparse.Namespace) -> dict[str, float]:
@@ -1233,8 +1128,7 @@ def _given_line(used: dict[str, float]) -> str:
 
 def _predict_auto(args: argparse.Namespace, matrix: Any, pairs: Sequence[tuple[str, float]]) -> int:
     """``benchsel predict`` with the recommended predictor and conformal intervals (``Pipeline.auto``)."""
-    inner = min(5, matrix.shape[0]) if args.inner_folds is None else args.inner_folds  # never one not passed
-    _check_inner_folds(inner, matrix, args)
+    inner = _inner_folds(args, matrix, 5)
     scores = _checked_scores(pairs, matrix, args)
     pipe = _fit_recommended(Pipeline.auto(k=len(scores), seed=args.seed, search_folds=inner), matrix,
                             revealed=list(scores))
@@ -1251,9 +1145,8 @@ def _predict_auto(args: argparse.Namespace, matrix: Any, pairs: Sequence[tuple[s
     meta = {"data": args.data, "pipeline": "auto", "chosen": rec.name, "inner_r2": rec.inner_r2,
             "scores": _inner_scores(pipe), "weights": rec.weights, "note": rec.note, "level": args.level,
             "used": scores, "inner_folds": inner, "seed": args.seed}
-    _say_for_csv(args.format, lines)
     _emit(out, args.format, meta=meta, header=[_describe(matrix, args.data), *lines, interval, ""],
-          key="predictions")
+          key="predictions", notes=lines)
     return 0
 
 
@@ -1283,18 +1176,15 @@ def _predict_paper(args: argparse.Namespace, matrix: Any, pairs: Sequence[tuple[
               *infl, ""]
     ignored = table.attrs["ignored"] if frame is None else None  # empty entries skipped
     meta = {"data": args.data, "axis": args.axis, "level": args.level, "scaling": args.scaling,
-            "estimator": estimator, "used": table.attrs["used"]}
-    if ignored is not None:
-        meta["ignored"] = ignored
-    meta["inflation"] = table.attrs["inflation"]
-    meta["inflation_mode"] = str(args.inflation) if args.inflation in ("none", "inner") else "given"
+            "estimator": estimator, "used": table.attrs["used"], **({} if frame is not None else {"ignored": ignored}),
+            "inflation": table.attrs["inflation"],
+            "inflation_mode": str(args.inflation) if args.inflation in ("none", "inner") else "given"}
     if args.inflation == "inner":
         meta.update(inner_folds=inner_folds, seed=args.seed)
     footer = [f"(ignored empty entries: {', '.join(ignored)})"] if ignored else []
     if what != "benchmark":
         table = table.rename(columns={"benchmark": what})
-    _say_for_csv(args.format, [given_line, *infl])  # keep stdout a clean table
-    _emit(table, args.format, meta=meta, header=header, footer=footer, key="predictions")
+    _emit(table, args.format, meta=meta, header=header, footer=footer, key="predictions", notes=[given_line, *infl])
     return 0
 
 
@@ -1321,7 +1211,7 @@ def _inflation_lines(args: argparse.Namespace, factors: dict[str, float], inner_
     """The line that says which variance factor was used (no line without ``--inflation``)."""
     if args.inflation == "none":
         return []
-    rows_what = _rows_of(args.what)
+    rows_what = _ROWS_OF[args.what]
     how = "given"
     if args.inflation == "inner":  # the output calls a fitted factor "auto"
         how = (f"auto: inner {inner_folds}-fold CV on the {rows} training {rows_what}, seed {args.seed}"
@@ -1402,9 +1292,7 @@ def _check_cv(args: argparse.Namespace, matrix: Any) -> str | None:
 def _cv_pipeline_names(text: str) -> tuple[str, ...]:
     """``--pipelines``: distinct names of the paper's objectives or of pipelines."""
     names = _parse_list(text, "pipelines")
-    for name in names:
-        if name in PAPER_OBJECTIVES:
-            continue
+    for name in (n for n in names if n not in PAPER_OBJECTIVES):
         try:
             parse_pipeline(name)
         except ValueError as exc:
@@ -1527,14 +1415,12 @@ def _cv_text(summary: Any, matrix: Any, args: argparse.Namespace) -> str:
 def _cv_meta(args: argparse.Namespace, shape: tuple[int, int]) -> dict[str, Any]:
     """The JSON fields of ``benchsel cv`` beside the summary, named as the options are: ``pipelines``,
     ``config``, ``scaling`` and ``inflation`` (``none`` or ``inner``)."""
-    meta = {"data": args.data, "shape": list(shape), "pipelines": list(args.pipelines),
+    return {"data": args.data, "shape": list(shape), "pipelines": list(args.pipelines),
             "holdouts": list(args.holdouts), "k_max": args.k_max, "folds": args.folds,
             "seed": args.seed, "scheme": args.scheme, "config": args.config,
             "scaling": args.scaling, "min_observed": _floors(args.pipelines, args.min_observed),
-            "levels": list(args.levels), "inflation": "inner" if args.inner else "none"}
-    if args.inner:
-        meta["inner_folds"] = args.inner_folds
-    return meta
+            "levels": list(args.levels), "inflation": "inner" if args.inner else "none",
+            **({"inner_folds": args.inner_folds} if args.inner else {})}
 
 
 def _cv_coverage(summary, levels: Sequence[float], holdouts: Sequence[float]):
@@ -1612,13 +1498,8 @@ class _Terminated(KeyboardInterrupt):
 
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
-    """Inside the block, SIGTERM raises :class:`_Terminated` (once; a second one kills at once).
-
-    Unhandled, SIGTERM ends the process on the spot: the worker processes
-    and their resource trackers are left running, and ``--out``'s temporary
-    file stays. Raised as an interrupt it takes Ctrl-C's way out: the
-    workers are stopped, the temporary file is removed, one line is said.
-    """
+    """Inside the block, SIGTERM raises :class:`_Terminated` (once; a second one kills at once), so that the
+    worker processes are stopped and ``--out``'s temporary file is removed as on Ctrl-C."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -1669,10 +1550,8 @@ def _main(argv: Sequence[str] | None) -> int:
     except SystemExit as exc:  # --help / --version
         return exc.code if isinstance(exc.code, int) else 0
     except BrokenPipeError:  # e.g. `benchsel ... | head`
-        try:
+        with suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
-        except OSError:
-            pass
         return 0
     except (ValueError, OSError) as exc:  # bad input, an unreadable file
         print(f"benchsel: error: {_one_line(exc)}", file=sys.stderr)

@@ -1,9 +1,5 @@
-"""The predictor protocol: fit on training rows, predict the unrevealed scores of query rows.
-
-A predictor (:class:`Predictor`) answers "these models ran these benchmarks, predict the rest" in standardized
-space (Section 5.1: scores standardized with the training means and standard deviations, so predicting 0 is
-predicting the training mean).  :class:`BasePredictor` implements ``fit`` and ``predict`` for predictors that
-compute from the training rows and the query together (``_predict``).
+"""The predictor protocol: fit on training rows, predict the unrevealed scores of query rows, in standardized
+space (Section 5.1: predicting 0 is predicting the training mean); :class:`BasePredictor` implements it.
 """
 from __future__ import annotations
 
@@ -27,11 +23,8 @@ class NotFittedError(ValueError):
 class Component:
     """A pipeline step as scikit-learn sees it: a frozen dataclass whose fields are its parameters.
 
-    The steps of a :class:`~benchsel_lib.method.pipeline.Pipeline` (scaling, correlation, selector, the
-    calibrators) are immutable values.  ``get_params`` lets scikit-learn's ``BaseEstimator.get_params(deep=True)``
-    list their fields as ``selector__tie_break``, and ``__sklearn_clone__`` lets ``sklearn.base.clone`` share
-    them (a frozen value needs no copy).  A pipeline changes a field with ``set_params(selector__tie_break=...)``,
-    which replaces the step (:func:`dataclasses.replace`). O(number of fields).
+    ``get_params`` lists its fields (``selector__tie_break`` in a pipeline's ``get_params(deep=True)``);
+    ``sklearn.base.clone`` shares it (a frozen value needs no copy). O(number of fields).
     """
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -46,35 +39,24 @@ class Component:
 class Predictor(Protocol):
     """What a pipeline needs from a predictor.
 
-    A structural protocol (``runtime_checkable``): any object with a ``name``
-    and the two methods below is a predictor, and ``isinstance(obj,
-    Predictor)`` checks only that they exist, not their signatures. All
-    arrays are in standardized space (Section 5.1), NaN where missing.
+    A structural protocol (``runtime_checkable``: ``isinstance`` checks only that ``name``, ``fit`` and
+    ``predict`` exist).  Arrays are standardized (Section 5.1), NaN where missing.
 
     Attributes
     ----------
     name : str
-        Label of the predictor in tables (:func:`~benchsel_lib.method.predictors.make_predictor`
-        sets it to the registry name).
+        Label of the predictor in tables.
 
-    Optional: ``predict_distribution(query) -> (mean, var)``, both (v, N)
-    with variance 0 at revealed entries (needed by the Gaussian intervals,
-    Eq. cond-var), and the class attribute ``rowwise = True``: a query row's
-    prediction depends only on that row and the training rows, so callers
-    may stack many queries into one call (a transductive predictor, an SVD
-    completion of ``[train; query]``, leaves it False).
+    Optional: ``predict_distribution(query) -> (mean, var)`` (variance 0 at revealed
+    entries; needed by the Gaussian intervals, Eq. cond-var), and ``rowwise = True`` when a query row's
+    prediction depends only on that row and the training rows (callers may then stack queries).
 
     Notes
     -----
-    Cost expectations: the CV protocol and the search call ``fit`` once per
-    training split (and inner fold) and ``predict`` once per revealed set,
-    with every query row of that split in one call, so per-query work should
-    be vectorized over rows; the protocol bounds neither cost. In the
-    library, ``fit`` of a :class:`BasePredictor` is O(m N + N^2) (it checks
-    and stores the rows and the correlation; the subclasses work in
-    ``predict``), and the Gaussian
-    predictor's ``predict`` is O(G k^3 + G k^2 N + v k N) for ``G`` reveal
-    patterns over ``k`` revealed benchmarks
+    The CV protocol and the search call ``fit`` once per training split and ``predict`` once per revealed
+    set with every query row in one call, so per-query work should be vectorized.  ``fit`` of a
+    :class:`BasePredictor` is O(m N + N^2); the Gaussian predictor's ``predict`` is
+    O(G k^3 + G k^2 N + v k N) for ``G`` reveal patterns over ``k`` revealed benchmarks
     (:func:`~benchsel_lib.method.gaussian.conditional_moments`).
     """
 
@@ -88,19 +70,18 @@ class Predictor(Protocol):
         train : ndarray (m, N)
             Training rows in standardized space, NaN where missing.
         cov : ndarray (N, N) or None
-            The training correlation (Eq. pairwise-cov or EM, Appendix G) for
-            predictors that use one; such a predictor may estimate it from
-            ``train`` when None.
+            The training correlation (Eq. pairwise-cov or EM, Appendix G) for predictors that use one
+            (which may estimate it when None).
 
         Returns
         -------
         Predictor
-            The fitted predictor (``self`` by convention).
+            ``self`` by convention.
 
         Raises
         ------
         ValueError
-            Expected on malformed input (:func:`check_train`).
+            On malformed input (:func:`check_train`).
 
         Notes
         -----
@@ -119,13 +100,12 @@ class Predictor(Protocol):
         Returns
         -------
         ndarray (v, N)
-            A prediction for every entry, the revealed entries passed through
-            (:func:`pass_through`).
+            A prediction for every entry, the revealed entries passed through (:func:`pass_through`).
 
         Raises
         ------
         NotFittedError
-            Expected when called before ``fit``.
+            When called before ``fit``.
 
         Notes
         -----
@@ -137,10 +117,7 @@ class Predictor(Protocol):
 def check_train(train: Any) -> np.ndarray:
     """``train`` (m, N) as a float array with at least one row and column, NaN for missing. O(m N).
 
-    Raises
-    ------
-    ValueError
-        Non-numeric input, not 2-D, no row or column, or infinite values.
+    ``ValueError`` for non-numeric input, not 2-D, no row or column, or infinite values.
     """
     return check_data_matrix(train, name="train", min_rows=1, allow_empty=True)
 
@@ -148,11 +125,8 @@ def check_train(train: Any) -> np.ndarray:
 def check_train_query(train: Any, query: Any) -> tuple[np.ndarray, np.ndarray]:
     """``train`` (m, N) and ``query`` (v, N) as float arrays; a 1-D query is one row. O((m + v) N).
 
-    Raises
-    ------
-    ValueError
-        As :func:`check_train`, or a query that is not numeric, not 1-D or
-        2-D, has other columns than ``train`` or infinite values.
+    ``ValueError`` as :func:`check_train`, or for a query not numeric, not 1-D or 2-D, with other columns
+    than ``train`` or infinite values.
     """
     tr = check_train(train)
     try:
@@ -171,11 +145,7 @@ def check_train_query(train: Any, query: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def size_runs(sizes: Sequence[int], limit: int) -> list[slice]:
-    """Consecutive runs of items whose sizes sum to at most ``limit`` (an item larger than that is a run alone).
-
-    How a predictor's work is cut into bounded calls (the entries the
-    BenchPress blend predicts at once). O(len(sizes)).
-    """
+    """Consecutive runs of items whose sizes sum to at most ``limit`` (a larger item is a run alone). O(len(sizes))."""
     out: list[slice] = []
     start = 0
     while start < len(sizes):
@@ -197,20 +167,14 @@ def pass_through(pred: np.ndarray, query: np.ndarray) -> np.ndarray:
 
 
 class BasePredictor:
-    """``fit`` stores the training rows and correlation; ``predict`` hands them to ``_predict``.
-
-    Subclasses set ``name`` and implement ``_predict(train, query, cov)``
-    (arrays already checked by :func:`check_train_query`).
-    """
+    """``fit`` stores the training rows and correlation; ``predict`` hands them to ``_predict(train, query, cov)``
+    (arrays checked), which subclasses implement."""
 
     name: str = "predictor"
     rowwise: bool = False
 
     def fit(self, train: Any, *, cov: Any = None) -> BasePredictor:
-        """Remember the training rows (m, N; NaN missing) and the training correlation; return self.
-
-        ``cov``, when given, must be a finite symmetric N x N matrix (``ValueError`` otherwise). O(m N + N^2).
-        """
+        """Remember the training rows and the correlation (finite, symmetric N x N); return self. O(m N + N^2)."""
         self.train_ = check_train(train)
         self.cov_ = None
         if is_low_rank(cov):  # a wide matrix's factored correlation, kept so (symmetric and finite by construction)
@@ -230,10 +194,7 @@ class BasePredictor:
         return tr
 
     def predict(self, query: Any) -> np.ndarray:
-        """Predict every entry of ``query`` (v, N) in standardized space (revealed entries passed through).
-
-        O((m + v) N) for the checks (:func:`check_train_query`), plus the subclass's ``_predict``.
-        """
+        """Predict every entry of ``query`` (v, N), revealed entries passed through. O((m + v) N) plus ``_predict``."""
         tr, qu = check_train_query(self._fitted(), query)
         return self._predict(tr, qu, self.cov_)
 

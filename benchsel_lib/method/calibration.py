@@ -1,10 +1,6 @@
-"""Calibration of predictive intervals: Gaussian intervals (optionally inflated) and split-conformal intervals.
-
-A pipeline's last step says how its intervals are made: :class:`GaussianIntervals` (``mean +- z sd`` from the
-predictor's conditional variance, Eq. cond-var, the variance optionally multiplied by a factor given or fitted
-on inner folds of the training models, :func:`inflation_factors`) or :class:`Conformal` (split-conformal, CV+
-style, from the inner cross-validation residuals of the pipeline's search).  What a fitted pipeline hands out
-at a level are the interval objects :class:`GaussianInterval` and :class:`ConformalInterval`.
+"""Calibration of predictive intervals: :class:`GaussianIntervals` (Eq. cond-var, the variance optionally
+inflated by a factor given or fitted on inner folds) and split-conformal :class:`Conformal`; a fitted pipeline
+hands out :class:`GaussianInterval` and :class:`ConformalInterval` objects.
 """
 from __future__ import annotations
 
@@ -28,7 +24,6 @@ __all__ = [
     "CALIBRATORS",
     "calibrator_named",
     "inflation_factors",
-    "conformal_scales",
     "conformal_scores",
     "conformal_quantile",
     "CONFORMAL_SHRINK",
@@ -47,18 +42,15 @@ class GaussianIntervals(Component):
     Parameters
     ----------
     inflation : float > 0 or "inner"
-        The variance factor ``s``: a number, or ``"inner"`` to fit it by
-        ``inner_folds``-fold cross-validation of the training models for the
-        benchmarks revealed (:func:`inflation_factors`). 1 is the plain
-        Gaussian interval of the paper's model.
+        The variance factor ``s``, or ``"inner"`` to fit it by ``inner_folds``-fold cross-validation of the
+        training models (:func:`inflation_factors`). 1 is the plain Gaussian interval of the paper's model.
     inner_folds : int
-        Inner folds of the fitted factor (at least 2; default 3).
+        At least 2.
 
     Raises
     ------
     ValueError
-        ``inflation`` is neither ``"inner"`` nor a finite number > 0, or
-        ``inner_folds`` is not an integer >= 2.
+        ``inflation`` neither ``"inner"`` nor a finite number > 0, or ``inner_folds`` not an integer >= 2.
 
     Notes
     -----
@@ -89,25 +81,14 @@ class GaussianIntervals(Component):
 class Conformal(Component):
     """Split-conformal intervals from the inner cross-validation residuals of the pipeline's search.
 
-    The calibrator has no parameters: a pipeline with ``calibrator=Conformal()``
-    (or ``"conformal"``) fits by its search
-    (:func:`~benchsel_lib.method.inner_search.pipeline_path`), and the interval
-    at level ``L`` for benchmark ``j`` is ``pred +- q_L s_j`` (an addition to
-    the paper, whose intervals are the Gaussian ones of Eq. cond-var). The
-    residuals are the out-of-fold ones of the inner cross-validation of the
-    training models, in the style of CV+ (Barber, Candes, Ramdas and
-    Tibshirani 2021, "Predictive inference with the jackknife+", Ann.
-    Statist.); the multiplier is the split-conformal quantile (Vovk,
-    Gammerman and Shafer 2005, "Algorithmic Learning in a Random World"; Lei
-    et al. 2018, JASA) of the scaled absolute residuals ``|r| / s_j``:
-    the ``ceil((n + 1) L)``-th smallest of the ``n`` scores
-    (:func:`conformal_quantile`; the largest when that rank exceeds ``n``).
-    The scale ``s_j`` is benchmark ``j``'s RMS residual shrunk toward the
-    pooled RMS with pseudo-count :data:`CONFORMAL_SHRINK`
-    (:func:`conformal_scores`).
-
-    A level at which the search kept no residual gives no interval.  A pipeline with this calibrator
-    searches, so its predictors must be names (``ValueError`` for objects).
+    A pipeline with this calibrator fits by its search
+    (:func:`~benchsel_lib.method.inner_search.pipeline_path`, so its predictors must be names), and the
+    interval at level ``L`` for benchmark ``j`` is ``pred +- q_L s_j`` (an addition to the paper). The
+    residuals are the out-of-fold ones of the inner cross-validation, in the style of CV+ (Barber, Candes,
+    Ramdas and Tibshirani 2021, "Predictive inference with the jackknife+", Ann. Statist.); ``q_L`` is the
+    split-conformal quantile (Vovk, Gammerman and Shafer 2005; Lei et al. 2018, JASA) of the scaled absolute
+    residuals ``|r| / s_j`` (:func:`conformal_quantile`), ``s_j`` benchmark ``j``'s RMS residual shrunk toward
+    the pooled RMS (:func:`conformal_scores`).  A level without residuals gives no interval.
 
     Notes
     -----
@@ -153,32 +134,26 @@ def inflation_factors(
 ) -> dict[Any, np.ndarray]:
     """Variance-inflation factors fitted on the training rows only (inner cross-validation).
 
-    For each fold of ``folds`` (:func:`~benchsel_lib.method.folds.cross_fit`) the correlation is re-estimated
-    on the other folds (benchmarks with fewer than 2 inner-training scores get an identity row and column),
-    and for every prefix ``k`` of each order the squared standardized residuals ``r^2 / var`` of the fold's
-    held-out rows are collected where the protocol scores (:class:`~benchsel_lib.method.oof.HeldOut`).  The
-    factor is their mean: after scaling the conditional variances by it, the mean squared standardized
-    residual is 1.
+    For each fold the correlation is re-estimated on the other folds (benchmarks with fewer than 2 scores
+    there get an identity row and column), and for every prefix ``k`` of each order the squared standardized
+    residuals ``r^2 / var`` of the held-out rows are collected where the protocol scores.  The factor is their
+    mean, so that the inflated mean squared standardized residual is 1.
 
     Parameters
     ----------
     values, standardized : ndarray (m, N)
         Training rows in the pipeline's space, before and after standardization.
     orders : mapping key -> sequence of int
-        Selection orders (a prefix of length ``k`` is the revealed set at ``k``).
+        Selection orders (a prefix of length ``k`` is the revealed set at ``k``), up to ``k_max``.
     k_max : int
-        Longest prefix.
     correlation : Correlation
-        The pipeline's estimator.
     predictor : predictor
-        The pipeline's predictor (needs ``predict_distribution``; otherwise every factor is 1).
+        The pipeline's predictor (without variances every factor is 1).
     folds : InnerFolds
-        The inner folds (a pipeline's: ``InnerFolds(inner_folds, seed, stream=None)``).
     unreached : {"skip", "mean"}
-        Whether a held-out row that observes none of the revealed benchmarks is scored, as in the CV protocol.
+        As in the CV protocol.
     correlate : callable, optional
-        ``correlate(correlation, values, standardized)``; default ``correlation.estimate`` (the CV protocol
-        passes its cached estimate).
+        ``correlate(correlation, values, standardized)``; default ``correlation.estimate``.
 
     Returns
     -------
@@ -202,8 +177,7 @@ def inflation_factors(
     arrays = {key: np.asarray(o, dtype=int) for key, o in orders.items()}
 
     def fold_sums(fold: Fold) -> dict[Any, tuple[np.ndarray, np.ndarray]] | None:
-        """Per order, the sums and counts of ``r^2 / var`` by prefix on the fold's rows; None where the other
-        folds hold fewer than two rows with a benchmark observed twice."""
+        """Per order, the sums and counts of ``r^2 / var`` by prefix on the fold's rows (None: too few rows)."""
         tr = fold.train
         Xin = values[tr]
         ok = np.flatnonzero((~np.isnan(Xin)).sum(axis=0) >= 2)
@@ -238,12 +212,8 @@ def inflation_factors(
 
 
 def conformal_scores(res: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-benchmark scales and the sorted scaled absolute residuals of inner-CV residuals (``res`` scored where ``mask``).
-
-    The scale of benchmark ``j`` is its RMS residual shrunk toward the pooled
-    RMS (pseudo-count :data:`CONFORMAL_SHRINK`). O(m N + n log n) for an ``m x N`` ``res``
-    with ``n`` scored entries.
-    """
+    """Per-benchmark scales (RMS residual shrunk toward the pooled RMS, pseudo-count :data:`CONFORMAL_SHRINK`)
+    and the sorted scaled absolute residuals of ``res`` where ``mask``. O(m N + n log n) for n scored entries."""
     r2 = np.where(mask, res, 0.0) ** 2
     n_j = mask.sum(axis=0)
     pooled = float(r2.sum() / max(mask.sum(), 1)) if mask.any() else 1.0
@@ -264,23 +234,9 @@ def conformal_quantile(scores: np.ndarray, level: float) -> float:
     return float(scores[min(rank, n) - 1])
 
 
-def conformal_scales(res: np.ndarray, mask: np.ndarray, levels: Sequence[float]) -> tuple[np.ndarray, dict[float, float]]:
-    """Per-benchmark scales and the conformal multiplier of every level (:func:`conformal_scores`, :func:`conformal_quantile`).
-
-    O(m N + n log n) for an ``m x N`` ``res`` with ``n`` scored entries (:func:`conformal_scores`),
-    then O(1) per level.
-    """
-    scale, scores = conformal_scores(res, mask)
-    return scale, {float(lev): conformal_quantile(scores, lev) for lev in levels}
-
-
 class GaussianInterval:
-    """The Gaussian interval of predictions: ``mean +- z sqrt(var)`` with ``z = Phi^{-1}((1 + level) / 2)``.
-
-    Eq. cond-var's conditional variance ``var`` (already multiplied by any
-    inflation factor, :class:`GaussianIntervals`).  Called with a level, it
-    returns ``(lower, upper)``, arrays of the shape of ``mean``; O(v N).
-    """
+    """``mean +- z sqrt(var)`` with ``z = Phi^{-1}((1 + level) / 2)`` (``var`` inflated already): called with a
+    level, ``(lower, upper)``; O(v N)."""
 
     def __init__(self, mean: np.ndarray, var: np.ndarray) -> None:
         self.mean, self.var = mean, var
@@ -292,12 +248,8 @@ class GaussianInterval:
 
 
 class ConformalInterval:
-    """A search's split-conformal interval of the targets ``T``: ``mean +- q_level * scale[T]``.
-
-    ``choice`` is the search's :class:`~benchsel_lib.method.inner_search.Recommendation` (scales and
-    multipliers), ``mean`` its predictions (v, |T|).  Called with a level, it returns ``(lower, upper)`` over
-    ``T``, or None at a level without residuals; O(v |T|).
-    """
+    """``mean +- q_level * scale[T]`` of a search's ``choice`` (a Recommendation): called with a level,
+    ``(lower, upper)``, or None at a level without residuals; O(v |T|)."""
 
     def __init__(self, choice: Any, mean: np.ndarray, T: np.ndarray) -> None:
         self.choice, self.mean, self.T = choice, mean, T

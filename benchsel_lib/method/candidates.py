@@ -1,15 +1,5 @@
-"""The candidate space of a search, declared as data.
-
-A search (:class:`~benchsel_lib.method.pipeline.PipelineSearch`) scores
-(selection, predictor) pairs by inner cross-validation.  What it scores is a
-:class:`CandidateSpace`: one or more :class:`Grid` s, each the product of some
-selectors and some predictors (plus, with ``stack``, the non-negative stack
-of those predictors for each selector), and each applying to training
-matrices that miss at most ``max_missing`` of their entries.  The first grid
-that applies to a training matrix is the one searched, so the recommended
-pipeline's two candidate sets -- one for matrices that miss at most half
-their entries, one for sparser ones -- are two rows of data, not a branch in
-the code (:data:`AUTO_SPACE`, built by :func:`auto_space`).
+"""The candidate space of a search, declared as data: a :class:`CandidateSpace` of :class:`Grid` s (selectors x
+predictors, and their stack), the first grid that applies to a training matrix's missing share searched.
 """
 from __future__ import annotations
 
@@ -34,10 +24,7 @@ DEFAULT_SELECTORS = ("mi", "entropy-obs", "lasso", "random")
 DEFAULT_PREDICTORS = ("gaussian", "ridge", "knn", "blend")
 
 #: the recommended pipeline's candidates on a matrix that misses more than :data:`SPARSE_MISSING` of its
-#: entries: the greedy on the total residual variance of the mean-imputed matrix and BenchPred's imputed
-#: Lasso (both favour benchmarks that many models ran, so that a revealed benchmark is more often one a
-#: held-out model has a score for) in place of MI and the random selection, and the per-target ridge on
-#: the mean-imputed scores in place of the Gaussian mean and the ridge on observed pairs
+#: entries (the imputed selections favour benchmarks that many models ran)
 SPARSE_SELECTORS = ("entropy-obs", "lasso", "imputed-trace", "imputed-lasso")
 SPARSE_PREDICTORS = ("knn", "blend", "imputed-ridge")
 
@@ -59,13 +46,10 @@ class Grid:
     selectors : sequence of Selector or preset name
         The candidate selections (labels must differ).
     predictors : sequence of str
-        Predictor names (:data:`~benchsel_lib.method.predictors.PREDICTORS`).
+        Names of :data:`~benchsel_lib.method.predictors.PREDICTORS`.
     stack : bool
-        Also score, for each selector, the non-negative least-squares stack of
-        the predictors (only with two or more predictors).
+        Also score the NNLS stack of the predictors (with two or more).
     max_missing : float in [0, 1]
-        The grid applies to a training matrix missing at most this share of
-        its entries.
 
     Notes
     -----
@@ -99,11 +83,7 @@ class Grid:
 
 
 class CandidateSpace(tuple):
-    """One or more :class:`Grid` s; :meth:`for_missing` picks the one a training matrix gets.
-
-    A tuple of grids (``CandidateSpace([grid, ...])``); the last one should
-    have ``max_missing=1`` so that every matrix gets a grid.
-    """
+    """A tuple of one or more :class:`Grid` s, the last with ``max_missing=1``; :meth:`for_missing` picks one."""
 
     def __new__(cls, grids: Sequence[Grid] | Grid) -> CandidateSpace:
         items = (grids,) if isinstance(grids, Grid) else tuple(grids)
@@ -129,11 +109,8 @@ def with_options(selector: str | Selector, *, min_observed: int | float | None,
                   initial: Sequence[str]) -> Selector:
     """The selector ``selector`` (a preset name or a selector) with the shared options of the recommended pipeline. O(1).
 
-    ``initial`` (mandatory benchmarks) replaces the selector's own;
-    ``min_observed`` is set only where the selector has no filter of its
-    own, so that a preset keeps the filter its label names (``entropy-obs``:
-    30 % of the training models); None and 0 set none.  The label stays the
-    preset's.
+    ``initial`` replaces the selector's own; ``min_observed`` (None and 0: none) is set only where the
+    selector has no filter of its own.  The label stays the preset's.
     """
     sel = selector_named(selector)
     changes: dict[str, Any] = {"name": sel.label}
@@ -149,13 +126,9 @@ def auto_space(*, selectors: Sequence[str | Selector] | None = None, predictors:
                initial: Sequence[str] = ()) -> CandidateSpace:
     """The recommended pipeline's candidate space, with its shared options.
 
-    By default two grids: :data:`DEFAULT_SELECTORS` x :data:`DEFAULT_PREDICTORS`
-    for a training matrix missing at most :data:`SPARSE_MISSING` of its
-    entries, :data:`SPARSE_SELECTORS` x :data:`SPARSE_PREDICTORS` for a
-    sparser one, each with the stack.  Passing ``selectors`` or
-    ``predictors`` gives one grid for every matrix (the other one from the
-    first default grid).  ``initial`` applies to every selector,
-    ``min_observed`` to every one without a filter of its own.  O(S + P).
+    By default two grids: :data:`DEFAULT_SELECTORS` x :data:`DEFAULT_PREDICTORS` up to :data:`SPARSE_MISSING`,
+    :data:`SPARSE_SELECTORS` x :data:`SPARSE_PREDICTORS` above.  Passing ``selectors`` or ``predictors`` gives
+    one grid (the other from the first default grid); options as :func:`with_options`.  O(S + P).
     """
     def sels(names: Sequence[str | Selector] | str | Selector) -> tuple[Selector, ...]:
         names = (names,) if isinstance(names, (str, Selector)) else names

@@ -1,11 +1,5 @@
-"""How a search chooses among its scored candidates: small rule objects.
-
-A rule sees the scored candidates at one size ``k`` (dicts with ``selector,
-predictor, k, r2``) and returns one.  :class:`Best` takes the highest inner
-R^2; :class:`Monotone` (the recommended pipeline's) the same unless it falls
-below the inner R^2 of the choice at ``k - 1``, which is then kept;
-:class:`Nested` first fixes one selector for every size
-(:meth:`Nested.selector`), then takes its best predictor at each size.
+"""How a search chooses among its scored candidates (dicts with ``selector, predictor, k, r2`` at one size):
+:class:`Best`, :class:`Monotone` (the recommended pipeline's) and :class:`Nested`.
 """
 from __future__ import annotations
 
@@ -40,15 +34,9 @@ class Best:
 
 @dataclass(frozen=True)
 class Monotone(Best):
-    """As :class:`Best`, unless that falls below the choice at ``k - 1``: its pipeline is then kept.
-
-    Kept means its row at ``k``, the same selector with one more benchmark and
-    the same predictor, so that no larger subset is chosen by a score that a
-    smaller one already beat: the best inner R^2 at ``k`` falling below the
-    previous choice's is the mark of a winner chosen for its luck on the
-    inner folds.  Falls back to the best when the previous pipeline was not
-    scored at ``k``.
-    """
+    """As :class:`Best`, unless that falls below the choice at ``k - 1``, whose row at ``k`` (same selector and
+    predictor) is then kept (the best when it was not scored): a best falling below the previous choice's
+    is the mark of a winner chosen for its luck on the inner folds."""
 
     name = "monotone"
     lookback = True
@@ -65,28 +53,16 @@ class Monotone(Best):
 
 @dataclass(frozen=True)
 class Nested(Best):
-    """One selector for every size (:meth:`selector`), and at each size its best predictor.
-
-    Every size's selection is then the first ``k`` of the largest (for a
-    nested objective), so a model that ran the smaller selection runs only the
-    benchmarks that the larger one adds; the choice at a size depends on the
-    largest size scored.
-    """
+    """One selector for every size (:meth:`selector`), and at each size its best predictor (so a model that
+    ran a smaller selection runs only what a larger one adds)."""
 
     name = "nested"
     lookback = True
 
     @staticmethod
     def selector(rows: Sequence[Row], sizes: Sequence[int], *, order: Callable[[str], Any] | None = None) -> str:
-        """The selector with the best mean over ``sizes`` of its best inner R^2 at each size. O(len(rows)).
-
-        Ties go to the smaller ``order(selector)`` key.
-
-        Raises
-        ------
-        ValueError
-            No row with a finite R^2 at any of ``sizes``.
-        """
+        """The selector with the best mean over ``sizes`` of its best inner R^2 at each size (ties to the smaller
+        ``order(selector)``; ``ValueError`` when nothing finite was scored). O(len(rows))."""
         key = order or (lambda s: 0)
         wanted = set(int(k) for k in sizes)
         best: dict[tuple[str, int], float] = {}

@@ -33,15 +33,7 @@ __all__ = [
 
 
 def _top_eigh(G: np.ndarray, rank: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenpairs of the symmetric ``G``, largest first: the top ``rank`` only when ``rank < len(G)``, else all.
-
-    Only the top ``rank`` pairs are ever used by the rank-``rank`` fit of
-    :func:`_svd_complete`, and computing just those (LAPACK ``dsyevr``, index
-    range) skips most of the eigenvector work of a full ``eigh``: about
-    2-2.5x cheaper for the 50-115 benchmark Gram matrices here.  The pairs
-    agree with ``numpy.linalg.eigh`` to rounding (eigenvector signs may
-    differ; the fit uses ``vec vec^T``).
-    """
+    """Eigenpairs of the symmetric ``G``, largest first: the top ``rank`` only when ``rank < len(G)``, else all."""
     n = G.shape[0]
     if rank is None or rank >= n:
         lam, vec = np.linalg.eigh(G)
@@ -54,11 +46,7 @@ def _top_eigh(G: np.ndarray, rank: int | None) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _fit_factors(G: np.ndarray, rank: int | None, shrinkage: float) -> tuple[np.ndarray, np.ndarray]:
-    """Right singular vectors ``vec`` and shrink factors of the rank-``rank`` fit ``(Y vec) * factor @ vec^T``.
-
-    ``G = Y^T Y``; singular values are ``sqrt(eig(G))``, those below ``1e-12``
-    of the largest are dropped, the rest soft-thresholded by ``shrinkage``.
-    """
+    """Right singular vectors and soft-threshold factors of the rank-``rank`` fit from ``G = Y^T Y``."""
     lam, vec = _top_eigh(G, rank)
     sigma = np.sqrt(np.clip(lam, 0.0, None))
     keep = sigma > 1e-12 * max(float(sigma[0]), 1e-300)
@@ -80,19 +68,8 @@ def _svd_complete(
 ) -> tuple[np.ndarray, int]:
     """Iterative SVD completion of ``Z`` (NaN = missing); returns (low-rank fit, iterations).
 
-    Missing entries start at ``init`` (default 0, the training mean).  Each
-    iteration replaces them by the rank-``rank`` SVD fit of the current filled
-    matrix ``Y`` with singular values soft-thresholded by ``shrinkage``
-    (singular values below ``1e-12`` of the largest dropped), until the
-    relative change ``||Y_new - Y||_F^2 / ||Y||_F^2`` drops below ``tol``; the
-    fit of the last iteration is returned.
-
-    The SVD comes from the top eigenpairs of the Gram matrix ``Y^T Y`` of
-    the taller orientation (:func:`_top_eigh`).  Only the rows with a missing
-    entry change, so the Gram matrix is the fixed part of the fully observed
-    rows plus that of the changing rows, and the fit is evaluated on the
-    changing rows only (on all rows once, at the end).  Equal to the plain
-    iteration up to rounding.
+    Missing entries start at ``init`` (default 0) and are replaced by the
+    soft-thresholded rank-``rank`` fit until ``||Y_new - Y||_F^2 / ||Y||_F^2 < tol``.
     """
     if Z.shape[0] < Z.shape[1]:  # work on the tall orientation: the Gram matrix is the smaller one
         fit, n_iter = _svd_complete(Z.T, rank=rank, shrinkage=shrinkage, max_iter=max_iter, tol=tol,
@@ -117,7 +94,6 @@ def _svd_complete(
         Y_prev, Y = Y, Y_new
         if delta / denom < tol:
             break
-    # the fit of the last iteration is the low-rank fit of the matrix it started from
     filled[var] = Y_prev
     return ((filled @ vec) * factor) @ vec.T, n_iter
 
@@ -140,13 +116,11 @@ class SoftImpute(BasePredictor):
     rank : int or None, default 3
         Maximal rank of the fit.
     shrinkage : float, default 1.0
-        Soft-threshold ``lambda`` subtracted from every singular value.  Some
-        shrinkage matters in CV: a query row reveals only k benchmarks, and a
-        pure rank-r fit with r >= k interpolates them and extrapolates wildly
-        (hard-impute, rank 3, gave R^2 ~ 0.2 on MMLU at k = 3-8 in a quick probe
-        on the mirrored matrices, rank 3 / shrinkage 1 gave 0.86-0.93).  The
-        defaults come from that small probe (random 5-subsets, 3 splits), not
-        from a tuned search; they are not fitted per fold.
+        Soft-threshold ``lambda`` subtracted from every singular value (some
+        shrinkage keeps a rank-r fit with r >= k from extrapolating wildly).
+        The defaults come from a small probe on MMLU (random 5-subsets, 3
+        splits: hard-impute at rank 3 gave R^2 ~ 0.2, rank 3 with shrinkage 1
+        gave 0.86-0.93), not from a tuned search.
     max_iter : int, default 200
         Maximal number of SVD iterations.
     tol : float, default 1e-6
@@ -154,12 +128,7 @@ class SoftImpute(BasePredictor):
 
     Notes
     -----
-    Deterministic (zero initialization; the SVD is taken through the
-    eigendecomposition of the smaller Gram matrix, of which only the top
-    ``rank`` eigenpairs are computed).  Complexity per iteration
-    O((m + v) N min(m + v, N)) at most: the Gram matrix is updated only for the
-    rows (of the taller orientation) with a missing entry, O(r D^2) for r such
-    rows and D = min(m + v, N), plus an O(D^3) eigendecomposition.
+    Deterministic. Complexity per iteration O((m + v) N min(m + v, N)) at most.
     """
 
     def __init__(self, *, rank: int | None = 3, shrinkage: float = 1.0, max_iter: int = 200, tol: float = 1e-6):
@@ -194,21 +163,14 @@ class SoftImpute(BasePredictor):
         return _TRAIN_FITS.put(key, fit)
 
     def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
-        """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored.
-
-        Two stages, both deterministic functions of ``(train, query)``: the
-        training rows are completed alone (memoized, so the CV protocol pays
-        for it once per fold), then the stacked ``[train; query]`` iterations
-        start from that completion (query entries at 0) and run to ``tol``.
-        """
+        """Complete ``[train; query]`` starting from the (memoized) completion of the training rows."""
         init = np.vstack([self._train_fit(train), np.zeros_like(query)])
         fit, self.n_iter_ = _svd_complete(np.vstack([train, query]), rank=self.rank, shrinkage=self.shrinkage,
                                           max_iter=self.max_iter, tol=self.tol, init=init)
         return pass_through(fit[train.shape[0]:], query)
 
 
-#: most (query row, training row) distance pairs :class:`KNNImputer` holds at once (8 bytes each, a few
-#: such arrays); smaller problems are one block
+#: most (query row, training row) distance pairs :class:`KNNImputer` holds at once
 KNN_BATCH = 1 << 24
 
 
@@ -233,21 +195,14 @@ class KNNImputer(BasePredictor):
 
     Notes
     -----
-    Deterministic: ties in distance go to the lower training-row index (stable
-    sort).  Complexity O(v m N) for the distances, O(v m log m) for one sort
-    of each query row's distances and O(v m N) at most to pick every column's
-    donors (O(v k N) when the nearest rows observed every column).  Memory
-    O(min(v m, KNN_BATCH) + (v + m) N): the distances are computed for
-    blocks of query rows (:data:`KNN_BATCH` pairs at most).
+    Deterministic: ties in distance go to the lower training-row index.
+    Complexity O(v m N + v m log m); memory O(min(v m, KNN_BATCH) + (v + m) N).
 
     scikit-learn's :class:`sklearn.impute.KNNImputer` gives the same numbers
-    (to rounding; its distance scales by all ``N`` columns instead of
-    ``|O|``, a factor per query row that the weights do not see) except in
-    three cases, where it breaks ties at the ``k``-th donor in no set order
-    (``argpartition``), gives donors at distance 0 all the weight (here
-    ``1 / 1e-6`` each) and fills an entry without donor with the training
-    column's mean.  On BenchPress folds these cases changed 2 to 7% of the
-    predicted entries, and it was 8 to 13 times slower, so it is not used.
+    to rounding except where it breaks ties at the ``k``-th donor in no set
+    order, gives donors at distance 0 all the weight, or fills an entry
+    without donor with the column mean; on BenchPress folds that changed 2 to
+    7% of the predicted entries, and it was 8 to 13 times slower.
     """
 
     rowwise = True  # a query row's neighbours are training rows only
@@ -263,18 +218,12 @@ class KNNImputer(BasePredictor):
         return f"KNNImputer(n_neighbors={self.n_neighbors}, weights={self.weights!r})"
 
     def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
-        """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored.
-
-        The (query rows x training rows) distances are held for at most
-        :data:`KNN_BATCH` pairs at a time (blocks of query rows; one block
-        when everything fits), so memory stays O(KNN_BATCH + (v + m) N).
-        """
+        """Predict every entry of ``query`` in blocks of at most :data:`KNN_BATCH` distance pairs."""
         tr, qu = train, query
         tm = ~np.isnan(tr)
         tf = np.where(tm, tr, 0.0)
         m, N = tr.shape
         pred = np.zeros_like(qu)
-        # rows per sorting step (below); a block of query rows is a whole number of steps
         step = max(1, 4_000_000 // max(1, m * N))
         v_all = qu.shape[0]
         block = v_all if v_all * m <= KNN_BATCH else max(step, (KNN_BATCH // max(1, m)) // step * step)
@@ -286,7 +235,6 @@ class KNNImputer(BasePredictor):
         """Predictions of the query rows ``qu`` from the training mask ``tm`` and zero-filled values ``tf``."""
         qm = ~np.isnan(qu)
         qf = np.where(qm, qu, 0.0)
-        # squared differences over commonly observed columns, vectorized
         sq = (qf**2) @ tm.T + qm.astype(float) @ (tf**2).T - 2.0 * qf @ tf.T
         common = qm.astype(float) @ tm.T.astype(float)
         n_obs = qm.sum(axis=1, keepdims=True).astype(float)
@@ -296,18 +244,12 @@ class KNNImputer(BasePredictor):
         pred = np.zeros_like(qu)
         m, N = tf.shape
         k = min(self.n_neighbors, m)
-        # Sort each query row's training rows by distance once (stable: ties to the lower row);
-        # the donors of column j are the first k rows in that order that observed j, which is
-        # what a stable sort of the distances restricted to j's observers gives.  Donors are
-        # gathered into a contiguous (rows, N, k) block so that every sum runs over the same k
-        # terms in the same order as predicting one column at a time.
+        # donors of column j: the first k rows in stable distance order that observed j
         for a in range(0, qu.shape[0], step):
             d = dist[a : a + step]
             v = d.shape[0]
             order = np.argsort(d, axis=1, kind="stable")
             ds = np.take_along_axis(d, order, axis=1)
-            # the nearest rows usually hold every column's donors: look at a prefix of the
-            # order and widen it only while some column still lacks donors
             width = min(m, 4 * k)
             while True:
                 ob = tm[order[:, :width]]  # (v, width, N)
@@ -335,8 +277,7 @@ class KNNImputer(BasePredictor):
 
 _BLEND_STATES = LRUMemo(8)  # BenchPressBlend's per-training-matrix state
 
-#: most elements (training rows x fits x predictors) of one batch of the blend's ridge fits (8 bytes each,
-#: a few such arrays at a time); smaller problems are one batch
+#: most elements (training rows x fits x predictors) of one batch of the blend's ridge fits
 FIT_BATCH = 1 << 22
 
 #: most elements (observation patterns x targets x observed benchmarks) the blend ranks at once
@@ -347,11 +288,7 @@ ENTRY_BATCH = 1 << 18
 
 
 def _batches(n: int, per_item: int) -> list[slice]:
-    """Slices cutting ``n`` items into near-equal batches of at most :data:`FIT_BATCH` / ``per_item`` items.
-
-    One batch when everything fits; otherwise every batch holds at least two
-    items (a batch of one can take another summation path in ``einsum``). O(1).
-    """
+    """Slices cutting ``n`` items into near-equal batches of at most :data:`FIT_BATCH` / ``per_item`` items (at least two each)."""
     if n * per_item <= FIT_BATCH or n < 4:
         return [slice(0, n)]
     parts = min(-(-n * per_item // FIT_BATCH), n // 2)
@@ -376,13 +313,8 @@ class BenchPressBlend(BasePredictor):
        iterative SVD completion (:class:`SoftImpute`) of ``[train; query]``;
        where no ridge fit is possible, the SVD prediction alone is used.
 
-    **About logit space.**  BenchPress fits its ridge in logit space of raw
-    percentage scores.  The predictor protocol hands over *standardized* scores,
-    whose bounds are unknown, so a logit cannot be taken honestly here: this
-    class fits the ridge in standardized space.  To reproduce BenchPress's
-    logit step, run the CV with the Appendix K transform
-    (``cross_validate(..., transform="logit", imputer=BenchPressBlend())``), so
-    that the standardized inputs already are logit scores.
+    The ridge is fitted in standardized space; for BenchPress's logit step
+    run the CV with the Appendix K transform (``transform="logit"``).
 
     Parameters
     ----------
@@ -402,14 +334,8 @@ class BenchPressBlend(BasePredictor):
 
     Notes
     -----
-    Deterministic.  Query rows are grouped by observation pattern: predictors
-    are ranked once per (pattern, target), and the rows of a pattern are
-    predicted together (each row's numbers are those of predicting it alone).
-    Ridge fits are cached per (target, predictor set) and kept for later calls
-    with the same training matrix (memoized on its exact bytes, like the SVD
-    completion's training fit), so the CV protocol, which calls ``predict``
-    for every method and k on one fold, fits each one once per fold.
-    Complexity O(SVD completion + P N K log K + F m p^2) for P distinct
+    Deterministic; ridge fits are memoized per training matrix and
+    (target, predictor set). Complexity O(SVD completion + P N K log K + F m p^2) for P distinct
     observation patterns, each observing at most K benchmarks, and F distinct
     fits with p <= n_predictors.
     """
@@ -445,13 +371,7 @@ class BenchPressBlend(BasePredictor):
         )
 
     def _train_state(self, tr: np.ndarray) -> dict[str, Any]:
-        """Per-training-matrix state (memoized on the exact training bytes and the fit parameters).
-
-        Holds the training mask, the co-observation counts / pairwise
-        correlations once computed, and the ridge fits by (target, predictor
-        set); the CV protocol calls ``predict`` for every method and k with the
-        same training rows, and the fits only depend on those.
-        """
+        """Per-training-matrix state: mask, correlations, ridge fits (memoized on the exact training bytes)."""
         key = array_key(tr, self.ridge, self.min_rows, self.min_overlap)
         state = _BLEND_STATES.get(key)
         if state is not None:
@@ -476,17 +396,7 @@ class BenchPressBlend(BasePredictor):
         return state["corr"]
 
     def _ridge_fits(self, tr: np.ndarray, tm: np.ndarray, keys: list[tuple[int, tuple[int, ...]]]) -> list:
-        """Ridge fits for many ``(target j, predictor columns)`` keys at once.
-
-        Each fit drops its weakest predictors (the last ones) until at least
-        ``min_rows`` training models observed ``j`` and every remaining
-        predictor, then solves ``(Ac' Ac + ridge I) beta = Ac' (y - ybar)`` on
-        those models' centred scores; ``None`` when no predictor is left.
-        Fits with the same number of predictors are computed together (masked
-        moments over all training rows, one batched solve): O(F m p^2) time;
-        memory O(m p) per fit, in batches of at most :data:`FIT_BATCH`
-        elements (m x fits x p), each fit's numbers as in one batch.
-        """
+        """Ridge fits for many ``(target j, predictor columns)`` keys at once (None: no predictor left). O(F m p^2)."""
         out: list = [None] * len(keys)
         if not keys:
             return out
@@ -533,18 +443,7 @@ class BenchPressBlend(BasePredictor):
         return out
 
     def _plan(self, qm: np.ndarray, corr: np.ndarray) -> list[tuple[list[int], int, tuple[int, ...]]]:
-        """The ridge fits a query needs: ``(rows, target j, predictor columns)`` per observation pattern and target.
-
-        ``qm`` (v, N): the query's observed mask.  The predictors of (row,
-        target ``j``) depend only on ``j`` and the row's observed set, so they
-        are ranked once per distinct pattern (patterns in lexicographic order,
-        targets in increasing column): by decreasing ``|corr(j, .)|``, ties to
-        the lower column, benchmarks without a correlation dropped, at most
-        ``n_predictors``; a target with none left is not listed.  Every
-        pattern's targets are ranked together, over its observed columns
-        padded to the most any pattern observes (the padding last). O(v N +
-        P N K log K) for P patterns observing at most K benchmarks.
-        """
+        """The ridge fits a query needs: ``(rows, target j, predictor columns)`` per observation pattern and target."""
         N = qm.shape[1]
         rows_of: dict[bytes, list[int]] = {}
         for i, row in enumerate(qm):
@@ -578,10 +477,7 @@ class BenchPressBlend(BasePredictor):
         return out
 
     def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
-        """Predict every entry of ``query`` (v, N) in standardized space.
-
-        ``cov`` (optional): the training correlation used to rank predictors.
-        """
+        """Predict every entry of ``query``; ``cov`` (optional) ranks the predictors."""
         tr, qu = train, query
         svd = self._svd.fit(tr).predict(qu)
         if self.blend == 0.0:
@@ -610,8 +506,7 @@ class BenchPressBlend(BasePredictor):
                 beta = np.array([fit[1] for _, _, fit in group])
                 a_mean = np.array([fit[2] for _, _, fit in group])
                 y_mean = np.array([fit[3] for _, _, fit in group])
-                # one length-p dot product per (row, target): a stack of (1, p) @ (p, 1) products gives the same
-                # rounding as predicting each entry alone (a matrix-vector product need not)
+                # stacked (1, p) @ (p, 1) products: the rounding of predicting each entry alone
                 centred = np.ascontiguousarray(qu[R[:, None], cols[e]] - a_mean[e])  # (entries, p)
                 ridge_pred = y_mean[e] + (centred[:, None, :] @ beta[e][:, :, None])[:, 0, 0]
                 pred[R, J] = self.blend * ridge_pred + (1.0 - self.blend) * svd[R, J]

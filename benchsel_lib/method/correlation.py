@@ -5,29 +5,13 @@ or EM, the paper's "auto" rule) and converts it to a correlation matrix;
 :func:`inner_correlation` is the cheaper estimate used inside inner folds;
 :class:`Correlation` is a pipeline's estimation step, naming one of them.
 
-Costs: the pairwise estimate is two matrix products, O(M N^2); EM costs
-O(M N^2 + N^3 + sum_p s_p^3) per iteration (``s_p``: block size of missingness
-pattern ``p``) over up to 1000 iterations, with an N x N eigendecomposition per
-iteration while its PSD floor is active. Where EM would take too long -- fewer
-models than benchmarks and more than :data:`EM_WIDE_BENCHMARKS` benchmarks, or
-more than :data:`EM_MAX_BENCHMARKS` benchmarks (:func:`em_too_costly`) -- the
-"auto" rule and :func:`inner_correlation` use the pairwise correlation with
-its eigenvalues floored at :data:`EIGEN_FLOOR`
-(:func:`floored_pairwise_correlation`) instead; :func:`costly_em_note` says so
-in one line. On a wide matrix -- fewer models than benchmarks and more than
-:data:`~benchsel_lib.method.lowrank.LOW_RANK_BENCHMARKS` benchmarks
-(:func:`~benchsel_lib.method.lowrank.wide_route`) -- that floored correlation
-is held as a diagonal plus a low-rank part
-(:class:`~benchsel_lib.method.lowrank.LowRankCorrelation`), never as an
-N x N array. The thresholds lie far above the paper's matrices (at most 114
-benchmarks), whose estimates do not change.
-
-Memory: an estimate held as N x N arrays ("pairwise", "em", the floored
-pairwise correlation of a matrix that is not wide) needs a few of them at
-once, 8 N^2 bytes each (:func:`dense_memory`); where that exceeds
-:data:`DENSE_MEMORY_LIMIT` the estimate is refused before any work, with one
-``ValueError`` that says the memory it would need and what to use instead
-(:func:`check_dense_memory`).
+Costs: pairwise O(M N^2); EM O(M N^2 + N^3 + sum_p s_p^3) per iteration.
+Where EM would take too long (:func:`em_too_costly`) the floored pairwise
+correlation (:func:`floored_pairwise_correlation`) replaces it, held in
+low-rank form on a wide matrix (:func:`~benchsel_lib.method.lowrank.wide_route`);
+the thresholds lie far above the paper's matrices. Dense estimates whose
+N x N arrays would exceed :data:`DENSE_MEMORY_LIMIT` are refused before any
+work (:func:`check_dense_memory`).
 """
 from __future__ import annotations
 
@@ -66,42 +50,26 @@ __all__ = [
 ESTIMATORS = ("auto", "pairwise", "em", "fast")
 #: EM configurations (:func:`~benchsel_lib.method.em.em_settings`)
 CONFIGS = ("released", "early")
-#: with fewer models than benchmarks, EM on more than this many benchmarks takes too long (its heavy regime:
-#: up to 1000 iterations, each with O(N^3) factorizations and an N x N eigendecomposition, about 0.05 s at
-#: N = 500 on one core): the "auto" rule uses :func:`floored_pairwise_correlation` instead
+#: with fewer models than benchmarks, EM on more than this many benchmarks takes too long
 EM_WIDE_BENCHMARKS = 500
-#: EM on more than this many benchmarks takes too long whatever the number of models (O(N^3) per
-#: iteration, about 1 s at N = 2000 on one core): :func:`floored_pairwise_correlation` instead
+#: EM on more than this many benchmarks takes too long whatever the number of models
 EM_MAX_BENCHMARKS = 2000
 #: eigenvalue floor of the pairwise correlation (:func:`floored_pairwise_correlation`)
 EIGEN_FLOOR = 1e-4
-#: the most memory, in bytes, that the N x N arrays of a correlation estimate and of the fit that uses it may
-#: take (:func:`check_dense_memory`; read at call time, so tests may lower it)
+#: the most memory, in bytes, of the N x N arrays of an estimate and its fit (read at call time)
 DENSE_MEMORY_LIMIT = 1_000_000_000
-#: N x N float arrays held at once by a paper pipeline's fit on each dense route (peaks measured with
-#: tracemalloc: the correlation with the greedy selection's work arrays and its MI diagnostic; EM's iterates
-#: and its eigenvalue floor; the floored correlation's eigendecomposition)
+#: N x N float arrays held at once by a pipeline's fit on each dense route (measured peaks)
 _DENSE_ARRAYS = {"pairwise": 7, "em": 16, "pairwise-floored": 6}
 
 
 def em_too_costly(n_models: int, n_benchmarks: int) -> bool:
-    """Whether EM on an ``n_models x n_benchmarks`` matrix would take too long (see the module docstring). O(1).
-
-    True with fewer models than benchmarks and more than
-    :data:`EM_WIDE_BENCHMARKS` benchmarks, or with more than
-    :data:`EM_MAX_BENCHMARKS` benchmarks.
-    """
+    """Whether EM would take too long: ``M < N`` and ``N >`` :data:`EM_WIDE_BENCHMARKS`, or ``N >`` :data:`EM_MAX_BENCHMARKS`. O(1)."""
     M, N = int(n_models), int(n_benchmarks)
     return (M < N and N > EM_WIDE_BENCHMARKS) or N > EM_MAX_BENCHMARKS
 
 
 def costly_em_note(n_models: int, n_benchmarks: int) -> str:
-    """The one line that says EM was replaced by the floored pairwise correlation on this shape. O(1).
-
-    On a wide matrix (:func:`~benchsel_lib.method.lowrank.wide_route`) it
-    also says that the correlation is held in low-rank form, from the
-    mean-imputed scores.
-    """
+    """The one line that says EM was replaced by the floored pairwise correlation on this shape. O(1)."""
     why = "fewer models than benchmarks" if n_models < n_benchmarks else "that many benchmarks"
     wide = (", held as a diagonal plus a low-rank part (any missing score set to its benchmark's mean)"
             if wide_route(n_models, n_benchmarks) else "")
@@ -111,11 +79,7 @@ def costly_em_note(n_models: int, n_benchmarks: int) -> str:
 
 
 def dense_memory(n_benchmarks: int, method: str) -> int:
-    """Bytes of the N x N arrays that a fit on the dense route ``method`` holds at once (0 for another). O(1).
-
-    ``method``: ``"pairwise"``, ``"em"`` or ``"pairwise-floored"`` (see
-    :func:`dense_route`); each array is ``8 N^2`` bytes.
-    """
+    """Bytes of the N x N arrays that a fit on the dense route ``method`` holds at once (0 for another). O(1)."""
     return _DENSE_ARRAYS.get(method, 0) * 8 * int(n_benchmarks) ** 2
 
 
@@ -141,10 +105,8 @@ def check_dense_memory(n_models: int, n_benchmarks: int, method: str | None, *,
     Raises
     ------
     ValueError
-        One line: the estimator, the shape, the memory it would need, the
-        limit, and what to use instead (``estimator="auto"``, which holds a
-        wide matrix's correlation in low-rank form, O(M N) memory; else fewer
-        benchmarks).
+        One line: the estimator, the shape, the memory needed, the limit,
+        and what to use instead.
 
     Notes
     -----
@@ -171,10 +133,7 @@ def check_dense_memory(n_models: int, n_benchmarks: int, method: str | None, *,
 def dense_route(estimator: str, values: np.ndarray, *, standardized: np.ndarray | None = None) -> str | None:
     """The dense route that ``estimator`` takes on ``values``, or None where it holds no N x N array. O(M N).
 
-    ``"pairwise"`` and ``"em"`` are dense; ``"auto"`` and ``"fast"`` follow
-    their rules (:func:`estimate_correlation`, :func:`inner_correlation`;
-    ``"fast"`` reads ``standardized``, default ``values``), whose floored
-    correlation of a wide matrix is low-rank (None).
+    ``"fast"`` reads ``standardized`` (default ``values``).
     """
     A = np.asarray(values if estimator != "fast" or standardized is None else standardized, dtype=float)
     if A.ndim != 2:
@@ -223,9 +182,7 @@ class CorrelationEstimate:
 
     Notes
     -----
-    Complexity: holding it is O(N^2) memory (``corr`` and ``cov``, the same
-    array for ``"pairwise-floored"``; O(N r) for a low-rank one of rank
-    ``r``); :attr:`standardizer` is O(1) (it shares ``mean`` and ``std``).
+    Complexity: O(N^2) memory (O(N r) for a low-rank one); :attr:`standardizer` is O(1).
     """
 
     corr: np.ndarray
@@ -289,9 +246,7 @@ def estimate_correlation(
     Notes
     -----
     Cost: O(M N^2) for pairwise; EM as in :func:`em_covariance`;
-    pairwise-floored as :func:`floored_pairwise_correlation`. Memory: a few
-    N x N arrays (:func:`dense_memory`; a wide matrix's floored correlation
-    is low-rank).
+    pairwise-floored as :func:`floored_pairwise_correlation`.
 
     Raises
     ------
@@ -335,15 +290,10 @@ def inner_correlation(train: np.ndarray) -> np.ndarray:
     """Correlation of (standardized) training rows used inside inner folds and by the recommended pipeline.
 
     With at most :data:`EM_MAX_MISSING` of the entries missing: the paper's
-    estimator (``estimate_correlation(method="auto", context="cv")``: pairwise
-    on complete data, EM otherwise), cheap there and better conditioned than
-    pairwise correlations.  On sparser matrices (EM per inner fold would cost
-    seconds), and where EM would take too long (:func:`em_too_costly`): the
-    pairwise-complete covariance (Appendix G) as a correlation, eigenvalues
-    floored at :data:`EIGEN_FLOOR` and rescaled to a unit diagonal
-    (:func:`floored_pairwise_correlation`), O(m N^2 + N^3); on a wide matrix
-    (:func:`~benchsel_lib.method.lowrank.wide_route`) that one held as a
-    :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`, O(m^2 N).
+    estimator (``estimate_correlation(method="auto", context="cv")``). On
+    sparser matrices and where EM would take too long:
+    :func:`floored_pairwise_correlation`, O(m N^2 + N^3) (O(m^2 N) low-rank
+    on a wide matrix).
     """
     tr = np.asarray(train, dtype=float)
     if _inner_route(tr) == "paper":
@@ -368,10 +318,8 @@ def floored_pairwise_correlation(train: np.ndarray, *, floor: float = EIGEN_FLOO
                                  low_rank: bool | None = None) -> np.ndarray | LowRankCorrelation:
     """The pairwise-complete correlation with its eigenvalues floored at ``floor``, rescaled to a unit diagonal.
 
-    The pairwise-complete covariance (Appendix G) of the rows as a
-    correlation (columns never observed: identity), its eigenvalues raised to
-    ``floor`` (``V max(w, floor) V^T``), then rescaled to a unit diagonal: a
-    positive definite correlation whatever the missingness.
+    Built from the pairwise-complete covariance (Appendix G); columns never
+    observed: identity.
 
     Parameters
     ----------
@@ -392,16 +340,10 @@ def floored_pairwise_correlation(train: np.ndarray, *, floor: float = EIGEN_FLOO
 
     Notes
     -----
-    Cost O(m N^2 + N^3) (one eigendecomposition of the N x N matrix). A
-    complete matrix with fewer rows than columns and more than
-    :data:`EM_WIDE_BENCHMARKS` columns takes the low-rank route instead: its
-    correlation is ``Y^T Y`` for the m x N standardized rows ``Y``, so the
-    eigenpairs come from the m x m Gram matrix ``Y Y^T`` and the floored
-    matrix is ``floor I + W W^T`` with ``W`` (N x m): O(m^2 N + m N^2), no
-    N x N eigendecomposition (equal to the general route up to rounding).
-    The low-rank form costs O(m^2 N + m^3) and O(m N) memory; with missing
-    entries it is the floored correlation of the mean-imputed matrix (its
-    function's docstring), not of the pairwise-complete one.
+    Cost O(m N^2 + N^3). A complete matrix with ``m < N`` and more than
+    :data:`EM_WIDE_BENCHMARKS` columns goes through the m x m Gram matrix,
+    O(m^2 N + m N^2). The low-rank form costs O(m^2 N + m^3) and O(m N)
+    memory (from the mean-imputed matrix).
     """
     tr = np.asarray(train, dtype=float)
     m, N = tr.shape
@@ -420,13 +362,7 @@ def floored_pairwise_correlation(train: np.ndarray, *, floor: float = EIGEN_FLOO
 
 
 def _floored_low_rank(tr: np.ndarray, floor: float) -> np.ndarray:
-    """:func:`floored_pairwise_correlation` of a complete ``m x N`` matrix with ``m < N`` via its m x m Gram matrix.
-
-    With ``Y`` the centred columns scaled to unit norm (constant columns: 0)
-    and ``Y Y^T = U diag(lam) U^T``, flooring gives ``floor I + W W^T + (1 -
-    floor) diag(constant)``, ``W = Y^T U diag(sqrt(max(lam - floor, 0) / lam))``.
-    O(m^2 N + m N^2), memory one N x N array.
-    """
+    """:func:`floored_pairwise_correlation` of a complete ``m x N`` matrix (``m < N``) via its Gram matrix."""
     Yc = tr - tr.mean(axis=0)
     norm = np.sqrt((Yc * Yc).sum(axis=0))
     const = ~(norm > 0) | ~np.isfinite(norm)

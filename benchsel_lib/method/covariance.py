@@ -57,13 +57,8 @@ def observed_mean(X: np.ndarray, *, empty: float = np.nan) -> np.ndarray:
 def pairwise_covariance(X: np.ndarray, *, mean: np.ndarray | None = None) -> np.ndarray:
     """Pairwise-complete covariance, Eq. (pairwise-cov) of Appendix G.
 
-    ``Sigma_pw = Bbar^T Bbar / max(O^T O - 1, 1)`` (elementwise division and
-    maximum) with ``Bbar_ij = O_ij (B_ij - mu_j)`` and ``mu`` from Eq.
-    (mean-missing) unless ``mean`` is given. The floor of the denominator
-    avoids division by zero for pairs with at most one co-observed model; a
-    pair never observed together gets covariance 0. The result is symmetric
-    and finite but not necessarily positive semidefinite. For a fully
-    observed matrix it is the usual ``1/(M-1)`` sample covariance.
+    ``Sigma_pw = Bbar^T Bbar / max(O^T O - 1, 1)`` (elementwise) with
+    ``Bbar_ij = O_ij (B_ij - mu_j)``; symmetric and finite, not necessarily PSD.
 
     Parameters
     ----------
@@ -78,8 +73,7 @@ def pairwise_covariance(X: np.ndarray, *, mean: np.ndarray | None = None) -> np.
 
     Notes
     -----
-    Two matrix products, O(M N^2). Memory: two N x N arrays (the products;
-    the division and the symmetrization work in place).
+    Two matrix products, O(M N^2); memory two N x N arrays.
     """
     A = check_data_matrix(X, min_rows=1)
     obs = ~np.isnan(A)
@@ -105,14 +99,9 @@ def pairwise_covariance(X: np.ndarray, *, mean: np.ndarray | None = None) -> np.
 def pairwise_pearson(X: np.ndarray, *, min_overlap: int = 3) -> tuple[np.ndarray, np.ndarray]:
     """Pearson correlation of every pair of columns over the rows observing both, and those rows' counts.
 
-    Unlike :func:`pairwise_covariance` (Eq. pairwise-cov, centred on each
-    column's mean over all its observed rows), each pair is centred and
-    scaled on its own co-observed rows: the correlation of the two columns
-    as those rows alone give it.  A pair is undefined (NaN) where fewer than
-    ``max(min_overlap, 3)`` rows observe both, or where either column is
-    constant over them (variance at most ``1e-12`` of its mean square, so
-    rounding error is not read as a correlation).  Values are clipped to
-    [-1, 1]; the result is neither floored nor checked for definiteness.
+    Each pair is centred and scaled on its own co-observed rows; NaN where
+    fewer than ``max(min_overlap, 3)`` rows observe both or either column is
+    constant over them. Clipped to [-1, 1].
 
     Parameters
     ----------
@@ -131,7 +120,7 @@ def pairwise_pearson(X: np.ndarray, *, min_overlap: int = 3) -> tuple[np.ndarray
 
     Notes
     -----
-    Four matrix products of the masked data, O(M N^2); no per-pair loop.
+    Four matrix products of the masked data, O(M N^2).
     """
     mask = ~np.isnan(X)
     Xf = np.where(mask, X, 0.0)
@@ -155,10 +144,8 @@ def pairwise_pearson(X: np.ndarray, *, min_overlap: int = 3) -> tuple[np.ndarray
 def cov_to_corr(cov: np.ndarray) -> np.ndarray:
     """Correlation matrix ``R = D^{-1/2} Sigma D^{-1/2}``, ``D = diag(Sigma)``.
 
-    A benchmark with zero, negative or non-finite variance is treated as
-    uncorrelated with everything (row/column 0, diagonal 1), so the result is
-    always finite. Entries are clipped to [-1, 1] and the diagonal is set to
-    exactly 1. O(N^2).
+    A benchmark with non-positive or non-finite variance gets row/column 0;
+    entries are clipped to [-1, 1], the diagonal set to 1. O(N^2).
 
     Parameters
     ----------
@@ -179,8 +166,7 @@ def cov_to_corr(cov: np.ndarray) -> np.ndarray:
 
     Notes
     -----
-    Memory: the result and ``block x block`` temporaries (the steps work in
-    place on the copy, block by block).
+    Memory: the result and ``block x block`` temporaries.
     """
     R = np.array(cov, dtype=float)  # the copy that is returned, worked on in place
     if R.ndim != 2 or R.shape[0] != R.shape[1]:

@@ -1,42 +1,18 @@
 """The EM estimate of mean and covariance under missing scores (Appendix G, Section 3).
 
-The EM algorithm of Appendix G ("EM Algorithm for Covariance Estimation")
-for incomplete score matrices (Section 3 "Handling Missing Entries"):
+* :func:`em_covariance` -- the EM algorithm of Appendix G with Ledoit-Wolf
+  shrinkage and PSD projection for rank-deficient / sparse matrices.
+* :func:`em_settings` -- the settings of the paper's two configurations.
 
-* :func:`em_covariance` -- the EM algorithm of Appendix G (E-step Eqs.
-  (em-emean), (em-ecov); M-step Eqs. (em-mstep-mu), (em-mstep-sigma) with the
-  conditional-covariance correction), with Ledoit-Wolf shrinkage and PSD
-  projection for rank-deficient / sparse matrices.
-* :func:`em_settings` -- the iteration / PSD-floor / shrinkage settings of the
-  paper's two configurations ("released" and "early").
-
-Implementation note (speed)
----------------------------
-A textbook EM loops over the M models, factorizes each model's observed block
-and adds a dense N x N conditional covariance per model. Here the rows are
-grouped by missingness pattern (rows sharing a pattern share every
-factorization), and each pattern uses the cheaper of two exact formulas:
-
-* *observed-block form* (few observed entries): Cholesky of
-  ``Sigma_oo`` (Eqs. em-emean, em-ecov as written);
-* *precision form* (few missing entries): with ``P = Sigma^{-1}`` the
-  conditional covariance of the missing block is ``inv(P_mm)`` and the
-  conditional mean is ``mu_m - inv(P_mm) P_mo (x_o - mu_o)`` (block inverse /
-  Schur-complement identity), so only the small ``P_mm`` is factorized.
-
-Patterns of both kinds are bucketed by block size (the buckets are chosen by
-a small dynamic program trading padding flops against per-bucket overhead),
-padded with identity blocks, gathered in one indexing operation and inverted
-with one LAPACK ``potrf`` + ``potri`` pair per pattern. The correction sum
-``sum_i C_i`` needs no per-model N x N matrix: for an observed-block row the
-zero-padded conditional covariance is exactly ``Sigma - Sigma K_i Sigma``
-(``K_i``: ``inv(Sigma_oo)`` scattered into an N x N zero matrix), so those
-rows contribute ``n Sigma - Sigma (sum_i K_i) Sigma`` (one scatter-add, two
-products), and the conditional means are ``mu + Sigma K_i (x_i - mu)``, one
-``M x N`` by ``N x N`` product; precision-form rows scatter ``inv(P_mm)``
-directly. The observed-data log-likelihood reuses the same factorizations.
-The per-iteration cost is ``O(M N^2 + N^3 + sum_p s_p^3)`` with ``s`` the
-smaller block size, instead of ``O(M N^3)`` for the textbook loop.
+Rows are grouped by missingness pattern; each pattern uses the cheaper of two
+exact forms: the *observed-block form* (Cholesky of ``Sigma_oo``, Eqs.
+em-emean, em-ecov as written) or the *precision form* (with ``P = Sigma^{-1}``
+the conditional covariance of the missing block is ``inv(P_mm)`` and the mean
+``mu_m - inv(P_mm) P_mo (x_o - mu_o)``). Patterns are bucketed by padded block
+size and inverted with one LAPACK ``potrf`` + ``potri`` pair each; observed-
+block rows contribute ``n Sigma - Sigma (sum_i K_i) Sigma`` to the correction
+(``K_i``: ``inv(Sigma_oo)`` scattered into N x N). Per iteration
+``O(M N^2 + N^3 + sum_p s_p^3)`` instead of ``O(M N^3)``.
 """
 from __future__ import annotations
 
@@ -70,17 +46,10 @@ def psd_floor(
 ) -> np.ndarray | tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
     """Clamp the eigenvalues of symmetric ``S`` below ``eps`` up to ``eps``.
 
-    Equivalent to ``V diag(max(w, eps)) V^T`` with the full eigendecomposition
-    ``S = V diag(w) V^T``, but cheaper: a Cholesky factorization of
-    ``S - eps I`` certifies that nothing needs clamping (then ``S`` is returned unchanged),
-    otherwise ``S + V_low diag(eps - w_low) V_low^T`` is returned with the
-    eigenpairs ``w < eps``. ``certify=False`` skips the Cholesky test (EM
-    does so while the floor was active in the previous iteration, where the
-    test almost always fails). Returns ``S`` itself when nothing was clamped.
-    With ``spectrum=True`` a pair ``(out, (max(w, eps), V))`` is returned, the
-    second item None when the Cholesky test made the eigendecomposition
-    unnecessary; EM reuses it for ``Sigma^{-1}`` and ``log det Sigma`` in the
-    next E-step. O(N^3) with a small constant.
+    A Cholesky test of ``S - eps I`` (skipped with ``certify=False``) returns
+    ``S`` itself when nothing needs clamping. With ``spectrum=True`` returns
+    ``(out, (max(w, eps), V))``, the second item None when the test passed.
+    O(N^3) with a small constant.
     """
     N = S.shape[0]
     if certify:
@@ -112,26 +81,15 @@ def shrink(S: np.ndarray, alpha: float) -> np.ndarray:
     return (1.0 - alpha) * S + alpha * (np.trace(S) / N) * np.eye(N)
 
 
-# modelled per-bucket overhead of the E-step, in units of one s^3 (potrf + potri)
-# flop block (about 2e-4 us each here); a bucket costs about 30-40 us of numpy calls
-_BUCKET_COST = 1.5e5
-#: most elements (8 bytes each) of one chunk's stack of s x s blocks in the E-step; a chunk may be
-#: larger only to hold one pattern, and is never larger than ``_CHUNK_N2`` N^2 when that is bigger
+_BUCKET_COST = 1.5e5  # modelled per-bucket overhead of the E-step, in s^3 flop units
+#: most elements of one chunk's stack of s x s blocks (or ``_CHUNK_N2`` N^2 when bigger)
 _CHUNK_ELEMS = 1 << 20
 _CHUNK_N2 = 4
 
 
 @dataclass
 class _Group:
-    """Patterns padded to one block size ``s`` (both kinds), processed in chunks.
-
-    Blocks are gathered from the stacked flat array ``[Sigma_a, P_a]`` (each
-    ``Na x Na``, padded with an identity): observed-block patterns factorize
-    ``Sigma_oo``, precision-form patterns ``P_mm`` (offset ``Na * Na``). Rows
-    are sorted by pattern, so the patterns ``p0:p1`` of a chunk own the
-    contiguous rows ``r0:r1``. Memory O(R s + G s): no ``G x s x s`` array
-    is kept; the E-step builds one chunk of blocks at a time.
-    """
+    """Patterns padded to one block size ``s`` (both kinds), processed in chunks. Memory O(R s + G s)."""
 
     idx: np.ndarray  # (G, s) block indices; pads point to distinct dummy indices >= N
     n: np.ndarray  # (G,) number of rows per pattern
@@ -160,12 +118,7 @@ class _Plan:
 
 
 def _chunks(n: np.ndarray, s: int, budget: int) -> list[tuple[int, int, int, int]]:
-    """Cut a group's patterns (row counts ``n``) into chunks of at most ``budget`` block elements.
-
-    A chunk holds consecutive patterns with ``patterns * s^2 <= budget``
-    (at least one); the rows of a chunk are split further in the E-step when
-    their gathered blocks would exceed the budget. O(G).
-    """
+    """Cut a group's patterns (row counts ``n``) into chunks of at most ``budget`` block elements. O(G)."""
     per = max(1, budget // max(s * s, 1))
     G = n.size
     starts = np.concatenate([[0], np.cumsum(n.astype(np.int64))])
@@ -173,14 +126,7 @@ def _chunks(n: np.ndarray, s: int, budget: int) -> list[tuple[int, int, int, int
 
 
 def _bucket_sizes(size_of: dict[int, int]) -> list[tuple[int, list[int]]]:
-    """Partition patterns (block size ``size_of[p]``) into padded buckets.
-
-    Consecutive runs of the sorted sizes form a bucket padded to its largest
-    size; the partition minimizes the modelled cost
-    ``sum_b (patterns in b) * s_b^3 + _BUCKET_COST`` (the small factorizations
-    plus a fixed per-bucket overhead) by dynamic programming over the ``K``
-    distinct sizes, O(K^2).
-    """
+    """Partition patterns into padded buckets minimizing ``sum_b n_b s_b^3 + _BUCKET_COST`` (DP, O(K^2))."""
     if not size_of:
         return []
     sizes = sorted(set(size_of.values()))
@@ -211,15 +157,7 @@ def _bucket_sizes(size_of: dict[int, int]) -> list[tuple[int, list[int]]]:
 
 
 def _make_plan(obs: np.ndarray) -> _Plan:
-    """Group the rows by missingness pattern and choose a formula per pattern.
-
-    A pattern with ``|o| < |m|`` observed entries uses the observed-block form
-    (factorize ``Sigma_oo``), otherwise the precision form (factorize
-    ``P_mm``); patterns of both kinds are bucketed by padded block size so
-    that each bucket is one gather and one loop of small factorizations, cut
-    into chunks of at most ``max(_CHUNK_ELEMS, _CHUNK_N2 N^2)`` block
-    elements. O(M N log M) once per fit; memory O(M N).
-    """
+    """Group the rows by missingness pattern, choose a form per pattern and bucket them. O(M N log M)."""
     M, N = obs.shape
     chunk_elems = max(_CHUNK_ELEMS, _CHUNK_N2 * N * N)
     keys, inverse, counts = np.unique(obs, axis=0, return_inverse=True, return_counts=True)
@@ -277,15 +215,7 @@ class _NotPD(Exception):
 
 
 def _batched_inv_logdet(A: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Inverses of a stack of SPD blocks and their log-determinants, in place.
-
-    One LAPACK ``potrf`` + ``potri`` pair per block (about ``s^3`` flops,
-    several times cheaper than a batched LU inverse). ``A`` (a fresh gather,
-    C-ordered, symmetric blocks) is overwritten: each block is handed to
-    LAPACK as its transpose, which is Fortran-ordered and equal to it, so no
-    copies are made; LAPACK's lower triangle is then the upper triangle of
-    the C-ordered block (``upper``: its mask), which is mirrored, batched.
-    """
+    """Inverses of a stack of SPD blocks (overwritten) and their log-determinants; potrf + potri per block."""
     G, s, _ = A.shape
     diag = np.empty((G, s))
     potrf, potri = _lapack.dpotrf, _lapack.dpotri
@@ -315,24 +245,7 @@ def _e_step(
     S: np.ndarray,
     spec: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, float]:
-    """One E-step at ``(mu, S)``.
-
-    Returns the completed matrix (missing entries replaced by Eq. em-emean),
-    the correction ``sum_i C_i`` (Eq. em-ecov, scattered to the missing
-    blocks) and the observed-data log-likelihood of ``(mu, S)``.
-    Raises ``_NotPD`` when a factorization fails. ``spec = (w, V)``, the
-    eigendecomposition of ``S`` left by the PSD floor, gives ``P = Sigma^{-1}``
-    and ``log det Sigma`` without another factorization.
-
-    Every pattern needs one small SPD inverse ``Q`` (the two forms of the
-    module docstring), with ``d_i = x_i - mu`` (zero where missing):
-
-    * observed-block form, ``Q = inv(Sigma_oo)``; with ``K_i`` this ``Q``
-      scattered into an N x N zero matrix, ``d_o^T inv(Sigma_oo) d_o = d_i^T K_i d_i``;
-    * precision form, ``Q = inv(P_mm) = Cov(x_m | x_o)`` (scattered as is):
-      ``E[x_m | x_o] = mu_m - Q (P d)_m``, ``log det Sigma_oo = log det Sigma
-      + log det P_mm``, ``d_o^T inv(Sigma_oo) d_o = d^T P d - (P d)_m^T Q (P d)_m``.
-    """
+    """One E-step: completed matrix (Eq. em-emean), ``sum_i C_i`` (Eq. em-ecov), log-likelihood; may raise ``_NotPD``."""
     M, N = X0.shape
     Na = N + plan.n_pad
     NN = Na * Na
@@ -529,12 +442,9 @@ def em_covariance(
         extrapolated point kept only where it does not lower the
         log-likelihood; it stops by the plain iteration's rule.
     snapshot_tols : sequence of float
-        Looser tolerances (each ``>= tol``) whose results are recorded on the
-        way (``EMResult.snapshots``). The plain iteration does not depend on
-        ``tol`` except where it stops, so a run with tolerance ``t`` ends at
-        the first iterate whose relative change is below ``t``: the snapshot
-        is that iterate, bit for bit, at no extra cost. Plain iteration only
-        (``accelerate=None``).
+        Looser tolerances (each ``>= tol``) whose results, bit for bit those
+        of a run with that tolerance, are recorded on the way
+        (``EMResult.snapshots``). Plain iteration only.
 
     Returns
     -------
@@ -547,10 +457,7 @@ def em_covariance(
     conditional-covariance correction. Without shrinkage and projection every
     iteration cannot decrease the observed-data log-likelihood (tested).
 
-    Rows are grouped by missingness pattern and each pattern is handled by
-    the cheaper of the observed-block (Cholesky of ``Sigma_oo``) and the
-    precision (``inv(P_mm)`` with ``P = Sigma^{-1}``) forms, batched over
-    patterns; see the module docstring. Per iteration
+    Rows are grouped by missingness pattern (module docstring). Per iteration
     ``O(M N s + N^3 + sum_p s_p^3)`` time, ``O(M N + N^2 + N sum_p s_p)``
     memory, where ``s_p = min(|observed_p|, |missing_p|)``.
     """
@@ -625,12 +532,7 @@ def _shrinkage_weight(shrinkage: Any, M: int, N: int) -> float:
 
 def _em_start(A: np.ndarray, init: Any, *, eps_psd: float | None, alpha: float
               ) -> tuple[np.ndarray, np.ndarray, float]:
-    """The starting ``(mean, cov)`` of :func:`em_covariance` and ``tr(cov) / N`` (Appendix G, "Initialization").
-
-    ``"pairwise"``: Eq. (mean-missing) and Eq. (pairwise-cov), projected onto
-    the PSD cone and shrunk by ``alpha``; a ``(mean, cov)`` warm start is
-    symmetrized and projected only. O(M N^2 + N^3).
-    """
+    """The starting ``(mean, cov)`` and ``tr(cov) / N`` (Appendix G, "Initialization"). O(M N^2 + N^3)."""
     N = A.shape[1]
     pairwise = isinstance(init, str)
     if pairwise:
@@ -653,11 +555,7 @@ def _em_start(A: np.ndarray, init: Any, *, eps_psd: float | None, alpha: float
 
 
 class _EMRun:
-    """The EM updates of one :func:`em_covariance` run and their trace (log-likelihoods, changes, snapshots).
-
-    :meth:`step` is one EM update ``F(theta)`` (E- and M-step, then the PSD
-    floor): O(M N s + N^3 + sum_p s_p^3), see :func:`em_covariance`.
-    """
+    """The EM updates of one :func:`em_covariance` run and their trace (log-likelihoods, changes, snapshots)."""
 
     def __init__(self, X0: np.ndarray, obs: np.ndarray, plan: Any, *, ridge: float, eps_psd: float | None,
                  max_iter: int, tol: float, snap_tols: list[float]) -> None:
@@ -694,13 +592,7 @@ class _EMRun:
 
 def _iterate_squarem(run: _EMRun, mu: np.ndarray, S: np.ndarray, floor: float
                      ) -> tuple[np.ndarray, np.ndarray, bool]:
-    """SQUAREM (Varadhan & Roland 2008, scheme S3) on theta = (mu, Sigma).
-
-    With the step-length adaptation of the reference implementation and a
-    log-likelihood safeguard. Every EM update F is counted as one iteration;
-    the run stops at the first F whose relative change is below tol, so the
-    stopping rule (and the fixpoint) is that of the plain iteration.
-    """
+    """SQUAREM (Varadhan & Roland 2008, scheme S3) on theta = (mu, Sigma), with a log-likelihood safeguard."""
     step_max, m_step = 1.0, 4.0
     converged, spec = False, None
     while not run.done and not converged:
@@ -752,15 +644,10 @@ def em_settings(
 ) -> dict:
     """EM settings of the paper's two configurations (Appendix G and its code release).
 
-    The paper's text gives the PSD floors, the shrinkage rule and the
-    convergence criterion (relative Frobenius change of ``Sigma``) but not the
-    tolerance or iteration caps; these come from the public code release
-    (``smolix/benchmark-selection``), read to pin down what the text leaves
-    open. Its tolerance is what reproduces the text's own figures: with
-    ``tol = 5e-4`` and the ``1e-3`` floor, EM on the full Merged matrix stops
-    after exactly the 274 iterations of Appendix G, and its correlation needs
-    8 components for 90% and 12 for 95% of the variance (Section 5.2); with
-    ``tol = 1e-6`` it runs into the cap and the spectrum differs.
+    Tolerances and iteration caps come from the code release
+    (``smolix/benchmark-selection``); ``tol = 5e-4`` with the ``1e-3`` floor
+    reproduces the 274 iterations on Merged of Appendix G and Section 5.2's
+    spectrum.
 
     Parameters
     ----------
@@ -787,14 +674,8 @@ def em_settings(
         the light one (MTEB then converges in about 300 iterations, as
         Appendix G says).
     accelerate : {"auto", "squarem"} or None
-        Acceleration passed to :func:`em_covariance`. ``"auto"`` (default)
-        uses SQUAREM only where EM is run to its fixpoint (tolerance
-        ``1e-6``): there SQUAREM stops at the same fixpoint within the
-        tolerance in about 4-5x fewer EM updates (MTEB: 67 instead of 305).
-        With the tolerance ``5e-4`` the paper's estimate is the plain iterate
-        at which the relative change first drops below it, which an
-        acceleration would change, so "auto" keeps the plain iteration.
-        None: always plain.
+        Acceleration passed to :func:`em_covariance`. ``"auto"`` uses SQUAREM
+        only where EM runs to its fixpoint (tolerance ``1e-6``); None: plain.
 
     Returns
     -------
@@ -805,8 +686,7 @@ def em_settings(
 
     Notes
     -----
-    Complexity O(1): the settings follow from the shape and the observed
-    fraction alone; no data is read.
+    Complexity O(1).
     """
     for name, v in (("n_models", n_models), ("n_benchmarks", n_benchmarks)):
         check_int(v, name)

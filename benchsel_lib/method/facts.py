@@ -1,17 +1,11 @@
 """What each selection objective is, declared once: its facts beside its name.
 
 A search plans its work (:mod:`benchsel_lib.method.plan`) and a pipeline
-chooses how to select (:mod:`benchsel_lib.method.selection`,
-:mod:`benchsel_lib.method.selectors`) from these facts, so that what an
-objective is -- nested or not, whether it needs the training rows, whether
-it has a budgeted form, what it costs -- lives in one row of one table
-(:data:`OBJECTIVE_FACTS`) rather than in parallel lists.  A predictor's
-facts sit beside its factory in the same way
-(:data:`~benchsel_lib.method.predictors.PREDICTORS`).
-
-The costs are estimated operations, read off timings of the search on one
-core (where about 2e9 of them take a second); they order the work, they do
-not promise seconds.
+chooses how to select (:mod:`benchsel_lib.method.selection`) from one row of
+one table (:data:`OBJECTIVE_FACTS`): nested or not, whether it needs the
+training rows, whether it has a budgeted form, what it costs.  The costs are
+estimated operations read off timings on one core (about 2e9 a second); they
+order the work, they do not promise seconds.
 """
 from __future__ import annotations
 
@@ -50,14 +44,8 @@ class ObjectiveFacts:
     cost_aware: bool = False
 
 
-#: the objectives by name, with their facts; the costs: entropy and random ``k^2 N``, MI a fresh
-#: factorization and triangular inverse of the complement per step, the lasso path ``k (200 k^2 N + 2 k N^2)``,
-#: the predictive greedy ``20 k`` ridge fits on ``m`` rows, anchor points (PAM k-medoids) BUILD plus about ``k``
-#: SWAP sweeps of ``k N^2`` each, the cross-validated per-target sparse Lasso six multi-target paths of 20
-#: strengths at about 60 FISTA iterations of ``2 N^3`` each plus five folds of two pairwise correlations and
-#: their eigendecompositions, the Lasso path of the mean score an eigenvalue floor and 400 strengths of a few
-#: sweeps; on the mean-imputed matrix its second moments and about 600 strengths of a few sweeps over ``k``
-#: active coefficients; the greedy on the residual trace a score and a rank-one update per step
+#: the objectives by name, with their facts (the costs: the terms of each objective's complexity in
+#: :func:`~benchsel_lib.method.selection.select`, with the constants of the implementation)
 OBJECTIVE_FACTS: dict[str, ObjectiveFacts] = {
     "entropy": ObjectiveFacts(lambda N, k, m: N**3 / 3.0 + k * k * N, cost_aware=True),
     "mi": ObjectiveFacts(lambda N, k, m: N**3 / 3.0 + (k + 1.0) * 2.0 * N**3 / 3.0, cost_aware=True),

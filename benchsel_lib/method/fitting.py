@@ -1,10 +1,6 @@
-"""Fitting a pipeline on training rows, and what a fitted pipeline predicts: the machinery that a fixed
-:class:`~benchsel_lib.method.pipeline.Pipeline` and a :class:`~benchsel_lib.method.pipeline.PipelineSearch` share.
-
-:class:`BasePipeline` follows scikit-learn's conventions: the constructor only stores its parameters,
-:meth:`BasePipeline.fit` validates them and returns the pipeline, fitted attributes end in ``_``, and the rest
-comes from ``BaseEstimator``.  :meth:`BasePipeline.fit_path` fits one split for every subset size (the unit of
-work of the cross-validation protocol) and returns a :class:`FittedPath`.
+"""Fitting a pipeline and predicting with it: what :class:`~benchsel_lib.method.pipeline.Pipeline` and
+:class:`~benchsel_lib.method.pipeline.PipelineSearch` share (scikit-learn's conventions; :meth:`BasePipeline.fit_path`
+fits one split for every subset size, the cross-validation's unit of work).
 """
 from __future__ import annotations
 
@@ -50,7 +46,6 @@ __all__ = ["BasePipeline", "Spec", "FitSeeds", "FittedPath", "PathStep", "StepPr
 MIN_INTERVAL_MODELS = 3
 #: interval levels whose conformal multipliers a search keeps (any other level is read off the residuals)
 DEFAULT_LEVELS = (0.5, 0.8, 0.9)
-#: the notes of a fit (``Pipeline.notes_``) are also logged here (level INFO) when the choice is made
 _LOG = logging.getLogger(__name__)
 
 
@@ -89,12 +84,11 @@ class PathStep:
     selected : ndarray of int
         Revealed columns, in selection order.
     diagnostics : dict
-        ``residual_fraction``, ``logdet``, ``mi`` of the selection on the
-        training correlation (NaN where the selection has none).
+        ``residual_fraction``, ``logdet``, ``mi`` of the selection (NaN where it has none).
     choice : Recommendation or None
-        The search's choice at ``k`` (None for a directly fit pipeline).
+        The search's choice at ``k``.
     inflation : float or None
-        The fitted variance factor at ``k`` (None unless the calibration fits one).
+        The fitted variance factor at ``k``.
     """
 
     k: int
@@ -114,11 +108,11 @@ class StepPrediction:
         The predicted (unrevealed) columns.
     mean : ndarray (v, T)
     var : ndarray (v, T) or None
-        Conditional variances of the predictor (Gaussian intervals), before any inflation.
+        Conditional variances (Gaussian intervals), before any inflation.
     factor : float
-        The given variance factor of the Gaussian intervals (1 unless given).
+        The given variance factor of the Gaussian intervals.
     inflation : float or None
-        A variance factor fitted on inner folds (None unless the calibration fits one).
+        A variance factor fitted on inner folds.
     """
 
     targets: np.ndarray
@@ -153,16 +147,12 @@ class FittedPath:
     Attributes
     ----------
     scaling : FittedScaling
-        Maps scores to the pipeline's standardized space and back.
     steps : list of PathStep
         One per subset size that the selection reached.
     n_forced : int or None
-        Mandatory benchmarks present in these training rows (None when the
-        selector has none).
-    notes : list of str
-        One line per choice the fit made because of the matrix's size (see ``BasePipeline.notes_``).
-    sparse : bool
-        Whether a search took a later grid of its candidate space (see ``BasePipeline.sparse_``).
+        Mandatory benchmarks present in these training rows (None when the selector has none).
+    notes, sparse
+        As ``BasePipeline.notes_`` and ``sparse_``.
     """
 
     scaling: FittedScaling
@@ -186,22 +176,16 @@ class FittedPath:
 
 @dataclass(frozen=True)
 class _Training:
-    """The training rows as both kinds of fit read them (direct, or through an inner search)."""
+    """The training rows as both kinds of fit read them: in the scaling's units and standardized, their
+    correlation, the models observing each benchmark, the mandatory benchmarks present (None: no selector has any)."""
 
     scaling: FittedScaling
-    #: the rows in the scaling's units (logit or raw) and standardized, NaN missing
     values: np.ndarray
     z: np.ndarray
-    #: the training correlation
     R: np.ndarray
     names: list[str]
-    #: models observing each benchmark
     counts: np.ndarray
-    #: mandatory benchmarks present in these rows (None when no selector has any)
     n_forced: int | None
-
-
-# --------------------------------------------------------------------------- the pipeline
 
 
 def _selector_reach(selectors: Sequence[Selector], counts: np.ndarray, n_models: int,
@@ -242,16 +226,15 @@ class Spec:
     scaling, correlation, calibrator
         The resolved components.
     selector, predictor : list
-        The candidates (one of each for a fixed pipeline; a search's first grid until a matrix picks one).
+        The candidates (a search's first grid until a matrix picks one).
     stack, search : bool
-        Whether the stack of the predictors is a candidate; whether the fit goes through the inner
-        cross-validation (candidates, a stack, or conformal intervals).
+        The stack is a candidate; the fit goes through the inner cross-validation.
     blocks, choice, folds, space
-        A search's blocks, choice rule (:mod:`~benchsel_lib.method.choice`), inner folds and candidate space.
+        A search's blocks, choice rule, inner folds and candidate space.
     unreached : str or None
-        How a search scores an inner-held-out model that a candidate does not reach (None: ``fit_path``'s).
+        A search's rule for unreached inner-held-out models (None: ``fit_path``'s).
     sparse_searched : bool
-        Whether a later grid of the space than the first was taken.
+        A later grid of the space than the first was taken.
     """
 
     scaling: Scaling
@@ -272,8 +255,7 @@ class Spec:
 class BasePipeline(BaseEstimator):
     """What a fixed :class:`Pipeline` and a :class:`~benchsel_lib.method.pipeline.PipelineSearch` share.
 
-    Fitting (:meth:`fit`, :meth:`fit_path`), predicting (:meth:`predict`) and scikit-learn's parameter
-    conventions.  A subclass declares its parameters in its constructor and resolves its steps (``_steps``).
+    A subclass declares its parameters in its constructor and resolves its steps (``_steps``).
 
     Attributes
     ----------
@@ -301,14 +283,10 @@ class BasePipeline(BaseEstimator):
     seed: int
     name: str | None
 
-    # ------------------------------------------------------------------ scikit-learn conventions
     def set_params(self: P, **params: Any) -> P:
         """Set parameters (``selector__tie_break="argmax"`` replaces one field of a step); return self.
 
-        Plain parameters are set by scikit-learn's ``BaseEstimator.set_params``;
-        a step's field replaces the step (the steps are frozen, :class:`~benchsel_lib.method.base.Component`).
-        A fitted pipeline forgets its fit (``predict`` then asks for ``fit``):
-        its selection and predictors were made under the old parameters.
+        A step's field replaces the (frozen) step; a fitted pipeline forgets its fit.
         O(number of parameters given); the new values are checked at the next ``fit`` (:meth:`validate`).
         """
         names = self._get_param_names()
@@ -336,7 +314,6 @@ class BasePipeline(BaseEstimator):
             self.__dict__.pop(attr, None)  # the fitted state (scikit-learn's trailing underscore)
         return self
 
-    # ------------------------------------------------------------------ components, validated once
     def component(self, which: str) -> Any:
         """The parameter ``which`` resolved to its component object(s); raises ValueError naming a bad value.
 
@@ -355,28 +332,18 @@ class BasePipeline(BaseEstimator):
             return calibrator_named(v)
         return v
 
-    def _steps(self) -> dict[str, Any]:
-        """The selection and prediction steps, resolved: fields of :class:`Spec` (subclasses: one pair, or a space)."""
+    def _steps(self) -> dict[str, Any]:  # the selection and prediction steps: fields of Spec
         raise NotImplementedError
 
-    def _candidate(self) -> BasePipeline:
-        """The fixed pipeline, without intervals, whose clones the inner cross-validation fits, one per candidate."""
+    def _candidate(self) -> BasePipeline:  # the pipeline without intervals whose clones the inner CV fits
         raise NotImplementedError
 
     def validate(self) -> Spec:
         """Check every parameter once; return the resolved components and whether the pipeline is a search.
 
-        Raises
-        ------
-        ValueError
-            A parameter that names nothing known, or a combination that cannot
-            work (object predictors in a search, Gaussian intervals from a
-            search, ``k=None`` without a budget).
-
-        Notes
-        -----
-        O(number of candidates); nothing is fit, so a bad parameter is reported
-        before any work (scikit-learn's convention of validating in ``fit``).
+        ``ValueError`` for a parameter that names nothing known, or a combination that cannot work (object
+        predictors in a search, Gaussian intervals from a search, ``k=None`` without a budget).
+        O(number of candidates); nothing is fit.
         """
         steps = self._steps()
         calibrator = self.component("calibrator")
@@ -406,7 +373,6 @@ class BasePipeline(BaseEstimator):
             return f"{sels[0].label}+{preds[0]}"
         return "pipeline"
 
-    # ------------------------------------------------------------------ fitting
     def fit_path(
         self,
         X: np.ndarray,
@@ -430,7 +396,6 @@ class BasePipeline(BaseEstimator):
         X : ndarray (M, N)
             Training scores in original units, NaN missing (every column observed).
         names : sequence of str
-            Benchmark names of the columns.
         k_max : int
             Largest subset size (capped at what the selector can reach).
         ks : sequence of int, optional
@@ -438,25 +403,20 @@ class BasePipeline(BaseEstimator):
         seeds : FitSeeds, optional
             Random streams (default: all from ``self.seed``).
         correlate : callable, optional
-            ``correlate(correlation, values, standardized) -> R``; the CV
-            protocol passes its cache (default: ``correlation.estimate``).
+            ``correlate(correlation, values, standardized) -> R`` (default: ``correlation.estimate``).
         intervals : bool
             Fit what the intervals need (a fitted inflation, conformal residuals).
         unreached : {"skip", "mean"}
-            The protocol's rule for rows that reveal nothing, for a fitted inflation and the inner folds of a
-            fixed pipeline's conformal intervals (a search's is
+            The protocol's rule for rows that reveal nothing (a search's is
             :data:`~benchsel_lib.method.pipeline.SEARCH_UNREACHED`).
         context : {"cv", "full"}
             A cross-validation split or a whole matrix (the EM tolerance).
         revealed : sequence of int, optional
-            A given revealed set instead of a selection (a search then only
-            chooses the predictor).
+            A given revealed set instead of a selection.
         prepared : Prepared, optional
-            The fitted scaling, training correlation and selections by size, not computed again
-            (:class:`~benchsel_lib.method.oof.Prepared`).
+            What is not computed again (:class:`~benchsel_lib.method.oof.Prepared`).
         exclude : sequence of str
-            Benchmarks no selector may pick here, on top of each selector's own ``exclude`` (:meth:`fit`
-            passes the matrix's constant columns; mandatory benchmarks are never excluded).
+            Benchmarks no selector may pick here, beside each selector's own (mandatory ones never excluded).
 
         Returns
         -------
@@ -518,9 +478,17 @@ class BasePipeline(BaseEstimator):
                                    stack=grid.stack, sparse_searched=grid is not space[0])
 
     @staticmethod
-    def _direct_steps(sel: Selector, data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
-                      seed: Any) -> tuple[list[PathStep], Selection | None] | None:
-        """The selection of a direct fit and its steps by size (None: no benchmark can be selected)."""
+    def _direct_steps(sel: Selector, data: _Training, *, k_max: int | None, ks: Sequence[int] | None, seed: Any,
+                      revealed: Sequence[int] | None,
+                      selections: Mapping[int, Sequence[int]] | None) -> tuple[list[PathStep], Selection | None]:
+        """A direct fit's steps by size (those in ``ks``) and its selection: ``revealed`` or ``selections`` when
+        given, else the selector's (no step when no benchmark can be selected)."""
+        if revealed is not None:
+            given = np.asarray(list(revealed), dtype=int)
+            return [PathStep(given.size, given, _nan_diagnostics())], None
+        if selections is not None:
+            return [PathStep(k, np.asarray(selections[k], dtype=int), _nan_diagnostics())
+                    for k in sorted(selections) if ks is None or k in ks], None
         z, R, names, counts = data.z, data.R, data.names, data.counts
         N = len(names)
         forced = np.zeros(N, dtype=bool)
@@ -528,7 +496,7 @@ class BasePipeline(BaseEstimator):
         k_eff = None if k_max is None else min(int(k_max), N, sel.n_candidates(counts, forced, z.shape[0],
                                                                                 names=names))
         if k_eff is not None and k_eff < 1:
-            return None
+            return [], None
         kw = dict(names=names, counts=counts, n_models=z.shape[0], train=z, seed=seed, missing_initial="skip")
         selection = sel.select(R, k_eff, **kw)
         order = np.asarray(selection.order, dtype=int)
@@ -541,18 +509,6 @@ class BasePipeline(BaseEstimator):
                  for k, s in per_size.items()]
         return steps, selection
 
-    @staticmethod
-    def _given_steps(revealed: Sequence[int] | None, selections: Mapping[int, Sequence[int]] | None,
-                     ks: Sequence[int] | None) -> list[PathStep] | None:
-        """The steps of a fit handed its revealed set or its selections by size (those in ``ks``); None: it selects."""
-        if revealed is not None:
-            order = np.asarray(list(revealed), dtype=int)
-            return [PathStep(order.size, order, _nan_diagnostics())]
-        if selections is not None:
-            return [PathStep(k, np.asarray(selections[k], dtype=int), _nan_diagnostics())
-                    for k in sorted(selections) if ks is None or k in ks]
-        return None
-
     def _fit_direct(self, spec: Spec, data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
                     seeds: FitSeeds, correlate: Callable | None, intervals: bool, unreached: str,
                     revealed: Sequence[int] | None, selections: Mapping[int, Sequence[int]] | None) -> FittedPath:
@@ -561,9 +517,8 @@ class BasePipeline(BaseEstimator):
         sel: Selector = spec.selector[0]
         N = len(data.names)
         pred = spec.predictor[0]
-        steps, selection = self._given_steps(revealed, selections, ks), None
-        if steps is None:
-            steps, selection = self._direct_steps(sel, data, k_max=k_max, ks=ks, seed=seeds.selection) or ([], None)
+        steps, selection = self._direct_steps(sel, data, k_max=k_max, ks=ks, seed=seeds.selection, revealed=revealed,
+                                              selections=selections)
         if not steps and selection is None:
             return FittedPath(fs, [], n_forced, _no_predictions, R)
         order = steps[-1].selected if selection is None else np.asarray(selection.order, dtype=int)
@@ -621,32 +576,23 @@ class BasePipeline(BaseEstimator):
         matrix : ScoreMatrix
             Training scores in original units (every benchmark observed at least once).
         revealed : sequence of str, optional
-            The benchmarks a new model ran, in place of a selection (a search
-            then chooses only the predictor, for these benchmarks).
+            The benchmarks a new model ran, in place of a selection (a search then chooses only the predictor).
 
         Notes
         -----
-        Cost: the correlation estimate (pairwise O(M N^2); EM O(M N^2 + N^3)
-        per iteration, replaced by the floored pairwise correlation where it
-        would take too long), the selection (O(k^2 N) greedy entropy, O(k N^3)
-        greedy MI, plus one O(N^3) factorization for its diagnostics) and,
-        for a search, the inner cross-validation planned within
-        :data:`~benchsel_lib.method.plan.SEARCH_BUDGET`. Memory: a few
-        N x N arrays and O(M N). Choices made for the matrix's size are in
-        ``notes_``.
+        Cost: the correlation estimate (pairwise O(M N^2); EM O(M N^2 + N^3) per iteration, replaced by the
+        floored pairwise correlation where it would take too long), the selection (O(k^2 N) greedy entropy,
+        O(k N^3) greedy MI, plus one O(N^3) factorization for its diagnostics) and, for a search, the inner
+        cross-validation planned within :data:`~benchsel_lib.method.plan.SEARCH_BUDGET`. Memory: a few N x N
+        arrays and O(M N).
 
         Raises
         ------
         ValueError
-            Fewer than 2 models (checked before any column) or benchmarks;
-            unknown revealed or mandatory benchmarks; ``k`` above the number
-            of benchmarks, or equal to it for a search (nothing would be left
-            to predict, and a search scores its choices by predicting);
-            no selection of ``k`` possible under the candidates' filters; a
-            correlation estimate whose N x N arrays would exceed
-            :data:`~benchsel_lib.method.correlation.DENSE_MEMORY_LIMIT`
-            (the message says the memory it would need and what to use
-            instead).
+            Fewer than 2 models or benchmarks; unknown revealed or mandatory benchmarks; ``k`` above the number
+            of benchmarks, or equal to it for a search; no selection of ``k`` possible under the candidates'
+            filters; a correlation estimate whose N x N arrays would exceed
+            :data:`~benchsel_lib.method.correlation.DENSE_MEMORY_LIMIT`.
         """
         check_matrix(matrix)
         names = list(matrix.benchmarks)
@@ -712,11 +658,7 @@ class BasePipeline(BaseEstimator):
     def _column_notes(X: np.ndarray, names: list[str], spec: Spec, *,
                       select: bool) -> tuple[list[str], list[str], list[int]]:
         """Warn about constant, mixed-scale and (logit) non-positive columns; return the notes, the constant
-        columns to exclude and every constant column.
-
-        A constant column keeps variance 1 in the correlation, so greedy entropy would pick it early: a
-        whole-matrix fit never selects it (unless mandatory) and predicts its constant without an interval.
-        """
+        columns to exclude (a constant column keeps variance 1, so greedy entropy would pick it) and all of them."""
         mandatory = set().union(*(s.initial for s in spec.selector))
         notes: list[str] = []
         constant: list[str] = []
@@ -769,13 +711,6 @@ class BasePipeline(BaseEstimator):
         self._check_fitted()
         return [self.benchmarks_[j] for j in self.step_.selected]
 
-    def _for_revealed(self, cols: list[int]) -> tuple[FittedPath, PathStep]:
-        """The fitted path and step to use when ``cols`` are revealed (fit once per revealed set)."""
-        key = tuple(sorted(cols))
-        if key not in self._revealed_fits:
-            self._revealed_fits[key] = self._fit_revealed(cols)
-        return self._revealed_fits[key]
-
     def _fit_revealed(self, cols: list[int]) -> tuple[FittedPath, PathStep]:
         """The fitted path and step for a revealed set not fitted yet."""
         spec = self.validate()
@@ -796,36 +731,28 @@ class BasePipeline(BaseEstimator):
         Parameters
         ----------
         scores : mapping, Series or pairs (one model), or DataFrame / ScoreMatrix (one row per model, NaN = not run)
-            Scores in original units (checked by :func:`check_given`). The
-            pipeline conditions on whatever is given (which fit predicts: see Notes).
+            Scores in original units (checked by :func:`check_given`).
         level : float in (0, 1)
             Nominal coverage of the intervals.
         skip_missing : bool
             Ignore NaN values of a single model's scores.
         strict : bool
-            Refuse a given score of implausible size (100 times off: a
-            fraction given for a percentage, or the reverse) instead of
-            warning about it (:class:`ScaleWarning`).
+            Refuse a given score of implausible size instead of warning (:class:`ScaleWarning`).
 
         Returns
         -------
         pandas.DataFrame
-            Indexed by the benchmarks not given (``benchmark``; for several
-            models by ``model, benchmark``), with columns ``mean, lower,
-            upper`` (original units; ``lower <= mean <= upper``; NaN bounds
-            where the fit supports no interval, as it said when fitted: a
-            constant benchmark, or fewer than :data:`MIN_INTERVAL_MODELS`
-            training models for Gaussian intervals), ``sd`` where
-            the intervals are Gaussian, and ``n_observed`` (training models
-            that ran the benchmark). ``attrs``: ``used`` (the scores
-            conditioned on), ``level``, ``pipeline`` (the label), ``choice``
-            (a search's pair) and ``inflation`` (the variance factor used).
+            Indexed by the benchmarks not given (``benchmark``; for several models ``model, benchmark``), with
+            columns ``mean, lower, upper`` (original units; NaN bounds where the fit supports no interval: a
+            constant benchmark, or fewer than :data:`MIN_INTERVAL_MODELS` training models for Gaussian
+            intervals), ``sd`` where the intervals are Gaussian, and ``n_observed`` (training models that ran
+            the benchmark). ``attrs``: ``used``, ``level``, ``pipeline``, ``choice`` (a search's pair) and
+            ``inflation`` (the variance factor used).
 
         Notes
         -----
-        Cost: the chosen predictor on one row per model (the Gaussian mean,
-        Eq. cond-mean, O(|A|^3 + |A| N) for |A| given scores) and O(N) per
-        model for the bounds.
+        Cost: the chosen predictor on one row per model (the Gaussian mean, Eq. cond-mean, O(|A|^3 + |A| N)
+        for |A| given scores) and O(N) per model for the bounds.
 
         Which fit predicts, per set of given benchmarks (order ignored):
 
@@ -862,7 +789,10 @@ class BasePipeline(BaseEstimator):
         cols = [names.index(b) for b in used]
         if len(cols) >= len(names):
             raise ValueError("nothing to predict: every benchmark of the matrix was given")
-        path, step = self._for_revealed(cols)
+        key = tuple(sorted(cols))
+        if key not in self._revealed_fits:  # fit once per revealed set
+            self._revealed_fits[key] = self._fit_revealed(cols)
+        path, step = self._revealed_fits[key]
         fs = path.scaling
         row = np.full((1, len(names)), np.nan)
         row[0, cols] = list(used.values())
@@ -939,16 +869,12 @@ def _nan_diagnostics() -> dict[str, float]:
 
 
 def _no_predictions(zq: np.ndarray, steps: list[PathStep]) -> list[StepPrediction]:
-    """The predictions of a path without steps."""
     return []
 
 
 class _PathPredictions:
-    """What a fitted path predicts at each step, with the step's intervals.
-
-    A direct fit has one ``fitted`` predictor (Gaussian intervals times ``factor``); a search's step fits its
-    choice once on ``train`` and ``cov`` (:class:`ChosenPredictor`), with its conformal intervals if ``conformal``.
-    """
+    """What a fitted path predicts at each step: a direct fit's one ``fitted`` predictor (Gaussian intervals
+    times ``factor``), or a search step's choice fit once on ``train`` and ``cov`` (conformal intervals)."""
 
     def __init__(self, n_benchmarks: int, *, fitted: Any = None, train: np.ndarray | None = None,
                  cov: np.ndarray | None = None, gaussian: bool = False, factor: float = 1.0,
@@ -958,7 +884,6 @@ class _PathPredictions:
         self._chosen: dict[tuple, Any] = {}
 
     def _predictor(self, st: PathStep) -> Any:
-        """The fitted predictor of step ``st``: the path's one, or the step's choice fit on the training rows."""
         if self.fitted is not None:
             return self.fitted
         c = st.choice

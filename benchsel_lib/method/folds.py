@@ -1,24 +1,10 @@
 """The out-of-fold engine of the library: splits of the rows and the loop over them.
 
-Every fit on some rows that is scored on the others runs on it -- the protocol, a search, a fitted variance
-inflation, the sparse objective's strength -- in the manner of scikit-learn's splitters and its
-``_fit_and_score`` loop:
-
-* a split of the rows is a :class:`Fold` (fit on ``train``, predict or score ``held``); a splitter's
-  ``folds(m)`` gives the folds of ``m`` rows: :class:`InnerFolds` for a search, its stack and its conformal
-  intervals (:func:`~benchsel_lib.method.oof.out_of_fold`) and for a fitted variance inflation
-  (:func:`~benchsel_lib.method.calibration.inflation_factors`); :class:`InterleavedFolds` for the strength of
-  the sparse objective (:func:`~benchsel_lib.method.sparse.sparse_order`); and
-  :class:`~benchsel_lib.protocol.splits.CVSplits` for the paper's protocol (Section 5.1).  Each splitter also
-  follows scikit-learn's splitter protocol (``split(X)`` and ``get_n_splits()``, as
-  :class:`sklearn.model_selection.KFold`), so that it can be passed as ``cv=`` to scikit-learn;
-* :func:`cross_fit` runs a unit of work on every fold, in this process (one fold at a time, as its result is
-  asked for) or through a runner: the protocol passes its sweep, which runs the folds in parallel processes or
-  on a Dask cluster and shares correlation estimates between the pipelines of a split
-  (:func:`~benchsel_lib.protocol.cv.cross_validate`).
-
-How a fold's held-out rows reveal their scores and which of their entries are scored is
-:class:`~benchsel_lib.method.oof.HeldOut` (the protocol's rule).
+A split is a :class:`Fold`; a splitter's ``folds(m)`` gives the folds of ``m`` rows (:class:`InnerFolds` for a
+search and a fitted inflation, :class:`InterleavedFolds` for the sparse objective's strength,
+:class:`~benchsel_lib.protocol.splits.CVSplits` for the protocol), and follows scikit-learn's splitter protocol
+(``split(X)``, ``get_n_splits()``), so it can be passed as ``cv=``.  :func:`cross_fit` runs a unit of work on
+every fold, in this process or through a runner (the protocol's sweep).
 """
 from __future__ import annotations
 
@@ -45,9 +31,6 @@ Runner = Callable[[Sequence[Job]], Sequence[Any]]
 class Fold:
     """One split of the rows: fit on ``train``, predict and score ``held``.
 
-    A splitter's ``folds(m)`` gives these; its ``split(X)`` gives the
-    ``(train, held)`` pairs of the same folds, as scikit-learn's splitters do.
-
     Attributes
     ----------
     train, held : ndarray of int
@@ -65,17 +48,9 @@ class Fold:
 
 
 def n_rows(X: object) -> int:
-    """The number of rows of ``X`` (``n_samples`` of scikit-learn's ``split(X)``). O(1).
+    """The number of rows of array-like ``X`` (``shape[0]``, else ``len``). O(1).
 
-    ``X`` is array-like (``shape[0]``, else ``len``) or a
-    :class:`~benchsel_lib.data.matrix.ScoreMatrix`; a number of rows is
-    refused, as are scalars, so that ``split(m)`` by mistake fails loudly
-    (``folds(m)`` takes the number).
-
-    Raises
-    ------
-    ValueError
-        If ``X`` is a number or has no rows to count.
+    ``ValueError`` for a number (``folds(m)`` takes that) or anything without rows to count.
     """
     if isinstance(X, numbers.Number):
         raise ValueError(f"split(X) takes the rows to split (an array-like or a ScoreMatrix with n_samples rows), "
@@ -97,11 +72,8 @@ def index_pairs(folds: Iterable[Fold]) -> Iterator[tuple[np.ndarray, np.ndarray]
 
 
 class Splitter:
-    """Splits rows into folds: :meth:`folds` for the library, scikit-learn's splitter protocol on top.
-
-    A subclass (a frozen dataclass with ``n_folds``) implements ``folds(m) -> list[Fold]``; an instance can
-    then be passed as ``cv=`` to scikit-learn (``cross_val_score(est, X, y, cv=InnerFolds(5))``).
-    """
+    """Splits rows into folds: a subclass (a frozen dataclass with ``n_folds``) implements ``folds(m)``;
+    scikit-learn's splitter protocol comes on top (``cross_val_score(est, X, y, cv=InnerFolds(5))``)."""
 
     n_folds: int
 
@@ -110,19 +82,18 @@ class Splitter:
         raise NotImplementedError
 
     def split(self, X: object, y: object = None, groups: object = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Generate the indices of the training and held-out rows of every fold (scikit-learn's splitter protocol).
+        """The ``(train, test)`` indices of every fold of :meth:`folds` (scikit-learn's splitter protocol).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features) or ScoreMatrix
-            The rows to split; only their number is used (not a number itself: :meth:`folds` takes that).
+            The rows to split; only their number is used.
         y, groups : object, optional
-            Ignored; in the signature for compatibility with scikit-learn.
+            Ignored (scikit-learn's signature).
 
         Yields
         ------
         train, test : ndarray of int
-            Sorted training and held-out row indices of the fold.
 
         Raises
         ------
@@ -131,7 +102,7 @@ class Splitter:
 
         Notes
         -----
-        The pairs of :meth:`folds` in their order, with identical indices.  Cost: that of :meth:`folds`.
+        Cost: that of :meth:`folds`.
         """
         n = n_rows(X)
         if n < self.n_folds:  # a fold would hold out no row, refused as scikit-learn's ``KFold`` does
@@ -146,28 +117,17 @@ class Splitter:
 
 @dataclass(frozen=True)
 class InnerFolds(Splitter):
-    """Seeded balanced folds of the training rows (the splitter of a search and of a fitted inflation).
-
-    The rows are permuted by a random stream and cut into ``n_folds``
-    chunks whose sizes differ by at most one; fold ``f`` holds out chunk
-    ``f`` and trains on the others.
+    """Seeded balanced folds: the rows permuted and cut into ``n_folds`` chunks whose sizes differ by at most one.
 
     Parameters
     ----------
     n_folds : int
-        At least 2; a matrix with fewer than ``2 n_folds`` rows is too small
-        to be split (:meth:`fits`).
+        At least 2; fewer than ``2 n_folds`` rows are too few (:meth:`fits`).
     seed : int, tuple or SeedSequence
         Seed of the permutation.
     stream : tuple of int or None
-        Spawn key of the permutation's stream ``SeedSequence(seed,
-        spawn_key=stream)`` (default ``(11,)``, a search's inner folds); None
-        draws from ``numpy.random.default_rng(seed)`` itself (a fitted
-        variance inflation, whose seed is already a stream of its own).
-
-    Notes
-    -----
-    :meth:`folds` gives the library's :class:`Fold` objects, :meth:`split` scikit-learn's splitter protocol.
+        Spawn key of the permutation's stream ``SeedSequence(seed, spawn_key=stream)`` (default ``(11,)``, a
+        search's); None draws from ``numpy.random.default_rng(seed)`` (a fitted inflation's own stream).
     """
 
     n_folds: int = 5
@@ -193,17 +153,7 @@ class InnerFolds(Splitter):
 
 @dataclass(frozen=True)
 class InterleavedFolds(Splitter):
-    """Row ``i`` held out in fold ``i mod n_folds``: deterministic folds (the sparse objective's strength).
-
-    Parameters
-    ----------
-    n_folds : int
-        At least 2.
-
-    Notes
-    -----
-    :meth:`folds` gives the library's :class:`Fold` objects, :meth:`split` scikit-learn's splitter protocol.
-    """
+    """Row ``i`` held out in fold ``i mod n_folds`` (at least 2): deterministic folds."""
 
     n_folds: int = 5
 
@@ -217,13 +167,9 @@ class InterleavedFolds(Splitter):
 
 
 def run_folds(jobs: Sequence[Job[T]], *, run: Runner | None = None) -> Iterator[T]:
-    """The result of every ``unit(fold)`` of ``jobs``, in their order.
+    """The result of every ``unit(fold)`` of ``jobs``, in their order: lazily in this process, or all by ``run``.
 
-    Without ``run`` the units run one after the other in this process, each
-    when its result is asked for (so a caller that folds the results in as
-    they come holds one fold's at a time); ``run`` executes them all and
-    returns the results in the jobs' order (the protocol passes its sweep,
-    :func:`~benchsel_lib.protocol.cv.cross_validate`).  O(the units' cost).
+    O(the units' cost).
     """
     return (unit(fold) for fold, unit in jobs) if run is None else iter(run(jobs))
 

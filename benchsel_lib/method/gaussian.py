@@ -10,13 +10,9 @@ benchmarks :math:`A` are Gaussian with
     \\mathrm{Cov}(B_T \\mid B_A) = \\Sigma_{TT} - \\Sigma_{TA} (\\Sigma_{AA} + \\lambda I)^{-1} \\Sigma_{AT},
 
 where the ridge :math:`\\lambda` (``1e-2`` in the paper's protocol, Section 5.1)
-keeps the solve stable.
-
-One computation serves every use: :func:`conditional_moments` groups query
-rows by the set of conditioning benchmarks they reveal and solves every
-group's system in one batched call. :func:`conditional_impute` (one pattern,
-full conditional covariance), :func:`impute_missing` (fill every NaN) and the
-predictor :class:`GaussianPredictor` are built on it.
+keeps the solve stable. :func:`conditional_moments` (one batched solve per
+reveal pattern) serves :func:`conditional_impute`, :func:`impute_missing` and
+:class:`GaussianPredictor`.
 """
 from __future__ import annotations
 
@@ -42,8 +38,7 @@ __all__ = [
 
 #: smallest conditional variance reported (a target the conditioning set explains fully)
 VAR_FLOOR = 1e-12
-#: a conditional variance below -NEGATIVE_RTOL x the largest variance means the covariance is not positive
-#: semi-definite: rounding on a PSD matrix stays near machine precision times its size
+#: a conditional variance below -NEGATIVE_RTOL x the largest variance means the covariance is not PSD
 NEGATIVE_RTOL = 1e-8
 
 
@@ -121,17 +116,7 @@ def pattern_groups(pat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _pattern_weights(
     cov: np.ndarray, columns: np.ndarray, patterns: np.ndarray, targets: np.ndarray, ridge: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Regression weights ``(Sigma_AA + ridge I)^{-1} Sigma_AT`` of every pattern, in one batched solve.
-
-    ``patterns`` (G, k) says which of ``columns`` (ordered, length k) each
-    group reveals. Group ``g``'s system is embedded in ``k x k`` by putting the
-    identity on its unrevealed positions and zero right-hand sides there,
-    which leaves the weights of the revealed positions unchanged and makes
-    the others exactly 0. Returns ``W`` (G, k, T) and the right-hand sides
-    ``B = Sigma_{A T}`` (G, k, T, zero rows where unrevealed). A singular
-    system (possible only without ridge) falls back to least squares.
-    O(G k^3 + G k^2 T).
-    """
+    """Weights ``(Sigma_AA + ridge I)^{-1} Sigma_AT`` (G, k, T) of every pattern and ``Sigma_AT``, one batched solve."""
     k = columns.size
     Rss = cov[np.ix_(columns, columns)] + ridge * np.eye(k)
     RsT = cov[np.ix_(columns, targets)]
@@ -175,11 +160,7 @@ def conditional_moments(
     Notes
     -----
     Rows are grouped by the subset of ``columns`` they reveal (``G``
-    patterns); every group's weights come from one batched solve
-    (:func:`_pattern_weights`). Cost O(G k^3 + G k^2 T + v k T); the
-    checks below are O(k + T), so that the protocol's inner loop does not
-    pay an O(N^2) pass over ``cov`` (its symmetry and finiteness are the
-    estimator's, checked where it is made).
+    patterns). Cost O(G k^3 + G k^2 T + v k T); ``cov`` is not checked.
 
     Raises
     ------
@@ -188,7 +169,7 @@ def conditional_moments(
         or column and target indices that are not distinct integers in
         0..N-1.
     """
-    cov = as_correlation_matrix(cov)  # a wide matrix's low-rank correlation stays factored: only blocks are formed
+    cov = as_correlation_matrix(cov)
     if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
         raise ValueError(f"cov must be a square (N, N) matrix, got shape {cov.shape}")
     N = cov.shape[0]
@@ -232,12 +213,9 @@ def conditional_impute(
 ) -> ConditionalResult:
     """Gaussian conditional mean and covariance of targets given observed benchmarks.
 
-    Implements Eqs. (cond-mean) and (cond-var) of Section 3 with a ridge
-    ``ridge * I`` added to :math:`\\Sigma_{AA}` (Section 5.1 uses ``1e-2``).
-    All ``n`` rows of ``x_observed`` share the observation pattern
-    ``observed_idx``, so one factorization and one solve with :math:`|T|`
-    right-hand sides serve them all (:func:`conditional_moments` is the same
-    computation for rows with different patterns).
+    Eqs. (cond-mean) and (cond-var) of Section 3 with a ridge ``ridge * I``
+    added to :math:`\\Sigma_{AA}` (Section 5.1 uses ``1e-2``); all rows share
+    the pattern ``observed_idx``.
 
     Parameters
     ----------
@@ -309,11 +287,8 @@ def impute_missing(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Fill every ``NaN`` in ``X`` with its Gaussian conditional mean.
 
-    Rows are grouped by their missingness pattern and every pattern's
-    weights come from one batched solve (:func:`conditional_moments`, Eqs.
-    cond-mean, cond-var). Rows with no observation get the mean and the
-    marginal variance; fully observed rows are returned unchanged with
-    variance 0.
+    Through :func:`conditional_moments` (Eqs. cond-mean, cond-var); rows with
+    no observation get the mean and the marginal variance.
 
     Parameters
     ----------
@@ -367,17 +342,9 @@ class GaussianPredictor(BasePredictor):
 
     Notes
     -----
-    Works in standardized space with mean 0, so predicting 0 is predicting
-    the training mean. ``fit(train, cov=R)`` keeps the training correlation;
-    without ``cov`` it is estimated from ``train`` with
-    :func:`~benchsel_lib.method.correlation.estimate_correlation`. A query
-    row depends only on itself and the fit (``rowwise``).
-
-    Complexity: ``fit`` O(m N + N^2) given a covariance (checks of the rows
-    and of ``cov``), else plus the estimate; ``predict`` O(G k^3 + G k^2 N + v k N)
-    for ``v`` query rows in ``G`` missingness patterns over the ``k`` columns
-    any row reveals: every pattern's system is embedded in ``k x k`` and
-    solved for all ``N`` targets (:func:`conditional_moments`).
+    Works in standardized space with mean 0. Complexity: ``fit`` O(m N + N^2)
+    given a covariance, else plus the estimate; ``predict``
+    O(G k^3 + G k^2 N + v k N) for ``v`` rows in ``G`` reveal patterns of ``k`` columns.
     """
 
     name = "gaussian"
@@ -392,8 +359,7 @@ class GaussianPredictor(BasePredictor):
     def fit(self, train: Any, *, cov: Any = None) -> GaussianPredictor:
         """Keep the training correlation ``cov`` (estimated from ``train`` when not given); return self.
 
-        O(m N + N^2) given ``cov`` (the checks), else plus the cost of
-        :func:`~benchsel_lib.method.correlation.estimate_correlation`.
+        O(m N + N^2) given ``cov``, else plus the cost of the estimate.
         """
         super().fit(train, cov=cov)
         if self.cov_ is None:
@@ -405,11 +371,7 @@ class GaussianPredictor(BasePredictor):
         return self
 
     def moments(self, query: Any, columns: Sequence[int], targets: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Conditional means and variances of ``targets`` given the revealed ``columns`` (:func:`conditional_moments`).
-
-        Cost: that of :func:`conditional_moments`, O(G k^3 + G k^2 T + v k T) for ``v`` query rows in
-        ``G`` reveal patterns of the ``k`` columns, and ``T`` targets.
-        """
+        """Conditional means and variances of ``targets`` given the revealed ``columns``; O(G k^3 + G k^2 T + v k T)."""
         if getattr(self, "cov_", None) is None:
             raise NotFittedError("GaussianPredictor is not fitted: call fit(train, cov=...) first")
         return conditional_moments(self.cov_, query, columns, targets, ridge=self.ridge)
@@ -417,15 +379,11 @@ class GaussianPredictor(BasePredictor):
     def predict_distribution(self, query: Any) -> tuple[np.ndarray, np.ndarray]:
         """Conditional means and variances for every entry of ``query`` (revealed: as given, variance 0).
 
-        O((m + v) N) for the checks plus :func:`conditional_moments` over the ``k`` columns any row
-        reveals, O(G k^3 + G k^2 N + v k N) for ``G`` reveal patterns.
+        O((m + v) N + G k^3 + G k^2 N + v k N).
         """
         _, qu = check_train_query(self._fitted(), query)
         return _fill(self.cov_, qu, ridge=self.ridge)
 
     def predict(self, query: Any) -> np.ndarray:
-        """Conditional means for every entry of ``query`` (revealed entries as given).
-
-        Cost: that of :meth:`predict_distribution`.
-        """
+        """Conditional means for every entry of ``query`` (revealed entries as given); cost of :meth:`predict_distribution`."""
         return self.predict_distribution(query)[0]

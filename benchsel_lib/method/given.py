@@ -1,23 +1,9 @@
 """Checks of a new model's given scores against the training matrix.
 
-Input rules for given scores (``ValueError`` otherwise): every name must be a
-benchmark of the matrix (close matches are suggested); each benchmark at most
-once; every value finite and inside the plausible range
-``[min_j - 10 s_j, max_j + 10 s_j]`` where ``min_j, max_j`` are the smallest /
-largest observed training score of benchmark ``j`` and
-``s_j = max(std_j, 0.01 (|mean_j| + 1))`` its (floored) standard deviation in
-the original units. The range rule catches unit mistakes (a percentage given
-for a [0, 1] benchmark) without rejecting genuinely strong new models. A value
-inside that range can still be 100 times off: on a benchmark with non-negative
-scores, a positive score below the lowest 1 % (:data:`SCALE_QUANTILE`) of its
-observed scores whose value x 100 lies in the observed range (or ten times,
-:data:`SCALE_GAP`, above the largest whose value / 100 does) draws a
-:class:`ScaleWarning`, one line that names the benchmark, its
-observed range and the likely slip (a fraction given for a percentage, or the
-reverse). So does any value above 1 on a benchmark observed within [0, 1], and
-any value below 1 on one whose every observed score is at least 1: one scale
-is observed, the value reads as the other. ``strict=True`` makes it a
-``ValueError``.
+Every name must be a benchmark of the matrix (close matches are suggested), given once; every value finite
+and inside ``[min_j - 10 s_j, max_j + 10 s_j]`` (``s_j = max(std_j, 0.01 (|mean_j| + 1))``, original units),
+which catches unit mistakes without rejecting strong new models.  A value inside that range that still
+looks 100 times off (:func:`scale_slip`) draws a :class:`ScaleWarning` (``strict=True``: a ``ValueError``).
 """
 from __future__ import annotations
 
@@ -43,13 +29,8 @@ SCALE_QUANTILE: float = 0.01
 SCALE_GAP: float = 10.0
 
 class ScaleWarning(ScoreWarning):
-    """A given score whose size suggests the wrong scale (a fraction given for a percentage, or the reverse).
-
-    Said in one line naming the benchmark, its observed range and the likely
-    slip; ``strict=True`` (:func:`check_given`, :meth:`Pipeline.predict`,
-    ``benchsel predict --strict``) makes it an error, and so does
-    ``warnings.simplefilter("error", ScaleWarning)``.
-    """
+    """A given score whose size suggests the wrong scale (a fraction given for a percentage, or the reverse);
+    ``strict=True`` or ``warnings.simplefilter("error", ScaleWarning)`` makes it an error."""
 
 
 def column_ranges(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -76,16 +57,11 @@ def scale_slip(value: float, column: np.ndarray) -> str | None:
     Returns
     -------
     str or None
-        On a benchmark whose observed scores are non-negative (a fraction or
-        a percentage): for a positive value below the lowest
-        :data:`SCALE_QUANTILE` of them whose value x 100 lies in the observed
-        range, or :data:`SCALE_GAP` times above the largest whose value / 100
-        does, what it looks like,
-        e.g. ``"0.71 x 100 = 71 lies in the observed range: a fraction given
-        for a percentage?"``; and any value above 1 (up to 100) on a benchmark
-        observed within [0, 1], or below 1 on one whose every observed score
-        is at least 1 (a 0-100 scale). None otherwise (and for fewer than 2
-        observed scores).
+        On a benchmark with non-negative observed scores: for a positive value below their lowest
+        :data:`SCALE_QUANTILE` whose value x 100 lies in the observed range, or :data:`SCALE_GAP` times
+        above the largest whose value / 100 does, what it looks like (``"0.71 x 100 = 71 lies in the
+        observed range: a fraction given for a percentage?"``); likewise a value above 1 (up to 100) on a
+        benchmark observed within [0, 1], or below 1 on one observed at least 1.  None otherwise.
     """
     seen = column[np.isfinite(column)]
     if not (math.isfinite(value) and value > 0) or seen.size < 2:  # no factor of 100 explains zero or less
@@ -142,29 +118,22 @@ def check_given(
     Parameters
     ----------
     given : mapping or iterable of (name, value)
-        The new model's scores, in original units. Pairs allow the duplicate
-        check (a mapping cannot hold duplicates).
+        The new model's scores, in original units.
     matrix : ScoreMatrix
-        The training matrix the scores refer to.
     skip_missing : bool
-        Drop NaN values (an empty cell in a scores file means "not run")
-        instead of rejecting them.
+        Drop NaN values ("not run") instead of rejecting them.
     ranges : (low, high), optional
-        Precomputed allowed ranges per benchmark (saves the O(M N) pass).
+        Precomputed allowed ranges per benchmark (:func:`column_ranges`).
     what : str
-        What the matrix's columns are, for messages: ``"benchmark"``, or
-        ``"model"`` for the model-selection dual (a transposed matrix).
+        What the matrix's columns are, for messages (``"model"`` for a transposed matrix).
     strict : bool
-        Refuse a value of implausible size (:func:`scale_slip`) instead of
-        warning about it (:class:`ScaleWarning`).
+        Refuse a value of implausible size (:func:`scale_slip`) instead of warning.
 
     Raises
     ------
     ValueError
-        Unknown benchmark (with close matches), a benchmark given twice, a
-        non-finite value, a value outside the plausible range (module
-        docstring), or with ``strict`` one of implausible size
-        (:func:`scale_slip`). O(|given| (N + M)).
+        Unknown benchmark (with close matches), a benchmark given twice, a non-finite value, a value outside
+        the plausible range, or with ``strict`` one of implausible size. O(|given| (N + M)).
     """
     check_matrix(matrix)
     check_bool(strict, "strict")

@@ -1,20 +1,11 @@
 """One inner-cross-validated search along the subset sizes: :func:`pipeline_path`.
 
-:func:`pipeline_path` answers "which benchmarks should a new model run, and how should the rest be predicted"
-for a standardized training matrix at every subset size ``k``.  Every candidate -- a selector of
-:mod:`benchsel_lib.method.selectors` with a predictor of :mod:`benchsel_lib.method.predictors`, or the stack
-of the predictors -- is scored with the paper's R^2 (Section 5.1) by cross-validation *of the training
-models* (:mod:`benchsel_lib.method.oof`: each inner fold's standardization, selection and fits use only the
-other inner folds); a rule (:mod:`benchsel_lib.method.choice`) chooses at each size, and the choice is refit
-on all training models.  Held-out models are never seen.  Intervals are split-conformal (CV+ style) from the
-same inner-CV residuals of the chosen pair (:func:`~benchsel_lib.method.calibration.conformal_scores`): the
-interval at level ``L`` is ``pred +- q_L s_j``.
-
-Cost and big matrices: before any work, :func:`~benchsel_lib.method.plan.plan_search` estimates the
-operations of the search; above its budget the inner cross-validation runs on seeded subsamples of the models
-and/or benchmarks and costly selectors are left out, while the final selections and fits use every model and
-benchmark.  ``Recommendation.plan`` says so in one line, also logged (level INFO, logger
-``benchsel_lib.method.inner_search``) when the plan is made, before the work.
+At every subset size ``k`` each candidate -- a selector with a predictor, or the stack of the predictors --
+is scored with the paper's R^2 (Section 5.1) by cross-validation *of the training models*
+(:mod:`benchsel_lib.method.oof`); a rule (:mod:`benchsel_lib.method.choice`) chooses, and the choice is refit
+on all training models.  Intervals are split-conformal (CV+ style) from the same inner-CV residuals of the
+chosen pair: ``pred +- q_L s_j``.  Above the budget of :func:`~benchsel_lib.method.plan.plan_search` the inner
+cross-validation runs on seeded subsamples (``Recommendation.plan`` says so, also logged at level INFO).
 """
 from __future__ import annotations
 
@@ -48,7 +39,6 @@ FALLBACK = ("mi", "gaussian")
 #: stays in every larger selection
 AUTO_BLOCKS = (5,)
 
-#: a search cut down to its budget is also logged (level INFO) here when it is planned, before the work
 _LOG = logging.getLogger(__name__)
 
 
@@ -58,32 +48,23 @@ class Recommendation:
 
     Attributes
     ----------
-    k : int
     selector, predictor : str
         The choice (``predictor == "stack"``: NNLS combination with ``weights``).
     selection : list of int
         Columns selected on all training models.
     scores : DataFrame
-        Inner-CV R^2 of every candidate: ``selector, predictor, k, r2, n_eval``
-        (``n_eval``: the inner residuals it pools, over every draw of the folds).
-    weights : dict
-        Stack weights (empty unless ``predictor == "stack"``).
-    scale : ndarray (N,)
-        Per-benchmark residual scale of the intervals.
-    quantiles : dict level -> float
-        Conformal multipliers ``q_L``.
+        Inner-CV R^2 of every candidate: ``selector, predictor, k, r2, n_eval`` (residuals pooled).
+    scale, quantiles
+        Per-benchmark residual scale of the intervals; conformal multipliers ``q_L`` by level.
     note : str or None
-        Set when the inner CV could not run (too few training models) and the
-        named default :data:`FALLBACK` was used, or a candidate could not select.
+        Set when the named default :data:`FALLBACK` was used (too few training models) or a candidate could
+        not select.
     inner_r2 : float
-        Inner-CV R^2 of the chosen pipeline at ``k`` (NaN when it was not scored).
+        Inner-CV R^2 of the choice (NaN when not scored).
     conformal : ndarray or None
-        The sorted scaled absolute inner-CV residuals, from which the
-        multiplier of any level is read (:meth:`quantile`).
+        The sorted scaled absolute inner-CV residuals (:meth:`quantile`).
     plan : str or None
-        How the search was cut down to fit :data:`SEARCH_BUDGET` (subsamples,
-        selectors left out), one line; None when it ran on every model and
-        benchmark with every candidate.
+        How the search was cut down to fit its budget, one line (None: the full search).
     """
 
     k: int
@@ -108,9 +89,8 @@ class Recommendation:
     def predict(self, train: np.ndarray, query: np.ndarray, *, cov: np.ndarray | None = None) -> np.ndarray:
         """Predictions (standardized) of every entry of ``query`` by the chosen predictor, fit on ``train``.
 
-        ``cov`` defaults to the training correlation (:func:`~benchsel_lib.method.correlation.inner_correlation`).
-        Cost: one fit and predict of the chosen predictor (each predictor of
-        positive weight for a stack; :func:`search_cost` gives their orders).
+        ``cov`` defaults to :func:`~benchsel_lib.method.correlation.inner_correlation`.  Cost: one fit and
+        predict of the chosen predictor (of each of positive weight for a stack).
         """
         return ChosenPredictor(self.predictor, self.weights).fit(train, cov=cov).predict(query)
 
@@ -139,18 +119,16 @@ class Recommendation:
 class ChosenPredictor(BasePredictor):
     """A search's chosen predictor as one predictor object: a named one, or the stack of several.
 
-    What :meth:`Recommendation.predict` computes, behind the predictor protocol, so that a
-    :class:`~benchsel_lib.method.pipeline.Pipeline` can carry the choice
-    (:attr:`~benchsel_lib.method.pipeline.PipelineSearch.best_estimator_`): ``predictor`` fit on the training
-    rows, or for ``"stack"`` the sum of the predictors of positive (NNLS) weight, each fit on the training
-    rows; revealed entries passed through, non-finite predictions set to 0 (the training mean).
+    The named predictor fit on the training rows, or for ``"stack"`` the sum of the predictors of positive
+    weight, each fit on the training rows; revealed entries passed through, non-finite predictions set to 0
+    (the training mean).  What a :class:`~benchsel_lib.method.pipeline.Pipeline` carries as a search's choice.
 
     Parameters
     ----------
     predictor : str
         A name of :data:`~benchsel_lib.method.predictors.PREDICTORS`, or ``"stack"``.
     weights : mapping, optional
-        The stack's weights by predictor name (``"stack"`` only).
+        The stack's weights by predictor name.
 
     Notes
     -----
@@ -192,19 +170,16 @@ def _check_train(train: Any) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SearchSettings:
-    """What one inner search scores and how it chooses: the parameters of :func:`pipeline_path` beside the data.
-
-    Declared once, here; :func:`pipeline_path` checks them before any work.
+    """What one inner search scores and how it chooses (:func:`pipeline_path` checks them before any work).
 
     Parameters
     ----------
     selectors : sequence of str or Selector
         The candidate selections (preset names or selectors, labelled by ``Selector.label``).
     predictors : sequence of str
-        The candidate predictors (one selector and one predictor: a fixed pipeline, whose inner
-        cross-validation only makes its intervals).
+        The candidate predictors.
     stack : bool
-        Also score the NNLS stack of ``predictors`` per selector (:func:`~benchsel_lib.method.oof.score_candidates`).
+        Also score the NNLS stack of ``predictors`` per selector.
     n_folds : int
         Inner folds; with fewer than ``2 n_folds`` training models :data:`FALLBACK` is used (``note`` says so).
     seed : int
@@ -216,24 +191,19 @@ class SearchSettings:
         ``"auto"``: its default budget).  None: always the full search.
     choice : {"monotone", "best", "nested"} or a rule object
         How the candidate is chosen at each ``k`` (:mod:`benchsel_lib.method.choice`).  A rule that looks back
-        (``"monotone"``, ``"nested"``) has every size up to the largest of ``ks`` scored, so that a choice does
-        not depend on which sizes were asked for; a search cut down to its budget scores only the sizes asked
-        for, each choosing its best candidate.
+        has every size up to the largest of ``ks`` scored (a search cut down to its budget scores only the
+        sizes asked for, each choosing its best candidate).
     unreached : {"skip", "mean"}
-        Which inner-held-out rows score a candidate: ``"skip"`` (the paper's protocol) leaves out a row that
-        observes none of the revealed benchmarks; ``"mean"`` scores every row, the training mean for those.
+        ``"skip"`` (the paper's protocol) leaves out an inner-held-out row that observes none of the revealed
+        benchmarks; ``"mean"`` scores it with the training mean.
     blocks : sequence of int
-        Sizes at which the path is fixed when the choice there is not nested (default none): above a block
-        size ``b`` whose choice's selector is not nested (``Selector.nested``: anchor points, BenchPred's
-        imputed Lasso), every candidate keeps the benchmarks chosen at ``b`` as mandatory ones and the search
-        runs anew from ``b``, so that a model that ran the choice at ``b`` runs only what a larger one adds;
-        elsewhere the sizes are those of the path without blocks (planned and looking back as one search).  A
-        selector that cannot keep the benchmarks is left out above the block (``note`` says so).  Ignored with
-        ``fixed``.
+        Sizes at which the path is fixed when the choice there is not nested: above a block size ``b`` whose
+        choice's selector is not nested, every candidate keeps the benchmarks chosen at ``b`` as mandatory
+        ones and the search runs anew from ``b`` (a selector that cannot keep them is left out, ``note``
+        says so).  Ignored with ``fixed``.
     estimator : Pipeline, optional
-        The fixed pipeline without intervals whose clones score the candidates in the inner folds
-        (:func:`~benchsel_lib.method.oof.out_of_fold`; ``fit_path`` passes the pipeline's own).  None:
-        ``Pipeline(calibrator=None)`` (:func:`~benchsel_lib.method.oof.default_estimator`).
+        The fixed pipeline without intervals whose clones score the candidates in the inner folds (None:
+        :func:`~benchsel_lib.method.oof.default_estimator`).
     """
 
     selectors: Sequence[str | Selector] = DEFAULT_SELECTORS
@@ -251,7 +221,7 @@ class SearchSettings:
 
 @dataclass
 class _Problem:
-    """One search, validated: the training rows, the candidates and how they are scored and chosen."""
+    """One search, validated."""
 
     tr: np.ndarray
     names: list[str]
@@ -270,13 +240,11 @@ class _Problem:
     too_few: bool = False
 
     @property
-    def selectors(self) -> tuple[str, ...]:
-        """The candidate selectors' labels (``("given",)`` for a given revealed set)."""
+    def selectors(self) -> tuple[str, ...]:  # ("given",) for a given revealed set
         return ("given",) if self.fixed is not None else tuple(self.selector_of)
 
     @property
-    def search(self) -> bool:
-        """Several candidates, or a stack, to choose among."""
+    def search(self) -> bool:  # several candidates, or a stack, to choose among
         return len(self.selectors) * len(self.predictors) > 1 or self.stack
 
 
@@ -334,11 +302,7 @@ def _fall_back(pb: _Problem) -> None:
 
 def _plan(pb: _Problem, *, ks: Sequence[int] | None, first: int, plan_for: Sequence[int] | None,
           budget: float | str | None, lookback: bool) -> tuple[SearchPlan | None, bool]:
-    """The budget plan of the inner search (None: the full search) and whether the choice still looks back.
-
-    A search cut down to its budget scores only the sizes asked for (the
-    look back at every smaller size would multiply the work the plan cuts).
-    """
+    """The budget plan (None: the full search) and whether the choice still looks back (not when cut down)."""
     if budget is None or pb.too_few or not (pb.search or pb.levels):
         return None, lookback
     keep = list(pb.fixed or [])
@@ -387,7 +351,7 @@ class _Orders:
 
     def choose(self, x: np.ndarray, s: str, c: np.ndarray, sel: Selector | None, given: Sequence[int] | None,
                labels: Sequence[str]) -> dict[int, list[int]]:
-        """The selections of ``s`` at every size on rows ``x`` with correlation ``c``. O(one selection)."""
+        """The selections of ``s`` at every size on rows ``x`` with correlation ``c``."""
         if s == "given":
             return {k: list(given)[:k] for k in self.sizes if k <= len(given)}  # type: ignore[arg-type]
         counts = (~np.isnan(x)).sum(axis=0)
@@ -460,13 +424,8 @@ def _nested_only(pb: _Problem, usable: list[dict[str, Any]], scored: Sequence[in
 
 def _choose_path(pb: _Problem, rows: list[dict[str, Any]], scored: Sequence[int], orders: _Orders,
                  previous: dict[str, Any] | None) -> dict[int, tuple[str, str, float]]:
-    """The choice at every scored size: ``k -> (selector, predictor, inner R^2)``.
-
-    On a subsample only a selector that can select on every benchmark is
-    chosen (its final selection is made only when it is chosen).  Where no
-    candidate was scored, the first selector that can select, with the first
-    predictor (inner R^2 NaN).
-    """
+    """``k -> (selector, predictor, inner R^2)`` at every scored size (on a subsample, of a selector that can
+    select on every benchmark; where nothing was scored, the first that can, its first predictor, NaN)."""
     selectors = pb.selectors
     rank_s = {s: i for i, s in enumerate(selectors)}
     rank_p = {p: i for i, p in enumerate(pb.predictors + (STACK,))}
@@ -506,15 +465,8 @@ def _conformal(pb: _Problem, oof: OutOfFold, orders: _Orders, s: str, p: str,
 def _search_path(train: Any, k_max: int, settings: SearchSettings, data: dict[str, Any], *, ks: Sequence[int] | None,
                  first: int = 1, previous: dict[str, Any] | None = None,
                  plan_for: Sequence[int] | None = None) -> list[Recommendation]:
-    """:func:`pipeline_path` without blocks, or one segment of it.
-
-    A look-back rule scores the sizes from ``first`` (not 1) up, and at
-    ``first`` looks back at ``previous`` (:func:`_as_previous` of the choice
-    at ``first - 1``); ``plan_for``: the sizes asked of the whole path from
-    size 1, for which the budget plan is made, so that a path searched in
-    segments is planned, and chooses, as one search of every size.  ``data``: ``cov``, ``names``
-    and ``fixed`` of :func:`pipeline_path`.
-    """
+    """:func:`pipeline_path` without blocks, or one segment of it from ``first`` (looking back at ``previous``,
+    planned for the sizes ``plan_for`` of the whole path); ``data``: its ``cov``, ``names`` and ``fixed``."""
     pb = _problem(train, k_max, settings, **data)
     _fall_back(pb)
     plan, lookback = _plan(pb, ks=ks, first=first, plan_for=plan_for, budget=settings.budget,
@@ -571,21 +523,16 @@ def pipeline_path(
         Standardized training scores (NaN missing).
     k_max : int
     settings : SearchSettings
-        The candidates, the inner folds, the choice, the interval levels,
-        the budget and the blocks (:class:`SearchSettings`).
     cov : ndarray (N, N), optional
         Training correlation for the final selection and Gaussian predictor
         (default :func:`~benchsel_lib.method.correlation.inner_correlation`).
     names : sequence of str, optional
-        Benchmark names of the columns (default ``"0", "1", ...``), for the
-        selectors' mandatory benchmarks (names absent from them are skipped).
+        Benchmark names of the columns (default ``"0", "1", ...``), for mandatory benchmarks.
     fixed : sequence of int, optional
-        A given revealed set (what a practitioner ran): no selection, only
-        the predictor is chosen (selector ``"given"``); ``k_max`` is ignored
-        and one Recommendation with ``k = len(fixed)`` is returned.
+        A given revealed set: only the predictor is chosen (selector ``"given"``), one Recommendation with
+        ``k = len(fixed)``.
     ks : sequence of int, optional
-        Score and recommend only these subset sizes (default ``1..k_max``);
-        the selections still run to ``k_max``.
+        Score and recommend only these subset sizes (the selections still run to ``k_max``).
 
     Returns
     -------
@@ -623,8 +570,7 @@ class _Blocks:
         names = data["names"]
         self.labels = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
         self.nested = {sel.label: sel.nested for sel in self.listed}
-        # the path without blocks, by size, searched only as far as it is used: up to ``free_at``, with its
-        # choice there to look back at (the same choices as one search of every size)
+        # the path without blocks, searched only as far as used (up to free_at, its choice there to look back at)
         self.free: dict[int, Recommendation] = {}
         self.free_at, self.free_prev = 0, None
         self.whole = sorted(set(sizes) | set(cuts))  # the sizes one search without blocks is asked for (its plan)

@@ -1,28 +1,15 @@
 """A correlation held as a diagonal plus a low-rank part, for wide matrices (few models, very many benchmarks).
 
-With ``m`` training models and ``N`` benchmarks, ``m << N``, the floored
-pairwise correlation of the pipelines (eigenvalues raised to a floor, then
-rescaled to a unit diagonal) is ``R = D + W W^T`` with ``D`` diagonal and
-``W`` of shape ``(N, r)``, ``r < m``.  Formed densely it is ``N^2`` floats
-(800 MB at ``N = 10,000``) and its eigendecomposition costs ``O(N^3)``;
-:class:`LowRankCorrelation` keeps the factors (``O(N r)`` memory) and answers
-what the method needs from them:
-
-* entropy greedy (pivoted Cholesky, Algorithm 1): the diagonal and one column
-  per pivot, ``O(N r)`` each;
-* MI greedy (Algorithm 2): the diagonal of the complement's precision
-  ``(R_{CC})^{-1}`` by the Woodbury identity, ``O(|C| r^2)`` per step instead
-  of ``O(|C|^3)``;
-* the MI diagnostic ``I(X_A; X_{\\bar A})``: log-determinants of complements by
-  the matrix determinant lemma, ``O(N r^2 + k r^3)``;
-* the Gaussian conditional mean (Eq. cond-mean): the blocks ``R[A, A]`` and
-  ``R[A, T]``, ``O(|A| |T| r)``.
-
-Any other consumer that converts it with ``np.asarray`` gets the dense matrix
-(correct, at the dense cost).  :func:`wide_route` says when the correlation
-estimate takes this form: more than :data:`LOW_RANK_BENCHMARKS` benchmarks
-and fewer models than benchmarks, far above the paper's matrices (at most 114
-benchmarks), which keep the dense path unchanged.
+With ``m << N`` training models, the floored correlation of the pipelines is
+``R = D + W W^T`` (``W`` of shape ``(N, r)``, ``r < m``).  Dense it is
+``N^2`` floats (800 MB at ``N = 10,000``) and ``O(N^3)`` to factorize;
+:class:`LowRankCorrelation` keeps the factors (``O(N r)``) and answers what
+the method asks: columns for the entropy greedy (``O(N r)`` each), the
+complement's precision diagonal for MI (Woodbury, ``O(|C| r^2)``),
+complement log-determinants for the MI diagnostic (determinant lemma) and
+blocks for the conditional mean.  ``np.asarray`` gives the dense matrix.
+:func:`wide_route` says when an estimate takes this form (far above the
+paper's matrices, which keep the dense path).
 """
 from __future__ import annotations
 
@@ -245,35 +232,15 @@ class LowRankCorrelation:
 def low_rank_floored_correlation(train: np.ndarray, *, floor: float) -> LowRankCorrelation:
     """The floored correlation of a wide matrix as :class:`LowRankCorrelation` (no N x N array).
 
-    The columns are centred on their observed mean, missing entries set to
-    that mean (0 after centring), and scaled to unit norm (``Y``, ``m x N``;
-    columns observed at most once or constant: 0).  The correlation of this
-    mean-imputed matrix, ``C = Y^T Y`` (plus 1 on the diagonal of the zero
-    columns), is the pairwise correlation (Eq. pairwise-cov as a
-    correlation) when nothing is missing; with missing entries it is
-    positive semi-definite where the pairwise-complete one need not be, its
-    correlations shrunk toward 0 by roughly the observed fraction.  Its
-    nonzero eigenpairs come from the ``m x m`` Gram matrix ``Y Y^T = U
-    diag(lam) U^T``; raising every eigenvalue to ``floor`` gives ``floor I
-    + V V^T`` with ``V = Y^T U diag(sqrt(max(lam - floor, 0) / lam))``,
-    rescaled to a unit diagonal: ``d = s^2 (floor + (1 - floor) [zero
-    column])``, ``W = diag(s) V``, ``s = 1 / sqrt(diag)``.
-
-    Parameters
-    ----------
-    train : ndarray (m, N)
-        Scores (standardized or not), NaN missing.
-    floor : float
-        Smallest eigenvalue before the rescaling (positive).
-
-    Returns
-    -------
-    LowRankCorrelation
-        Rank at most ``m``.
-
-    Notes
-    -----
-    Cost O(m^2 N + m^3) time, O(m N) memory.
+    The columns of ``train`` (m, N; NaN missing) are centred on their observed
+    mean, missing entries set to 0 and scaled to unit norm (``Y``; columns
+    observed at most once or constant: 0).  ``C = Y^T Y`` (1 on the diagonal of
+    the zero columns) is the pairwise correlation when nothing is missing, and
+    positive semi-definite (correlations shrunk toward 0) otherwise.  From the
+    ``m x m`` Gram matrix ``Y Y^T = U diag(lam) U^T``, raising every eigenvalue
+    to ``floor`` gives ``floor I + V V^T`` with ``V = Y^T U diag(sqrt(max(lam -
+    floor, 0) / lam))``, rescaled to a unit diagonal.  Rank at most ``m``; O(m^2
+    N + m^3) time, O(m N) memory.
     """
     tr = np.asarray(train, dtype=float)
     obs = ~np.isnan(tr)

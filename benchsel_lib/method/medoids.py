@@ -1,29 +1,15 @@
 """Anchor points: benchmarks chosen as the medoids of a k-medoids clustering (the ``"anchors"`` objective).
 
-A peer method selects the benchmarks that are the medoids ("anchor points")
-of a k-medoids clustering of all benchmarks.  Here the dissimilarity comes
-from the training correlation :math:`R`:
-
-.. math::  d_{ij} = 1 - R_{ij}^2 ,
-
-the fraction of the variance of benchmark ``i`` that a univariate linear
-prediction from benchmark ``j`` leaves unexplained.  The k-medoids objective
-:math:`\\sum_i \\min_{m\\in A} d_{im}` is then the summed residual variance when
-every benchmark is predicted from its single best anchor, the univariate
-analogue of :attr:`~benchsel_lib.method.selection.Selection.residual_fraction`.
-It is blind to the sign of a correlation (a benchmark that is anti-correlated
-with an anchor is predicted by it just as well), and unlike ``1 - |R_ij|``
-it is on the scale of explained variance, which is what the predictors use.
-
-:func:`k_medoids` is PAM (Kaufman and Rousseeuw): a greedy BUILD, then SWAP
-steps, each the best (medoid, non-medoid) exchange over all pairs, until no
-exchange lowers the objective.  The result is a local optimum of the
-one-exchange neighbourhood; it is the exact optimum when one medoid is free
-(``k = 1``, or one more than the mandatory ones) and when a single candidate
-is left out (any two such sets differ by one exchange).
-Mandatory medoids are never swapped out; benchmarks outside the candidates
-are never medoids but are still points to cover.  Everything is
-deterministic: ties (objective values within a relative ``1e-12``) go to the
+The dissimilarity of benchmarks ``i`` and ``j`` is :math:`d_{ij} = 1 -
+R_{ij}^2`, the variance of ``i`` that a univariate linear prediction from
+``j`` leaves unexplained (blind to the sign of the correlation), so the
+k-medoids objective :math:`\\sum_i \\min_{m\\in A} d_{im}` is the summed
+residual variance when every benchmark is predicted from its best anchor.
+:func:`k_medoids` is PAM (Kaufman and Rousseeuw): a greedy BUILD, then
+best-exchange SWAP steps until none lowers the objective, a local optimum of
+the one-exchange neighbourhood.  Mandatory medoids are never swapped out;
+non-candidates are never medoids but are still covered.  Ties (a relative
+``1e-12``, :func:`~benchsel_lib.method.objectives.tie_threshold`) go to the
 lowest index.
 """
 from __future__ import annotations
@@ -32,6 +18,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
+
+from .objectives import first_tied, tie_threshold
 
 __all__ = ["Medoids", "anchor_dissimilarity", "medoid_cost", "k_medoids"]
 
@@ -87,12 +75,6 @@ def medoid_cost(dissimilarity: np.ndarray, medoids: Sequence[int]) -> float:
     return float(D[:, list(medoids)].min(axis=1).sum())
 
 
-def _first_min(values: np.ndarray) -> int:
-    """Position of the first value within the relative tie tolerance of the minimum."""
-    best = float(values.min())
-    return int(np.flatnonzero(values <= best + _COST_RTOL * max(1.0, abs(best)))[0])
-
-
 #: most entries of one temporary (N x block of candidate columns) in :func:`_cost_with`
 _BLOCK_ENTRIES = 1 << 22
 
@@ -117,7 +99,7 @@ def _build(D: np.ndarray, fixed: list[int], pool: np.ndarray, count: int) -> tup
     chosen = list(fixed)
     n_eval = 0
     for _ in range(count):
-        i = _first_min(_cost_with(nearest, D, pool))
+        i = first_tied(-_cost_with(nearest, D, pool), _COST_RTOL)
         n_eval += pool.size
         h = int(pool[i])
         chosen.append(h)
@@ -138,36 +120,27 @@ def k_medoids(
     Parameters
     ----------
     dissimilarity : ndarray (N, N)
-        Non-negative dissimilarities with a zero diagonal (for anchor points,
-        :func:`anchor_dissimilarity`).  Every row is a point to cover.
+        Non-negative, zero diagonal (:func:`anchor_dissimilarity`); every row is a point to cover.
     k : int
-        Number of medoids, ``fixed`` included; ``len(fixed) <= k <= len(fixed)
-        + (number of candidates)`` (the caller checks the range).
+        Number of medoids, ``fixed`` included (the caller checks the range).
     fixed : sequence of int
         Mandatory medoids, never swapped out; they lead ``order`` in this order.
     candidates : bool ndarray (N,), optional
-        Points that may become medoids besides ``fixed`` (default: all).  The
-        others are still covered by the objective.
+        Points that may become medoids besides ``fixed`` (default: all).
 
     Returns
     -------
     Medoids
-        The medoids in greedy order, the objective, swaps and evaluations.
 
     Notes
     -----
-    BUILD adds, from the ``fixed`` medoids, the candidate that lowers the
-    objective most, ``k - len(fixed)`` times.  Each SWAP iteration evaluates
-    every exchange of a non-fixed medoid ``m`` with a non-medoid candidate
-    ``h`` at O(N) per pair (nearest and second-nearest distances are cached:
-    a point whose nearest medoid is ``m`` falls back to its second nearest),
-    applies the best one if it lowers the objective by more than a relative
-    ``1e-12``, and stops otherwise; the objective strictly decreases, so SWAP
-    terminates.  Cost O(iterations * k * (N - k) * N) time and O(N^2)
-    memory (the dissimilarity; temporaries are blocked); BUILD and the
-    final ordering are O(k (N - k) N) and O(k^2 N).  Ties go to the lowest
-    index (BUILD, ordering) and to the first medoid in order, then the
-    lowest candidate index (SWAP).
+    Each SWAP iteration evaluates every (non-fixed medoid, non-medoid
+    candidate) exchange at O(N) per pair from the cached nearest and
+    second-nearest distances, applies the best one if it lowers the objective
+    by more than a relative ``1e-12`` and stops otherwise.  Cost
+    O(iterations * k * (N - k) * N) time, O(N^2) memory; BUILD and the final
+    ordering O(k (N - k) N).  Ties go to the lowest index (BUILD, ordering)
+    and to the first medoid in order, then the lowest candidate (SWAP).
     """
     D = np.asarray(dissimilarity, dtype=float)
     N = D.shape[0]
@@ -196,14 +169,14 @@ def k_medoids(
             d1 = DM[:, 0]
             d2 = np.full(N, np.inf)
         current = float(d1.sum())
-        best_cost = current - _COST_RTOL * max(1.0, abs(current))
+        best_cost = tie_threshold(current, _COST_RTOL)
         best: tuple[int, int] | None = None
         H = np.flatnonzero(free)
         for pos in range(len(fixed), len(medoids)):
             m = medoids[pos]
             costs = _cost_with(np.where(near == m, d2, d1), D, H)
             n_eval += H.size
-            j = _first_min(costs)
+            j = first_tied(-costs, _COST_RTOL)
             if costs[j] < best_cost:
                 best_cost, best = float(costs[j]), (pos, int(H[j]))
         if best is None:

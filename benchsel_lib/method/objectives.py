@@ -1,41 +1,21 @@
 """The paper's two objectives, apart from the greedy that maximizes them (Sections 2-4, Appendix C).
 
-For a Gaussian with covariance :math:`\\Sigma` over the benchmarks, a set
-:math:`A` of revealed benchmarks is scored by
+A set :math:`A` of revealed benchmarks of a Gaussian with covariance
+:math:`\\Sigma` is scored by its entropy :math:`H(X_A)` (marginal gain
+:math:`\\tfrac12\\log(2\\pi e\\,\\sigma^2_{j|A})`, Eq. schur-entropy,
+Algorithm 1) or its mutual information with the rest (Eq. mi-formula; gain
+:math:`\\tfrac12[\\log\\sigma^2_{j|A} + \\log P_{jj}]`, :math:`P` the
+complement's precision, Eq. mi-gain, Algorithm 2).  Both read the conditional
+variances from one incremental pivoted Cholesky (:class:`PivotedCholesky`);
+the optimizer (:mod:`~benchsel_lib.method.selection`) asks an objective for
+gains and knows none of the formulas.  Section 2's third objective, the total
+residual variance, is minimized by :func:`residual_trace_greedy`.
 
-* its entropy :math:`H(X_A) = \\tfrac12\\log\\det(2\\pi e\\,\\Sigma_{AA})`, whose
-  marginal gain is :math:`\\tfrac12\\log(2\\pi e\\,\\sigma^2_{j|A})`
-  (Eq. schur-entropy, Algorithm 1), and
-* its mutual information with the rest,
-  :math:`I(X_A; X_{\\bar A}) = \\tfrac12[\\log\\det\\Sigma_{AA} + \\log\\det\\Sigma_{\\bar A\\bar A}
-  - \\log\\det\\Sigma]` (Eq. mi-formula), whose marginal gain is
-  :math:`\\tfrac12[\\log\\sigma^2_{j|A} + \\log P_{jj}]` with :math:`P` the
-  precision of the complement :math:`\\Sigma_{\\bar A\\bar A}`, :math:`j` still in it
-  (Eq. mi-gain, Algorithm 2).
-
-Section 2 names a third objective, the total residual variance
-:math:`\\operatorname{tr}(\\Sigma_{\\bar A|A}) = \\sum_{j\\notin A}\\sigma^2_{j|A}`, which
-targets average prediction accuracy and is neither submodular nor
-supermodular; :func:`residual_trace_greedy` minimizes it greedily (an
-extension: the paper monitors it and selects with entropy).
-
-Both read the conditional variances :math:`\\sigma^2_{j|A}` from one
-incremental pivoted Cholesky factorization (:class:`PivotedCholesky`).  An
-objective (:class:`EntropyGain`, :class:`MutualInformationGain`) answers one
-question, the gains of some candidates given the benchmarks selected so far;
-the optimizer in :mod:`~benchsel_lib.method.selection` (eager or lazy
-greedy, budgets, ties) asks it and knows none of the formulas.  The values
-along a given order (:func:`trace_order`, :func:`residual_traces`) and the
-brute-force references (:func:`log_det`, :func:`mutual_information`) live here
-too.
-
-Numerical conventions: conditional variances are clamped from below at
-``variance_floor(S) = 1e-12 * max(diag(S))`` before a logarithm is taken, so
-near-singular covariances give finite numbers; a pivot at or below the floor
-counts as already explained, and its Cholesky column is zero.  Each gain has
-a vector form (``numpy.log``) and a one-candidate form (``math.log``, which
-may differ from ``numpy.log`` in the last bit): the eager greedy uses the
-first, the lazy greedy and the gains along an order the second.
+Conditional variances are clamped at ``variance_floor(S) = 1e-12 *
+max(diag(S))`` before a logarithm; a pivot at or below it counts as
+explained.  Each gain has a vector form (``numpy.log``, the eager greedy) and
+a one-candidate form (``math.log``, the lazy greedy and the gains along an
+order), which may differ in the last bit.
 """
 from __future__ import annotations
 
@@ -51,7 +31,7 @@ from .lowrank import LowRankCorrelation
 
 __all__ = ["LOG_2PIE", "variance_floor", "PivotedCholesky", "Objective", "EntropyGain", "MutualInformationGain",
            "entropy_gain", "mi_gain", "gains_along", "entropy_gains_along", "complement_precision_diag", "trace_order",
-           "residual_traces", "residual_trace_greedy", "log_det", "mutual_information"]
+           "residual_traces", "residual_trace_greedy", "log_det", "mutual_information", "tie_threshold", "first_tied"]
 
 #: :math:`\\log(2\\pi e)`, the constant of a Gaussian's entropy
 LOG_2PIE = math.log(2.0 * math.pi * math.e)
@@ -66,6 +46,16 @@ _PIVOT_RTOL = 1e-12
 def variance_floor(S: np.ndarray) -> float:
     """The floor of every conditional variance, ``1e-12 * max(diag(S))``. O(N)."""
     return _VAR_RTOL * float(S.diagonal().max())
+
+
+def tie_threshold(best: float, tol: float) -> float:
+    """The tie rule of every greedy: a key at or above ``best - tol * max(1, |best|)`` ties with ``best``. O(1)."""
+    return best - tol * max(1.0, abs(best))
+
+
+def first_tied(values: np.ndarray, tol: float) -> int:
+    """Position of the first value tied (:func:`tie_threshold`) with the largest of ``values``. O(n)."""
+    return int(np.flatnonzero(values >= tie_threshold(float(values.max()), tol))[0])
 
 
 class PivotedCholesky:
@@ -303,12 +293,7 @@ def gains_along(objective: Objective, order: Sequence[int]) -> np.ndarray:
 
 
 def _clamped_cholesky_logpivots(S: np.ndarray, floor: float) -> np.ndarray:
-    """Log of the (clamped) Cholesky pivots of ``S`` in its given order.
-
-    ``sum(out[:m]) = log det S[:m, :m]`` for every leading block.  Uses LAPACK
-    when all pivots exceed ``floor``; otherwise an outer-product Cholesky that
-    clamps pivots at ``floor`` and zeroes the column of a dependent variable.
-    """
+    """Log of the Cholesky pivots of ``S`` in its order (LAPACK, or pivots clamped at ``floor``). O(N^3)."""
     n = S.shape[0]
     if n == 0:
         return np.zeros(0)
@@ -347,27 +332,10 @@ def entropy_gains_along(S: np.ndarray, order: Sequence[int], floor: float) -> np
 def residual_traces(cov: object, order: Sequence[int]) -> np.ndarray:
     """Residual trace :math:`\\operatorname{tr}(\\Sigma_{\\bar A_t|A_t})` after each pivot of ``order``.
 
-    The pivoted Cholesky of Algorithm 1 along a given order: by Lemma 1(b)
-    the trace left after ``t`` pivots is :math:`\\operatorname{tr}(\\Sigma
-    - L_t L_t^\\top)` over the benchmarks not yet pivoted (negative rounding
-    clipped at 0).  A pivot whose residual variance is at most
-    ``1e-12 * max(diag(cov))`` (numerically dependent on the earlier ones)
-    updates nothing.
-
-    Parameters
-    ----------
-    cov : array_like (N, N)
-        Symmetric PSD covariance.
-    order : sequence of int
-        Distinct pivots in ``0..N-1``.
-
-    Returns
-    -------
-    ndarray (len(order),)
-
-    Notes
-    -----
-    O(k^2 N) for ``k = len(order)``.
+    By Lemma 1(b) it is :math:`\\operatorname{tr}(\\Sigma - L_t L_t^\\top)` over
+    the benchmarks not yet pivoted (negative rounding clipped at 0); a pivot
+    at or below :func:`variance_floor` updates nothing.  ``cov``: a symmetric
+    PSD covariance; ``order``: distinct pivots.  O(k^2 N) for ``k = len(order)``.
     """
     S = check_covariance(cov)
     pivots = [int(i) for i in order]
@@ -388,46 +356,16 @@ def residual_trace_greedy(
     """Greedy minimization of the total residual variance :math:`\\operatorname{tr}(\\Sigma_{\\bar A|A})` (Section 2).
 
     After the mandatory ``initial`` benchmarks, each step adds the candidate
-    ``j`` whose revealing lowers the summed conditional variance of the
-    unselected benchmarks the most: with :math:`R = \\Sigma_{\\bar A\\bar A|A}`
-    the residual covariance, revealing ``j`` lowers it by
-    :math:`\\sum_{t\\notin A} R_{tj}^2 / R_{jj}` (its own variance and
-    what it explains of every other), the squared-error criterion of the
-    Gaussian conditional mean that predicts them (Eq. cond-mean).  Entropy
-    (Algorithm 1) scores only :math:`R_{jj}`; this score also counts the
-    coupling with the rest, as MI does through :math:`P_{jj}`.  The
-    objective is neither submodular nor supermodular, so the greedy carries
-    no approximation guarantee.  A candidate whose residual variance is at
-    or below ``floor`` is already explained and lowers nothing; ties (scores
-    within ``tie_tol * max(1, |best|)`` of the best) go to the lowest index.
-    The result is nested: its first ``j`` benchmarks are its selection of
-    ``j``.
-
-    Parameters
-    ----------
-    S : ndarray (N, N)
-        Symmetric covariance or correlation (checked by the caller).
-    k : int
-        Number of benchmarks to select, mandatory ones included.
-    initial : sequence of int
-        Mandatory benchmarks, selected first in this order.
-    candidates : ndarray of bool (N,), optional
-        The benchmarks the greedy may add (default: all).
-    floor : float, optional
-        Residual variance counted as explained (default :func:`variance_floor`).
-    tie_tol : float
-        Relative tolerance of a tie.
-
-    Returns
-    -------
-    list of int
-        Mandatory benchmarks, then the greedy's picks; shorter than ``k``
-        when the candidates run out.
-
-    Notes
-    -----
-    O(N^2) per step (the scores and a rank-one update of ``R``), O(k N^2) in
-    all, O(N^2) memory.
+    ``j`` that lowers the summed conditional variance of the unselected
+    benchmarks most, by :math:`\\sum_{t\\notin A} R_{tj}^2 / R_{jj}` with
+    :math:`R = \\Sigma_{\\bar A\\bar A|A}` (the squared error of Eq. cond-mean).
+    The objective is neither submodular nor supermodular: no guarantee.  A
+    candidate at or below ``floor`` (default :func:`variance_floor`) lowers
+    nothing; ties (:func:`tie_threshold` with ``tie_tol``) go to the lowest
+    index.  ``S`` is checked by the caller; ``candidates`` (bool, default all)
+    are those the greedy may add.  Returns the mandatory benchmarks, then the
+    picks (fewer than ``k`` when the candidates run out), nested in ``k``.
+    O(k N^2) time, O(N^2) memory.
     """
     R = np.asarray(S, dtype=float)
     R = (R + R.T) / 2.0
@@ -454,83 +392,44 @@ def residual_trace_greedy(
         live = d > fl
         score = np.zeros(cands.size)
         score[live] = (R[:, cands[live]] ** 2).sum(axis=0) / d[live]
-        best = float(score.max())
-        reveal(int(cands[np.flatnonzero(score >= best - tie_tol * max(1.0, abs(best)))[0]]))
+        reveal(int(cands[first_tied(score, tie_tol)]))
     return order
 
 
 def trace_order(S: np.ndarray, order: Sequence[int], floor: float) -> dict[str, np.ndarray]:
-    """Pivoted Cholesky along a fixed order: entropy gains, residual, logdet, MI.
+    """Pivoted Cholesky along a fixed order: entropy gains, residual fraction, logdet and MI after each step.
 
-    Cost :math:`O(k^2 N)` for the Cholesky part plus one :math:`O(N^3)`
-    factorization of :math:`\\Sigma` in the order (complement, reversed
-    selection), whose leading blocks are the complements
-    :math:`\\bar A_t`; then :math:`I_t = \\tfrac12[\\log\\det\\Sigma_{A_t}
-    + \\log\\det\\Sigma_{\\bar A_t} - \\log\\det\\Sigma]` (Eq. mi-formula).
-    A :class:`~benchsel_lib.method.lowrank.LowRankCorrelation` of rank ``r``
-    replaces the factorization by the matrix determinant lemma,
-    :math:`O(N r^2 + k r^3)`.
-    """
-    n = S.shape[0]
-    k = len(order)
-    state, resid = pivot_along(S, order, floor)
-    resid = resid / float(S.trace())
-    piv = np.maximum(np.asarray(state.pivots, dtype=float), floor)
-    logdet = np.cumsum(np.log(piv))
-    gains = entropy_gain(piv)
-    comp_logdet, logdet_all = _complement_logdets(S, order, floor)
-    mi = np.empty(k)
-    for s in range(k):
-        m = n - (s + 1)  # size of the complement after step s
-        mi[s] = 0.0 if m == 0 else max(0.0, 0.5 * (logdet[s] + comp_logdet[s] - logdet_all))
-    return {"gains": gains, "residual_fraction": resid, "logdet": logdet, "mi": mi}
-
-
-def _complement_logdets(S: np.ndarray, order: Sequence[int], floor: float) -> tuple[np.ndarray, float]:
-    """``log det`` of ``S`` without the first ``s + 1`` benchmarks of ``order`` for each ``s``, and of ``S``.
-
-    Dense: one clamped Cholesky in the order [complement..., a_k, ..., a_1],
-    whose leading blocks are the complements, :math:`O(N^3)`; low-rank: the
-    matrix determinant lemma, :math:`O(N r^2 + k r^3)`.
+    :math:`O(k^2 N)`, plus for :math:`I_t` (Eq. mi-formula) one clamped
+    Cholesky of :math:`\\Sigma` in the order [complement, reversed order],
+    whose leading blocks are the complements :math:`\\bar A_t`,
+    :math:`O(N^3)`; a :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`
+    of rank ``r`` uses the matrix determinant lemma, :math:`O(N r^2 + k r^3)`.
     """
     n, k = S.shape[0], len(order)
+    state, resid = pivot_along(S, order, floor)
+    piv = np.maximum(np.asarray(state.pivots, dtype=float), floor)
+    logdet = np.cumsum(np.log(piv))
     if isinstance(S, LowRankCorrelation):
         dets = S.logdets_removing(order)
-        return dets[1:], float(dets[0])
-    sel = np.zeros(n, dtype=bool)
-    sel[list(order)] = True
-    perm = np.concatenate([np.flatnonzero(~sel), np.asarray(order[::-1], dtype=int)])
-    lp = _clamped_cholesky_logpivots(S[np.ix_(perm, perm)], floor)
-    csum = np.concatenate([[0.0], np.cumsum(lp)])
-    return np.array([csum[n - (s + 1)] for s in range(k)]), float(csum[n])
+        comp_logdet, logdet_all = dets[1:], float(dets[0])
+    else:
+        sel = np.zeros(n, dtype=bool)
+        sel[list(order)] = True
+        perm = np.concatenate([np.flatnonzero(~sel), np.asarray(order[::-1], dtype=int)])
+        csum = np.concatenate([[0.0], np.cumsum(_clamped_cholesky_logpivots(S[np.ix_(perm, perm)], floor))])
+        comp_logdet, logdet_all = np.array([csum[n - (s + 1)] for s in range(k)]), float(csum[n])
+    mi = np.empty(k)
+    for s in range(k):  # 0 once the complement is empty
+        mi[s] = 0.0 if n - (s + 1) == 0 else max(0.0, 0.5 * (logdet[s] + comp_logdet[s] - logdet_all))
+    return {"gains": entropy_gain(piv), "residual_fraction": resid / float(S.trace()), "logdet": logdet, "mi": mi}
 
 
 def log_det(cov: object, idx: Sequence[int | str], *, names: Sequence[str] | None = None) -> float:
-    """Brute-force :math:`\\log\\det\\Sigma_{AA}` via ``numpy.linalg.slogdet``.
+    """Brute-force :math:`\\log\\det\\Sigma_{AA}` via ``numpy.linalg.slogdet`` (a reference), :math:`O(|A|^3)`.
 
-    Reference computation for tests and notebooks, :math:`O(|A|^3)`.  Returns
-    0 for an empty ``idx`` and ``-inf`` when the block is singular (sign <= 0).
-
-    Parameters
-    ----------
-    cov : array_like (N, N)
-        Symmetric covariance (checked: square, symmetric, finite, non-negative
-        diagonal).
-    idx : sequence of int or str
-        The set ``A``: distinct positions in ``0..N-1`` or benchmark names.
-    names : sequence of str, optional
-        Benchmark names, needed when ``idx`` holds names.
-
-    Returns
-    -------
-    float
-        :math:`\\log\\det\\Sigma_{AA}` (natural log).
-
-    Raises
-    ------
-    ValueError
-        A malformed ``cov``, or an unknown name, a name without ``names``, an
-        out-of-range position or a repeat in ``idx``.
+    ``idx``: distinct positions or, with ``names``, benchmark names.  0 for an
+    empty ``idx``, ``-inf`` for a singular block; ``ValueError`` for a
+    malformed ``cov`` or ``idx``.
     """
     S = check_covariance(cov)
     ix = resolve_indices(list(idx), S.shape[0], names)
@@ -541,27 +440,10 @@ def log_det(cov: object, idx: Sequence[int | str], *, names: Sequence[str] | Non
 
 
 def mutual_information(cov: object, idx: Sequence[int | str], *, names: Sequence[str] | None = None) -> float:
-    """Brute-force :math:`I(X_A; X_{\\bar A})` (Eq. mi-formula) with ``slogdet``.
+    """Brute-force :math:`I(X_A; X_{\\bar A})` (Eq. mi-formula) from three :func:`log_det`, :math:`O(N^3)`.
 
-    :math:`\\tfrac12[\\log\\det\\Sigma_{AA} + \\log\\det\\Sigma_{\\bar A\\bar A} - \\log\\det\\Sigma]`;
-    0 when ``A`` or its complement is empty.  Reference computation,
-    :math:`O(N^3)`; for a singular ``cov`` the value may be infinite or NaN.
-
-    Parameters
-    ----------
-    cov, idx, names
-        As for :func:`log_det`.
-
-    Returns
-    -------
-    float
-        :math:`I(X_A; X_{\\bar A})` in nats, from three
-        :func:`log_det` calls (no variance floor, unlike the greedy's gains).
-
-    Raises
-    ------
-    ValueError
-        As :func:`log_det`.
+    Arguments and errors as :func:`log_det`; 0 when ``A`` or its complement is
+    empty; no variance floor, so a singular ``cov`` may give inf or NaN.
     """
     S = check_covariance(cov)
     n = S.shape[0]

@@ -1,20 +1,9 @@
 """Out-of-fold predictions: held-out rows as the protocol scores them, and a search's candidate scores.
 
-:class:`HeldOut` is a fold's held-out rows as the paper's protocol reveals and
-scores them (Section 5.1): each row reveals its observed scores of the
-selected benchmarks, and its other observed scores are scored (a row that
-observes none of them only under ``unreached="mean"``).  The protocol, the
-search and a fitted variance inflation score their folds with it; the folds
-and the loop over them are :mod:`benchsel_lib.method.folds`.
-
-A search scores each candidate -- a selector at a size ``k`` with a predictor -- by cross-validation *of the
-training models* (:func:`out_of_fold`, on :class:`~benchsel_lib.method.folds.InnerFolds`): in each inner fold,
-each candidate, a clone of the search's estimator (a :class:`~benchsel_lib.method.pipeline.Pipeline`) with the
-candidate's predictor, is fit on the other folds, standardized, correlated and selected on once for all
-candidates (:class:`Prepared`), and predicts the fold's rows.  :func:`score_candidates` turns the out-of-fold
-predictions into the paper's R^2 (Section 5.1) per candidate, and the non-negative stack of the predictors
-(weights cross-fitted on the other folds' predictions) into one more candidate.  The conformal intervals read
-their residuals off the same predictions.
+:class:`HeldOut` is a fold's held-out rows as the paper's protocol reveals and scores them (Section 5.1).
+:func:`out_of_fold` predicts every candidate of a search on inner folds (clones of the search's estimator,
+handed what the candidates share, :class:`Prepared`); :func:`score_candidates` turns the predictions into
+the paper's R^2 per candidate, and the non-negative stack of the predictors into one more candidate.
 """
 from __future__ import annotations
 
@@ -46,10 +35,8 @@ class HeldOut:
     values : ndarray (v, N)
         The held-out rows in the space the predictions are made in (NaN missing).
     observed : ndarray (v, N) bool
-        Their observed entries.
     unreached : {"skip", "mean"}
-        Whether a row that observes none of the revealed benchmarks is scored
-        (``"mean"``: predicted by the training mean) or left out (``"skip"``).
+        As :func:`~benchsel_lib.method.predictors.scored_entries`.
     """
 
     values: np.ndarray
@@ -66,12 +53,8 @@ class HeldOut:
         return self.observed[:, sel].any(axis=1)
 
     def scored(self, sel: np.ndarray, *, targets: np.ndarray | None = None) -> np.ndarray:
-        """The scored entries: observed targets of the rows that ``unreached`` scores.
-
-        ``targets`` None: every column but ``sel``, in all ``N`` columns (the
-        revealed ones never scored); else the ``(v, |targets|)`` entries of
-        ``targets`` (:func:`~benchsel_lib.method.predictors.scored_entries`).  O(v N).
-        """
+        """The scored entries: observed targets of the rows that ``unreached`` scores, over all ``N`` columns
+        (``sel`` never scored) or the ``(v, |targets|)`` entries of ``targets``.  O(v N)."""
         if targets is not None:
             return scored_entries(self.observed, sel, targets, self.unreached)
         E = scored_entries(self.observed, sel, np.arange(self.observed.shape[1]), self.unreached)
@@ -79,15 +62,12 @@ class HeldOut:
         return E
 
     def predict(self, fitted: Any, sel: np.ndarray, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """Predictions (and variances, or None) of ``targets`` from the revealed scores of ``sel``.
-
-        :func:`~benchsel_lib.method.predictors.reveal_and_predict`; O(one prediction of the rows).
-        """
+        """Predictions (and variances, or None) of ``targets`` from the revealed scores of ``sel``
+        (:func:`~benchsel_lib.method.predictors.reveal_and_predict`); O(one prediction of the rows)."""
         return reveal_and_predict(fitted, self.values, self.observed, sel, targets)
 
 
-#: what makes the estimator of a search that names none (:func:`default_estimator`); set by
-#: :mod:`benchsel_lib.method.pipeline`, which defines ``Pipeline`` above this module
+#: what makes the estimator of a search that names none; set by :mod:`benchsel_lib.method.pipeline`
 _ESTIMATOR: list[Callable[[], Any]] = []
 
 
@@ -97,12 +77,8 @@ def use_default_estimator(make: Callable[[], Any]) -> None:
 
 
 def default_estimator() -> Any:
-    """The estimator whose clones score a search's candidates when none is named: ``Pipeline(calibrator=None)``.
-
-    ``Pipeline`` is defined in :mod:`benchsel_lib.method.pipeline`, which
-    imports this module and registers it (:func:`use_default_estimator`);
-    importing any part of :mod:`benchsel_lib` does so (the package imports it).  O(1).
-    """
+    """The estimator whose clones score a search's candidates when none is named: ``Pipeline(calibrator=None)``
+    (registered by :mod:`benchsel_lib.method.pipeline`). O(1)."""
     if not _ESTIMATOR:  # pragma: no cover - the package's import registers it
         raise RuntimeError("no default estimator: import benchsel_lib.method.pipeline first")
     return _ESTIMATOR[0]()
@@ -110,18 +86,14 @@ def default_estimator() -> Any:
 
 @dataclass(frozen=True)
 class Prepared:
-    """What a fit is handed instead of computing it: the training rows' fitted scaling, their correlation, and
-    the selections by size.
-
-    An inner fold of a search (:func:`out_of_fold`) computes what its candidates share once and hands it to
-    every candidate's clone (:meth:`~benchsel_lib.method.fitting.BasePipeline.fit_path`): a per-fold cache.
+    """What a fit is handed instead of computing it: an inner fold's cache, shared by every candidate's clone.
 
     Attributes
     ----------
     scaling : FittedScaling or None
         The standardization fit on the training rows.
     correlation : ndarray (N, N) or None
-        The training correlation (not estimated again).
+        The training correlation.
     selections : mapping of int to sequence of int, or None
         The selected columns at each size (no selector runs).
     """
@@ -138,11 +110,10 @@ class OutOfFold:
     Attributes
     ----------
     folds : list of Fold
-        The inner folds.
     truth : ndarray (m, N)
         The training rows, 0 where missing.
     masks : dict (selector, k) -> (m, N) bool
-        The scored entries of each selection (the protocol's rule, :meth:`HeldOut.scored`).
+        The scored entries of each selection.
     preds : dict (selector, predictor, k) -> (m, N)
         Out-of-fold predictions (0 outside the mask).
     """
@@ -174,15 +145,12 @@ def out_of_fold(
     folds : sequence of Fold
         The inner folds (rows of ``cv``; :meth:`InnerFolds.folds`).
     select : callable
-        ``select(selector, rows, correlation, n_rows)`` -> selections by size,
-        made on the other folds' standardized rows and their correlation.
+        ``select(selector, rows, correlation, n_rows)`` -> selections by size on the other folds.
     selectors, predictors, sizes
         The candidates and the sizes scored.
     unreached : {"skip", "mean"}
-        Whether a row that observes none of the revealed benchmarks is scored.
     estimator : Pipeline, optional
-        A fixed pipeline without intervals (default :func:`default_estimator`): each candidate is a clone of
-        it with the candidate's predictor, as scikit-learn's ``GridSearchCV`` fits clones of its estimator.
+        A fixed pipeline without intervals (default :func:`default_estimator`) cloned per candidate.
     names : sequence of str, optional
         Benchmark names of the columns of ``cv`` (default ``"0", "1", ...``).
 
@@ -192,10 +160,9 @@ def out_of_fold(
 
     Notes
     -----
-    Cost: per fold (:func:`~benchsel_lib.method.folds.cross_fit`) one standardization and correlation of the
-    other folds, one selection per selector, and per candidate the predictor's fit and the predictions of the
-    fold's rows (the clone's fitted path; a row-wise predictor gets every size in one call); memory O(S K P m N)
-    for the predictions.  A fold whose other folds observe fewer than two benchmarks is skipped.
+    Cost: per fold one standardization and correlation of the other folds, one selection per selector, and
+    per candidate the predictor's fit and predictions; memory O(S K P m N).  A fold whose other folds observe
+    fewer than two benchmarks is skipped.
     """
     m, N = cv.shape
     out = OutOfFold(list(folds), np.where(np.isnan(cv), 0.0, cv))
@@ -205,8 +172,7 @@ def out_of_fold(
 
     def predict_fold(fold: Fold) -> tuple[list[tuple[tuple[str, int], np.ndarray]],
                                           list[tuple[tuple[str, str, int], np.ndarray]]] | None:
-        """The fold's scored masks by (selector, k) and predictions by (selector, predictor, k); None for a fold
-        whose other folds observe fewer than two benchmarks."""
+        """The fold's scored masks and predictions (None: fewer than two benchmarks observed)."""
         others = fold.train
         if (~np.isnan(cv[others])).any(axis=0).sum() < 2:
             return None
@@ -260,15 +226,8 @@ def _cross_fit_stack(oof: OutOfFold, s: str, k: int, predictors: Sequence[str]) 
 
 
 def stack_prediction(weights: Mapping[str, float], predict: Callable[[str], np.ndarray]) -> Any:
-    """The stack's prediction: ``sum(w * predict(name))`` over the predictors of positive weight, in order.
-
-    The one combination of the stack (its NNLS weights are
-    :func:`~benchsel_lib.method.predictors.nnls_weights`), for its
-    out-of-fold predictions (:func:`score_candidates`) and for a search's
-    choice (:class:`~benchsel_lib.method.inner_search.ChosenPredictor`);
-    ``predict`` is called once per predictor of positive weight.  0.0 when
-    no weight is positive.  O(P n) for P predictors and n entries.
-    """
+    """The stack's prediction: ``sum(w * predict(name))`` over the predictors of positive weight, in order
+    (0.0 when none). O(P n) for P predictors and n entries."""
     out: Any = 0.0
     for name, w in weights.items():
         if w > 0:
@@ -278,28 +237,22 @@ def stack_prediction(weights: Mapping[str, float], predict: Callable[[str], np.n
 
 def score_candidates(oof: OutOfFold, predictors: Sequence[str], *,
                      stack: bool) -> tuple[list[dict[str, Any]], dict[tuple[str, int], dict[str, float]]]:
-    """The inner R^2 of every candidate, and the stack's weights per (selector, k).
+    """The inner R^2 (Section 5.1) of every candidate, and the stack's weights per (selector, k).
 
-    Each (selector, k, predictor) is scored by the protocol's R^2 over its
-    scored entries (Section 5.1); with ``stack`` (and two or more
-    predictors) the stack ``"stack"`` too, from its cross-fitted
-    predictions, which are added to ``oof.preds``; its weights for use are
-    fit on every scored entry.  Rows: ``selector, predictor, k, r2, n_eval``.
-    O(S K P m N).
+    With ``stack`` (and two or more predictors) the stack is scored from its cross-fitted predictions (added
+    to ``oof.preds``); its weights for use are fit on every scored entry.  O(S K P m N).
     """
     rows: list[dict[str, Any]] = []
     weights: dict[tuple[str, int], dict[str, float]] = {}
     truth = oof.truth
     for (s, k), mk in oof.masks.items():
         tot = float((truth[mk] ** 2).sum())
-        for p in predictors:
-            res = float(((oof.preds[(s, p, k)] - truth)[mk] ** 2).sum())
-            rows.append(dict(selector=s, predictor=p, k=k, r2=r2_from_sums(res, tot), n_eval=int(mk.sum())))
+        cands = {p: oof.preds[(s, p, k)] for p in predictors}
         if stack and len(predictors) > 1:
-            cross = _cross_fit_stack(oof, s, k, predictors)
-            res = float(((cross - truth)[mk] ** 2).sum())
-            rows.append(dict(selector=s, predictor=STACK, k=k, r2=r2_from_sums(res, tot), n_eval=int(mk.sum())))
-            w_all = nnls_weights([oof.preds[(s, p, k)][mk] for p in predictors], truth[mk])
+            cands[STACK] = oof.preds[(s, STACK, k)] = _cross_fit_stack(oof, s, k, predictors)
+            w_all = nnls_weights([cands[p][mk] for p in predictors], truth[mk])
             weights[(s, k)] = dict(zip(predictors, w_all.tolist()))
-            oof.preds[(s, STACK, k)] = cross
+        for p, pred in cands.items():
+            res = float(((pred - truth)[mk] ** 2).sum())
+            rows.append(dict(selector=s, predictor=p, k=k, r2=r2_from_sums(res, tot), n_eval=int(mk.sum())))
     return rows, weights

@@ -1,36 +1,17 @@
 """The one contract of the method: a :class:`Pipeline` from scores to selected benchmarks and predictions.
 
-A pipeline is five fixed steps, each a small object of its own module:
+A pipeline is five fixed steps: scaling (:class:`~benchsel_lib.method.scaling.Scaling`), correlation
+(:class:`~benchsel_lib.method.correlation.Correlation`, pairwise or EM, Section 3 and Appendix G), selection
+(:class:`~benchsel_lib.method.selectors.Selector`, Algorithms 1-2, Appendices B-C), prediction
+(:mod:`benchsel_lib.method.predictors`) and calibration
+(:class:`~benchsel_lib.method.calibration.GaussianIntervals`, Eq. cond-var, or
+:class:`~benchsel_lib.method.calibration.Conformal`).  The paper's pipeline is :meth:`Pipeline.paper`.
 
-1. scaling -- :class:`~benchsel_lib.method.scaling.Scaling` (optional logit,
-   standardization with the training means and spreads, clip);
-2. correlation -- :class:`~benchsel_lib.method.correlation.Correlation`
-   (pairwise or EM, Section 3 and Appendix G);
-3. selection -- one :class:`~benchsel_lib.method.selectors.Selector`
-   (Algorithms 1-2, Appendices B-C, prediction-aimed orders);
-4. prediction -- one predictor (:mod:`benchsel_lib.method.predictors`);
-5. calibration -- :class:`~benchsel_lib.method.calibration.GaussianIntervals`
-   (Eq. cond-var, optionally inflated) or
-   :class:`~benchsel_lib.method.calibration.Conformal` (read off an inner
-   cross-validation of this one pair).
-
-The paper's pipeline is :meth:`Pipeline.paper`.  A choice among several selections and predictors is a
-search, :class:`PipelineSearch`, which :meth:`Pipeline.auto` (the recommended pipeline) returns.  It is to
-:class:`Pipeline` what scikit-learn's ``GridSearchCV`` is to an estimator: its candidates are data (a
-:class:`~benchsel_lib.method.candidates.CandidateSpace` of grids of selectors x predictors), its inner folds a
-splitter (:class:`~benchsel_lib.method.folds.InnerFolds`), its choice rule a small object
-(:mod:`benchsel_lib.method.choice`); :attr:`PipelineSearch.cv_results_` is the table of candidate scores,
-:attr:`PipelineSearch.best_params_` and :attr:`PipelineSearch.best_estimator_` (a fitted :class:`Pipeline`) its
-choice.  The work is done by :func:`~benchsel_lib.method.inner_search.pipeline_path` on the out-of-fold engine
-of :mod:`benchsel_lib.method.oof`, within the budget planned by :mod:`benchsel_lib.method.plan`: each inner fold
-fits clones of a :class:`Pipeline` without intervals through
-:meth:`Pipeline.fit_path <benchsel_lib.method.fitting.BasePipeline.fit_path>`, handed the fold's scaling,
-correlation and selections (:class:`~benchsel_lib.method.oof.Prepared`).  A fixed pipeline with conformal
-intervals reads them off the same inner folds, fitting clones of itself without intervals.
-
-The conventions are scikit-learn's ``BaseEstimator``'s (:func:`clone` is ``sklearn.base.clone``, re-exported
-here; nested step parameters as ``selector__tie_break``).  Given scores are checked by
-:func:`~benchsel_lib.method.given.check_given`.
+A choice among several selections and predictors is a :class:`PipelineSearch` (what :meth:`Pipeline.auto`
+returns), to :class:`Pipeline` what scikit-learn's ``GridSearchCV`` is to an estimator: candidates as data
+(:class:`~benchsel_lib.method.candidates.CandidateSpace`), inner folds as a splitter, ``cv_results_``,
+``best_params_`` and ``best_estimator_``; the work is :func:`~benchsel_lib.method.inner_search.pipeline_path`.
+:func:`clone` is ``sklearn.base.clone``; nested step parameters are set as ``selector__tie_break``.
 """
 from __future__ import annotations
 
@@ -118,10 +99,7 @@ class Pipeline(BasePipeline):
         Label in cross-validation tables (default: the objective for the
         paper's pipelines, ``"SELECTOR+PREDICTOR"`` for a named pair).
 
-    Attributes
-    ----------
-    See :class:`BasePipeline`: ``scaling_``, ``correlation_``, ``selection_``,
-    ``choice_``, ``benchmarks_``, ``notes_``, ``selected``.
+    Attributes are those of :class:`BasePipeline`.
 
     Examples
     --------
@@ -172,14 +150,11 @@ class Pipeline(BasePipeline):
         return super().component(which)
 
     def _steps(self) -> dict[str, Any]:
-        """One selector and one predictor; no choice to make (conformal intervals still fit by inner folds). O(1)."""
         return {"selector": self.component("selector"), "predictor": self.component("predictor")}
 
     def _candidate(self) -> Pipeline:
-        """This pipeline without intervals: its conformal intervals are read off the inner-fold fits of clones of it."""
         return clone(self).set_params(calibrator=None)
 
-    # ------------------------------------------------------------------ constructors
     @classmethod
     def paper(
         cls,
@@ -210,7 +185,8 @@ class Pipeline(BasePipeline):
             Algorithm 1, Algorithm 2 or the random baseline (also "lasso",
             "greedy", "anchors", "sparse", "mean-lasso", "imputed-lasso", "trace", "imputed-trace").
         estimator, config
-            The correlation estimate (Section 5.1, Appendix G).
+            The correlation estimate (Section 5.1, Appendix G; ``"auto"``: the paper's rule, the floored
+            pairwise correlation where EM would take too long, ``notes_`` says so).
         logit : bool
             Work in logit space (Appendix K).
         tie_break, min_observed, initial, costs, budget, lazy
@@ -218,16 +194,11 @@ class Pipeline(BasePipeline):
         ridge : float
             Ridge of the conditional mean (1e-2 in Section 5.1).
         predictor : predictor, optional
-            Another predictor in place of the Gaussian conditional mean
-            (for instance :class:`~benchsel_lib.method.completion.SoftImpute`).
+            Another predictor in place of the Gaussian conditional mean.
         inflation : float or "inner"
-            Variance factor of the Gaussian intervals, or fit it on inner folds.
-        inner_folds : int
-            Inner folds of the fitted inflation.
+            Variance factor of the Gaussian intervals, or fit it on ``inner_folds`` inner folds.
 
-        With ``estimator="auto"`` the correlation is the paper's rule, except where EM would take too long
-        (:func:`~benchsel_lib.method.correlation.em_too_costly`), where it is the pairwise correlation with
-        floored eigenvalues (``notes_`` says so).
+        O(1): nothing is fit.
         """
         return cls(
             k,
@@ -262,34 +233,22 @@ class Pipeline(BasePipeline):
 
         Candidates: the selectors (default ``mi``, ``entropy-obs``, ``lasso``, ``random``) with the predictors
         (default Gaussian, ridge, kNN, blend) and their NNLS stack; correlation ``"fast"``; split-conformal
-        intervals.  Where the training matrix misses more than half its entries
-        (:data:`~benchsel_lib.method.candidates.SPARSE_MISSING`) the default candidates are
-        :data:`~benchsel_lib.method.candidates.SPARSE_SELECTORS` (``entropy-obs``, ``lasso``, the greedy on the
-        total residual variance of the mean-imputed matrix, BenchPred's imputed Lasso) with
-        :data:`~benchsel_lib.method.candidates.SPARSE_PREDICTORS` (kNN, blend, the per-target ridge on the
-        mean-imputed scores) and their stack: on such a matrix the imputed selections, which reveal benchmarks
-        that many models ran, pay more than MI's picks (``sparse_`` says which set was searched).  Passing
-        ``selectors`` or ``predictors`` fixes the candidates on every matrix (the other one defaults to the
-        first set).
+        intervals.  Where the training matrix misses more than
+        :data:`~benchsel_lib.method.candidates.SPARSE_MISSING` of its entries the defaults are
+        :data:`~benchsel_lib.method.candidates.SPARSE_SELECTORS` with
+        :data:`~benchsel_lib.method.candidates.SPARSE_PREDICTORS` (``sparse_`` says so).  Passing
+        ``selectors`` or ``predictors`` fixes the candidates on every matrix.
 
         At each ``k`` the pair with the highest inner R^2 is chosen, unless that score falls below the one of
-        the choice at ``k - 1``, which is then kept with one more benchmark
-        (:func:`~benchsel_lib.method.choice.choose_candidate`); ``choice="nested"`` keeps one selector for
-        every size instead.  By default (``blocks=(5,)``, :data:`~benchsel_lib.method.inner_search.AUTO_BLOCKS`)
-        a choice at five benchmarks whose selector's selections are not nested (BenchPred's imputed Lasso,
-        anchor points) stays in every larger selection, so that revealing more does not take back what was
-        revealed; ``blocks=()`` none.  ``initial`` applies to every candidate selector, ``min_observed`` to
-        every one without a filter of its own (``entropy-obs`` keeps its 30 %; pass a :class:`Selector` to set
-        another).  By default (:data:`~benchsel_lib.method.candidates.DEFAULT_MIN_OBSERVED`, 5) no candidate
-        reveals a benchmark that fewer than five training models observe (scaled to each inner fold's share of
-        them): the correlations behind its predictions would rest on two or three models.  ``None`` or 0 keeps
-        every benchmark a candidate.
+        the choice at ``k - 1``, which is then kept with one more benchmark (``choice="nested"``: one
+        selector for every size).  With ``blocks=(5,)`` a choice at five benchmarks whose selector is not
+        nested stays in every larger selection.  ``initial`` applies to every candidate selector,
+        ``min_observed`` (default :data:`~benchsel_lib.method.candidates.DEFAULT_MIN_OBSERVED`, scaled to each
+        inner fold) to every one without a filter of its own; ``None`` or 0 keeps every benchmark a candidate.
 
         Cost: the inner search of :func:`~benchsel_lib.method.inner_search.pipeline_path`, estimated before it
         starts (:func:`~benchsel_lib.method.plan.search_cost`); beyond
-        :data:`~benchsel_lib.method.plan.SEARCH_BUDGET` (tens of thousands of models, thousands of benchmarks)
-        it runs on seeded subsamples and leaves out candidates whose selection would take too long, while the
-        final selection and fit use every model and benchmark (``notes_`` says so).
+        :data:`~benchsel_lib.method.plan.SEARCH_BUDGET` it runs on seeded subsamples (``notes_`` says so).
         """
         space = auto_space(selectors=selectors, predictors=predictors, stack=stack, min_observed=min_observed,
                            initial=initial)
@@ -317,18 +276,12 @@ class Pipeline(BasePipeline):
     ) -> Pipeline | PipelineSearch:
         """A pipeline from its short name, with shared options.
 
-        ``"entropy"``, ``"mi"``, ``"random"`` -> :meth:`paper` (every option);
-        ``"auto"`` -> :meth:`auto` (``logit``, ``min_observed``, ``initial``,
-        ``seed``); ``"SELECTOR+PREDICTOR"`` (e.g. ``"lasso+ridge"``) -> that
-        pair with conformal intervals (``estimator``, ``config``, ``logit``,
-        ``min_observed``, ``initial``, ``seed``).  As in :meth:`auto`,
-        ``min_observed`` leaves a selector's own filter (``entropy-obs``) as it is.
-        ``min_observed=None`` is each pipeline's default (none, but auto's
-        :data:`~benchsel_lib.method.candidates.DEFAULT_MIN_OBSERVED`); 0 is none,
-        auto's included.  Every option is checked, whichever pipeline uses
-        it; ``predictor`` applies to the paper's pipelines only (a pair names
-        its own, auto searches), so with another name it raises ``ValueError``.
-        O(1): the options are checked and the pipeline built; nothing is fit.
+        ``"entropy"``, ``"mi"``, ``"random"`` -> :meth:`paper` (every option); ``"auto"`` -> :meth:`auto`
+        (``logit``, ``min_observed``, ``initial``, ``seed``); ``"SELECTOR+PREDICTOR"`` -> that pair with
+        conformal intervals (``estimator``, ``config``, ``logit``, ``min_observed``, ``initial``, ``seed``).
+        ``min_observed=None`` is each pipeline's default; 0 is none.  Every option is checked, whichever
+        pipeline uses it; ``predictor`` with another name than the paper's raises ``ValueError``.
+        O(1): nothing is fit.
         """
         Correlation(estimator, config)  # the shared options: a bad value is named even where it is not used
         GaussianIntervals(inflation=inflation, inner_folds=inner_folds)
@@ -352,9 +305,8 @@ class Pipeline(BasePipeline):
                    seed=seed, name=name)
 
 
-#: the ``unreached`` rule of a search's inner folds: a candidate is scored on every held-out model, one that
-#: ran none of the candidate's benchmarks predicted by the training mean and counted ("mean"), so that a
-#: selection few models ran is not scored on those few alone
+#: the ``unreached`` rule of a search's inner folds: a held-out model that ran none of the candidate's benchmarks
+#: is scored with the training mean, so that a selection few models ran is not scored on those few alone
 SEARCH_UNREACHED = "mean"
 
 
@@ -387,18 +339,14 @@ class PipelineSearch(BasePipeline):
     Attributes
     ----------
     cv_results_ : DataFrame
-        The inner-CV R^2 of every candidate scored by the fit, its rank at its size and whether it is the choice.
-    choice_ : Recommendation
-        The choice at ``k``.
-    Others as :class:`~benchsel_lib.method.pipeline.Pipeline`: ``scaling_``,
-    ``correlation_``, ``benchmarks_``, ``notes_``, ``sparse_``, ``selected``.
+        Every candidate's inner-CV R^2, its rank at its size and whether it is the choice.
+    Others as :class:`BasePipeline`.
 
     Notes
     -----
     A candidate is scored on every inner-held-out model (:data:`SEARCH_UNREACHED`).  Cost: the inner search
-    (:func:`~benchsel_lib.method.plan.search_cost` estimates it before any work; above its budget it runs on
-    subsamples), then one selection and fit on every training model.  :meth:`predict` never searches: scores
-    of other benchmarks than the selected ones need a fit for them, ``fit(matrix, revealed=[...])``.
+    (:func:`~benchsel_lib.method.plan.search_cost`), then one selection and fit on every training model.
+    :meth:`predict` never searches: other benchmarks need ``fit(matrix, revealed=[...])``.
     """
 
     def __init__(
@@ -441,7 +389,6 @@ class PipelineSearch(BasePipeline):
         return super().component(which)
 
     def _steps(self) -> dict[str, Any]:
-        """The candidate space (its first grid until a matrix picks one), the choice, the folds, the blocks. O(G)."""
         space = self.component("candidates")
         choice_rule(self.choice)
         check_int(self.search_folds, "search_folds", minimum=2)
@@ -454,7 +401,6 @@ class PipelineSearch(BasePipeline):
                 "folds": self.search_folds, "unreached": SEARCH_UNREACHED, "space": space}
 
     def _candidate(self) -> Pipeline:
-        """The fixed pipeline whose clones the inner folds fit, one per candidate: this search's scaling and seed."""
         return Pipeline(scaling=self.scaling, calibrator=None, seed=self.seed)
 
     @property
@@ -466,10 +412,8 @@ class PipelineSearch(BasePipeline):
     def cv_results_(self) -> pd.DataFrame:
         """Every candidate the fit scored: ``selector, predictor, k, r2, n_eval, rank, chosen``.
 
-        ``r2`` is the inner-CV R^2 (the paper's, Section 5.1, on the inner
-        folds of the training models), ``n_eval`` the entries it pools,
-        ``rank`` its rank among the candidates at its size (1: best), and
-        ``chosen`` marks the choice at ``k``.  O(C log C) for C rows.
+        ``r2`` is the inner-CV R^2 (Section 5.1), ``n_eval`` the entries it pools, ``rank`` its rank at its
+        size (1: best), ``chosen`` the choice at ``k``.  O(C log C) for C rows.
         """
         self._check_fitted()
         rec = self.choice_
@@ -482,11 +426,8 @@ class PipelineSearch(BasePipeline):
     def best_params_(self) -> dict[str, Any]:
         """The choice at ``k`` as parameters of a :class:`~benchsel_lib.method.pipeline.Pipeline`.
 
-        ``{"k", "selector", "predictor"}``: the chosen selector with
-        the selected benchmarks mandatory (so that it selects them, in their
-        order), and the chosen predictor (a
-        :class:`~benchsel_lib.method.inner_search.ChosenPredictor`: a named
-        predictor or the stack).  O(k).
+        ``{"k", "selector", "predictor"}``: the chosen selector with the selected benchmarks mandatory, and
+        the chosen predictor (a :class:`~benchsel_lib.method.inner_search.ChosenPredictor`).  O(k).
         """
         self._check_fitted()
         rec = self.choice_
@@ -500,14 +441,9 @@ class PipelineSearch(BasePipeline):
     def best_estimator_(self) -> Any:
         """The choice at ``k`` as a fitted :class:`~benchsel_lib.method.pipeline.Pipeline`.
 
-        As scikit-learn's ``GridSearchCV.best_estimator_``: a pipeline with the
-        search's scaling, correlation and seed and :attr:`best_params_`, fit on
-        the matrix the search was fit on; its ``predict`` gives the search's
-        predictions.  It has no intervals (``calibrator=None``): the search's
-        conformal intervals are read off its own inner cross-validation.
-        Built on first access and kept until the next ``fit`` or
-        ``set_params``.  Cost: one correlation estimate and one fit of the
-        chosen predictor (:meth:`Pipeline.fit <benchsel_lib.method.pipeline.Pipeline.fit>`).
+        As scikit-learn's ``GridSearchCV.best_estimator_``: the search's scaling, correlation and seed with
+        :attr:`best_params_`, fit on the search's matrix, without intervals; built on first access and kept
+        until the next ``fit`` or ``set_params``.  Cost: one correlation estimate and one fit of the predictor.
         """
         self._check_fitted()
         if getattr(self, "refit_", None) is None:
@@ -515,8 +451,7 @@ class PipelineSearch(BasePipeline):
                                    seed=self.seed, name=self.label, **self.best_params_).fit(self.matrix_)
         return self.refit_
 
-    def _fit_revealed(self, cols: list[int]) -> tuple[FittedPath, PathStep]:
-        """Refused: a search predicts only from its selection (fitted already)."""
+    def _fit_revealed(self, cols: list[int]) -> tuple[FittedPath, PathStep]:  # refused: a search predicts from its own
         chosen = [self.benchmarks_[j] for j in self.step_.selected]
         other = [self.benchmarks_[j] for j in cols if self.benchmarks_[j] not in chosen]
         missing = [b for b in chosen if self.benchmarks_.index(b) not in cols]

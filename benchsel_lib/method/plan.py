@@ -1,20 +1,9 @@
 """The cost model of the recommended pipeline's search and its plan for big matrices.
 
-Before any work, :func:`plan_search` estimates the operations of the inner
-search (:func:`search_cost`: per inner fold a correlation, one selection per
-selector and every predictor per (selector, k); the k-nearest-neighbour
-distances grow with the square of the number of models, the selections with
-the cube of the number of benchmarks).  Within :data:`SEARCH_BUDGET` the
-search runs on every model and benchmark.  Above it, the inner
-cross-validation runs on a seeded subsample of the models (at least
-:data:`SEARCH_MIN_MODELS`, so a matrix with no more models keeps them all)
-and/or of the benchmarks (at least :data:`SEARCH_MIN_BENCHMARKS`; mandatory
-and given benchmarks always kept), and a candidate selector whose selection
-on all benchmarks would cost more than :data:`SELECTION_BUDGET` (MI on
-several thousand benchmarks) is left out; the final selection and the fits
-use every model and benchmark.  The paper's matrices (at most 263 models and
-114 benchmarks) lie far below the floors: their searches, and every number
-computed from them, are those of the full search.
+Before any work, :func:`plan_search` estimates the operations of the inner search (:func:`search_cost`).
+Above :data:`SEARCH_BUDGET` the inner cross-validation runs on seeded subsamples of the models and/or the
+benchmarks and costly selectors are left out; the final selection and fits use every model and benchmark.
+The paper's matrices (at most 263 models and 114 benchmarks) lie far below the floors.
 """
 from __future__ import annotations
 
@@ -34,7 +23,7 @@ __all__ = ["SearchPlan", "plan_search", "search_cost", "selection_cost", "SEARCH
            "SEARCH_MIN_BENCHMARKS", "SELECTION_BUDGET"]
 
 #: estimated operations (:func:`search_cost`) above which the inner search runs on subsamples (about
-#: ten seconds on one core); a matrix within both subsample floors below is never subsampled
+#: ten seconds on one core)
 SEARCH_BUDGET = 3e10
 #: a subsample of the models keeps at least this many (a matrix with no more models is never subsampled)
 SEARCH_MIN_MODELS = 2000
@@ -46,10 +35,8 @@ SELECTION_BUDGET = 1e12
 
 
 def selection_cost(objective: str, n_benchmarks: int, k: int, *, n_models: int = 0) -> float:
-    """Estimated operations of one selection of ``k`` among ``n_benchmarks`` (:meth:`Selector.select`). O(1).
-
-    The objective's own estimate (:data:`~benchsel_lib.method.facts.OBJECTIVE_FACTS`).
-    """
+    """Estimated operations of one selection of ``k`` among ``n_benchmarks``, the objective's own estimate
+    (:data:`~benchsel_lib.method.facts.OBJECTIVE_FACTS`). O(1)."""
     return OBJECTIVE_FACTS[objective].cost(float(n_benchmarks), float(k), float(n_models))
 
 
@@ -76,17 +63,11 @@ def search_cost(
 ) -> float:
     """Estimated operations of :func:`~benchsel_lib.method.inner_search.pipeline_path` on an ``n_models x n_benchmarks`` training matrix. O(1).
 
-    Per inner fold (``m_t = m - m / F`` training rows, ``v = m / F`` query
-    rows): the fold's correlation (two products and an N x N
-    eigendecomposition, the low-rank route for a complete wide matrix, or
-    about 30 EM iterations where the inner correlation is EM), one selection
-    per selector (:func:`selection_cost`) and, for each of the ``n_ks``
-    subset sizes of each selector, every predictor (its own estimate,
-    :data:`~benchsel_lib.method.predictors.PREDICTORS`; the k-nearest
-    neighbours' distances are quadratic in the models).  The weights were
-    read off timings of the search on one core, where about 2e9 of these
-    operations take a second; the estimate orders the work, it does not
-    promise seconds.
+    Per inner fold (``m - m / F`` training rows, ``m / F`` query rows): the fold's correlation, one
+    selection per selector (:func:`selection_cost`; ``"given"``: none) and, for each of the ``n_ks`` subset
+    sizes of each selector, every predictor (its own estimate,
+    :data:`~benchsel_lib.method.predictors.PREDICTORS`).  About 2e9 of these operations take a second on
+    one core; the estimate orders the work, it does not promise seconds.
 
     Parameters
     ----------
@@ -94,8 +75,7 @@ def search_cost(
     k : int
         The largest subset size.
     selectors, predictors : sequences
-        The candidates (names or selectors; ``"given"``: a given revealed
-        set, no selection; the predictor ``"stack"`` costs nothing more).
+        The candidates (``"given"``: a given revealed set, no selection).
     n_ks : int
         Subset sizes scored per selector.
     n_folds : int
@@ -123,25 +103,17 @@ class SearchPlan:
 
     Attributes
     ----------
-    rows : ndarray of int or None
-        The models the inner cross-validation uses (sorted; None: every model).
-    columns : ndarray of int or None
-        The benchmarks it uses (sorted; None: every benchmark).
+    rows, columns : ndarray of int or None
+        The models and benchmarks the inner cross-validation uses (sorted; None: all).
     left_out : tuple of str
-        Candidate selectors left out (their selection on every benchmark
-        would cost more than :data:`SELECTION_BUDGET`).
-    cost : float
-        Estimated operations of the search on every model and benchmark (:func:`search_cost`).
-    planned : float
-        Estimated operations of the planned search.
+        Candidate selectors left out (over :data:`SELECTION_BUDGET`).
+    cost, planned : float
+        Estimated operations of the full and of the planned search.
     shape : (int, int)
-        The training matrix's shape.
     seed : int
-        Seed of the subsamples.
     budget : float
-        The budget the plan was made for.
     given : bool
-        The search only chooses a predictor for a given revealed set (no selection).
+        The search only chooses a predictor for a given revealed set.
     """
 
     rows: np.ndarray | None
@@ -198,24 +170,18 @@ def plan_search(
 ) -> SearchPlan:
     """Choose, before any work, how the inner search of :func:`~benchsel_lib.method.inner_search.pipeline_path` runs.
 
-    Within ``budget`` (default :data:`SEARCH_BUDGET`) estimated operations
-    (:func:`search_cost`) the search runs on everything.  Otherwise, in this
-    order: a selector whose selection on every benchmark costs more than
-    :data:`SELECTION_BUDGET` is left out (when another candidate remains);
-    with more than :data:`SEARCH_MIN_BENCHMARKS` benchmarks, the inner
-    cross-validation uses the largest seeded subsample of them (at least
-    that many, the ``keep`` columns always in) whose selections and
-    correlations fit half the budget; with more than
-    :data:`SEARCH_MIN_MODELS` models, the largest seeded subsample of the
-    models (at least that many) whose whole search fits the budget.  The
-    subsamples are uniform without replacement from the streams
-    ``(seed, 12)`` (models) and ``(seed, 13)`` (benchmarks), sorted.
-    Deterministic; O(log(M) + log(N)) cost evaluations plus the draws.
+    Within ``budget`` (default :data:`SEARCH_BUDGET`) estimated operations (:func:`search_cost`, whose
+    parameters these are) the search runs on everything.  Otherwise, in this order: a selector whose
+    selection costs more than :data:`SELECTION_BUDGET` is left out (when another remains); with more than
+    :data:`SEARCH_MIN_BENCHMARKS` benchmarks, the largest seeded subsample of them (the ``keep`` columns
+    always in) whose selections and correlations fit half the budget; with more than
+    :data:`SEARCH_MIN_MODELS` models, the largest seeded subsample of them whose whole search fits the
+    budget.  Subsamples are uniform without replacement from the streams ``(seed, 12)`` (models) and
+    ``(seed, 13)`` (benchmarks), sorted.  O(log(M) + log(N)) cost evaluations plus the draws.
 
     Parameters
     ----------
     n_models, n_benchmarks : int
-        The training matrix's shape.
     k, selectors, predictors, n_ks, n_folds, observed
         As for :func:`search_cost`.
     keep : sequence of int

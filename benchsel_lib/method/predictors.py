@@ -1,18 +1,8 @@
-"""The predictors by name, and the helpers of the inner cross-validation that scores them.
+"""The predictors by name (:data:`PREDICTORS`), and the helpers of the inner cross-validation that scores them.
 
-Every predictor follows the protocol of :mod:`benchsel_lib.method.base`
-(``fit(train, *, cov)``, ``predict(query)``) in standardized space, so the CV
-protocol scores all of them with the paper's R^2 (Section 5.1):
-
-* ``"gaussian"`` -- the Gaussian conditional mean (:class:`~benchsel_lib.method.gaussian.GaussianPredictor`);
-* ``"ridge"`` -- per-target ridge from the revealed benchmarks (:class:`~benchsel_lib.method.regression.RidgePredictor`);
-* ``"imputed-ridge"`` -- per-target ridge from the mean-imputed revealed
-  benchmarks, BenchPred's predictor (:class:`~benchsel_lib.method.regression.ImputedRidgePredictor`);
-* ``"lowrank"``, ``"knn"``, ``"blend"`` -- soft-impute, k-nearest neighbours and
-  the BenchPress blend (:mod:`benchsel_lib.method.completion`);
-
-A search also scores the non-negative stack of its predictors
-(:func:`nnls_weights`, :mod:`benchsel_lib.method.oof`).
+``"gaussian"`` is the Gaussian conditional mean, ``"ridge"`` the per-target ridge from the revealed
+benchmarks, ``"imputed-ridge"`` BenchPred's ridge on the mean-imputed ones, ``"lowrank"``, ``"knn"`` and
+``"blend"`` soft-impute, k-nearest neighbours and the BenchPress blend (:mod:`benchsel_lib.method.completion`).
 """
 from __future__ import annotations
 
@@ -43,12 +33,8 @@ __all__ = [
 
 
 def nnls_weights(columns: Sequence[np.ndarray], target: np.ndarray) -> np.ndarray:
-    """Non-negative least-squares weights ``w >= 0`` minimizing ``||sum_b w_b c_b - target||^2``.
-
-    ``columns`` are equally shaped prediction vectors, ``target`` the truth
-    (both already restricted to scored entries).  Uses
-    :func:`scipy.optimize.nnls` (Lawson-Hanson), O(n B^2).
-    """
+    """Non-negative least-squares weights ``w >= 0`` minimizing ``||sum_b w_b c_b - target||^2``
+    (:func:`scipy.optimize.nnls`, Lawson-Hanson), O(n B^2)."""
     C = np.column_stack([np.asarray(c, dtype=float).ravel() for c in columns])
     t = np.asarray(target, dtype=float).ravel()
     if C.shape[0] == 0:
@@ -57,20 +43,12 @@ def nnls_weights(columns: Sequence[np.ndarray], target: np.ndarray) -> np.ndarra
     return w
 
 
-def _patterns(k: float, v: float) -> float:
-    """Distinct reveal patterns among ``v`` query rows revealing ``k`` benchmarks."""
+def _patterns(k: float, v: float) -> float:  # distinct reveal patterns among v query rows
     return min(2.0 ** min(k, 60.0), v)
 
 
-def _svd(m: float, v: float, N: float) -> float:
-    """One iteration of an SVD completion of the ``(m + v) x N`` matrix."""
+def _svd(m: float, v: float, N: float) -> float:  # one iteration of an SVD completion
     return (m + v) * N * min(m + v, N)
-
-
-def _blend_cost(m: float, v: float, N: float, k: float) -> float:
-    """The blend's ridge fits (``p = min(k, 5)`` predictors each) and its SVD iterations."""
-    p = min(k, 5.0)
-    return 10.0 * _patterns(k, v) * m * N * p * p + 5.0 * _svd(m, v, N)
 
 
 @dataclass(frozen=True)
@@ -82,9 +60,8 @@ class PredictorSpec:
     factory : callable
         Makes a fresh, unfitted predictor (calling the spec does the same).
     cost : callable (m, v, N, k) -> float
-        Estimated operations of one fit on ``m`` rows and the predictions of
-        ``v`` query rows that reveal ``k`` of ``N`` benchmarks (read off
-        timings on one core, where about 2e9 take a second).
+        Estimated operations of one fit on ``m`` rows and the predictions of ``v`` query rows that reveal
+        ``k`` of ``N`` benchmarks (about 2e9 a second on one core).
     """
 
     factory: Callable[[], Any]
@@ -108,7 +85,8 @@ PREDICTORS: dict[str, PredictorSpec] = {
                                    lambda m, v, N, k: m * N + _patterns(k, v) * N * (m * k * k + k**3)),
     "lowrank": PredictorSpec(lambda: SoftImpute(rank=3, shrinkage=1.0, tol=1e-4),
                              lambda m, v, N, k: 20.0 * _svd(m, v, N)),
-    "blend": PredictorSpec(lambda: BenchPressBlend(tol=1e-4), _blend_cost),
+    "blend": PredictorSpec(lambda: BenchPressBlend(tol=1e-4), lambda m, v, N, k: 10.0 * _patterns(k, v) * m * N
+                           * min(k, 5.0) * min(k, 5.0) + 5.0 * _svd(m, v, N)),
     "knn": PredictorSpec(KNNImputer, lambda m, v, N, k: 6.0 * v * m * N),
 }
 
@@ -131,32 +109,29 @@ def check_predictor_name(name: Any, *, where: str = "") -> str:
 
 
 def make_predictor(name: str) -> Any:
-    """A fresh predictor by name: one of :data:`PREDICTORS` (``gaussian, ridge, imputed-ridge, lowrank, blend, knn``).
+    """A fresh, unfitted predictor by name (a key of :data:`PREDICTORS`), its ``name`` set to ``name``.
 
-    The returned object's ``name`` is set to ``name`` so tables use the registry names.
+    ``"gaussian"`` is ``GaussianPredictor(ridge=1e-2)`` (Section 5.1's ridge), ``"lowrank"``
+    ``SoftImpute(rank=3, shrinkage=1.0, tol=1e-4)``, ``"blend"`` ``BenchPressBlend(tol=1e-4)``; the others
+    take their classes' defaults.
 
     Parameters
     ----------
     name : str
-        A key of :data:`PREDICTORS`. The factories fix a few settings:
-        ``"gaussian"`` is ``GaussianPredictor(ridge=1e-2)`` (Section 5.1's
-        ridge), ``"lowrank"`` ``SoftImpute(rank=3, shrinkage=1.0, tol=1e-4)``,
-        ``"blend"`` ``BenchPressBlend(tol=1e-4)``; the others take their
-        classes' defaults.
 
     Returns
     -------
     predictor
-        A new, unfitted :class:`~benchsel_lib.method.base.Predictor` (a distinct object at each call).
+        A new, unfitted :class:`~benchsel_lib.method.base.Predictor`.
 
     Raises
     ------
     ValueError
-        ``name`` is not a string naming one of :data:`PREDICTORS` (the message lists them).
+        ``name`` is not one of :data:`PREDICTORS` (the message lists them).
 
     Notes
     -----
-    Complexity O(1): only the constructor runs.
+    O(1): only the constructor runs.
     """
     p = PREDICTORS[check_predictor_name(name)]()
     p.name = name
@@ -166,15 +141,8 @@ def make_predictor(name: str) -> Any:
 def reveal_and_predict(
     fitted: Any, values: np.ndarray, observed: np.ndarray, sel: np.ndarray, targets: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Predictions (and variances, or None) of ``targets`` for rows that reveal their observed entries of ``sel``.
-
-    The protocol's step 6 (Section 5.1): each row is conditioned only on the
-    selected benchmarks it has observed. A fitted
-    :class:`~benchsel_lib.method.gaussian.GaussianPredictor` takes the batched
-    path (:func:`~benchsel_lib.method.gaussian.conditional_moments`, rows
-    grouped by revealed pattern); any other predictor gets query rows that hold
-    only the revealed entries. O(one prediction of ``len(values)`` rows).
-    """
+    """Predictions (and variances, or None) of ``targets`` for rows that reveal their observed entries of ``sel``
+    (Section 5.1, step 6; a Gaussian predictor batched by reveal pattern). O(one prediction of the rows)."""
     query = np.where(observed, values, np.nan)
     if isinstance(fitted, GaussianPredictor):
         return fitted.moments(query, sel, targets)
@@ -202,24 +170,14 @@ def check_unreached(unreached: str) -> str:
 
 
 def r2_from_sums(ss_res: float, ss_tot: float) -> float:
-    """The protocol's R^2 of a set of scored entries from its sums (Section 5.1). O(1).
-
-    ``1 - ss_res / ss_tot``: ``ss_res`` sums the squared residuals and
-    ``ss_tot`` the squared standardized truths, i.e. their squared
-    deviations from the training mean (which is 0 after standardization).
-    NaN when ``ss_tot`` is 0, as when nothing is scored.
-    """
+    """The protocol's R^2 ``1 - ss_res / ss_tot`` (Section 5.1; ``ss_tot`` sums the squared standardized truths),
+    NaN when ``ss_tot`` is 0. O(1)."""
     return 1.0 - ss_res / ss_tot if ss_tot > 0 else np.nan
 
 
 def scored_entries(observed: np.ndarray, sel: np.ndarray, targets: np.ndarray, unreached: str) -> np.ndarray:
-    """Which (row, target) entries are scored (protocol step 6).
-
-    Observed unselected entries are scored. Under ``unreached="skip"``
-    (the paper's numbers) a row that observes none of the selected
-    benchmarks ``sel`` is not scored at all; under ``"mean"`` it is scored
-    with its prediction, the training mean. O(v |T|).
-    """
+    """Which observed (row, target) entries are scored (protocol step 6): under ``unreached="skip"`` (the
+    paper's) not those of a row that observes none of ``sel``; under ``"mean"`` all. O(v |T|)."""
     E = observed[:, targets]
     if unreached == "skip":
         E = E & observed[:, sel].any(axis=1)[:, None]

@@ -58,18 +58,13 @@ def ridge_loo_batch(
     """Ridge with an unpenalized intercept and the strength chosen by exact leave-one-out error, for many targets.
 
     Target ``j`` is fit on the rows that observe ``j`` and every column of
-    ``cols``.  Per target the centred Gram matrix ``G_j = A_j^T A_j`` is
-    eigendecomposed (batched ``eigh`` of ``p x p`` matrices); with
-    ``G_j = V diag(l) V^T`` the fitted values and hat diagonals for strength
-    ``a`` are ``P diag(1/(l + a)) V^T A_j^T y_j`` and ``1/n_j + sum_k P_ik^2 / (l_k + a)``
-    with ``P = A_j V``; ridge is stable under replacing ``y_i`` by its
-    leave-one-out prediction, so the leave-one-out residual is exactly
-    ``e_i / (1 - H_ii)`` (Allen's PRESS identity) and every strength is
-    scored from one decomposition.  These are the numbers of scikit-learn's
-    ``RidgeCV`` (its default efficient leave-one-out, first strength on
-    ties) fit target by target, to rounding (the tests check it); one
-    ``RidgeCV`` cannot serve all targets, as each target here has its own
-    rows (the models that observed it), and one per target is much slower.
+    ``cols``; every strength is scored from one batched ``eigh`` of the
+    centred Gram matrices by Allen's PRESS identity (leave-one-out residual
+    ``e_i / (1 - H_ii)``), as scikit-learn's ``RidgeCV`` target by target.
+    These are ``RidgeCV``'s numbers (first strength on ties) to rounding, as
+    the tests check; one ``RidgeCV`` cannot serve all targets, as each target
+    has its own rows (the models that observed it), and one per target is
+    much slower.
 
     Returns
     -------
@@ -97,10 +92,15 @@ def ridge_loo_batch(
     yc = (W * (Y - mu_y[None, :])).T  # (T, r)
     b = np.matmul(yc[:, None, :], P)[:, 0, :]  # (T, k)
     d = 1.0 / (lam[:, :, None] + al[None, None, :])  # (T, k, A)
-    fitted = np.matmul(P, d * b[:, :, None])  # (T, r, A)
-    h = 1.0 / nn[:, None, None] + np.matmul(P**2, d)  # (T, r, A)
-    loo = W.T[:, :, None] * (yc[:, :, None] - fitted) / np.maximum(1.0 - h, 1e-12)
-    mse = (loo**2).sum(axis=1) / nn[:, None]  # (T, A)
+    # the (T, r, A) arrays are updated in place: loo = W (yc - fitted) / max(1 - h, 1e-12)
+    loo = np.matmul(P, d * b[:, :, None])  # fitted values (T, r, A)
+    np.subtract(yc[:, :, None], loo, out=loo)
+    np.multiply(loo, W.T[:, :, None], out=loo)
+    h = np.matmul(np.square(P), d)  # hat diagonals less 1/n (T, r, A)
+    np.add(h, 1.0 / nn[:, None, None], out=h)
+    np.subtract(1.0, h, out=h)
+    np.divide(loo, np.maximum(h, 1e-12, out=h), out=loo)
+    mse = np.square(loo, out=loo).sum(axis=1) / nn[:, None]  # (T, A)
     best = np.argmin(mse, axis=1)
     idx = np.arange(J.size)
     db = d[idx, :, best] * b  # (T, k)
@@ -116,16 +116,11 @@ _RIDGE_STATES = LRUMemo(16)  # RidgePredictor's per-training-matrix fits
 class RidgePredictor(BasePredictor):
     """Per-target ridge regression from the revealed benchmarks (LOO-tuned strength).
 
-    For a query model with revealed set ``O``, the features are the revealed
-    benchmarks ordered by how many training models observed them (most
-    first, then lower column).  For a target ``j`` outside ``O`` the training
-    rows are the models that observed ``j`` and every feature; while fewer
-    than ``max(min_rows, features + 2)`` rows qualify, the last feature is
-    dropped, and with no feature left the prediction is 0 (the training
-    mean).  The ridge strength of each fit is chosen from ``alphas`` by exact
-    leave-one-out error (:func:`ridge_loo_batch`, scikit-learn's ``RidgeCV``
-    vectorized over the targets).  Query rows with the same revealed set share
-    fits; fits are memoized per (training matrix, feature set).
+    The features are the revealed benchmarks, most observed first; a target
+    is fit on the models that observed it and every feature, dropping the
+    last feature while fewer than ``max(min_rows, features + 2)`` rows
+    qualify (none left: prediction 0). Strengths by exact leave-one-out
+    error (:func:`ridge_loo_batch`); fits are memoized.
 
     Parameters
     ----------
@@ -209,23 +204,12 @@ _IMPUTED_STATES = LRUMemo(16)  # ImputedRidgePredictor's per-training-matrix fit
 class ImputedRidgePredictor(BasePredictor):
     """Per-target ridge on mean-imputed revealed benchmarks (BenchPred's released predictor).
 
-    Every missing score is replaced by its benchmark's training mean (0
-    where no training row observes it), in the training rows and in the
-    query rows alike.  The features ``O`` are the benchmarks that any query
-    row reveals (under the CV protocol: the selection); each target ``j``
-    outside ``O`` is fit on every training model that observed ``j``, with
-    the imputed scores of ``O`` as features and an unpenalized intercept,
-    its strength chosen from ``alphas`` by exact leave-one-out error
-    (:func:`ridge_loo_batch`, Allen's PRESS identity, as scikit-learn's
-    ``RidgeCV`` scores it).  A target that fewer than three training models
-    observed is predicted by its training mean.  Unlike
-    :class:`RidgePredictor`, no training model is dropped for missing a
-    revealed benchmark: a sparse matrix keeps its rows, at the price of
-    features pulled to the mean where they were not run.  Because a query
-    row that misses a revealed benchmark gets its mean, a row's prediction
-    depends on which benchmarks the other rows of the same call reveal
-    (``rowwise`` is False); one model at a time, the features are its own
-    revealed benchmarks.  Fits are memoized per (training matrix, features).
+    Missing scores are replaced by their benchmark's training mean (0 where
+    none is observed), in training and query rows alike. The features are
+    the benchmarks that any query row reveals (so ``rowwise`` is False); each
+    target is fit on every training model that observed it, strength by
+    exact leave-one-out error (:func:`ridge_loo_batch`); a target observed by
+    fewer than three models is predicted by its mean. Fits are memoized.
 
     Parameters
     ----------

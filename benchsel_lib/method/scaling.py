@@ -1,15 +1,9 @@
 """Scaling of score matrices: the one standardizer, the logit transform, a pipeline's scaling step.
 
 * :func:`fit_standardizer` / :class:`Standardizer` -- per-benchmark means and
-  floored standard deviations from the observed entries (Section 5.1,
-  Appendix G "Score normalization"); every standardization in the library is
-  this one;
-* :func:`logit_transform` / :func:`inverse_logit_transform` -- the logit space
-  of Appendix K;
-* :class:`Scaling` -- the first step of a pipeline: optionally the logit
-  transform, then standardization with the training rows' means and spreads,
-  then the protocol's clip; :meth:`Scaling.fit` returns a
-  :class:`FittedScaling` that maps scores to the pipeline's space and back.
+  floored standard deviations (Section 5.1, Appendix G "Score normalization");
+* :func:`logit_transform` / :func:`inverse_logit_transform` -- Appendix K;
+* :class:`Scaling` -- a pipeline's first step (logit, standardization, clip).
 """
 from __future__ import annotations
 
@@ -39,10 +33,7 @@ PROTOCOL_CLIP = 10.0
 
 
 def check_clip(clip: Any) -> float:
-    """``clip`` (the bound of the standardized scores' clip) as a float; ``ValueError`` unless positive and finite.
-
-    O(1).
-    """
+    """``clip`` (the bound of the standardized scores' clip) as a float; ``ValueError`` unless positive and finite. O(1)."""
     if isinstance(clip, bool) or not (isinstance(clip, (int, float)) and np.isfinite(clip) and clip > 0):
         raise ValueError(f"clip must be a positive number, got {clip!r}")
     return float(clip)
@@ -61,8 +52,7 @@ class Standardizer:
 
     Notes
     -----
-    Complexity: :meth:`transform` and :meth:`inverse_transform` O(M N) for
-    ``M`` rows.
+    Complexity: :meth:`transform` and :meth:`inverse_transform` O(M N).
     """
 
     mean: np.ndarray
@@ -101,26 +91,17 @@ def fit_standardizer(
     std_floor : {"relative", "variance"}
         How a (near-)zero standard deviation is floored:
 
-        * ``"relative"`` -- the cross-validation rule of the released
-          configuration (Section 5.1): ``std_j >= 0.01 * (|mean_j| +
-          1)``. It is active for columns whose spread is tiny relative to
-          their level (for example MTEB's SummEval).
-        * ``"variance"`` -- the eigenspectrum rule (Section 5.2): the variance
-          is floored at ``1e-12``, i.e. ``std_j >= 1e-6``; it only guards
-          constant columns.
+        * ``"relative"`` -- the cross-validation rule (Section 5.1):
+          ``std_j >= 0.01 * (|mean_j| + 1)``.
+        * ``"variance"`` -- the eigenspectrum rule (Section 5.2): variance
+          floored at ``1e-12``.
     ddof : int
-        Delta degrees of freedom of the standard deviation. The default 1
-        divides the sum of squares by ``n_j - 1`` (the paper's standardization,
-        Section 5.1 and Appendix G "Score normalization": its code divides by
-        ``max(n_j - 1, 1)``); 0 divides by ``n_j`` as ``numpy.nanstd``. The
-        choice matters on sparse matrices: a column observed by 3 models is
-        scaled by ``sqrt(3/2)`` differently, which moves where EM's PSD floor
-        and shrinkage bind. A column with fewer than ``ddof + 1`` observations
-        gets spread 0 before flooring, never NaN.
+        Delta degrees of freedom: 1 divides by ``n_j - 1`` (the paper's,
+        Section 5.1 and Appendix G), 0 by ``n_j``. A column with fewer than
+        ``ddof + 1`` observations gets spread 0 before flooring.
     empty : {"error", "identity"}
         A column (or row) with no observation raises ValueError (``"error"``),
-        or the column gets mean 0 and spread 1 (``"identity"``: an inner fold
-        in which no training model ran a benchmark).
+        or the column gets mean 0 and spread 1 (``"identity"``).
 
     Returns
     -------
@@ -211,19 +192,14 @@ def logit_transform(
     Raises
     ------
     ValueError
-        If a column maximum is not positive (the 0-max normalization needs
-        non-negative scores with a positive maximum), a column has no
-        observed value when ``smax`` is fitted, ``smax`` has the wrong
-        length, or ``eps`` is outside ``(0, 0.5)``.
+        A column maximum that is not positive, a column with no observed
+        value when ``smax`` is fitted, ``smax`` of the wrong length, or
+        ``eps`` outside ``(0, 0.5)``.
 
     Notes
     -----
-    Cost O(MN). Validation scores above the training maximum are clipped
-    to ``1 - eps``; the inverse therefore caps predictions at ``smax``
-    (the extrapolation limit discussed in Appendix K). Scores below ``eps *
-    smax``, negative ones included (a few MTEB and Merged scores are
-    negative), are clipped to ``eps`` as in the paper's transform, so the
-    inverse never returns less than ``eps * smax``.
+    Cost O(MN). Scores are clipped to ``[eps, 1 - eps]`` of ``smax``, so the
+    inverse stays within ``[eps * smax, smax]`` (Appendix K).
     """
     arr = _as_2d(X, "X")
     if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real) or not 0.0 < float(eps) < 0.5:
@@ -279,7 +255,6 @@ def inverse_logit_transform(F: object, smax: object) -> np.ndarray:
     s = _check_smax(smax, arr.shape[1], "F")
     if not np.isfinite(s).all() or (s <= 0).any():
         raise ValueError("smax must be positive and finite")
-    # numerically stable logistic
     out = np.empty_like(arr)
     pos = arr >= 0
     with np.errstate(invalid="ignore", over="ignore"):
@@ -305,8 +280,7 @@ class Scaling(Component):
 
     Notes
     -----
-    Complexity: :meth:`fit` O(M N) on ``M`` training rows (the logit
-    transform and :func:`fit_standardizer`); the fitted maps are O(M N) too.
+    Complexity: :meth:`fit` and the fitted maps O(M N).
     """
 
     logit: bool = False
@@ -325,9 +299,7 @@ class Scaling(Component):
     def fit(self, X: Any, *, empty: Literal["error", "identity"] = "error") -> FittedScaling:
         """Fit on training rows (M, N; NaN missing): the logit normalizer and the standardizer. O(M N).
 
-        ``empty="identity"`` gives a column with no observation mean 0 and
-        spread 1 (an inner fold without a benchmark's scores leaves it at the
-        training mean); by default such a column is an error.
+        ``empty="identity"`` gives a column with no observation mean 0 and spread 1 (default: an error).
         """
         A = np.asarray(X, dtype=float)
         smax = None
@@ -354,10 +326,7 @@ class FittedScaling:
     smax: np.ndarray | None = None
 
     def values(self, X: Any) -> np.ndarray:
-        """Scores in the pipeline's space before standardization: the logit scores, or the scores themselves.
-
-        O(M N) for ``M`` rows of ``N`` benchmarks (the logit transform, or the conversion to floats).
-        """
+        """Scores in the pipeline's space before standardization: the logit scores, or the scores themselves. O(M N)."""
         A = np.asarray(X, dtype=float)
         if self.smax is None:
             return A

@@ -1,36 +1,20 @@
 """The one selection entry point, :func:`select` (paper Sections 2-4, Appendices B, C).
 
-Eleven objectives (:data:`OBJECTIVES`, each described in :func:`select`):
-the paper's entropy (Algorithm 1, which *is* pivoted Cholesky, :math:`O(k^2 N)`)
-and mutual information (Algorithm 2, a fresh complement factorization per
-step, Appendix C, :math:`O(k N^3)`) and its random baseline; the group-lasso
-path order, the predictive greedy and the greedy on the total residual
-variance, of the correlation or of the mean-imputed training matrix
-(extensions); anchor points, a cross-validated per-target Lasso and
-BenchPred's Lasso of the mean score, on the correlation or on the
-mean-imputed training matrix (peer methods).
-
-The two Gaussian objectives are gains over one pivoted Cholesky state
-(:mod:`~benchsel_lib.method.objectives`); this module holds the optimizer that
-maximizes them, greedy eager or lazy (Minoux), and the extras for
-practitioners (paper Section 6, Appendix B): mandatory benchmarks
-(``initial``), knapsack budgets with the Krause-Guestrin modified greedy
-(``costs`` + ``budget``), explicit deterministic tie breaking (every first
-entropy gain on a correlation matrix ties) and a minimum-observation filter on
-candidates (a benchmark run by two or three models has a noise correlation).
-A pipeline names these options once, in a
+The objectives (:data:`OBJECTIVES`) are described in :func:`select`.  The two
+Gaussian ones are gains over one pivoted Cholesky state
+(:mod:`~benchsel_lib.method.objectives`); this module holds the greedy that
+maximizes them, eager or lazy (Minoux), with the practitioners' extras of
+Section 6 and Appendix B: mandatory benchmarks, knapsack budgets
+(Krause-Guestrin), deterministic tie breaking and a minimum-observation
+filter.  A pipeline names these options once, in a
 :class:`~benchsel_lib.method.selectors.Selector`.
-
-Conditional variances are floored at ``1e-12 * max(diag(cov))`` as in
-:mod:`~benchsel_lib.method.objectives`, so near-singular covariances give
-finite numbers, never NaN.
 """
 from __future__ import annotations
 
 import heapq
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -42,7 +26,8 @@ from .lowrank import LowRankCorrelation
 from .medoids import anchor_dissimilarity, k_medoids
 from .facts import OBJECTIVE_FACTS
 from .objectives import (EntropyGain, MutualInformationGain, Objective, PivotedCholesky, entropy_gain,
-                         entropy_gains_along, gains_along, residual_trace_greedy, trace_order, variance_floor)
+                         entropy_gains_along, first_tied, gains_along, residual_trace_greedy, tie_threshold,
+                         trace_order, variance_floor)
 from .regression import RidgePredictor, ridge_loo_batch
 from .sparse import imputed_gram, imputed_lasso_order, mean_lasso_order, sparse_order
 
@@ -179,10 +164,6 @@ class Selection:
                              "residual_fraction": self.residual_fraction, "logdet": self.logdet, "mi": self.mi})
 
 
-def _tie_threshold(best: float, tol: float) -> float:
-    return best - tol * max(1.0, abs(best))
-
-
 class _TieBreaker:
     """Deterministic choice among (near-)equal gains; see :func:`select`."""
 
@@ -200,7 +181,7 @@ class _TieBreaker:
             return best
         if self.variance_keys:
             return best * (1.0 - self.tol)
-        return _tie_threshold(best, self.tol)
+        return tie_threshold(best, self.tol)
 
     def _centrality(self, tied: np.ndarray, selected: np.ndarray) -> np.ndarray:
         if isinstance(self.S, LowRankCorrelation):  # O(N r^2), no N x N array
@@ -234,8 +215,7 @@ class _TieBreaker:
             sec = self._mi_key(tied, state)
         else:  # "mi" tie-break for the MI objective: primary == secondary
             return int(tied[0])
-        sbest = float(sec.max())
-        return int(tied[sec >= _tie_threshold(sbest, self.tol)][0])
+        return int(tied[first_tied(sec, self.tol)])
 
 
 def _greedy(
@@ -253,13 +233,11 @@ def _greedy(
 ) -> tuple[list[int], list[float], int, dict[int, float]]:
     """The greedy optimizer: mandatory steps, then greedy steps on ``objective``'s gains, eager or lazy (Minoux).
 
-    Returns the order, the gain of each step (mandatory ones included), the
-    number of gain evaluations and the unshifted gains of the affordable
-    candidates at the first greedy step (for the best singleton under a
-    budget).  A candidate's key is the objective's surrogate (Algorithm 1's
-    :math:`\\arg\\max_j d_j` for entropy) or, with ``costs``, its gain plus
-    ``shift`` per unit cost.  Eager: :math:`O(kN)` gains and :math:`O(k^2N)`
-    Cholesky updates, plus the objective's work per step (MI: :math:`O(N^3)`).
+    A candidate's key is the objective's surrogate or, with ``costs``, its gain
+    plus ``shift`` per unit cost.  Returns the order, each step's gain, the
+    gain evaluations and the unshifted gains at the first greedy step (for the
+    best singleton under a budget).  Eager: :math:`O(kN)` gains and
+    :math:`O(k^2N)` Cholesky updates, plus the objective's work per step.
     """
     state = PivotedCholesky(objective.S, k, objective.floor)
     step_gains: list[float] = []
@@ -282,8 +260,13 @@ def _greedy(
             break
         objective.prepare(state)
         record = first if state.t == len(initial) else None  # the gains at the first greedy step are recorded
-        if not lazy:
-            p, g, n = _eager_step(objective, state, avail, cost=costs, shift=shift, tie=tie, record=record)
+        if not lazy:  # every available candidate's gain
+            cands = np.flatnonzero(avail)
+            gains, surrogate = objective.gains(state, cands)
+            if record is not None:
+                record.update(zip(cands.tolist(), gains.tolist()))
+            p = tie.choose(cands, surrogate if costs is None else (gains + shift) / costs[cands], state)
+            g, n = float(gains[int(np.searchsorted(cands, p))]), int(cands.size)
         else:
             picked = _lazy_step(objective, state, heap, avail, cost=costs, shift=shift, tie=tie, record=record)
             if picked is None:
@@ -298,27 +281,14 @@ def _greedy(
     return state.order, step_gains, n_eval, first
 
 
-def _eager_step(objective: Objective, state: PivotedCholesky, avail: np.ndarray, *, cost: np.ndarray | None,
-                shift: float, tie: _TieBreaker, record: dict[int, float] | None) -> tuple[int, float, int]:
-    """One eager greedy step: every available candidate's gain; the pick, its gain and the evaluations. O(N)."""
-    cands = np.flatnonzero(avail)
-    gains, surrogate = objective.gains(state, cands)
-    if record is not None:
-        record.update(zip(cands.tolist(), gains.tolist()))
-    keys = surrogate if cost is None else (gains + shift) / cost[cands]
-    p = tie.choose(cands, keys, state)
-    return p, float(gains[int(np.searchsorted(cands, p))]), int(cands.size)
-
-
 def _lazy_step(objective: Objective, state: PivotedCholesky, heap: list[tuple[float, int, int]],
                avail: np.ndarray, *, cost: np.ndarray | None, shift: float, tie: _TieBreaker,
                record: dict[int, float] | None) -> tuple[int, float, int] | None:
-    """One lazy (Minoux) greedy step on the max-heap of stale keys ``(-key, j, step)``.
+    """One lazy (Minoux) step on the max-heap of stale keys ``(-key, j, step)``: the pick, its gain and the evaluations.
 
-    Pops until the top is fresh, re-evaluates every candidate whose bound
-    reaches the tie threshold, lets ``tie`` choose among the tied and pushes
-    the others back.  Returns the pick, its gain and the evaluations (None
-    when the heap runs out).
+    Pops until the top is fresh, re-evaluates every candidate whose bound reaches
+    the tie threshold, lets ``tie`` choose among the tied and pushes the others
+    back; None when the heap runs out.
     """
     step = state.t
     n_eval = 0
@@ -369,31 +339,19 @@ def _lazy_step(objective: Objective, state: PivotedCholesky, heap: list[tuple[fl
     return p, fresh[p], n_eval
 
 
-def _maximize(
-    gain: Objective,
-    *,
-    initial: list[int],
-    candidates: np.ndarray,
-    k: int,
-    costs: np.ndarray | None,
-    budget_left: float,
-    shift: float,
-    tie: _TieBreaker,
-    lazy: bool,
-    budget_tol: float,
-) -> tuple[list[int], list[float] | None, int, str]:
-    """Greedy maximization of an objective (Algorithms 1-2); under a budget the Krause-Guestrin modified greedy.
+def _krause_guestrin(gain: Objective, order: list[int], step_gains: list[float], first: dict[int, float], *,
+                     initial: list[int], k: int, shift: float, tie: _TieBreaker,
+                     budgeted: bool) -> tuple[list[int], list[float] | None, str]:
+    """The greedy's result, or under a budget the Krause-Guestrin modified greedy (Appendix B).
 
-    Under a budget (Appendix B) the better of the cost-effective greedy and the best affordable singleton, in
-    the shifted objective.  Returns the order, the gain of each step (None when the singleton won), the gain
-    evaluations and the strategy.  Cost: that of :func:`_greedy`, plus one pass along the order under a budget.
+    That is the better, in the shifted objective, of the cost-effective greedy
+    and the best affordable singleton (``first``: the gains at the first
+    greedy step).  Returns the order, each step's gain (None when the
+    singleton won) and the strategy.  O(k^2 N) under a budget.
     """
+    if not budgeted:
+        return order, step_gains, "greedy"
     S, floor = gain.S, gain.floor
-    order, step_gains, n_eval, first = _greedy(
-        gain, initial=initial, candidates=candidates, k=k, costs=costs, budget_left=budget_left, shift=shift,
-        tie=tie, lazy=lazy, budget_tol=budget_tol)
-    if costs is None:
-        return order, step_gains, n_eval, "greedy"
     if first and len(initial) < k:
         js = np.array(sorted(first))
         gs = np.array([first[j] for j in js])
@@ -408,8 +366,8 @@ def _maximize(
         else:  # the entropy of the greedy's picks, recomputed along the order as the selection reports it
             val_greedy = float(entropy_gains_along(S, order, floor)[m:].sum()) + shift * (len(order) - m)
         if val_single > val_greedy:
-            return list(initial) + [j_single], None, n_eval, "singleton"
-    return order, step_gains, n_eval, "cost-effective"
+            return list(initial) + [j_single], None, "singleton"
+    return order, step_gains, "cost-effective"
 
 
 def _random_order(
@@ -473,11 +431,7 @@ def _candidate_mask(
     observed_counts: object,
     exclude: Sequence[int | str],
 ) -> tuple[np.ndarray, list[int], list[str]]:
-    """The benchmarks the greedy may add: a boolean mask, those excluded (sorted) and why, for errors. O(N).
-
-    Neither a mandatory benchmark (it is already selected) nor one that
-    ``min_observed`` or ``exclude`` removes is a candidate.
-    """
+    """The benchmarks the greedy may add (neither mandatory nor removed), those removed (sorted) and why. O(N)."""
     candidates = np.ones(n, dtype=bool)
     excluded: list[int] = []
     if min_observed is not None:
@@ -518,12 +472,7 @@ def _resolve_size(
     budget: float | None,
     why: list[str],
 ) -> tuple[int, float, float]:
-    """The number of benchmarks to select, checked; the budget left after the mandatory ones and its slack.
-
-    ``k`` must leave room for the mandatory benchmarks and not exceed them
-    plus the candidates (under a budget: the most benchmarks it can pay for,
-    the cheapest first, which ``k=None`` selects). O(N log N).
-    """
+    """``k`` checked (None: the most the budget pays for, cheapest first), the budget left, its slack. O(N log N)."""
     left, btol = math.inf, 0.0
     max_card = len(init) + int(candidates.sum())
     if costs is not None:  # and so budget (_check_costs)
@@ -550,36 +499,39 @@ def _resolve_size(
     return k, left, btol
 
 
-def select(
-    cov: object,
-    k: int | None,
-    *,
-    objective: str = "entropy",
-    initial: Sequence[int | str] = (),
-    costs: object = None,
-    budget: float | None = None,
-    seed: int | Sequence[int] | np.random.Generator | None = 0,
-    names: Sequence[str] | None = None,
-    tie_break: str = "auto",
-    tie_tol: float = 1e-10,
-    min_observed: int | None = None,
-    observed_counts: object = None,
-    lazy: bool = False,
-    train: object = None,
-    exclude: Sequence[int | str] = (),
-) -> Selection:
+@dataclass(frozen=True)
+class _Options:
+    """The options of :func:`select` with their defaults, declared once (documented there)."""
+
+    objective: str = "entropy"
+    initial: Sequence[int | str] = ()
+    costs: object = None
+    budget: float | None = None
+    seed: int | Sequence[int] | np.random.Generator | None = 0
+    names: Sequence[str] | None = None
+    tie_break: str = "auto"
+    tie_tol: float = 1e-10
+    min_observed: int | None = None
+    observed_counts: object = None
+    lazy: bool = False
+    train: object = None
+    exclude: Sequence[int | str] = ()
+
+
+#: the keyword options of :func:`select`, in their declared order
+_OPTION_NAMES = tuple(f.name for f in fields(_Options))
+
+
+def select(cov: object, k: int | None, **options: Any) -> Selection:
     """Select ``k`` benchmarks from a covariance (or correlation) matrix: the one selection entry point.
 
     Parameters
     ----------
     cov : array_like, shape (N, N)
-        Symmetric, finite covariance or correlation matrix of the benchmarks.
-        It need not be positive semi-definite: the paper's pairwise estimate
-        under missingness often is not.  A residual variance that falls
-        below the floor (1e-12 of the largest variance), negative ones
-        included, counts as the floor, so such a benchmark is not chosen for
-        its variance; on a clearly indefinite matrix the gains are those of
-        this floored greedy, not of a Gaussian model.  A wide matrix's
+        Symmetric, finite covariance or correlation matrix, not necessarily
+        positive semi-definite (the paper's pairwise estimate often is not):
+        a residual variance below the floor (1e-12 of the largest variance),
+        negative ones included, counts as the floor.  A
         :class:`~benchsel_lib.method.lowrank.LowRankCorrelation` (rank ``r``)
         is used through its factors by the objectives of
         :data:`LOW_RANK_OBJECTIVES` without costs -- entropy :math:`O(k^2 N
@@ -587,187 +539,146 @@ def select(
         products, the diagnostics by the matrix determinant lemma -- and
         formed densely for the others.
     k : int or None
-        Number of benchmarks to select, *including* the mandatory ``initial``
-        ones (so ``k >= len(initial)``), in ``1..N``.  Under a budget ``k`` is an
-        upper bound and may be ``None`` ("as many as the budget allows"); a
-        ``k`` larger than the most benchmarks the budget can pay for raises.
-    objective : str
-        One of :data:`OBJECTIVES`; only those of :data:`COST_AWARE` take
-        costs, those of :data:`NEEDS_TRAIN` need ``train``.
+        Number of benchmarks, mandatory ones included, in ``1..N``.  Under a
+        budget an upper bound, or None for as many as the budget allows.
 
-        * ``"entropy"``: greedy :math:`H(X_A)`, i.e. pivoted Cholesky
-          (Algorithm 1), :math:`O(k^2 N)`.
-        * ``"mi"``: greedy :math:`I(X_A;X_{\\bar A})` (Algorithm 2) with gain
-          :math:`\\tfrac12[\\log d_j + \\log P_{jj}]`, ``P`` the complement
-          precision diagonal from a fresh Cholesky each step (eigendecomposition
-          fallback with clamped eigenvalues when near-singular), :math:`O(kN^3)`.
-        * ``"random"``: uniform random order from ``numpy.random.default_rng(seed)``.
-        * ``"lasso"``: the entry order of the multi-target group-lasso path of
-          the correlation (:func:`lasso_path_order`).
-        * ``"greedy"``: forward selection on the leave-one-out R^2 of
-          per-target ridge regression on ``train`` (:func:`predictive_greedy`).
+    Other Parameters
+    ----------------
+    objective : str, default "entropy"
+        One of :data:`OBJECTIVES`; those of :data:`COST_AWARE` take costs,
+        those of :data:`NEEDS_TRAIN` need ``train``.
+
+        * ``"entropy"``: greedy :math:`H(X_A)`, i.e. pivoted Cholesky (Algorithm 1).
+        * ``"mi"``: greedy :math:`I(X_A;X_{\\bar A})` (Algorithm 2), the
+          complement's precision diagonal from a fresh Cholesky each step
+          (clamped eigendecomposition when near-singular, Appendix C).
+        * ``"random"``: a uniform random order from ``numpy.random.default_rng(seed)``.
+        * ``"lasso"``: the entry order of the multi-target group-lasso path (:func:`lasso_path_order`).
+        * ``"greedy"``: forward selection on the leave-one-out R^2 of ridge on ``train`` (:func:`predictive_greedy`).
         * ``"anchors"``: the ``k`` medoids of PAM on :math:`1 - R_{ij}^2`
-          (:func:`~benchsel_lib.method.medoids.k_medoids`; mandatory benchmarks
-          are fixed medoids, excluded ones still points to cover), mandatory
-          first, then greedy within the set: a prefix is not the k-medoid
-          solution of its own size.
-        * ``"sparse"``: the candidates by their summed absolute coefficients in
-          a per-target Lasso whose strength is cross-validated on ``train``
-          (:func:`~benchsel_lib.method.sparse.sparse_order`; at least 10 rows).
-        * ``"mean-lasso"``: the entry order of the Lasso path of the mean
-          standardized score, as BenchPred's released code selects
+          (:func:`~benchsel_lib.method.medoids.k_medoids`), mandatory ones
+          fixed; not nested in ``k``.
+        * ``"sparse"``: per-target Lasso, strength cross-validated on
+          ``train`` (:func:`~benchsel_lib.method.sparse.sparse_order`; at least 10 rows).
+        * ``"mean-lasso"``: the Lasso path of the mean score, BenchPred's rule
           (:func:`~benchsel_lib.method.sparse.mean_lasso_order`).
-        * ``"imputed-lasso"``: that Lasso on the mean-imputed ``train``, at the
-          strength of BenchPred's grid that leaves ``k`` non-zero coefficients;
-          the set of ``k`` need not contain that of ``k - 1``
-          (:func:`~benchsel_lib.method.sparse.imputed_lasso_order`).
-        * ``"trace"``: greedy minimization of the total residual variance
-          :math:`\\operatorname{tr}(\\Sigma_{\\bar A|A})` (Section 2's third
-          objective), ties within ``tie_tol`` to the lowest index
+        * ``"imputed-lasso"``: that Lasso on the mean-imputed ``train``; not
+          nested in ``k`` (:func:`~benchsel_lib.method.sparse.imputed_lasso_order`).
+        * ``"trace"``: greedy minimization of :math:`\\operatorname{tr}(\\Sigma_{\\bar A|A})`
           (:func:`~benchsel_lib.method.objectives.residual_trace_greedy`).
-        * ``"imputed-trace"``: the same greedy on the second moments of the
-          mean-imputed training matrix
-          (:func:`~benchsel_lib.method.sparse.imputed_gram`), which weigh a
-          pair by the share of models that ran both, so it prefers benchmarks
-          that many models ran.
+        * ``"imputed-trace"``: the same on the second moments of the
+          mean-imputed ``train`` (:func:`~benchsel_lib.method.sparse.imputed_gram`).
     initial : sequence of int or str
-        Mandatory benchmarks (indices, or names when ``names`` is given),
-        selected first in the given order (paper Section 6); greedy continues on
-        the rest.  They are never removed by ``min_observed``.
-    costs, budget : array_like of shape (N,), float
-        Knapsack constraint :math:`\\sum_{j\\in A} c_j \\le \\mathcal C` (Eq. budget-max),
-        solved with the Krause-Guestrin modified greedy (Appendix B): a
-        cost-effective greedy on :math:`\\Delta_c(j|A)/c_j` until no affordable
-        benchmark remains (or ``k`` is reached), against the best affordable
-        singleton; the better one in the shifted objective is returned and
-        ``strategy`` says which won.  For entropy the shifted marginal is
-        :math:`\\Delta_c = \\tfrac12\\log(2\\pi e\\,d_j) + c` with
-        :math:`c = \\max(0, -\\tfrac12\\log(2\\pi e\\,\\max(\\lambda_{\\min}(\\Sigma), \\mathrm{floor})))`:
-        every conditional variance is at least :math:`\\lambda_{\\min}`, so all
-        marginals are non-negative and the :math:`\\tfrac12(1-1/e)` guarantee
-        (Theorem 3) holds for :math:`H_c`.  For ``"mi"`` the same gain/cost rule
-        (no shift) is a heuristic without guarantee (MI is non-monotone).  For
-        ``"random"`` the random order is filtered to what stays affordable.
-        Mandatory benchmarks count against the budget.
+        Mandatory benchmarks (indices, or names with ``names``), first in
+        this order (Section 6); never removed by ``min_observed``.
+    costs, budget : array_like (N,), float
+        Knapsack constraint :math:`\\sum_{j\\in A} c_j \\le \\mathcal C`
+        (Eq. budget-max), mandatory benchmarks included, by the
+        Krause-Guestrin modified greedy (Appendix B): the cost-effective
+        greedy on :math:`\\Delta_c(j|A)/c_j` against the best affordable
+        singleton, the better in the shifted objective (``strategy``).  For
+        entropy :math:`\\Delta_c = \\tfrac12\\log(2\\pi e\\,d_j) + c`, :math:`c =
+        \\max(0, -\\tfrac12\\log(2\\pi e\\,\\max(\\lambda_{\\min}, \\mathrm{floor})))`,
+        so every marginal is non-negative and Theorem 3's
+        :math:`\\tfrac12(1-1/e)` holds; for MI (non-monotone) the rule is a
+        heuristic; ``"random"`` skips what no longer fits.
     seed : int, sequence of int, Generator or None, default 0
-        Seed of the random order (``objective="random"`` only), as
-        ``numpy.random.default_rng`` takes it; the default 0 makes the order
-        the same at every call, None draws fresh entropy.
+        The random order's seed (``"random"`` only); None draws fresh entropy.
     names : sequence of str, optional
-        Benchmark names (length N); enables names in ``initial`` and ``.names``.
+        Benchmark names (N of them), for names in ``initial``/``exclude`` and ``.names``.
     tie_break : {"auto", "argmax", "index", "mi"}
-        How equal gains are resolved (on a correlation matrix every
-        first entropy gain is identical).  Candidates whose selection key is
-        within ``tie_tol * max(1, |best|)`` of the best are tied.
-        ``"auto"`` (default): the tied candidate with the largest total squared
-        correlation with the not-yet-selected benchmarks,
-        :math:`\\sum_{j\\notin A, j\\ne i}\\Sigma_{ij}^2/(\\Sigma_{ii}\\Sigma_{jj})` (the most
-        central one), then the lowest index.  ``"argmax"``: plain ``numpy.argmax``
-        (first exact maximum, no tolerance). On a correlation whose diagonal is
-        exactly 1 this is ``"index"``; the paper's code takes the argmax over a
-        diagonal that is 1 only up to rounding, so its first pick is set by the
-        last bits of the estimate
-        (:func:`benchsel_lib.studies.first_pick.rounded_diagonal`).
-        ``"index"``: lowest index among the tied.  ``"mi"``: the largest MI gain
-        among the tied, then lowest index (for ``objective="mi"`` this is ``"index"``).
-    tie_tol : float
-        Relative tolerance defining ties (default ``1e-10``).
+        Candidates whose key is within ``tie_tol * max(1, |best|)`` of the
+        best tie (every first entropy gain on a correlation does).
+        ``"auto"``: the most central, largest
+        :math:`\\sum_{j\\notin A, j\\ne i}\\Sigma_{ij}^2/(\\Sigma_{ii}\\Sigma_{jj})`,
+        then the lowest index.  ``"argmax"``: ``numpy.argmax``, no tolerance
+        (the paper's code, whose first pick is set by the rounding of the
+        diagonal, :func:`benchsel_lib.studies.first_pick.rounded_diagonal`).
+        ``"index"``: the lowest index.  ``"mi"``: the largest MI gain, then
+        the lowest index.
+    tie_tol : float, default 1e-10
+        Relative tolerance of a tie.
     min_observed : int, optional
-        Exclude candidates observed for fewer than ``min_observed`` training
-        models (their correlations are noise); needs ``observed_counts``.  ``None`` (the
-        default, the paper's behaviour) filters nothing.  Excluded benchmarks
-        are still part of the predicted rest (residual, MI).
-    observed_counts : array_like of shape (N,), optional
-        Per-benchmark count of models observing it.
-    lazy : bool
-        Lazy greedy (Minoux; Appendix B): a max-heap of stale gains, valid
-        upper bounds by submodularity.  Selects the same set as the eager loop
-        (ties are resolved by re-evaluating every candidate whose bound reaches
-        the tie threshold) with fewer gain evaluations (``n_evaluations``).  For
-        entropy a candidate's Cholesky row is brought up to date only when it is
-        evaluated.  For MI the complement refactorization stays eager (Appendix
-        C); only gain evaluations are saved.  Budgets use the gain/cost ratio as
-        the key (also non-increasing).  At the paper's sizes (N <= a few hundred)
-        the vectorized eager loop is faster in wall time; lazy evaluation pays
-        off when a gain evaluation is expensive.
+        Drop candidates observed by fewer training models (``observed_counts``,
+        needed); they stay in the predicted rest.  None (the paper) drops none.
+    observed_counts : array_like (N,), optional
+        Models observing each benchmark.
+    lazy : bool, default False
+        Lazy greedy (Minoux; Appendix B): a max-heap of stale gains, upper
+        bounds by submodularity; the same selection (every candidate whose
+        bound reaches the tie threshold is re-evaluated) with fewer gain
+        evaluations.  Entropy refreshes a Cholesky row only when evaluated;
+        MI's complement refactorization stays eager.  At the paper's sizes the
+        eager loop is faster in wall time.
     train : array_like (M, N), optional
-        Standardized training rows (NaN missing); needed by the objectives of :data:`NEEDS_TRAIN`.
+        Standardized training rows (NaN missing), for :data:`NEEDS_TRAIN`.
     exclude : sequence of int or str
-        Benchmarks (indices, or names when ``names`` is given) that are never
-        candidates, for example constant columns (no information, yet unit
-        variance in a correlation matrix). They stay part of the predicted
-        rest (residual, MI). A benchmark cannot be both mandatory and excluded.
+        Never candidates (e.g. constant columns), still in the predicted rest;
+        not also mandatory.
 
     Returns
     -------
     Selection
-        Order, per-step gains, residual-variance fraction, cumulative
-        log-determinant and :math:`I(X_A;X_{\\bar A})` (see :class:`Selection`);
-        for every objective but ``"entropy"`` and ``"mi"`` the gains are the entropy gains along the order.
+        For every objective but ``"mi"`` the gains are the entropy gains along the order.
 
     Raises
     ------
     ValueError
         Bad covariance, ``k`` out of range, unknown objective or tie rule,
-        unknown / repeated mandatory benchmark, bad costs or budget, nothing
-        affordable, too few candidates after ``min_observed`` and ``exclude``,
-        a benchmark both mandatory and excluded, no (or a misshapen) ``train``
-        for an objective of :data:`NEEDS_TRAIN`.
+        bad mandatory benchmarks, costs or budget, nothing affordable, too few
+        candidates, a benchmark mandatory and excluded, a missing or
+        misshapen ``train``.
+    TypeError
+        An unknown option (the message lists them).
 
     Notes
     -----
-    Complexity: entropy :math:`O(k^2N)` plus :math:`O(N^3)` once for the MI
-    diagnostic; MI :math:`O(kN^3)`; anchors :math:`O(N^2)` for the
-    dissimilarity plus :math:`O(\\text{iterations}\\cdot k(N-k)N)` for PAM;
-    sparse six multi-target Lasso paths of 20 strengths, each at most
-    :math:`O(20\\cdot\\text{iterations}\\cdot 2N^3)` (at most 100 FISTA
-    iterations per strength), plus five fold correlations :math:`O(MN^2 +
-    N^3)`; mean-lasso one single-target path of 400 strengths, :math:`O(N^3)`
-    for the eigenvalue floor plus a few :math:`O(N^2)` sweeps per strength;
-    imputed-lasso :math:`O(MN^2)` for the imputed second moments plus a path
-    down to the first strength with more than ``k + 10`` non-zeros, a few
-    :math:`O(k^2 + kN)` sweeps and checks per strength; trace
-    :math:`O(kN^2)`; imputed-trace :math:`O(MN^2 + kN^2)`; budgets add
-    nothing asymptotically.
+    Complexity: entropy :math:`O(k^2N)`, MI :math:`O(kN^3)`, both plus
+    :math:`O(N^3)` once for the MI diagnostic; anchors :math:`O(N^2 +
+    \\text{iterations}\\cdot k(N-k)N)`; sparse six multi-target Lasso paths
+    of 20 strengths, each at most :math:`O(2000 N^3)`, plus five fold
+    correlations :math:`O(MN^2 + N^3)`; mean-lasso :math:`O(N^3)` plus 400
+    strengths of :math:`O(N^2)` sweeps; imputed-lasso :math:`O(MN^2)` plus
+    :math:`O(k^2 + kN)` sweeps per strength; trace :math:`O(kN^2)`;
+    imputed-trace :math:`O(MN^2 + kN^2)`; budgets add nothing asymptotically.
     """
-    S = _factored_or_checked(cov, objective, costs)
+    unknown = sorted(set(options) - set(_OPTION_NAMES))
+    if unknown:
+        raise TypeError(f"select() got an unexpected keyword argument {unknown[0]!r}; "
+                        f"its options are {', '.join(_OPTION_NAMES)}")
+    o = _Options(**options)
+    S, objective, lazy, tol, names = _check_options(cov, o)
     n = S.shape[0]
-    objective, lazy, tol, names = _check_options(n, objective=objective, tie_break=tie_break, lazy=lazy,
-                                                 tie_tol=tie_tol, names=names)
-    if float(S.diagonal().max()) <= 0.0:
-        raise ValueError("cov has zero total variance")
     floor = variance_floor(S)
-    if initial is None:
-        initial = ()
-    elif isinstance(initial, (str, int, np.integer)):
-        initial = [initial]
-    init = resolve_indices(list(initial), n, names, role="mandatory")
-    c, b = _check_costs(costs, budget, n)
+    initial = () if o.initial is None else o.initial
+    init = resolve_indices([initial] if isinstance(initial, (str, int, np.integer)) else list(initial), n, names,
+                           role="mandatory")
+    c, b = _check_costs(o.costs, o.budget, n)
     if c is not None:
         check_cost_form(objective)
-    tr = _check_train(objective, train, n)
-    candidates, excluded, why = _candidate_mask(n, init=init, names=names, min_observed=min_observed,
-                                                observed_counts=observed_counts, exclude=exclude)
+    tr = _check_train(objective, o.train, n)
+    candidates, excluded, why = _candidate_mask(n, init=init, names=names, min_observed=o.min_observed,
+                                                observed_counts=o.observed_counts, exclude=o.exclude)
     k, left, btol = _resolve_size(k, n, init=init, candidates=candidates, costs=c, budget=b, why=why)
     shift = 0.0
     if c is not None and objective == "entropy":  # Appendix B: every conditional variance is at least lambda_min
         shift = max(0.0, -entropy_gain(max(float(np.linalg.eigvalsh(S)[0]), floor), log=math.log))
     gain = _GAINS[objective](S, floor) if objective in _GAINS else None
-    variance_keys = gain is not None and gain.key_is_variance and c is None
-    tie = _TieBreaker(S, tie_break, tol, floor, objective, variance_keys=variance_keys)
+    tie = _TieBreaker(S, o.tie_break, tol, floor, objective, variance_keys=gain is not None and gain.key_is_variance
+                      and c is None)
     n_eval = 0
     step_gains: list[float] | None = None
     strategy = objective
     if gain is not None:
-        order, step_gains, n_eval, strategy = _maximize(
-            gain, initial=init, candidates=candidates, k=k, costs=c, budget_left=left, shift=shift, tie=tie,
-            lazy=lazy, budget_tol=btol)
+        order, step_gains, n_eval, first = _greedy(gain, initial=init, candidates=candidates, k=k, costs=c,
+                                                   budget_left=left, shift=shift, tie=tie, lazy=lazy, budget_tol=btol)
+        order, step_gains, strategy = _krause_guestrin(gain, order, step_gains, first, initial=init, k=k,
+                                                       shift=shift, tie=tie, budgeted=c is not None)
     elif objective == "random":
-        order = _random_order(candidates, init, k, costs=c, budget_left=left, budget_tol=btol, seed=seed)
+        order = _random_order(candidates, init, k, costs=c, budget_left=left, budget_tol=btol, seed=o.seed)
     else:
         order, n_eval = _other_order(objective, S, tr, k, init=init, candidates=candidates, floor=floor, tol=tol,
                                      costs=c, budget=b)
-
     diag_out = trace_order(S, order, floor)
     if objective == "mi":
         gains = np.asarray(step_gains) if step_gains is not None else gains_along(gain, order)
@@ -780,29 +691,36 @@ def select(
                      total_cost=float(c[order].sum()) if c is not None else None)
 
 
-def _check_options(n: int, *, objective: object, tie_break: str, lazy: object, tie_tol: object,
-                   names: Sequence[str] | None) -> tuple[str, bool, float, list[str] | None]:
-    """:func:`select`'s checks of its objective, tie rule, ``lazy``, ``tie_tol`` and ``names``. O(N).
+def _check_options(cov: object, o: _Options) -> tuple[Any, str, bool, float, list[str] | None]:
+    """:func:`select`'s checks of ``cov``, the objective, tie rule, ``lazy``, ``tie_tol`` and ``names``. O(N^2).
 
-    Returns the objective in lower case, ``lazy``, the tolerance and the names as strings.
+    ``cov`` stays low-rank for an objective of :data:`LOW_RANK_OBJECTIVES` without costs (a budget's entropy
+    shift needs the smallest eigenvalue).  Returns the matrix, the objective in lower case, ``lazy``, the
+    tolerance and the names as strings.
     """
+    objective, names = o.objective, o.names
+    low_rank = isinstance(objective, str) and objective.lower() in LOW_RANK_OBJECTIVES and o.costs is None
+    S = cov if isinstance(cov, LowRankCorrelation) and low_rank else check_covariance(cov)
+    n = S.shape[0]
     if not isinstance(objective, str) or objective.lower() not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}; expected one of {OBJECTIVES}")
-    check_tie_break(tie_break)
-    lazy = check_bool(lazy, "lazy")
+    check_tie_break(o.tie_break)
+    lazy = check_bool(o.lazy, "lazy")
     try:
-        tol = float(tie_tol)  # type: ignore[arg-type]
+        tol = float(o.tie_tol)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"tie_tol must be a non-negative number, got {tie_tol!r}") from None
+        raise ValueError(f"tie_tol must be a non-negative number, got {o.tie_tol!r}") from None
     if not math.isfinite(tol) or tol < 0:
-        raise ValueError(f"tie_tol must be a non-negative finite number, got {tie_tol!r}")
+        raise ValueError(f"tie_tol must be a non-negative finite number, got {o.tie_tol!r}")
     if names is not None:
         names = [str(s) for s in names]
         if len(names) != n:
             raise ValueError(f"names has {len(names)} entries but cov has {n} benchmarks")
         if len(set(names)) != n:
             raise ValueError("names contains duplicates")
-    return objective.lower(), lazy, tol, names
+    if float(S.diagonal().max()) <= 0.0:
+        raise ValueError("cov has zero total variance")
+    return S, objective.lower(), lazy, tol, names
 
 
 def _check_train(objective: str, train: object, n: int) -> np.ndarray | None:
@@ -848,17 +766,6 @@ def _other_order(objective: str, S: np.ndarray, tr: np.ndarray | None, k: int, *
     return order, n_eval
 
 
-def _factored_or_checked(cov: object, objective: object, costs: object) -> Any:
-    """``cov`` kept if low-rank for an objective of :data:`LOW_RANK_OBJECTIVES` without costs, else checked. O(N^2).
-
-    A budget's entropy shift needs the smallest eigenvalue, so it gets the dense matrix.
-    """
-    if (isinstance(cov, LowRankCorrelation) and costs is None and isinstance(objective, str)
-            and objective.lower() in LOW_RANK_OBJECTIVES):
-        return cov
-    return check_covariance(cov)
-
-
 def predictive_greedy(
     train: np.ndarray,
     k: int,
@@ -873,15 +780,12 @@ def predictive_greedy(
     """Forward selection maximizing the leave-one-out R^2 of per-target ridge on the training models.
 
     Objective of a set ``S``: ``1 - sum_j SS_res(j) / sum_j SS_tot(j)`` over
-    targets ``j`` outside ``S``.  For each target the models observing it and
-    at least one benchmark of ``S`` count; those that observe all of ``S``
-    enter ``SS_res`` with their exact ridge LOO residuals (strength chosen by
-    LOO), the others with ``z^2`` (unexplained, as a model lacking a selected
-    benchmark is harder to predict).  ``SS_tot = sum z^2`` over the same rows.
-    The first step scores every candidate; later steps only the
-    ``max_candidates`` best first-step candidates (a screen that keeps the
-    cost at O(N^2 + k max_candidates N) ridge fits).  With ``costs`` and
-    ``budget`` the gain per unit cost is maximized among affordable candidates.
+    targets ``j`` outside ``S``, over the models observing ``j`` and some of
+    ``S``: those observing all of ``S`` enter ``SS_res`` with their exact ridge
+    LOO residuals (strength chosen by LOO), the others with ``z^2``.  The first
+    step scores every candidate, later ones the ``max_candidates`` best of the
+    first (O(N^2 + k max_candidates N) ridge fits).  With ``costs`` and
+    ``budget``: gain per unit cost among the affordable.
     """
     tr = np.asarray(train, dtype=float)
     m, N = tr.shape
@@ -949,24 +853,26 @@ def lasso_path_order(
     """First ``k`` benchmarks to enter the multi-target group-lasso path on a correlation matrix.
 
     The loss ``L(B) = tr(R) - 2 tr(B^T R_{A.}) + tr(B^T R_AA B)`` is the
-    population squared error of predicting every benchmark from the active
-    set ``A``; a candidate ``c`` enters when its gradient norm
-    ``g_c = ||2 (R_{c.} - R_{cA} B)||_2`` reaches the penalty ``lam``.  Starting
-    from the mandatory benchmarks (or the one with the largest ``||R_{c.}||``,
-    the first knot), the path is followed knot by knot: solve the active
-    problem at the current ``lam`` by proximal gradient (``n_iter`` steps,
-    warm started), set ``lam`` to the largest inactive ``g_c`` and add that
-    benchmark.  Benchmarks never leave the active set (the entry order is
-    what is used).  Deterministic; O(k (n_iter k^2 N + k N^2)).  A
-    :class:`~benchsel_lib.method.lowrank.LowRankCorrelation` of rank ``r``
-    gives the row norms and gradient norms from its factors
-    (:func:`_row_norms`, :func:`_gradient_norms`): O(k (n_iter k^2 N + k r N + N r^2)).
+    population squared error of predicting every benchmark from the active set
+    ``A``; a candidate ``c`` enters when its gradient norm ``||2 (R_{c.} - R_{cA}
+    B)||_2`` reaches the penalty ``lam``.  From the mandatory benchmarks (or the
+    largest ``||R_{c.}||``, the first knot), knot by knot: solve the active
+    problem at ``lam`` by proximal gradient (``n_iter`` warm-started steps), set
+    ``lam`` to the largest inactive gradient norm and add that benchmark (never
+    removed).  Deterministic; O(k (n_iter k^2 N + k N^2)).  A
+    :class:`~benchsel_lib.method.lowrank.LowRankCorrelation` of rank ``r`` gives
+    the norms from its factors: O(k (n_iter k^2 N + k r N + N r^2)).
     """
     R = cov if isinstance(cov, LowRankCorrelation) else np.asarray(cov, dtype=float)
     N = R.shape[0]
     cand = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
     active = [int(i) for i in initial]
-    row_norms = _row_norms(R)
+    if isinstance(R, LowRankCorrelation):  # ||r_c||^2 = d_c^2 + 2 d_c ||w_c||^2 + w_c^T (W^T W) w_c, O(N r^2)
+        W, d = R.W, R.d
+        sq = d * d + 2.0 * d * np.einsum("ij,ij->i", W, W) + np.einsum("ij,jk,ik->i", W, W.T @ W, W)
+        row_norms = np.sqrt(np.maximum(sq, 0.0))
+    else:
+        row_norms = np.linalg.norm(R, axis=1)
     if not active:
         active = [int(np.argmax(np.where(cand, row_norms, -np.inf)))]
     lam = 2.0 * float(np.max(np.where(cand, row_norms, 0.0)))
@@ -984,7 +890,12 @@ def lasso_path_order(
             B = Bn * np.maximum(0.0, 1.0 - step * lam / np.maximum(nr, 1e-300))
         if len(active) >= k:
             break
-        g = _gradient_norms(R, A, B, RA)
+        if isinstance(R, LowRankCorrelation):  # ||r_c||^2 - 2 R_cA (B r_c) + R_cA (B B^T) R_Ac, O(k r N + k^2 N)
+            Br = B * R.d[None, :] + (B @ R.W) @ R.W.T  # (k, N): column c is B r_c
+            sq = row_norms**2 - 2.0 * np.einsum("ac,ac->c", RA, Br) + np.einsum("ac,ab,bc->c", RA, B @ B.T, RA)
+            g = 2.0 * np.sqrt(np.maximum(sq, 0.0))
+        else:
+            g = np.linalg.norm(2.0 * (R - R[:, A] @ B), axis=1)
         g[A] = -np.inf
         g[~cand] = -np.inf
         nxt = int(np.argmax(g))
@@ -994,30 +905,3 @@ def lasso_path_order(
         active.append(nxt)
     return active[:k]
 
-
-def _row_norms(R: np.ndarray | LowRankCorrelation) -> np.ndarray:
-    """``||R_{c.}||_2`` of every row.  Dense O(N^2); low-rank ``D + W W^T`` O(N r^2).
-
-    For the low-rank form ``||r_c||^2 = d_c^2 + 2 d_c ||w_c||^2 + w_c^T (W^T W) w_c``.
-    """
-    if not isinstance(R, LowRankCorrelation):
-        return np.linalg.norm(R, axis=1)
-    W, d = R.W, R.d
-    sq = d * d + 2.0 * d * np.einsum("ij,ij->i", W, W) + np.einsum("ij,jk,ik->i", W, W.T @ W, W)
-    return np.sqrt(np.maximum(sq, 0.0))
-
-
-def _gradient_norms(R: np.ndarray | LowRankCorrelation, A: np.ndarray, B: np.ndarray,
-                    RA: np.ndarray) -> np.ndarray:
-    """``||2 (R_{c.} - R_{cA} B)||_2`` of every row ``c`` (``RA = R[A, :]``). Dense O(k N^2); low-rank O(k r N + k^2 N).
-
-    For the low-rank form the square expands into ``||r_c||^2 - 2 R_{cA} (B r_c)
-    + R_{cA} (B B^T) R_{Ac}``, with ``B r_c = d_c B_{.c} + (B W) w_c``.
-    """
-    if not isinstance(R, LowRankCorrelation):
-        return np.linalg.norm(2.0 * (R - R[:, A] @ B), axis=1)
-    Br = B * R.d[None, :] + (B @ R.W) @ R.W.T  # (k, N): column c is B r_c
-    cross = np.einsum("ac,ac->c", RA, Br)
-    quad = np.einsum("ac,ab,bc->c", RA, B @ B.T, RA)
-    sq = _row_norms(R) ** 2 - 2.0 * cross + quad
-    return 2.0 * np.sqrt(np.maximum(sq, 0.0))

@@ -33,17 +33,9 @@ def min_observed_for(n_train: int, *, fraction: float = OBS_FRACTION) -> int:
     return max(1, int(math.ceil(fraction * n_train)))
 
 
-def _check_min_observed(mo: Any) -> None:
-    """Refuse a ``min_observed`` that is not None, a count >= 0 or a fraction in (0, 1). O(1)."""
-    if mo is None:
-        return
-    if isinstance(mo, bool) or not isinstance(mo, (int, float, np.integer, np.floating)):
-        raise ValueError(f"min_observed must be a count, a fraction in (0, 1) or None, got {mo!r}")
-    if isinstance(mo, (float, np.floating)) and not float(mo).is_integer():
-        if not 0.0 < float(mo) < 1.0:
-            raise ValueError(f"min_observed as a fraction must be in (0, 1), got {mo!r}")
-    elif mo < 0:
-        raise ValueError(f"min_observed must be >= 0, got {mo!r}")
+def _is_fraction(mo: Any) -> bool:
+    """Whether a ``min_observed`` is a fraction of the training models (a float that is not a whole number). O(1)."""
+    return isinstance(mo, (float, np.floating)) and not float(mo).is_integer()
 
 
 def _names_once(names: Any, what: str) -> tuple[str, ...]:
@@ -58,34 +50,15 @@ def _names_once(names: Any, what: str) -> tuple[str, ...]:
 class Selector(Component):
     """Which benchmarks to run: objective and constraints, as :func:`~benchsel_lib.method.selection.select` takes them.
 
-    Parameters
-    ----------
-    objective : str
-        One of :data:`~benchsel_lib.method.selection.OBJECTIVES`.
-    min_observed : int, float in (0, 1) or None
-        Candidate filter on the number of training models observing a
-        benchmark (count, capped at the number of training models, so that
-        a benchmark every one of them observes always passes), or on their
-        fraction (``*-obs`` presets: 30 %); None keeps every benchmark (the paper).
-    initial : sequence of str
-        Mandatory benchmark names, selected first in this order (Section 6). Names a split
-        lacks are skipped there (counted in the CV column ``n_forced``).
-    costs : mapping name -> cost, optional
-        Per-benchmark costs (every benchmark of the matrix needs one); with ``budget``, a knapsack
-        constraint (Krause-Guestrin modified greedy, Appendix B).
-    budget : float, optional
-        Total cost allowed; with ``costs``.
-    tie_break : {"auto", "argmax", "index", "mi"}
-        Rule for equal gains (every first entropy gain on a correlation matrix ties).
-    lazy : bool
-        Lazy (Minoux) evaluation of the greedy gains.
-    name : str, optional
-        Label of the selector in tables (default: the objective, with
-        ``"-obs"`` for the 30 % filter).
-    exclude : sequence of str
-        Benchmark names that are never selected (still predicted; a
-        whole-matrix fit adds its constant columns). Names a split lacks are
-        ignored there; a name cannot be both in ``initial`` and here.
+    The fields are :func:`~benchsel_lib.method.selection.select`'s options of
+    the same names (default objective ``"mi"``), held by benchmark name:
+    ``initial`` and ``exclude`` are names (a split that lacks one skips it;
+    ``n_forced`` counts the mandatory ones; a whole-matrix fit adds its
+    constant columns to ``exclude``), ``costs`` a mapping name -> cost
+    (every benchmark of the matrix needs one), and ``min_observed`` a count
+    (capped at the number of training models) or a fraction of them in (0, 1)
+    (the ``*-obs`` presets: 30 %).  ``name`` labels the selector in tables
+    (default: the objective, ``"-obs"`` added for the 30 % filter).
     """
 
     objective: str = "mi"
@@ -101,7 +74,13 @@ class Selector(Component):
     def __post_init__(self) -> None:
         if self.objective not in OBJECTIVES:
             raise ValueError(f"unknown selection objective {self.objective!r}: use one of {OBJECTIVES}")
-        _check_min_observed(self.min_observed)
+        mo = self.min_observed
+        if mo is not None and (isinstance(mo, bool) or not isinstance(mo, (int, float, np.integer, np.floating))):
+            raise ValueError(f"min_observed must be a count, a fraction in (0, 1) or None, got {mo!r}")
+        if _is_fraction(mo) and not 0.0 < float(mo) < 1.0:
+            raise ValueError(f"min_observed as a fraction must be in (0, 1), got {mo!r}")
+        if mo is not None and not _is_fraction(mo) and mo < 0:
+            raise ValueError(f"min_observed must be >= 0, got {mo!r}")
         object.__setattr__(self, "initial", _names_once(self.initial, "initial"))
         object.__setattr__(self, "exclude", _names_once(self.exclude, "exclude"))
         both = [b for b in self.initial if b in self.exclude]
@@ -137,7 +116,7 @@ class Selector(Component):
         mo = self.min_observed
         if mo is None:
             return None
-        if isinstance(mo, (float, np.floating)) and not float(mo).is_integer():
+        if _is_fraction(mo):
             return min_observed_for(n_models, fraction=float(mo))
         return min(int(mo), int(n_models))
 
@@ -147,7 +126,7 @@ class Selector(Component):
         O(1), plus the new selector's checks of ``initial`` and ``exclude`` for a count filter.
         """
         mo = self.min_observed
-        if mo is None or (isinstance(mo, (float, np.floating)) and not float(mo).is_integer()):
+        if mo is None or _is_fraction(mo):
             return self
         return replace(self, min_observed=max(1, int(round(int(mo) * n_rows / n_total))))
 
@@ -199,19 +178,17 @@ class Selector(Component):
         Parameters
         ----------
         cov : ndarray (N, N) or LowRankCorrelation
-            Training correlation (a wide matrix's in low-rank form,
-            :mod:`~benchsel_lib.method.lowrank`).
+            Training correlation.
         k : int or None
             Subset size, mandatory benchmarks included (None: as many as the budget allows).
         names : sequence of str
-            Benchmark names of the columns (for ``initial`` and ``costs``).
+            Benchmark names of the columns.
         counts : ndarray (N,)
             Training models observing each benchmark (for ``min_observed``).
         n_models : int
             Number of training models (for a fractional ``min_observed``).
         train : ndarray (M, N), optional
-            Standardized training rows (needed by the objectives of
-            :data:`~benchsel_lib.method.selection.NEEDS_TRAIN`).
+            Standardized training rows (for :data:`~benchsel_lib.method.selection.NEEDS_TRAIN`).
         seed : int or Generator
             The random baseline's stream.
         missing_initial : {"error", "skip"}
@@ -220,18 +197,15 @@ class Selector(Component):
         Raises
         ------
         ValueError
-            ``k`` larger than the candidates the filter leaves, or smaller
-            than the mandatory benchmarks; unknown names; bad costs.
+            ``k`` larger than the candidates left or smaller than the mandatory
+            benchmarks; unknown names; bad costs.
 
         Notes
         -----
-        Selections without a budget are memoized on the exact bytes of ``cov``
-        and ``train`` and the options (cross-validation asks for the same
-        selection once per pipeline that shares it).
-
-        Cost: that of :func:`~benchsel_lib.method.selection.select`, plus O(N^2)
-        (and O(M N) when the objective reads ``train``) to key the memo; a memo
-        hit costs only the key.
+        Selections without a budget are memoized on the exact bytes of ``cov``,
+        ``train`` and the options.  Cost: that of
+        :func:`~benchsel_lib.method.selection.select`, plus O(N^2) (and O(M N) with
+        ``train``) for the memo key; a hit costs only the key.
         """
         init = self.resolve_initial(names, missing=missing_initial)
         excl = self.resolve_exclude(names)

@@ -1,60 +1,36 @@
 """Sparse selections: a per-target Lasso with one cross-validated strength, and the Lasso of the mean score.
 
-Three ways to select with the Lasso, all written on second moments only, so
-missing scores need no completion:
-
-* ``"sparse"`` (:func:`sparse_order`): every benchmark is predicted from
-  the others by a Lasso with one cross-validated strength; the benchmarks
-  that carry the most weight in those predictions are selected.  The
-  sections below describe it.
-* ``"mean-lasso"`` (:func:`mean_lasso_order`): the rule of BenchPred's
-  released code.  One Lasso predicts the mean score of all benchmarks; the
-  benchmarks are taken in the order they enter its path (no cross-validation).
-* ``"imputed-lasso"`` (:func:`imputed_lasso_order`): the same rule as
-  BenchPred's released code runs it, on the mean-imputed training matrix and
-  BenchPred's grid of strengths; the set of ``k`` need not contain the one
-  of ``k - 1``, and a thinly observed benchmark is seldom selected.
+All are written on second moments only, so missing scores need no completion:
+``"sparse"`` (:func:`sparse_order`, below), ``"mean-lasso"``
+(:func:`mean_lasso_order`, the entry order of the Lasso path of the mean
+score, BenchPred's released rule) and ``"imputed-lasso"``
+(:func:`imputed_lasso_order`, that rule on the mean-imputed training matrix
+and BenchPred's grid).
 
 Per-target Lasso in covariance form
-    Every benchmark ``j`` (all ``N``, candidate or not) is a target,
-    predicted from the features ``F`` (the candidates and the mandatory
-    benchmarks ``U``) other than ``j`` itself.  With the correlation :math:`R`
-    of the standardized scores, its coefficients :math:`b_j` minimize
+    Every benchmark ``j`` is a target, predicted from the features ``F``
+    (candidates and mandatory benchmarks ``U``) other than itself.  With the
+    correlation :math:`R`, column ``j`` of the coefficient matrix :math:`B` minimizes
 
     .. math::  f_j(b) = \\tfrac12 b^\\top R b - b^\\top R_{:,j}
                + \\lambda \\sum_{c\\in F\\setminus U} |b_c|
                \\quad\\text{subject to}\\quad b_c = 0 \\;(c\\notin F),\\; b_j = 0,
 
-    the population least-squares loss of predicting :math:`x_j` by
-    :math:`b^\\top x` (up to the constant :math:`\\tfrac12 R_{jj}`), the
-    mandatory benchmarks unpenalized.  The coefficients form an ``N x N``
-    matrix :math:`B` (column ``j`` is :math:`b_j`).  The targets are separable
-    and share one strength :math:`\\lambda`.  :func:`multi_target_lasso_path`
-    solves all of them at once by FISTA (accelerated proximal gradient, with
-    adaptive restart) on :math:`B`, warm started along a decreasing grid of strengths
-    (:func:`lambda_grid`: 20 strengths log-spaced over three decades from the
-    smallest at which only the mandatory benchmarks are active).
-    :func:`lasso_cov_path` solves one target by coordinate descent; it is the
-    direct fit the multi-target solver is checked against.
+    the population least-squares loss (up to a constant), the mandatory
+    benchmarks unpenalized, one strength for all targets.
+    :func:`multi_target_lasso_path` solves all targets at once by FISTA along
+    the grid of :func:`lambda_grid`; :func:`lasso_cov_path` solves one target
+    by coordinate descent (the direct fit it is checked against).
 
-Cross-validated strength
-    The training rows are split into ``n_folds`` folds (row ``i`` in fold
-    ``i % n_folds``).  The path is fit on the pairwise-complete correlation
-    of the other rows (:func:`pairwise_correlation`) with the grid of the
-    full problem, and scored by the held-out risk summed over the targets
-    (:func:`held_out_risk`: the squared error of predicting every benchmark
-    from the others under the held-out second moments).  The strength with
-    the smallest mean risk over the folds is chosen (ties to the larger strength).
-
-Selection
-    On the full correlation, at the chosen strength: the mandatory
+Cross-validated strength and selection
+    Row ``i`` of the training rows is in fold ``i % n_folds``; the path is
+    fit on the other rows' :func:`pairwise_correlation` and scored by
+    :func:`held_out_risk`; the strength of smallest mean risk wins (ties to
+    the larger).  On the full correlation at that strength: the mandatory
     benchmarks, then the candidates by decreasing importance
-    :math:`\\sum_j |B_{cj}|` (the total weight a benchmark carries in
-    predicting the others), then the candidates of zero importance by the
-    strength at which they first get a non-zero coefficient along the grid
-    (larger first), then by their importance at the smallest strength
-    (:func:`sparse_order`, which states the cost).  Everything is
-    deterministic; ties go to the lowest index.
+    :math:`\\sum_j |B_{cj}|`, then those of zero importance by the strength at
+    which they enter (larger first), then by importance at the smallest
+    strength; ties to the lowest index.
 """
 from __future__ import annotations
 
@@ -66,6 +42,7 @@ import numpy as np
 from .._memo import LRUMemo, array_key
 from .covariance import cov_to_corr, floor_eigenvalues, pairwise_pearson
 from .folds import Fold, InterleavedFolds, cross_fit
+from .objectives import first_tied
 from .regression import mean_imputed
 
 __all__ = ["SparseResult", "lasso_cov_path", "multi_target_lasso_path", "pairwise_correlation", "held_out_risk",
@@ -130,14 +107,6 @@ class SparseResult(NamedTuple):
     n_active: int
 
 
-def _soft(z: float, t: float) -> float:
-    if z > t:
-        return z - t
-    if z < -t:
-        return z + t
-    return 0.0
-
-
 def lasso_cov_path(
     R: np.ndarray,
     c: np.ndarray,
@@ -149,54 +118,43 @@ def lasso_cov_path(
 ) -> np.ndarray:
     """Lasso in covariance form along a grid of strengths, by cyclic coordinate descent.
 
-    Minimizes, for each ``lam`` of ``lambdas``,
+    For each ``lam`` of ``lambdas`` it minimizes
 
     .. math::  f(b) = \\tfrac12 b_F^\\top R_{FF} b_F - b_F^\\top c_F
                + \\lambda \\sum_{j\\in F\\setminus U} |b_j|
 
-    over the coefficients of the features ``F``; the ``unpenalized``
-    benchmarks ``U`` carry no penalty.  Each coordinate step is the soft
-    thresholding :math:`b_j = S(c_j - \\sum_{l\\ne j} R_{jl} b_l, \\lambda) / R_{jj}`.
-    The solution at one strength starts the next (warm start).  At each
-    strength, coordinate descent runs over the non-zero coefficients (and
-    ``U``) until the largest change is below ``1e-10`` times the largest
-    coefficient (or 1000 sweeps); then every zero coefficient whose gradient
-    exceeds the strength joins and descent resumes, until none does.  Once a
-    sweep leaves the signs of the coefficients unchanged, the stationarity
-    equations of that sign pattern are solved directly and the solution is
-    kept when it satisfies the optimality conditions (it is then exact),
-    which spares the many slow sweeps of an ill-conditioned ``R``.
+    over the features ``F`` (default all), the ``unpenalized`` ``U`` without
+    penalty, warm started from the previous strength.  Descent runs over the
+    non-zero coefficients and ``U`` until the largest change is below ``1e-10``
+    of the largest coefficient (or 1000 sweeps), then every zero coefficient
+    whose gradient exceeds ``lam`` joins, until none does.  Once a sweep keeps
+    the sign pattern, its stationarity equations are solved directly and the
+    solution kept when optimal (exact), sparing an ill-conditioned ``R`` many
+    sweeps.
 
     Parameters
     ----------
     R : ndarray (N, N)
-        Symmetric positive semi-definite matrix with a positive diagonal on ``F``
-        (a correlation).
+        Symmetric PSD, positive diagonal on ``F`` (a correlation).
     c : ndarray (N,)
         Linear term (for target ``j``, :math:`R_{:,j}`).
     lambdas : sequence of float
-        Non-negative strengths, in the order they are solved (decreasing for
-        warm starts to pay off).
-    unpenalized : sequence of int
-        Features without penalty (mandatory benchmarks); they belong to ``F``.
-    features : bool ndarray (N,) or sequence of int, optional
-        The features ``F`` (default: all).
+        Non-negative strengths in the order solved (decreasing for warm starts).
+    unpenalized, features
+        ``U`` (mandatory benchmarks, part of ``F``) and ``F`` (bool mask or indices).
     max_active : int, optional
-        Stop after the first strength at which more than this many penalized
-        coefficients are non-zero (default: solve every strength).
+        Stop after the first strength with more than this many penalized non-zeros.
 
     Returns
     -------
     ndarray (n_solved, N)
-        Coefficients per strength, zero outside ``F``: every strength of
-        ``lambdas``, or those up to the one that stopped the path.
+        Coefficients per strength solved, zero outside ``F``.
 
     Notes
     -----
-    A sweep over ``a`` active coefficients costs ``O(a^2)``, a direct solve
-    ``O(a^3)``, the optimality check ``O(a N)``; a path is
-    ``O(n_lambdas * (sweeps * a^2 + a^3 + a N))``, at most
-    ``O(n_lambdas * sweeps * N^2)`` with few sweeps per strength.
+    A sweep over ``a`` active coefficients is ``O(a^2)``, a direct solve
+    ``O(a^3)``, the optimality check ``O(a N)``: a path is
+    ``O(n_lambdas * (sweeps * a^2 + a^3 + a N))``.
     """
     R = np.asarray(R, dtype=float)
     c = np.asarray(c, dtype=float)
@@ -267,7 +225,7 @@ def _cd_active(R: np.ndarray, c: np.ndarray, b: np.ndarray, A: np.ndarray, penal
         for i in range(A.size):
             old = bA[i]
             z = g[i] + dA[i] * old
-            new = _soft(z, lam) / dA[i] if pA[i] else z / dA[i]
+            new = (z - lam if z > lam else z + lam if z < -lam else 0.0) / dA[i] if pA[i] else z / dA[i]
             if new != old:
                 delta = new - old
                 g -= cols[i] * delta
@@ -361,53 +319,27 @@ def multi_target_lasso_path(
 ) -> np.ndarray:
     """The per-target Lasso of every benchmark on the other features, along a grid of strengths, by FISTA.
 
-    For each ``lam`` of ``lambdas`` and each target ``j`` (all ``N``), column
-    ``j`` of the result minimizes
-
-    .. math::  \\tfrac12 b^\\top R b - b^\\top R_{:,j} + \\lambda \\sum_{c\\in F\\setminus U} |b_c|
-
-    subject to :math:`b_c = 0` for ``c`` outside the features ``F`` and
-    :math:`b_j = 0`; the ``unpenalized`` benchmarks ``U`` carry no penalty.
-    All targets are solved together by FISTA on the matrix ``B``: a gradient
-    step :math:`B - (RB - R)/L` with ``L`` the largest eigenvalue of
-    :math:`R_{FF}`, soft thresholding of the penalized rows by
-    :math:`\\lambda/L`, zeroing of the excluded entries (rows outside ``F``,
-    the diagonal), then Nesterov's extrapolation, its momentum restarted
-    whenever the step points against it (adaptive gradient restart, which
-    spares FISTA's oscillations on an ill-conditioned ``R``).  The solution at one
-    strength starts the next (warm start; the momentum restarts).  At each
-    strength the iterations stop once the largest change of ``B`` is below
-    ``tol * max(1, max|B|)``, or after ``max_iter`` iterations.
-
-    Parameters
-    ----------
-    R : ndarray (N, N)
-        Symmetric positive semi-definite matrix (a correlation).
-    lambdas : sequence of float
-        Non-negative strengths, in the order they are solved (decreasing for
-        warm starts to pay off).
-    features : bool ndarray (N,) or sequence of int, optional
-        The features ``F`` (default: all); the unpenalized ones are added.
-    unpenalized : sequence of int
-        Features without penalty (mandatory benchmarks).
-    tol : float
-        Relative stopping tolerance on the largest change of ``B``.
-    max_iter : int
-        Most iterations per strength.
+    Column ``j`` of the result at ``lam`` minimizes the module docstring's
+    :math:`f_j` (features ``F``, default all, with the ``unpenalized`` ``U``
+    added).  All targets are solved together on ``B``: a gradient step with
+    ``L`` the largest eigenvalue of :math:`R_{FF}`, soft thresholding of the
+    penalized rows by :math:`\\lambda/L`, zeroing outside ``F`` and on the
+    diagonal, then Nesterov's extrapolation with adaptive gradient restart.  Each
+    strength is warm started from the previous one and stops once the largest
+    change of ``B`` is below ``tol * max(1, max|B|)`` or after ``max_iter``
+    iterations.
 
     Returns
     -------
     ndarray (len(lambdas), N, N)
-        ``B`` per strength: entry ``(c, j)`` is the coefficient of benchmark
-        ``c`` in the prediction of benchmark ``j``; zero outside the rows of
-        ``F`` and on the diagonal.
+        ``B`` per strength: entry ``(c, j)`` is the coefficient of benchmark ``c``
+        in the prediction of benchmark ``j``.
 
     Notes
     -----
-    An iteration costs the product :math:`R_{FA} Y_A` over the rows ``A`` of
-    the extrapolated point that are not zero, at most :math:`2|F|^2N`; a
-    path at most ``O(n_lambdas * max_iter * |F|^2 N)``, plus one
-    eigendecomposition of :math:`R_{FF}`.
+    An iteration costs :math:`R_{FA} Y_A` over the non-zero rows ``A``, at most
+    :math:`2|F|^2N`: a path is at most ``O(n_lambdas * max_iter * |F|^2 N)``,
+    plus one eigendecomposition of :math:`R_{FF}`.
     """
     R = np.asarray(R, dtype=float)
     N = R.shape[0]
@@ -486,23 +418,9 @@ def pairwise_correlation(X: np.ndarray) -> np.ndarray:
 def held_out_risk(C: np.ndarray, B: np.ndarray) -> np.ndarray:
     """Squared error of predicting every benchmark ``j`` by :math:`b_j^\\top x` under second moments ``C``, summed.
 
-    :math:`\\operatorname{tr} C - 2\\operatorname{tr}(B^\\top C) + \\operatorname{tr}(B^\\top C B)
-    = \\sum_j (e_j - b_j)^\\top C (e_j - b_j)` for the coefficient matrix
-    ``B`` (column ``j`` predicts benchmark ``j``), or for each of a stack of
-    them.  With ``C`` the mean of :math:`x_i x_i^\\top` over some rows it is
-    the sum over the targets of the mean of :math:`(x_{ij} - b_j^\\top x_i)^2`
-    over them.  O(L N^3) for ``L`` matrices.
-
-    Parameters
-    ----------
-    C : ndarray (N, N)
-        Second moments (a held-out correlation).
-    B : ndarray (N, N) or (L, N, N)
-        Coefficients.
-
-    Returns
-    -------
-    float ndarray of shape ``B.shape[:-2]``
+    :math:`\\sum_j (e_j - b_j)^\\top C (e_j - b_j)` for a coefficient matrix
+    ``B`` (N, N) or each of a stack (L, N, N); returns an array of shape
+    ``B.shape[:-2]``.  O(L N^3).
     """
     C = np.asarray(C, dtype=float)
     B = np.asarray(B, dtype=float)
@@ -567,11 +485,6 @@ def sparse_order(
 ) -> SparseResult:
     """``k`` benchmarks from the per-target Lasso with a cross-validated strength (see the module docstring).
 
-    Every benchmark is predicted from the features (candidates and mandatory
-    benchmarks) other than itself, one strength shared by all targets and
-    chosen by cross-validation on ``train``; the candidates are ordered by
-    their importance :math:`\\sum_j |B_{cj}|` at that strength.
-
     Parameters
     ----------
     R : ndarray (N, N)
@@ -581,42 +494,31 @@ def sparse_order(
     k : int
         Number of benchmarks, mandatory ones included (the caller checks the range).
     initial : sequence of int
-        Mandatory benchmarks: unpenalized, first in the order in this order.
+        Mandatory benchmarks: unpenalized, first in the order.
     candidates : bool ndarray (N,), optional
-        Benchmarks that may be selected besides ``initial`` (default: all).
-        Every benchmark is a target.
-    n_folds : int
-        Folds of the strength's cross-validation (row ``i`` in fold ``i % n_folds``).
-    n_lambdas : int
-        Strengths in the grid, log-spaced over three decades from ``lam_max``
-        of the full correlation; the folds use the same grid.
+        Benchmarks that may be selected besides ``initial`` (default: all); every benchmark is a target.
+    n_folds, n_lambdas : int
+        Folds of the cross-validation; strengths of the grid (:func:`lambda_grid`).
     tol, max_iter : float, int
-        Stopping rule of :func:`multi_target_lasso_path` at each strength;
-        100 iterations (not the solver's 300) keep a selection on about a
-        hundred benchmarks within a few seconds, at the price of a path
-        that is not fully converged at the smallest strengths of an
-        ill-conditioned correlation.
+        :func:`multi_target_lasso_path`'s stopping rule; 100 iterations keep a
+        hundred benchmarks within seconds, at the price of a path not fully
+        converged at the smallest strengths of an ill-conditioned correlation.
 
     Returns
     -------
     SparseResult
-        The order and the chosen strength, grid, mean held-out risks and
-        active count.
 
     Raises
     ------
     ValueError
-        ``train`` not ``(M, N)``, fewer than ``2 n_folds`` training rows, or
-        ``n_folds < 2`` / ``n_lambdas < 1``.
+        ``train`` not ``(M, N)``, fewer than ``2 n_folds`` rows, ``n_folds < 2`` or ``n_lambdas < 1``.
 
     Notes
     -----
-    ``n_folds + 1`` paths (:func:`multi_target_lasso_path`), about
-    ``(n_folds + 1) * n_lambdas * iterations * 2 N^3`` operations, plus per
-    fold two pairwise correlations and their eigendecompositions,
-    ``O(M N^2 + N^3)``, and the held-out risks, ``O(n_lambdas N^3)``.  The
-    order does not depend on ``k`` (the strength is chosen once), so a
-    smaller selection is a prefix of a larger one.
+    ``n_folds + 1`` paths, about ``(n_folds + 1) * n_lambdas * iterations * 2
+    N^3`` operations, plus per fold two pairwise correlations,
+    ``O(M N^2 + N^3)``, and the held-out risks, ``O(n_lambdas N^3)``.  The order
+    does not depend on ``k``: a smaller selection is a prefix of a larger one.
     """
     S = np.asarray(R, dtype=float)
     N = S.shape[0]
@@ -644,8 +546,7 @@ def sparse_order(
     for _, r in cross_fit(InterleavedFolds(n_folds).folds(m), fold_risk):
         risk += r
     risk /= n_folds
-    best = float(risk.min())
-    i_star = int(np.flatnonzero(risk <= best + _RISK_RTOL * max(1.0, abs(best)))[0])
+    i_star = first_tied(-risk, _RISK_RTOL)
 
     # the order on the full correlation
     imp = np.abs(multi_target_lasso_path(R, lambdas, **kw)).sum(axis=2)  # (n_lambdas, N): sum_j |B_cj|
@@ -671,45 +572,20 @@ def mean_lasso_order(
 ) -> list[int]:
     """``k`` benchmarks in the order they enter the Lasso path of the mean score (BenchPred's released rule).
 
-    The target is the mean standardized score :math:`\\bar z = \\frac1N
-    \\sum_j z_j` over all ``N`` benchmarks, regressed on the features ``F``
-    (the candidates and the mandatory benchmarks ``U``, unpenalized) by the
-    Lasso in covariance form (:func:`lasso_cov_path` with linear term
-    :math:`c = \\frac1N R\\mathbf 1`, the covariance of each benchmark with
-    the mean).  Along ``n_lambdas`` strengths log-spaced over four decades
-    from the smallest at which only ``U`` is active, the candidates are
-    ordered by the strength at which they first get a non-zero coefficient
-    (ties to the lower index); candidates that never enter follow by
-    decreasing :math:`|c_j - R_{jU} b_U|` (their correlation with what ``U``
-    leaves of the mean), then by index.  BenchPred's released code selects the
-    non-zero coefficients of the Lasso of the mean score whose strength gives
-    ``k`` of them; that set is the first ``k`` of this order whenever no
-    benchmark leaves the path before ``k`` have entered.
-
-    Parameters
-    ----------
-    R : ndarray (N, N)
-        Training correlation (a covariance is rescaled to one).
-    k : int
-        Number of benchmarks, mandatory ones included (the caller checks the range).
-    initial : sequence of int
-        Mandatory benchmarks, first in this order.
-    candidates : bool ndarray (N,), optional
-        Benchmarks that may be selected besides ``initial`` (default: all);
-        every benchmark counts in the mean.
-    n_lambdas : int
-        Strengths of the path.
-
-    Returns
-    -------
-    list of int
-        The first ``k`` benchmarks of the order (mandatory first); it does not
-        depend on ``k``, so a smaller selection is a prefix of a larger one.
+    The target is the mean standardized score over all ``N`` benchmarks; the
+    Lasso in covariance form (:func:`lasso_cov_path`, :math:`c = \\frac1N
+    R\\mathbf 1`) on the features (candidates, default all, and the mandatory
+    ``initial``, unpenalized and first) runs along ``n_lambdas`` strengths
+    log-spaced over four decades from the smallest at which only the mandatory
+    ones are active.  Candidates follow by the strength at which they enter
+    (then index); those that never enter by decreasing :math:`|c_j - R_{jU}
+    b_U|`, then index.  BenchPred's set of ``k`` is the first ``k`` of this
+    order whenever no benchmark leaves the path before ``k`` have entered.  The
+    order does not depend on ``k`` (prefixes).
 
     Notes
     -----
-    One single-target path, ``O(n_lambdas * sweeps * N^2)`` at most (few
-    sweeps per strength once warm started), plus ``O(|U|^3 + N^2)``.
+    One single-target path, ``O(n_lambdas * sweeps * N^2)`` at most, plus ``O(|U|^3 + N^2)``.
     """
     S = np.asarray(R, dtype=float)
     N = S.shape[0]
@@ -753,28 +629,11 @@ def _imputed_path(G: np.ndarray, c: np.ndarray, lams: np.ndarray, unpenalized: l
 
 
 def imputed_gram(train: np.ndarray) -> np.ndarray:
-    """The second moments of the mean-imputed, centred training rows: ``X.T @ X / m``.
+    """The second moments of the mean-imputed, centred training rows ``(m, N)``: ``X.T @ X / m``.
 
-    Every missing score is replaced by its benchmark's training mean (as
-    BenchPred's released code does), then every column is centred.  Entry
-    ``(i, j)`` is the share of models that ran both benchmarks times the mean,
-    over those models, of the product of their scores centred at each
-    benchmark's mean: a benchmark that few models ran has a small variance
-    and small covariances.
-
-    Parameters
-    ----------
-    train : ndarray (m, N)
-        Training rows (standardized in the pipelines), NaN missing.
-
-    Returns
-    -------
-    ndarray (N, N)
-        Symmetric positive semi-definite.
-
-    Notes
-    -----
-    ``O(m N^2)`` time, ``O(m N)`` extra memory.
+    Missing scores take their benchmark's mean (as BenchPred's code does), so a
+    benchmark that few models ran has small variance and covariances.  ``O(m
+    N^2)`` time, ``O(m N)`` extra memory.
     """
     X = np.array(train, dtype=float)
     if X.ndim != 2:
@@ -795,66 +654,25 @@ def imputed_lasso_order(
 ) -> list[int]:
     """``k`` benchmarks: the Lasso of the mean score on the mean-imputed matrix, at the strength that leaves ``k``.
 
-    BenchPred's released selection.  Every missing score of ``train`` is
-    replaced by its benchmark's mean (a benchmark no row observes by 0); with
-    the imputed matrix centred, :math:`X` (``m`` rows), and its row means
-    :math:`\\bar x = X\\mathbf 1 / N` as the target, the Lasso of
-    scikit-learn's loss :math:`\\frac1{2m}\\lVert\\bar x - Xb\\rVert^2 +
-    \\alpha\\sum_{j\\notin U}|b_j|` is solved in covariance form
-    (:func:`lasso_cov_path` on :math:`G = X^\\top X / m` and
-    :math:`c = G\\mathbf 1 / N`) on the features ``F`` (the candidates with
-    a non-zero imputed variance, and the mandatory benchmarks ``U``,
-    unpenalized), going down the grid ``alphas`` until more than
-    ``k - |U| + 10`` penalized coefficients are non-zero.  The selection is
-    the non-zero set with the most non-zeros, at most ``k - |U|``, at the
-    smallest such strength: the set of BenchPred's scan up the grid (which
-    keeps the smallest strength with exactly ``k``, else the closest count
-    below), unless a count of ``k`` or closer comes back only below the
-    strengths solved (benchmarks do leave the path: on a Merged fold the
-    count goes 10, 11, then 10 again with another set, which this rule
-    follows as BenchPred's does).  A set with fewer than ``k`` is completed by the
-    candidates with the largest :math:`|c_j - G_{jF} b_F|` at that strength
-    (the nearest to entering), then by index.  Unlike
-    :func:`mean_lasso_order`, the imputed second moments weigh a benchmark by
-    the fraction of models that observed it.
-
-    Parameters
-    ----------
-    train : ndarray (m, N)
-        Standardized training rows, NaN missing.
-    k : int
-        Number of benchmarks, mandatory ones included (the caller checks the range).
-    initial : sequence of int
-        Mandatory benchmarks, first in this order.
-    candidates : bool ndarray (N,), optional
-        Benchmarks that may be selected besides ``initial`` (default: all);
-        every benchmark counts in the mean.
-    alphas : sequence of float
-        The grid of strengths (default :data:`IMPUTED_ALPHAS`, BenchPred's).
-
-    Returns
-    -------
-    list of int
-        Mandatory benchmarks first, then the set's benchmarks by the strength
-        at which they entered (earlier first, then index), then the
-        completion.  The set of ``k`` need not contain the set of ``k - 1``.
+    BenchPred's released selection.  On the centred mean-imputed ``train``
+    (:func:`imputed_gram`, :math:`G`) with target its row means, scikit-learn's
+    loss :math:`\\frac1{2m}\\lVert\\bar x - Xb\\rVert^2 + \\alpha\\sum_{j\\notin
+    U}|b_j|` is solved in covariance form (:func:`lasso_cov_path`, :math:`c =
+    G\\mathbf 1 / N`) on the candidates (default all) with a non-zero imputed
+    variance and the mandatory ``initial`` (unpenalized, first), down the grid
+    ``alphas`` (default :data:`IMPUTED_ALPHAS`) until more than ``k - |U| + 10``
+    penalized coefficients are non-zero.  The selection is the non-zero set with
+    the most non-zeros, at most ``k - |U|``, at the smallest such strength
+    (BenchPred's scan, which follows benchmarks that leave the path), by entry
+    strength then index, completed by the largest :math:`|c_j - G_{jF} b_F|`,
+    then index.  The set of ``k`` need not contain that of ``k - 1``.
 
     Notes
     -----
-    ``O(m N^2)`` for the second moments, then one path down to the first
-    strength with more than ``k + 10`` non-zeros (memoized: the path of a
-    larger ``k`` on the same matrix serves this one, so sizes asked for from
-    the largest down cost one path): per strength a few
-    coordinate-descent sweeps over the ``a <= k + 10`` active coefficients,
-    ``O(a^2)`` each, and an ``O(a N)`` optimality check.
-
-    The path is exact wherever a sign pattern settles (:func:`lasso_cov_path`
-    then solves its stationarity equations).  scikit-learn's ``lasso_path``
-    (the coordinate descent of BenchPred's ``Lasso``, mandatory benchmarks
-    partialled out) gave the same orders on BenchPress, Merged, MTEB and MMLU
-    folds only with its duality-gap tolerance at ``1e-8`` or below, and was
-    then 3 to 57 times slower on the last three; at its default ``tol=1e-4``
-    1 to 14 of 60 orders (1 of 60 sets) per matrix differed.  It is not used.
+    ``O(m N^2)``, then one path (memoized: a larger ``k``'s path serves this
+    one) of a few ``O(a^2)`` sweeps and an ``O(a N)`` check per strength,
+    ``a <= k + 10``.  scikit-learn's ``lasso_path`` gave the same orders only at
+    ``tol <= 1e-8``, 3 to 57 times slower; it is not used.
     """
     G = imputed_gram(train)
     N = G.shape[0]

@@ -33,10 +33,7 @@ _REPO_DIR = "models--" + TABIMPUTE_REPO.replace("/", "--")
 
 
 class MissingWeightsError(FileNotFoundError, ValueError):
-    """The TabImpute V2 checkpoint could not be found (it is never downloaded).
-
-    Subclasses both ``FileNotFoundError`` and ``ValueError``.
-    """
+    """The TabImpute V2 checkpoint could not be found (it is never downloaded)."""
 
 
 def _hub_cache_dirs() -> list[Path]:
@@ -65,12 +62,8 @@ def _missing_weights_message(detail: str) -> str:
 def find_tabimpute_checkpoint(checkpoint_path: str | os.PathLike[str] | None = None) -> Path:
     """Locate the TabImpute V2 checkpoint without downloading anything.
 
-    Search order: the explicit ``checkpoint_path``; the environment variable
-    ``BENCHSEL_TABIMPUTE_CKPT``; an existing Hugging Face hub cache entry
-    ``models--Tabimpute--TabImpute/snapshots/*/tabimputev2.ckpt`` under
-    ``$HF_HUB_CACHE``, ``$HUGGINGFACE_HUB_CACHE``, ``$HF_HOME/hub`` or
-    ``~/.cache/huggingface/hub``, in that order (per cache, the snapshot named
-    by ``refs/main`` first, then the newest by modification time).
+    Search order: ``checkpoint_path``; ``$BENCHSEL_TABIMPUTE_CKPT``; the
+    Hugging Face hub caches (``refs/main`` snapshot first, then the newest).
 
     Parameters
     ----------
@@ -86,16 +79,11 @@ def find_tabimpute_checkpoint(checkpoint_path: str | os.PathLike[str] | None = N
     Raises
     ------
     MissingWeightsError
-        When the given path or variable points nowhere, or nothing is found;
-        the message names the file and how to provide it. It subclasses both
-        ``FileNotFoundError`` and ``ValueError``.
+        When the given path or variable points nowhere, or nothing is found.
 
     Notes
     -----
-    Complexity O(C + S log S) file-system look-ups for ``C`` hub cache
-    directories and ``S`` snapshots of the repository (sorted by
-    modification time); nothing is read but ``refs/main``, and nothing is
-    downloaded.
+    Complexity O(C + S log S) file-system look-ups for ``C`` caches and ``S`` snapshots.
     """
     env = os.environ.get(TABIMPUTE_ENV)
     if checkpoint_path is not None or env:
@@ -124,14 +112,9 @@ def find_tabimpute_checkpoint(checkpoint_path: str | os.PathLike[str] | None = N
 class TabImputeV2Imputer(BasePredictor):
     """Zero-shot TabImpute V2 as an imputation backend (Appendix J; optional ``[tabimpute]`` extra).
 
-    For each batch of query rows, the matrix ``[context; batch]`` is passed to
-    ``tabimpute.tabimpute_v2.TabImputeV2.impute`` and the batch rows' imputed
-    values are returned (standardized space in, standardized space out;
-    TabImpute re-normalizes columns internally and undoes it).  ``context`` is
-    the training rows with all observed entries, subsampled without
-    replacement to ``max_context_rows`` rows (seeded) when there are more --
-    Appendix J uses 3,800 context rows and batches of 200 test models for
-    MMLU; smaller matrices use every training row.
+    Each batch of query rows is imputed as ``[context; batch]``; the context
+    is the training rows, subsampled (seeded) to ``max_context_rows``
+    (Appendix J: 3,800 context rows, batches of 200).
 
     Parameters
     ----------
@@ -155,9 +138,7 @@ class TabImputeV2Imputer(BasePredictor):
     ImportError
         At the first ``predict`` when torch / tabimpute are not installed.
     ValueError
-        When the checkpoint does not contain the V2 weights (TabImpute loads
-        with ``strict=False``, which would silently leave random weights; this
-        adapter refuses that).
+        When the checkpoint does not contain the V2 weights.
 
     Notes
     -----

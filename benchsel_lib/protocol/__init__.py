@@ -1,12 +1,10 @@
 """The evaluation protocol of Section 5.1, for any pipeline.
 
 * :mod:`.splits` -- folds and training sets (the paper's two random layouts);
-* :mod:`.cv` -- :func:`cross_validate` and :func:`cv_grid`: fit each pipeline
-  on the training rows of every split and score it on the validation rows;
+* :mod:`.cv` -- :func:`cross_validate` and :func:`cv_grid`: fit on every split's training rows, score the rest;
 * :mod:`.sweep` -- independent cells on joblib (local processes or Dask);
 * :mod:`.cache` -- training-correlation estimates shared in a process and on disk;
-* :mod:`.summaries` -- means over folds, interval coverage, largest residuals,
-  the R^2 inside and outside a block of benchmarks.
+* :mod:`.summaries` -- means over folds, interval coverage, largest residuals, R^2 by block.
 """
 from __future__ import annotations
 

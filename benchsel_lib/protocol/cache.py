@@ -1,12 +1,11 @@
-"""The cache of training correlations: in-process memo and on-disk store shared by processes and machines.
+"""The cache of training correlations: an in-process memo and an on-disk store shared by processes and machines.
 
-:func:`cached_correlation` is step 4 of the protocol (the training split's
-correlation) with two caches in front of the estimator: the in-process memo of
-:func:`correlation_cache` and, when ``BENCHSEL_CACHE_DIR`` names a folder, a
-disk store of ``.npy`` files keyed by the training matrix's bytes, the
-estimator, the EM configuration and a digest of the estimation code. A lock
-file per entry makes a second process that needs the same estimate wait for
-the first.
+:func:`cached_correlation` (protocol step 4) puts two caches in front of the
+estimator: the memo of :func:`correlation_cache` and, when
+``BENCHSEL_CACHE_DIR`` names a folder, ``.npy`` files keyed by the training
+matrix's bytes, the estimator, the EM configuration and a digest of the
+estimation code. A lock file per entry makes a second process that needs the
+same estimate wait for the first.
 
 What the disk cache guarantees
 ------------------------------
@@ -15,26 +14,20 @@ What the disk cache guarantees
   truncated, changed, unreadable or written for another key is reported in one
   line (a :class:`CacheWarning`: ``cache entry <path> is corrupt (<reason>):
   recomputing``), recomputed and replaced. Entries are read with
-  ``allow_pickle=False`` only. The digest detects corruption and edits made
-  without recomputing it; it is not a signature, so whoever can write the
-  folder and recompute a SHA-256 can still forge an entry (share the folder
-  only with those you trust).
-* **A file is not a folder.** When ``BENCHSEL_CACHE_DIR`` names an existing
-  file, the disk cache is off and one line says so (a :class:`CacheWarning`),
-  instead of every entry being reported as unreadable.
+  ``allow_pickle=False`` only. The digest detects corruption, not forgery:
+  share the folder only with those you trust.
+* **A file is not a folder.** When ``BENCHSEL_CACHE_DIR`` names a file, the
+  disk cache is off and one line says so.
 * **No partial files.** An entry is written to a temporary file in the same
-  folder, flushed to disk and renamed into place (``os.replace``); the
-  temporary file is removed when the write fails, and a failed write costs
-  only the storage (reported in one line, the estimate is still returned).
-* **Bounded, announced lock waits.** A run that waits for another process's
-  estimate says so once, when the wait has lasted :data:`LOCK_NOTE_S`
-  (``waiting for <lock> held by HOST PID since HH:MM:SS ...``). A lock is
-  taken over, with a one-line note, when its owner is a dead process on this
-  host, a live process on this host that did not create it (a reused process
-  id), or when nobody refreshed it for :data:`LOCK_STALE_S` seconds (its
-  owner refreshes it every :data:`LOCK_BEAT_S`); an empty or unparsable lock
-  file after :data:`LOCK_GRACE_S`. A run waits at most :data:`LOCK_WAIT_S` for a live,
-  refreshing owner, then computes the estimate itself.
+  folder, flushed and renamed into place (``os.replace``); a failed write
+  removes it and costs only the storage (reported in one line).
+* **Bounded, announced lock waits.** A wait is announced once it has lasted
+  :data:`LOCK_NOTE_S`. A lock is taken over, with a one-line note, when its
+  owner is a dead process on this host, a live process on this host that did
+  not create it (a reused process id), or nobody refreshed it for
+  :data:`LOCK_STALE_S` (its owner refreshes it every :data:`LOCK_BEAT_S`); an
+  empty or unparsable lock file after :data:`LOCK_GRACE_S`. A run waits at
+  most :data:`LOCK_WAIT_S` for a live, refreshing owner, then computes the estimate itself.
 """
 from __future__ import annotations
 
@@ -62,25 +55,9 @@ from ..method import em as _em_module
 from ..method import scaling as _scaling_module
 from ..method.correlation import Correlation
 
-__all__ = [
-    "CACHE_ENV",
-    "LOCK_BEAT_S",
-    "LOCK_GRACE_S",
-    "LOCK_STALE_S",
-    "LOCK_WAIT_S",
-    "CacheWarning",
-    "active_root",
-    "cache_key",
-    "cache_load",
-    "cache_lock",
-    "cache_root",
-    "cache_store",
-    "cached_correlation",
-    "correlation_cache",
-    "disk_cache_path",
-    "lock_heartbeat",
-]
-
+__all__ = ["CACHE_ENV", "LOCK_BEAT_S", "LOCK_GRACE_S", "LOCK_STALE_S", "LOCK_WAIT_S", "CacheWarning", "active_root",
+           "cache_key", "cache_load", "cache_lock", "cache_root", "cache_store", "cached_correlation",
+           "correlation_cache", "disk_cache_path", "lock_heartbeat"]
 
 CACHE_ENV = "BENCHSEL_CACHE_DIR"
 
@@ -122,10 +99,7 @@ _CACHE_ROOT: list[str | None] = []
 
 
 def active_root() -> str | None:
-    """The cache folder in use: the innermost :func:`cache_root`, else ``BENCHSEL_CACHE_DIR`` (None: no disk cache).
-
-    O(1).
-    """
+    """The cache folder in use: the innermost :func:`cache_root`, else ``BENCHSEL_CACHE_DIR`` (None: none). O(1)."""
     return _CACHE_ROOT[-1] if _CACHE_ROOT else (os.environ.get(CACHE_ENV) or None)
 
 
@@ -140,11 +114,10 @@ def cache_root(root: str | None) -> Iterator[None]:
 
 
 def cache_key(X: np.ndarray, correlation: Correlation) -> str:
-    """The key of the training correlation of ``X``: a SHA-256 (64 hex digits).
+    """The key of the training correlation of ``X``: a SHA-256 (64 hex digits). O(M N).
 
-    It covers the entry format, the training matrix (shape, dtype and bytes,
-    NaN pattern included), the estimator, the EM configuration and the
-    fingerprint of the estimation code. Cost O(M N) (one pass over ``X``).
+    It covers the entry format, the training matrix (shape, dtype, bytes), the
+    estimator, the EM configuration and the fingerprint of the estimation code.
     """
     X = np.ascontiguousarray(X)
     h = hashlib.sha256()
@@ -155,19 +128,12 @@ def cache_key(X: np.ndarray, correlation: Correlation) -> str:
 
 
 def disk_cache_path(X: np.ndarray, correlation: Correlation) -> Path | None:
-    """Cache file of one training correlation, or None when the disk cache is off.
+    """``<root>/corr-<first 32 hex digits of cache_key(X, correlation)>.npy``, or None when the disk cache is off.
 
-    The file is ``<root>/corr-<first 32 hex digits of cache_key(X, correlation)>.npy``
-    (see :func:`cache_key`); its lock is the same path with the suffix
-    ``.lock``. Cost O(M N).
+    Its lock is the same path with the suffix ``.lock``. Cost O(M N).
     """
     root = active_root()
-    return _entry_path(root, cache_key(X, correlation)) if root else None
-
-
-def _entry_path(root: str, key: str) -> Path:
-    """The entry of ``key`` in the cache folder ``root``."""
-    return Path(root) / f"corr-{key[:32]}.npy"
+    return Path(root) / f"corr-{cache_key(X, correlation)[:32]}.npy" if root else None
 
 
 def cached_correlation(
@@ -175,21 +141,12 @@ def cached_correlation(
 ) -> np.ndarray:
     """Training correlation of one split (protocol step 4): ``correlation.estimate`` with two caches in front.
 
-    ``X`` holds the training rows in the pipeline's space (not standardized),
-    ``standardized`` the same rows as the pipeline standardized them (read
-    only by the ``"fast"`` estimator, which is cheap and not cached).
-    Inside :func:`correlation_cache` an estimate is memoized in the process;
-    when ``BENCHSEL_CACHE_DIR`` (or the innermost :func:`cache_root`) names a
-    folder, it is stored there and reused by later runs and other processes,
-    bit for bit, under the guarantees of the module docstring (the book build
-    sets it, so notebooks that repeat a split pay for EM once).
-
-    Returns
-    -------
-    np.ndarray (N, N)
-        The training correlation. Cost: a cache hit reads and hashes one
-        N x N file (O(N^2)) after hashing ``X`` for the key (O(M N)); a miss
-        adds the estimate.
+    ``X``: the training rows in the pipeline's space; ``standardized``: the
+    same rows standardized (read only by the ``"fast"`` estimator, which is
+    not cached). Inside :func:`correlation_cache` an estimate is memoized in
+    the process; with a cache folder (:func:`active_root`) it is stored there
+    and reused by later runs and other processes, bit for bit. Cost: O(M N)
+    for the key, plus O(N^2) to read a hit or the estimate on a miss.
     """
     if correlation.estimator == "fast":
         return correlation.estimate(X, standardized, context="cv")
@@ -213,7 +170,7 @@ def _disk_cached(correlation: Correlation, X: np.ndarray) -> np.ndarray:
     if not root:
         return correlation.estimate(X, X, context="cv")
     key, n = cache_key(X, correlation), X.shape[1]
-    path = _entry_path(root, key)
+    path = Path(root) / f"corr-{key[:32]}.npy"
     R, why = _read_entry(path, n, key)
     if R is not None:
         return R
@@ -254,15 +211,12 @@ def _trailer(key: str, body: bytes) -> bytes:
 
 
 def cache_store(path: Path, R: np.ndarray, key: str) -> None:
-    """Write the estimate ``R`` as the cache entry ``path`` of ``key`` (see :func:`cache_key`), atomically.
+    """Write the estimate ``R`` as the cache entry ``path`` of ``key`` (:func:`cache_key`), atomically. O(N^2).
 
-    The entry is an ``.npy`` file of ``R`` (float64; ``np.load`` reads it)
-    followed by a trailer with ``key`` and the SHA-256 of (key, array file),
-    which :func:`cache_load` verifies. It is written to a temporary file in
-    the same folder, flushed to disk and renamed over ``path``
-    (``os.replace``), so readers see the old entry, the new one or none,
-    never a part; the temporary file is removed when the write fails (the
-    error propagates). Cost O(N^2) time and I/O.
+    The entry is an ``.npy`` file of ``R`` (float64) followed by a trailer
+    with ``key`` and the SHA-256 of (key, array file), which
+    :func:`cache_load` verifies. Readers see the old entry, the new one or
+    none, never a part (module docstring); a failed write raises.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -314,19 +268,14 @@ def _read_entry(path: Path, n: int, key: str | None) -> tuple[np.ndarray | None,
 
 
 def cache_load(path: Path, n: int, *, key: str | None = None) -> np.ndarray | None:
-    """The cached (n, n) correlation at ``path`` if it is intact, else None.
+    """The cached (n, n) correlation at ``path`` if it is intact, else None (silently). O(N^2).
 
     The entry's trailer must name ``key`` (None: a key that starts with the
-    digits in the file name) and its SHA-256 must match; the array is read
-    with ``allow_pickle=False``, and must be finite float64 of shape (n, n).
-    None for an absent, empty, truncated, changed or foreign entry (silently:
-    :func:`cached_correlation` reports why before it recomputes). Cost
-    O(N^2): the file is read and hashed once.
+    digits in the file name), its SHA-256 must match, and the array (read
+    with ``allow_pickle=False``) must be finite float64 of shape (n, n).
     """
     return _read_entry(Path(path), n, key)[0]
 
-
-# --------------------------------------------------------------------------- locks
 
 #: token of each lock this process holds (str path -> token), so that it removes only its own locks
 _HELD: dict[str, str] = {}
@@ -339,12 +288,6 @@ def _process_state(pid: int) -> tuple[str, str]:
         return fields[0], fields[19]
     except (OSError, IndexError, ValueError):
         return "-", "-"
-
-
-def _lock_line(path: Path, token: str) -> str:
-    """The owner line of a lock: host, process id and start, creation time, token and the entry's name."""
-    start = _process_state(os.getpid())[1]
-    return f"{socket.gethostname()} {os.getpid()} {start} {time.time():.3f} {token} {path.name}\n"
 
 
 @dataclass(frozen=True)
@@ -392,10 +335,7 @@ def _look(lock: Path) -> _LockView | None:
 
 
 def _stale_reason(view: _LockView, lock: Path, entry: str, idle: float) -> str | None:
-    """Why ``lock`` of the entry named ``entry``, seen as ``view``, no longer guards a computation (None: it may).
-
-    ``idle`` is how long the lock has been seen unchanged (seconds).
-    """
+    """Why ``lock`` of ``entry``, seen as ``view`` and unchanged for ``idle`` s, no longer guards a computation."""
     if view.host is None:
         if idle < LOCK_GRACE_S:
             return None
@@ -428,11 +368,7 @@ def _stale_reason(view: _LockView, lock: Path, entry: str, idle: float) -> str |
 
 
 def _take_over(lock: Path, view: _LockView) -> bool | None:
-    """Remove ``lock`` if it is still as seen in ``view``.
-
-    True: removed; None: it changed or went meanwhile (look again); False: it
-    cannot be removed.
-    """
+    """Remove ``lock`` if it is still as seen in ``view``: True; None: it changed or went; False: cannot remove it."""
     again = _look(lock)
     if again is None or again.signature != view.signature:
         return None
@@ -449,26 +385,20 @@ def cache_lock(path: Path) -> Path | None:
     """Claim the computation of ``path`` across processes and machines sharing the cache folder.
 
     Returns the lock file once this process holds it (the caller then reads
-    ``path`` again, since the previous holder may have written it, and
-    computes it if not), or None when no lock can be had: the folder is not
-    writable, or a live owner kept its lock fresh for :data:`LOCK_WAIT_S`
-    (the caller then computes the estimate without one).
+    ``path`` again, and computes it if still absent), or None when no lock
+    can be had: the folder is not writable, or a live owner kept its lock
+    fresh for :data:`LOCK_WAIT_S` (the caller then computes without one).
 
-    The lock is created with ``O_EXCL`` and holds one line: host, process id,
-    the process's start time (Linux), creation time, a random token and the
-    entry's file name. Its owner touches it every :data:`LOCK_BEAT_S`
-    (:func:`lock_heartbeat`) and removes it when done (only if the token is
-    still its own). A lock held by another process is waited for and taken
-    over as the module docstring says; a stale one is also one that names
-    another entry, or this process without the token. Staleness by time is
-    watched here or read from the modification time (hosts sharing the
-    folder are assumed to agree on the time to well within
-    :data:`LOCK_STALE_S`); no wait on a stale lock lasts longer than that,
-    plus one poll. Locks are held only while computing, so two
-    processes cannot wait on each other; two that take over the same stale
-    lock at once may both compute the estimate (identical bytes, renamed
-    atomically). Cost: one ``stat`` and read of the lock per poll (every
-    0.05 s at first, every 0.5 s after a few seconds).
+    The lock, created with ``O_EXCL``, holds one line: host, process id and
+    start time, creation time, a random token and the entry's name. Its owner
+    touches it every :data:`LOCK_BEAT_S` (:func:`lock_heartbeat`) and removes
+    it when done, if the token is still its own. A held lock is waited for
+    and taken over as the module docstring says (also one that names another
+    entry, or this process without the token); hosts sharing the folder are
+    assumed to agree on the time to well within :data:`LOCK_STALE_S`. Two
+    processes that take over the same stale lock at once may both compute
+    (identical bytes, renamed atomically). Cost: one ``stat`` and read of the
+    lock per poll (every 0.05 s at first, at most every 0.5 s).
     """
     path = Path(path)
     lock = path.with_suffix(".lock")
@@ -491,7 +421,8 @@ def cache_lock(path: Path) -> Path | None:
         else:
             try:
                 with os.fdopen(fd, "w") as fh:
-                    fh.write(_lock_line(path, token))
+                    fh.write(f"{socket.gethostname()} {os.getpid()} {_process_state(os.getpid())[1]} "
+                             f"{time.time():.3f} {token} {path.name}\n")
             except OSError:
                 lock.unlink(missing_ok=True)
                 return None
@@ -541,10 +472,9 @@ def _release(lock: Path) -> None:
 
 @contextmanager
 def lock_heartbeat(lock: Path | None) -> Iterator[None]:
-    """Touch ``lock`` every :data:`LOCK_BEAT_S` seconds inside the block (a long EM stays visibly alive).
+    """Touch ``lock`` every :data:`LOCK_BEAT_S` seconds inside the block, while it carries this process's token.
 
-    A lock that this process holds is touched only while it still carries
-    this process's token (after a take-over the beat stops). ``None``: no-op.
+    ``None``: no-op.
     """
     if lock is None:
         yield
@@ -573,15 +503,12 @@ def lock_heartbeat(lock: Path | None) -> Iterator[None]:
 
 @contextmanager
 def correlation_cache() -> Iterator[dict]:
-    """Reuse the per-split training correlation across :func:`~benchsel_lib.protocol.cv.cross_validate` calls.
+    """Memoize the training correlations of :func:`~benchsel_lib.protocol.cv.cross_validate` inside the block.
 
-    Inside the ``with`` block every training correlation (step 4 of the
-    protocol) is memoized by the bytes of the training matrix, the estimator
-    and the EM configuration, so several CV runs on the same splits pay for
-    EM once, with identical results. Re-entrant (an inner block uses the
-    outer cache). Only the calling process is cached (``n_jobs=1``); across
-    processes, :func:`~benchsel_lib.protocol.cv.cv_grid` puts the runs of one
-    split in one cell and the disk cache shares estimates between cells.
+    Keyed by the training matrix's bytes, the estimator and the EM
+    configuration, so runs on the same splits pay for EM once, with identical
+    results. Re-entrant (an inner block uses the outer cache). This process
+    only; across processes the disk cache shares estimates.
 
     Yields
     ------

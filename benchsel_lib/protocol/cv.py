@@ -1,63 +1,43 @@
-"""The paper's cross-validation protocol (Section 5.1), for any pipeline.
-
-Protocol (Section 5.1, with the settings of the paper's code release), implemented by
-:func:`cross_validate`:
+"""The paper's cross-validation protocol (Section 5.1, with the settings of its code release), for any pipeline.
 
 1. The ``M`` models are randomly permuted and split into ``K`` balanced folds
-   (sizes differ by at most one; :func:`~benchsel_lib.protocol.splits.fold_assignments`).
-   Each fold is the validation set once, so the validation set is always
-   ~M/K models; the holdout fraction only shrinks the training set.
+   (:func:`~benchsel_lib.protocol.splits.fold_assignments`). Each fold is the
+   validation set once (~M/K models); the holdout fraction only shrinks the training set.
 2. From the pool (the other folds) a training set of ``round((1 - p) M)``
-   models is drawn by a second permutation (capped at the pool size, so at
-   ``p = 10%`` with ``K = 10`` it *is* the pool). One permutation of the pool
-   per fold is used for every holdout, so training sets are nested across
-   holdouts (less noise when comparing holdouts).
+   models, capped at the pool size, is drawn by one permutation of the pool
+   per fold, so training sets are nested across holdouts.
 3. Benchmarks with fewer than ``min_train_observed`` (default 1) observed
-   training scores cannot be standardized; they are left out of that split
-   (neither selectable nor evaluated) and counted in ``n_dropped``.
+   training scores are left out of that split (neither selectable nor
+   evaluated) and counted in ``n_dropped``.
 4. Each pipeline is fit on the training rows only
-   (:meth:`~benchsel_lib.method.pipeline.Pipeline.fit_path`): it scales
-   them with the training means and standard deviations (``n - 1``
-   denominator, std floored at ``0.01 (|mean| + 1)``, clipped to [-10, 10]),
-   estimates their correlation (EM stops when the relative change of Sigma
-   falls below ``5e-4``; one estimate per split is shared by the pipelines
-   that use the same estimator, through :mod:`benchsel_lib.protocol.cache`),
-   and selects once up to ``k_max`` (greedy selections are nested, so the
-   prefixes give every ``k``; anchor points, whose ``k`` medoids depend on
-   ``k``, select once per size scored).
-5. Each validation model reveals only the selected benchmarks it has
-   observed (clipped standardized scores); the pipeline predicts the rest.
-   A model that observes none of the selected benchmarks is not scored at
-   that ``k`` (``unreached="skip"``, as in the paper's numbers; ``"mean"``
-   scores it with the training mean instead).
+   (:meth:`~benchsel_lib.method.pipeline.Pipeline.fit_path`): scaled with the
+   training means and standard deviations (``n - 1`` denominator, std floored
+   at ``0.01 (|mean| + 1)``, clipped to [-10, 10]), its correlation estimated
+   (EM stops when the relative change of Sigma falls below ``5e-4``; one
+   estimate per split and estimator, through :mod:`benchsel_lib.protocol.cache`),
+   and one selection made up to ``k_max`` (greedy prefixes give every ``k``;
+   anchor points select once per size scored).
+5. Each validation model reveals the selected benchmarks it observes (clipped
+   standardized scores); the pipeline predicts the rest. A model that observes
+   none is not scored at that ``k`` (``unreached="skip"``, as in the paper;
+   ``"mean"`` scores the training mean instead).
 6. ``r2 = 1 - SS_res / SS_tot`` over the observed unselected entries of the
-   fold, in the evaluation space: validation scores standardized with the
-   raw training statistics and clipped to ``[-clip, clip]`` (``SS_tot = sum
-   z^2``: predicting 0 = predicting the training mean; a logit pipeline's
+   fold, with validation scores standardized by the raw training statistics
+   and clipped to ``[-clip, clip]`` (``SS_tot = sum z^2``; a logit pipeline's
    predictions are mapped back to raw units first, Appendix K);
-   ``rmse = sqrt(SS_res / n_eval)``.  The scored entries change with ``k``
-   (a larger selection takes its benchmarks out of the targets and, under
-   ``"skip"``, brings in the models that observe only a newly revealed one),
-   so ``r2_common`` is the same R^2 over the entries that every scored size
-   of the (pipeline, split) scores: its change with ``k`` is what the extra
-   benchmarks do to the predictions of the same entries.
-7. Every held-out model counts beside the protocol's R^2: ``reach`` is the
-   share of the fold's held-out models that observe a selected benchmark,
-   and ``r2_all`` the R^2 of the same predictions over every held-out
-   model's observed unselected entries, as under ``unreached="mean"`` (equal
-   to its ``r2`` wherever the fit does not depend on ``unreached``: a search
-   and a fitted variance inflation score their inner folds under it).
+   ``rmse = sqrt(SS_res / n_eval)``. ``r2_common`` is the same R^2 over the
+   entries that every scored size of the (pipeline, split) scores, so its
+   change with ``k`` is what the extra benchmarks do to the same entries.
+7. ``reach`` is the share of the fold's held-out models that observe a
+   selected benchmark, and ``r2_all`` the R^2 of the same predictions over
+   every held-out model's observed unselected entries (as under ``"mean"``).
 
-The splits are :class:`~benchsel_lib.protocol.splits.CVSplits`, run by the
-library's one out-of-fold engine (:mod:`benchsel_lib.method.folds`, which also
-runs a search's inner folds and a fitted variance inflation's) with the
-sweep of :mod:`benchsel_lib.protocol.sweep` as its runner; the held-out
-models are revealed and scored by the engine's
-:class:`~benchsel_lib.method.oof.HeldOut` (steps 5-7).
-
-Every random stream derives from ``seed`` (:mod:`~benchsel_lib.protocol.splits`;
-``scheme="paper"``: the paper's own folds for its seed 42), so the same seed
-always gives the same DataFrame.
+The splits (:class:`~benchsel_lib.protocol.splits.CVSplits`) run through the
+out-of-fold engine (:mod:`benchsel_lib.method.folds`) with the sweep of
+:mod:`benchsel_lib.protocol.sweep` as its runner; steps 5-7 use
+:class:`~benchsel_lib.method.oof.HeldOut`. Every random stream derives from
+``seed`` (:mod:`~benchsel_lib.protocol.splits`), so a seed always gives the
+same DataFrame.
 """
 from __future__ import annotations
 
@@ -68,7 +48,7 @@ import numbers
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,8 +59,7 @@ from .._checks import check_bool, check_int, check_ks, check_matrix
 from .._random import check_seed
 from ..data import ScoreMatrix, ScoreWarning
 from ..method.correlation import Correlation
-from ..method.pipeline import FitSeeds, FittedPath, Pipeline
-from ..method.pipeline import PipelineSearch
+from ..method.pipeline import FitSeeds, FittedPath, Pipeline, PipelineSearch
 from ..method.folds import Fold, run_folds
 from ..method.oof import HeldOut
 from ..method.predictors import UNREACHED, check_unreached, r2_from_sums
@@ -98,24 +77,13 @@ _N_TOP = 3  # largest squared residuals kept per (pipeline, holdout, fold, k)
 DEFAULT_K_MAX = 15
 
 
-# --------------------------------------------------------------------------- a split's benchmarks
 def kept_columns(train_scores: np.ndarray, min_train_observed: int) -> np.ndarray:
-    """The benchmark columns a split keeps: those at least ``max(min_train_observed, 1)`` training models observe.
-
-    A benchmark that no training model of the fold (``train_scores``, NaN
-    missing) observes cannot be standardized, estimated or predicted, so the
-    split drops it (step 3 of the protocol above).  O(m N).
-    """
+    """The benchmark columns that at least ``max(min_train_observed, 1)`` training models observe (step 3). O(m N)."""
     return np.flatnonzero((~np.isnan(train_scores)).sum(axis=0) >= max(int(min_train_observed), 1))
 
 
-# --------------------------------------------------------------------------- pipelines
 def check_pipelines(pipelines: Any) -> list[Pipeline | PipelineSearch]:
-    """``pipelines`` as a list of :class:`~benchsel_lib.method.pipeline.Pipeline` with distinct labels.
-
-    A string is a short name (``"entropy"``, ``"mi"``, ``"random"``,
-    ``"auto"``, ``"SELECTOR+PREDICTOR"``; :meth:`Pipeline.from_name`).
-    O(P) for P pipelines: each is validated (:meth:`Pipeline.validate`), nothing is fit.
+    """``pipelines`` (names for :meth:`Pipeline.from_name`) as validated pipelines with distinct labels. O(P).
 
     Raises
     ------
@@ -145,30 +113,17 @@ def check_pipelines(pipelines: Any) -> list[Pipeline | PipelineSearch]:
     return out
 
 
-# --------------------------------------------------------------------------- one split
-def split_rows(
-    X: np.ndarray,
-    models: Sequence[str],
-    benchmarks: Sequence[str],
-    train: np.ndarray,
-    val: np.ndarray,
-    *,
-    pipelines: Sequence[Pipeline],
-    protocol: CVProtocol,
-    seeds: FitSeeds,
-    fold: int,
-    meta: dict[str, Any],
-    timings: dict[str, float] | None = None,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Fit every pipeline on one (train, validation) split and score it (protocol steps 3-6).
+def split_rows(X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str], train: np.ndarray, val: np.ndarray, *,
+               pipelines: Sequence[Pipeline], protocol: CVProtocol, seeds: FitSeeds, fold: int, meta: dict[str, Any],
+               timings: dict[str, float] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Fit every pipeline on one (train, validation) split and score it (protocol steps 3-7).
 
-    ``protocol`` gives every option but the folds, seed and holdouts, which
-    are the caller's (``train``, ``val``, ``seeds``); its ``k_max`` is
-    resolved (:meth:`CVProtocol.for_matrix`).  Returns the result rows (one
-    per pipeline and ``k``) and the top-residual records.  Cost: per pipeline
+    ``protocol`` (its ``k_max`` resolved, :meth:`CVProtocol.for_matrix`) gives
+    every option but the split and its ``seeds``. Returns the result rows (one
+    per pipeline and ``k``) and the top-residual records. Cost: per pipeline
     one :meth:`~benchsel_lib.method.pipeline.Pipeline.fit_path` on the
-    training rows (correlation estimates come from the protocol's cache) and
-    one prediction of the validation rows per ``k``; scoring is O(v N) per ``k``.
+    training rows (correlations from the protocol's cache) and one prediction
+    of the validation rows per ``k``; scoring is O(v N) per ``k``.
     """
     tm = timings if timings is not None else {}
     t0 = time.perf_counter()
@@ -215,11 +170,9 @@ def split_rows(
 
 @dataclass
 class _StepScores:
-    """One size's scored entries and squared residuals on the validation rows, in the split's columns.
+    """One size's scored entries ``E`` (of the targets ``T``) and squared residuals ``res2`` on the validation rows.
 
-    ``E``, ``res2``: the entries the protocol's rule scores (targets ``T``);
-    ``E_all``, ``res2_all``: every held-out model's observed targets (as under
-    ``unreached="mean"``); ``reached``: the validation rows that observe a revealed benchmark.
+    ``E_all``, ``res2_all``: every held-out model's observed targets; ``reached``: rows that observe a revealed one.
     """
 
     T: np.ndarray
@@ -242,43 +195,33 @@ class _StepScores:
 
     def metrics(self) -> dict[str, Any]:
         """The row's R^2 columns: the protocol's (``r2, rmse, n_eval, ss_res, ss_tot``) and every model's. O(v |T|)."""
-        ss_res = float(self.res2.sum())
+        ss_res, ss_res_all = float(self.res2.sum()), float(self.res2_all.sum())
         ss_tot = float(np.where(self.E, self.truth**2, 0.0).sum())
-        n_eval = int(self.E.sum())
-        ss_res_all = float(self.res2_all.sum())
         ss_tot_all = float(np.where(self.E_all, self.truth**2, 0.0).sum())
-        n_reached = int(self.reached.sum())
+        n_eval, n_reached = int(self.E.sum()), int(self.reached.sum())
         return dict(r2=r2_from_sums(ss_res, ss_tot), rmse=float(np.sqrt(ss_res / n_eval)) if n_eval else np.nan,
                     n_eval=n_eval, ss_res=ss_res, ss_tot=ss_tot,
                     reach=n_reached / self.reached.size if self.reached.size else np.nan, n_reached=n_reached,
                     r2_all=r2_from_sums(ss_res_all, ss_tot_all), n_eval_all=int(self.E_all.sum()),
                     ss_res_all=ss_res_all, ss_tot_all=ss_tot_all)
 
-    def full(self, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
-        """The protocol's scored entries and squared residuals in all of the split's columns. O(v N)."""
-        full_E, full_res2 = np.zeros(shape, dtype=bool), np.zeros(shape)
-        full_E[:, self.T], full_res2[:, self.T] = self.E, self.res2
-        return full_E, full_res2
-
     def entries(self, where: tuple[np.ndarray, np.ndarray, int]) -> ScoredEntries:
-        """The protocol's scored entries, with those of the models its rule leaves out, in the matrix's coordinates."""
-        left_out = _entries(self.E_all & ~self.E, self.T, self.res2_all, self.truth, where)
-        return dataclasses.replace(_entries(self.E, self.T, self.res2, self.truth, where), unreached=left_out)
+        """The scored entries in the matrix's coordinates, with those the rule leaves out as ``unreached``."""
+        val, cols, n_benchmarks = where
 
+        def pick(E: np.ndarray, res2: np.ndarray) -> ScoredEntries:
+            i, j = np.nonzero(E)
+            index = val[i] * n_benchmarks + cols[self.T[j]]
+            order = np.argsort(index, kind="stable")
+            return ScoredEntries(index=index[order], sq_residual=res2[i, j][order],
+                                 sq_truth=(self.truth[i, j] ** 2)[order])
 
-def _to_eval(fs: Any, evaluation: Any) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """``to_eval(values, cols)``: predictions in the pipeline's space ``fs`` mapped to the evaluation space."""
-    if fs.smax is None:  # the pipeline's space is the evaluation space
-        return lambda v, cols: v
-    return lambda v, cols: (fs.inverse(v, cols) - evaluation.mean[cols]) / evaluation.std[cols]
+        return dataclasses.replace(pick(self.E, self.res2), unreached=pick(self.E_all & ~self.E, self.res2_all))
 
 
 @dataclass(frozen=True)
 class _Validation:
-    """A split's validation rows in its columns, as :func:`split_rows` scores them.
-
-    ``truth``: ``X`` standardized by ``evaluation`` (the training rows') and clipped.
-    """
+    """A split's validation rows in its columns; ``truth``: standardized by ``evaluation`` and clipped."""
 
     X: np.ndarray
     observed: np.ndarray
@@ -288,29 +231,29 @@ class _Validation:
     models: Sequence[str]
 
 
-def _score_path(
-    label: str, path: FittedPath, val: _Validation, *, protocol: CVProtocol, fold: int, meta: dict[str, Any],
-    base: dict[str, Any], where: tuple[np.ndarray, np.ndarray, int] | None = None,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Rows and top residuals of one fitted path on the validation rows (protocol steps 5-7). O(v N) per size.
+def _score_path(label: str, path: FittedPath, val: _Validation, *, protocol: CVProtocol, fold: int,
+                meta: dict[str, Any], base: dict[str, Any],
+                where: tuple[np.ndarray, np.ndarray, int] | None = None) -> tuple[list[dict], list[dict]]:
+    """Rows and top residuals of one fitted path on the validation rows (steps 5-7). O(v N) per size.
 
-    ``where``: the matrix rows of the validation models, the matrix columns of
-    the split's benchmarks and the matrix's number of columns, to keep each
-    row's scored entries (column ``entries``); None keeps none.
+    ``where``: the validation rows, split columns and number of columns of the matrix, to keep ``entries`` (None: not).
     """
     if not path.steps:
         return [], []
-    fs, levels, names = path.scaling, protocol.levels, val.names
+    fs, levels, names, ev = path.scaling, protocol.levels, val.names, val.evaluation
     z_val = fs.transform(val.X)
     held = HeldOut(z_val, val.observed, protocol.unreached)
-    to_eval = _to_eval(fs, val.evaluation)
+    to_eval = ((lambda v, cols: v) if fs.smax is None  # the pipeline's space is the evaluation space
+               else lambda v, cols: (fs.inverse(v, cols) - ev.mean[cols]) / ev.std[cols])
     rows, tops = [], []
     # the entries scored at every size of the path (in the split's columns), for the same-entries R^2
     scored_sq: list[tuple[np.ndarray, np.ndarray]] = []
     for step, sp in zip(path.steps, path.predict(z_val)):
         T, sel = sp.targets, step.selected
         s = _StepScores.of(held, val.truth, sel, T, to_eval(sp.mean, T))
-        scored_sq.append(s.full(val.observed.shape))
+        full_E, full_res2 = np.zeros(val.observed.shape, dtype=bool), np.zeros(val.observed.shape)
+        full_E[:, T], full_res2[:, T] = s.E, s.res2
+        scored_sq.append((full_E, full_res2))
         row: dict[str, Any] = dict(meta)
         row.update(pipeline=label, fold=fold, k=step.k, **s.metrics(), **step.diagnostics,
                    selected=tuple(names[j] for j in sel), **base)
@@ -325,7 +268,12 @@ def _score_path(
         rows.append(row)
         tops.extend(dict(meta, pipeline=label, fold=fold, k=step.k, **t)
                     for t in _top_records(s.res2, T, row["ss_res"], row["n_eval"], names, val.models))
-    _add_common(rows, scored_sq, val.truth)
+    common = np.logical_and.reduce([e for e, _ in scored_sq])
+    tot_c = float((val.truth[common] ** 2).sum())
+    for row, (_, res2) in zip(rows, scored_sq):
+        res_c = float(res2[common].sum())
+        row.update(r2_common=r2_from_sums(res_c, tot_c), n_common=int(common.sum()), ss_res_common=res_c,
+                   ss_tot_common=tot_c)
     return rows, tops
 
 
@@ -348,35 +296,10 @@ def _top_records(res2: np.ndarray, T: np.ndarray, ss_res: float, n_eval: int, na
     return out
 
 
-def _add_common(rows: list[dict[str, Any]], scored_sq: Sequence[tuple[np.ndarray, np.ndarray]],
-                truth_all: np.ndarray) -> None:
-    """Add the same-entries columns (``r2_common, n_common, ss_res_common, ss_tot_common``) to a path's rows."""
-    common = np.logical_and.reduce([e for e, _ in scored_sq])
-    tot_c = float((truth_all[common] ** 2).sum())
-    for row, (_, res2) in zip(rows, scored_sq):
-        res_c = float(res2[common].sum())
-        row.update(r2_common=r2_from_sums(res_c, tot_c),
-                   n_common=int(common.sum()), ss_res_common=res_c, ss_tot_common=tot_c)
-
-
-def _entries(E: np.ndarray, T: np.ndarray, res2: np.ndarray, truth: np.ndarray,
-             where: tuple[np.ndarray, np.ndarray, int]) -> ScoredEntries:
-    """The scored entries ``E`` (validation rows x targets ``T``) in the matrix's coordinates."""
-    val, cols, n_benchmarks = where
-    i, j = np.nonzero(E)
-    index = val[i] * n_benchmarks + cols[T[j]]
-    order = np.argsort(index, kind="stable")
-    return ScoredEntries(index=index[order], sq_residual=res2[i, j][order], sq_truth=(truth[i, j] ** 2)[order])
-
-
 def _coverage(row: dict[str, Any], sp: Any, E: np.ndarray, truth: np.ndarray, z_val: np.ndarray, T: np.ndarray,
               to_eval: Any, levels: Sequence[float], *, search: bool) -> None:
-    """Interval coverage columns of one row: the share of scored entries inside the interval, per level.
-
-    Gaussian intervals add ``mean_sq_z`` (mean of ``r^2 / var`` in the
-    pipeline's space, 1 when calibrated) and, with a fitted inflation, the
-    factor (``inflation``) and the coverage after it (``cov_50_cal`` ...).
-    """
+    """Add one row's coverage columns (``cov_50`` ..., and for Gaussian intervals ``mean_sq_z``, ``inflation``,
+    ``cov_50_cal`` ...; see :func:`cross_validate`'s ``levels``)."""
     n_eval = int(E.sum())
 
     def hits(bounds: Any) -> float:
@@ -400,7 +323,6 @@ def _coverage(row: dict[str, Any], sp: Any, E: np.ndarray, truth: np.ndarray, z_
             row[coverage_column(lev) + "_cal"] = hits(sp.interval(lev, inflated=True))
 
 
-# --------------------------------------------------------------------------- cells and grids
 @dataclass
 class _CVPlan:
     """A validated :func:`cross_validate` call: its splits (``folds``) and per-split options (``kw``)."""
@@ -432,10 +354,8 @@ class _SplitUnit:
         return r, t, tm
 
 
-def _run_split_group(
-    X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str],
-    members: Sequence[tuple[Fold, dict[str, Any]]], cache_root: str | None = None,
-) -> list[tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, float]]]:
+def _run_split_group(X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str],
+                     members: Sequence[tuple[Fold, dict[str, Any]]], cache_root: str | None = None) -> list[tuple]:
     """One sweep cell: every run (fold and options) on one split, sharing its correlation estimate.
 
     ``cache_root``: the disk-cache folder of the process that laid out the sweep, whatever this worker's environment.
@@ -446,11 +366,9 @@ def _run_split_group(
 
 @dataclass(frozen=True)
 class _Sweep:
-    """The protocol's runner of the out-of-fold engine: the split jobs as cells of one sweep.
+    """The protocol's runner of the out-of-fold engine: jobs on the same matrix and split share one sweep cell.
 
-    Jobs on the same matrix and split share one cell, and so one correlation
-    estimate per estimator.  The cost (training rows x N^2, ten times more
-    where EM runs on missing entries, times the runs) only orders the submission.
+    The cost (training rows x N^2, ten times more with missing entries, times the runs) orders the submission.
     """
 
     n_jobs: int | None
@@ -490,11 +408,7 @@ _METRICS = ("r2", "rmse", "residual_fraction", "logdet", "mi", "selected", "n_ev
 
 
 def _cv_frame(plan: _CVPlan, collected: Sequence[tuple[list, list, dict]]) -> pd.DataFrame:
-    """The :func:`cross_validate` frame of one plan from its per-split results (in task order).
-
-    Columns: ``pipeline, holdout, fold, k``, any other key of the split, the
-    metrics in :data:`_METRICS` order, then the coverage columns as they came.
-    """
+    """The frame of one plan from its per-split results: keys, other split keys, :data:`_METRICS`, coverage."""
     rows: list[dict[str, Any]] = []
     tops: list[dict[str, Any]] = []
     timings: Counter[str] = Counter()
@@ -511,17 +425,14 @@ def _cv_frame(plan: _CVPlan, collected: Sequence[tuple[list, list, dict]]) -> pd
                           stacklevel=5)
     if len(df):
         present = list(df.columns)
-        meta = [c for c in present if c not in _ORDER and c not in _METRICS and not _is_coverage(c)]
-        cols = list(_ORDER) + meta + [c for c in _METRICS if c in present] + [c for c in present if _is_coverage(c)]
+        cover = [c for c in present if c.startswith("cov_") or c in ("mean_sq_z", "inflation")]
+        meta = [c for c in present if c not in _ORDER and c not in _METRICS and c not in cover]
+        cols = list(_ORDER) + meta + [c for c in _METRICS if c in present] + cover
         df = df[cols].sort_values(list(_ORDER), kind="stable").reset_index(drop=True)
     df.attrs.update(plan.attrs)
     df.attrs["timings"] = dict(timings)
     df.attrs["top_residuals"] = Records(tops)
     return df
-
-
-def _is_coverage(col: str) -> bool:
-    return col.startswith("cov_") or col in ("mean_sq_z", "inflation")
 
 
 def _run_plans(plans: Sequence[_CVPlan], *, n_jobs: int | None, progress: bool | None) -> list[pd.DataFrame]:
@@ -531,27 +442,22 @@ def _run_plans(plans: Sequence[_CVPlan], *, n_jobs: int | None, progress: bool |
     return [_cv_frame(plan, [next(results) for _ in plan.folds]) for plan in plans]
 
 
-def cv_grid(
-    runs: Sequence[dict[str, Any]], *, n_jobs: int | None = None, progress: bool | None = None
-) -> list[pd.DataFrame]:
-    """Run several :func:`cross_validate` calls as one sweep: the grid entry point.
+def cv_grid(runs: Sequence[dict[str, Any]], *, n_jobs: int | None = None,
+            progress: bool | None = None) -> list[pd.DataFrame]:
+    """Run several :func:`cross_validate` calls as one sweep.
 
-    Every (run, holdout, fold) split becomes a cell of one
-    :func:`~benchsel_lib.protocol.sweep.run_sweep`, so the splits of several
-    matrices, holdouts, pipelines and settings are interleaved over the
+    Every (run, holdout, fold) split is a cell of one
+    :func:`~benchsel_lib.protocol.sweep.run_sweep`, interleaved over the
     workers, largest first. Runs on the same matrix with the same training
-    and validation rows (e.g. other pipelines with the same seed) share one
-    cell and pay for each correlation estimate once.
+    and validation rows share one cell and each correlation estimate.
 
     Parameters
     ----------
     runs : sequence of dict
-        Each ``dict(matrix=..., pipelines=..., **options)`` with the keyword
-        options of :func:`cross_validate` (all but ``n_jobs``, ``progress``
-        and ``return_details``).
+        Each ``dict(matrix=..., pipelines=..., **options)`` with the options
+        of :func:`cross_validate` but ``n_jobs``, ``progress`` and ``return_details``.
     n_jobs : int or None
-        Workers, as in :func:`~benchsel_lib.protocol.sweep.run_sweep` (None: as
-        ``joblib.parallel_config`` says; 1 = serially in this process).
+        Workers, as in :func:`~benchsel_lib.protocol.sweep.run_sweep`.
     progress : bool or None
         One progress bar over all cells.
 
@@ -570,10 +476,9 @@ def cv_grid(
 
     Notes
     -----
-    Complexity: the sum of the runs' :func:`cross_validate` costs (per
-    holdout and fold), less one correlation estimate per estimator for each
-    run that shares a cell, plus O(M N) per distinct matrix to hash it for
-    the grouping; the wall time is divided over ``n_jobs`` workers.
+    Complexity: the sum of the runs' :func:`cross_validate` costs, less one
+    correlation estimate per estimator for each run that shares a cell, plus
+    O(M N) per distinct matrix to hash it; the wall time is divided over the workers.
     """
     check_n_jobs(n_jobs)
     plans = []
@@ -591,29 +496,10 @@ def cv_grid(
 
 @dataclass(frozen=True)
 class CVProtocol:
-    """The options of the cross-validation protocol, validated once (see :func:`cross_validate`).
+    """The options of the cross-validation protocol, validated once.
 
-    Attributes
-    ----------
-    holdouts : tuple of float
-        Holdout fractions in ``[0, 1)``.
-    k_max : int or None
-        Largest subset size (None: the paper's 15, at most the number of
-        benchmarks minus one; resolved for a matrix by :meth:`for_matrix`).
-    ks : tuple of int or None
-        The subset sizes scored (None: every ``k`` up to ``k_max``).
-    n_folds, seed, scheme
-        Folds, the seed of every random stream, and their layout (``"nested"`` or ``"paper"``).
-    levels : tuple of float
-        Interval levels whose coverage is reported.
-    clip : float
-        Clip of the evaluated standardized scores.
-    unreached : {"skip", "mean"}
-        Rule for a validation model that observes none of the selected benchmarks.
-    min_train_observed : int
-        Benchmarks with fewer training scores leave the split.
-    keep_entries : bool
-        Keep each row's scored entries (column ``entries``).
+    Its fields are the options of :func:`cross_validate` (its "Other
+    Parameters"); ``k_max=None`` is resolved for a matrix by :meth:`for_matrix`.
     """
 
     holdouts: tuple[float, ...] = (0.1,)
@@ -654,8 +540,7 @@ class CVProtocol:
         Raises
         ------
         ValueError
-            ``k_max`` of ``n_benchmarks`` or more (selecting every benchmark
-            leaves nothing to predict), or fewer than 2 benchmarks.
+            ``k_max`` of ``n_benchmarks`` or more, or fewer than 2 benchmarks.
         """
         if n_benchmarks < 2:
             raise ValueError(f"cross-validation needs at least 2 benchmarks, the matrix has {n_benchmarks}")
@@ -717,10 +602,8 @@ def _check_plan_pipelines(pipes: Sequence[Pipeline], protocol: CVProtocol, bench
 
 
 def _plan_folds(X: np.ndarray, protocol: CVProtocol) -> list[Fold]:
-    """The (holdout, fold) splits of ``protocol`` on ``X``, checked. O(H K M N).
-
-    Warns when two holdouts give the same training sets; refuses a split where ``min_train_observed`` drops all.
-    """
+    """The checked (holdout, fold) splits of ``protocol`` on ``X``: warn of holdouts with the same training sets,
+    refuse a split where ``min_train_observed`` drops every benchmark. O(H K M N)."""
     folds = CVSplits(protocol.n_folds, protocol.holdouts, protocol.seed, protocol.scheme).folds(X.shape[0])
     by_h = {h: [fold for fold in folds if fold.meta["holdout"] == h] for h in protocol.holdouts}
     sizes = {h: max(len(fold.train) for fold in by_h[h]) for h in protocol.holdouts}
@@ -739,10 +622,9 @@ def _plan_folds(X: np.ndarray, protocol: CVProtocol) -> list[Fold]:
 
 
 def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPlan:
-    """Check the matrix and the pipelines against ``protocol`` and lay out its (holdout, fold) splits. O(H K M N).
+    """Check the matrix and pipelines against ``protocol`` and lay out its splits. O(H K M N).
 
-    A constant or mixed-scale column is reported as a
-    :class:`~benchsel_lib.data.matrix.ScoreWarning`, and kept, as the paper's protocol does.
+    A constant or mixed-scale column is reported as a :class:`~benchsel_lib.data.matrix.ScoreWarning`, and kept.
     """
     check_matrix(matrix)
     protocol = protocol.for_matrix(len(matrix.benchmarks))
@@ -761,10 +643,7 @@ def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPl
 
 
 def _renamed_options(options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` with the older keyword ``unconditioned`` as ``unreached`` (a FutureWarning at the caller's caller).
-
-    Both names at once is a TypeError, as a keyword given twice is.
-    """
+    """``options`` with the older ``unconditioned`` as ``unreached`` (a FutureWarning; both at once: TypeError)."""
     out = dict(options)
     if "unconditioned" in out:
         if "unreached" in out:
@@ -786,21 +665,14 @@ def _with_options(protocol: CVProtocol | None, options: dict[str, Any]) -> CVPro
     return dataclasses.replace(protocol or CVProtocol(), **options)
 
 
-def cross_validate(
-    matrix: ScoreMatrix,
-    pipelines: Any = ("entropy", "random"),
-    *,
-    protocol: CVProtocol | None = None,
-    n_jobs: int | None = None,
-    progress: bool | None = None,
-    return_details: bool = False,
-    **options: Any,
-) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
-    """K-fold cross-validation of pipelines, exactly as Section 5.1 (see the module docstring).
+def cross_validate(matrix: ScoreMatrix, pipelines: Any = ("entropy", "random"), *, protocol: CVProtocol | None = None,
+                   n_jobs: int | None = None, progress: bool | None = None, return_details: bool = False,
+                   **options: Any) -> pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]:
+    """K-fold cross-validation of pipelines, as Section 5.1 (the module docstring's steps).
 
-    The protocol's options are the fields of :class:`CVProtocol`: pass a
-    ``protocol``, its fields as keyword options (``holdouts=(0.1,), k_max=15,
-    seed=42, scheme="paper"``), or both (the keywords replace its fields).
+    The options are the fields of :class:`CVProtocol`: pass a ``protocol``,
+    its fields as keywords (``holdouts=(0.1,), k_max=15, seed=42,
+    scheme="paper"``), or both (the keywords replace its fields).
 
     Parameters
     ----------
@@ -809,105 +681,79 @@ def cross_validate(
         the model-selection dual pass ``matrix.transpose()``.
     pipelines : Pipeline, name, or a sequence of them
         What is evaluated (:class:`~benchsel_lib.method.pipeline.Pipeline`);
-        names are shorthands: ``"entropy"``, ``"mi"``, ``"random"`` (the
-        paper's Gaussian pipelines), ``"auto"`` (the recommended pipeline),
-        ``"SELECTOR+PREDICTOR"`` (a pair with conformal intervals). Options
-        of a pipeline (EM configuration, logit scaling, tie rule, mandatory
-        benchmarks, candidate filter, predictor, variance inflation) live in
-        the pipeline: ``Pipeline.paper(objective="mi", config="early")``.
+        names: ``"entropy"``, ``"mi"``, ``"random"`` (the paper's Gaussian
+        pipelines), ``"auto"`` (the recommended pipeline),
+        ``"SELECTOR+PREDICTOR"``. A pipeline's own options live in it:
+        ``Pipeline.paper(objective="mi", config="early")``.
     protocol : CVProtocol, optional
         The protocol (default ``CVProtocol()``).
     n_jobs : int or None
         Workers over the (holdout, fold) splits, as in
-        :func:`~benchsel_lib.protocol.sweep.run_sweep` (None: as the active
-        ``joblib.parallel_config`` says). Results do not depend on the backend
-        or the number of workers, bit for bit. A failing split raises
-        :class:`~benchsel_lib.protocol.sweep.SweepError` naming it.
+        :func:`~benchsel_lib.protocol.sweep.run_sweep`. Results do not depend
+        on the backend or the number of workers, bit for bit. A failing split
+        raises :class:`~benchsel_lib.protocol.sweep.SweepError` naming it.
     progress : bool or None
         Progress bar (None: only in a terminal or notebook; False: silent).
     return_details : bool
-        Also return the top-residual frame (see below).
+        Also return the top-residual frame.
 
     Other Parameters
     ----------------
     holdouts : sequence of float
-        Holdout fractions ``p`` in ``[0, 1)`` (default ``(0.1,)``); training
-        size ``round((1-p) M)`` capped at the pool size.
+        Holdout fractions ``p`` in ``[0, 1)`` (default ``(0.1,)``).
     k_max : int, optional
         Largest subset size, at most the number of benchmarks minus one
-        (default: the paper's 15, capped there). A split that leaves fewer
-        usable benchmarks, or a selector whose filter leaves fewer candidates,
-        stops there.
+        (default: the paper's 15, capped there). A split or selector with
+        fewer usable benchmarks stops there.
     ks : sequence of int, optional
-        Report only these subset sizes (each in ``1..k_max``; default every
-        ``k = 1..k_max``). Selections still run to ``k_max`` (the greedy
-        prefixes are the same; anchor points select at each size reported and
-        at ``k_max``); predictions and, for searches, the inner
+        Report only these sizes (each in ``1..k_max``; default all).
+        Selections still run to ``k_max``; predictions and a search's inner
         cross-validation are skipped at the other sizes.
     n_folds : int
         ``K`` (default 10, as in the paper).
     seed : int
-        Non-negative (default 0); all random streams derive from it (module docstring),
-        the same for every pipeline; a pipeline's own ``seed`` is not used
-        (a ``UserWarning`` says so when it is not 0).
+        Non-negative (default 0); every random stream derives from it, the
+        same for every pipeline (a pipeline's own ``seed`` is not used: a
+        ``UserWarning`` says so when it is not 0).
     scheme : {"nested", "paper"}
-        Random layout of folds and training sets (default ``"nested"``), see
-        :func:`~benchsel_lib.protocol.splits.cv_splits`. ``"paper"`` gives the
-        paper's own folds for its seed (42) and draws the random baseline from
-        ``default_rng((seed + 7, fold, int(holdout * 10000)))`` as its code does.
+        Random layout of folds and training sets (default ``"nested"``;
+        :func:`~benchsel_lib.protocol.splits.cv_splits`); ``"paper"`` gives the
+        paper's own folds for its seed 42.
     levels : sequence of float
-        Nominal levels for interval coverage (default none), e.g. ``(0.5, 0.8, 0.9, 0.95)``.
-        For each, column ``cov_50`` etc. holds the fraction of evaluated
-        entries inside the pipeline's central interval (Gaussian: ``pred +-
-        z sd``, mapped back for a logit pipeline; conformal for a search).
-        Gaussian intervals add ``mean_sq_z``, the mean of ``r^2 / var`` (1
-        when calibrated), and, with a fitted variance inflation, the factor
-        (``inflation``) and the coverage after it (``cov_50_cal`` ...).
-        Predictors without variances give NaN coverage.
+        Nominal levels for interval coverage (default none), e.g. ``(0.5,
+        0.9)``: column ``cov_50`` etc. holds the share of evaluated entries
+        inside the pipeline's central interval (NaN without variances).
+        Gaussian intervals add ``mean_sq_z`` (mean of ``r^2 / var``, 1 when
+        calibrated) and, with a fitted variance inflation, ``inflation`` and
+        ``cov_50_cal`` ...
     clip : float
-        The evaluated validation scores are clipped to ``[-clip, clip]`` (default 10)
-        (the pipelines clip their own inputs, by default to the same 10).
+        Evaluated validation scores are clipped to ``[-clip, clip]`` (default 10).
     unreached : {"skip", "mean"}
-        A validation model that observes none of the selected benchmarks has
-        nothing to condition on (Section 5.1 conditions "only on selected
-        benchmarks observed for that validation model"): ``"skip"`` (default,
-        as the paper's code) does not score it at that ``k``; ``"mean"``
-        predicts the training mean and scores it (lower R^2 on sparse matrices).
+        For a validation model that observes no selected benchmark: ``"skip"``
+        (default, as the paper's code) does not score it at that ``k``;
+        ``"mean"`` predicts the training mean and scores it.
     min_train_observed : int
-        Benchmarks with fewer observed training scores are left out of a
-        split (default 1: only benchmarks no training model has; the paper
-        states no such rule).
+        Benchmarks with fewer observed training scores leave a split (default 1).
     keep_entries : bool
-        Add the column ``entries``: each row's scored entries
-        (:class:`~benchsel_lib.protocol.summaries.ScoredEntries`), to compare
-        methods on the entries both score
-        (:func:`~benchsel_lib.studies.pipelines.shared_differences`).  Off by
-        default: it keeps O(n_eval_all) numbers per row.
+        Add the column ``entries``: each row's
+        :class:`~benchsel_lib.protocol.summaries.ScoredEntries`, to compare
+        methods on the entries both score. Off by default (O(n_eval_all) per row).
 
     Returns
     -------
     pandas.DataFrame
-        One row per (pipeline, holdout, fold, k): ``pipeline`` (the pipeline's
-        label), ``holdout, fold, k, r2, rmse, residual_fraction, logdet, mi``
-        (of the selection on the training correlation; NaN for a search),
-        ``selected, n_eval, n_train, n_val, n_dropped, ss_res, ss_tot``,
-        ``r2_common, n_common`` (the R^2 over the ``n_common`` entries that
-        every scored size of that pipeline and split scores: the same entries
-        at every ``k``, so it depends on which sizes ``ks`` scores; NaN where
-        none), ``ss_res_common, ss_tot_common`` (its sums), ``reach,
-        n_reached`` (the share and number of the ``n_val`` held-out models that
-        observe a selected benchmark), ``r2_all, n_eval_all, ss_res_all,
-        ss_tot_all`` (the R^2 and its sums over every held-out model, step 7
-        of the module docstring) (+ ``n_forced``
-        with mandatory benchmarks, ``choice, inner_r2`` for a search,
-        ``entries`` with ``keep_entries``, coverage columns). ``df.attrs["top_residuals"]`` is a
-        read-only sequence of records (one per (pipeline, holdout, fold, k,
-        rank), rank 1..3) with ``model, benchmark, sq_residual, share`` -- the
-        largest squared standardized residual contributors, so a collapsing
-        fold is visible; see :func:`~benchsel_lib.protocol.summaries.top_residuals`.
-        ``df.attrs["timings"]`` holds the seconds spent per stage;
-        ``df.attrs["pipelines"]`` maps each label to its pipeline. With
-        ``return_details=True`` a tuple ``(df, top_residuals_frame)``.
+        One row per (pipeline, holdout, fold, k): ``pipeline, holdout, fold,
+        k, r2, rmse, residual_fraction, logdet, mi`` (of the selection on the
+        training correlation; NaN for a search), ``selected, n_eval, n_train,
+        n_val, n_dropped, ss_res, ss_tot``, ``r2_common, n_common,
+        ss_res_common, ss_tot_common`` (step 6; NaN where no entry is common),
+        ``reach, n_reached, r2_all, n_eval_all, ss_res_all, ss_tot_all``
+        (step 7), and ``n_forced`` with mandatory benchmarks, ``choice,
+        inner_r2`` for a search, ``entries``, coverage columns.
+        ``df.attrs["top_residuals"]``: read-only records of the (up to 3)
+        largest squared residuals per row (:func:`~benchsel_lib.protocol.summaries.top_residuals`);
+        ``df.attrs["timings"]``: seconds per stage; ``df.attrs["pipelines"]``:
+        label -> pipeline. With ``return_details=True`` a tuple ``(df, top_residuals_frame)``.
 
     Notes
     -----

@@ -15,15 +15,7 @@ from .._random import balanced_folds, check_seed, fold_labels, int_seed, rng
 from ..method.folds import Fold, Splitter
 from ..method.pipeline import FitSeeds
 
-__all__ = [
-    "SCHEMES",
-    "CVSplits",
-    "fold_assignments",
-    "cv_splits",
-    "n_train",
-    "selection_stream",
-    "split_seeds",
-]
+__all__ = ["SCHEMES", "CVSplits", "fold_assignments", "cv_splits", "n_train", "selection_stream", "split_seeds"]
 
 
 def fold_assignments(n_models: int, n_folds: int, seed: int) -> np.ndarray:
@@ -42,9 +34,8 @@ def fold_assignments(n_models: int, n_folds: int, seed: int) -> np.ndarray:
     Returns
     -------
     ndarray of shape (M,)
-        Fold label in ``0..K-1`` of each model. Fold sizes differ by at most 1
-        (the permuted models are cut into ``K`` contiguous chunks with
-        :func:`numpy.array_split`). Cost O(M).
+        Fold label in ``0..K-1`` of each model: the permuted models cut into
+        ``K`` contiguous chunks (:func:`numpy.array_split`). Cost O(M).
     """
     if isinstance(n_models, bool) or not isinstance(n_models, (int, np.integer)) or n_models < 2:
         raise ValueError(f"n_models must be an integer >= 2, got {n_models!r}")
@@ -66,24 +57,22 @@ def cv_splits(
 ) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """The (fold, training indices, validation indices) triples used by :func:`cross_validate`.
 
-    Both schemes follow Section 5.1 (a random permutation cut into ``K``
-    balanced folds; from the pool of the other folds a training set of
+    Both schemes follow Section 5.1 (``K`` balanced folds of a random
+    permutation; from the pool of the other folds a training set of
     ``min(round((1 - holdout) M), pool size)`` models drawn by a second
-    permutation); they differ only in the random streams:
+    permutation) and differ only in the random streams:
 
-    * ``"nested"`` (default) -- validation set: fold ``f`` of
-      :func:`fold_assignments`; training set: a prefix of one permutation of
-      the pool per fold (stream ``SeedSequence(seed, spawn_key=(1, f))``), so
-      training sets are nested across holdouts (less noise when holdouts are
-      compared).
-    * ``"paper"`` -- the layout of the paper's code release, so that a seed
-      gives the paper's own folds (its experiments use seed 42): the folds
-      are ``numpy.array_split(default_rng(seed).permutation(M), K)``, and the
-      training set is ``default_rng((seed, f, int(holdout * 10000)))``'s
-      permutation of the pool (the other folds in fold order), truncated,
-      or the whole pool when it is not larger than the target size.
+    * ``"nested"`` (default) -- the folds of :func:`fold_assignments`; the
+      training set is a prefix of one permutation of the pool per fold
+      (stream ``SeedSequence(seed, spawn_key=(1, f))``), so training sets are
+      nested across holdouts.
+    * ``"paper"`` -- the paper's code release (seed 42 gives its folds): the
+      folds are ``numpy.array_split(default_rng(seed).permutation(M), K)``,
+      the training set ``default_rng((seed, f, int(holdout * 10000)))``'s
+      permutation of the pool (other folds in fold order), truncated, or the
+      whole pool when it is not larger than the target size.
 
-    Both index arrays are returned sorted. Cost O(K M).
+    Both index arrays are sorted. Cost O(K M).
 
     Parameters
     ----------
@@ -92,9 +81,8 @@ def cv_splits(
     n_folds : int
         Number of folds ``K``, ``2 <= K <= M`` (default 10, Section 5.1).
     holdout : float
-        Holdout fraction ``p`` in ``[0, 1)`` (default 0.1); the training set
-        has ``round((1 - p) M)`` models when the pool allows (halves rounded up
-        in ``"nested"``, to even as Python's ``round`` in ``"paper"``).
+        Holdout fraction ``p`` in ``[0, 1)`` (default 0.1); ``round((1 - p)
+        M)`` rounds halves up in ``"nested"``, to even in ``"paper"``.
     seed : int
         Non-negative seed of every stream.
     scheme : {"nested", "paper"}
@@ -103,15 +91,13 @@ def cv_splits(
     Returns
     -------
     list of (int, ndarray, ndarray)
-        One ``(fold, train, validation)`` triple per fold ``0..K-1``; the
-        index arrays hold model positions in ``0..M-1``.
+        One ``(fold, train, validation)`` triple of model positions per fold ``0..K-1``.
 
     Raises
     ------
     ValueError
-        If ``holdout`` is outside ``[0, 1)``, ``scheme`` is unknown, or fewer
-        than 2 training models remain; also for ``n_models``, ``n_folds`` or
-        ``seed`` out of range (:func:`fold_assignments`).
+        ``holdout`` outside ``[0, 1)``, an unknown ``scheme``, fewer than 2
+        training models, or ``n_models``, ``n_folds`` or ``seed`` out of range.
     """
     seed = check_seed(seed)
     h = float(holdout)
@@ -145,13 +131,10 @@ def cv_splits(
 class CVSplits(Splitter):
     """The splitter of the protocol: every (holdout, fold) split of :func:`cv_splits`.
 
-    The protocol's splits as :class:`~benchsel_lib.method.folds.Fold` objects
-    for the out-of-fold engine (:func:`~benchsel_lib.method.folds.cross_fit`),
-    :meth:`folds`: holdout by holdout, fold by fold; each fold's ``index`` is
-    its number and its ``meta`` names its holdout.  :meth:`split` and
-    :meth:`get_n_splits` give the same splits through scikit-learn's splitter
-    protocol (``(train, validation)`` index pairs), so the protocol's splits
-    can be passed as ``cv=`` to scikit-learn.
+    :meth:`folds` gives them as :class:`~benchsel_lib.method.folds.Fold`
+    objects for the out-of-fold engine, holdout by holdout, fold by fold (its
+    ``index`` the fold, its ``meta`` the holdout); :meth:`split` and
+    :meth:`get_n_splits` as scikit-learn's splitter protocol (``cv=``).
 
     Parameters
     ----------

@@ -7,25 +7,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = [
-    "Records",
-    "SharedMap",
-    "ScoredEntries",
-    "coverage_column",
-    "summarize_cv",
-    "calibration_table",
-    "top_residuals",
-    "block_r2",
-]
+__all__ = ["Records", "SharedMap", "ScoredEntries", "coverage_column", "summarize_cv", "calibration_table",
+           "top_residuals", "block_r2"]
 
 
 class Records(tuple):
-    """Read-only sequence of records (dicts) kept in ``DataFrame.attrs``.
+    """Read-only sequence of records (dicts) kept in ``DataFrame.attrs``; ``a + b`` concatenates.
 
-    pandas deep-copies ``attrs`` in nearly every operation on a frame, and a
-    deep copy of thousands of small dicts takes milliseconds. Deep-copying
-    this sequence returns the sequence itself, so the records are shared, not
-    copied: treat them as read-only. ``a + b`` concatenates.
+    pandas deep-copies ``attrs`` in nearly every operation on a frame; a deep
+    copy of this sequence is the sequence itself (shared, not copied).
     """
 
     __slots__ = ()
@@ -38,10 +28,7 @@ class Records(tuple):
 
 
 class SharedMap(dict):
-    """A mapping kept in ``DataFrame.attrs`` that pandas' deep copies share instead of copying.
-
-    The ``pipelines`` of a cross-validation's frame.  Treat it as read-only, like :class:`Records`.
-    """
+    """A read-only mapping kept in ``DataFrame.attrs`` (a frame's ``pipelines``) that deep copies share, as :class:`Records`."""
 
     def __deepcopy__(self, memo: dict) -> SharedMap:
         return self
@@ -51,11 +38,9 @@ class SharedMap(dict):
 class ScoredEntries:
     """The held-out entries that one (pipeline, split, k) row of a cross-validation scored.
 
-    Kept in the ``entries`` column of :func:`~benchsel_lib.protocol.cv.cross_validate`
-    with ``keep_entries=True``, so that two methods can be compared on the
-    entries both score (on a sparse matrix each scores the entries its own
-    selection leaves and reaches; see
-    :func:`~benchsel_lib.studies.pipelines.shared_differences`).
+    The ``entries`` column of :func:`~benchsel_lib.protocol.cv.cross_validate`
+    with ``keep_entries=True``, to compare two methods on the entries both
+    score (:func:`~benchsel_lib.studies.pipelines.shared_differences`).
 
     Attributes
     ----------
@@ -66,12 +51,10 @@ class ScoredEntries:
         Squared residual and squared truth of each entry in the evaluation
         space (their sums are the row's ``ss_res`` and ``ss_tot``).
     unreached : ScoredEntries or None
-        The observed held-out entries of the models that observe none of the
-        revealed benchmarks, which the protocol's rule ``"skip"`` does not
-        score, with their residuals from the same predictions (the training
-        mean); empty under the rule ``"mean"``, None where not kept.  With
-        these, the sums are the row's ``ss_res_all`` and ``ss_tot_all``
-        (:meth:`every`).
+        The observed held-out entries that the rule ``"skip"`` does not score
+        (models that observe no revealed benchmark), with their residuals from
+        the training mean; empty under ``"mean"``, None where not kept. With
+        them the sums are the row's ``ss_res_all`` and ``ss_tot_all`` (:meth:`every`).
     """
 
     index: np.ndarray
@@ -137,9 +120,7 @@ def top_residuals(df: pd.DataFrame, *, n: int | None = None) -> pd.DataFrame:
 
     Notes
     -----
-    Complexity O(R + F) for ``R`` stored records (at most three per row of
-    the run) and the ``F`` rows of ``df`` (one hash merge on ``pipeline,
-    holdout, fold, k``).
+    Complexity O(R + F) for ``R`` stored records and the ``F`` rows of ``df`` (one hash merge).
     """
     recs = df.attrs.get("top_residuals")
     if recs is None:
@@ -166,16 +147,12 @@ def summarize_cv(df: pd.DataFrame) -> pd.DataFrame:
 
     Returns
     -------
-    DataFrame with one row per (pipeline, holdout, k) and columns
-    ``r2_mean, r2_sd, rmse_mean, rmse_sd, residual_fraction_mean, ...``
-    for every numeric metric present, plus ``n_folds`` (sd uses ``ddof=1``,
-    as the paper's bands) and, with ``r2``, ``n_scored``: the folds whose R^2
-    is defined, which the means are taken over (a fold that scores no entry,
-    as on a sparse matrix, has R^2 NaN).  ``r2_all_mean, r2_all_sd`` (the R^2
-    over every held-out model, averaged over the folds as ``r2`` is) and
-    ``reach_mean, reach_sd`` (the share of held-out models that observe a
-    revealed benchmark) come last among the metrics, before the interval
-    coverage. Cost O(rows).
+    DataFrame with one row per (pipeline, holdout, k) and ``<metric>_mean,
+    <metric>_sd`` (``ddof=1``, as the paper's bands) for ``r2, rmse,
+    residual_fraction, logdet, mi, n_eval, mean_sq_z, inflation, r2_all,
+    reach`` and the coverage columns present, then ``n_folds`` and, with
+    ``r2``, ``n_scored``: the folds whose R^2 is defined (a fold that scores
+    no entry has R^2 NaN). Cost O(rows).
     """
     if not isinstance(df, pd.DataFrame) or not {"pipeline", "holdout", "fold", "k"} <= set(df.columns):
         raise ValueError("summarize_cv needs a cross_validate DataFrame (columns pipeline, holdout, fold, k)")
@@ -194,8 +171,7 @@ def summarize_cv(df: pd.DataFrame) -> pd.DataFrame:
     g = df.groupby(keys, sort=True, dropna=False)  # the extrapolation check's rows have no holdout
     parts = {}
     for c in metrics:
-        parts[f"{c}_mean"] = g[c].mean()
-        parts[f"{c}_sd"] = g[c].std(ddof=1)
+        parts[f"{c}_mean"], parts[f"{c}_sd"] = g[c].mean(), g[c].std(ddof=1)
     out = pd.DataFrame(parts)
     out["n_folds"] = g.size()
     if "r2" in metrics:
@@ -218,15 +194,12 @@ def calibration_table(df: pd.DataFrame, *, ks: Sequence[int] | None = None) -> p
     Returns
     -------
     DataFrame in long form: ``pipeline, holdout, k, nominal, coverage,
-    coverage_sd, gap`` (= coverage - nominal), and when the result was run
-    with ``variance_inflation`` also ``coverage_cal, gap_cal``. Coverage is
-    the mean over folds of the per-fold fraction of evaluated entries inside
-    the interval.
+    coverage_sd, gap`` (= coverage - nominal), and with a fitted variance
+    inflation also ``coverage_cal, gap_cal``; coverage is the mean over folds.
 
     Notes
     -----
-    Complexity O(F log F + G L) for the ``F`` rows of ``df`` (one sorted
-    group-by), ``G`` groups (pipeline, holdout, k) and ``L`` levels.
+    Complexity O(F log F + G L) for the ``F`` rows of ``df``, ``G`` groups (pipeline, holdout, k) and ``L`` levels.
     """
     if not isinstance(df, pd.DataFrame) or not {"pipeline", "holdout", "k"} <= set(df.columns):
         raise ValueError("calibration_table needs a cross_validate DataFrame (columns pipeline, holdout, k)")
@@ -251,21 +224,14 @@ def calibration_table(df: pd.DataFrame, *, ks: Sequence[int] | None = None) -> p
     return pd.DataFrame(out)
 
 
-#: the keys :func:`block_r2` groups the rows of a run by, those present in the frame
-_BLOCK_KEYS = ("pipeline", "seed", "holdout", "split", "k")
-
-
 def block_r2(df: pd.DataFrame, inside: Sequence[bool] | np.ndarray, *, every: bool = False) -> pd.DataFrame:
     """The R^2 of a cross-validation inside and outside a block of benchmarks, pooled over the folds.
 
-    Each scored held-out entry belongs to the block when its benchmark does.
-    Inside and outside, the squared residuals and squared truths of the
-    entries are summed over the folds of each (pipeline, holdout, k) (and
-    seed, with a ``seed`` column), and ``R^2 = 1 - SS_res / SS_tot``; the
-    two parts add up to the whole: ``ss_res = ss_res_inside +
-    ss_res_outside``, and so for ``ss_tot`` and ``n``.  Pooled over the
-    folds, these R^2 differ from the mean over the folds of
-    :func:`summarize_cv` (a fold weighs by its ``SS_tot``).
+    An entry is inside when its benchmark is. Inside and outside, squared
+    residuals and truths are summed over the folds of each (pipeline,
+    [seed], holdout, k), and ``R^2 = 1 - SS_res / SS_tot``; the two parts add
+    up to the whole (``ss_res``, ``ss_tot``, ``n``). Pooled, a fold weighs by
+    its ``SS_tot`` (unlike the means of :func:`summarize_cv`).
 
     Parameters
     ----------
@@ -281,20 +247,16 @@ def block_r2(df: pd.DataFrame, inside: Sequence[bool] | np.ndarray, *, every: bo
     Returns
     -------
     DataFrame
-        One row per (pipeline, [seed], holdout, k) in sorted order: ``n,
-        n_inside, n_outside`` (entries), ``r2, r2_inside, r2_outside``
-        (pooled; NaN where nothing is scored), ``ss_res, ss_tot,
-        ss_res_inside, ss_tot_inside, ss_res_outside, ss_tot_outside`` and
-        ``tot_share_inside`` (``ss_tot_inside / ss_tot``: how much the block
-        weighs in the whole R^2).
+        One row per (pipeline, [seed], holdout, k), sorted: ``n, n_inside,
+        n_outside, r2, r2_inside, r2_outside`` (NaN where nothing is scored),
+        their sums ``ss_res, ss_tot, ss_res_inside, ...`` and
+        ``tot_share_inside`` (``ss_tot_inside / ss_tot``).
 
     Raises
     ------
     ValueError
-        ``df`` has no ``entries`` (or its rows keep none), the mask's length
-        is not the matrix's number of benchmarks (``df.attrs["shape"]``,
-        where known), or ``every`` and the entries do not keep the
-        unreached models'.
+        ``df`` keeps no ``entries``, the mask's length is not the matrix's
+        number of benchmarks, or ``every`` without the unreached models' entries.
 
     Notes
     -----
@@ -309,7 +271,7 @@ def block_r2(df: pd.DataFrame, inside: Sequence[bool] | np.ndarray, *, every: bo
     if shape is not None and int(shape[1]) != mask.size:
         raise ValueError(f"inside has {mask.size} values for a matrix of {int(shape[1])} benchmarks")
     sums = pd.DataFrame([_block_sums(e, mask, every=every) for e in df["entries"]], index=df.index)
-    keys = [c for c in _BLOCK_KEYS if c in df.columns]
+    keys = [c for c in ("pipeline", "seed", "holdout", "split", "k") if c in df.columns]
     out = sums.groupby([df[c] for c in keys], sort=True, dropna=False).sum()
     for part in ("", "_inside", "_outside"):
         res, tot = out[f"ss_res{part}"], out[f"ss_tot{part}"]

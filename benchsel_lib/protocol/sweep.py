@@ -1,45 +1,30 @@
 """Run a grid of independent cells on joblib: local processes or a Dask cluster.
 
-Every experiment of the book is a grid of independent *cells* (one
-cross-validation split of one matrix under one configuration, ...). A
-:class:`Cell` names a picklable function and its arguments; :func:`run_sweep`
-runs a list of them with :class:`joblib.Parallel` and returns the results in
-the order of the list, whatever the backend and the number of workers:
+A :class:`Cell` names a picklable function and its arguments (one
+cross-validation split of one matrix under one configuration, ...);
+:func:`run_sweep` runs a list of them with :class:`joblib.Parallel` and
+returns the results in the order of the list, whatever the backend:
 
 * ``n_jobs=1`` (or no parallel configuration): serially, in this process;
-* ``n_jobs=N``: ``N`` loky worker processes, each with one BLAS thread (the
-  matrices are small, and several processes that each run a multi-threaded
-  BLAS oversubscribe the cores);
-* inside ``with joblib.parallel_config(backend="dask"):`` with a
-  :class:`dask.distributed.Client` connected (or :func:`dask_backend`, which
-  does both from a scheduler address): on the Dask cluster, one task per
-  cell, submitted through that client (every worker is used, even a single
-  one, whatever ``n_jobs`` says).
+* ``n_jobs=N``: ``N`` loky worker processes, each with one BLAS thread (so
+  that several processes do not oversubscribe the cores);
+* inside ``with joblib.parallel_config(backend="dask"):`` with a connected
+  :class:`dask.distributed.Client` (or :func:`dask_backend`): one task per
+  cell on the Dask cluster, every worker used whatever ``n_jobs`` says.
 
-Results never depend on the backend: a cell's function must derive every
-random stream from its arguments (the CV protocol keys them by seed, fold and
-holdout), never from the worker. Cells are submitted largest first (their
-``cost``), so a long cell does not start last and leave the other workers
-idle; results are put back in the order of the list.
+A cell's function must derive every random stream from its arguments, never
+from the worker. Cells are submitted largest ``cost`` first, so a long cell
+does not start last.
 
 Failures end the sweep with one :class:`SweepError` whose message is one
-line (a sweep never returns a partial result):
+line (never a partial result): a cell that raises is named (the error is
+chained to the original); a worker that dies, or a Dask scheduler that stops
+or becomes unreachable, is reported with the cells whose results had not
+reached this process (``3 of 30 cell(s) did not finish: ...``).
 
-* a cell that raises: the message names the cell (its ``label``), and the
-  error is chained to the original exception;
-* a worker that dies (killed, out of memory; a Dask task whose workers all
-  died): the message says so and names the cells whose results had not
-  arrived, with their count (``3 of 30 cell(s) did not finish: ...``);
-* a Dask scheduler that stops or becomes unreachable: the same, naming the
-  scheduler.
-
-The count is of cells whose results did not reach this process: cells that
-had returned, whether computed or read from a cache, are not in it.
-
-Warnings that a cell raises in a worker process (local or Dask) travel back
-with its result and are raised again in the caller, under the caller's
-filters and display, each (text, place) once per sweep: as if the cells had
-run here.
+Warnings that a cell raises in a worker process travel back with its result
+and are raised again in the caller, under its filters, each (text, place)
+once per sweep: as if the cells had run here.
 """
 from __future__ import annotations
 
@@ -72,14 +57,11 @@ class Cell:
     Attributes
     ----------
     label : str
-        Human-readable name used in error messages (e.g. ``"cv MTEB holdout=0.1 fold=3"``).
-    fn : callable
+        Name used in error messages (e.g. ``"cv MTEB holdout=0.1 fold=3"``).
+    fn, args, kwargs
         A module-level (picklable) function; the cell runs ``fn(*args, **kwargs)``.
-    args : tuple
-    kwargs : dict
     cost : float
-        Relative cost estimate; larger cells are submitted first. Only the
-        order of submission depends on it, never the results.
+        Relative cost; larger cells are submitted first (never changes the results).
     """
 
     label: str
@@ -94,11 +76,7 @@ class SweepError(RuntimeError):
 
 
 def _run_cell_args(label: str, fn: Callable[..., Any], kwargs: dict[str, Any], *args: Any) -> Any:
-    """Run one cell (in a worker); a failure is re-raised naming the cell.
-
-    The positional arguments come at top level so that Dask resolves the
-    futures of the arrays broadcast to its workers before the call.
-    """
+    """Run one cell; a failure is re-raised naming the cell (``args`` at top level: Dask resolves their futures)."""
     try:
         with threadpool_limits(limits=1, user_api="blas"):  # small matrices: one BLAS thread per cell is fastest
             return fn(*args, **kwargs)
@@ -112,14 +90,7 @@ _Said = tuple[type[Warning], str, str, int]
 
 def _run_cell_reporting(number: int, label: str, fn: Callable[..., Any], kwargs: dict[str, Any],
                         *args: Any) -> tuple[int, Any, list[_Said]]:
-    """Run cell ``number`` (in a worker) and return ``(number, result, warnings)``: the warnings travel back.
-
-    A warning printed by a worker process would reach the user as a raw
-    Python warning with its source line, once per worker or cell; sent back,
-    the caller raises it again (:func:`_say_again`), under its own filters
-    and display (``benchsel: warning: ...`` lines on the command line), once.
-    The number lets the results come back in any order.
-    """
+    """Run cell ``number`` in a worker: ``(number, result, warnings)``, the warnings raised again by the caller."""
     with warnings.catch_warnings(record=True) as caught:
         value = _run_cell_args(label, fn, kwargs, *args)
     return number, value, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
@@ -132,12 +103,10 @@ def _say_again(said: Sequence[_Said], registry: dict[Any, Any]) -> None:
 
 
 def _ignore_sigint() -> None:
-    """Initializer of the sweep's loky workers: Ctrl-C and SIGTERM (sent to the whole process group) are the parent's.
+    """Initializer of the loky workers: SIGINT and SIGTERM (sent to the process group) are the parent's to handle.
 
-    A worker that received SIGINT between two cells would print its own
-    ``KeyboardInterrupt`` traceback; one killed by SIGTERM leaves its
-    semaphores to the resource tracker, which reports them as leaked. The
-    parent turns the signal into one line and joblib kills the workers.
+    Else a worker prints its own ``KeyboardInterrupt`` traceback, or leaves
+    its semaphores to be reported as leaked; joblib kills the workers.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -171,25 +140,18 @@ def _unfinished(cells: Sequence[Cell], order: Sequence[int], arrived: Sequence[b
     return f"{len(pending)} of {len(cells)} cell(s) did not finish: {shown or 'none'}"
 
 
-def run_sweep(
-    cells: Sequence[Cell],
-    *,
-    n_jobs: int | None = None,
-    progress: bool | None = False,
-    desc: str = "cells",
-) -> list[Any]:
+def run_sweep(cells: Sequence[Cell], *, n_jobs: int | None = None, progress: bool | None = False,
+              desc: str = "cells") -> list[Any]:
     """Run independent cells with joblib and return their results in the order of ``cells``.
 
     Parameters
     ----------
     cells : sequence of Cell
-        The grid. Each cell's function must be picklable (module level) when
-        run in other processes, and deterministic given its arguments.
+        The grid; each function picklable (module level) and deterministic given its arguments.
     n_jobs : int or None
         ``1``: serially in this process; ``N > 1``: ``N`` workers (at most one
-        per cell) of the active joblib backend; ``None``: the ``n_jobs`` of the
-        active ``joblib.parallel_config`` (1 when nothing is configured). A
-        Dask backend always uses every worker of the cluster (module docstring).
+        per cell) of the active joblib backend; ``None``: as the active
+        ``joblib.parallel_config`` says (1 when nothing is configured; Dask: every worker).
     progress : bool or None
         Progress bar over finished cells (None: only in a terminal or notebook).
     desc : str
@@ -204,20 +166,16 @@ def run_sweep(
     Raises
     ------
     ValueError
-        ``n_jobs`` is not a positive integer or None; an element of ``cells``
-        is not a :class:`Cell`.
+        ``n_jobs`` is not a positive integer or None, or a cell is not a :class:`Cell`.
     SweepError
-        A cell raised, a worker died or the Dask scheduler was lost (module
-        docstring); the original exception is the ``__cause__``.
+        A cell raised (the ``__cause__``), a worker died or the Dask scheduler was lost.
 
     Notes
     -----
     Cells are submitted in decreasing ``cost`` (ties in list order): with
-    ``W`` workers the wall time is close to ``max(sum(cost) / W, max(cost))``
-    instead of ending on one long cell started last. Scheduling overhead is
-    O(len(cells)); arguments are pickled once per cell (loky memory-maps
-    arrays over 1 MB; on Dask, arrays over 64 kB are sent to every worker
-    once per sweep).
+    ``W`` workers the wall time is close to ``max(sum(cost) / W, max(cost))``.
+    Overhead O(len(cells)); arguments are pickled once per cell (on Dask,
+    arrays over 64 kB are sent to every worker once per sweep).
     """
     cells = list(cells)
     for c in cells:
@@ -233,9 +191,7 @@ def run_sweep(
         return _DaskSweep(client, cells, order).run(progress=progress, desc=desc)
     loky = type(backend).__name__ == "LokyBackend"
     if n is None:
-        n = cfg_jobs if loky else -1
-        if n is None:
-            n = 1
+        n = (1 if cfg_jobs is None else cfg_jobs) if loky else -1
     n = min(n, len(cells))  # never more workers than cells: n_jobs=10_000 must not start 10,000 processes
     results: list[Any] = [None] * len(cells)
     if loky and (n == 1 or len(cells) == 1):
@@ -270,12 +226,10 @@ def run_sweep(
 
 
 class _DaskSweep:
-    """One sweep on a Dask cluster: the submitted tasks, the results as they arrive, and what a failure says.
+    """One sweep on a Dask cluster: one task per cell, prioritized by its rank in ``order``.
 
-    Each cell is one task, with the priority of its rank in ``order`` (the
-    first runs first). Results are gathered as their tasks finish; at the
-    first failure the tasks still queued are released and :class:`SweepError`
-    is raised, counting the cells whose results had not arrived.
+    Results are gathered as their tasks finish; the first failure releases the
+    queued tasks and raises :class:`SweepError`.
     """
 
     def __init__(self, client: Any, cells: list[Cell], order: list[int]) -> None:
@@ -391,11 +345,7 @@ class _DaskSweep:
 
 
 def _broadcast_arrays(client: Any, cells: list[Cell]) -> list[Cell]:
-    """The cells with their large arrays replaced by futures of copies broadcast to every Dask worker once.
-
-    Sent with each task, a large argument would be pickled once per cell;
-    scattered to one worker, the cells that need it would run there first.
-    """
+    """The cells with their large arrays replaced by futures of copies broadcast to every Dask worker once."""
     big: dict[int, np.ndarray] = {}
     for c in cells:
         for a in c.args:
@@ -417,15 +367,8 @@ def check_address(address: object) -> str:
     """Validate a Dask scheduler address without connecting to it. O(len(address)).
 
     Accepted: ``SCHEME://HOST:PORT`` with ``SCHEME`` one of :data:`SCHEMES`
-    but ``inproc`` (``HOST`` a name, an IPv4 address, or an IPv6 address in
-    brackets; ``PORT`` in 1..65535), ``HOST:PORT`` (Dask's default scheme,
-    tcp unless configured), and ``inproc://IP/PID/N`` (a scheduler in this
-    process).
-
-    Parameters
-    ----------
-    address : object
-        What was given as the address.
+    but ``inproc`` (``HOST`` a name, IPv4, or IPv6 in brackets; ``PORT`` in
+    1..65535), ``HOST:PORT`` (Dask's default scheme), and ``inproc://IP/PID/N``.
 
     Returns
     -------
@@ -485,11 +428,7 @@ def _quiet_logs(name: str) -> Iterator[None]:
 
 
 def _close_client(client: Any, timeout: float) -> None:
-    """Close a Dask client, also one whose connection failed or whose scheduler is gone, without raising.
-
-    A client whose scheduler is gone logs the end of its reconnection
-    attempts as an error when it is closed; those records are silenced.
-    """
+    """Close a Dask client without raising, also one that failed to connect or lost its scheduler (logs silenced)."""
     lost = getattr(client, "status", None) != "running"
     with _quiet_logs("distributed") if lost else nullcontext(), suppress(Exception):
         client.close(timeout=timeout)
@@ -503,15 +442,13 @@ def _close_client(client: Any, timeout: float) -> None:
 def dask_backend(address: str, *, timeout: float = 10.0) -> Iterator[Any]:
     """Connect to a Dask scheduler and run sweeps on it inside the ``with`` block.
 
-    ``with dask_backend("tcp://host:8786"): cross_validate(matrix, ...)`` is
     ``Client(address)`` plus ``joblib.parallel_config(backend="dask")``; the
     client is closed at the end (the cluster keeps running).
 
     Parameters
     ----------
     address : str
-        Scheduler address, e.g. ``"tcp://10.0.0.5:8786"`` (see
-        :func:`check_address`); it is checked before connecting.
+        Scheduler address, e.g. ``"tcp://10.0.0.5:8786"``, checked by :func:`check_address`.
     timeout : float
         Seconds to wait for the scheduler.
 
@@ -524,17 +461,13 @@ def dask_backend(address: str, *, timeout: float = 10.0) -> Iterator[Any]:
     ImportError
         ``dask.distributed`` is not installed (``pip install "benchsel[cluster]"``).
     ValueError
-        ``address`` is not a scheduler address (:func:`check_address`; no
-        connection is tried), or ``timeout`` is not a positive number.
+        A bad ``address`` (no connection is tried) or ``timeout``.
     ConnectionError
-        No scheduler answered at ``address`` within ``timeout``, or the
-        connection failed; whatever was opened for it is closed.
+        No scheduler answered within ``timeout``, or the connection failed.
 
     Notes
     -----
-    A scheduler lost inside the block makes the sweeps raise
-    :class:`SweepError`; the client is then closed quietly at the end of the
-    block.
+    A scheduler lost inside the block makes the sweeps raise :class:`SweepError`.
     """
     try:
         from distributed import Client
@@ -571,23 +504,18 @@ def dask_backend(address: str, *, timeout: float = 10.0) -> Iterator[Any]:
         _close_client(client, timeout)
 
 
-#: Dask's default for worker processes; it pins glibc's mmap threshold, so every large NumPy
-#: temporary of the EM is mapped and zeroed afresh (the 2000 x 114 CV grid took 1.7-1.8x as long as
-#: loky: ``python benchmarks/bench_scale.py --parts dask``)
+#: Dask's default for worker processes: it pins glibc's mmap threshold, so every large NumPy temporary
+#: of the EM is mapped and zeroed afresh (``python benchmarks/bench_scale.py --parts dask``: 1.7x slower)
 _TRIM_KEY = "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_"
 
 
 def local_cluster(*, n_workers: int = 2, **kwargs: Any) -> Any:
     """A Dask ``LocalCluster`` set up for sweeps on this machine.
 
-    ``n_workers`` worker processes with one thread each (and one BLAS
-    thread), listening on the loopback interface only, dashboard on a free
-    loopback port, and without Dask's ``MALLOC_TRIM_THRESHOLD_`` for the
-    workers (:data:`_TRIM_KEY`; on a cluster of your own, set it to ``null``
-    in the Dask configuration for the same effect). Use it as a context
-    manager with :class:`dask.distributed.Client` and
-    ``joblib.parallel_config(backend="dask")``, or pass its
-    ``scheduler_address`` to :func:`dask_backend`.
+    ``n_workers`` single-threaded worker processes on the loopback interface
+    (dashboard on a free loopback port), without Dask's
+    ``MALLOC_TRIM_THRESHOLD_`` (:data:`_TRIM_KEY`; set it to ``null`` on a
+    cluster of your own). Pass its ``scheduler_address`` to :func:`dask_backend`.
 
     Raises
     ------
@@ -598,8 +526,7 @@ def local_cluster(*, n_workers: int = 2, **kwargs: Any) -> Any:
 
     Notes
     -----
-    Complexity: O(n_workers) worker-process start-ups (plus the scheduler's),
-    started before it returns; no sweep work is done here.
+    Complexity: O(n_workers) process start-ups, before it returns.
     """
     try:
         import dask
