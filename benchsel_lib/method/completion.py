@@ -253,13 +253,15 @@ class KNNImputer(BasePredictor):
             width = min(m, 4 * k)
             while True:
                 ob = tm[order[:, :width]]  # (v, width, N)
-                rank = np.cumsum(ob, axis=1, dtype=np.int32)
+                rank = ob.astype(np.int32)
+                for l in range(1, width):  # running count along axis 1 (np.cumsum is slow on a middle axis)
+                    rank[:, l] += rank[:, l - 1]
                 if width == m or (rank[:, -1, :] >= k).all():
                     break
                 width = min(m, 4 * width)
-            take = ob & (rank <= k)
-            vi, mi, ni = np.nonzero(take)
-            slot = rank[vi, mi, ni] - 1
+            flat = np.flatnonzero(ob & (rank <= k))  # np.nonzero's order, without its slow n-d path
+            vi, mi, ni = np.unravel_index(flat, rank.shape)
+            slot = rank.ravel()[flat] - 1
             dk = np.full((v, N, k), np.inf)
             vals = np.zeros((v, N, k))
             dk[vi, ni, slot] = ds[vi, mi]
@@ -411,7 +413,7 @@ class BenchPressBlend(BasePredictor):
         for b in _batches(len(keys), m * width):
             acc = tm[:, js[b]]
             for l in range(width):
-                acc = acc & tm[:, cols[b, l]]
+                acc &= tm[:, cols[b, l]]
                 counts[b, l] = acc.sum(axis=0)
         enough = (counts >= self.min_rows) & (np.arange(1, width + 1)[None, :] <= lens[:, None])
         use = np.where(enough.any(axis=1), width - np.argmax(enough[:, ::-1], axis=1), 0)
@@ -422,16 +424,16 @@ class BenchPressBlend(BasePredictor):
                 sub = idx[b]
                 rows = tm[:, js[sub]]
                 for l in range(p):
-                    rows = rows & tm[:, cols[sub, l]]
+                    rows &= tm[:, cols[sub, l]]
                 W = rows.astype(float)  # (m, f) row masks
                 A = tf[:, cols[sub, :p]]  # (m, f, p)
                 y = tf[:, js[sub]]  # (m, f)
                 n = W.sum(axis=0)
                 a_mean = np.einsum("mf,mfp->fp", W, A) / n[:, None]
                 y_mean = np.einsum("mf,mf->f", W, y) / n
-                Ac = (A - a_mean[None]) * W[:, :, None]
+                Ac = np.multiply(np.subtract(A, a_mean[None], out=A), W[:, :, None], out=A)  # A centred, in place
                 G = np.einsum("mfp,mfq->fpq", Ac, Ac) + self.ridge * np.eye(p)[None]
-                rhs = np.einsum("mfp,mf->fp", Ac, (y - y_mean[None]) * W)
+                rhs = np.einsum("mfp,mf->fp", Ac, np.multiply(np.subtract(y, y_mean[None], out=y), W, out=y))
                 moments.append((a_mean, y_mean, G, rhs))
             a_mean, y_mean, G, rhs = (np.concatenate(part) for part in zip(*moments))
             try:
@@ -497,15 +499,12 @@ class BenchPressBlend(BasePredictor):
                 by_width.setdefault(len(fit[0]), []).append((rows, j, fit))
         for everything in by_width.values():
             for run in size_runs([len(rows) for rows, _, _ in everything], ENTRY_BATCH):  # bounded work arrays
-                group = everything[run]
-                size = [len(rows) for rows, _, _ in group]
-                e = np.repeat(np.arange(len(group)), size)  # the fit of each entry
-                R = np.array([i for rows, _, _ in group for i in rows])
-                J = np.repeat([j for _, j, _ in group], size)
-                cols = np.array([fit[0] for _, _, fit in group])  # (T, p)
-                beta = np.array([fit[1] for _, _, fit in group])
-                a_mean = np.array([fit[2] for _, _, fit in group])
-                y_mean = np.array([fit[3] for _, _, fit in group])
+                rows_g, j_g, fit_g = zip(*everything[run])
+                size = [len(rows) for rows in rows_g]
+                e = np.repeat(np.arange(len(size)), size)  # the fit of each entry
+                R = np.array([i for rows in rows_g for i in rows])
+                J = np.repeat(j_g, size)
+                cols, beta, a_mean, y_mean = (np.array(part) for part in zip(*fit_g))  # cols: (T, p)
                 # stacked (1, p) @ (p, 1) products: the rounding of predicting each entry alone
                 centred = np.ascontiguousarray(qu[R[:, None], cols[e]] - a_mean[e])  # (entries, p)
                 ridge_pred = y_mean[e] + (centred[:, None, :] @ beta[e][:, :, None])[:, 0, 0]

@@ -219,16 +219,16 @@ def _batched_inv_logdet(A: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, n
     G, s, _ = A.shape
     diag = np.empty((G, s))
     potrf, potri = _lapack.dpotrf, _lapack.dpotri
-    for g in range(G):
-        c, info = potrf(A[g].T, lower=1, clean=0, overwrite_a=1)
+    for g, Ag in enumerate(A):
+        c, info = potrf(Ag.T, lower=1, clean=0, overwrite_a=1)
         if info != 0:
             raise _NotPD
         diag[g] = c.diagonal()
         c, info = potri(c, lower=1, overwrite_c=1)
         if info != 0:
             raise _NotPD
-        if not np.may_share_memory(c, A[g]):  # LAPACK wrapper copied after all (a copy is a fresh buffer)
-            A[g] = c.T
+        if not np.may_share_memory(c, Ag):  # LAPACK wrapper copied after all (a copy is a fresh buffer)
+            Ag[...] = c.T
     if not (np.isfinite(diag).all() and (diag > 0).all()):
         raise _NotPD
     Q = np.where(upper, A, A.transpose(0, 2, 1))

@@ -80,7 +80,7 @@ def ridge_loo_batch(
     W = tm[np.ix_(rows_all, J)].astype(float)  # (r, T)
     n = W.sum(axis=0)
     Af = tr[np.ix_(rows_all, F)]  # (r, p), fully observed
-    Y = np.where(W > 0, np.nan_to_num(tr[np.ix_(rows_all, J)]), 0.0)  # (r, T)
+    Y = np.where(W > 0, np.nan_to_num(tr[np.ix_(rows_all, J)], copy=False), 0.0)  # (r, T); the gather is a copy
     nn = np.maximum(n, 1.0)
     mu_a = (W.T @ Af) / nn[:, None]  # (T, p)
     mu_y = Y.sum(axis=0) / nn
@@ -88,7 +88,8 @@ def ridge_loo_batch(
     lam, V = np.linalg.eigh(G)
     lam = np.clip(lam, 0.0, None)
     # P[j] = (Af - mu_a[j]) V[j]: (T, r, k)
-    P = np.matmul(Af[None, :, :], V) - np.matmul(mu_a[:, None, :], V)
+    P = np.matmul(Af[None, :, :], V)
+    P -= np.matmul(mu_a[:, None, :], V)
     yc = (W * (Y - mu_y[None, :])).T  # (T, r)
     b = np.matmul(yc[:, None, :], P)[:, 0, :]  # (T, k)
     d = 1.0 / (lam[:, :, None] + al[None, None, :])  # (T, k, A)
@@ -96,7 +97,7 @@ def ridge_loo_batch(
     loo = np.matmul(P, d * b[:, :, None])  # fitted values (T, r, A)
     np.subtract(yc[:, :, None], loo, out=loo)
     np.multiply(loo, W.T[:, :, None], out=loo)
-    h = np.matmul(np.square(P), d)  # hat diagonals less 1/n (T, r, A)
+    h = np.matmul(np.square(P, out=P), d)  # hat diagonals less 1/n (T, r, A); P is not needed after this
     np.add(h, 1.0 / nn[:, None, None], out=h)
     np.subtract(1.0, h, out=h)
     np.divide(loo, np.maximum(h, 1e-12, out=h), out=loo)

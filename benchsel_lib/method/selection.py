@@ -883,11 +883,15 @@ def lasso_path_order(
         if B.shape[0] < A.size:
             B = np.vstack([B, np.zeros((A.size - B.shape[0], N))])
         step = 1.0 / (2.0 * max(float(np.linalg.eigvalsh(RAA)[-1]), 1e-12))
-        for _ in range(n_iter):
-            G = 2.0 * (RAA @ B - RA)
-            Bn = B - step * G
-            nr = np.linalg.norm(Bn, axis=1, keepdims=True)
-            B = Bn * np.maximum(0.0, 1.0 - step * lam / np.maximum(nr, 1e-300))
+        for _ in range(n_iter):  # B - step 2 (RAA B - RA), shrunk by max(0, 1 - step lam / ||row||), in place
+            G = RAA @ B
+            G -= RA
+            G *= 2.0
+            G *= step
+            Bn = np.subtract(B, G, out=G)
+            nr = np.sqrt(np.add.reduce(Bn * Bn, axis=1, keepdims=True))  # np.linalg.norm's sum
+            nr = np.subtract(1.0, np.divide(step * lam, np.maximum(nr, 1e-300, out=nr), out=nr), out=nr)
+            B = np.multiply(Bn, np.maximum(0.0, nr, out=nr), out=Bn)
         if len(active) >= k:
             break
         if isinstance(R, LowRankCorrelation):  # ||r_c||^2 - 2 R_cA (B r_c) + R_cA (B B^T) R_Ac, O(k r N + k^2 N)

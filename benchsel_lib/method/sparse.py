@@ -34,6 +34,7 @@ Cross-validated strength and selection
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -188,19 +189,18 @@ def _solve_strength(R: np.ndarray, c: np.ndarray, b: np.ndarray, active: list[in
     coefficient whose gradient exceeds ``lam`` joins, until none does.
     O(sweeps a^2 + a^3 + a N) per round.
     """
+    cF, thr = c[F], lam * (1.0 + 1e-12) + 1e-15
     while True:
         A = np.asarray(active, dtype=int)
-        if A.size:
+        if A.size:  # then the optimality check on the zero coefficients: |c_j - (R b)_j| <= lam
             _cd_active(R, c, b, A, penal, lam)
-        # optimality check on the zero coefficients: |c_j - (R b)_j| <= lam
-        grad = c[F] - R[F][:, A] @ b[A] if A.size else c[F].copy()
-        inactive = np.ones(F.size, dtype=bool)
-        if A.size:
-            inactive[np.searchsorted(F, A)] = False
-        viol = inactive & (np.abs(grad) > lam * (1.0 + 1e-12) + 1e-15)
+            viol = np.abs(cF - R[A[:, None], F].T @ b[A]) > thr  # R[A[:, None], F].T: the layout of R[F][:, A]
+            viol[np.searchsorted(F, A)] = False
+        else:
+            viol = np.abs(cF) > thr
         if not viol.any():
             return
-        active.extend(int(j) for j in F[viol])
+        active.extend(F[viol].tolist())
 
 
 def _cd_active(R: np.ndarray, c: np.ndarray, b: np.ndarray, A: np.ndarray, penal: np.ndarray, lam: float) -> None:
@@ -211,33 +211,32 @@ def _cd_active(R: np.ndarray, c: np.ndarray, b: np.ndarray, A: np.ndarray, penal
     satisfies the optimality conditions on ``A`` it is exact and descent
     stops.  O(sweeps a^2 + tries a^3).
     """
-    RAA = R[np.ix_(A, A)]
-    bA = b[A].copy()
+    RAA = R[A[:, None], A]  # R[np.ix_(A, A)]
     cA = c[A]
-    g = cA - RAA @ bA  # c_j - (R b)_j on A
-    dA = np.diag(RAA).copy()
+    g = cA - RAA @ b[A]  # c_j - (R b)_j on A
+    bA, dA = b[A].tolist(), np.diag(RAA).tolist()  # Python floats: the same arithmetic, faster scalars
     pA = penal[A]
-    cols = [RAA[:, i] for i in range(A.size)]
+    pen, cols = pA.tolist(), list(np.ascontiguousarray(RAA.T))  # cols[i] holds column i of RAA
     signs = np.sign(bA)
     tried: bytes | None = None
     for _ in range(_MAX_SWEEPS):
         big = 0.0
-        for i in range(A.size):
+        for i, d in enumerate(dA):
             old = bA[i]
-            z = g[i] + dA[i] * old
-            new = (z - lam if z > lam else z + lam if z < -lam else 0.0) / dA[i] if pA[i] else z / dA[i]
+            z = g.item(i) + d * old
+            new = (z - lam if z > lam else z + lam if z < -lam else 0.0) / d if pen[i] else z / d
             if new != old:
                 delta = new - old
                 g -= cols[i] * delta
                 bA[i] = new
                 if abs(delta) > big:
                     big = abs(delta)
-        scale = float(np.abs(bA).max()) if bA.size else 0.0
-        if big <= _CD_TOL * scale:
+        now = np.array(bA)
+        if big <= _CD_TOL * float(np.abs(now).max()):
             break
-        now = np.sign(bA)
+        np.sign(now, out=now)
         key = now.tobytes()
-        if np.array_equal(now, signs) and key != tried:
+        if (now == signs).all() and key != tried:  # np.array_equal (same shapes)
             tried = key
             x = _solve_pattern(RAA, cA, now, pA, lam)
             if x is not None:
@@ -255,26 +254,23 @@ def _solve_pattern(RAA: np.ndarray, cA: np.ndarray, s: np.ndarray, pA: np.ndarra
     solution is kept when its signs are ``s`` on the penalized part of ``P``
     and every other coordinate has :math:`|c_j - R_{jP} b_P| \\le \\lambda`.  O(a^3).
     """
-    P = np.flatnonzero((s != 0) | ~pA)
+    inP = (s != 0) | ~pA
+    P = np.flatnonzero(inP)
     if not P.size:
         return None
-    rhs = cA[P] - lam * np.where(pA[P], s[P], 0.0)
+    pen, sP = pA[P], s[P]
+    rhs = cA[P] - lam * np.where(pen, sP, 0.0)
     try:
-        xP = np.linalg.solve(RAA[np.ix_(P, P)], rhs)
+        xP = np.linalg.solve(RAA[P[:, None], P], rhs)
     except np.linalg.LinAlgError:
         return None
-    if not np.isfinite(xP).all():
+    if not np.isfinite(xP).all() or (np.sign(xP[pen]) != sP[pen]).any():
         return None
-    pen = pA[P]
-    if (np.sign(xP[pen]) != s[P][pen]).any():
+    Z = np.flatnonzero(~inP)
+    if Z.size and (np.abs(cA[Z] - RAA[Z[:, None], P] @ xP) > lam * (1.0 + 1e-9)).any():
         return None
     x = np.zeros(cA.size)
     x[P] = xP
-    outside = np.ones(cA.size, dtype=bool)
-    outside[P] = False
-    Z = np.flatnonzero(outside)
-    if Z.size and (np.abs(cA[Z] - RAA[np.ix_(Z, P)] @ xP) > lam * (1.0 + 1e-9)).any():
-        return None
     return x
 
 
@@ -386,9 +382,9 @@ def multi_target_lasso_path(
             Z[diag] = 0.0
             delta = Z - X
             change = max(float(delta.max()), -float(delta.min()))
-            if np.vdot(Y - Z, delta) > 0.0:  # the momentum points uphill: restart it
+            if np.vdot(np.subtract(Y, Z, out=Y), delta) > 0.0:  # the momentum points uphill: restart it
                 step = 1.0
-            nxt = (1.0 + np.sqrt(1.0 + 4.0 * step * step)) / 2.0
+            nxt = (1.0 + math.sqrt(1.0 + 4.0 * step * step)) / 2.0
             delta *= (step - 1.0) / nxt
             Y = np.add(Z, delta, out=delta)  # Nesterov's extrapolation
             X, step = Z, nxt
