@@ -1099,7 +1099,7 @@ def write_book_results(timings: dict[str, Any], path: Path) -> None:
     head, dirty = book_pages.result_file.git_state(ROOT)
     record = {"command": "make bench-book" + (" QUICK=1" if timings["quick"] else ""),
               "measured": f"{time.strftime('%Y-%m-%d')}, {book_pages.result_file.commit(ROOT)}, "
-                          f"{timings['cpu_count']} CPUs, empty cache",
+                          f"{book_pages.result_file.machine()} ({timings['cpu_count']} CPUs), empty cache",
               "commit": head, "dirty": dirty, "values": values}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
