@@ -237,6 +237,41 @@ def _batched_inv_logdet(A: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, n
     return Q, 2.0 * np.log(diag).sum(axis=1)
 
 
+def _solve_blocks(plan: _Plan, SPflat: np.ndarray, DDflat: np.ndarray, M: int,
+                  Na: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """The E-step's per-pattern solves, group by group and chunk by chunk (may raise ``_NotPD``).
+
+    ``SPflat`` and ``DDflat`` are the flattened stacks [Sigma_a, P_a] and [D, DP] of :func:`_e_step` (``Na``
+    columns with the padding).  Returns ``V`` (row i: ``Q g_i`` scattered, flattened), ``g_i^T Q g_i`` and the
+    block log-determinant of each row, and the inverses weighted by their row counts, scattered into a
+    flattened stack like ``SPflat`` (None without groups).  O(sum over patterns of s^3, plus s^2 a row).
+    """
+    NN = Na * Na
+    V = np.zeros(M * Na)  # row i: Q g_i scattered (K_i d_i, resp. inv(P_mm) (P d_i)_m)
+    qv = np.zeros(M)
+    ld_row = np.zeros(M)
+    scatter = np.zeros(2 * NN) if plan.groups else None
+    for g in plan.groups:
+        s = g.idx.shape[1]
+        for p0, p1, r0, r1 in g.chunks:
+            ix = g.idx[p0:p1]
+            blocks = ix[:, :, None] * Na + ix[:, None, :] + g.offset[p0:p1, None, None]  # (c, s, s)
+            Q, ld = _batched_inv_logdet(SPflat[blocks], g.upper)
+            scatter += np.bincount(blocks.reshape(-1), weights=(Q * g.n[p0:p1, None, None]).reshape(-1),
+                                   minlength=2 * NN)
+            step = r1 - r0 if g.one_row else max(1, plan.chunk_elems // (s * s))
+            for a in range(r0, r1, step):  # rows in sub-chunks: the gathered Q stays within the budget
+                b = min(a + step, r1)
+                gv = DDflat[g.flat_src[a:b]]
+                Qr = Q if g.one_row else Q[g.rpos[a:b] - p0]
+                v = np.matmul(Qr, gv[:, :, None])[:, :, 0]
+                rows = g.rows[a:b]
+                qv[rows] = np.einsum("rs,rs->r", v, gv)
+                ld_row[rows] = ld if g.one_row else ld[g.rpos[a:b] - p0]
+                V[g.flat_rows[a:b]] = v
+    return V, qv, ld_row, scatter
+
+
 def _e_step(
     X0: np.ndarray,
     obs: np.ndarray,
@@ -282,31 +317,8 @@ def _e_step(
         DD[1, pr, :N] = DPr
         dPd = np.zeros(M)
         dPd[pr] = np.einsum("ij,ij->i", DPr, D[pr, :N])
-    SPflat = SP.reshape(-1)
-    DDflat = DD.reshape(-1)
 
-    V = np.zeros(M * Na)  # row i: Q g_i scattered (K_i d_i, resp. inv(P_mm) (P d_i)_m)
-    qv = np.zeros(M)
-    ld_row = np.zeros(M)
-    scatter = np.zeros(2 * NN) if plan.groups else None
-    for g in plan.groups:
-        s = g.idx.shape[1]
-        for p0, p1, r0, r1 in g.chunks:
-            ix = g.idx[p0:p1]
-            blocks = ix[:, :, None] * Na + ix[:, None, :] + g.offset[p0:p1, None, None]  # (c, s, s)
-            Q, ld = _batched_inv_logdet(SPflat[blocks], g.upper)
-            scatter += np.bincount(blocks.reshape(-1), weights=(Q * g.n[p0:p1, None, None]).reshape(-1),
-                                   minlength=2 * NN)
-            step = r1 - r0 if g.one_row else max(1, plan.chunk_elems // (s * s))
-            for a in range(r0, r1, step):  # rows in sub-chunks: the gathered Q stays within the budget
-                b = min(a + step, r1)
-                gv = DDflat[g.flat_src[a:b]]
-                Qr = Q if g.one_row else Q[g.rpos[a:b] - p0]
-                v = np.matmul(Qr, gv[:, :, None])[:, :, 0]
-                rows = g.rows[a:b]
-                qv[rows] = np.einsum("rs,rs->r", v, gv)
-                ld_row[rows] = ld if g.one_row else ld[g.rpos[a:b] - p0]
-                V[g.flat_rows[a:b]] = v
+    V, qv, ld_row, scatter = _solve_blocks(plan, SP.reshape(-1), DD.reshape(-1), M, Na)
     V = V.reshape(M, Na)[:, :N]
     Xc = X0.copy()
     corr = np.zeros((N, N))
