@@ -1,16 +1,17 @@
 """Fault injection for the disk cache of training correlations.
 
-Every fault (a damaged, changed or foreign entry, a lock nobody will release,
-a failed write) must be reported in one line and cost only a recomputation:
-the result is bit-identical to a clean, uncached computation, and no test
-waits long (the lock timings are shortened).
+Every fault (a damaged, changed or foreign entry, a lock held too long or by a
+killed process, a folder where nothing can be written, a failed write) costs at
+most a one-line report and a recomputation: the result is bit-identical to a
+clean, uncached computation, and no test waits long (the lock timings are
+shortened).
 """
 from __future__ import annotations
 
 import errno
 import os
 import shutil
-import socket
+import signal
 import subprocess
 import sys
 import threading
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from filelock import FileLock
 
 from benchsel_lib.method import correlation as correlation_module
 from benchsel_lib.method.correlation import Correlation
@@ -47,11 +49,8 @@ def _clean(X: np.ndarray) -> np.ndarray:
 
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
-    """``tmp_path`` as the cache folder, with lock timings of a fraction of a second."""
+    """``tmp_path`` as the cache folder, with lock waits announced at once and bounded by 10 s."""
     monkeypatch.setenv(CACHE_ENV, str(tmp_path))
-    monkeypatch.setattr(cache, "LOCK_BEAT_S", 0.05)
-    monkeypatch.setattr(cache, "LOCK_STALE_S", 0.4)
-    monkeypatch.setattr(cache, "LOCK_GRACE_S", 0.2)
     monkeypatch.setattr(cache, "LOCK_NOTE_S", 0.0)
     monkeypatch.setattr(cache, "LOCK_WAIT_S", 10.0)
     return tmp_path
@@ -86,8 +85,8 @@ def _same(R: np.ndarray, ref: np.ndarray) -> None:
 
 
 def _leftovers(folder: Path) -> list[str]:
-    """Files other than cache entries (locks, temporary files)."""
-    return sorted(p.name for p in folder.iterdir() if p.suffix != ".npy")
+    """Files other than cache entries and their lock files (temporary files)."""
+    return sorted(p.name for p in folder.iterdir() if p.suffix not in (".npy", ".lock"))
 
 
 def _array_offset(path: Path) -> tuple[int, tuple[int, ...]]:
@@ -250,7 +249,7 @@ def test_a_failed_write_leaves_no_temporary_file(folder, counted, monkeypatch, w
     assert messages == [(f"cache entry {path} could not be written (OSError: {os.strerror(errno.ENOSPC)}): "
                         "the estimate is used but not stored")]
     _same(R, ref)
-    assert list(folder.iterdir()) == []  # no entry, lock or temporary file
+    assert not path.exists() and _leftovers(folder) == []  # no entry or temporary file
 
 
 def test_an_unexpected_write_error_propagates_and_leaves_nothing(folder, monkeypatch):
@@ -262,10 +261,10 @@ def test_an_unexpected_write_error_propagates_and_leaves_nothing(folder, monkeyp
     monkeypatch.setattr(np, "save", fail)
     with pytest.raises(RuntimeError, match="boom"):
         cached_correlation(EM, X)
-    assert list(folder.iterdir()) == []
+    assert not _entry(folder, X).exists() and _leftovers(folder) == []
 
 
-def test_a_failed_estimate_removes_its_lock(folder, monkeypatch):
+def test_a_failed_estimate_releases_its_lock(folder, monkeypatch):
     X = _matrix()
 
     def fail(*a, **kw):
@@ -274,7 +273,9 @@ def test_a_failed_estimate_removes_its_lock(folder, monkeypatch):
     monkeypatch.setattr(correlation_module, "estimate_correlation", fail)
     with pytest.raises(FloatingPointError):
         cached_correlation(EM, X)
-    assert list(folder.iterdir()) == []
+    assert not _entry(folder, X).exists() and _leftovers(folder) == []
+    with FileLock(_lock(folder, X)).acquire(timeout=0):  # free at once
+        pass
 
 
 # --------------------------------------------------------------------------- locks
@@ -284,197 +285,134 @@ def _lock(folder: Path, X: np.ndarray) -> Path:
     return _entry(folder, X).with_suffix(".lock")
 
 
-def _owner_line(X: np.ndarray, host: str, pid: int, start: str = "-", entry: str | None = None) -> str:
-    """A lock line as a benchsel process writes it (host, pid, process start, creation time, token, entry)."""
-    name = entry if entry is not None else cache.disk_cache_path(X, EM).name
-    return f"{host} {pid} {start} {time.time():.3f} 0123456789abcdef {name}\n"
-
-
-def _age(path: Path, seconds: float) -> None:
-    old = time.time() - seconds
-    os.utime(path, (old, old))
-
-
-def _assert_taken_over(folder, X, ref, counted, *, reason, holder, waited, limit=5.0):
-    """The run takes the lock over (after announcing its wait if ``waited``), computes, and leaves no lock."""
-    lock = _lock(folder, X)
-    before = len(counted)
-    t0 = time.monotonic()
-    R, messages = _cached(X)
-    assert time.monotonic() - t0 < limit
-    takeovers = [m for m in messages if m.startswith(f"taking over cache lock {lock} held by {holder}")]
-    waits = [m for m in messages if m.startswith(f"waiting for {lock} held by {holder}")]
-    assert len(takeovers) == 1 and reason in takeovers[0], messages
-    assert len(waits) == (1 if waited else 0), messages
-    assert len(messages) == len(takeovers) + len(waits)
-    assert len(counted) == before + 1
-    _same(R, ref)
-    assert not lock.exists() and _leftovers(folder) == []
-
-
-def test_a_stale_lock_from_another_host_is_taken_over_at_once(folder, counted):
-    X = _matrix()
-    ref = _clean(X)
-    lock = _lock(folder, X)
-    lock.write_text(_owner_line(X, "elsewhere.example", 4242))
-    _age(lock, 60)
-    _assert_taken_over(folder, X, ref, counted, reason="no heartbeat for 60 s", holder="elsewhere.example 4242 since ",
-                       waited=False)
-
-
-def test_a_lock_from_another_host_whose_heartbeat_stops_is_announced_then_taken_over(folder, counted):
-    X = _matrix()
-    ref = _clean(X)
-    _lock(folder, X).write_text(_owner_line(X, "elsewhere.example", 4242))
-    _assert_taken_over(folder, X, ref, counted, reason="no heartbeat", holder="elsewhere.example 4242 since ",
-                       waited=True)
-
-
-@pytest.mark.parametrize("content, reason", [
-    ("", "the lock file is empty"),
-    ("#!?", "the lock file is not a benchsel lock"),
-])
-def test_an_empty_or_unparsable_lock_is_taken_over_after_the_grace(folder, counted, content, reason):
-    X = _matrix()
-    ref = _clean(X)
-    _lock(folder, X).write_text(content)
-    _assert_taken_over(folder, X, ref, counted, reason=reason, holder="an unknown owner since ", waited=True)
+#: another process: holds the lock ``argv[1]`` for ``argv[2]`` s, then renames the staged entry ``argv[3]`` (if any)
+#: to ``argv[4]``
+_HOLDER = """
+import os, sys, time
+from filelock import FileLock
+lock, seconds, staged, entry = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
+with FileLock(lock):
+    print("held", flush=True)
+    time.sleep(seconds)
+    if staged:
+        os.replace(staged, entry)
+"""
 
 
 @pytest.fixture
-def sleeper():
-    """A live process that is not computing anything."""
-    p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    yield p
-    p.kill()
-    p.wait()
+def holder():
+    """Start another process that holds a lock: ``holder(lock, seconds, staged, entry)``; each is killed at the end."""
+    started = []
+
+    def start(lock: Path, seconds: float, staged: Path | None = None, entry: Path | None = None) -> subprocess.Popen:
+        args = [str(lock), str(seconds), str(staged or ""), str(entry or "")]
+        p = subprocess.Popen([sys.executable, "-c", _HOLDER, *args], stdout=subprocess.PIPE, text=True)
+        started.append(p)
+        assert p.stdout.readline() == "held\n"  # it holds the lock from now on
+        return p
+
+    yield start
+    for p in started:
+        p.kill()
+        p.wait()
+        p.stdout.close()
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="process start times need /proc")
-def test_a_lock_naming_a_live_process_that_did_not_create_it_is_taken_over_at_once(folder, counted, sleeper):
+def _waiting(lock: Path, wait_s: str) -> str:
+    return f"waiting for {lock}: another process is computing this estimate (at most {wait_s} s in all)"
+
+
+@pytest.mark.parametrize("note_s, hold_s, announced", [(0.2, 1.5, True), (5.0, 0.3, False)],
+                         ids=["longer-than-lock-note-s", "shorter"])
+def test_a_waiter_reads_the_entry_of_the_process_holding_the_lock_and_announces_a_long_wait(
+        folder, counted, holder, monkeypatch, tmp_path_factory, note_s, hold_s, announced):
+    monkeypatch.setattr(cache, "LOCK_NOTE_S", note_s)
     X = _matrix()
     ref = _clean(X)
-    # the lock records a process start that is not the sleeper's: its process id was reused
-    _lock(folder, X).write_text(_owner_line(X, socket.gethostname(), sleeper.pid, start="1"))
-    _assert_taken_over(folder, X, ref, counted, reason="did not create it (the process id was reused)",
-                       holder=f"{socket.gethostname()} {sleeper.pid} since ", waited=False)
-
-
-@pytest.mark.parametrize("line", ["legacy", "unverifiable"])
-def test_a_lock_naming_a_live_unrelated_process_never_waits_longer_than_the_stale_bound(folder, counted, sleeper,
-                                                                                        line):
-    X = _matrix()
-    ref = _clean(X)
-    host = socket.gethostname()
-    # neither the old "HOST PID" line nor a line without a process start can be checked: the missing heartbeat decides
-    text = f"{host} {os.getppid()}" if line == "legacy" else _owner_line(X, host, sleeper.pid)
-    pid = os.getppid() if line == "legacy" else sleeper.pid
-    _lock(folder, X).write_text(text)
-    _assert_taken_over(folder, X, ref, counted, reason="no heartbeat", holder=f"{host} {pid} since ", waited=True,
-                       limit=cache.LOCK_STALE_S + 3.0)
-
-
-def test_a_lock_naming_this_process_without_its_token_is_taken_over_at_once(folder, counted):
-    X = _matrix()
-    ref = _clean(X)
-    host = socket.gethostname()
-    _lock(folder, X).write_text(_owner_line(X, host, os.getpid()))
-    _assert_taken_over(folder, X, ref, counted, reason="it names this process, which is not computing it",
-                       holder=f"{host} {os.getpid()} since ", waited=False)
-
-
-def test_a_lock_naming_another_entry_is_taken_over_at_once(folder, counted):
-    X = _matrix()
-    ref = _clean(X)
-    _lock(folder, X).write_text(_owner_line(X, "elsewhere.example", 4242, entry="corr-0000.npy"))
-    _assert_taken_over(folder, X, ref, counted, reason="it names another entry (corr-0000.npy)",
-                       holder="elsewhere.example 4242 since ", waited=False)
-
-
-def _live_owner(folder: Path, X: np.ndarray, stop: threading.Event, result: np.ndarray | None, after: float):
-    """Another machine's process: beats its lock until ``stop`` (or ``after`` s), then stores ``result``."""
-    lock = _lock(folder, X)
-    lock.write_text(_owner_line(X, "elsewhere.example", 4242))
-
-    def run():
-        t0 = time.monotonic()
-        while not stop.wait(0.05) and time.monotonic() - t0 < after:
-            os.utime(lock)
-        if result is not None:
-            cache.cache_store(_entry(folder, X), result, cache.cache_key(X, EM))
-        lock.unlink(missing_ok=True)
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    return t
-
-
-def test_a_live_owner_is_waited_for_announced_once_and_not_taken_over(folder, counted):
-    X = _matrix()
-    ref = _clean(X)
-    stop = threading.Event()
-    owner = _live_owner(folder, X, stop, ref, after=1.0)  # longer than LOCK_STALE_S, but it keeps beating
+    staged = tmp_path_factory.mktemp("staged") / "entry.npy"
+    cache.cache_store(staged, ref, cache.cache_key(X, EM))
+    holder(_lock(folder, X), hold_s, staged, _entry(folder, X))
     R, messages = _cached(X)
-    owner.join()
-    assert len(messages) == 1
-    assert messages[0].startswith(f"waiting for {_lock(folder, X)} held by elsewhere.example 4242 since ")
-    assert len(counted) == 1  # the clean run only: the owner's estimate is read
+    assert messages == ([_waiting(_lock(folder, X), "10")] if announced else [])
+    assert len(counted) == 1  # the clean run only: the holder's entry is read
     _same(R, ref)
     assert _leftovers(folder) == []
 
 
-def test_a_wait_for_a_live_owner_is_bounded_by_lock_wait_s(folder, counted, monkeypatch):
+def test_a_lock_holder_killed_with_sigkill_releases_the_lock_and_the_waiter_proceeds_promptly(
+        folder, counted, holder, monkeypatch):
+    monkeypatch.setattr(cache, "LOCK_WAIT_S", 60.0)
+    X = _matrix()
+    ref = _clean(X)
+    lock = _lock(folder, X)
+    p = holder(lock, 60.0)
+    killer = threading.Timer(0.3, p.send_signal, (signal.SIGKILL,))
+    t0 = time.monotonic()
+    killer.start()
+    R, messages = _cached(X)
+    elapsed = time.monotonic() - t0
+    killer.join()
+    assert elapsed < 5.0  # the kernel released the lock of the killed holder, not yet reaped
+    assert p.wait(timeout=5) == -signal.SIGKILL
+    assert messages == [_waiting(lock, "60")]
+    assert len(counted) == 2
+    _same(R, ref)
+    _same(cache.cache_load(_entry(folder, X), X.shape[1]), ref)
+    assert _leftovers(folder) == []
+
+
+def test_a_wait_longer_than_lock_wait_s_computes_without_the_lock(folder, counted, holder, monkeypatch):
     monkeypatch.setattr(cache, "LOCK_WAIT_S", 0.5)
     X = _matrix()
     ref = _clean(X)
-    stop = threading.Event()
-    owner = _live_owner(folder, X, stop, None, after=30.0)
-    try:
-        t0 = time.monotonic()
-        R, messages = _cached(X)
-        assert time.monotonic() - t0 < 3.0
-    finally:
-        stop.set()
-        owner.join()
     lock = _lock(folder, X)
-    assert [m.split(" held by")[0] for m in messages] == [f"waiting for {lock}", f"gave up waiting for {lock}"]
-    assert messages[1].endswith("computing the estimate here too")
+    holder(lock, 60.0)
+    t0 = time.monotonic()
+    R, messages = _cached(X)
+    assert time.monotonic() - t0 < 3.0
+    assert messages == [_waiting(lock, "0.5"),
+                        f"gave up waiting for {lock} after 0.5 s: computing the estimate here too"]
     assert len(counted) == 2
     _same(R, ref)
+    _same(cache.cache_load(_entry(folder, X), X.shape[1]), ref)  # stored all the same, atomically
 
 
-def test_an_owner_does_not_remove_a_lock_taken_over_by_another_process(folder, monkeypatch):
-    X = _matrix()
-    lock = _lock(folder, X)
-    theirs = _owner_line(X, "elsewhere.example", 4242)
-    real = correlation_module.estimate_correlation
-
-    def taken_over_meanwhile(*a, **kw):
-        lock.write_text(theirs)  # another process took the lock over while this one computed
-        return real(*a, **kw)
-
-    monkeypatch.setattr(correlation_module, "estimate_correlation", taken_over_meanwhile)
-    cached_correlation(EM, X)
-    assert lock.read_text() == theirs
-
-
-def test_a_stale_lock_that_cannot_be_removed_costs_only_the_lock(folder, counted, monkeypatch):
+def test_a_read_only_folder_computes_without_a_lock_and_without_crashing(folder, counted, monkeypatch):
     X = _matrix()
     ref = _clean(X)
-    lock = _lock(folder, X)
-    lock.write_text(_owner_line(X, "elsewhere.example", 4242))
-    _age(lock, 60)
-    real_unlink = Path.unlink
+    real_open = os.open
 
-    def unlink(self, missing_ok=False):
-        if self.suffix == ".lock":
-            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
-        return real_unlink(self, missing_ok=missing_ok)
+    def read_only_open(path, flags, *args, **kwargs):
+        """``os.open`` refusing writes in ``folder``, as the kernel does for all but root."""
+        writes = flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)
+        if writes and os.path.realpath(os.path.dirname(path)) == os.path.realpath(folder):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+        return real_open(path, flags, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "unlink", unlink)
+    if os.geteuid() == 0:  # root ignores the folder's mode
+        monkeypatch.setattr(os, "open", read_only_open)
+    folder.chmod(0o555)
+    try:
+        R, messages = _cached(X)
+    finally:
+        folder.chmod(0o755)
+    assert messages == [f"cache entry {_entry(folder, X)} could not be written "
+                        f"(PermissionError: {os.strerror(errno.EACCES)}): the estimate is used but not stored"]
+    assert len(counted) == 2
+    _same(R, ref)
+    assert list(folder.iterdir()) == []
+
+
+def test_a_folder_where_no_lock_can_be_taken_computes_and_stores_without_one(folder, counted, monkeypatch):
+    X = _matrix()
+    ref = _clean(X)
+
+    def no_lock(self, *args, **kwargs):
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(FileLock, "acquire", no_lock)
     R, messages = _cached(X)
-    assert len(messages) == 1 and messages[0].startswith(f"cannot take over stale cache lock {lock} held by ")
-    assert messages[0].endswith("(no heartbeat for 60 s): computing the estimate without a lock")
+    assert messages == [] and len(counted) == 2
     _same(R, ref)
     _same(cache.cache_load(_entry(folder, X), X.shape[1]), ref)
 
@@ -486,21 +424,6 @@ def test_an_oversized_entry_is_reported_without_being_read(folder, counted):
     with open(_entry(folder, X), "ab") as fh:
         fh.write(b"\0" * (1 << 20))
     _assert_recomputed(folder, X, ref, counted, "far more than an (5, 5) array")
-
-
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="process states need /proc")
-def test_a_lock_of_a_killed_process_not_yet_reaped_is_taken_over_at_once(folder, counted, sleeper):
-    X = _matrix()
-    ref = _clean(X)
-    host = socket.gethostname()
-    _lock(folder, X).write_text(_owner_line(X, host, sleeper.pid))
-    sleeper.kill()  # a zombie until its parent waits for it
-    deadline = time.monotonic() + 5
-    while Path(f"/proc/{sleeper.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
-        assert time.monotonic() < deadline
-        time.sleep(0.01)
-    _assert_taken_over(folder, X, ref, counted, reason=f"process {sleeper.pid} is no longer running",
-                       holder=f"{host} {sleeper.pid} since ", waited=False)
 
 
 def test_a_cache_folder_that_is_a_file_is_named_once_and_costs_only_the_cache(tmp_path, monkeypatch, counted):

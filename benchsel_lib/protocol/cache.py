@@ -4,8 +4,8 @@
 estimator: the memo of :func:`correlation_cache` and, when
 ``BENCHSEL_CACHE_DIR`` names a folder, ``.npy`` files keyed by the training
 matrix's bytes, the estimator, the EM configuration and a digest of the
-estimation code. A lock file per entry makes a second process that needs the
-same estimate wait for the first.
+estimation code. An OS file lock per entry (:class:`filelock.FileLock`) makes
+a second process that needs the same estimate wait for the first.
 
 What the disk cache guarantees
 ------------------------------
@@ -21,13 +21,13 @@ What the disk cache guarantees
 * **No partial files.** An entry is written to a temporary file in the same
   folder, flushed and renamed into place (``os.replace``); a failed write
   removes it and costs only the storage (reported in one line).
-* **Bounded, announced lock waits.** A wait is announced once it has lasted
-  :data:`LOCK_NOTE_S`. A lock is taken over, with a one-line note, when its
-  owner is a dead process on this host, a live process on this host that did
-  not create it (a reused process id), or nobody refreshed it for
-  :data:`LOCK_STALE_S` (its owner refreshes it every :data:`LOCK_BEAT_S`); an
-  empty or unparsable lock file after :data:`LOCK_GRACE_S`. A run waits at
-  most :data:`LOCK_WAIT_S` for a live, refreshing owner, then computes the estimate itself.
+* **Bounded, announced lock waits.** The lock of ``corr-<key>.npy`` is an OS
+  lock (``flock``) on ``corr-<key>.lock``, which the kernel releases when its
+  holder ends, however it ends (the lock file itself stays in the folder). A
+  wait is announced once it has lasted :data:`LOCK_NOTE_S`; after
+  :data:`LOCK_WAIT_S` the run computes the estimate itself (one note). A
+  folder that is not writable, or where no lock can be taken, costs only the
+  lock: the estimate is computed without one.
 """
 from __future__ import annotations
 
@@ -35,18 +35,14 @@ import functools
 import hashlib
 import io
 import os
-import secrets
-import socket
 import tempfile
-import threading
-import time
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+from filelock import FileLock, Timeout
 
 from .. import __version__
 from ..method import correlation as _correlation_module
@@ -55,18 +51,13 @@ from ..method import em as _em_module
 from ..method import scaling as _scaling_module
 from ..method.correlation import Correlation
 
-__all__ = ["CACHE_ENV", "LOCK_BEAT_S", "LOCK_GRACE_S", "LOCK_STALE_S", "LOCK_WAIT_S", "CacheWarning", "active_root",
-           "cache_key", "cache_load", "cache_lock", "cache_root", "cache_store", "cached_correlation",
-           "correlation_cache", "disk_cache_path", "lock_heartbeat"]
+__all__ = ["CACHE_ENV", "LOCK_WAIT_S", "CacheWarning", "active_root", "cache_key", "cache_load", "cache_lock",
+           "cache_root", "cache_store", "cached_correlation", "correlation_cache", "disk_cache_path"]
 
 CACHE_ENV = "BENCHSEL_CACHE_DIR"
 
-LOCK_WAIT_S = 900.0  # longest wait for a live owner that keeps its lock fresh (then compute here too)
-LOCK_BEAT_S = 30.0  # a computing process touches its lock this often (other machines see it alive)
-LOCK_STALE_S = 4 * LOCK_BEAT_S  # a lock nobody touched for this long is taken over
-LOCK_GRACE_S = 5.0  # an empty or unparsable lock file unchanged for this long is taken over
+LOCK_WAIT_S = 900.0  # longest wait for another process computing the same entry (then compute here too)
 LOCK_NOTE_S = 1.0  # a wait is announced once it has lasted this long (shorter waits stay quiet)
-_POLL_MAX_S = 0.5  # longest pause between two looks at a held lock
 
 #: the entry format; part of the key, so entries of another format are never read
 _FORMAT = "benchsel-cache-2"
@@ -76,7 +67,7 @@ _TRAILER_LEN = len(_MAGIC) + 64 + 1 + 64 + 1
 
 
 class CacheWarning(UserWarning):
-    """A one-line report of the disk cache: a corrupt entry, a failed write, a lock wait or take-over."""
+    """A one-line report of the disk cache: a corrupt entry, a failed write, a lock wait."""
 
 
 def _note(message: str) -> None:
@@ -174,23 +165,18 @@ def _disk_cached(correlation: Correlation, X: np.ndarray) -> np.ndarray:
     R, why = _read_entry(path, n, key)
     if R is not None:
         return R
-    lock = cache_lock(path)
-    try:
+    with cache_lock(path):
         R, why = _read_entry(path, n, key)  # written by the process that held the lock, or still as found
         if R is not None:
             return R
         if why is not None:
             _note(f"cache entry {path} is corrupt ({why}): recomputing")
-        with lock_heartbeat(lock):
-            R = correlation.estimate(X, X, context="cv")
+        R = correlation.estimate(X, X, context="cv")
         try:
             cache_store(path, R, key)
         except OSError as exc:  # a read-only or full cache folder only costs the storage
             _note(f"cache entry {path} could not be written ({_describe(exc)}): the estimate is used but not stored")
         return R
-    finally:
-        if lock is not None:
-            _release(lock)
 
 
 def _describe(exc: BaseException) -> str:
@@ -277,228 +263,62 @@ def cache_load(path: Path, n: int, *, key: str | None = None) -> np.ndarray | No
     return _read_entry(Path(path), n, key)[0]
 
 
-#: token of each lock this process holds (str path -> token), so that it removes only its own locks
-_HELD: dict[str, str] = {}
-
-
-def _process_state(pid: int) -> tuple[str, str]:
-    """State letter and start time (clock ticks since boot) of process ``pid`` from Linux ``/proc``; "-" where unknown."""
+def _acquire(lock: FileLock) -> bool:
+    """Acquire ``lock``: announce a wait that lasts :data:`LOCK_NOTE_S`, give up (False) after :data:`LOCK_WAIT_S`."""
+    quiet = min(LOCK_NOTE_S, LOCK_WAIT_S)
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return fields[0], fields[19]
-    except (OSError, IndexError, ValueError):
-        return "-", "-"
-
-
-@dataclass(frozen=True)
-class _LockView:
-    """One look at a lock file: its owner line (parsed where it can be) and its modification time."""
-
-    text: str
-    mtime: float
-    signature: tuple
-    host: str | None = None
-    pid: int | None = None
-    start: str | None = None
-    created: float | None = None
-    token: str | None = None
-    entry: str | None = None
-    unreadable: str | None = None
-
-    @property
-    def holder(self) -> str:
-        """``HOST PID since HH:MM:SS`` (the creation time, else the last touch) for messages."""
-        who = f"{self.host} {self.pid}" if self.host is not None else "an unknown owner"
-        t = self.created if self.created is not None else self.mtime
-        return f"{who} since {time.strftime('%H:%M:%S', time.localtime(t))}" if t else who
-
-
-def _look(lock: Path) -> _LockView | None:
-    """Read ``lock`` (None when it is gone). Accepts this cache's owner line and the older ``HOST PID``."""
-    try:
-        st = lock.stat()
-        raw = lock.read_bytes()[:4096]
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        return _LockView(text="", mtime=0.0, signature=("unreadable", _describe(exc)), unreadable=_describe(exc))
-    text = raw.decode("utf-8", "replace")
-    signature = (st.st_ino, st.st_mtime_ns, st.st_size, raw)
-    fields = text.split()
-    if len(fields) == 6 and fields[1].isdigit():
-        pid = int(fields[1])
-        with suppress(ValueError):  # a creation time that is not a number: not an owner line
-            return _LockView(text, st.st_mtime, signature, fields[0], pid, fields[2], float(fields[3]), *fields[4:])
-    if len(fields) == 2 and fields[1].isdigit():
-        return _LockView(text, st.st_mtime, signature, fields[0], int(fields[1]))
-    return _LockView(text, st.st_mtime, signature)
-
-
-def _stale_reason(view: _LockView, lock: Path, entry: str, idle: float) -> str | None:
-    """Why ``lock`` of ``entry``, seen as ``view`` and unchanged for ``idle`` s, no longer guards a computation."""
-    if view.host is None:
-        if idle < LOCK_GRACE_S:
-            return None
-        if view.unreadable is not None:
-            return f"the lock file is unreadable ({view.unreadable})"
-        if not view.text.strip():
-            return "the lock file is empty"
-        return f"the lock file is not a benchsel lock ({' '.join(view.text.split())[:40]!r})"
-    if view.entry is not None and view.entry != entry:
-        return f"it names another entry ({view.entry})"
-    if view.host == socket.gethostname():
-        if view.pid == os.getpid():
-            if view.token is None or _HELD.get(str(lock)) != view.token:
-                return "it names this process, which is not computing it"
-        else:
-            try:
-                os.kill(view.pid, 0)
-            except (ProcessLookupError, OverflowError):
-                return f"process {view.pid} is no longer running"
-            except OSError:  # alive under another user
-                pass
-            state, start = _process_state(view.pid)
-            if state in ("Z", "X"):  # killed, not yet reaped by its parent
-                return f"process {view.pid} is no longer running"
-            if view.start not in (None, "-") and start not in ("-", view.start):
-                return f"process {view.pid} on this host did not create it (the process id was reused)"
-    if idle >= LOCK_STALE_S:
-        return f"no heartbeat for {_seconds(idle)} s"
-    return None
-
-
-def _take_over(lock: Path, view: _LockView) -> bool | None:
-    """Remove ``lock`` if it is still as seen in ``view``: True; None: it changed or went; False: cannot remove it."""
-    again = _look(lock)
-    if again is None or again.signature != view.signature:
-        return None
-    try:
-        lock.unlink()
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return False
-    return True
-
-
-def cache_lock(path: Path) -> Path | None:
-    """Claim the computation of ``path`` across processes and machines sharing the cache folder.
-
-    Returns the lock file once this process holds it (the caller then reads
-    ``path`` again, and computes it if still absent), or None when no lock
-    can be had: the folder is not writable, or a live owner kept its lock
-    fresh for :data:`LOCK_WAIT_S` (the caller then computes without one).
-
-    The lock, created with ``O_EXCL``, holds one line: host, process id and
-    start time, creation time, a random token and the entry's name. Its owner
-    touches it every :data:`LOCK_BEAT_S` (:func:`lock_heartbeat`) and removes
-    it when done, if the token is still its own. A held lock is waited for
-    and taken over as the module docstring says (also one that names another
-    entry, or this process without the token); hosts sharing the folder are
-    assumed to agree on the time to well within :data:`LOCK_STALE_S`. Two
-    processes that take over the same stale lock at once may both compute
-    (identical bytes, renamed atomically). Cost: one ``stat`` and read of the
-    lock per poll (every 0.05 s at first, at most every 0.5 s).
-    """
-    path = Path(path)
-    lock = path.with_suffix(".lock")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    token = secrets.token_hex(8)
-    t0 = time.monotonic()
-    announced = False
-    seen, seen_at = None, t0
-    pause = 0.05
-    while True:
+        lock.acquire(timeout=quiet)
+        return True
+    except Timeout:
+        pass
+    if quiet < LOCK_WAIT_S:
+        _note(f"waiting for {lock.lock_file}: another process is computing this estimate "
+              f"(at most {_seconds(LOCK_WAIT_S)} s in all)")
         try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
+            lock.acquire(timeout=LOCK_WAIT_S - quiet)
+            return True
+        except Timeout:
             pass
-        except OSError:  # cannot create locks here (a read-only folder): compute without one
-            return None
-        else:
-            try:
-                with os.fdopen(fd, "w") as fh:
-                    fh.write(f"{socket.gethostname()} {os.getpid()} {_process_state(os.getpid())[1]} "
-                             f"{time.time():.3f} {token} {path.name}\n")
-            except OSError:
-                lock.unlink(missing_ok=True)
-                return None
-            _HELD[str(lock)] = token
-            return lock
-        view = _look(lock)
-        if view is None:
-            continue  # released meanwhile: try again at once
-        now = time.monotonic()
-        if view.signature != seen:
-            seen, seen_at = view.signature, now
-        idle = max(now - seen_at, time.time() - view.mtime if view.mtime else 0.0)
-        reason = _stale_reason(view, lock, path.name, idle)
-        if reason is not None:
-            removed = _take_over(lock, view)
-            if removed is False:  # a stale lock this process may not remove: compute without one
-                _note(f"cannot take over stale cache lock {lock} held by {view.holder} ({reason}): "
-                      "computing the estimate without a lock")
-                return None
-            if removed:
-                _note(f"taking over cache lock {lock} held by {view.holder}: {reason}")
-            continue
-        if now - t0 >= LOCK_WAIT_S:
-            _note(f"gave up waiting for {lock} held by {view.holder} after {_seconds(LOCK_WAIT_S)} s: "
-                  "computing the estimate here too")
-            return None
-        if not announced and now - t0 >= LOCK_NOTE_S:
-            _note(f"waiting for {lock} held by {view.holder} (taken over after {_seconds(LOCK_STALE_S)} s "
-                  f"without a heartbeat; at most {_seconds(LOCK_WAIT_S)} s in all)")
-            announced = True
-        time.sleep(pause)
-        pause = min(_POLL_MAX_S, pause * 1.5)
-
-
-def _owns(lock: Path, token: str) -> bool:
-    """Whether ``lock`` still carries ``token`` (False when it is gone, unreadable or another owner's)."""
-    view = _look(lock)
-    return view is not None and view.token == token
-
-
-def _release(lock: Path) -> None:
-    """Remove ``lock`` if this process still owns it (a lock taken over by another process stays)."""
-    token = _HELD.pop(str(lock), None)
-    if token is None or _owns(lock, token):
-        lock.unlink(missing_ok=True)
+    _note(f"gave up waiting for {lock.lock_file} after {_seconds(LOCK_WAIT_S)} s: computing the estimate here too")
+    return False
 
 
 @contextmanager
-def lock_heartbeat(lock: Path | None) -> Iterator[None]:
-    """Touch ``lock`` every :data:`LOCK_BEAT_S` seconds inside the block, while it carries this process's token.
+def cache_lock(path: Path) -> Iterator[FileLock | None]:
+    """Hold the lock of the cache entry ``path`` inside the block, across processes and machines sharing the folder.
 
-    ``None``: no-op.
+    The lock is a :class:`filelock.FileLock` (``flock``) on ``path`` with the
+    suffix ``.lock``, released when the block ends, or by the kernel when the
+    process ends. Waits are announced and bounded as the module docstring
+    says. Cost: one lock attempt per poll (every 0.05 s, filelock's default).
+
+    Parameters
+    ----------
+    path : Path
+        The cache entry (``corr-<key>.npy``).
+
+    Yields
+    ------
+    FileLock or None
+        The held lock (the caller then reads ``path`` again, and computes it
+        if still absent), or None when no lock can be had: the folder is not
+        writable, no lock can be taken there, or another process held it for
+        :data:`LOCK_WAIT_S`. The caller then computes without one; two
+        processes that compute the same entry write identical bytes, renamed
+        atomically.
     """
-    if lock is None:
-        yield
-        return
-
-    token = _HELD.get(str(lock))
-    stop = threading.Event()
-
-    def beat() -> None:
-        while not stop.wait(LOCK_BEAT_S):
-            if token is not None and not _owns(lock, token):
-                return
-            try:
-                os.utime(lock)
-            except OSError:
-                return
-
-    t = threading.Thread(target=beat, name="benchsel-cache-lock", daemon=True)
-    t.start()
+    path = Path(path)
+    lock = FileLock(path.with_suffix(".lock"))
     try:
-        yield
+        path.parent.mkdir(parents=True, exist_ok=True)
+        held = _acquire(lock)
+    except OSError:  # cannot create locks here (a read-only folder): compute without one
+        held = False
+    try:
+        yield lock if held else None
     finally:
-        stop.set()
-        t.join()
+        if held:
+            lock.release()
 
 
 @contextmanager
