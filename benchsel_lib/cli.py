@@ -264,12 +264,10 @@ def _decimal_comma(previous: str, piece: str, what: str) -> None:
 
 
 def _int(text: str) -> int:
-    try:
-        if "_" in text:  # int() reads "1_0" as 10: a typo, not a number
-            raise ValueError(text)
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
+    if "_" not in text:  # int() reads "1_0" as 10: a typo, not a number
+        with suppress(ValueError):
+            return int(text)
+    raise argparse.ArgumentTypeError(f"invalid integer {text!r}")
 
 
 def _float(text: str) -> float:
@@ -543,12 +541,38 @@ def _csv_rows(path: str, label: str) -> list[list[str]]:
     return [r for r in read_csv_rows(p)[0] if any(c.strip() for c in r)]
 
 
+def _pair_rows(rows: list[list[str]], path: str, label: str, *, fields: str = "", names: Sequence[str] | None = None,
+               what: str = "benchmark") -> Iterator[tuple[str, str, str, float]]:
+    """Each row after the header of the ``label`` file (``"costs"``, ``"scores"``) at ``path`` as (where, name,
+    value text, value), checked: two fields (``fields``: what they are, for the message), a ``what`` among
+    ``names`` (None: any name) and a number (in a scores file an empty or NA value is NaN: not run)."""
+    word = "cost" if label == "costs" else "value"
+    known = None if names is None else set(names)
+    for line, row in enumerate(rows[1:], start=2):
+        where = f"{label} file {path}, line {line}"
+        if len(row) != 2:
+            raise UsageError(f"{where}: expected 2 fields{fields}, got {len(row)}")
+        name, raw = row[0].strip(), row[1].strip()
+        if known is not None and name not in known:
+            raise UsageError(f"{where}: {unknown_name_error(name, names, what)}")
+        try:
+            value = float("nan") if label == "scores" and raw.lower() in {"", "na", "nan"} else parse_number(raw)
+        except ValueError:
+            raise UsageError(f"{where}: {word} {raw!r} for {name!r} is not a number") from None
+        yield where, name, raw, value
+
+
 def _is_number(text: str) -> bool:
     try:
         parse_number(text)
     except ValueError:
         return False
     return True
+
+
+def _first_few(items: Sequence[str], n: int) -> str:
+    """The first ``n`` of ``items`` joined by commas, and how many more there are."""
+    return ", ".join(items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")
 
 
 def _read_costs(path: str, names: Sequence[str], default: float | None, what: str) -> np.ndarray:
@@ -561,17 +585,7 @@ def _read_costs(path: str, names: Sequence[str], default: float | None, what: st
                          f"read as the header; add a header row '{what},cost'")
     pos = {n: j for j, n in enumerate(names)}
     costs = np.full(len(names), np.nan)
-    for line, row in enumerate(rows[1:], start=2):
-        where = f"costs file {path}, line {line}"
-        if len(row) != 2:
-            raise UsageError(f"{where}: expected 2 fields ({what},cost), got {len(row)}")
-        name, raw = row[0].strip(), row[1].strip()
-        if name not in pos:
-            raise UsageError(f"{where}: {unknown_name_error(name, names, what)}")
-        try:
-            value = parse_number(raw)
-        except ValueError:
-            raise UsageError(f"{where}: cost {raw!r} for {name!r} is not a number") from None
+    for where, name, raw, value in _pair_rows(rows, path, "costs", fields=f" ({what},cost)", names=names, what=what):
         if not (math.isfinite(value) and value > 0):
             raise UsageError(f"{where}: cost of {name!r} must be a positive finite number, got {raw}")
         if not np.isnan(costs[pos[name]]):
@@ -579,9 +593,8 @@ def _read_costs(path: str, names: Sequence[str], default: float | None, what: st
         costs[pos[name]] = value
     missing = [names[j] for j in np.flatnonzero(np.isnan(costs))]
     if missing and default is None:
-        shown = ", ".join(map(repr, missing[:5])) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        raise UsageError(f"costs file {path} has no cost for {len(missing)} {what}(s): {shown}; "
-                         "add them or pass --default-cost")
+        raise UsageError(f"costs file {path} has no cost for {len(missing)} {what}(s): "
+                         f"{_first_few(list(map(repr, missing)), 5)}; add them or pass --default-cost")
     if missing:
         costs[np.isnan(costs)] = default
     return costs
@@ -602,37 +615,25 @@ def _read_given(args: argparse.Namespace, what: str) -> tuple[list[tuple[str, fl
         if frame.shape[0] == 1:  # a one-model file: same output as --scores
             return [(str(c), float(v)) for c, v in frame.iloc[0].items()], None
         return None, frame
-    pairs = []
-    for line, row in enumerate(rows[1:], start=2):
-        if len(row) != 2:
-            raise UsageError(f"scores file {path}, line {line}: expected 2 fields, got {len(row)}")
-        raw = row[1].strip()
-        try:
-            value = parse_number(raw) if raw.lower() not in {"", "na", "nan"} else float("nan")
-        except ValueError:
-            raise UsageError(f"scores file {path}, line {line}: value {raw!r} for {row[0].strip()!r} "
-                             "is not a number") from None
-        pairs.append((row[0].strip(), value))
+    pairs = [(name, value) for _, name, _, value in _pair_rows(rows, path, "scores")]
     if not pairs:
         raise UsageError(f"scores file {path} lists no scores")
     return pairs, None
 
 
-def _check_frame(frame: Any, matrix: Any, what: str = "benchmark", *, strict: bool = False) -> None:
-    """Validate a many-row scores table (names, duplicates, values) without fitting."""
-    row_what = "model" if what == "benchmark" else "benchmark"
+def _check_frame(frame: Any, matrix: Any, args: argparse.Namespace) -> None:
+    """Validate a many-row scores table (names, duplicates, values, at least one score a row) without fitting."""
     for i in range(frame.shape[0]):
         row = [(str(c), v) for c, v in zip(frame.columns, frame.iloc[i].to_numpy(dtype=float))]
+        name = f"{_ROWS_OF[args.what][:-1]} {str(frame.index[i])!r}"
         try:
             with warnings.catch_warnings(record=True) as said:
                 warnings.simplefilter("always", ScaleWarning)
-                given = check_given(row, matrix, what=what, skip_missing=True, strict=strict)
+                _checked_scores(row, matrix, args)
         except ValueError as exc:
-            raise ValueError(f"{row_what} {str(frame.index[i])!r}: {exc}") from None
+            raise ValueError(f"{name}: {exc}") from None
         for w in said:  # each warning names the model it is about
-            warnings.warn(f"{row_what} {str(frame.index[i])!r}: {w.message}", w.category, stacklevel=2)
-        if not given:
-            raise ValueError(f"{row_what} {str(frame.index[i])!r}: no scores given (every entry is empty)")
+            warnings.warn(f"{name}: {w.message}", w.category, stacklevel=2)
 
 
 def _parse_list(text: str, what: str) -> list[str]:
@@ -719,18 +720,14 @@ def _table(df) -> str:
 
 
 def _jsonable(x: Any) -> Any:
+    if isinstance(x, (np.ndarray, np.generic)):  # NumPy arrays and scalars as Python lists and scalars
+        x = x.tolist()
     if isinstance(x, dict):
         return {str(k): _jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return [_jsonable(v) for v in x.tolist()]
-    if isinstance(x, (np.bool_, bool)):
-        return bool(x)
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (float, np.floating)):
-        return None if not math.isfinite(float(x)) else float(x)
+    if isinstance(x, float):
+        return None if not math.isfinite(x) else x
     return x
 
 
@@ -834,8 +831,9 @@ def _fit_recommended(pipe: Pipeline, matrix: Any, **fit: Any) -> Pipeline:
     return pipe
 
 
-def _recommend_lines(pipe: PipelineSearch) -> list[str]:
-    """What the search chose and the inner-CV R^2 of every candidate at its k (its ``cv_results_``)."""
+def _recommend_lines(pipe: PipelineSearch) -> tuple[list[str], list[dict[str, Any]]]:
+    """What the search chose and the inner-CV R^2 of every candidate at its k (its ``cv_results_``), as lines and
+    as JSON records."""
     rec = pipe.choice_
     table = pipe.cv_results_
     at = table[table["k"] == rec.k]
@@ -849,13 +847,7 @@ def _recommend_lines(pipe: PipelineSearch) -> list[str]:
         lines.append(f"inner-CV R^2 at k={rec.k}: {cands}")
     if rec.note:
         lines.append(f"note: {rec.note}")
-    return lines
-
-
-def _inner_scores(pipe: PipelineSearch) -> list[dict[str, Any]]:
-    """The inner-CV scores of every candidate pipeline at the chosen k, as JSON records."""
-    table = pipe.cv_results_
-    return _records(table[table["k"] == pipe.choice_.k])
+    return lines, _records(at)
 
 
 # ------------------------------------------------------------------ select
@@ -880,14 +872,12 @@ def _cmd_select(args: argparse.Namespace) -> int:
     pipeline's options before the data is loaded, the others after)."""
     paper_only = (args.objective is not None or args.costs is not None or args.budget is not None
                   or args.axis == "models")
-    if args.pipeline is None:
-        args.pipeline = "paper" if paper_only else "auto"
+    args.pipeline = args.pipeline or ("paper" if paper_only else "auto")
     _check_paper_options(args.pipeline, paper_only, "--objective, --costs, --budget and --axis models")
     if args.nested and args.pipeline != "auto":
         raise UsageError("--nested is an option of --pipeline auto (the paper's greedy selections are nested "
                          "already)")
-    if args.objective is None:
-        args.objective = "entropy"
+    args.objective = args.objective or "entropy"
     if args.budget is not None and args.objective not in COST_AWARE:
         raise UsageError(f"--objective {args.objective} has no cost-aware form; with --budget use "
                          f"{', '.join(o for o in COST_AWARE if o in _OBJECTIVES)}")
@@ -971,8 +961,7 @@ def _note_thin(cands: _Candidates, what: str) -> None:
     thin = cands.thin
     if not thin:
         return
-    shown = (", ".join(f"{cands.names[j]} ({cands.counts[j]})" for j in thin[:8])
-             + (f" and {len(thin) - 8} more" if len(thin) > 8 else ""))
+    shown = _first_few([f"{cands.names[j]} ({cands.counts[j]})" for j in thin], 8)
     _note(f"excluding {len(thin)} candidate {what}(s) observed for fewer than {cands.min_observed} "
           f"{_ROWS_OF[what]} (--min-observed): {shown}")
 
@@ -984,14 +973,14 @@ def _select_auto(args: argparse.Namespace, cands: _Candidates, matrix: Any) -> i
                                           min_observed=cands.min_observed or None, choice=choice), matrix)
     rec = pipe.choice_
     order = rec.selection
-    lines = _recommend_lines(pipe)
+    lines, scores = _recommend_lines(pipe)
     if args.nested:
         lines.insert(1, f"--nested: {rec.selector} at every size, so the first j steps are its selection of j")
     reach, reached = _reach_line(matrix, order, "benchmark")
     lines.append(reach)
     meta = {"data": args.data, "pipeline": "auto", "choice": choice, "chosen": rec.name,
             "selector": rec.selector, "predictor": rec.predictor, "inner_r2": rec.inner_r2, "k": cands.k,
-            "seed": args.seed, "scores": _inner_scores(pipe), "weights": rec.weights, "note": rec.note,
+            "seed": args.seed, "scores": scores, "weights": rec.weights, "note": rec.note,
             "min_observed": cands.min_observed, "required": cands.named(cands.require),
             "excluded": cands.named(cands.thin), "reach": reached}
     steps = pd.DataFrame({"step": np.arange(1, len(order) + 1), "benchmark": cands.named(order),
@@ -1043,8 +1032,9 @@ def _paper_steps(sel: Any, cands: _Candidates, what: str) -> pd.DataFrame:
     """The paper's greedy selection ``sel``, one row per step with its gain, residual fraction, log det (and MI)."""
     order = list(sel.order)
     steps = len(order)
-    df = pd.DataFrame({"step": np.arange(1, steps + 1), what: cands.named(order),
-                       "required": [j in cands.require for j in order]})
+    df = pd.DataFrame({"step": np.arange(1, steps + 1), what: cands.named(order)})
+    if cands.require:
+        df["required"] = [j in cands.require for j in order]
     if cands.costs is not None:
         df["cost"] = cands.costs[order]
     for column, values in {"gain": sel.gains, "residual_fraction": sel.residual_fraction, "logdet": sel.logdet,
@@ -1052,8 +1042,6 @@ def _paper_steps(sel: Any, cands: _Candidates, what: str) -> pd.DataFrame:
         if column != "mi" or values is not None:
             df[column] = np.asarray(values, dtype=float)[:steps]
     df["n_observed"] = cands.counts[order].astype(int)
-    if not cands.require:
-        df = df.drop(columns="required")
     return df
 
 
@@ -1077,8 +1065,7 @@ def _cmd_predict(args: argparse.Namespace) -> int:
     paper = pairs is None  # Pipeline.paper: the Gaussian conditional mean
     if paper and args.inflation != "inner" and (args.inner_folds is not None or args.seed is not None):
         raise UsageError("--inner-folds and --seed are for --inflation inner")
-    if args.seed is None:
-        args.seed = 0
+    args.seed = 0 if args.seed is None else args.seed
     _check_at_least(args.seed, 0, "--seed")
     args.what = _WHAT[args.axis]
     args.skip_missing = args.scores_file is not None  # a scores file: an empty entry is a benchmark not run
@@ -1133,17 +1120,17 @@ def _predict_auto(args: argparse.Namespace, matrix: Any, pairs: Sequence[tuple[s
     pipe = _fit_recommended(Pipeline.auto(k=len(scores), seed=args.seed, search_folds=inner), matrix,
                             revealed=list(scores))
     pred = pipe.predict(scores, level=args.level, strict=args.strict)
-    out = pd.DataFrame({"benchmark": pred.index, "predicted": pred["mean"].to_numpy(),
-                        "lower": pred["lower"].to_numpy(), "upper": pred["upper"].to_numpy(),
-                        "n_observed": pred["n_observed"].to_numpy()})
+    out = pred[["mean", "lower", "upper", "n_observed"]].rename(columns={"mean": "predicted"})
+    out = out.rename_axis("benchmark").reset_index()
     interval = "interval: none (no inner cross-validation residuals to calibrate it: see the note)"
     if np.isfinite(out[["lower", "upper"]].to_numpy()).any():
         interval = (f"interval: {100 * args.level:g}% split-conformal from the inner-CV residuals of the chosen "
                     "predictor")
-    lines = [_given_line(scores), *_recommend_lines(pipe)]
+    lines, inner_scores = _recommend_lines(pipe)
+    lines.insert(0, _given_line(scores))
     rec = pipe.choice_
     meta = {"data": args.data, "pipeline": "auto", "chosen": rec.name, "inner_r2": rec.inner_r2,
-            "scores": _inner_scores(pipe), "weights": rec.weights, "note": rec.note, "level": args.level,
+            "scores": inner_scores, "weights": rec.weights, "note": rec.note, "level": args.level,
             "used": scores, "inner_folds": inner, "seed": args.seed}
     _emit(out, args.format, meta=meta, header=[_describe(matrix, args.data), *lines, interval, ""],
           key="predictions", notes=lines)
@@ -1159,7 +1146,7 @@ def _predict_paper(args: argparse.Namespace, matrix: Any, pairs: Sequence[tuple[
         _checked_scores(pairs, matrix, args)
         revealed = [str(n) for n, v in pairs if not math.isnan(float(v))]
     else:
-        _check_frame(frame, matrix, what, strict=args.strict)
+        _check_frame(frame, matrix, args)
         revealed = [str(c) for c in frame.columns if frame[c].notna().iloc[0]]  # of the first new model
     _slow_em_note(matrix, args.estimator, what)
     pipe = Pipeline.paper(objective="mi", estimator=args.estimator, logit=args.scaling == "logit",
@@ -1277,8 +1264,7 @@ def _check_cv(args: argparse.Namespace, matrix: Any) -> str | None:
         args.levels = (0.5, 0.8, 0.9, 0.95)
     if not args.inner and args.inner_folds is not None:
         raise UsageError("--inner-folds is for --inflation inner")
-    if args.inner_folds is None:
-        args.inner_folds = 3
+    args.inner_folds = 3 if args.inner_folds is None else args.inner_folds
     if args.inner:
         smallest = min(len(tr) for h in args.holdouts for _, tr, _ in cv_splits(
             m, n_folds=args.folds, holdout=h, seed=args.seed, scheme=args.scheme))
@@ -1319,33 +1305,24 @@ def _run_cv(matrix: Any, run: dict[str, Any], *, jobs: int, scheduler: str | Non
 def _check_out(out: str) -> Path:
     """The ``--out`` target, checked before any work (not a folder, in a writable folder, writable if it exists),
     with symbolic links resolved: the file :func:`_write_atomic` replaces."""
-    given = Path(out)
-    if given.is_dir():
-        raise UsageError(f"cannot write --out {out}: it is a folder")
-    target = given.resolve()
+    target = Path(out).resolve()
     folder = target.parent
-    if not folder.exists():
-        raise UsageError(f"cannot write --out {out}: the folder does not exist")
-    if not folder.is_dir():
-        raise UsageError(f"cannot write --out {out}: {folder} is not a folder")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise UsageError(f"cannot write --out {out}: the folder {folder} is not writable")
-    if target.exists():
-        if not target.is_file():
-            raise UsageError(f"cannot write --out {out}: it exists and is not a regular file")
-        if not os.access(target, os.W_OK):
-            raise UsageError(f"cannot write --out {out}: the file is not writable")
+    problem = ("it is a folder" if Path(out).is_dir()
+               else "the folder does not exist" if not folder.exists()
+               else f"{folder} is not a folder" if not folder.is_dir()
+               else f"the folder {folder} is not writable" if not os.access(folder, os.W_OK | os.X_OK)
+               else "it exists and is not a regular file" if target.exists() and not target.is_file()
+               else "the file is not writable" if target.exists() and not os.access(target, os.W_OK)
+               else None)
+    if problem is not None:
+        raise UsageError(f"cannot write --out {out}: {problem}")
     probe = _temp_name(target)  # what the permission bits do not tell (a read-only mount, a special folder)
-    made = False
     try:
-        with open(probe, "x"):
-            made = True
+        open(probe, "x").close()  # noqa: SIM115 - created only to be removed
     except OSError as exc:
         raise UsageError(f"cannot write --out {out}: {exc.strerror or _one_line(exc)}") from None
-    finally:
-        if made:
-            with suppress(OSError):
-                os.unlink(probe)
+    with suppress(OSError):
+        os.unlink(probe)
     return target
 
 
@@ -1533,35 +1510,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         worker processes stopped, no partial ``--out`` file.
     """
     with _sigterm_as_interrupt():
-        return _main(argv)
-
-
-def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    try:
-        args = parser.parse_args(None if argv is None else list(argv))
-        if args.command is None:
-            parser.print_help(sys.stderr)
+        parser = build_parser()
+        try:
+            args = parser.parse_args(None if argv is None else list(argv))
+            if args.command is None:
+                parser.print_help(sys.stderr)
+                return 2
+            if getattr(args, "data_dir", None) is not None and not Path(args.data_dir).is_dir():
+                raise UsageError(f"--data-dir {args.data_dir} is not an existing folder")
+            with _warnings_as_lines(), _library_notes() if args.command in ("select", "predict") else nullcontext():
+                return int(args.func(args))
+        except SystemExit as exc:  # --help / --version
+            return exc.code if isinstance(exc.code, int) else 0
+        except BrokenPipeError:  # e.g. `benchsel ... | head`
+            with suppress(OSError):
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+            return 0
+        except (ValueError, OSError) as exc:  # bad input, an unreadable file
+            print(f"benchsel: error: {_one_line(exc)}", file=sys.stderr)
             return 2
-        if getattr(args, "data_dir", None) is not None and not Path(args.data_dir).is_dir():
-            raise UsageError(f"--data-dir {args.data_dir} is not an existing folder")
-        with _warnings_as_lines(), _library_notes() if args.command in ("select", "predict") else nullcontext():
-            return int(args.func(args))
-    except SystemExit as exc:  # --help / --version
-        return exc.code if isinstance(exc.code, int) else 0
-    except BrokenPipeError:  # e.g. `benchsel ... | head`
-        with suppress(OSError):
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
-        return 0
-    except (ValueError, OSError) as exc:  # bad input, an unreadable file
-        print(f"benchsel: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
-    except _Terminated:
-        print("benchsel: terminated", file=sys.stderr)
-        return 143
-    except KeyboardInterrupt:
-        print("benchsel: interrupted", file=sys.stderr)
-        return 130
+        except _Terminated:
+            print("benchsel: terminated", file=sys.stderr)
+            return 143
+        except KeyboardInterrupt:
+            print("benchsel: interrupted", file=sys.stderr)
+            return 130
 
 
 if __name__ == "__main__":  # pragma: no cover - python -m benchsel_lib.cli
