@@ -1,6 +1,6 @@
 """Calibration of predictive intervals: :class:`GaussianIntervals` (Eq. cond-var, the variance optionally
 inflated by a factor given or fitted on inner folds) and split-conformal :class:`Conformal`; a fitted pipeline
-hands out :class:`GaussianInterval` and :class:`ConformalInterval` objects.
+hands out its bounds by :func:`gaussian_interval` and :func:`conformal_interval`.
 """
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ __all__ = [
     "conformal_scores",
     "conformal_quantile",
     "CONFORMAL_SHRINK",
-    "GaussianInterval",
-    "ConformalInterval",
+    "gaussian_interval",
+    "conformal_interval",
 ]
 
 #: pseudo-count of the pooled residual variance in each benchmark's conformal scale
@@ -234,29 +234,20 @@ def conformal_quantile(scores: np.ndarray, level: float) -> float:
     return float(scores[min(rank, n) - 1])
 
 
-class GaussianInterval:
-    """``mean +- z sqrt(var)`` with ``z = Phi^{-1}((1 + level) / 2)`` (``var`` inflated already): called with a
-    level, ``(lower, upper)``; O(v N)."""
-
-    def __init__(self, mean: np.ndarray, var: np.ndarray) -> None:
-        self.mean, self.var = mean, var
-
-    def __call__(self, level: float) -> tuple[np.ndarray, np.ndarray]:
-        q = float(ndtri(0.5 + level / 2.0))
-        sd = np.sqrt(self.var)
-        return self.mean - q * sd, self.mean + q * sd
+def gaussian_interval(mean: np.ndarray, var: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(lower, upper)`` of ``mean +- z sqrt(var)`` with ``z = Phi^{-1}((1 + level) / 2)`` (``var`` inflated
+    already); O(v N)."""
+    q = float(ndtri(0.5 + level / 2.0))
+    sd = np.sqrt(var)
+    return mean - q * sd, mean + q * sd
 
 
-class ConformalInterval:
-    """``mean +- q_level * scale[T]`` of a search's ``choice`` (a Recommendation): called with a level,
-    ``(lower, upper)``, or None at a level without residuals; O(v |T|)."""
-
-    def __init__(self, choice: Any, mean: np.ndarray, T: np.ndarray) -> None:
-        self.choice, self.mean, self.T = choice, mean, T
-
-    def __call__(self, level: float) -> tuple[np.ndarray, np.ndarray] | None:
-        q = self.choice.quantile(float(level))
-        if self.choice.scale is None or not np.isfinite(q):
-            return None
-        half = (q * self.choice.scale)[self.T]
-        return self.mean - half, self.mean + half
+def conformal_interval(choice: Any, mean: np.ndarray, T: np.ndarray,
+                       level: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(lower, upper)`` of ``mean +- q_level * scale[T]`` of a search's ``choice`` (a Recommendation), or None
+    at a level without residuals; O(v |T|)."""
+    q = choice.quantile(float(level))
+    if choice.scale is None or not np.isfinite(q):
+        return None
+    half = (q * choice.scale)[T]
+    return mean - half, mean + half

@@ -62,8 +62,7 @@ class Grid:
     max_missing: float = 1.0
 
     def __post_init__(self) -> None:
-        sels = self.selectors
-        sels = (sels,) if isinstance(sels, (str, Selector)) else tuple(sels)
+        sels = (self.selectors,) if isinstance(self.selectors, (str, Selector)) else self.selectors
         sels = tuple(selector_named(s) for s in sels)
         labels = [s.label for s in sels]
         if not sels or len(set(labels)) != len(labels):

@@ -22,7 +22,7 @@ from threadpoolctl import threadpool_limits
 from .._checks import check_bool, check_int, check_level, check_matrix
 from .._names import name_positions
 from ..data import ScoreMatrix, ScoreWarning, column_problems
-from .calibration import (Conformal, ConformalInterval, GaussianInterval, GaussianIntervals, calibrator_named,
+from .calibration import (Conformal, GaussianIntervals, calibrator_named, conformal_interval, gaussian_interval,
                           inflation_factors)
 from .correlation import Correlation
 from .predictors import PREDICTORS, check_unreached, make_predictor, reveal_and_predict
@@ -136,7 +136,7 @@ class StepPrediction:
         if self._interval is None:
             return None
         if inflated and self.var is not None and self.inflation is not None:
-            return GaussianInterval(self.mean, self.var * self.inflation)(level)
+            return gaussian_interval(self.mean, self.var * self.inflation, level)
         return self._interval(level)
 
 
@@ -490,11 +490,8 @@ class BasePipeline(BaseEstimator):
             return [PathStep(k, np.asarray(selections[k], dtype=int), _nan_diagnostics())
                     for k in sorted(selections) if ks is None or k in ks], None
         z, R, names, counts = data.z, data.R, data.names, data.counts
-        N = len(names)
-        forced = np.zeros(N, dtype=bool)
-        forced[sel.resolve_initial(names, missing="skip")] = True
-        k_eff = None if k_max is None else min(int(k_max), N, sel.n_candidates(counts, forced, z.shape[0],
-                                                                                names=names))
+        k_eff = None if k_max is None else min(int(k_max), len(names),
+                                               _selector_reach([sel], counts, z.shape[0], names)[0][1])
         if k_eff is not None and k_eff < 1:
             return [], None
         kw = dict(names=names, counts=counts, n_models=z.shape[0], train=z, seed=seed, missing_initial="skip")
@@ -520,7 +517,7 @@ class BasePipeline(BaseEstimator):
         steps, selection = self._direct_steps(sel, data, k_max=k_max, ks=ks, seed=seeds.selection, revealed=revealed,
                                               selections=selections)
         if not steps and selection is None:
-            return FittedPath(fs, [], n_forced, _no_predictions, R)
+            return FittedPath(fs, [], n_forced, _PathPredictions(N), R)
         order = steps[-1].selected if selection is None else np.asarray(selection.order, dtype=int)
         # fit after the selection: the predictor's copy of the N x N correlation and the selection's work
         # arrays are then never held together
@@ -561,7 +558,7 @@ class BasePipeline(BaseEstimator):
             k_max = min(int(k_max), max(n for _, n in reach))  # the largest size some candidate selector can reach
             ks = None if ks is None else [k for k in ks if k <= k_max]
             if k_max < 1 or ks == []:
-                return FittedPath(fs, [], n_forced, _no_predictions, R)
+                return FittedPath(fs, [], n_forced, _PathPredictions(len(names)), R)
             recs = [r for r in search(k_max, ks=ks) if len(r.selection) >= r.k]
         steps = [PathStep(r.k, np.asarray(r.selection, dtype=int), _nan_diagnostics(), choice=r) for r in recs]
         notes = [recs[0].plan] if recs and recs[0].plan else []
@@ -692,8 +689,7 @@ class BasePipeline(BaseEstimator):
         """The columns without intervals: constant ones, or all below :data:`MIN_INTERVAL_MODELS` models (warned)."""
         gaps = np.zeros(X.shape[1], dtype=bool)
         gaps[flat] = True
-        if X.shape[0] < MIN_INTERVAL_MODELS and not spec.search and isinstance(spec.calibrator,
-                                                                                 GaussianIntervals):
+        if X.shape[0] < MIN_INTERVAL_MODELS and isinstance(spec.calibrator, GaussianIntervals):
             text = (f"only {X.shape[0]} training models: every correlation from two points is +-1, too few for "
                     "Gaussian intervals; predictions come without intervals")
             warnings.warn(f"{self.label}: {text}", UserWarning, stacklevel=3)
@@ -777,14 +773,14 @@ class BasePipeline(BaseEstimator):
         elif not isinstance(scores, (Mapping, str, bytes)) and isinstance(scores, Iterable):
             scores = list(scores)  # an iterator of pairs is read once, here
         used = check_given(scores, self.matrix_, skip_missing=skip_missing, ranges=self.ranges_, strict=strict)
-        if not used:
-            raise ValueError("no scores given (every entry is empty)")
         out = self._predict_one(used, level)
         given = scores.keys() if isinstance(scores, Mapping) else [n for n, _ in scores]
         out.attrs["ignored"] = [str(n) for n in given if str(n) not in used]
         return out
 
     def _predict_one(self, used: dict[str, float], level: float) -> pd.DataFrame:
+        if not used:
+            raise ValueError("no scores given (every entry is empty)")
         names = self.benchmarks_
         cols = [names.index(b) for b in used]
         if len(cols) >= len(names):
@@ -850,8 +846,6 @@ class BasePipeline(BaseEstimator):
             row = list(zip(cols, values.iloc[i].to_numpy(dtype=float)))
             try:
                 used = check_given(row, self.matrix_, skip_missing=True, ranges=self.ranges_, strict=strict)
-                if not used:
-                    raise ValueError("no scores given (every entry is empty)")
                 part = self._predict_one(used, level)
             except ValueError as exc:
                 raise ValueError(f"model {str(model)!r}: {exc}") from None
@@ -866,10 +860,6 @@ class BasePipeline(BaseEstimator):
 
 def _nan_diagnostics() -> dict[str, float]:
     return {"residual_fraction": np.nan, "logdet": np.nan, "mi": np.nan}
-
-
-def _no_predictions(zq: np.ndarray, steps: list[PathStep]) -> list[StepPrediction]:
-    return []
 
 
 class _PathPredictions:
@@ -900,8 +890,8 @@ class _PathPredictions:
             mean, var = reveal_and_predict(self._predictor(st), zq, obs, st.selected, T)
             interval = None
             if self.gaussian and var is not None:
-                interval = GaussianInterval(mean, var * self.factor)
+                interval = partial(gaussian_interval, mean, var * self.factor)
             elif self.conformal and st.choice is not None and st.choice.scale is not None:
-                interval = ConformalInterval(st.choice, mean, T)
+                interval = partial(conformal_interval, st.choice, mean, T)
             out.append(StepPrediction(T, mean, var, interval, self.factor, st.inflation))
         return out

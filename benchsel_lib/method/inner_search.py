@@ -10,8 +10,9 @@ cross-validation runs on seeded subsamples (``Recommendation.plan`` says so, als
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -19,15 +20,15 @@ import pandas as pd
 
 from .._checks import check_blocks, check_int, check_ks
 from .base import BasePredictor, check_train, pass_through
-from .calibration import ConformalInterval, conformal_quantile, conformal_scores
-from .candidates import DEFAULT_PREDICTORS, DEFAULT_SELECTORS
+from .calibration import conformal_interval, conformal_quantile, conformal_scores
+from .candidates import DEFAULT_PREDICTORS, DEFAULT_SELECTORS, Grid
 from .choice import DEFAULT_RULE, Best, Nested, choice_rule
 from .correlation import inner_correlation
 from .lowrank import as_correlation_matrix
 from .folds import InnerFolds
 from .oof import STACK, OutOfFold, out_of_fold, score_candidates, stack_prediction
 from .plan import SearchPlan, plan_search
-from .predictors import check_predictor_name, check_unreached, make_predictor
+from .predictors import check_unreached, make_predictor
 from .selectors import Selector, selector_named
 
 __all__ = ["Recommendation", "ChosenPredictor", "SearchSettings", "pipeline_path", "FALLBACK", "AUTO_BLOCKS"]
@@ -110,7 +111,7 @@ class Recommendation:
 
     def interval(self, pred: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
         """Conformal interval ``pred +- q_level * scale`` (columns of ``pred`` are benchmarks). O(v N)."""
-        bounds = ConformalInterval(self, pred, slice(None))(level)
+        bounds = conformal_interval(self, pred, slice(None), level)
         if bounds is None:
             raise ValueError(f"no interval at level {level!r}: the inner cross-validation kept no residuals")
         return bounds
@@ -219,25 +220,34 @@ class SearchSettings:
     estimator: Any = None
 
 
-@dataclass
 class _Problem:
-    """One search, validated."""
+    """One search, its arguments validated (every check before any work). O(M N) plus the correlation."""
 
-    tr: np.ndarray
-    names: list[str]
-    selector_of: dict[str, Selector]
-    predictors: tuple[str, ...]
-    stack: bool
-    folds: InnerFolds
-    seed: int
-    levels: tuple[float, ...]
-    fixed: list[int] | None
-    unreached: str
-    R: np.ndarray
-    choice: Best
-    k_max: int
     note: str | None = None
     too_few: bool = False
+
+    def __init__(self, train: Any, k_max: int, settings: SearchSettings, *, cov: np.ndarray | None,
+                 names: Sequence[str] | None, fixed: Sequence[int] | None) -> None:
+        self.choice: Best = choice_rule(settings.choice)
+        self.tr = _check_train(train)
+        N = self.tr.shape[1]
+        self.names = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
+        if len(self.names) != N:
+            raise ValueError(f"names has {len(self.names)} entries for {N} benchmark columns")
+        grid = Grid(settings.selectors, settings.predictors, stack=settings.stack)  # the candidates' own checks
+        self.selector_of = {sel.label: sel for sel in grid.selectors}
+        self.predictors, self.stack = grid.predictors, grid.stack
+        self.fixed = None if fixed is None else [int(j) for j in fixed]
+        if self.fixed is not None:
+            if not self.fixed or len(set(self.fixed)) != len(self.fixed) or not all(0 <= j < N for j in self.fixed):
+                raise ValueError(f"fixed must list distinct columns in 0..{N - 1}, got {self.fixed!r}")
+            k_max = len(self.fixed)
+        self.k_max = check_int(k_max, "k")
+        self.folds = InnerFolds(check_int(settings.n_folds, "n_folds", minimum=2), int(settings.seed))
+        self.seed = int(settings.seed)
+        self.unreached = check_unreached(settings.unreached)
+        self.levels = tuple(float(lv) for lv in settings.levels)
+        self.R = inner_correlation(self.tr) if cov is None else as_correlation_matrix(cov)  # wide: stays low-rank
 
     @property
     def selectors(self) -> tuple[str, ...]:  # ("given",) for a given revealed set
@@ -246,37 +256,6 @@ class _Problem:
     @property
     def search(self) -> bool:  # several candidates, or a stack, to choose among
         return len(self.selectors) * len(self.predictors) > 1 or self.stack
-
-
-def _problem(train: Any, k_max: int, settings: SearchSettings, *, cov: np.ndarray | None, names: Sequence[str] | None,
-             fixed: Sequence[int] | None) -> _Problem:
-    """Validate the arguments of one search (every check before any work). O(M N) plus the correlation."""
-    choice = choice_rule(settings.choice)
-    tr = _check_train(train)
-    m, N = tr.shape
-    names = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
-    if len(names) != N:
-        raise ValueError(f"names has {len(names)} entries for {N} benchmark columns")
-    listed = [selector_named(s) for s in settings.selectors]
-    selector_of = {sel.label: sel for sel in listed}
-    if len(selector_of) != len(listed):
-        raise ValueError(f"selectors lists a selector twice: {[s.label for s in listed]}")
-    predictors = tuple(settings.predictors)
-    for p in predictors:
-        check_predictor_name(p)
-    if not selector_of or not predictors:
-        raise ValueError("selectors and predictors must not be empty")
-    if fixed is not None:
-        fixed = [int(j) for j in fixed]
-        if not fixed or len(set(fixed)) != len(fixed) or not all(0 <= j < N for j in fixed):
-            raise ValueError(f"fixed must list distinct columns in 0..{N - 1}, got {fixed!r}")
-        k_max = len(fixed)
-    k_max = check_int(k_max, "k")
-    folds = InnerFolds(check_int(settings.n_folds, "n_folds", minimum=2), int(settings.seed))
-    check_unreached(settings.unreached)
-    R = inner_correlation(tr) if cov is None else as_correlation_matrix(cov)  # a wide matrix's stays low-rank
-    return _Problem(tr, names, selector_of, predictors, bool(settings.stack), folds, int(settings.seed),
-                    tuple(float(lv) for lv in settings.levels), fixed, settings.unreached, R, choice, k_max)
 
 
 def _fall_back(pb: _Problem) -> None:
@@ -335,10 +314,9 @@ class _Orders:
 
     def __init__(self, pb: _Problem, sizes: Sequence[int], plan: SearchPlan | None) -> None:
         self.pb, self.sizes = pb, sorted(set(sizes) | {pb.k_max})
-        self.rows = None if plan is None else plan.rows
         self.cols = None if plan is None else plan.columns
         names, fixed = pb.names, pb.fixed
-        self.cv = pb.tr if self.rows is None else pb.tr[self.rows]
+        self.cv = pb.tr if plan is None or plan.rows is None else pb.tr[plan.rows]
         if self.cols is None:
             self.given, self.names_s = fixed, names
         else:
@@ -399,26 +377,15 @@ class _Orders:
         return self.finals[s]
 
 
-def _choose_at(pb: _Problem, at: list[dict[str, Any]], prev: dict[str, Any] | None, orders: _Orders,
-               order: Any) -> dict[str, Any] | None:
-    """The rule's choice among the rows ``at`` of one size (on a subsample: of a selector that can select)."""
-    while at:
-        cand = pb.choice.choose(at, previous=prev, order=order)
-        if orders.cols is None or orders.final(cand["selector"]) is not None:
-            return cand
-        at = [r for r in at if r["selector"] != cand["selector"]]
-    return None
-
-
-def _nested_only(pb: _Problem, usable: list[dict[str, Any]], scored: Sequence[int], orders: _Orders,
-                 rank_s: dict[str, int]) -> str | None:
-    """The nested rule's one selector (on a subsample: one that can select on every benchmark); None otherwise."""
-    pool = usable if isinstance(pb.choice, Nested) else []
+def _selectable(pool: list[dict[str, Any]], pick: Callable[[list[dict[str, Any]]], Any], orders: _Orders) -> Any:
+    """``pick(pool)`` (a row or a selector), on a subsample picked again without the rows of a selector that
+    cannot select on every benchmark; None when nothing is left."""
     while pool:
-        only = Nested.selector(pool, scored, order=rank_s.get)
-        if orders.cols is None or orders.final(only) is not None:
-            return only
-        pool = [r for r in pool if r["selector"] != only]
+        got = pick(pool)
+        s = got if isinstance(got, str) else got["selector"]
+        if orders.cols is None or orders.final(s) is not None:
+            return got
+        pool = [r for r in pool if r["selector"] != s]
     return None
 
 
@@ -430,12 +397,14 @@ def _choose_path(pb: _Problem, rows: list[dict[str, Any]], scored: Sequence[int]
     rank_s = {s: i for i, s in enumerate(selectors)}
     rank_p = {p: i for i, p in enumerate(pb.predictors + (STACK,))}
     usable = [r for r in rows if not np.isnan(r["r2"])]
-    only = _nested_only(pb, usable, scored, orders, rank_s)
+    only = _selectable(usable if isinstance(pb.choice, Nested) else [],  # the nested rule's one selector
+                       lambda pool: Nested.selector(pool, scored, order=rank_s.get), orders)
     out = {}
     for k in scored:
         at = [r for r in usable if r["k"] == k and (only is None or r["selector"] == only)]
         prev = previous if previous is not None and previous["k"] == k - 1 else None
-        previous = _choose_at(pb, at, prev, orders, lambda r: (rank_s[r["selector"]], rank_p[r["predictor"]]))
+        previous = _selectable(at, partial(pb.choice.choose, previous=prev,
+                                           order=lambda r: (rank_s[r["selector"]], rank_p[r["predictor"]])), orders)
         if previous is not None:
             out[k] = (previous["selector"], previous["predictor"], float(previous["r2"]))
             continue
@@ -467,7 +436,7 @@ def _search_path(train: Any, k_max: int, settings: SearchSettings, data: dict[st
                  plan_for: Sequence[int] | None = None) -> list[Recommendation]:
     """:func:`pipeline_path` without blocks, or one segment of it from ``first`` (looking back at ``previous``,
     planned for the sizes ``plan_for`` of the whole path); ``data``: its ``cov``, ``names`` and ``fixed``."""
-    pb = _problem(train, k_max, settings, **data)
+    pb = _Problem(train, k_max, settings, **data)
     _fall_back(pb)
     plan, lookback = _plan(pb, ks=ks, first=first, plan_for=plan_for, budget=settings.budget,
                            lookback=pb.choice.lookback and pb.search and pb.fixed is None)
@@ -548,15 +517,14 @@ def pipeline_path(
     """
     data: dict[str, Any] = dict(cov=cov, names=names, fixed=fixed)
     cuts = check_blocks(settings.blocks)
-    if not cuts or fixed is not None:
-        return _search_path(train, k_max, settings, data, ks=ks)
-    k_max = check_int(k_max, "k")
-    sizes = list(range(1, k_max + 1)) if ks is None else list(check_ks(ks, k_max))
-    cuts = tuple(b for b in cuts if b < sizes[-1])  # a block at or above the largest size asked fixes nothing
-    listed = [selector_named(s) for s in settings.selectors]
-    if not cuts or all(sel.nested for sel in listed):  # no block can be kept: the one search without blocks
-        return _search_path(train, k_max, settings, data, ks=ks)
-    return _Blocks(train, k_max, replace(settings, selectors=listed), sizes, cuts, data).run()
+    if cuts and fixed is None:
+        k_max = check_int(k_max, "k")
+        sizes = list(range(1, k_max + 1)) if ks is None else list(check_ks(ks, k_max))
+        cuts = tuple(b for b in cuts if b < sizes[-1])  # a block at or above the largest size asked fixes nothing
+        listed = [selector_named(s) for s in settings.selectors]
+        if cuts and not all(sel.nested for sel in listed):  # else no block can be kept
+            return _Blocks(train, k_max, replace(settings, selectors=listed), sizes, cuts, data).run()
+    return _search_path(train, k_max, settings, data, ks=ks)  # the one search without blocks
 
 
 class _Blocks:

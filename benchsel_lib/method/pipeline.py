@@ -27,9 +27,9 @@ from .calibration import Conformal, GaussianIntervals
 from .candidates import DEFAULT_MIN_OBSERVED, CandidateSpace, Grid, auto_space, with_options
 from .choice import DEFAULT_RULE, choice_rule
 from .correlation import Correlation
-from .fitting import MIN_INTERVAL_MODELS, BasePipeline, FitSeeds, FittedPath, PathStep
+from .fitting import BasePipeline, FitSeeds, FittedPath, PathStep
 from .gaussian import GaussianPredictor
-from .given import RANGE_SDS, SCALE_GAP, SCALE_QUANTILE, ScaleWarning, check_given, column_ranges, scale_slip
+from .given import ScaleWarning, check_given
 from .inner_search import AUTO_BLOCKS, ChosenPredictor
 from .oof import use_default_estimator
 from .predictors import PREDICTORS, check_predictor_name
@@ -46,15 +46,8 @@ __all__ = [
     "PAPER_OBJECTIVES",
     "FitSeeds",
     "FittedPath",
-    "PathStep",
     "check_given",
-    "column_ranges",
     "ScaleWarning",
-    "scale_slip",
-    "RANGE_SDS",
-    "MIN_INTERVAL_MODELS",
-    "SCALE_QUANTILE",
-    "SCALE_GAP",
 ]
 
 #: the paper's pipelines by objective (Gaussian conditional mean, Gaussian intervals)
@@ -76,6 +69,7 @@ def parse_pipeline(name: str) -> tuple[str, str] | None:
     return s, p
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class Pipeline(BasePipeline):
     """One fixed pipeline: scaling -> correlation -> selection -> prediction -> calibration.
 
@@ -109,26 +103,15 @@ class Pipeline(BasePipeline):
     >>> p.predict({b: 0.6 for b in p.selected})                 # doctest: +SKIP
     """
 
-    def __init__(
-        self,
-        k: int | None = 5,
-        *,
-        scaling: Scaling | str = "standard",
-        correlation: Correlation | str = "auto",
-        selector: Selector | str = "mi",
-        predictor: Any = "gaussian",
-        calibrator: GaussianIntervals | Conformal | str | None = "gaussian",
-        seed: int = 0,
-        name: str | None = None,
-    ) -> None:
-        self.k = k
-        self.scaling = scaling
-        self.correlation = correlation
-        self.selector = selector
-        self.predictor = predictor
-        self.calibrator = calibrator
-        self.seed = seed
-        self.name = name
+    k: int | None = 5
+    _: dataclasses.KW_ONLY
+    scaling: Scaling | str = "standard"
+    correlation: Correlation | str = "auto"
+    selector: Selector | str = "mi"
+    predictor: Any = "gaussian"
+    calibrator: GaussianIntervals | Conformal | str | None = "gaussian"
+    seed: int = 0
+    name: str | None = None
 
     def component(self, which: str) -> Any:
         """The parameter ``which`` resolved to its component object; raises ValueError naming a bad value. O(1)."""
@@ -310,6 +293,7 @@ class Pipeline(BasePipeline):
 SEARCH_UNREACHED = "mean"
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class PipelineSearch(BasePipeline):
     """A pipeline whose (selection, predictor) pair is chosen at each size by inner cross-validation.
 
@@ -349,40 +333,22 @@ class PipelineSearch(BasePipeline):
     :meth:`predict` never searches: other benchmarks need ``fit(matrix, revealed=[...])``.
     """
 
-    def __init__(
-        self,
-        k: int = 5,
-        *,
-        candidates: CandidateSpace | Grid | None = None,
-        scaling: Scaling | str = "standard",
-        correlation: Correlation | str = "fast",
-        calibrator: Conformal | str | None = "conformal",
-        choice: Any = DEFAULT_RULE,
-        search_folds: int = 5,
-        blocks: Sequence[int] = AUTO_BLOCKS,
-        seed: int = 0,
-        name: str | None = None,
-    ) -> None:
-        self.k = k
-        self.candidates = candidates
-        self.scaling = scaling
-        self.correlation = correlation
-        self.calibrator = calibrator
-        self.choice = choice
-        self.search_folds = search_folds
-        self.blocks = blocks
-        self.seed = seed
-        self.name = name
+    k: int = 5
+    _: dataclasses.KW_ONLY
+    candidates: CandidateSpace | Grid | None = None
+    scaling: Scaling | str = "standard"
+    correlation: Correlation | str = "fast"
+    calibrator: Conformal | str | None = "conformal"
+    choice: Any = DEFAULT_RULE
+    search_folds: int = 5
+    blocks: Sequence[int] = AUTO_BLOCKS
+    seed: int = 0
+    name: str | None = None
 
     def component(self, which: str) -> Any:
         """The parameter ``which`` resolved to its component; raises ValueError naming a bad value. O(G)."""
         if which == "candidates":
-            v = self.candidates
-            if v is None:
-                return auto_space()
-            if isinstance(v, CandidateSpace):
-                return v
-            return CandidateSpace(v)
+            return auto_space() if self.candidates is None else CandidateSpace(self.candidates)
         if which in ("selector", "predictor"):  # the first grid's (a matrix may take a later one when fit)
             grid = self.component("candidates")[0]
             return list(grid.selectors) if which == "selector" else list(grid.predictors)
@@ -395,9 +361,8 @@ class PipelineSearch(BasePipeline):
         blocks = check_blocks(self.blocks)
         if self.k is None:
             raise ValueError("a search needs k, the number of benchmarks to select")
-        grid = space[0]
-        return {"selector": list(grid.selectors), "predictor": list(grid.predictors),
-                "stack": grid.stack, "search": True, "blocks": blocks, "choice": self.choice,
+        return {"selector": self.component("selector"), "predictor": self.component("predictor"),
+                "stack": space[0].stack, "search": True, "blocks": blocks, "choice": self.choice,
                 "folds": self.search_folds, "unreached": SEARCH_UNREACHED, "space": space}
 
     def _candidate(self) -> Pipeline:
