@@ -10,10 +10,10 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .._checks import check_covariance, check_data_matrix
-from .lowrank import is_low_rank
+from .lowrank import LowRankCorrelation
 
-__all__ = ["Component", "Predictor", "BasePredictor", "check_train", "check_train_query", "pass_through", "size_runs",
-           "NotFittedError"]
+__all__ = ["Component", "Predictor", "BasePredictor", "check_train", "check_train_query", "check_rows", "pass_through",
+           "size_runs", "NotFittedError"]
 
 
 class NotFittedError(ValueError):
@@ -129,19 +129,28 @@ def check_train_query(train: Any, query: Any) -> tuple[np.ndarray, np.ndarray]:
     than ``train`` or infinite values.
     """
     tr = check_train(train)
-    try:
-        qu = np.array(query, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("query must be a numeric (models x benchmarks) array") from None
-    if qu.ndim == 1:
-        qu = qu[None, :]
-    if qu.ndim != 2:
-        raise ValueError(f"query must be 2-D (models x benchmarks), got shape {qu.shape}")
+    qu = check_rows(query, "query")
     if qu.shape[1] != tr.shape[1]:
         raise ValueError(f"query has {qu.shape[1]} columns but train has {tr.shape[1]}")
-    if np.isinf(qu).any():
-        raise ValueError("query contains infinite values (use NaN for missing)")
     return tr, qu
+
+
+def check_rows(X: Any, name: str) -> np.ndarray:
+    """``X`` (v, N) as a new float array, a 1-D ``X`` as one row; ``ValueError`` naming ``name`` otherwise. O(v N).
+
+    Refused: non-numeric input, more than two dimensions, infinite values (NaN marks a missing entry).
+    """
+    try:
+        arr = np.array(X, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a numeric (models x benchmarks) array") from None
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 1-D or 2-D (models x benchmarks), got shape {arr.shape}")
+    if np.isinf(arr).any():
+        raise ValueError(f"{name} contains infinite values (use NaN for missing)")
+    return arr
 
 
 def size_runs(sizes: Sequence[int], limit: int) -> list[slice]:
@@ -177,7 +186,7 @@ class BasePredictor:
         """Remember the training rows and the correlation (finite, symmetric N x N); return self. O(m N + N^2)."""
         self.train_ = check_train(train)
         self.cov_ = None
-        if is_low_rank(cov):  # a wide matrix's factored correlation, kept so (symmetric and finite by construction)
+        if isinstance(cov, LowRankCorrelation):  # a wide matrix's factored correlation: symmetric and finite, kept so
             self.cov_ = cov
         elif cov is not None:
             check_covariance(cov)  # square, symmetric, finite: checked, while the given values are kept as they are

@@ -49,9 +49,7 @@ def _fit_factors(G: np.ndarray, rank: int | None, shrinkage: float) -> tuple[np.
     """Right singular vectors and soft-threshold factors of the rank-``rank`` fit from ``G = Y^T Y``."""
     lam, vec = _top_eigh(G, rank)
     sigma = np.sqrt(np.clip(lam, 0.0, None))
-    keep = sigma > 1e-12 * max(float(sigma[0]), 1e-300)
-    if rank is not None:
-        keep[rank:] = False
+    keep = sigma > 1e-12 * max(float(sigma[0]), 1e-300)  # _top_eigh gave at most ``rank`` pairs
     sigma, vec = sigma[keep], vec[:, keep]
     factor = np.maximum(sigma - shrinkage, 0.0) / sigma if shrinkage > 0.0 else np.ones_like(sigma)
     return vec, factor
@@ -134,9 +132,7 @@ class SoftImpute(BasePredictor):
     def __init__(self, *, rank: int | None = 3, shrinkage: float = 1.0, max_iter: int = 200, tol: float = 1e-6):
         if rank is not None:
             rank = check_int(rank, "rank")
-        shrinkage = float(shrinkage)
-        if not np.isfinite(shrinkage) or shrinkage < 0:
-            raise ValueError(f"shrinkage must be a non-negative number, got {shrinkage!r}")
+        shrinkage = check_nonnegative(shrinkage, "shrinkage")
         if rank is None and shrinkage == 0.0:
             raise ValueError("SoftImpute needs a rank or a positive shrinkage (otherwise it returns the data)")
         self.rank = rank
@@ -219,17 +215,16 @@ class KNNImputer(BasePredictor):
 
     def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
         """Predict every entry of ``query`` in blocks of at most :data:`KNN_BATCH` distance pairs."""
-        tr, qu = train, query
-        tm = ~np.isnan(tr)
-        tf = np.where(tm, tr, 0.0)
-        m, N = tr.shape
-        pred = np.zeros_like(qu)
+        tm = ~np.isnan(train)
+        tf = np.where(tm, train, 0.0)
+        m, N = train.shape
+        pred = np.zeros_like(query)
         step = max(1, 4_000_000 // max(1, m * N))
-        v_all = qu.shape[0]
+        v_all = query.shape[0]
         block = v_all if v_all * m <= KNN_BATCH else max(step, (KNN_BATCH // max(1, m)) // step * step)
         for b in range(0, v_all, block):
-            pred[b : b + block] = self._predict_block(tm, tf, qu[b : b + block], step)
-        return pass_through(pred, qu)
+            pred[b : b + block] = self._predict_block(tm, tf, query[b : b + block], step)
+        return pass_through(pred, query)
 
     def _predict_block(self, tm: np.ndarray, tf: np.ndarray, qu: np.ndarray, step: int) -> np.ndarray:
         """Predictions of the query rows ``qu`` from the training mask ``tm`` and zero-filled values ``tf``."""

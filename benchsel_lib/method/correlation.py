@@ -24,7 +24,7 @@ from .._checks import check_data_matrix
 from .base import Component
 from .covariance import cov_to_corr, floor_eigenvalues, pairwise_covariance, symmetrize_in_place
 from .em import EMResult, em_covariance, em_settings
-from .lowrank import LowRankCorrelation, low_rank_floored_correlation, wide_route
+from .lowrank import LowRankCorrelation, floored_factor, low_rank_floored_correlation, wide_route
 from .scaling import Standardizer, fit_standardizer
 
 __all__ = [
@@ -363,13 +363,7 @@ def floored_pairwise_correlation(train: np.ndarray, *, floor: float = EIGEN_FLOO
 
 def _floored_low_rank(tr: np.ndarray, floor: float) -> np.ndarray:
     """:func:`floored_pairwise_correlation` of a complete ``m x N`` matrix (``m < N``) via its Gram matrix."""
-    Yc = tr - tr.mean(axis=0)
-    norm = np.sqrt((Yc * Yc).sum(axis=0))
-    const = ~(norm > 0) | ~np.isfinite(norm)
-    Y = np.where(const, 0.0, Yc / np.where(const, 1.0, norm))
-    lam, U = np.linalg.eigh(Y @ Y.T)
-    big = lam > floor
-    W = (Y.T @ U[:, big]) * np.sqrt((lam[big] - floor) / lam[big])
+    W, const = floored_factor(tr - tr.mean(axis=0), floor)
     C = W @ W.T
     C[np.diag_indices(C.shape[0])] += floor + (1.0 - floor) * const
     d = np.sqrt(np.diag(C)).copy()

@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from .._checks import check_covariance, check_nonnegative
-from .base import BasePredictor, NotFittedError, check_train_query
+from .base import BasePredictor, check_rows, check_train_query
 from .correlation import estimate_correlation
-from .lowrank import as_correlation_matrix, is_low_rank
+from .lowrank import LowRankCorrelation, as_correlation_matrix
 
 __all__ = [
     "ConditionalResult",
@@ -258,18 +258,11 @@ def conditional_impute(
     ridge = check_nonnegative(ridge, "ridge")
     obs = _as_index(observed_idx, N, "observed_idx")
     tgt = np.setdiff1d(np.arange(N), obs) if target_idx is None else _as_index(target_idx, N, "target_idx")
-    x = np.asarray(x_observed, dtype=float)
-    if x.ndim == 1:
-        x = x[None, :]
-    if x.ndim != 2:
-        raise ValueError(f"x_observed must be 1-D or 2-D, got shape {x.shape}")
+    x = check_rows(x_observed, "x_observed")
     if x.shape[1] != obs.size:
         raise ValueError(f"x_observed has {x.shape[1]} columns but observed_idx lists {obs.size} benchmarks")
     if not np.isfinite(x).all():
         raise ValueError("x_observed contains NaN or infinite values (pass only observed entries)")
-    n = x.shape[0]
-    if obs.size == 0:
-        return ConditionalResult(np.tile(mu[tgt], (n, 1)), C[np.ix_(tgt, tgt)].copy(), tgt)
     W, B = _pattern_weights(C, obs, np.ones((1, obs.size), dtype=bool), tgt, float(ridge))
     cmean = mu[tgt][None, :] + (x - mu[obs][None, :]) @ W[0]
     ccov = C[np.ix_(tgt, tgt)] - B[0].T @ W[0]
@@ -313,18 +306,9 @@ def impute_missing(
     """
     C = check_covariance(cov)
     N = C.shape[0]
-    try:
-        arr = np.array(X, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("X must be a numeric array") from None
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2:
-        raise ValueError(f"X must be 2-D (models x benchmarks), got shape {arr.shape}")
+    arr = check_rows(X, "X")
     if arr.shape[1] != N:
         raise ValueError(f"X has {arr.shape[1]} columns but cov is {N} x {N}")
-    if np.isinf(arr).any():
-        raise ValueError("X contains infinite values")
     mu = _check_mean(mean, N)
     if arr.shape[0] == 0:
         return arr.copy(), np.zeros_like(arr)
@@ -364,16 +348,13 @@ class GaussianPredictor(BasePredictor):
         super().fit(train, cov=cov)
         if self.cov_ is None:
             self.cov_ = estimate_correlation(self.train_).corr
-        C = self.cov_ if is_low_rank(self.cov_) else check_covariance(self.cov_)
-        if C.shape[0] != self.train_.shape[1]:
-            raise ValueError(f"train has {self.train_.shape[1]} columns but cov is {C.shape[0]} x {C.shape[0]}")
-        self.cov_ = C
+        if not isinstance(self.cov_, LowRankCorrelation):  # symmetrized; super().fit checked its shape
+            self.cov_ = check_covariance(self.cov_)
         return self
 
     def moments(self, query: Any, columns: Sequence[int], targets: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Conditional means and variances of ``targets`` given the revealed ``columns``; O(G k^3 + G k^2 T + v k T)."""
-        if getattr(self, "cov_", None) is None:
-            raise NotFittedError("GaussianPredictor is not fitted: call fit(train, cov=...) first")
+        self._fitted()  # NotFittedError before fit
         return conditional_moments(self.cov_, query, columns, targets, ridge=self.ridge)
 
     def predict_distribution(self, query: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -20,7 +20,7 @@ from scipy import linalg
 
 from .._memo import array_key
 
-__all__ = ["LowRankCorrelation", "LOW_RANK_BENCHMARKS", "wide_route", "is_low_rank", "as_correlation_matrix",
+__all__ = ["LowRankCorrelation", "LOW_RANK_BENCHMARKS", "wide_route", "as_correlation_matrix", "floored_factor",
            "low_rank_floored_correlation"]
 
 #: with fewer models than benchmarks, a correlation estimate on more than this many benchmarks is held as
@@ -36,11 +36,6 @@ def wide_route(n_models: int, n_benchmarks: int) -> bool:
     lower it).
     """
     return int(n_models) < int(n_benchmarks) and int(n_benchmarks) > LOW_RANK_BENCHMARKS
-
-
-def is_low_rank(cov: Any) -> bool:
-    """Whether ``cov`` is a :class:`LowRankCorrelation`. O(1)."""
-    return isinstance(cov, LowRankCorrelation)
 
 
 def as_correlation_matrix(cov: Any) -> Any:
@@ -229,6 +224,22 @@ class LowRankCorrelation:
         return (quad - np.where(selected[tied], 0.0, own)) / dg[tied]
 
 
+def floored_factor(Yc: np.ndarray, floor: float, *, few: Any = False) -> tuple[np.ndarray, np.ndarray]:
+    """``V`` with ``Y^T Y`` floored at ``floor`` equal to ``floor I + V V^T``, and which columns are constant.
+
+    ``Y`` is the centred ``Yc`` (m, N) with unit column norms; a column of zero
+    or non-finite norm, or marked in ``few``, is constant (zero in ``Y``).  From
+    the ``m x m`` Gram matrix ``Y Y^T = U diag(lam) U^T``, ``V = Y^T U
+    diag(sqrt(max(lam - floor, 0) / lam))``.  O(m^2 N + m^3).
+    """
+    norm = np.sqrt((Yc * Yc).sum(axis=0))
+    const = ~(norm > 0) | ~np.isfinite(norm) | few
+    Y = np.where(const, 0.0, Yc / np.where(const, 1.0, norm))
+    lam, U = np.linalg.eigh(Y @ Y.T)
+    big = lam > floor
+    return (Y.T @ U[:, big]) * np.sqrt((lam[big] - floor) / lam[big]), const
+
+
 def low_rank_floored_correlation(train: np.ndarray, *, floor: float) -> LowRankCorrelation:
     """The floored correlation of a wide matrix as :class:`LowRankCorrelation` (no N x N array).
 
@@ -246,13 +257,7 @@ def low_rank_floored_correlation(train: np.ndarray, *, floor: float) -> LowRankC
     obs = ~np.isnan(tr)
     count = obs.sum(axis=0)
     mean = np.where(count > 0, np.where(obs, tr, 0.0).sum(axis=0) / np.maximum(count, 1), 0.0)
-    Yc = np.where(obs, tr - mean, 0.0)
-    norm = np.sqrt((Yc * Yc).sum(axis=0))
-    const = ~(norm > 0) | ~np.isfinite(norm) | (count < 2)
-    Y = np.where(const, 0.0, Yc / np.where(const, 1.0, norm))
-    lam, U = np.linalg.eigh(Y @ Y.T)
-    big = lam > floor
-    V = (Y.T @ U[:, big]) * np.sqrt((lam[big] - floor) / lam[big])
+    V, const = floored_factor(np.where(obs, tr - mean, 0.0), floor, few=count < 2)
     base = floor + (1.0 - floor) * const
     s2 = 1.0 / (base + np.einsum("ij,ij->i", V, V))
     return LowRankCorrelation(s2 * base, V * np.sqrt(s2)[:, None])

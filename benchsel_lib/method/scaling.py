@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._checks import check_data_matrix
-from .base import Component
+from .._checks import check_bool, check_data_matrix
+from .base import Component, check_rows
 from .covariance import observed_mean
 
 __all__ = [
@@ -148,20 +148,6 @@ def _column_stats(A: np.ndarray, std_floor: str, ddof: int) -> tuple[np.ndarray,
     return mean, std
 
 
-def _as_2d(X: object, name: str) -> np.ndarray:
-    try:
-        arr = np.array(X, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a numeric array") from None
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be 1-D or 2-D (models x benchmarks), got shape {arr.shape}")
-    if np.isinf(arr).any():
-        raise ValueError(f"{name} contains infinite values")
-    return arr
-
-
 def logit_transform(
     X: object, *, smax: object | None = None, eps: float = 1e-3
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -201,12 +187,11 @@ def logit_transform(
     Cost O(MN). Scores are clipped to ``[eps, 1 - eps]`` of ``smax``, so the
     inverse stays within ``[eps * smax, smax]`` (Appendix K).
     """
-    arr = _as_2d(X, "X")
+    arr = check_rows(X, "X")
     if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, numbers.Real) or not 0.0 < float(eps) < 0.5:
         raise ValueError(f"eps must be a number in (0, 0.5), got {eps!r}")
     if smax is None:
-        obs = ~np.isnan(arr)
-        empty = np.flatnonzero(~obs.any(axis=0))
+        empty = np.flatnonzero(np.isnan(arr).all(axis=0))
         if empty.size:
             raise ValueError(f"cannot fit smax: column(s) {empty[:10].tolist()} have no observed score")
         s = np.nanmax(arr, axis=0)
@@ -251,7 +236,7 @@ def inverse_logit_transform(F: object, smax: object) -> np.ndarray:
     ndarray of shape (M, N)
         Raw-unit scores in ``(0, smax)``. Cost O(MN).
     """
-    arr = _as_2d(F, "F")
+    arr = check_rows(F, "F")
     s = _check_smax(smax, arr.shape[1], "F")
     if not np.isfinite(s).all() or (s <= 0).any():
         raise ValueError("smax must be positive and finite")
@@ -287,8 +272,7 @@ class Scaling(Component):
     clip: float = PROTOCOL_CLIP
 
     def __post_init__(self) -> None:
-        if not isinstance(self.logit, (bool, np.bool_)):
-            raise ValueError(f"logit must be True or False, got {self.logit!r}")
+        check_bool(self.logit, "logit")
         check_clip(self.clip)
 
     @property

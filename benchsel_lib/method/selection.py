@@ -20,14 +20,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._checks import check_bool, check_covariance, check_data_matrix, check_k, resolve_indices
+from .._checks import (check_bool, check_covariance, check_data_matrix, check_int, check_k, check_nonnegative,
+                       resolve_indices)
 from .._random import check_entropy
 from .lowrank import LowRankCorrelation
 from .medoids import anchor_dissimilarity, k_medoids
 from .facts import OBJECTIVE_FACTS
 from .objectives import (EntropyGain, MutualInformationGain, Objective, PivotedCholesky, entropy_gain,
-                         entropy_gains_along, first_tied, gains_along, residual_trace_greedy, tie_threshold,
-                         trace_order, variance_floor)
+                         entropy_gains_along, first_tied, gains_along, pivot_along, residual_trace_greedy,
+                         tie_threshold, trace_order, variance_floor)
 from .regression import RidgePredictor, ridge_loo_batch
 from .sparse import imputed_gram, imputed_lasso_order, mean_lasso_order, sparse_order
 
@@ -355,10 +356,7 @@ def _krause_guestrin(gain: Objective, order: list[int], step_gains: list[float],
     if first and len(initial) < k:
         js = np.array(sorted(first))
         gs = np.array([first[j] for j in js])
-        state = PivotedCholesky(S, len(initial), floor)
-        for p in initial:
-            state.add(p)
-        j_single = tie.choose(js, gs, state)
+        j_single = tie.choose(js, gs, pivot_along(S, initial, floor)[0])
         val_single = first[j_single] + shift
         m = len(initial)
         if gain.name == "mi":
@@ -384,8 +382,7 @@ def _random_order(
 
     Under a budget a candidate that no longer fits is skipped. O(N).
     """
-    seed = check_entropy(seed)
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = np.random.default_rng(check_entropy(seed))  # a Generator is returned as it is
     order = list(initial)
     for j in rng.permutation(np.flatnonzero(candidates)).tolist():
         if len(order) >= k:
@@ -414,12 +411,10 @@ def _check_costs(costs: object, budget: object, n: int) -> tuple[np.ndarray | No
     if (c <= 0).any():
         bad = np.flatnonzero(c <= 0)[:10].tolist()
         raise ValueError(f"costs must be positive; non-positive cost at index {bad}")
-    if isinstance(budget, bool) or not isinstance(budget, (int, float, np.integer, np.floating)):
-        raise ValueError(f"budget must be a positive number, got {budget!r}")
-    b = float(budget)
-    if not math.isfinite(b) or b <= 0:
+    is_number = isinstance(budget, (int, float, np.integer, np.floating)) and not isinstance(budget, bool)
+    if not is_number or not 0 < budget < math.inf:
         raise ValueError(f"budget must be a positive finite number, got {budget!r}")
-    return c, b
+    return c, float(budget)
 
 
 def _candidate_mask(
@@ -435,20 +430,14 @@ def _candidate_mask(
     candidates = np.ones(n, dtype=bool)
     excluded: list[int] = []
     if min_observed is not None:
-        if isinstance(min_observed, bool) or not isinstance(min_observed, (int, np.integer)) or min_observed < 0:
-            raise ValueError(f"min_observed must be a non-negative integer, got {min_observed!r}")
+        check_int(min_observed, "min_observed", minimum=0)
         if observed_counts is None:
             raise ValueError("min_observed needs observed_counts (models observing each benchmark)")
-        oc = np.asarray(observed_counts, dtype=float)
-        if oc.shape != (n,) or not np.isfinite(oc).all() or (oc < 0).any():
-            raise ValueError(f"observed_counts must be {n} non-negative finite counts, got shape {oc.shape}")
-        thin = too_thin(oc, min_observed, mandatory=init)
+        thin = too_thin(_check_counts(observed_counts, n), min_observed, mandatory=init)
         excluded = np.flatnonzero(thin).tolist()
         candidates &= ~thin
     elif observed_counts is not None:
-        oc = np.asarray(observed_counts)
-        if oc.shape != (n,):
-            raise ValueError(f"observed_counts must have {n} entries, got shape {oc.shape}")
+        _check_counts(observed_counts, n)
     out_of_play = resolve_indices(exclude, n, names, role="excluded")
     both = sorted(set(out_of_play) & set(init))
     if both:
@@ -460,6 +449,14 @@ def _candidate_mask(
     excluded = sorted(set(excluded) | set(out_of_play))
     candidates[init] = False
     return candidates, excluded, why
+
+
+def _check_counts(observed_counts: object, n: int) -> np.ndarray:
+    """``observed_counts`` as ``n`` non-negative finite floats; ``ValueError`` otherwise. O(N)."""
+    oc = np.asarray(observed_counts, dtype=float)
+    if oc.shape != (n,) or not np.isfinite(oc).all() or (oc < 0).any():
+        raise ValueError(f"observed_counts must be {n} non-negative finite counts, got shape {oc.shape}")
+    return oc
 
 
 def _resolve_size(
@@ -650,9 +647,7 @@ def select(cov: object, k: int | None, **options: Any) -> Selection:
     S, objective, lazy, tol, names = _check_options(cov, o)
     n = S.shape[0]
     floor = variance_floor(S)
-    initial = () if o.initial is None else o.initial
-    init = resolve_indices([initial] if isinstance(initial, (str, int, np.integer)) else list(initial), n, names,
-                           role="mandatory")
+    init = resolve_indices(o.initial, n, names, role="mandatory")
     c, b = _check_costs(o.costs, o.budget, n)
     if c is not None:
         check_cost_form(objective)
@@ -706,12 +701,7 @@ def _check_options(cov: object, o: _Options) -> tuple[Any, str, bool, float, lis
         raise ValueError(f"unknown objective {objective!r}; expected one of {OBJECTIVES}")
     check_tie_break(o.tie_break)
     lazy = check_bool(o.lazy, "lazy")
-    try:
-        tol = float(o.tie_tol)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError(f"tie_tol must be a non-negative number, got {o.tie_tol!r}") from None
-    if not math.isfinite(tol) or tol < 0:
-        raise ValueError(f"tie_tol must be a non-negative finite number, got {o.tie_tol!r}")
+    tol = check_nonnegative(o.tie_tol, "tie_tol")
     if names is not None:
         names = [str(s) for s in names]
         if len(names) != n:

@@ -406,9 +406,8 @@ def pairwise_correlation(X: np.ndarray) -> np.ndarray:
     """
     C, _ = pairwise_pearson(np.asarray(X, dtype=float), min_overlap=_MIN_PAIRS)
     C = np.nan_to_num(C, nan=0.0)
-    C = (C + C.T) / 2.0
     np.fill_diagonal(C, 1.0)
-    return floor_eigenvalues(C, _EIGEN_FLOOR)
+    return floor_eigenvalues(C, _EIGEN_FLOOR)  # which symmetrizes C first
 
 
 def held_out_risk(C: np.ndarray, B: np.ndarray) -> np.ndarray:
