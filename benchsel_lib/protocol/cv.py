@@ -325,24 +325,17 @@ def _coverage(row: dict[str, Any], sp: Any, E: np.ndarray, truth: np.ndarray, z_
 
 @dataclass
 class _CVPlan:
-    """A validated :func:`cross_validate` call: its splits (``folds``) and per-split options (``kw``)."""
+    """A validated :func:`cross_validate` call: its splits (``folds``) and per-split options (``kw``).
 
-    X: np.ndarray
-    models: list[str]
-    benchmarks: list[str]
-    folds: list[Fold]  # holdout by holdout (``meta["holdout"]``), fold by fold
-    kw: dict[str, Any]  # pipelines, protocol and label
-    attrs: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class _SplitUnit:
-    """The protocol's unit of the out-of-fold engine: :func:`split_rows` of a plan on one split, with its timings."""
+    It is the protocol's unit of the out-of-fold engine: called on a split, :func:`split_rows` with its timings.
+    """
 
     X: np.ndarray
     models: Sequence[str]
     benchmarks: Sequence[str]
-    kw: dict[str, Any]
+    kw: dict[str, Any]  # pipelines, protocol and label
+    folds: list[Fold] = dataclasses.field(default_factory=list)  # holdout by holdout (``meta["holdout"]``), by fold
+    attrs: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def __call__(self, fold: Fold) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, float]]:
         tm: dict[str, float] = {}
@@ -361,43 +354,36 @@ def _run_split_group(X: np.ndarray, models: Sequence[str], benchmarks: Sequence[
     ``cache_root``: the disk-cache folder of the process that laid out the sweep, whatever this worker's environment.
     """
     with cache.cache_root(cache_root), cache.correlation_cache():
-        return list(run_folds([(fold, _SplitUnit(X, models, benchmarks, kw)) for fold, kw in members]))
+        return list(run_folds([(fold, _CVPlan(X, models, benchmarks, kw)) for fold, kw in members]))
 
 
-@dataclass(frozen=True)
-class _Sweep:
+def _sweep(jobs: Sequence[tuple[Fold, _CVPlan]], *, n_jobs: int | None, progress: bool | None) -> list[Any]:
     """The protocol's runner of the out-of-fold engine: jobs on the same matrix and split share one sweep cell.
 
     The cost (training rows x N^2, ten times more with missing entries, times the runs) orders the submission.
     """
-
-    n_jobs: int | None
-    progress: bool | None
-
-    def __call__(self, jobs: Sequence[tuple[Fold, _SplitUnit]]) -> list[Any]:
-        groups: dict[tuple, list[int]] = {}
-        digests: dict[int, str] = {}
-        for j, (fold, unit) in enumerate(jobs):
-            key = id(unit.X)
-            if key not in digests:
-                digests[key] = hashlib.sha256(repr(unit.X.shape).encode() + unit.X.tobytes()).hexdigest()
-            groups.setdefault((digests[key], fold.train.tobytes(), fold.held.tobytes()), []).append(j)
-        cells, root = [], cache.active_root()
-        for members in groups.values():
-            fold, unit = jobs[members[0]]
-            sparse = bool(np.isnan(unit.X[fold.train]).any())
-            cost = (float(fold.train.size) * unit.X.shape[1] ** 2 * (10.0 if sparse else 1.0)
-                    * (1.0 + 0.2 * (len(members) - 1)))
-            label = (f"{unit.kw['label']} holdout={fold.meta['holdout']:g} fold={fold.index}"
-                     + (f" ({len(members)} runs)" if len(members) > 1 else ""))
-            runs = [(jobs[j][0], jobs[j][1].kw) for j in members]
-            cells.append(Cell(label, _run_split_group, (unit.X, unit.models, unit.benchmarks, runs, root), cost=cost))
-        out: list[Any] = [None] * len(jobs)
-        for members, res in zip(groups.values(), run_sweep(cells, n_jobs=self.n_jobs, progress=self.progress,
-                                                           desc="cv")):
-            for j, r in zip(members, res):
-                out[j] = r
-        return out
+    groups: dict[tuple, list[int]] = {}
+    digests: dict[int, str] = {}
+    for j, (fold, unit) in enumerate(jobs):
+        key = id(unit.X)
+        if key not in digests:
+            digests[key] = hashlib.sha256(repr(unit.X.shape).encode() + unit.X.tobytes()).hexdigest()
+        groups.setdefault((digests[key], fold.train.tobytes(), fold.held.tobytes()), []).append(j)
+    cells, root = [], cache.active_root()
+    for members in groups.values():
+        fold, unit = jobs[members[0]]
+        sparse = bool(np.isnan(unit.X[fold.train]).any())
+        cost = (float(fold.train.size) * unit.X.shape[1] ** 2 * (10.0 if sparse else 1.0)
+                * (1.0 + 0.2 * (len(members) - 1)))
+        label = (f"{unit.kw['label']} holdout={fold.meta['holdout']:g} fold={fold.index}"
+                 + (f" ({len(members)} runs)" if len(members) > 1 else ""))
+        runs = [(jobs[j][0], jobs[j][1].kw) for j in members]
+        cells.append(Cell(label, _run_split_group, (unit.X, unit.models, unit.benchmarks, runs, root), cost=cost))
+    out: list[Any] = [None] * len(jobs)
+    for members, res in zip(groups.values(), run_sweep(cells, n_jobs=n_jobs, progress=progress, desc="cv")):
+        for j, r in zip(members, res):
+            out[j] = r
+    return out
 
 
 _ORDER = ("pipeline", "holdout", "fold", "k")
@@ -436,9 +422,9 @@ def _cv_frame(plan: _CVPlan, collected: Sequence[tuple[list, list, dict]]) -> pd
 
 
 def _run_plans(plans: Sequence[_CVPlan], *, n_jobs: int | None, progress: bool | None) -> list[pd.DataFrame]:
-    """Run the splits of every plan through the out-of-fold engine as one sweep (:class:`_Sweep`); a frame per plan."""
-    jobs = [(fold, _SplitUnit(plan.X, plan.models, plan.benchmarks, plan.kw)) for plan in plans for fold in plan.folds]
-    results = run_folds(jobs, run=_Sweep(n_jobs, progress))
+    """Run the splits of every plan through the out-of-fold engine as one sweep (:func:`_sweep`); a frame per plan."""
+    jobs = [(fold, plan) for plan in plans for fold in plan.folds]
+    results = run_folds(jobs, run=functools.partial(_sweep, n_jobs=n_jobs, progress=progress))
     return [_cv_frame(plan, [next(results) for _ in plan.folds]) for plan in plans]
 
 
@@ -528,9 +514,7 @@ class CVProtocol:
         levels = () if self.levels is None else self.levels  # None: no interval levels, as ()
         set_("levels", _check_fractions(levels, "levels", closed_low=False) if len(np.atleast_1d(levels)) else ())
         set_("min_train_observed", check_int(self.min_train_observed, "min_train_observed"))
-        if not isinstance(self.keep_entries, (bool, np.bool_)):
-            raise ValueError(f"keep_entries must be True or False, got {self.keep_entries!r}")
-        set_("keep_entries", bool(self.keep_entries))
+        set_("keep_entries", check_bool(self.keep_entries, "keep_entries"))
         if self.k_max is not None:
             set_("ks", check_ks(self.ks, self.k_max))
 
@@ -606,12 +590,11 @@ def _plan_folds(X: np.ndarray, protocol: CVProtocol) -> list[Fold]:
     refuse a split where ``min_train_observed`` drops every benchmark. O(H K M N)."""
     folds = CVSplits(protocol.n_folds, protocol.holdouts, protocol.seed, protocol.scheme).folds(X.shape[0])
     by_h = {h: [fold for fold in folds if fold.meta["holdout"] == h] for h in protocol.holdouts}
-    sizes = {h: max(len(fold.train) for fold in by_h[h]) for h in protocol.holdouts}
     for a, b in zip(protocol.holdouts, protocol.holdouts[1:]):
-        if sizes[a] == sizes[b] and all(np.array_equal(x.train, y.train) for x, y in zip(by_h[a], by_h[b])):
+        if all(np.array_equal(x.train, y.train) for x, y in zip(by_h[a], by_h[b])):
             warnings.warn(f"holdouts {a:g} and {b:g} give the same training sets: with {protocol.n_folds} folds of "
-                          f"{X.shape[0]} models a training set holds at most the {sizes[a]} models outside its "
-                          "validation fold", UserWarning, stacklevel=4)
+                          f"{X.shape[0]} models a training set holds at most the {max(len(x.train) for x in by_h[a])} "
+                          "models outside its validation fold", UserWarning, stacklevel=4)
     for fold in folds:
         if kept_columns(X[fold.train], protocol.min_train_observed).size == 0:
             most = int((~np.isnan(X[fold.train])).sum(axis=0).max())

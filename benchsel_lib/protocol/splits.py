@@ -11,11 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._checks import check_int
 from .._random import balanced_folds, check_seed, fold_labels, int_seed, rng
 from ..method.folds import Fold, Splitter
 from ..method.pipeline import FitSeeds
 
-__all__ = ["SCHEMES", "CVSplits", "fold_assignments", "cv_splits", "n_train", "selection_stream", "split_seeds"]
+__all__ = ["SCHEMES", "CVSplits", "fold_assignments", "cv_splits", "split_seeds"]
 
 
 def fold_assignments(n_models: int, n_folds: int, seed: int) -> np.ndarray:
@@ -37,16 +38,10 @@ def fold_assignments(n_models: int, n_folds: int, seed: int) -> np.ndarray:
         Fold label in ``0..K-1`` of each model: the permuted models cut into
         ``K`` contiguous chunks (:func:`numpy.array_split`). Cost O(M).
     """
-    if isinstance(n_models, bool) or not isinstance(n_models, (int, np.integer)) or n_models < 2:
-        raise ValueError(f"n_models must be an integer >= 2, got {n_models!r}")
-    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or not 2 <= n_folds <= n_models:
+    n = check_int(n_models, "n_models", minimum=2)
+    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or not 2 <= n_folds <= n:
         raise ValueError(f"n_folds must be an integer between 2 and n_models={n_models}, got {n_folds!r}")
-    return fold_labels(rng(check_seed(seed), 0).permutation(int(n_models)), int(n_folds))
-
-
-def n_train(holdout: float, n_models: int) -> int:
-    """``round((1 - p) M)`` with halves rounded up (the paper's nearest-integer bracket). O(1)."""
-    return int(np.floor((1.0 - holdout) * n_models + 0.5 + 1e-9))
+    return fold_labels(rng(check_seed(seed), 0).permutation(n), int(n_folds))
 
 
 SCHEMES = ("nested", "paper")
@@ -107,7 +102,7 @@ def cv_splits(
         raise ValueError(f"unknown scheme {scheme!r}: use one of {SCHEMES}")
     labels = fold_assignments(n_models, n_folds, seed)  # also checks n_models and n_folds
     n, k = int(n_models), int(n_folds)
-    target = n_train(h, n)
+    target = int(np.floor((1.0 - h) * n + 0.5 + 1e-9))  # halves rounded up (the paper's nearest-integer bracket)
     if scheme == "paper":
         chunks = balanced_folds(np.random.default_rng(seed).permutation(n), k)
         labels = fold_labels(np.concatenate(chunks), k)
@@ -163,20 +158,13 @@ class CVSplits(Splitter):
         return len(self.holdouts) * self.n_folds
 
 
-def selection_stream(seed: int, fold: int, holdout: float, scheme: str) -> int | tuple[int, int, int]:
-    """Seed (for ``numpy.random.default_rng``) of the random-selection baseline of one split.
-
-    ``scheme="nested"``: drawn from the stream ``(seed, 2, fold)``; ``"paper"``:
-    ``(seed + 7, fold, int(holdout * 10000))`` as in the paper's code release.  O(1).
-    """
-    if scheme == "paper":
-        return (seed + 7, int(fold), int(holdout * 10000))
-    return int_seed(seed, 2, fold)
-
-
 def split_seeds(seed: int, fold: int, holdout: float, scheme: str) -> FitSeeds:
-    """The random streams of the pipelines fit in one split: random selection ``(2, fold)``
-    (:func:`selection_stream`), inflation folds ``(3, fold)``, search ``(6, fold)``.  O(1)."""
-    return FitSeeds(selection=selection_stream(seed, fold, holdout, scheme),
-                    inflation=np.random.SeedSequence(seed, spawn_key=(3, fold)),
+    """The random streams of the pipelines fit in one split: random selection ``(2, fold)``, inflation folds
+    ``(3, fold)``, search ``(6, fold)``.  O(1).
+
+    The random selection's seed (for ``numpy.random.default_rng``) is drawn from the stream ``(seed, 2, fold)``;
+    with ``scheme="paper"`` it is ``(seed + 7, fold, int(holdout * 10000))``, as in the paper's code release.
+    """
+    selection = (seed + 7, int(fold), int(holdout * 10000)) if scheme == "paper" else int_seed(seed, 2, fold)
+    return FitSeeds(selection=selection, inflation=np.random.SeedSequence(seed, spawn_key=(3, fold)),
                     search=int_seed(seed, 6, fold))

@@ -169,10 +169,8 @@ def summarize_cv(df: pd.DataFrame) -> pd.DataFrame:
                            "r2_all", "reach") if c in df.columns]
     metrics += [c for c in df.columns if c.startswith("cov_")]
     g = df.groupby(keys, sort=True, dropna=False)  # the extrapolation check's rows have no holdout
-    parts = {}
-    for c in metrics:
-        parts[f"{c}_mean"], parts[f"{c}_sd"] = g[c].mean(), g[c].std(ddof=1)
-    out = pd.DataFrame(parts)
+    out = g[metrics].agg(["mean", "std"])  # std: ddof=1
+    out.columns = [f"{c}_{'sd' if stat == 'std' else stat}" for c, stat in out.columns]
     out["n_folds"] = g.size()
     if "r2" in metrics:
         out["n_scored"] = g["r2"].count()

@@ -35,7 +35,7 @@ import signal
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager, nullcontext, suppress
+from contextlib import closing, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -94,12 +94,6 @@ def _run_cell_reporting(number: int, label: str, fn: Callable[..., Any], kwargs:
     with warnings.catch_warnings(record=True) as caught:
         value = _run_cell_args(label, fn, kwargs, *args)
     return number, value, [(w.category, str(w.message), w.filename, w.lineno) for w in caught]
-
-
-def _say_again(said: Sequence[_Said], registry: dict[Any, Any]) -> None:
-    """Raise the warnings of a worker's cell in this process; ``registry`` shows each (text, place) once per sweep."""
-    for category, message, filename, lineno in said:
-        warnings.warn_explicit(message, category, filename, lineno, registry=registry)
 
 
 def _ignore_sigint() -> None:
@@ -186,102 +180,100 @@ def run_sweep(cells: Sequence[Cell], *, n_jobs: int | None = None, progress: boo
         return []
     backend, cfg_jobs = get_active_backend()
     order = sorted(range(len(cells)), key=lambda i: -float(cells[i].cost))
+    results: list[Any] = [None] * len(cells)
+    arrived = [False] * len(cells)  # the cells whose results reached this process, for the failure messages
     client = getattr(backend, "client", None)
-    if client is not None:
-        return _DaskSweep(client, cells, order).run(progress=progress, desc=desc)
     loky = type(backend).__name__ == "LokyBackend"
     if n is None:
         n = (1 if cfg_jobs is None else cfg_jobs) if loky else -1
     n = min(n, len(cells))  # never more workers than cells: n_jobs=10_000 must not start 10,000 processes
-    results: list[Any] = [None] * len(cells)
-    if loky and (n == 1 or len(cells) == 1):
+    if client is None and loky and (n == 1 or len(cells) == 1):
         # serially in this process (no pickling; exceptions keep their traceback)
         for i in _progress(order, total=len(cells), desc=desc, enabled=progress):
             results[i] = _run_cell_args(cells[i].label, cells[i].fn, cells[i].kwargs, *cells[i].args)
         return results
+    if client is not None:
+        stream = _DaskSweep(client, cells, order, arrived).arrivals()
+    else:
+        stream = _pool_arrivals(cells, order, arrived, n_jobs=n, loky=loky)
+    registry: dict[Any, Any] = {}  # the warnings of the workers, raised again here: each (text, place) once
+    with closing(stream):
+        for i, value, said in _progress(stream, total=len(cells), desc=desc, enabled=progress):
+            results[i] = value
+            arrived[i] = True
+            for category, message, filename, lineno in said:
+                warnings.warn_explicit(message, category, filename, lineno, registry=registry)
+    return results
 
-    arrived = [False] * len(cells)
-    registry: dict[Any, Any] = {}  # the warnings of the workers, each said once
+
+def _pool_arrivals(cells: list[Cell], order: list[int], arrived: list[bool], *, n_jobs: int,
+                   loky: bool) -> Iterator[tuple[int, Any, list[_Said]]]:
+    """``(index, result, warnings)`` of each cell as a joblib worker finishes it; a dead worker raises SweepError."""
     jobs = (joblib.delayed(_run_cell_reporting)(i, cells[i].label, cells[i].fn, cells[i].kwargs, *cells[i].args)
             for i in order)
     try:
         # Parallel takes the active configuration when it is made, so it is made inside
         with (joblib.parallel_config(backend="loky", inner_max_num_threads=1, initializer=_ignore_sigint)
               if loky else nullcontext()):
-            par = joblib.Parallel(n_jobs=n, return_as="generator_unordered")
-            for i, value, said in _progress(par(jobs), total=len(cells), desc=desc, enabled=progress):
-                results[i] = value
-                arrived[i] = True
-                _say_again(said, registry)
-    except SweepError:
-        raise
+            yield from joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
     except (BrokenProcessPool, TerminatedWorkerError) as exc:
         raise SweepError(
             f"a worker died while running the sweep ({type(exc).__name__}: {_first_line(exc)}); "
             f"{_unfinished(cells, order, arrived)}"
         ) from exc
-    if not all(arrived):  # pragma: no cover - joblib either returns everything or raises
-        raise SweepError(f"the sweep returned {sum(arrived)} results for {len(cells)} cells")
-    return results
 
 
 class _DaskSweep:
     """One sweep on a Dask cluster: one task per cell, prioritized by its rank in ``order``.
 
-    Results are gathered as their tasks finish; the first failure releases the
-    queued tasks and raises :class:`SweepError`.
+    :meth:`arrivals` gives the results as their tasks finish; the first failure
+    releases the queued tasks and raises :class:`SweepError`, naming the cells
+    that ``arrived`` (the caller's record) does not mark.
     """
 
-    def __init__(self, client: Any, cells: list[Cell], order: list[int]) -> None:
-        from distributed import as_completed
-
-        self.client, self.cells, self.order = client, cells, order
+    def __init__(self, client: Any, cells: list[Cell], order: list[int], arrived: list[bool]) -> None:
+        self.client, self.cells, self.order, self.arrived = client, cells, order, arrived
         address = getattr(getattr(client, "scheduler", None), "address", None)
         self.address = str(address) if address else "(unknown address)"
-        self.arrived = [False] * len(cells)
+        self.index: dict[Any, int] = {}  # task key -> cell
         if client.status != "running":
-            raise SweepError(f"the Dask client is not connected to the scheduler at {self.address} (its status is "
-                             f"{client.status!r}); {self._unfinished()}")
-        self.results: list[Any] = [None] * len(cells)
-        self.index: dict[Any, int] = {}
-        self.pending = as_completed([], loop=client.loop)
-        self.registry: dict[Any, Any] = {}  # the warnings of the workers, each said once
+            raise self.error(f"the Dask client is not connected to the scheduler at {self.address} (its status is "
+                             f"{client.status!r})")
 
-    def _unfinished(self) -> str:
-        return _unfinished(self.cells, self.order, self.arrived)
+    def error(self, text: str, cause: BaseException | None = None) -> SweepError:
+        """The sweep's one-line error: ``text``, then the cells whose results did not arrive; chained to ``cause``."""
+        error = SweepError(f"{text}; {_unfinished(self.cells, self.order, self.arrived)}")
+        error.__cause__ = cause
+        return error
 
     def lost(self, exc: BaseException | None) -> SweepError:
         """The connection to the scheduler was lost (``exc``: what said so, if anything)."""
         # a cancellation says only that the client cancelled its tasks when it lost the scheduler
         named = exc is not None and not isinstance(exc, asyncio.CancelledError) and str(exc).strip()
         why = f" ({type(exc).__name__}: {_first_line(exc)})" if named else ""
-        return SweepError(f"lost the connection to the Dask scheduler at {self.address} while running the sweep "
-                          f"(the scheduler stopped or cannot be reached){why}; {self._unfinished()}")
+        return self.error(f"lost the connection to the Dask scheduler at {self.address} while running the sweep "
+                          f"(the scheduler stopped or cannot be reached){why}")
 
-    def killed(self, exc: BaseException, label: str) -> SweepError:
-        """Every worker that ran cell ``label`` died."""
+    def killed(self, exc: BaseException, key: Any) -> SweepError:
+        """Every worker that ran the task ``key`` died (the error chained to ``exc``)."""
+        i = self.index.get(key)
+        label = self.cells[i].label if i is not None else "(unknown)"
         last = getattr(getattr(exc, "last_worker", None), "address", None)
         where = f", the last at {last}" if last else ""
         tries = getattr(exc, "allowed_failures", 0) + 1
-        error = SweepError(f"a Dask worker died while running cell {label!r} (KilledWorker: it was tried on "
-                           f"{tries} worker(s){where}, and each died); {self._unfinished()}")
-        error.__cause__ = exc
-        return error
+        return self.error(f"a Dask worker died while running cell {label!r} (KilledWorker: it was tried on "
+                          f"{tries} worker(s){where}, and each died)", exc)
 
-    def collect(self, finished: list[Any]) -> Iterator[int]:
-        """Gather the results of ``finished`` futures; yields the index of each cell whose result arrived."""
+    def gather(self, finished: list[Any]) -> list[tuple[int, Any, list[_Said]]]:
+        """The ``(index, result, warnings)`` of the ``finished`` futures."""
         from distributed import KilledWorker
 
+        if not finished:
+            return []
         try:
-            values = self.client.gather(finished, errors="raise")
+            return self.client.gather(finished, errors="raise")
         except KilledWorker as exc:  # a result was lost with its worker, and its recomputation failed
-            i = self.index.get(getattr(exc, "task", None))
-            raise self.killed(exc, self.cells[i].label if i is not None else "(unknown)") from exc
-        for i, value, said in values:
-            self.results[i] = value
-            self.arrived[i] = True
-            _say_again(said, self.registry)
-            yield i
+            raise self.killed(exc, getattr(exc, "task", None)) from exc
 
     def failure(self, future: Any) -> SweepError:
         """The error of a future that did not finish."""
@@ -291,57 +283,43 @@ class _DaskSweep:
         if future.status != "error":  # cancelled: the scheduler was lost, or someone cancelled the task
             if self.client.status != "running":
                 return self.lost(None)
-            return SweepError(f"the task of cell {label!r} was cancelled on the Dask cluster; {self._unfinished()}")
+            return self.error(f"the task of cell {label!r} was cancelled on the Dask cluster")
         exc = future.exception()
         if isinstance(exc, SweepError):  # the cell raised: its message names it
             return exc
         if isinstance(exc, KilledWorker):
-            return self.killed(exc, label)
+            return self.killed(exc, future.key)
         # e.g. the cell could not be unpickled on the worker
-        error = SweepError(f"cell {label!r} failed on the Dask cluster: {type(exc).__name__}: "
-                           f"{_first_line(exc)}; {self._unfinished()}")
-        error.__cause__ = exc
-        return error
+        return self.error(f"cell {label!r} failed on the Dask cluster: {type(exc).__name__}: {_first_line(exc)}", exc)
 
-    def arrivals(self) -> Iterator[int]:
-        """The index of each cell as its result arrives; the first failure raises."""
-        for batch in self.pending.batches():
-            finished = [f for f in batch if f.status == "finished"]
-            failed = [f for f in batch if f.status != "finished"]
-            if finished:
-                yield from self.collect(finished)
-            if failed:
-                with suppress(Exception):  # count the results that are ready too; the sweep fails anyway
-                    ready = [f for f in self.pending.next_batch(block=False) if f.status == "finished"]
-                    if ready:
-                        list(self.collect(ready))
-                raise self.failure(failed[0])
+    def arrivals(self) -> Iterator[tuple[int, Any, list[_Said]]]:
+        """Submit every cell; ``(index, result, warnings)`` of each as it arrives; the first failure raises."""
+        from distributed import as_completed
 
-    def run(self, *, progress: bool | None, desc: str) -> list[Any]:
-        """Submit every cell, gather the results in the order of the cells."""
         client, cells, order = self.client, self.cells, self.order
+        pending = as_completed([], loop=client.loop)
         try:
             sent = _broadcast_arrays(client, cells)
             submitted = [client.submit(_run_cell_reporting, i, sent[i].label, sent[i].fn, sent[i].kwargs,
                                        *sent[i].args, pure=False, priority=len(order) - rank)
                          for rank, i in enumerate(order)]
             self.index.update((f.key, i) for f, i in zip(submitted, order))
-            self.pending.update(submitted)
+            pending.update(submitted)
             del submitted, sent  # the queue holds the only references: clearing it releases the tasks
-            for _ in _progress(self.arrivals(), total=len(cells), desc=desc, enabled=progress):
-                pass
-        except SweepError:
-            raise
+            for batch in pending.batches():
+                failed = [f for f in batch if f.status != "finished"]
+                yield from self.gather([f for f in batch if f.status == "finished"])
+                if failed:
+                    with suppress(Exception):  # count the results that are ready too; the sweep fails anyway
+                        yield from self.gather([f for f in pending.next_batch(block=False) if f.status == "finished"])
+                    raise self.failure(failed[0])
         except (OSError, TimeoutError, asyncio.CancelledError) as exc:  # the connection failed in a scatter or gather
             if client.status != "running" or isinstance(exc, asyncio.CancelledError):
                 raise self.lost(exc) from exc
-            raise SweepError(f"the Dask cluster at {self.address} failed while running the sweep "
-                             f"({type(exc).__name__}: {_first_line(exc)}); {self._unfinished()}") from exc
+            raise self.error(f"the Dask cluster at {self.address} failed while running the sweep "
+                             f"({type(exc).__name__}: {_first_line(exc)})") from exc
         finally:
-            self.pending.clear()  # release the tasks still queued on the cluster
-        if not all(self.arrived):  # pragma: no cover - every task either arrives or fails
-            raise SweepError(f"the sweep returned {sum(self.arrived)} results for {len(cells)} cells")
-        return self.results
+            pending.clear()  # release the tasks still queued on the cluster
 
 
 def _broadcast_arrays(client: Any, cells: list[Cell]) -> list[Cell]:
@@ -485,17 +463,16 @@ def dask_backend(address: str, *, timeout: float = 10.0) -> Iterator[Any]:
     client = Client.__new__(Client)
     try:
         client.__init__(address, timeout=f"{timeout}s", set_as_default=False)
-    except Exception as exc:
+    except BaseException as exc:
         _close_client(client, timeout)
         if isinstance(exc, (OSError, TimeoutError)):
             raise ConnectionError(
                 f"no Dask scheduler answered at {address!r} within {timeout:g} s ({_first_line(exc)})"
             ) from exc
-        raise ConnectionError(
-            f"cannot connect to the Dask scheduler at {address!r}: {type(exc).__name__}: {_first_line(exc)}"
-        ) from exc
-    except BaseException:
-        _close_client(client, timeout)
+        if isinstance(exc, Exception):
+            raise ConnectionError(
+                f"cannot connect to the Dask scheduler at {address!r}: {type(exc).__name__}: {_first_line(exc)}"
+            ) from exc
         raise
     try:
         with joblib.parallel_config(backend="dask", client=client):
