@@ -1,7 +1,8 @@
 """The method: one :class:`Pipeline` -- scaling, correlation estimate, selection, prediction, calibration.
 
-* :mod:`.pipeline` -- the :class:`Pipeline` contract (``Pipeline.paper``,
-  ``Pipeline.auto``, ``fit``, ``selected``, ``predict``);
+* :mod:`.pipeline`, :mod:`.fitting` -- the :class:`Pipeline` contract
+  (``Pipeline.paper``, ``Pipeline.auto``, ``fit``, ``selected``, ``predict``)
+  and the fit and predict that a pipeline and its search share;
 * :mod:`.scaling` -- the one standardizer and the logit transform (Appendix K);
 * :mod:`.covariance`, :mod:`.em`, :mod:`.correlation` -- the pairwise and EM
   estimates (Section 3, Appendix G) and a pipeline's correlation step;
@@ -18,8 +19,13 @@
   predictors (Gaussian conditional mean, ridge, soft-impute, kNN, BenchPress
   blend, TabImpute, their stack);
 * :mod:`.calibration` -- Gaussian (optionally inflated) and conformal intervals;
-* :mod:`.search` -- the inner cross-validation that chooses a pipeline's
-  selection and predictor among candidates.
+* :mod:`.candidates`, :mod:`.choice`, :mod:`.inner_search`, :mod:`.oof`,
+  :mod:`.plan` -- the inner cross-validation that chooses a pipeline's
+  selection and predictor among candidates: the candidate space, the choice
+  rule, the search, its out-of-fold predictions and its cost plan;
+* :mod:`.given`, :mod:`.folds`, :mod:`.lowrank`, :mod:`.facts` -- checks of a
+  new model's given scores, the inner folds, low-rank correlations of wide
+  matrices, and the facts of each selection objective (nested or not, what it needs).
 """
 from __future__ import annotations
 
