@@ -199,7 +199,7 @@ def test_cli_select_auto_and_paper_path(capsys, small_csv):
 def test_cli_select_nested_gives_the_auto_pipeline_with_one_selector_for_every_size(capsys, small_csv):
     import json
 
-    from benchsel_lib.method.choice import nested_selector
+    from benchsel_lib.method.choice import Nested
 
     code, out, _ = _cli(capsys, "select", "--data", small_csv, "-k", "3", "--nested", "--format", "json",
                         "--estimator", "pairwise")
@@ -208,7 +208,7 @@ def test_cli_select_nested_gives_the_auto_pipeline_with_one_selector_for_every_s
     assert doc["choice"] == "nested" and len(doc["selection"]) == 3
     pipe = Pipeline.auto(3, choice="nested").fit(load_csv(small_csv))
     assert [r["benchmark"] for r in doc["selection"]] == pipe.selected
-    assert pipe.choice_.selector == nested_selector(pipe.choice_.scores.to_dict("records"), [1, 2, 3])
+    assert pipe.choice_.selector == Nested.selector(pipe.choice_.scores.to_dict("records"), [1, 2, 3])
     code, out, _ = _cli(capsys, "select", "--data", small_csv, "-k", "3", "--nested", "--estimator", "pairwise")
     assert code == 0 and f"--nested: {pipe.choice_.selector} at every size" in out
 
@@ -646,25 +646,25 @@ def _row(selector, predictor, r2, k=5):
 
 
 def test_the_monotone_rule_keeps_the_previous_pipeline_only_when_the_best_falls_below_its_score():
-    from benchsel_lib.method.choice import choose_candidate
+    from benchsel_lib.method.choice import choice_rule
 
     previous = _row("mi", "ridge", 0.55, k=4)
     rows = [_row("mi", "ridge", 0.48), _row("lasso", "knn", 0.50), _row("random", "gaussian", 0.30)]
-    kept = choose_candidate(rows, previous=previous, choice="monotone")
+    kept = choice_rule("monotone").choose(rows, previous=previous)
     assert (kept["selector"], kept["predictor"], kept["r2"]) == ("mi", "ridge", 0.48)  # the best 0.50 < 0.55
-    assert choose_candidate(rows, previous=previous, choice="best")["selector"] == "lasso"
+    assert choice_rule("best").choose(rows, previous=previous)["selector"] == "lasso"
     rows[1]["r2"] = 0.56  # now the best beats the previous choice's score: switch
-    assert choose_candidate(rows, previous=previous, choice="monotone")["selector"] == "lasso"
+    assert choice_rule("monotone").choose(rows, previous=previous)["selector"] == "lasso"
     rows[1]["r2"] = 0.55  # a tie with the previous score also switches
-    assert choose_candidate(rows, previous=previous, choice="monotone")["selector"] == "lasso"
+    assert choice_rule("monotone").choose(rows, previous=previous)["selector"] == "lasso"
     # the previous pipeline was not scored at this k: the best
-    assert choose_candidate(rows[1:], previous=dict(previous, r2=0.9), choice="monotone")["selector"] == "lasso"
-    assert choose_candidate(rows, previous=None, choice="monotone")["selector"] == "lasso"
+    assert choice_rule("monotone").choose(rows[1:], previous=dict(previous, r2=0.9))["selector"] == "lasso"
+    assert choice_rule("monotone").choose(rows, previous=None)["selector"] == "lasso"
     # ties go to the smaller order key
     tie = [_row("b", "x", 0.5), _row("a", "x", 0.5)]
-    assert choose_candidate(tie, choice="best", order=lambda r: r["selector"])["selector"] == "a"
+    assert choice_rule("best").choose(tie, order=lambda r: r["selector"])["selector"] == "a"
     with pytest.raises(ValueError, match="choice rule"):
-        choose_candidate(rows, choice="one-se")
+        choice_rule("one-se")
 
 
 def test_the_monotone_path_never_switches_to_a_score_below_the_previous_choice():
@@ -703,23 +703,23 @@ def test_a_selector_left_out_leaves_the_other_candidates_searched_by_inner_cv():
 
 
 def test_nested_selector_is_the_best_mean_over_the_sizes_of_each_selectors_best_predictor():
-    from benchsel_lib.method.choice import nested_selector
+    from benchsel_lib.method.choice import Nested
 
     rows = [_row("mi", "ridge", 0.60, k=1), _row("mi", "knn", 0.40, k=1), _row("mi", "ridge", 0.50, k=2),
             _row("lasso", "knn", 0.70, k=1), _row("lasso", "ridge", 0.30, k=2),
             _row("random", "ridge", 0.90, k=3), _row("random", "ridge", np.nan, k=1)]
     # mi: mean(0.60, 0.50) = 0.55 beats lasso: mean(0.70, 0.30) = 0.50; random has no finite score at sizes 1, 2
-    assert nested_selector(rows, [1, 2]) == "mi"
-    assert nested_selector(rows, [1]) == "lasso"  # the best predictor at each size counts, not the others
-    assert nested_selector(rows, [1, 2, 3]) == "random"  # each selector over the sizes it was scored at
+    assert Nested.selector(rows, [1, 2]) == "mi"
+    assert Nested.selector(rows, [1]) == "lasso"  # the best predictor at each size counts, not the others
+    assert Nested.selector(rows, [1, 2, 3]) == "random"  # each selector over the sizes it was scored at
     tie = [_row("b", "x", 0.5, k=1), _row("a", "x", 0.5, k=1)]
-    assert nested_selector(tie, [1], order={"a": 1, "b": 0}.get) == "b"
+    assert Nested.selector(tie, [1], order={"a": 1, "b": 0}.get) == "b"
     with pytest.raises(ValueError, match="no scored candidate"):
-        nested_selector(rows, [4])
+        Nested.selector(rows, [4])
 
 
 def test_the_nested_rule_keeps_one_selector_so_each_selection_is_a_prefix_of_the_largest():
-    from benchsel_lib.method.choice import nested_selector
+    from benchsel_lib.method.choice import Nested
 
     X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
     kw = dict(selectors=("mi", "random", "lasso"), predictors=("gaussian", "ridge"), levels=())
@@ -728,7 +728,7 @@ def test_the_nested_rule_keeps_one_selector_so_each_selection_is_a_prefix_of_the
     assert len({r.selector for r in best}) > 1  # the per-size choice switches selector on this case
     assert len({r.selector for r in nested}) == 1
     scores = nested[-1].scores
-    assert nested[0].selector == nested_selector(scores.to_dict("records"), range(1, 6))
+    assert nested[0].selector == Nested.selector(scores.to_dict("records"), range(1, 6))
     for rec in nested:
         assert rec.selection == nested[-1].selection[:rec.k]
         at = scores[(scores["k"] == rec.k) & (scores["selector"] == rec.selector)]
@@ -737,7 +737,7 @@ def test_the_nested_rule_keeps_one_selector_so_each_selection_is_a_prefix_of_the
 
 def test_the_pipelines_choice_rule_is_a_declared_validated_parameter():
     from benchsel_lib.method.pipeline import clone
-    from benchsel_lib.method.choice import nested_selector
+    from benchsel_lib.method.choice import Nested
 
     X = low_rank_scores(4, m=40, n=8, noise=1.0, missing=0.2, standardize=True)
     p = Pipeline.auto(k=4, choice="nested", selectors=("mi", "random", "lasso"), predictors=("gaussian", "ridge"))
@@ -745,7 +745,7 @@ def test_the_pipelines_choice_rule_is_a_declared_validated_parameter():
     assert Pipeline.auto().choice == "monotone"
     fitted = p.fit(as_matrix(X))
     scores = fitted.choice_.scores
-    assert fitted.choice_.selector == nested_selector(scores.to_dict("records"), range(1, 5))
+    assert fitted.choice_.selector == Nested.selector(scores.to_dict("records"), range(1, 5))
     assert set(scores["k"]) == {1, 2, 3, 4}  # every size up to k is scored
     with pytest.raises(ValueError, match="unknown choice rule 'first'"):
         Pipeline.auto(choice="first").fit(as_matrix(X))

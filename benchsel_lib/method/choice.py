@@ -9,8 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Best", "Monotone", "Nested", "CHOICE_RULES", "DEFAULT_RULE", "choice_rule", "choose_candidate",
-           "nested_selector"]
+__all__ = ["Best", "Monotone", "Nested", "CHOICE_RULES", "DEFAULT_RULE", "choice_rule"]
 
 Row = dict[str, Any]
 
@@ -92,13 +91,3 @@ def choice_rule(rule: Any) -> Best:
         raise ValueError(f"unknown choice rule {rule!r}: use one of {tuple(CHOICE_RULES)}")
     return CHOICE_RULES[rule]
 
-
-def choose_candidate(rows: Sequence[Row], *, previous: Row | None = None, choice: Any = DEFAULT_RULE,
-                     order: Callable[[Row], Any] | None = None) -> Row:
-    """The candidate the rule ``choice`` chooses among ``rows`` (one size; see the rules). O(len(rows))."""
-    return choice_rule(choice).choose(rows, previous=previous, order=order)
-
-
-def nested_selector(rows: Sequence[Row], sizes: Sequence[int], *, order: Callable[[str], Any] | None = None) -> str:
-    """The one selector of the :class:`Nested` rule (see :meth:`Nested.selector`). O(len(rows))."""
-    return Nested.selector(rows, sizes, order=order)
