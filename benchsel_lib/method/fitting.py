@@ -84,7 +84,7 @@ class PathStep:
     selected : ndarray of int
         Revealed columns, in selection order.
     diagnostics : dict
-        ``residual_fraction``, ``logdet``, ``mi`` of the selection (NaN where it has none).
+        ``residual_fraction``, ``logdet``, ``mi`` of the selection (NaN where it has none: the default).
     choice : Recommendation or None
         The search's choice at ``k``.
     inflation : float or None
@@ -93,7 +93,7 @@ class PathStep:
 
     k: int
     selected: np.ndarray
-    diagnostics: dict[str, float]
+    diagnostics: dict[str, float] = field(default_factory=lambda: dict.fromkeys(["residual_fraction", "logdet", "mi"], np.nan))
     choice: Recommendation | None = None
     inflation: float | None = None
 
@@ -113,19 +113,28 @@ class StepPrediction:
         The given variance factor of the Gaussian intervals.
     inflation : float or None
         A variance factor fitted on inner folds.
+    gaussian : bool
+        The intervals are Gaussian (where ``var`` is given).
+    conformal : Recommendation or None
+        The search's choice whose residuals give conformal intervals.
     """
 
     targets: np.ndarray
     mean: np.ndarray
     var: np.ndarray | None = None
-    _interval: Callable[[float], tuple[np.ndarray, np.ndarray] | None] | None = field(default=None, repr=False)
     factor: float = 1.0
     inflation: float | None = None
+    gaussian: bool = False
+    conformal: Recommendation | None = field(default=None, repr=False)
 
     @property
     def has_intervals(self) -> bool:
         """Whether the step's predictor gives intervals (Gaussian variances or conformal residuals). O(1)."""
-        return self._interval is not None
+        return self.conformal is not None or self.gaussian and self.var is not None
+
+    def variance_factor(self, *, inflated: bool = False) -> float:
+        """The factor of the Gaussian variances: the fitted one where ``inflated`` and fitted, else ``factor``. O(1)."""
+        return self.inflation if inflated and self.inflation is not None else self.factor
 
     def interval(self, level: float, *, inflated: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
         """Bounds (v, T) of the central ``level`` interval, or None where none can be given.
@@ -133,11 +142,11 @@ class StepPrediction:
         ``inflated`` applies the fitted variance factor to the Gaussian interval.
         O(v T) (one normal or conformal quantile, then elementwise bounds).
         """
-        if self._interval is None:
+        if self.conformal is not None:
+            return conformal_interval(self.conformal, self.mean, self.targets, level)
+        if not self.has_intervals:
             return None
-        if inflated and self.var is not None and self.inflation is not None:
-            return gaussian_interval(self.mean, self.var * self.inflation, level)
-        return self._interval(level)
+        return gaussian_interval(self.mean, self.var * self.variance_factor(inflated=inflated), level)
 
 
 @dataclass
@@ -153,16 +162,26 @@ class FittedPath:
         Mandatory benchmarks present in these training rows (None when the selector has none).
     notes, sparse
         As ``BasePipeline.notes_`` and ``sparse_``.
+    fitted, gaussian, factor
+        A direct fit's one fitted predictor and its Gaussian intervals (variances times ``factor``).
+    train, conformal
+        A search's training rows, on which (with ``correlation``) each step's choice is fit once, and whether
+        it gives conformal intervals.
     """
 
     scaling: FittedScaling
     steps: list[PathStep]
     n_forced: int | None
-    _predict: Callable[[np.ndarray, list[PathStep]], list[StepPrediction]] = field(repr=False)
     correlation: np.ndarray | None = field(default=None, repr=False)
     selection: Selection | None = None
     notes: list[str] = field(default_factory=list)
     sparse: bool = False
+    fitted: Any = field(default=None, repr=False)
+    gaussian: bool = False
+    factor: float = 1.0
+    train: np.ndarray | None = field(default=None, repr=False)
+    conformal: bool = False
+    _chosen: dict[tuple, Any] = field(default_factory=dict, repr=False)
 
     def predict(self, z: np.ndarray, *, steps: list[PathStep] | None = None) -> list[StepPrediction]:
         """Predictions for query rows ``z`` (standardized, NaN missing) at every step (or at ``steps``).
@@ -171,7 +190,25 @@ class FittedPath:
         each step's predictor on the ``v`` rows (for the Gaussian mean O(G k^3 + v k N) with G distinct reveal
         patterns, Eq. cond-mean), plus O(v N) per step to hide the unrevealed entries.
         """
-        return self._predict(z, self.steps if steps is None else steps)
+        obs = ~np.isnan(z)
+        out = []
+        for st in self.steps if steps is None else steps:
+            T = np.setdiff1d(np.arange(z.shape[1]), st.selected)
+            mean, var = reveal_and_predict(self._predictor(st), z, obs, st.selected, T)
+            conformal = self.conformal and st.choice is not None and st.choice.scale is not None
+            out.append(StepPrediction(T, mean, var, self.factor, st.inflation, self.gaussian,
+                                      st.choice if conformal else None))
+        return out
+
+    def _predictor(self, st: PathStep) -> Any:
+        """The direct fit's predictor, or the step's choice fit on ``train`` (once per choice)."""
+        if self.fitted is not None:
+            return self.fitted
+        c = st.choice
+        key = (c.predictor, tuple(c.weights.items()))
+        if key not in self._chosen:
+            self._chosen[key] = ChosenPredictor(c.predictor, c.weights).fit(self.train, cov=self.correlation)
+        return self._chosen[key]
 
 
 @dataclass(frozen=True)
@@ -485,9 +522,9 @@ class BasePipeline(BaseEstimator):
         given, else the selector's (no step when no benchmark can be selected)."""
         if revealed is not None:
             given = np.asarray(list(revealed), dtype=int)
-            return [PathStep(given.size, given, _nan_diagnostics())], None
+            return [PathStep(given.size, given)], None
         if selections is not None:
-            return [PathStep(k, np.asarray(selections[k], dtype=int), _nan_diagnostics())
+            return [PathStep(k, np.asarray(selections[k], dtype=int))
                     for k in sorted(selections) if ks is None or k in ks], None
         z, R, names, counts = data.z, data.R, data.names, data.counts
         k_eff = None if k_max is None else min(int(k_max), len(names),
@@ -512,12 +549,11 @@ class BasePipeline(BaseEstimator):
         """One selector and one predictor: select (or take ``revealed`` or ``selections``), fit it and the inflation."""
         fs, values, z, R, n_forced = data.scaling, data.values, data.z, data.R, data.n_forced
         sel: Selector = spec.selector[0]
-        N = len(data.names)
         pred = spec.predictor[0]
         steps, selection = self._direct_steps(sel, data, k_max=k_max, ks=ks, seed=seeds.selection, revealed=revealed,
                                               selections=selections)
         if not steps and selection is None:
-            return FittedPath(fs, [], n_forced, _PathPredictions(N), R)
+            return FittedPath(fs, [], n_forced, R)
         order = steps[-1].selected if selection is None else np.asarray(selection.order, dtype=int)
         # fit after the selection: the predictor's copy of the N x N correlation and the selection's work
         # arrays are then never held together
@@ -534,8 +570,7 @@ class BasePipeline(BaseEstimator):
                                         predictor=fresh, folds=folds, unreached=unreached, correlate=correlate)
             for st in steps:
                 st.inflation = float(factors[0 if 0 in orders else st.k][st.k - 1])
-        return FittedPath(fs, steps, n_forced, _PathPredictions(N, fitted=fitted, gaussian=gaussian, factor=fixed), R,
-                          selection)
+        return FittedPath(fs, steps, n_forced, R, selection, fitted=fitted, gaussian=gaussian, factor=fixed)
 
     def _fit_search(self, spec: Spec, data: _Training, *, k_max: int | None, ks: Sequence[int] | None,
                     seeds: FitSeeds, intervals: bool, revealed: Sequence[int] | None,
@@ -558,12 +593,11 @@ class BasePipeline(BaseEstimator):
             k_max = min(int(k_max), max(n for _, n in reach))  # the largest size some candidate selector can reach
             ks = None if ks is None else [k for k in ks if k <= k_max]
             if k_max < 1 or ks == []:
-                return FittedPath(fs, [], n_forced, _PathPredictions(len(names)), R)
+                return FittedPath(fs, [], n_forced, R)
             recs = [r for r in search(k_max, ks=ks) if len(r.selection) >= r.k]
-        steps = [PathStep(r.k, np.asarray(r.selection, dtype=int), _nan_diagnostics(), choice=r) for r in recs]
+        steps = [PathStep(r.k, np.asarray(r.selection, dtype=int), choice=r) for r in recs]
         notes = [recs[0].plan] if recs and recs[0].plan else []
-        return FittedPath(fs, steps, n_forced, _PathPredictions(len(names), train=z, cov=R,
-                                                                 conformal=spec.calibrator is not None), R, notes=notes)
+        return FittedPath(fs, steps, n_forced, R, notes=notes, train=z, conformal=spec.calibrator is not None)
 
     def fit(self: P, matrix: ScoreMatrix, *, revealed: Sequence[str] | None = None) -> P:
         """Fit on a whole score matrix: scale, estimate, select ``k`` benchmarks, fit the predictor; return self.
@@ -717,8 +751,7 @@ class BasePipeline(BaseEstimator):
                                  seeds=FitSeeds.from_seed(int(self.seed)))
             self.notes_.extend(n for n in path.notes if n not in self.notes_)
             return path, path.steps[-1]
-        order = np.asarray(cols, dtype=int)
-        return self.path_, PathStep(order.size, order, _nan_diagnostics(), inflation=self.step_.inflation)
+        return self.path_, self.step_  # the same fitted predictor, conditioned on the given set
 
     def predict(self, scores: Mapping[str, float] | Iterable[tuple[str, float]] | pd.DataFrame | ScoreMatrix,
                 *, level: float = 0.9, skip_missing: bool = False, strict: bool = False) -> pd.DataFrame:
@@ -807,7 +840,7 @@ class BasePipeline(BaseEstimator):
             lower, upper = np.where(gaps, np.nan, lower), np.where(gaps, np.nan, upper)
         out = pd.DataFrame({"mean": mean, "lower": lower, "upper": upper},
                            index=pd.Index([names[j] for j in T], name="benchmark"))
-        factor = sp.inflation if sp.inflation is not None else sp.factor
+        factor = sp.variance_factor(inflated=True)
         if sp.var is not None and sp.has_intervals:
             sd_z = np.sqrt(sp.var[0] * factor)
             st_ = fs.standardizer
@@ -857,41 +890,3 @@ class BasePipeline(BaseEstimator):
         out.attrs.update(used=used_all, level=level, pipeline=self.label, inflation=infl)
         return out
 
-
-def _nan_diagnostics() -> dict[str, float]:
-    return {"residual_fraction": np.nan, "logdet": np.nan, "mi": np.nan}
-
-
-class _PathPredictions:
-    """What a fitted path predicts at each step: a direct fit's one ``fitted`` predictor (Gaussian intervals
-    times ``factor``), or a search step's choice fit once on ``train`` and ``cov`` (conformal intervals)."""
-
-    def __init__(self, n_benchmarks: int, *, fitted: Any = None, train: np.ndarray | None = None,
-                 cov: np.ndarray | None = None, gaussian: bool = False, factor: float = 1.0,
-                 conformal: bool = False) -> None:
-        self.n, self.fitted, self.train, self.cov = n_benchmarks, fitted, train, cov
-        self.gaussian, self.factor, self.conformal = gaussian, factor, conformal
-        self._chosen: dict[tuple, Any] = {}
-
-    def _predictor(self, st: PathStep) -> Any:
-        if self.fitted is not None:
-            return self.fitted
-        c = st.choice
-        key = (c.predictor, tuple(c.weights.items()))
-        if key not in self._chosen:
-            self._chosen[key] = ChosenPredictor(c.predictor, c.weights).fit(self.train, cov=self.cov)
-        return self._chosen[key]
-
-    def __call__(self, zq: np.ndarray, steps: list[PathStep]) -> list[StepPrediction]:
-        obs = ~np.isnan(zq)
-        out = []
-        for st in steps:
-            T = np.setdiff1d(np.arange(self.n), st.selected)
-            mean, var = reveal_and_predict(self._predictor(st), zq, obs, st.selected, T)
-            interval = None
-            if self.gaussian and var is not None:
-                interval = partial(gaussian_interval, mean, var * self.factor)
-            elif self.conformal and st.choice is not None and st.choice.scale is not None:
-                interval = partial(conformal_interval, st.choice, mean, T)
-            out.append(StepPrediction(T, mean, var, interval, self.factor, st.inflation))
-        return out
