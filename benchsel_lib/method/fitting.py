@@ -493,13 +493,9 @@ class BasePipeline(BaseEstimator):
         initial = set().union(*(s.initial for s in spec.selector))
         n_forced = sum(1 for b in initial if b in names) if initial else None
         data = _Training(fs, values, z, R, names, counts, n_forced)
-        if spec.search:
-            path = self._fit_search(spec, data, k_max=k_max, ks=ks, seeds=seeds, intervals=intervals,
-                                    revealed=revealed, unreached=unreached)
-        else:
-            path = self._fit_direct(spec, data, k_max=k_max, ks=ks, seeds=seeds, correlate=correlate,
-                                    intervals=intervals, unreached=unreached, revealed=revealed,
-                                    selections=prepared.selections)
+        kw = dict(k_max=k_max, ks=ks, seeds=seeds, intervals=intervals, unreached=unreached, revealed=revealed)
+        path = (self._fit_search(spec, data, **kw) if spec.search else
+                self._fit_direct(spec, data, correlate=correlate, selections=prepared.selections, **kw))
         path.notes[:0] = notes
         path.sparse = spec.sparse_searched
         return path
@@ -827,21 +823,16 @@ class BasePipeline(BaseEstimator):
         row[0, cols] = list(used.values())
         z = np.full_like(row, np.nan)
         z[0, cols] = fs.transform(row[:, cols], np.asarray(cols))
-        st = PathStep(len(cols), np.asarray(cols, dtype=int), step.diagnostics, step.choice, step.inflation)
-        sp = path.predict(z, steps=[st])[0]
+        sp = path.predict(z, steps=[dataclasses.replace(step, k=len(cols), selected=np.asarray(cols, dtype=int))])[0]
         T = sp.targets
-        mean = fs.inverse(sp.mean[0], T)
         lower = upper = np.full(T.size, np.nan)
         bounds = sp.interval(level, inflated=True)
         if bounds is not None:
             lower, upper = fs.inverse(bounds[0][0], T), fs.inverse(bounds[1][0], T)
-        gaps = None if self._no_interval is None else self._no_interval[T]
-        if gaps is not None:  # constant columns, too few models: no interval (said when fitted)
-            lower, upper = np.where(gaps, np.nan, lower), np.where(gaps, np.nan, upper)
-        out = pd.DataFrame({"mean": mean, "lower": lower, "upper": upper},
+        out = pd.DataFrame({"mean": fs.inverse(sp.mean[0], T), "lower": lower, "upper": upper},
                            index=pd.Index([names[j] for j in T], name="benchmark"))
-        factor = sp.variance_factor(inflated=True)
-        if sp.var is not None and sp.has_intervals:
+        factor = sp.variance_factor(inflated=True) if sp.var is not None and sp.has_intervals else None
+        if factor is not None:
             sd_z = np.sqrt(sp.var[0] * factor)
             st_ = fs.standardizer
             if fs.smax is None:
@@ -849,12 +840,11 @@ class BasePipeline(BaseEstimator):
             else:  # delta method through the inverse logit
                 p = expit(st_.mean[T] + st_.std[T] * sp.mean[0])
                 out["sd"] = fs.smax[T] * p * (1.0 - p) * st_.std[T] * sd_z
-            if gaps is not None:
-                out["sd"] = np.where(gaps, np.nan, out["sd"].to_numpy())
+        if self._no_interval is not None:  # constant columns, too few models: no interval (said when fitted)
+            out.loc[self._no_interval[T], out.columns[1:]] = np.nan
         out["n_observed"] = self.matrix_.observed.sum(axis=0)[T].astype(int)
         out.attrs.update(used=dict(used), level=level, pipeline=self.label,
-                         choice=None if st.choice is None else st.choice.name,
-                         inflation=factor if sp.var is not None and sp.has_intervals else None)
+                         choice=None if step.choice is None else step.choice.name, inflation=factor)
         return out
 
     def _predict_many(self, frame: pd.DataFrame, level: float, *, strict: bool) -> pd.DataFrame:
