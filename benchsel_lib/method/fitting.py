@@ -694,14 +694,14 @@ class BasePipeline(BaseEstimator):
             text = problem.message
             if problem.kind == "constant":
                 flat.append(names.index(problem.benchmark))
-            if problem.kind == "constant" and select:
-                if problem.benchmark in mandatory:
+                forced = problem.benchmark in mandatory
+                if select and forced:
                     text += ": it carries no information, but is selected because it is mandatory"
-                else:
+                elif select:
                     text += ": it carries no information and is never selected"
                     constant.append(problem.benchmark)
-            if problem.kind == "constant" and problem.benchmark not in mandatory:
-                text += "; its prediction is that value, without an interval"
+                if not forced:
+                    text += "; its prediction is that value, without an interval"
             warnings.warn(text, ScoreWarning, stacklevel=3)
             notes.append(text)
         if spec.scaling.logit:
@@ -715,7 +715,7 @@ class BasePipeline(BaseEstimator):
                 notes.append(text)
         return notes, constant, flat
 
-    def _interval_gaps(self, X: np.ndarray, flat: list[int], spec: Spec) -> np.ndarray | None:
+    def _interval_gaps(self, X: np.ndarray, flat: list[int], spec: Spec) -> np.ndarray:
         """The columns without intervals: constant ones, or all below :data:`MIN_INTERVAL_MODELS` models (warned)."""
         gaps = np.zeros(X.shape[1], dtype=bool)
         gaps[flat] = True
@@ -725,7 +725,7 @@ class BasePipeline(BaseEstimator):
             warnings.warn(f"{self.label}: {text}", UserWarning, stacklevel=3)
             self.notes_.append(text)
             gaps[:] = True
-        return gaps if gaps.any() else None
+        return gaps
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "path_"):
@@ -840,8 +840,7 @@ class BasePipeline(BaseEstimator):
             else:  # delta method through the inverse logit
                 p = expit(st_.mean[T] + st_.std[T] * sp.mean[0])
                 out["sd"] = fs.smax[T] * p * (1.0 - p) * st_.std[T] * sd_z
-        if self._no_interval is not None:  # constant columns, too few models: no interval (said when fitted)
-            out.loc[self._no_interval[T], out.columns[1:]] = np.nan
+        out.loc[self._no_interval[T], out.columns[1:]] = np.nan  # constant columns, too few models (said when fitted)
         out["n_observed"] = self.matrix_.observed.sum(axis=0)[T].astype(int)
         out.attrs.update(used=dict(used), level=level, pipeline=self.label,
                          choice=None if step.choice is None else step.choice.name, inflation=factor)

@@ -9,7 +9,7 @@ every fold, in this process or through a runner (the protocol's sweep).
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -18,7 +18,7 @@ import numpy as np
 from .._checks import check_int
 from .._random import balanced_folds, rng
 
-__all__ = ["Fold", "Splitter", "InnerFolds", "InterleavedFolds", "cross_fit", "run_folds", "n_rows", "index_pairs"]
+__all__ = ["Fold", "Splitter", "InnerFolds", "InterleavedFolds", "cross_fit", "run_folds", "n_rows"]
 
 T = TypeVar("T")
 #: a unit of work on one fold, and the fold it runs on
@@ -65,12 +65,6 @@ def n_rows(X: object) -> int:
                          f"got {type(X).__name__}" + ("" if shape is None else f" of shape {shape}")) from None
 
 
-def index_pairs(folds: Iterable[Fold]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """``(train, held)`` of every fold, in order (scikit-learn's ``(train, test)``). O(K)."""
-    for fold in folds:
-        yield fold.train, fold.held
-
-
 class Splitter:
     """Splits rows into folds: a subclass (a frozen dataclass with ``n_folds``) implements ``folds(m)``;
     scikit-learn's splitter protocol comes on top (``cross_val_score(est, X, y, cv=InnerFolds(5))``)."""
@@ -108,7 +102,7 @@ class Splitter:
         if n < self.n_folds:  # a fold would hold out no row, refused as scikit-learn's ``KFold`` does
             raise ValueError(f"cannot split {n} rows into n_folds={self.n_folds} folds: every fold needs a "
                              "held-out row")
-        return index_pairs(self.folds(n))
+        return ((fold.train, fold.held) for fold in self.folds(n))
 
     def get_n_splits(self, X: object = None, y: object = None, groups: object = None) -> int:
         """The number of splits, ``n_folds`` (scikit-learn's splitter protocol; the arguments are ignored). O(1)."""

@@ -228,11 +228,7 @@ def _cross_fit_stack(oof: OutOfFold, s: str, k: int, predictors: Sequence[str]) 
 def stack_prediction(weights: Mapping[str, float], predict: Callable[[str], np.ndarray]) -> Any:
     """The stack's prediction: ``sum(w * predict(name))`` over the predictors of positive weight, in order
     (0.0 when none). O(P n) for P predictors and n entries."""
-    out: Any = 0.0
-    for name, w in weights.items():
-        if w > 0:
-            out = out + w * predict(name)
-    return out
+    return sum((w * predict(name) for name, w in weights.items() if w > 0), 0.0)
 
 
 def score_candidates(oof: OutOfFold, predictors: Sequence[str], *,
