@@ -292,7 +292,7 @@ class Spec:
 class BasePipeline(BaseEstimator):
     """What a fixed :class:`Pipeline` and a :class:`~benchsel_lib.method.pipeline.PipelineSearch` share.
 
-    A subclass declares its parameters in its constructor and resolves its steps (``_steps``).
+    A subclass declares its parameters in its constructor and resolves them (``component``, a search's ``_steps``).
 
     Attributes
     ----------
@@ -369,8 +369,8 @@ class BasePipeline(BaseEstimator):
             return calibrator_named(v)
         return v
 
-    def _steps(self) -> dict[str, Any]:  # the selection and prediction steps: fields of Spec
-        raise NotImplementedError
+    def _steps(self) -> dict[str, Any]:  # a search's own fields of Spec (checked before its steps)
+        return {}
 
     def _candidate(self) -> BasePipeline:  # the pipeline without intervals whose clones the inner CV fits
         raise NotImplementedError
@@ -382,7 +382,7 @@ class BasePipeline(BaseEstimator):
         predictors in a search, Gaussian intervals from a search, ``k=None`` without a budget).
         O(number of candidates); nothing is fit.
         """
-        steps = self._steps()
+        steps = {**self._steps(), "selector": self.component("selector"), "predictor": self.component("predictor")}
         calibrator = self.component("calibrator")
         search = bool(steps.pop("search", False)) or isinstance(calibrator, Conformal)
         spec = Spec(scaling=self.component("scaling"), correlation=self.component("correlation"),

@@ -95,12 +95,6 @@ class Recommendation:
         """
         return ChosenPredictor(self.predictor, self.weights).fit(train, cov=cov).predict(query)
 
-    @property
-    def candidates(self) -> pd.DataFrame:
-        """Inner-CV R^2 of every candidate at this ``k``, best first. O(C log C) for C scored rows."""
-        at = self.scores[self.scores["k"] == self.k]
-        return at.sort_values("r2", ascending=False, kind="stable").reset_index(drop=True)
-
     def quantile(self, level: float) -> float:
         """The conformal multiplier ``q_level`` (NaN when no inner-CV residual was kept). O(1)."""
         if float(level) in self.quantiles:

@@ -132,9 +132,6 @@ class Pipeline(BasePipeline):
             return [v]
         return super().component(which)
 
-    def _steps(self) -> dict[str, Any]:
-        return {"selector": self.component("selector"), "predictor": self.component("predictor")}
-
     def _candidate(self) -> Pipeline:
         return clone(self).set_params(calibrator=None)
 
@@ -361,8 +358,7 @@ class PipelineSearch(BasePipeline):
         blocks = check_blocks(self.blocks)
         if self.k is None:
             raise ValueError("a search needs k, the number of benchmarks to select")
-        return {"selector": self.component("selector"), "predictor": self.component("predictor"),
-                "stack": space[0].stack, "search": True, "blocks": blocks, "choice": self.choice,
+        return {"stack": space[0].stack, "search": True, "blocks": blocks, "choice": self.choice,
                 "folds": self.search_folds, "unreached": SEARCH_UNREACHED, "space": space}
 
     def _candidate(self) -> Pipeline:
