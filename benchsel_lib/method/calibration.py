@@ -176,8 +176,8 @@ def inflation_factors(
     estimate = correlate or (lambda c, v, z: c.estimate(v, z, context="cv"))
     arrays = {key: np.asarray(o, dtype=int) for key, o in orders.items()}
 
-    def fold_sums(fold: Fold) -> dict[Any, tuple[np.ndarray, np.ndarray]] | None:
-        """Per order, the sums and counts of ``r^2 / var`` by prefix on the fold's rows (None: too few rows)."""
+    def fold_sums(fold: Fold) -> dict[Any, np.ndarray] | None:
+        """Per order, the sums (row 0) and counts (row 1) of ``r^2 / var`` by prefix on the fold's rows (None: too few)."""
         tr = fold.train
         Xin = values[tr]
         ok = np.flatnonzero((~np.isnan(Xin)).sum(axis=0) >= 2)
@@ -190,7 +190,7 @@ def inflation_factors(
         fitted = predictor.fit(standardized[tr], cov=Rin)
         out = {}
         for key, order in arrays.items():
-            sums, cnts = np.zeros(int(k_max)), np.zeros(int(k_max))
+            acc = np.zeros((2, int(k_max)))
             for k in range(1, min(int(k_max), order.size) + 1):
                 sel = order[:k]
                 T = np.setdiff1d(np.arange(N), sel)
@@ -198,17 +198,15 @@ def inflation_factors(
                 if var is None:
                     continue
                 z2 = ((held.values[:, T] - pred) ** 2 / var)[held.scored(sel, targets=T)]
-                sums[k - 1], cnts[k - 1] = z2.sum(), z2.size
-            out[key] = (sums, cnts)
+                acc[:, k - 1] = z2.sum(), z2.size
+            out[key] = acc
         return out
 
-    sums = {key: np.zeros(k_max) for key in orders}
-    cnts = {key: np.zeros(k_max) for key in orders}
+    tot = {key: np.zeros((2, k_max)) for key in orders}
     for _, found in cross_fit(folds.folds(m_tr), fold_sums):
-        for key, (s, c) in (found or {}).items():
-            sums[key] += s
-            cnts[key] += c
-    return {key: np.where(cnts[key] > 0, sums[key] / np.maximum(cnts[key], 1), 1.0) for key in orders}
+        for key, acc in (found or {}).items():
+            tot[key] += acc
+    return {key: np.where(c > 0, s / np.maximum(c, 1), 1.0) for key, (s, c) in tot.items()}
 
 
 def conformal_scores(res: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
