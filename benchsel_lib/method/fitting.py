@@ -743,8 +743,7 @@ class BasePipeline(BaseEstimator):
         if spec.search or isinstance(spec.calibrator, GaussianIntervals) and spec.calibrator.inflation == "inner":
             X = np.asarray(self.matrix_.scores, dtype=float)
             path = self.fit_path(X, names=self.benchmarks_, k_max=len(cols), context="full", revealed=cols,
-                                 prepared=Prepared(correlation=self.correlation_),
-                                 seeds=FitSeeds.from_seed(int(self.seed)))
+                                 prepared=Prepared(correlation=self.correlation_))  # seeds: fit_path's, from seed
             self.notes_.extend(n for n in path.notes if n not in self.notes_)
             return path, path.steps[-1]
         return self.path_, self.step_  # the same fitted predictor, conditioned on the given set
