@@ -516,9 +516,8 @@ class BasePipeline(BaseEstimator):
                       selections: Mapping[int, Sequence[int]] | None) -> tuple[list[PathStep], Selection | None]:
         """A direct fit's steps by size (those in ``ks``) and its selection: ``revealed`` or ``selections`` when
         given, else the selector's (no step when no benchmark can be selected)."""
-        if revealed is not None:
-            given = np.asarray(list(revealed), dtype=int)
-            return [PathStep(given.size, given)], None
+        if revealed is not None:  # one step, at the given set's size
+            selections, ks = {len(revealed): list(revealed)}, None
         if selections is not None:
             return [PathStep(k, np.asarray(selections[k], dtype=int))
                     for k in sorted(selections) if ks is None or k in ks], None
@@ -573,11 +572,10 @@ class BasePipeline(BaseEstimator):
                     unreached: str) -> FittedPath:
         """A search (candidates, a stack or conformal intervals): :func:`pipeline_path` chooses at each size."""
         fs, z, R, names, n_forced = data.scaling, data.z, data.R, data.names, data.n_forced
-        preds = spec.predictor
-        single = len(spec.selector) == 1 and len(preds) == 1 and not spec.stack
         levels = DEFAULT_LEVELS if intervals and spec.calibrator is not None else ()
-        bare = single and not levels  # one pair, nothing to score: the smallest inner CV
-        settings = SearchSettings(selectors=spec.selector, predictors=tuple(preds), stack=spec.stack,
+        # one pair, nothing to score: the smallest inner CV
+        bare = len(spec.selector) == 1 and len(spec.predictor) == 1 and not spec.stack and not levels
+        settings = SearchSettings(selectors=spec.selector, predictors=tuple(spec.predictor), stack=spec.stack,
                                   seed=int(seeds.search), levels=levels, choice=spec.choice,
                                   n_folds=2 if bare else int(spec.folds), unreached=spec.unreached or unreached,
                                   blocks=spec.blocks, estimator=self._candidate())

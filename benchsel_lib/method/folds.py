@@ -71,6 +71,9 @@ class Splitter:
 
     n_folds: int
 
+    def __post_init__(self) -> None:  # every subclass's dataclass check: at least two folds
+        check_int(self.n_folds, "n_folds", minimum=2)
+
     def folds(self, m: int) -> list[Fold]:
         """The folds of ``m`` rows (what the library's out-of-fold engine runs on); the subclass's cost."""
         raise NotImplementedError
@@ -128,9 +131,6 @@ class InnerFolds(Splitter):
     seed: Any = 0
     stream: tuple[int, ...] | None = (11,)
 
-    def __post_init__(self) -> None:
-        check_int(self.n_folds, "n_folds", minimum=2)
-
     def fits(self, m: int) -> bool:
         """Whether ``m`` rows are enough (two per fold). O(1)."""
         return m >= 2 * self.n_folds
@@ -150,9 +150,6 @@ class InterleavedFolds(Splitter):
     """Row ``i`` held out in fold ``i mod n_folds`` (at least 2): deterministic folds."""
 
     n_folds: int = 5
-
-    def __post_init__(self) -> None:
-        check_int(self.n_folds, "n_folds", minimum=2)
 
     def folds(self, m: int) -> list[Fold]:
         """The folds of ``m`` rows (what the library's out-of-fold engine runs on). O(K m)."""
