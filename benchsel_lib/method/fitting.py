@@ -29,7 +29,7 @@ from .predictors import PREDICTORS, check_unreached, make_predictor, reveal_and_
 from .scaling import FittedScaling, Scaling
 from .lowrank import as_correlation_matrix
 from .choice import DEFAULT_RULE
-from .inner_search import ChosenPredictor, Recommendation, SearchSettings, pipeline_path
+from .inner_search import DEFAULT_LEVELS, ChosenPredictor, Recommendation, SearchSettings, pipeline_path
 from .oof import Prepared
 from .folds import InnerFolds
 from .selection import Selection
@@ -44,8 +44,6 @@ __all__ = ["BasePipeline", "Spec", "FitSeeds", "FittedPath", "PathStep", "StepPr
 
 #: Gaussian intervals need at least this many training models (from two, every correlation is +-1)
 MIN_INTERVAL_MODELS = 3
-#: interval levels whose conformal multipliers a search keeps (any other level is read off the residuals)
-DEFAULT_LEVELS = (0.5, 0.8, 0.9)
 _LOG = logging.getLogger(__name__)
 
 

@@ -31,7 +31,8 @@ from .plan import SearchPlan, plan_search
 from .predictors import check_unreached, make_predictor
 from .selectors import Selector, selector_named
 
-__all__ = ["Recommendation", "ChosenPredictor", "SearchSettings", "pipeline_path", "FALLBACK", "AUTO_BLOCKS"]
+__all__ = ["Recommendation", "ChosenPredictor", "SearchSettings", "pipeline_path", "FALLBACK", "AUTO_BLOCKS",
+           "DEFAULT_LEVELS"]
 
 #: the named default used when there are too few training models for the inner CV
 FALLBACK = ("mi", "gaussian")
@@ -39,6 +40,9 @@ FALLBACK = ("mi", "gaussian")
 #: the block sizes of the recommended pipeline: a choice at five benchmarks whose selector is not nested
 #: stays in every larger selection
 AUTO_BLOCKS = (5,)
+
+#: interval levels whose conformal multipliers a search keeps (any other level is read off the residuals)
+DEFAULT_LEVELS = (0.5, 0.8, 0.9)
 
 _LOG = logging.getLogger(__name__)
 
@@ -206,7 +210,7 @@ class SearchSettings:
     stack: bool = True
     n_folds: int = 5
     seed: int = 0
-    levels: Sequence[float] = (0.5, 0.8, 0.9)
+    levels: Sequence[float] = DEFAULT_LEVELS
     budget: float | str | None = "auto"
     choice: Any = DEFAULT_RULE
     unreached: str = "skip"
