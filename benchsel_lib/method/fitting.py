@@ -387,6 +387,8 @@ class BasePipeline(BaseEstimator):
                     calibrator=calibrator, search=search, **steps)
         if self.k is not None:
             check_int(self.k, "k")
+        elif spec.search:
+            raise ValueError("a search needs k, the number of benchmarks to select")
         elif len(spec.selector) != 1 or spec.selector[0].budget is None:
             raise ValueError("k=None (as many as the budget allows) needs one selector with a budget")
         check_int(self.seed, "seed", minimum=0)

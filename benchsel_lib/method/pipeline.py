@@ -356,8 +356,6 @@ class PipelineSearch(BasePipeline):
         choice_rule(self.choice)
         check_int(self.search_folds, "search_folds", minimum=2)
         blocks = check_blocks(self.blocks)
-        if self.k is None:
-            raise ValueError("a search needs k, the number of benchmarks to select")
         return {"stack": space[0].stack, "search": True, "blocks": blocks, "choice": self.choice,
                 "folds": self.search_folds, "unreached": SEARCH_UNREACHED, "space": space}
 
