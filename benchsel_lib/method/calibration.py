@@ -214,8 +214,7 @@ def conformal_scores(res: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.
     and the sorted scaled absolute residuals of ``res`` where ``mask``. O(m N + n log n) for n scored entries."""
     r2 = np.where(mask, res, 0.0) ** 2
     n_j = mask.sum(axis=0)
-    pooled = float(r2.sum() / max(mask.sum(), 1)) if mask.any() else 1.0
-    pooled = pooled if pooled > 0 else 1.0
+    pooled = float(r2.sum() / mask.sum()) if r2.sum() > 0 else 1.0  # 1 where no scored residual is nonzero
     scale = np.sqrt((r2.sum(axis=0) + CONFORMAL_SHRINK * pooled) / (n_j + CONFORMAL_SHRINK))
     return scale, np.sort((np.abs(res) / scale[None, :])[mask])
 

@@ -86,7 +86,8 @@ def _check_size(value: float, name: str, what: str, column: np.ndarray, *, allow
                 strict: bool) -> None:
     """Refuse a value outside ``allowed``; warn (or refuse, ``strict``) about a scale slip (:func:`scale_slip`)."""
     slip = scale_slip(value, column)
-    observed = f"observed range {np.nanmin(column):.4g}..{np.nanmax(column):.4g}"
+    lo, hi = np.nanmin(column), np.nanmax(column)
+    observed = f"observed range {lo:.4g}..{hi:.4g}"
     if not allowed[0] <= value <= allowed[1]:
         raise ValueError(
             f"value {value:g} for {what} {name!r} is out of range: allowed [{allowed[0]:.4g}, {allowed[1]:.4g}] "
@@ -94,7 +95,6 @@ def _check_size(value: float, name: str, what: str, column: np.ndarray, *, allow
             + (slip or "wrong units?")
         )
     if slip is not None:
-        lo, hi = np.nanmin(column), np.nanmax(column)
         where = (f"{'below' if value < lo else 'above'} its {observed}" if not lo <= value <= hi else
                  f"among the {'lowest' if value < np.nanmedian(column) else 'highest'} {100 * SCALE_QUANTILE:g} % "
                  f"of its training scores ({observed})")
