@@ -390,7 +390,7 @@ class PipelineSearch(BasePipeline):
         """
         self._check_fitted()
         rec = self.choice_
-        chosen = tuple(self.benchmarks_[j] for j in self.step_.selected)
+        chosen = tuple(self.selected)
         base = {s.label: s for s in self._candidates_for(self.validate(), self.matrix_.scores).selector}
         selector = base.get(rec.selector) or selector_named(rec.selector)
         return {"k": len(chosen), "selector": dataclasses.replace(selector, initial=chosen, exclude=()),
@@ -411,7 +411,7 @@ class PipelineSearch(BasePipeline):
         return self.refit_
 
     def _fit_revealed(self, cols: list[int]) -> tuple[FittedPath, PathStep]:  # refused: a search predicts from its own
-        chosen = [self.benchmarks_[j] for j in self.step_.selected]
+        chosen = self.selected
         other = [self.benchmarks_[j] for j in cols if self.benchmarks_[j] not in chosen]
         missing = [b for b in chosen if self.benchmarks_.index(b) not in cols]
         what = (f"{', '.join(map(repr, other[:5]))}{' ...' if len(other) > 5 else ''} "
