@@ -52,17 +52,16 @@ def n_rows(X: object) -> int:
 
     ``ValueError`` for a number (``folds(m)`` takes that) or anything without rows to count.
     """
+    what = "split(X) takes the rows to split (an array-like or a ScoreMatrix with n_samples rows)"
     if isinstance(X, numbers.Number):
-        raise ValueError(f"split(X) takes the rows to split (an array-like or a ScoreMatrix with n_samples rows), "
-                         f"not their number: got {X!r}; call folds({X!r}) for the folds of {X!r} rows")
+        raise ValueError(f"{what}, not their number: got {X!r}; call folds({X!r}) for the folds of {X!r} rows")
     shape = getattr(X, "shape", None)
     if shape is not None and len(shape) > 0 and isinstance(shape[0], numbers.Integral):
         return int(shape[0])
     try:
         return len(X)  # type: ignore[arg-type]
     except TypeError:
-        raise ValueError(f"split(X) takes the rows to split (an array-like or a ScoreMatrix with n_samples rows), "
-                         f"got {type(X).__name__}" + ("" if shape is None else f" of shape {shape}")) from None
+        raise ValueError(f"{what}, got {type(X).__name__}" + ("" if shape is None else f" of shape {shape}")) from None
 
 
 class Splitter:
