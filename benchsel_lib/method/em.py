@@ -16,6 +16,7 @@ block rows contribute ``n Sigma - Sigma (sum_i K_i) Sigma`` to the correction
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -129,10 +130,8 @@ def _bucket_sizes(size_of: dict[int, int]) -> list[tuple[int, list[int]]]:
     """Partition patterns into padded buckets minimizing ``sum_b n_b s_b^3 + _BUCKET_COST`` (DP, O(K^2))."""
     if not size_of:
         return []
-    sizes = sorted(set(size_of.values()))
-    cnt = {s: 0 for s in sizes}
-    for s in size_of.values():
-        cnt[s] += 1
+    cnt = Counter(size_of.values())
+    sizes = sorted(cnt)
     K = len(sizes)
     best = [0.0] + [np.inf] * K
     cut = [0] * (K + 1)
@@ -149,11 +148,7 @@ def _bucket_sizes(size_of: dict[int, int]) -> list[tuple[int, list[int]]]:
     while j > 0:
         bounds.append((sizes[cut[j]], sizes[j - 1]))
         j = cut[j]
-    out = []
-    for lo, hi in sorted(bounds):
-        pats = sorted(p for p, s in size_of.items() if lo <= s <= hi)
-        out.append((hi, pats))
-    return out
+    return [(hi, sorted(p for p, s in size_of.items() if lo <= s <= hi)) for lo, hi in sorted(bounds)]
 
 
 def _make_plan(obs: np.ndarray) -> _Plan:
@@ -294,7 +289,7 @@ def _e_step(
         pad = np.arange(N, Na)
         SP[:, pad, pad] = 1.0
     logdet_S = 0.0
-    dPd = None
+    dPd = np.zeros(M)  # d_i^T P d_i of the rows that need P, 0 for the others
     if plan.p_rows.size:  # precision-form or complete rows need P = Sigma^{-1}
         if spec is not None:  # S = V diag(w) V^T from the PSD floor (all w >= eps > 0)
             w, V = spec
@@ -315,7 +310,6 @@ def _e_step(
         pr = plan.p_rows
         DPr = D[pr, :N] @ P
         DD[1, pr, :N] = DPr
-        dPd = np.zeros(M)
         dPd[pr] = np.einsum("ij,ij->i", DPr, D[pr, :N])
 
     V, qv, ld_row, scatter = _solve_blocks(plan, SP.reshape(-1), DD.reshape(-1), M, Na)
@@ -331,9 +325,7 @@ def _e_step(
         Xc[mrow] = np.where(obs[mrow], X0[mrow], mu - V[mrow])
         corr += scatter[NN:].reshape(Na, Na)[:N, :N]
     corr = (corr + corr.T) / 2.0
-    quad = plan.sign * qv
-    if dPd is not None:
-        quad += plan.uses_P * dPd
+    quad = plan.sign * qv + plan.uses_P * dPd
     logdet = ld_row + plan.uses_P * logdet_S
     ll = -0.5 * float((plan.n_obs_per_row * LOG_2PI + logdet + quad).sum())
     return Xc, corr, ll
@@ -342,7 +334,7 @@ def _e_step(
 def _em_map(X0, obs, plan, mu, S, ridge, spec=None):
     """E-step + M-step (Eqs. em-mstep-mu, em-mstep-sigma), with a ridge fallback."""
     M, N = X0.shape
-    scale = None
+    scale = max(float(np.trace(S)) / N, np.finfo(float).tiny)
     r = 0.0
     while True:
         try:
@@ -350,8 +342,6 @@ def _em_map(X0, obs, plan, mu, S, ridge, spec=None):
             Xc, corr, ll = _e_step(X0, obs, plan, mu, *((S, spec) if r == 0.0 else (S + r * np.eye(N), None)))
             break
         except _NotPD:
-            if scale is None:
-                scale = max(float(np.trace(S)) / N, np.finfo(float).tiny)
             r = ridge * scale if r == 0.0 else r * 10.0
             if r > scale:
                 raise np.linalg.LinAlgError("covariance is numerically singular; EM cannot proceed") from None
@@ -478,9 +468,8 @@ def em_covariance(
     alpha, snap_tols = _check_em_options(M, N, max_iter=max_iter, tol=tol, eps_psd=eps_psd, ridge=ridge,
                                          shrinkage=shrinkage, accelerate=accelerate, snapshot_tols=snapshot_tols)
     obs = ~np.isnan(A)
-    mu, S, scale = _em_start(A, init, eps_psd=eps_psd, alpha=alpha)
+    mu, S, floor = _em_start(A, init, eps_psd=eps_psd, alpha=alpha)
     plan = _make_plan(obs)
-    floor = eps_psd if eps_psd is not None else 1e-6 * scale
     run = _EMRun(np.where(obs, A, 0.0), obs, plan, ridge=ridge, eps_psd=eps_psd, max_iter=max_iter, tol=tol,
                  snap_tols=snap_tols)
     if accelerate is None:  # plain EM updates until the relative change falls below tol or max_iter are made
@@ -510,12 +499,9 @@ def _check_em_options(M: int, N: int, *, max_iter: int, tol: float, eps_psd: flo
                       shrinkage: Any, accelerate: Any, snapshot_tols: Sequence[float]) -> tuple[float, list[float]]:
     """Check :func:`em_covariance`'s options; return the shrinkage weight and the snapshot tolerances. O(1)."""
     check_int(max_iter, "max_iter")
-    if not (np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be a positive number, got {tol!r}")
-    if eps_psd is not None and not (np.isfinite(eps_psd) and eps_psd > 0):
-        raise ValueError(f"eps_psd must be a positive number or None, got {eps_psd!r}")
-    if not (np.isfinite(ridge) and ridge > 0):
-        raise ValueError(f"ridge must be a positive number, got {ridge!r}")
+    for name, value in (("tol", tol), ("eps_psd", eps_psd), ("ridge", ridge)):
+        if not (name == "eps_psd" and value is None) and not (np.isfinite(value) and value > 0):
+            raise ValueError(f"{name} must be a positive number{' or None' * (name == 'eps_psd')}, got {value!r}")
     alpha = _shrinkage_weight(shrinkage, M, N)
     if accelerate not in (None, "squarem"):
         raise ValueError(f"unknown accelerate {accelerate!r}: use 'squarem' or None")
@@ -544,7 +530,7 @@ def _shrinkage_weight(shrinkage: Any, M: int, N: int) -> float:
 
 def _em_start(A: np.ndarray, init: Any, *, eps_psd: float | None, alpha: float
               ) -> tuple[np.ndarray, np.ndarray, float]:
-    """The starting ``(mean, cov)`` and ``tr(cov) / N`` (Appendix G, "Initialization"). O(M N^2 + N^3)."""
+    """The starting ``(mean, cov)`` and its PSD floor (Appendix G, "Initialization"). O(M N^2 + N^3)."""
     N = A.shape[1]
     pairwise = isinstance(init, str)
     if pairwise:
@@ -561,9 +547,9 @@ def _em_start(A: np.ndarray, init: Any, *, eps_psd: float | None, alpha: float
         if mu.shape != (N,) or S.shape != (N, N) or not (np.isfinite(mu).all() and np.isfinite(S).all()):
             raise ValueError(f"init (mean, cov) must be finite with shapes ({N},) and ({N}, {N})")
         S = (S + S.T) / 2.0
-    scale = max(float(np.trace(S)) / N, np.finfo(float).tiny)
-    S = psd_floor(S, eps_psd if eps_psd is not None else 1e-6 * scale)
-    return mu, shrink(S, alpha) if pairwise else S, scale
+    floor = eps_psd if eps_psd is not None else 1e-6 * max(float(np.trace(S)) / N, np.finfo(float).tiny)
+    S = psd_floor(S, floor)
+    return mu, shrink(S, alpha) if pairwise else S, floor
 
 
 class _EMRun:
@@ -620,28 +606,23 @@ def _iterate_squarem(run: _EMRun, mu: np.ndarray, S: np.ndarray, floor: float
         sv = float(np.sqrt(np.sum(vm**2) + np.sum(vS**2)))
         a = sr / sv if sv > 0 else 1.0
         a = max(1.0, min(step_max, a))
-        if a == 1.0:  # plain double step; allow longer steps next time
-            mu, S, spec = mu2, S2, spec2
-            if a == step_max:
-                step_max *= m_step
-            continue
-        mu_x = mu + 2.0 * a * rm + a * a * vm
-        S_x = S + 2.0 * a * rS + a * a * vS
-        S_x, spec_x = psd_floor((S_x + S_x.T) / 2.0, floor, spectrum=True)
-        try:
-            mu_n, S_n, ll_x, converged, spec_n = run.step(mu_x, S_x, spec_x)
-            ok = np.isfinite(ll_x) and ll_x >= ll0 - 1e-8 * abs(ll0)
-        except np.linalg.LinAlgError:
-            ok = False
+        ok = False  # whether the extrapolated point is kept; a = 1 keeps the plain double step
+        if a > 1.0:
+            mu_x = mu + 2.0 * a * rm + a * a * vm
+            S_x = S + 2.0 * a * rS + a * a * vS
+            S_x, spec_x = psd_floor((S_x + S_x.T) / 2.0, floor, spectrum=True)
+            try:
+                mu_n, S_n, ll_x, converged, spec_n = run.step(mu_x, S_x, spec_x)
+                ok = np.isfinite(ll_x) and ll_x >= ll0 - 1e-8 * abs(ll0)
+            except np.linalg.LinAlgError:
+                pass
         if ok:
             mu, S, spec = mu_n, S_n, spec_n
-            if a == step_max:
-                step_max *= m_step
         else:
             converged = False
             mu, S, spec = mu2, S2, spec2
-            if a == step_max:
-                step_max = max(1.0, step_max / m_step)
+        if a == step_max:  # longer steps next time after a kept point or a plain double step, shorter after a failure
+            step_max = step_max * m_step if ok or a == 1.0 else max(1.0, step_max / m_step)
     return mu, S, converged
 
 
