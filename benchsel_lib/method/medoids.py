@@ -155,19 +155,9 @@ def k_medoids(
     n_swaps = 0
     swappable = len(medoids) - len(fixed)
     while swappable and free.any():
-        M = np.asarray(medoids)
-        DM = D[:, M]
-        if M.size > 1:
-            two = np.argpartition(DM, 1, axis=1)[:, :2]
-            d_two = np.take_along_axis(DM, two, axis=1)
-            first = np.argmin(d_two, axis=1)
-            near = M[np.take_along_axis(two, first[:, None], axis=1)[:, 0]]
-            d1 = d_two.min(axis=1)
-            d2 = d_two.max(axis=1)
-        else:
-            near = np.full(N, M[0])
-            d1 = DM[:, 0]
-            d2 = np.full(N, np.inf)
+        DM = D[:, medoids]
+        near = np.asarray(medoids)[np.argmin(DM, axis=1)]  # among tied nearest medoids any one: then d2 = d1
+        d1, d2 = np.partition(np.column_stack([DM, np.full(N, np.inf)]), 1, axis=1)[:, :2].T
         current = float(d1.sum())
         best_cost = tie_threshold(current, _COST_RTOL)
         best: tuple[int, int] | None = None
