@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .._checks import check_int
+from .._random import check_seed
 from .base import BasePredictor, pass_through
 
 __all__ = [
@@ -101,10 +102,10 @@ def find_tabimpute_checkpoint(checkpoint_path: str | os.PathLike[str] | None = N
             p = root / "snapshots" / ref.read_text().strip() / TABIMPUTE_FILENAME
             if p.is_file():
                 return p
-        found = sorted((root / "snapshots").glob(f"*/{TABIMPUTE_FILENAME}"), key=lambda q: (-q.stat().st_mtime, str(q)))
-        found = [q for q in found if q.is_file()]
-        if found:
-            return found[0]
+        newest = min((q for q in (root / "snapshots").glob(f"*/{TABIMPUTE_FILENAME}") if q.is_file()),
+                     key=lambda q: (-q.stat().st_mtime, str(q)), default=None)
+        if newest is not None:
+            return newest
     raise MissingWeightsError(_missing_weights_message("no checkpoint path given, $" + TABIMPUTE_ENV
                                                        + " unset, and no hub cache entry"))
 
@@ -159,9 +160,7 @@ class TabImputeV2Imputer(BasePredictor):
         self.device = device
         self.max_context_rows = check_int(max_context_rows, "max_context_rows")
         self.batch_size = check_int(batch_size, "batch_size")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise ValueError(f"seed must be an integer, got {seed!r}")
-        self.seed = int(seed)
+        self.seed = check_seed(seed)
         self.name = "tabimpute-v2"
         self._model: Any = None
 
@@ -218,16 +217,15 @@ class TabImputeV2Imputer(BasePredictor):
 
     def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
         """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored."""
-        tr, qu = train, query
         model = self._load()
-        context = tr[self.context_rows(tr.shape[0])]
-        out = np.empty_like(qu)
+        context = train[self.context_rows(train.shape[0])]
+        out = np.empty_like(query)
         c = context.shape[0]
-        for start in range(0, qu.shape[0], self.batch_size):
-            batch = qu[start:start + self.batch_size]
+        for start in range(0, query.shape[0], self.batch_size):
+            batch = query[start:start + self.batch_size]
             stacked = np.ascontiguousarray(np.vstack([context, batch]), dtype=np.float64)
             imputed = np.asarray(model.impute(stacked.copy()), dtype=float)
             out[start:start + batch.shape[0]] = imputed[c:]
         if not np.isfinite(out).all():
             raise ValueError("TabImpute returned non-finite predictions")
-        return pass_through(out, qu)
+        return pass_through(out, query)
