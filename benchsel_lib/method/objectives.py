@@ -97,7 +97,6 @@ class PivotedCholesky:
         else:
             col = np.zeros(S.shape[0])
         L[:, t] = col
-        self.d[p] = 0.0
         self.filled[:] = t + 1
         self._record(p, dp)
 
@@ -119,11 +118,11 @@ class PivotedCholesky:
         dp = self.refresh(p)
         t = self.t
         self.L[p, t] = math.sqrt(dp) if dp > self.floor else 0.0
-        self.d[p] = 0.0
         self.filled[p] = t + 1
         self._record(p, dp)
 
     def _record(self, p: int, dp: float) -> None:
+        self.d[p] = 0.0
         self.selected[p] = True
         self.order.append(int(p))
         self.pivots.append(dp)
@@ -417,10 +416,9 @@ def trace_order(S: np.ndarray, order: Sequence[int], floor: float) -> dict[str, 
         sel[list(order)] = True
         perm = np.concatenate([np.flatnonzero(~sel), np.asarray(order[::-1], dtype=int)])
         csum = np.concatenate([[0.0], np.cumsum(_clamped_cholesky_logpivots(S[np.ix_(perm, perm)], floor))])
-        comp_logdet, logdet_all = np.array([csum[n - (s + 1)] for s in range(k)]), float(csum[n])
-    mi = np.empty(k)
-    for s in range(k):  # 0 once the complement is empty
-        mi[s] = 0.0 if n - (s + 1) == 0 else max(0.0, 0.5 * (logdet[s] + comp_logdet[s] - logdet_all))
+        comp_logdet, logdet_all = csum[n - 1 - np.arange(k)], float(csum[n])
+    # 0 once the complement is empty; fmax, as max(0.0, x), gives 0 for a NaN
+    mi = np.where(np.arange(k) == n - 1, 0.0, np.fmax(0.0, 0.5 * (logdet + comp_logdet - logdet_all)))
     return {"gains": entropy_gain(piv), "residual_fraction": resid / float(S.trace()), "logdet": logdet, "mi": mi}
 
 

@@ -230,7 +230,8 @@ class Selector(Component):
             costs = np.array([_cost(self.costs[b], b) for b in names])
         key = None
         if costs is None and not isinstance(seed, np.random.Generator):
-            key = (_cov_key(cov),
+            # the correlation's exact bytes, or a low-rank one's factors
+            key = (cov.key() if isinstance(cov, LowRankCorrelation) else array_key(np.asarray(cov, dtype=float)),
                    None if train is None or self.objective not in NEEDS_TRAIN
                    else array_key(np.asarray(train, dtype=float)),
                    tuple(counts.tolist()), tuple(names), self.objective, threshold, tuple(init), self.tie_break,
@@ -269,11 +270,6 @@ class Selector(Component):
 
 
 _SELECTIONS = LRUMemo(256)
-
-
-def _cov_key(cov: Any) -> tuple:
-    """The memo key of a correlation: its exact bytes, or a low-rank one's factors. O(N^2), low-rank O(N r)."""
-    return cov.key() if isinstance(cov, LowRankCorrelation) else array_key(np.asarray(cov, dtype=float))
 
 
 def _cost(value: Any, name: str) -> float:

@@ -130,7 +130,6 @@ def split_rows(X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str], 
     k_max, levels = protocol.k_max, protocol.levels
     Xtr_full = X[train]
     cols = kept_columns(Xtr_full, protocol.min_train_observed)
-    n_dropped = X.shape[1] - cols.size
     Xtr = Xtr_full[:, cols]
     Xtr = Xtr[(~np.isnan(Xtr)).any(axis=1)]
     Xva = X[np.ix_(val, cols)]
@@ -148,7 +147,7 @@ def split_rows(X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str], 
             spent["correlation"] += time.perf_counter() - t
 
     tm["standardize"] = tm.get("standardize", 0.0) + (time.perf_counter() - t0)
-    base = dict(n_train=int(Xtr.shape[0]), n_val=int(len(val)), n_dropped=int(n_dropped))
+    base = dict(n_train=int(Xtr.shape[0]), n_val=int(len(val)), n_dropped=int(X.shape[1] - cols.size))
     rows: list[dict[str, Any]] = []
     tops: list[dict[str, Any]] = []
     where = (np.asarray(val, dtype=np.int64), cols.astype(np.int64), X.shape[1]) if protocol.keep_entries else None
@@ -577,7 +576,6 @@ def _check_plan_pipelines(pipes: Sequence[Pipeline], protocol: CVProtocol, bench
             warnings.warn(f"pipeline {p.label!r} has k={p.k}, which cross-validation does not use: it scores "
                           f"{sizes} for every pipeline; pass ks=[{p.k}] to score that size", UserWarning,
                           stacklevel=4)
-    for p in pipes:
         for sel in p.component("selector"):
             if len(sel.initial) > protocol.k_max:
                 raise ValueError(f"pipeline {p.label!r} forces {len(sel.initial)} benchmarks, "
