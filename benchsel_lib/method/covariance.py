@@ -130,13 +130,11 @@ def pairwise_pearson(X: np.ndarray, *, min_overlap: int = 3) -> tuple[np.ndarray
     sxx = (Xf**2).T @ M
     sxy = Xf.T @ Xf
     with np.errstate(divide="ignore", invalid="ignore"):
-        mx = sx / cnt
-        my = mx.T
-        cov = sxy / cnt - mx * my
+        mx = sx / cnt  # the mean of column j over those rows is mx.T[i, j]
+        cov = sxy / cnt - mx * mx.T
         vx = sxx / cnt - mx**2
-        vy = vx.T
-        corr = cov / np.sqrt(vx * vy)
-        flat = (vx <= 1e-12 * sxx / cnt) | (vy <= 1e-12 * sxx.T / cnt)
+        corr = cov / np.sqrt(vx * vx.T)
+        flat = (vx <= 1e-12 * sxx / cnt) | (vx.T <= 1e-12 * sxx.T / cnt)
     corr[(cnt < max(int(min_overlap), 3)) | flat | ~np.isfinite(corr)] = np.nan
     return np.clip(corr, -1.0, 1.0), cnt
 

@@ -65,9 +65,8 @@ def psd_floor(
         Vl = V[:, low]
         out = S + (Vl * (eps - w[low])) @ Vl.T
     elif n_low:  # most eigenvalues on the floor: eps I + V_high diag(w_high - eps) V_high^T
-        hi = ~low
-        Vh = V[:, hi]
-        out = (Vh * (w[hi] - eps)) @ Vh.T
+        Vh = V[:, ~low]
+        out = (Vh * (w[~low] - eps)) @ Vh.T
         out[np.diag_indices(N)] += eps
     if out is not S:
         out = (out + out.T) / 2.0
@@ -285,9 +284,8 @@ def _e_step(
     D[:, :N] = np.where(obs, X0 - mu, 0.0)
     SP = np.zeros((2, Na, Na))  # stacked [Sigma_a, P_a]
     SP[0, :N, :N] = S
-    if plan.n_pad:
-        pad = np.arange(N, Na)
-        SP[:, pad, pad] = 1.0
+    pad = np.arange(N, Na)  # unit diagonal at the padding (none without it)
+    SP[:, pad, pad] = 1.0
     logdet_S = 0.0
     dPd = np.zeros(M)  # d_i^T P d_i of the rows that need P, 0 for the others
     if plan.p_rows.size:  # precision-form or complete rows need P = Sigma^{-1}
@@ -697,18 +695,14 @@ def em_settings(
     else:
         raise ValueError(f"unknown config {config!r}: use 'released' or 'early'")
     tol = CV_TOL if (heavy or context == "cv") else FULL_TOL
-    if accelerate == "auto":
-        accel = "squarem" if tol <= FULL_TOL else None
-    elif accelerate in (None, "squarem"):
-        accel = accelerate
-    else:
+    if accelerate not in ("auto", "squarem", None):
         raise ValueError(f"unknown accelerate {accelerate!r}: use 'auto', 'squarem' or None")
     return {
         "max_iter": max_iter,
         "tol": tol,
         "eps_psd": 1e-3 if heavy else 1e-6,
         "shrinkage": (N - M) / N if M < N else None,
-        "accelerate": accel,
+        "accelerate": ("squarem" if tol <= FULL_TOL else None) if accelerate == "auto" else accelerate,
     }
 
 

@@ -106,8 +106,7 @@ def check_pipelines(pipelines: Any) -> list[Pipeline | PipelineSearch]:
             raise ValueError(f"pipelines must be Pipeline or PipelineSearch objects or names, got {type(p).__name__}")
         p.validate()
         out.append(p)
-    labels = [p.label for p in out]
-    dup = sorted({x for x in labels if labels.count(x) > 1})
+    dup = sorted(label for label, n in Counter(p.label for p in out).items() if n > 1)
     if dup:
         raise ValueError(f"two pipelines are labelled {dup[0]!r}: give them distinct names (Pipeline(..., name=...))")
     return out
@@ -501,8 +500,6 @@ class CVProtocol:
 
     def __post_init__(self) -> None:
         set_ = functools.partial(object.__setattr__, self)
-        if self.k_max is not None:
-            set_("k_max", check_int(self.k_max, "k_max"))
         set_("seed", check_seed(self.seed))
         set_("n_folds", check_int(self.n_folds, "n_folds", minimum=2))
         if self.scheme not in SCHEMES:
@@ -515,6 +512,7 @@ class CVProtocol:
         set_("min_train_observed", check_int(self.min_train_observed, "min_train_observed"))
         set_("keep_entries", check_bool(self.keep_entries, "keep_entries"))
         if self.k_max is not None:
+            set_("k_max", check_int(self.k_max, "k_max"))
             set_("ks", check_ks(self.ks, self.k_max))
 
     def for_matrix(self, n_benchmarks: int) -> CVProtocol:
