@@ -244,9 +244,7 @@ class Selector(Component):
         out = select(cov, k, objective=self.objective, initial=init, observed_counts=counts, names=list(names),
                      min_observed=threshold, tie_break=self.tie_break, lazy=self.lazy, exclude=excl, seed=seed,
                      train=train, costs=costs, budget=None if costs is None else float(self.budget))
-        if key is not None:
-            _SELECTIONS.put(key, out)
-        return out
+        return out if key is None else _SELECTIONS.put(key, out)
 
     def select_sizes(self, cov: np.ndarray, sizes: Sequence[int], **kwargs: Any) -> dict[int, list[int]]:
         """The selected benchmarks at every subset size of ``sizes`` (keyword options as :meth:`select`).

@@ -136,14 +136,13 @@ def split_rows(X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str], 
     evaluation = fit_standardizer(Xtr, std_floor="relative")
     validation = _Validation(Xva, ~np.isnan(Xva), np.clip(evaluation.transform(Xva), -protocol.clip, protocol.clip),
                              evaluation, names, [models[i] for i in val])
-    spent = {"correlation": 0.0}
 
     def correlate(correlation: Correlation, values: np.ndarray, standardized: np.ndarray) -> np.ndarray:
         t = time.perf_counter()
         try:
             return cache.cached_correlation(correlation, values, standardized=standardized)
         finally:
-            spent["correlation"] += time.perf_counter() - t
+            tm["correlation"] += time.perf_counter() - t  # set by the loop below before any call
 
     tm["standardize"] = tm.get("standardize", 0.0) + (time.perf_counter() - t0)
     base = dict(n_train=int(Xtr.shape[0]), n_val=int(len(val)), n_dropped=int(X.shape[1] - cols.size))
@@ -152,12 +151,11 @@ def split_rows(X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str], 
     where = (np.asarray(val, dtype=np.int64), cols.astype(np.int64), X.shape[1]) if protocol.keep_entries else None
     for pipe in pipelines:
         t1 = time.perf_counter()
-        before = spent["correlation"]
+        before = tm.setdefault("correlation", 0.0)
         path = pipe.fit_path(Xtr, names=names, k_max=min(int(k_max), cols.size), ks=protocol.ks, seeds=seeds,
                              correlate=correlate, intervals=bool(levels), unreached=protocol.unreached)
         t2 = time.perf_counter()
-        tm["correlation"] = tm.get("correlation", 0.0) + (spent["correlation"] - before)
-        tm["selection"] = tm.get("selection", 0.0) + (t2 - t1) - (spent["correlation"] - before)
+        tm["selection"] = tm.get("selection", 0.0) + (t2 - t1) - (tm["correlation"] - before)
         r, t = _score_path(pipe.label, path, validation, protocol=protocol, fold=fold, meta=meta, base=base,
                            where=where)
         rows.extend(r)
