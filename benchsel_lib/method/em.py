@@ -679,13 +679,11 @@ def em_settings(
     -----
     Complexity O(1).
     """
-    for name, v in (("n_models", n_models), ("n_benchmarks", n_benchmarks)):
-        check_int(v, name)
+    M, N = (check_int(v, name) for name, v in (("n_models", n_models), ("n_benchmarks", n_benchmarks)))
     if not (0.0 <= float(observed_fraction) <= 1.0):
         raise ValueError(f"observed_fraction must be in [0, 1], got {observed_fraction!r}")
     if context not in ("full", "cv"):
         raise ValueError(f"unknown context {context!r}: use 'full' or 'cv'")
-    M, N = int(n_models), int(n_benchmarks)
     if config == "released":
         heavy = M < N or float(observed_fraction) < 0.5
         max_iter = 1000 if heavy else 500

@@ -153,18 +153,15 @@ def k_medoids(
 
     # SWAP: best exchange over all (non-fixed medoid, non-medoid candidate) pairs
     n_swaps = 0
-    swappable = len(medoids) - len(fixed)
-    while swappable and free.any():
+    while len(medoids) > len(fixed) and free.any():
         DM = D[:, medoids]
         near = np.asarray(medoids)[np.argmin(DM, axis=1)]  # among tied nearest medoids any one: then d2 = d1
         d1, d2 = np.partition(np.column_stack([DM, np.full(N, np.inf)]), 1, axis=1)[:, :2].T
-        current = float(d1.sum())
-        best_cost = tie_threshold(current, _COST_RTOL)
+        best_cost = tie_threshold(float(d1.sum()), _COST_RTOL)
         best: tuple[int, int] | None = None
         H = np.flatnonzero(free)
         for pos in range(len(fixed), len(medoids)):
-            m = medoids[pos]
-            costs = _cost_with(np.where(near == m, d2, d1), D, H)
+            costs = _cost_with(np.where(near == medoids[pos], d2, d1), D, H)
             n_eval += H.size
             j = first_tied(-costs, _COST_RTOL)
             if costs[j] < best_cost:

@@ -412,9 +412,7 @@ def trace_order(S: np.ndarray, order: Sequence[int], floor: float) -> dict[str, 
         dets = S.logdets_removing(order)
         comp_logdet, logdet_all = dets[1:], float(dets[0])
     else:
-        sel = np.zeros(n, dtype=bool)
-        sel[list(order)] = True
-        perm = np.concatenate([np.flatnonzero(~sel), np.asarray(order[::-1], dtype=int)])
+        perm = np.concatenate([np.setdiff1d(np.arange(n), order), np.asarray(order[::-1], dtype=int)])
         csum = np.concatenate([[0.0], np.cumsum(_clamped_cholesky_logpivots(S[np.ix_(perm, perm)], floor))])
         comp_logdet, logdet_all = csum[n - 1 - np.arange(k)], float(csum[n])
     # 0 once the complement is empty; fmax, as max(0.0, x), gives 0 for a NaN
