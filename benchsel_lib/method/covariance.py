@@ -173,8 +173,7 @@ def cov_to_corr(cov: np.ndarray) -> np.ndarray:
     d = np.diag(R).copy()
     good = np.isfinite(d) & (d > 0)
     inv_sd = np.where(good, 1.0 / np.sqrt(np.where(good, d, 1.0)), 0.0)
-    n = R.shape[0]
-    for i in range(0, n, _BLOCK):
+    for i in range(0, R.shape[0], _BLOCK):
         rows = R[i:i + _BLOCK]
         rows *= np.outer(inv_sd[i:i + _BLOCK], inv_sd)  # the values of C * outer(inv_sd, inv_sd)
         rows[~np.isfinite(rows)] = 0.0

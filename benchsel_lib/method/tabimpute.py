@@ -94,9 +94,7 @@ def find_tabimpute_checkpoint(checkpoint_path: str | os.PathLike[str] | None = N
             raise MissingWeightsError(_missing_weights_message(f"{given} is not a file"))
         return p
     for cache in _hub_cache_dirs():
-        root = cache / _REPO_DIR
-        if not root.is_dir():
-            continue
+        root = cache / _REPO_DIR  # absent: neither its ref nor any snapshot is found
         ref = root / "refs" / "main"
         if ref.is_file():
             p = root / "snapshots" / ref.read_text().strip() / TABIMPUTE_FILENAME

@@ -126,7 +126,6 @@ def split_rows(X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str], 
     """
     tm = timings if timings is not None else {}
     t0 = time.perf_counter()
-    k_max, levels = protocol.k_max, protocol.levels
     Xtr_full = X[train]
     cols = kept_columns(Xtr_full, protocol.min_train_observed)
     Xtr = Xtr_full[:, cols]
@@ -152,8 +151,8 @@ def split_rows(X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str], 
     for pipe in pipelines:
         t1 = time.perf_counter()
         before = tm.setdefault("correlation", 0.0)
-        path = pipe.fit_path(Xtr, names=names, k_max=min(int(k_max), cols.size), ks=protocol.ks, seeds=seeds,
-                             correlate=correlate, intervals=bool(levels), unreached=protocol.unreached)
+        path = pipe.fit_path(Xtr, names=names, k_max=min(int(protocol.k_max), cols.size), ks=protocol.ks, seeds=seeds,
+                             correlate=correlate, intervals=bool(protocol.levels), unreached=protocol.unreached)
         t2 = time.perf_counter()
         tm["selection"] = tm.get("selection", 0.0) + (t2 - t1) - (tm["correlation"] - before)
         r, t = _score_path(pipe.label, path, validation, protocol=protocol, fold=fold, meta=meta, base=base,
@@ -471,7 +470,7 @@ def cv_grid(runs: Sequence[dict[str, Any]], *, n_jobs: int | None = None,
         own = sorted(set(opts) & {"n_jobs", "progress", "return_details"})
         if own:
             raise ValueError(f"run {i}: {own[0]!r} is set by cv_grid itself")
-        protocol = CVProtocol.from_options(opts, where=f"run {i}: ")
+        protocol = _with_options(None, opts, run=i)
         plans.append(_cv_plan(run["matrix"], run.get("pipelines", ("entropy", "random")), protocol))
     return _run_plans(plans, n_jobs=n_jobs, progress=progress)
 
@@ -529,15 +528,6 @@ class CVProtocol:
             raise ValueError(f"k_max={self.k_max} is out of range: the matrix has {n_benchmarks} benchmarks, choose "
                              f"1..{n_benchmarks - 1} (selecting every benchmark leaves nothing to predict)")
         return self
-
-    @classmethod
-    def from_options(cls, options: dict[str, Any], *, where: str = "") -> CVProtocol:
-        """A protocol from keyword options; an unknown option is named in a ValueError. O(number of options)."""
-        bad = sorted(set(options) - set(_FIELDS))
-        if bad:
-            raise ValueError(f"{where}{bad[0]!r} is not an option of cross_validate "
-                             f"(options: {', '.join(sorted(_FIELDS))})")
-        return cls(**options)
 
 
 #: the options of :func:`cross_validate`: the fields of :class:`CVProtocol`, in their order
@@ -631,11 +621,15 @@ def _renamed_options(options: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _with_options(protocol: CVProtocol | None, options: dict[str, Any]) -> CVProtocol:
-    """``protocol`` (default ``CVProtocol()``) with the fields in ``options`` replaced; unknown ones are a TypeError."""
+def _with_options(protocol: CVProtocol | None, options: dict[str, Any], *, run: int | None = None) -> CVProtocol:
+    """``protocol`` (default ``CVProtocol()``) with the fields in ``options`` replaced; unknown ones are a TypeError,
+    or for run ``run`` of :func:`cv_grid` a ValueError naming the run."""
     if protocol is not None and not isinstance(protocol, CVProtocol):
         raise ValueError(f"protocol must be a CVProtocol, got {type(protocol).__name__}")
     bad = [key for key in options if key not in _FIELDS]
+    if bad and run is not None:
+        raise ValueError(f"run {run}: {sorted(bad)[0]!r} is not an option of cross_validate "
+                         f"(options: {', '.join(sorted(_FIELDS))})")
     if bad:
         raise TypeError(f"cross_validate() got an unexpected keyword argument {bad[0]!r} (its options are the "
                         f"fields of CVProtocol: {', '.join(_FIELDS)})")
