@@ -127,8 +127,6 @@ def _chunks(n: np.ndarray, s: int, budget: int) -> list[tuple[int, int, int, int
 
 def _bucket_sizes(size_of: dict[int, int]) -> list[tuple[int, list[int]]]:
     """Partition patterns into padded buckets minimizing ``sum_b n_b s_b^3 + _BUCKET_COST`` (DP, O(K^2))."""
-    if not size_of:
-        return []
     cnt = Counter(size_of.values())
     sizes = sorted(cnt)
     K = len(sizes)

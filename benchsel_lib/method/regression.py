@@ -106,9 +106,8 @@ def ridge_loo_batch(
     idx = np.arange(J.size)
     db = d[idx, :, best] * b  # (T, k)
     beta = np.matmul(V, db[:, :, None])[:, :, 0]
-    out_mse = np.where(n >= 3, mse[idx, best], np.nan)
     return dict(n=n.astype(int), beta=beta, intercept=mu_y - np.einsum("jp,jp->j", mu_a, beta),
-                alpha=al[best], mse=out_mse)
+                alpha=al[best], mse=np.where(n >= 3, mse[idx, best], np.nan))
 
 
 _RIDGE_STATES = LRUMemo(16)  # RidgePredictor's per-training-matrix fits
@@ -179,12 +178,9 @@ class RidgePredictor(BasePredictor):
         patterns, inverse = np.unique(qm, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
         for p, pat in enumerate(patterns):
-            obs = np.flatnonzero(pat)
-            if obs.size == 0:
-                continue
             rows = np.flatnonzero(inverse == p)
-            order = self.feature_order(obs, st["count"])
-            todo = ~pat.copy()
+            order = self.feature_order(np.flatnonzero(pat), st["count"])  # none revealed: nothing to fit
+            todo = ~pat
             for L in range(len(order), 0, -1):
                 if not todo.any():
                     break

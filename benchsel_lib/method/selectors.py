@@ -286,21 +286,10 @@ def _seed_key(seed: Any) -> Any:
         return None if seed is None else int(seed)
     return tuple(int(s) for s in seed)
 
-#: the named selectors of pipelines and the command line
-SELECTORS: dict[str, Selector] = {
-    "mi": Selector("mi"),
-    "entropy": Selector("entropy"),
-    "random": Selector("random"),
+#: the named selectors of pipelines and the command line: one per objective, by its name, and the 30 % filters
+SELECTORS: dict[str, Selector] = {name: Selector(name) for name in OBJECTIVES} | {
     "mi-obs": Selector("mi", min_observed=OBS_FRACTION),
     "entropy-obs": Selector("entropy", min_observed=OBS_FRACTION),
-    "greedy": Selector("greedy"),
-    "lasso": Selector("lasso"),
-    "anchors": Selector("anchors"),
-    "sparse": Selector("sparse"),
-    "mean-lasso": Selector("mean-lasso"),
-    "imputed-lasso": Selector("imputed-lasso"),
-    "trace": Selector("trace"),
-    "imputed-trace": Selector("imputed-trace"),
 }
 
 

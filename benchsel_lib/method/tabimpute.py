@@ -210,20 +210,18 @@ class TabImputeV2Imputer(BasePredictor):
         """
         if n_train <= self.max_context_rows:
             return np.arange(n_train)
-        rng = np.random.default_rng(self.seed)
-        return np.sort(rng.choice(n_train, size=self.max_context_rows, replace=False))
+        return np.sort(np.random.default_rng(self.seed).choice(n_train, size=self.max_context_rows, replace=False))
 
     def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
         """Predict every entry of ``query`` (v, N) in standardized space; ``cov`` is ignored."""
         model = self._load()
         context = train[self.context_rows(train.shape[0])]
         out = np.empty_like(query)
-        c = context.shape[0]
         for start in range(0, query.shape[0], self.batch_size):
             batch = query[start:start + self.batch_size]
             stacked = np.ascontiguousarray(np.vstack([context, batch]), dtype=np.float64)
             imputed = np.asarray(model.impute(stacked.copy()), dtype=float)
-            out[start:start + batch.shape[0]] = imputed[c:]
+            out[start:start + batch.shape[0]] = imputed[context.shape[0]:]
         if not np.isfinite(out).all():
             raise ValueError("TabImpute returned non-finite predictions")
         return pass_through(out, query)
