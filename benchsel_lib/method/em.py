@@ -164,6 +164,8 @@ def _make_plan(obs: np.ndarray) -> _Plan:
     Na = N + n_pad
     order = np.argsort(inverse, kind="stable")  # rows sorted by pattern
     row_start = np.concatenate([[0], np.cumsum(counts)])
+    row_mis = pat_is_mis[inverse]
+    row_full = pat_full[inverse]
     groups: list[_Group] = []
     for s, pats in buckets:
         pats_a = np.asarray(pats, dtype=np.intp)
@@ -177,7 +179,6 @@ def _make_plan(obs: np.ndarray) -> _Plan:
         rows = np.concatenate([order[row_start[p]:row_start[p + 1]] for p in pats])
         rpos = np.repeat(np.arange(G, dtype=np.intp), n)
         flat_rows = rows[:, None] * Na + idx[rpos]
-        row_mis = pat_is_mis[inverse[rows]]
         groups.append(
             _Group(
                 idx=idx,
@@ -186,14 +187,12 @@ def _make_plan(obs: np.ndarray) -> _Plan:
                 rows=rows,
                 rpos=rpos,
                 flat_rows=flat_rows,
-                flat_src=flat_rows + (row_mis * (M * Na))[:, None],
+                flat_src=flat_rows + (row_mis[rows] * (M * Na))[:, None],
                 upper=np.triu(np.ones((s, s), dtype=bool)),
                 chunks=_chunks(n, s, chunk_elems),
                 one_row=bool((n == 1).all()),
             )
         )
-    row_mis = pat_is_mis[inverse]
-    row_full = pat_full[inverse]
     obs_rows = np.flatnonzero(~row_mis & ~row_full)
     mis_rows = np.flatnonzero(row_mis)
     p_rows = np.flatnonzero(row_mis | row_full)
@@ -244,14 +243,13 @@ def _solve_blocks(plan: _Plan, SPflat: np.ndarray, DDflat: np.ndarray, M: int,
     ld_row = np.zeros(M)
     scatter = np.zeros(2 * NN) if plan.groups else None
     for g in plan.groups:
-        s = g.idx.shape[1]
         for p0, p1, r0, r1 in g.chunks:
             ix = g.idx[p0:p1]
             blocks = ix[:, :, None] * Na + ix[:, None, :] + g.offset[p0:p1, None, None]  # (c, s, s)
             Q, ld = _batched_inv_logdet(SPflat[blocks], g.upper)
             scatter += np.bincount(blocks.reshape(-1), weights=(Q * g.n[p0:p1, None, None]).reshape(-1),
                                    minlength=2 * NN)
-            step = r1 - r0 if g.one_row else max(1, plan.chunk_elems // (s * s))
+            step = r1 - r0 if g.one_row else max(1, plan.chunk_elems // g.idx.shape[1] ** 2)
             for a in range(r0, r1, step):  # rows in sub-chunks: the gathered Q stays within the budget
                 b = min(a + step, r1)
                 gv = DDflat[g.flat_src[a:b]]

@@ -169,11 +169,10 @@ def complement_precision_diag(S: np.ndarray, comp: np.ndarray, floor: float) -> 
             piv = c.diagonal()
             if float((piv * piv).min()) > _PIVOT_RTOL * scale:
                 # L^{-1} by a triangular inverse (cheaper than potri); upper triangle stays zero
-                linv, info2 = lapack.dtrtri(c, lower=1, overwrite_c=1)
-                if info2 == 0:
-                    p = np.einsum("ij,ij->j", linv, linv)
-                    if np.isfinite(p).all() and (p > 0).all():
-                        return p
+                linv, _ = lapack.dtrtri(c, lower=1, overwrite_c=1)  # cannot fail: every pivot is positive
+                p = np.einsum("ij,ij->j", linv, linv)
+                if np.isfinite(p).all() and (p > 0).all():
+                    return p
     w, V = np.linalg.eigh(block)
     w = np.maximum(w, floor)
     return (V * V) @ (1.0 / w)

@@ -581,10 +581,9 @@ def _plan_folds(X: np.ndarray, protocol: CVProtocol) -> list[Fold]:
                           "models outside its validation fold", UserWarning, stacklevel=4)
     for fold in folds:
         if kept_columns(X[fold.train], protocol.min_train_observed).size == 0:
-            most = int((~np.isnan(X[fold.train])).sum(axis=0).max())
             raise ValueError(f"min_train_observed={protocol.min_train_observed} drops every benchmark in fold "
                              f"{fold.index} (holdout {fold.meta['holdout']:g}): its {len(fold.train)} training models "
-                             f"observe a benchmark at most {most} times")
+                             f"observe a benchmark at most {int((~np.isnan(X[fold.train])).sum(axis=0).max())} times")
     return folds
 
 
