@@ -87,8 +87,7 @@ def _cost_with(nearest: np.ndarray, D: np.ndarray, cols: np.ndarray) -> np.ndarr
     step = max(1, _BLOCK_ENTRIES // max(1, nearest.size))
     out = np.empty(cols.size)
     for s in range(0, cols.size, step):
-        c = cols[s:s + step]
-        out[s:s + step] = np.minimum(nearest[:, None], D[:, c]).sum(axis=0)
+        out[s:s + step] = np.minimum(nearest[:, None], D[:, cols[s:s + step]]).sum(axis=0)
     return out
 
 

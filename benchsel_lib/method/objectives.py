@@ -174,8 +174,7 @@ def complement_precision_diag(S: np.ndarray, comp: np.ndarray, floor: float) -> 
                 if np.isfinite(p).all() and (p > 0).all():
                     return p
     w, V = np.linalg.eigh(block)
-    w = np.maximum(w, floor)
-    return (V * V) @ (1.0 / w)
+    return (V * V) @ (1.0 / np.maximum(w, floor))
 
 
 class Objective(Protocol):
@@ -291,10 +290,8 @@ def gains_along(objective: Objective, order: Sequence[int]) -> np.ndarray:
 
 
 def _clamped_cholesky_logpivots(S: np.ndarray, floor: float) -> np.ndarray:
-    """Log of the Cholesky pivots of ``S`` in its order (LAPACK, or pivots clamped at ``floor``). O(N^3)."""
+    """Log of the Cholesky pivots of non-empty ``S`` in its order (LAPACK, or pivots clamped at ``floor``). O(N^3)."""
     n = S.shape[0]
-    if n == 0:
-        return np.zeros(0)
     c, info = lapack.dpotrf(S, lower=1, clean=0, overwrite_a=0)
     if info == 0:
         piv = c.diagonal() ** 2
@@ -367,9 +364,8 @@ def residual_trace_greedy(
     """
     R = np.asarray(S, dtype=float)
     R = (R + R.T) / 2.0
-    n = R.shape[0]
     fl = variance_floor(R) if floor is None else float(floor)
-    avail = np.ones(n, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool).copy()
+    avail = np.ones(R.shape[0], dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool).copy()
     order: list[int] = []
 
     def reveal(p: int) -> None:
@@ -445,5 +441,4 @@ def mutual_information(cov: object, idx: Sequence[int | str], *, names: Sequence
     ix = resolve_indices(list(idx), n, names)
     if not ix or len(ix) == n:
         return 0.0
-    rest = sorted(set(range(n)) - set(ix))
-    return 0.5 * (log_det(S, ix) + log_det(S, rest) - log_det(S, list(range(n))))
+    return 0.5 * (log_det(S, ix) + log_det(S, sorted(set(range(n)) - set(ix))) - log_det(S, list(range(n))))

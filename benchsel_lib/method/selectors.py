@@ -217,9 +217,8 @@ class Selector(Component):
             n_cand = self.n_candidates(counts, forced, n_models, names=names)
             k = check_int(k, "k")
             if k > n_cand:
-                left_by = " and exclude" if self.exclude else ""
                 raise ValueError(f"k={k} is larger than the {n_cand} candidate benchmarks left by the min_observed "
-                                 f"filter{left_by}")
+                                 f"filter{' and exclude' if self.exclude else ''}")
             if k < len(init):
                 raise ValueError(f"k={k} is smaller than the {len(init)} mandatory (initial) benchmarks")
         costs = None

@@ -367,8 +367,7 @@ def _sweep(jobs: Sequence[tuple[Fold, _CVPlan]], *, n_jobs: int | None, progress
     cells, root = [], cache.active_root()
     for members in groups.values():
         fold, unit = jobs[members[0]]
-        sparse = bool(np.isnan(unit.X[fold.train]).any())
-        cost = (float(fold.train.size) * unit.X.shape[1] ** 2 * (10.0 if sparse else 1.0)
+        cost = (float(fold.train.size) * unit.X.shape[1] ** 2 * (10.0 if np.isnan(unit.X[fold.train]).any() else 1.0)
                 * (1.0 + 0.2 * (len(members) - 1)))
         label = (f"{unit.kw['label']} holdout={fold.meta['holdout']:g} fold={fold.index}"
                  + (f" ({len(members)} runs)" if len(members) > 1 else ""))
