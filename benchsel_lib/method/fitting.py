@@ -28,7 +28,6 @@ from .correlation import Correlation
 from .predictors import PREDICTORS, check_unreached, make_predictor, reveal_and_predict
 from .scaling import FittedScaling, Scaling
 from .lowrank import as_correlation_matrix
-from .choice import DEFAULT_RULE
 from .inner_search import DEFAULT_LEVELS, ChosenPredictor, Recommendation, SearchSettings, pipeline_path
 from .oof import Prepared
 from .folds import InnerFolds
@@ -262,12 +261,12 @@ class Spec:
         The resolved components.
     selector, predictor : list
         The candidates (a search's first grid until a matrix picks one).
-    stack, search : bool
-        The stack is a candidate; the fit goes through the inner cross-validation.
-    blocks, choice, folds, space
-        A search's blocks, choice rule, inner folds and candidate space.
-    unreached : str or None
-        A search's rule for unreached inner-held-out models (None: ``fit_path``'s).
+    search : SearchSettings or None
+        The settings of the inner cross-validation a fit goes through (a search, or conformal intervals of one
+        pair), the candidates, seed, levels and estimator set when fit; None: a direct fit.
+    space
+        A search's candidate space (None: the candidates of a fixed pipeline, whose inner held-out models follow
+        the ``unreached`` rule of ``fit_path``).
     sparse_searched : bool
         A later grid of the space than the first was taken.
     """
@@ -277,13 +276,8 @@ class Spec:
     calibrator: Any
     selector: list
     predictor: list
-    stack: bool = False
-    search: bool = False
-    blocks: tuple[int, ...] = ()
-    choice: Any = DEFAULT_RULE
-    folds: int = 5
+    search: SearchSettings | None = None
     space: Any = None
-    unreached: str | None = None
     sparse_searched: bool = False
 
 
@@ -367,7 +361,7 @@ class BasePipeline(BaseEstimator):
             return calibrator_named(v)
         return v
 
-    def _steps(self) -> dict[str, Any]:  # a search's own fields of Spec (checked before its steps)
+    def _steps(self) -> dict[str, Any]:  # a search's own fields of Spec: its SearchSettings and space
         return {}
 
     def _candidate(self) -> BasePipeline:  # the pipeline without intervals whose clones the inner CV fits
@@ -382,9 +376,10 @@ class BasePipeline(BaseEstimator):
         """
         steps = {**self._steps(), "selector": self.component("selector"), "predictor": self.component("predictor")}
         calibrator = self.component("calibrator")
-        search = bool(steps.pop("search", False)) or isinstance(calibrator, Conformal)
+        if isinstance(calibrator, Conformal):  # its residuals come from an inner search of this one pair
+            steps.setdefault("search", SearchSettings(stack=False))
         spec = Spec(scaling=self.component("scaling"), correlation=self.component("correlation"),
-                    calibrator=calibrator, search=search, **steps)
+                    calibrator=calibrator, **steps)
         if self.k is not None:
             check_int(self.k, "k")
         elif spec.search:
@@ -508,7 +503,8 @@ class BasePipeline(BaseEstimator):
             return spec
         grid = space.for_matrix(X)
         return dataclasses.replace(spec, selector=list(grid.selectors), predictor=list(grid.predictors),
-                                   stack=grid.stack, sparse_searched=grid is not space[0])
+                                   search=dataclasses.replace(spec.search, stack=grid.stack),
+                                   sparse_searched=grid is not space[0])
 
     @staticmethod
     def _direct_steps(sel: Selector, data: _Training, *, k_max: int | None, ks: Sequence[int] | None, seed: Any,
@@ -574,11 +570,11 @@ class BasePipeline(BaseEstimator):
         fs, z, R, names, n_forced = data.scaling, data.z, data.R, data.names, data.n_forced
         levels = DEFAULT_LEVELS if intervals and spec.calibrator is not None else ()
         # one pair, nothing to score: the smallest inner CV
-        bare = len(spec.selector) == 1 and len(spec.predictor) == 1 and not spec.stack and not levels
-        settings = SearchSettings(selectors=spec.selector, predictors=tuple(spec.predictor), stack=spec.stack,
-                                  seed=int(seeds.search), levels=levels, choice=spec.choice,
-                                  n_folds=2 if bare else int(spec.folds), unreached=spec.unreached or unreached,
-                                  blocks=spec.blocks, estimator=self._candidate())
+        bare = len(spec.selector) == 1 and len(spec.predictor) == 1 and not spec.search.stack and not levels
+        settings = dataclasses.replace(spec.search, selectors=spec.selector, predictors=spec.predictor,
+                                       seed=seeds.search, levels=levels, n_folds=2 if bare else spec.search.n_folds,
+                                       unreached=unreached if spec.space is None else spec.search.unreached,
+                                       estimator=self._candidate())
         search = partial(pipeline_path, z, cov=R, names=names, settings=settings)
         if revealed is not None:
             recs = search(len(revealed), fixed=list(revealed))

@@ -22,7 +22,7 @@ from .._checks import check_blocks, check_int, check_ks
 from .base import BasePredictor, check_train, pass_through
 from .calibration import conformal_interval, conformal_quantile, conformal_scores
 from .candidates import DEFAULT_PREDICTORS, DEFAULT_SELECTORS, Grid
-from .choice import DEFAULT_RULE, Best, Nested, choice_rule
+from .choice import DEFAULT_RULE, Nested, choice_rule
 from .correlation import inner_correlation
 from .lowrank import as_correlation_matrix
 from .folds import InnerFolds
@@ -169,7 +169,11 @@ def _check_train(train: Any) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SearchSettings:
-    """What one inner search scores and how it chooses (:func:`pipeline_path` checks them before any work).
+    """What one inner search scores and how it chooses, checked once when made (before any work).
+
+    The one record of a search's settings: :meth:`~benchsel_lib.method.fitting.BasePipeline.validate` makes it
+    from a pipeline's parameters, a fit sets the candidates, seed, levels and estimator, and
+    :func:`pipeline_path` reads it as it is.
 
     Parameters
     ----------
@@ -184,14 +188,14 @@ class SearchSettings:
     seed : int
         Seed of the inner folds and of the random selector.
     levels : sequence of float
-        Interval levels.
+        Interval levels (kept as a tuple of floats).
     budget : float, "auto" or None
         Estimated operations the inner search may take (:func:`~benchsel_lib.method.plan.plan_search`;
         ``"auto"``: its default budget).  None: always the full search.
     choice : {"monotone", "best", "nested"} or a rule object
         How the candidate is chosen at each ``k`` (:mod:`benchsel_lib.method.choice`).  A rule that looks back
         has every size up to the largest of ``ks`` scored (a search cut down to its budget scores only the
-        sizes asked for, each choosing its best candidate).
+        sizes asked for, each choosing its best candidate).  Kept as the rule object.
     unreached : {"skip", "mean"}
         ``"skip"`` (the paper's protocol) leaves out an inner-held-out row that observes none of the revealed
         benchmarks; ``"mean"`` scores it with the training mean.
@@ -217,6 +221,15 @@ class SearchSettings:
     blocks: Sequence[int] = ()
     estimator: Any = None
 
+    def __post_init__(self) -> None:  # every check of a search's settings, made once
+        grid = Grid(self.selectors, self.predictors, stack=self.stack)  # the candidates' own checks
+        check_int(self.n_folds, "n_folds", minimum=2)
+        for name, value in (("selectors", grid.selectors), ("predictors", grid.predictors),
+                            ("choice", choice_rule(self.choice)), ("unreached", check_unreached(self.unreached)),
+                            ("seed", int(self.seed)), ("levels", tuple(float(lv) for lv in self.levels)),
+                            ("blocks", check_blocks(self.blocks))):
+            object.__setattr__(self, name, value)
+
 
 class _Problem:
     """One search, its arguments validated (every check before any work). O(M N) plus the correlation."""
@@ -226,25 +239,21 @@ class _Problem:
 
     def __init__(self, train: Any, k_max: int, settings: SearchSettings, *, cov: np.ndarray | None,
                  names: Sequence[str] | None, fixed: Sequence[int] | None) -> None:
-        self.choice: Best = choice_rule(settings.choice)
+        self.settings = settings
         self.tr = _check_train(train)
         N = self.tr.shape[1]
         self.names = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
         if len(self.names) != N:
             raise ValueError(f"names has {len(self.names)} entries for {N} benchmark columns")
-        grid = Grid(settings.selectors, settings.predictors, stack=settings.stack)  # the candidates' own checks
-        self.selector_of = {sel.label: sel for sel in grid.selectors}
-        self.predictors, self.stack = grid.predictors, grid.stack
+        self.selector_of = {sel.label: sel for sel in settings.selectors}
+        self.predictors, self.stack = settings.predictors, settings.stack
         self.fixed = None if fixed is None else [int(j) for j in fixed]
         if self.fixed is not None:
             if not self.fixed or len(set(self.fixed)) != len(self.fixed) or not all(0 <= j < N for j in self.fixed):
                 raise ValueError(f"fixed must list distinct columns in 0..{N - 1}, got {self.fixed!r}")
             k_max = len(self.fixed)
         self.k_max = check_int(k_max, "k")
-        self.folds = InnerFolds(check_int(settings.n_folds, "n_folds", minimum=2), int(settings.seed))
-        self.seed = int(settings.seed)
-        self.unreached = check_unreached(settings.unreached)
-        self.levels = tuple(float(lv) for lv in settings.levels)
+        self.folds = InnerFolds(settings.n_folds, settings.seed)
         self.R = inner_correlation(self.tr) if cov is None else as_correlation_matrix(cov)  # wide: stays low-rank
 
     @property
@@ -263,7 +272,7 @@ def _fall_back(pb: _Problem) -> None:
         return
     pb.too_few = True
     note = f"only {m} training models: too few for {n_folds}-fold inner cross-validation (need {2 * n_folds})"
-    without = ", without intervals" if pb.levels else ""
+    without = ", without intervals" if pb.settings.levels else ""
     if pb.search and pb.fixed is not None:  # the given benchmarks stay; only the predictor falls back
         note += f"; using the default predictor {FALLBACK[1]}" + without
         pb.predictors, pb.stack = (FALLBACK[1],), False
@@ -278,9 +287,10 @@ def _fall_back(pb: _Problem) -> None:
 
 
 def _plan(pb: _Problem, *, ks: Sequence[int] | None, first: int, plan_for: Sequence[int] | None,
-          budget: float | str | None, lookback: bool) -> tuple[SearchPlan | None, bool]:
+          lookback: bool) -> tuple[SearchPlan | None, bool]:
     """The budget plan (None: the full search) and whether the choice still looks back (not when cut down)."""
-    if budget is None or pb.too_few or not (pb.search or pb.levels):
+    budget = pb.settings.budget
+    if budget is None or pb.too_few or not (pb.search or pb.settings.levels):
         return None, lookback
     keep = list(pb.fixed or [])
     for sel in pb.selector_of.values():
@@ -293,7 +303,7 @@ def _plan(pb: _Problem, *, ks: Sequence[int] | None, first: int, plan_for: Seque
     def planned(n: int) -> SearchPlan:
         return plan_search(m, N, k=pb.k_max, selectors=list(pb.selectors) if pb.fixed is not None else
                            list(pb.selector_of.values()), predictors=pb.predictors, n_ks=n, n_folds=pb.folds.n_folds,
-                           observed=float((~np.isnan(pb.tr)).mean()), keep=keep, seed=pb.seed,
+                           observed=float((~np.isnan(pb.tr)).mean()), keep=keep, seed=pb.settings.seed,
                            budget=None if budget == "auto" else float(budget))
 
     plan = planned(n_ks)
@@ -332,7 +342,7 @@ class _Orders:
             return {k: list(given)[:k] for k in self.sizes if k <= len(given)}  # type: ignore[arg-type]
         counts = (~np.isnan(x)).sum(axis=0)
         return sel.select_sizes(c, self.sizes, names=labels, counts=counts, n_models=x.shape[0],  # type: ignore[union-attr]
-                                train=x, seed=self.pb.seed, missing_initial="skip")
+                                train=x, seed=self.pb.settings.seed, missing_initial="skip")
 
     def prepare(self) -> list[str]:
         """Each selector's selections on the inner matrix (every row and column unless subsampled); the errors."""
@@ -395,13 +405,13 @@ def _choose_path(pb: _Problem, rows: list[dict[str, Any]], scored: Sequence[int]
     rank_s = {s: i for i, s in enumerate(selectors)}
     rank_p = {p: i for i, p in enumerate(pb.predictors + (STACK,))}
     usable = [r for r in rows if not np.isnan(r["r2"])]
-    only = _selectable(usable if isinstance(pb.choice, Nested) else [],  # the nested rule's one selector
+    only = _selectable(usable if isinstance(pb.settings.choice, Nested) else [],  # the nested rule's one selector
                        lambda pool: Nested.selector(pool, scored, order=rank_s.get), orders)
     out = {}
     for k in scored:
         at = [r for r in usable if r["k"] == k and (only is None or r["selector"] == only)]
         prev = previous if previous is not None and previous["k"] == k - 1 else None
-        previous = _selectable(at, partial(pb.choice.choose, previous=prev,
+        previous = _selectable(at, partial(pb.settings.choice.choose, previous=prev,
                                            order=lambda r: (rank_s[r["selector"]], rank_p[r["predictor"]])), orders)
         if previous is not None:
             out[k] = (previous["selector"], previous["predictor"], float(previous["r2"]))
@@ -419,14 +429,14 @@ def _conformal(pb: _Problem, oof: OutOfFold, orders: _Orders, s: str, p: str,
     N = pb.tr.shape[1]
     mk = oof.masks.get((s, k))
     if mk is None or not mk.any():
-        return np.ones(N), None, {lv: float("nan") for lv in pb.levels}
+        return np.ones(N), None, {lv: float("nan") for lv in pb.settings.levels}
     res = oof.preds[(s, p, k)] - oof.truth
     if orders.cols is not None:  # benchmarks outside the subsample get the pooled scale
         res_all, mk_all = np.zeros((res.shape[0], N)), np.zeros((res.shape[0], N), dtype=bool)
         res_all[:, orders.cols], mk_all[:, orders.cols] = res, mk
         res, mk = res_all, mk_all
     scale, scores = conformal_scores(res, mk)
-    return scale, scores, {lv: conformal_quantile(scores, lv) for lv in pb.levels}
+    return scale, scores, {lv: conformal_quantile(scores, lv) for lv in pb.settings.levels}
 
 
 def _search_path(train: Any, k_max: int, settings: SearchSettings, data: dict[str, Any], *, ks: Sequence[int] | None,
@@ -436,8 +446,8 @@ def _search_path(train: Any, k_max: int, settings: SearchSettings, data: dict[st
     planned for the sizes ``plan_for`` of the whole path); ``data``: its ``cov``, ``names`` and ``fixed``."""
     pb = _Problem(train, k_max, settings, **data)
     _fall_back(pb)
-    plan, lookback = _plan(pb, ks=ks, first=first, plan_for=plan_for, budget=settings.budget,
-                           lookback=pb.choice.lookback and pb.search and pb.fixed is None)
+    plan, lookback = _plan(pb, ks=ks, first=first, plan_for=plan_for,
+                           lookback=settings.choice.lookback and pb.search and pb.fixed is None)
     if pb.fixed is not None:
         ks = [pb.k_max]
     ks = list(range(1, pb.k_max + 1)) if ks is None else check_ks(ks, pb.k_max)
@@ -447,9 +457,9 @@ def _search_path(train: Any, k_max: int, settings: SearchSettings, data: dict[st
     if errors:
         pb.selector_of = {s: sel for s, sel in pb.selector_of.items() if s in orders.fallback}
         pb.note = "; ".join(([pb.note] if pb.note else []) + errors)
-    folds = pb.folds.folds(orders.cv.shape[0]) if (pb.search or pb.levels) and not pb.too_few else []
+    folds = pb.folds.folds(orders.cv.shape[0]) if (pb.search or settings.levels) and not pb.too_few else []
     oof = out_of_fold(orders.cv, folds, select=orders.in_fold, selectors=pb.selectors, predictors=pb.predictors,
-                      sizes=scored, unreached=pb.unreached, names=orders.names_s, estimator=settings.estimator)
+                      sizes=scored, unreached=settings.unreached, names=orders.names_s, estimator=settings.estimator)
     rows, weights = score_candidates(oof, pb.predictors, stack=pb.stack)
     scores = pd.DataFrame(rows, columns=["selector", "predictor", "k", "r2", "n_eval"])
     plan_note = None if plan is None else plan.note()
@@ -460,7 +470,7 @@ def _search_path(train: Any, k_max: int, settings: SearchSettings, data: dict[st
         scale, conf, qs = _conformal(pb, oof, orders, s, p, k)
         recs.append(Recommendation(k=k, selector=s, predictor=p, selection=list(orders.final(s).get(k, [])),
                                    scores=scores, weights=weights.get((s, k), {}) if p == STACK else {}, scale=scale,
-                                   quantiles=qs, note=pb.note, seed=pb.seed, inner_r2=inner, conformal=conf,
+                                   quantiles=qs, note=pb.note, seed=settings.seed, inner_r2=inner, conformal=conf,
                                    plan=plan_note))
     return recs
 
@@ -514,14 +524,12 @@ def pipeline_path(
     Memory O(S K P m N) for the out-of-fold predictions.
     """
     data: dict[str, Any] = dict(cov=cov, names=names, fixed=fixed)
-    cuts = check_blocks(settings.blocks)
-    if cuts and fixed is None:
+    if settings.blocks and fixed is None:
         k_max = check_int(k_max, "k")
         sizes = list(range(1, k_max + 1)) if ks is None else list(check_ks(ks, k_max))
-        cuts = tuple(b for b in cuts if b < sizes[-1])  # a block at or above the largest size asked fixes nothing
-        listed = [selector_named(s) for s in settings.selectors]
-        if cuts and not all(sel.nested for sel in listed):  # else no block can be kept
-            return _Blocks(train, k_max, replace(settings, selectors=listed), sizes, cuts, data).run()
+        cuts = tuple(b for b in settings.blocks if b < sizes[-1])  # a block at or above the largest size asked fixes nothing
+        if cuts and not all(sel.nested for sel in settings.selectors):  # else no block can be kept
+            return _Blocks(train, k_max, settings, sizes, cuts, data).run()
     return _search_path(train, k_max, settings, data, ks=ks)  # the one search without blocks
 
 
@@ -531,11 +539,11 @@ class _Blocks:
     def __init__(self, train: Any, k_max: int, settings: SearchSettings, sizes: list[int], cuts: tuple[int, ...],
                  data: dict[str, Any]) -> None:
         self.train, self.k_max, self.sizes, self.cuts = train, k_max, sizes, cuts
-        self.settings, self.data, self.listed = settings, data, list(settings.selectors)
+        self.settings, self.data = settings, data
         N = _check_train(train).shape[1]
         names = data["names"]
         self.labels = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
-        self.nested = {sel.label: sel.nested for sel in self.listed}
+        self.nested = {sel.label: sel.nested for sel in settings.selectors}
         # the path without blocks, searched only as far as used (up to free_at, its choice there to look back at)
         self.free: dict[int, Recommendation] = {}
         self.free_at, self.free_prev = 0, None
@@ -544,7 +552,7 @@ class _Blocks:
     def _unblocked(self, lo: int, hi: int) -> list[Recommendation]:
         """The path without blocks at the sizes in ``(lo, hi]``, searched on as far as needed."""
         if self.free_at < hi:  # to its end for the nested rule: its one selector sees every size
-            upto = self.k_max if isinstance(choice_rule(self.settings.choice), Nested) else hi
+            upto = self.k_max if isinstance(self.settings.choice, Nested) else hi
             part = _search_path(self.train, self.k_max, self.settings, self.data, first=self.free_at + 1,
                                 ks=[k for k in self.whole if self.free_at < k <= upto], previous=self.free_prev,
                                 plan_for=self.whole)
@@ -556,7 +564,7 @@ class _Blocks:
         """The search from ``lo`` to ``hi`` with every candidate keeping the benchmarks ``chosen`` at ``lo``."""
         kept = tuple(self.labels[j] for j in chosen)
         cands, errors = [], []
-        for sel in self.listed:
+        for sel in self.settings.selectors:
             try:
                 cands.append(replace(sel, initial=kept + tuple(b for b in sel.initial if b not in kept)))
             except ValueError as exc:  # a mandatory benchmark it excludes

@@ -22,15 +22,15 @@ from typing import Any
 import pandas as pd
 from sklearn.base import clone
 
-from .._checks import check_blocks, check_int, check_nonnegative
+from .._checks import check_int, check_nonnegative
 from .calibration import Conformal, GaussianIntervals
 from .candidates import DEFAULT_MIN_OBSERVED, CandidateSpace, Grid, auto_space, with_options
-from .choice import DEFAULT_RULE, choice_rule
+from .choice import DEFAULT_RULE
 from .correlation import Correlation
 from .fitting import BasePipeline, FitSeeds, FittedPath, PathStep
 from .gaussian import GaussianPredictor
 from .given import ScaleWarning, check_given
-from .inner_search import AUTO_BLOCKS, ChosenPredictor
+from .inner_search import AUTO_BLOCKS, ChosenPredictor, SearchSettings
 from .oof import use_default_estimator
 from .predictors import PREDICTORS, check_predictor_name
 from .scaling import Scaling
@@ -353,11 +353,10 @@ class PipelineSearch(BasePipeline):
 
     def _steps(self) -> dict[str, Any]:
         space = self.component("candidates")
-        choice_rule(self.choice)
-        check_int(self.search_folds, "search_folds", minimum=2)
-        blocks = check_blocks(self.blocks)
-        return {"stack": space[0].stack, "search": True, "blocks": blocks, "choice": self.choice,
-                "folds": self.search_folds, "unreached": SEARCH_UNREACHED, "space": space}
+        check_int(self.search_folds, "search_folds", minimum=2)  # named as this pipeline's parameter
+        settings = SearchSettings(stack=space[0].stack, n_folds=self.search_folds, choice=self.choice,
+                                  blocks=self.blocks, unreached=SEARCH_UNREACHED)
+        return {"search": settings, "space": space}
 
     def _candidate(self) -> Pipeline:
         return Pipeline(scaling=self.scaling, calibrator=None, seed=self.seed)
