@@ -251,8 +251,7 @@ class _Problem:
         if self.fixed is not None:
             if not self.fixed or len(set(self.fixed)) != len(self.fixed) or not all(0 <= j < N for j in self.fixed):
                 raise ValueError(f"fixed must list distinct columns in 0..{N - 1}, got {self.fixed!r}")
-            k_max = len(self.fixed)
-        self.k_max = check_int(k_max, "k")
+        self.k_max = k_max if self.fixed is None else len(self.fixed)  # k_max checked by pipeline_path
         self.folds = InnerFolds(settings.n_folds, settings.seed)
         self.R = inner_correlation(self.tr) if cov is None else as_correlation_matrix(cov)  # wide: stays low-rank
 
@@ -286,7 +285,7 @@ def _fall_back(pb: _Problem) -> None:
     pb.note = note
 
 
-def _plan(pb: _Problem, *, ks: Sequence[int] | None, first: int, plan_for: Sequence[int] | None,
+def _plan(pb: _Problem, *, ks: Sequence[int], first: int, plan_for: Sequence[int] | None,
           lookback: bool) -> tuple[SearchPlan | None, bool]:
     """The budget plan (None: the full search) and whether the choice still looks back (not when cut down)."""
     budget = pb.settings.budget
@@ -295,8 +294,7 @@ def _plan(pb: _Problem, *, ks: Sequence[int] | None, first: int, plan_for: Seque
     keep = list(pb.fixed or [])
     for sel in pb.selector_of.values():
         keep += sel.resolve_initial(pb.names, missing="skip")
-    plan_ks = ks if plan_for is None else plan_for
-    asked = 1 if pb.fixed is not None else (pb.k_max if plan_ks is None else len(set(plan_ks)))
+    asked = len(set(ks if plan_for is None else plan_for))
     n_ks = pb.k_max - (first if plan_for is None else 1) + 1 if lookback else asked
     m, N = pb.tr.shape
 
@@ -443,14 +441,13 @@ def _search_path(train: Any, k_max: int, settings: SearchSettings, data: dict[st
                  first: int = 1, previous: dict[str, Any] | None = None,
                  plan_for: Sequence[int] | None = None) -> list[Recommendation]:
     """:func:`pipeline_path` without blocks, or one segment of it from ``first`` (looking back at ``previous``,
-    planned for the sizes ``plan_for`` of the whole path); ``data``: its ``cov``, ``names`` and ``fixed``."""
+    planned for the sizes ``plan_for`` of the whole path); ``data``: its ``cov``, ``names`` and ``fixed``
+    (``ks``, checked by :func:`pipeline_path`, is ignored with ``fixed``)."""
     pb = _Problem(train, k_max, settings, **data)
     _fall_back(pb)
+    ks = [pb.k_max] if pb.fixed is not None else ks
     plan, lookback = _plan(pb, ks=ks, first=first, plan_for=plan_for,
                            lookback=settings.choice.lookback and pb.search and pb.fixed is None)
-    if pb.fixed is not None:
-        ks = [pb.k_max]
-    ks = list(range(1, pb.k_max + 1)) if ks is None else check_ks(ks, pb.k_max)
     scored = list(range(min(first, min(ks)), max(ks) + 1)) if lookback else list(ks)
     orders = _Orders(pb, scored, plan)
     errors = orders.prepare()
@@ -524,21 +521,21 @@ def pipeline_path(
     Memory O(S K P m N) for the out-of-fold predictions.
     """
     data: dict[str, Any] = dict(cov=cov, names=names, fixed=fixed)
-    if settings.blocks and fixed is None:
+    if fixed is None:  # with fixed, its size is the one k
         k_max = check_int(k_max, "k")
-        sizes = list(range(1, k_max + 1)) if ks is None else list(check_ks(ks, k_max))
-        cuts = tuple(b for b in settings.blocks if b < sizes[-1])  # a block at or above the largest size asked fixes nothing
+        ks = list(range(1, k_max + 1)) if ks is None else list(check_ks(ks, k_max))
+        cuts = tuple(b for b in settings.blocks if b < ks[-1])  # a block at or above the largest size asked fixes nothing
         if cuts and not all(sel.nested for sel in settings.selectors):  # else no block can be kept
-            return _Blocks(train, k_max, settings, sizes, cuts, data).run()
+            return _Blocks(train, k_max, settings, ks, cuts, data).run()
     return _search_path(train, k_max, settings, data, ks=ks)  # the one search without blocks
 
 
 class _Blocks:
     """:func:`pipeline_path` with blocks: the path without blocks, fixed at a block whose choice is not nested."""
 
-    def __init__(self, train: Any, k_max: int, settings: SearchSettings, sizes: list[int], cuts: tuple[int, ...],
+    def __init__(self, train: Any, k_max: int, settings: SearchSettings, ks: list[int], cuts: tuple[int, ...],
                  data: dict[str, Any]) -> None:
-        self.train, self.k_max, self.sizes, self.cuts = train, k_max, sizes, cuts
+        self.train, self.k_max, self.ks, self.cuts = train, k_max, ks, cuts
         self.settings, self.data = settings, data
         N = _check_train(train).shape[1]
         names = data["names"]
@@ -547,7 +544,7 @@ class _Blocks:
         # the path without blocks, searched only as far as used (up to free_at, its choice there to look back at)
         self.free: dict[int, Recommendation] = {}
         self.free_at, self.free_prev = 0, None
-        self.whole = sorted(set(sizes) | set(cuts))  # the sizes one search without blocks is asked for (its plan)
+        self.whole = sorted(set(ks) | set(cuts))  # the sizes one search without blocks is asked for (its plan)
 
     def _unblocked(self, lo: int, hi: int) -> list[Recommendation]:
         """The path without blocks at the sizes in ``(lo, hi]``, searched on as far as needed."""
@@ -583,7 +580,7 @@ class _Blocks:
         recs: list[Recommendation] = []
         lo, chosen = 0, None  # the sizes above lo are searched from the choice at lo (None: the free path)
         for hi in [*self.cuts, self.k_max]:
-            asked = [k for k in self.sizes if lo < k <= hi]  # a block with no size asked still fixes the choice at hi
+            asked = [k for k in self.ks if lo < k <= hi]  # a block with no size asked still fixes the choice at hi
             out = self._unblocked(lo, hi) if chosen is None else self._kept(lo, hi, chosen, asked)
             recs += [r for r in out if r.k in asked]
             at = out[-1] if out else None  # the choice at hi (below the last block: at the block size)
