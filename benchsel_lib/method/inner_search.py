@@ -537,9 +537,6 @@ class _Blocks:
                  data: dict[str, Any]) -> None:
         self.train, self.k_max, self.ks, self.cuts = train, k_max, ks, cuts
         self.settings, self.data = settings, data
-        N = _check_train(train).shape[1]
-        names = data["names"]
-        self.labels = [str(j) for j in range(N)] if names is None else [str(b) for b in names]
         self.nested = {sel.label: sel.nested for sel in settings.selectors}
         # the path without blocks, searched only as far as used (up to free_at, its choice there to look back at)
         self.free: dict[int, Recommendation] = {}
@@ -559,7 +556,8 @@ class _Blocks:
 
     def _kept(self, lo: int, hi: int, chosen: list[int], asked: list[int]) -> list[Recommendation]:
         """The search from ``lo`` to ``hi`` with every candidate keeping the benchmarks ``chosen`` at ``lo``."""
-        kept = tuple(self.labels[j] for j in chosen)
+        names = self.data["names"]  # checked by the search without blocks, which ran first
+        kept = tuple(str(j if names is None else names[j]) for j in chosen)
         cands, errors = [], []
         for sel in self.settings.selectors:
             try:
