@@ -10,7 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from .._checks import check_covariance, check_data_matrix
-from .lowrank import LowRankCorrelation
+from .lowrank import LowRankCorrelation, as_correlation_matrix
 
 __all__ = ["Component", "Predictor", "BasePredictor", "check_train", "check_train_query", "check_rows", "pass_through",
            "size_runs", "NotFittedError"]
@@ -185,12 +185,9 @@ class BasePredictor:
     def fit(self, train: Any, *, cov: Any = None) -> BasePredictor:
         """Remember the training rows and the correlation (finite, symmetric N x N); return self. O(m N + N^2)."""
         self.train_ = check_train(train)
-        self.cov_ = None
-        if isinstance(cov, LowRankCorrelation):  # a wide matrix's factored correlation: symmetric and finite, kept so
-            self.cov_ = cov
-        elif cov is not None:
+        if cov is not None and not isinstance(cov, LowRankCorrelation):  # a wide matrix's factored one is kept so
             check_covariance(cov)  # square, symmetric, finite: checked, while the given values are kept as they are
-            self.cov_ = np.asarray(cov, dtype=float)
+        self.cov_ = None if cov is None else as_correlation_matrix(cov)
         if self.cov_ is not None and self.cov_.shape[0] != self.train_.shape[1]:
             raise ValueError(f"cov is {self.cov_.shape[0]} x {self.cov_.shape[0]} but train has "
                              f"{self.train_.shape[1]} benchmark columns")

@@ -378,11 +378,8 @@ class BenchPressBlend(BasePredictor):
         return _BLEND_STATES.put(key, {"tm": tm, "fits": {}})
 
     def _correlations(self, tr: np.ndarray, cov: Any, state: dict[str, Any]) -> np.ndarray:
-        n = tr.shape[1]
-        if cov is not None:
+        if cov is not None:  # checked by fit: finite, symmetric, one row per benchmark
             c = np.asarray(cov, dtype=float)
-            if c.shape != (n, n) or not np.isfinite(c).all():
-                raise ValueError(f"cov must be a finite ({n}, {n}) matrix, got shape {c.shape}")
             d = np.sqrt(np.clip(np.diag(c), 1e-300, None))
             if "cnt" not in state:  # rows observing both columns (pairwise_pearson's counts)
                 M = state["tm"].astype(float)

@@ -133,10 +133,8 @@ class LowRankCorrelation:
         r, _ = _as_index(rows, n)
         c, _ = _as_index(cols, n)
         out = self.W[r] @ self.W[c].T
-        hit = np.equal.outer(r, c)
-        if hit.any():
-            i, j = np.nonzero(hit)
-            out[i, j] += self.d[r[i]]
+        i, j = np.nonzero(np.equal.outer(r, c))  # the diagonal entries of the block
+        out[i, j] += self.d[r[i]]
         return out
 
     def column(self, j: int) -> np.ndarray:

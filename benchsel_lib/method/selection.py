@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._checks import (check_bool, check_covariance, check_data_matrix, check_int, check_k, check_nonnegative,
-                       resolve_indices)
+from .._checks import check_bool, check_covariance, check_int, check_k, check_nonnegative, resolve_indices
 from .._random import check_entropy
-from .lowrank import LowRankCorrelation
+from .base import check_train
+from .lowrank import LowRankCorrelation, as_correlation_matrix
 from .medoids import anchor_dissimilarity, k_medoids
 from .facts import OBJECTIVE_FACTS
 from .objectives import (EntropyGain, MutualInformationGain, Objective, PivotedCholesky, entropy_gain,
@@ -194,13 +194,6 @@ class _TieBreaker:
             self._r2 = r2
         return self._r2[np.ix_(tied, np.flatnonzero(~selected))].sum(axis=1)
 
-    def _mi_key(self, tied: np.ndarray, state: PivotedCholesky) -> np.ndarray:
-        for j in tied:  # the lazy greedy leaves the rows of unevaluated candidates stale
-            state.refresh(int(j))
-        mi = MutualInformationGain(self.S, self.floor)
-        mi.prepare(state)
-        return mi.gains(state, tied)[0]
-
     def choose(self, cands: np.ndarray, keys: np.ndarray, state: PivotedCholesky) -> int:
         """Pick from ``cands`` (ascending indices) with primary ``keys``."""
         if self.mode == "argmax":
@@ -213,7 +206,11 @@ class _TieBreaker:
         if self.mode == "auto":
             sec = self._centrality(tied, state.selected)
         elif self.objective != "mi":  # tie_break "mi": the MI gain is the secondary key
-            sec = self._mi_key(tied, state)
+            for j in tied:  # the lazy greedy leaves the rows of unevaluated candidates stale
+                state.refresh(int(j))
+            mi = MutualInformationGain(self.S, self.floor)
+            mi.prepare(state)
+            sec = mi.gains(state, tied)[0]
         else:  # "mi" tie-break for the MI objective: primary == secondary
             return int(tied[0])
         return int(tied[first_tied(sec, self.tol)])
@@ -719,7 +716,7 @@ def _check_train(objective: str, train: object, n: int) -> np.ndarray | None:
         return None
     if train is None:
         raise ValueError(f"objective {objective!r} needs train= (the standardized training rows)")
-    tr = check_data_matrix(train, name="train", min_rows=1, allow_empty=True)  # a fold may miss a benchmark
+    tr = check_train(train)  # a fold may miss a benchmark
     if tr.shape[1] != n:
         raise ValueError(f"train must be (models x {n} benchmarks), got shape {tr.shape}")
     if np.isnan(tr).all():
@@ -853,7 +850,7 @@ def lasso_path_order(
     :class:`~benchsel_lib.method.lowrank.LowRankCorrelation` of rank ``r`` gives
     the norms from its factors: O(k (n_iter k^2 N + k r N + N r^2)).
     """
-    R = cov if isinstance(cov, LowRankCorrelation) else np.asarray(cov, dtype=float)
+    R = as_correlation_matrix(cov)
     N = R.shape[0]
     cand = np.ones(N, dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
     active = [int(i) for i in initial]

@@ -362,12 +362,7 @@ def multi_target_lasso_path(
         step = 1.0
         for _ in range(int(max_iter)):
             rows = np.flatnonzero(Y.any(axis=1))
-            if rows.size == F.size:
-                G = RFF @ Y
-            elif rows.size:
-                G = RFF[:, rows] @ Y[rows]
-            else:
-                G = np.zeros_like(Y)
+            G = RFF @ Y if rows.size == F.size else RFF[:, rows] @ Y[rows]  # no row: zeros
             G -= RFN
             G *= 1.0 / lip
             Z = np.subtract(Y, G, out=G)  # the gradient step
