@@ -165,7 +165,7 @@ def conditional_moments(
     Raises
     ------
     ValueError
-        A covariance that is not a square array, a query that is not (v, N),
+        A covariance that is not a square array, a query that is not (v, N) or holds infinite values,
         or column and target indices that are not distinct integers in
         0..N-1.
     """
@@ -173,11 +173,8 @@ def conditional_moments(
     if cov.ndim != 2 or cov.shape[0] != cov.shape[1]:
         raise ValueError(f"cov must be a square (N, N) matrix, got shape {cov.shape}")
     N = cov.shape[0]
-    try:
-        q = np.asarray(query, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("query must be a numeric (models x benchmarks) array") from None
-    if q.ndim != 2 or q.shape[1] != N:
+    q = check_rows(query, "query")
+    if q.shape[1] != N:
         raise ValueError(f"query must be (models x {N} benchmarks) like cov, got shape {q.shape}")
     sel = _as_index(columns, N, "columns")
     T = _as_index(targets, N, "targets")

@@ -19,6 +19,7 @@ import numpy as np
 from scipy import linalg
 
 from .._memo import array_key
+from .covariance import observed_mean
 
 __all__ = ["LowRankCorrelation", "LOW_RANK_BENCHMARKS", "wide_route", "as_correlation_matrix", "floored_factor",
            "low_rank_floored_correlation"]
@@ -253,9 +254,7 @@ def low_rank_floored_correlation(train: np.ndarray, *, floor: float) -> LowRankC
     """
     tr = np.asarray(train, dtype=float)
     obs = ~np.isnan(tr)
-    count = obs.sum(axis=0)
-    mean = np.where(count > 0, np.where(obs, tr, 0.0).sum(axis=0) / np.maximum(count, 1), 0.0)
-    V, const = floored_factor(np.where(obs, tr - mean, 0.0), floor, few=count < 2)
+    V, const = floored_factor(np.where(obs, tr - observed_mean(tr, empty=0.0), 0.0), floor, few=obs.sum(axis=0) < 2)
     base = floor + (1.0 - floor) * const
     s2 = 1.0 / (base + np.einsum("ij,ij->i", V, V))
     return LowRankCorrelation(s2 * base, V * np.sqrt(s2)[:, None])
