@@ -35,14 +35,12 @@ __all__ = [
 def _top_eigh(G: np.ndarray, rank: int | None) -> tuple[np.ndarray, np.ndarray]:
     """Eigenpairs of the symmetric ``G``, largest first: the top ``rank`` only when ``rank < len(G)``, else all."""
     n = G.shape[0]
-    if rank is None or rank >= n:
-        lam, vec = np.linalg.eigh(G)
-        return lam[::-1], vec[:, ::-1]
-    lam, vec, found, _, info = dsyevr(G, compute_v=1, range="I", il=n - rank + 1, iu=n)
-    if info != 0 or found != rank:  # pragma: no cover - LAPACK failure; fall back to the full solver
-        lam, vec = np.linalg.eigh(G)
-        return lam[::-1][:rank], vec[:, ::-1][:, :rank]
-    return lam[:found][::-1], vec[:, :found][:, ::-1]
+    if rank is not None and rank < n:
+        lam, vec, found, _, info = dsyevr(G, compute_v=1, range="I", il=n - rank + 1, iu=n)
+        if info == 0 and found == rank:  # else a LAPACK failure: the full solver below
+            return lam[:found][::-1], vec[:, :found][:, ::-1]
+    lam, vec = np.linalg.eigh(G)
+    return lam[::-1][:rank], vec[:, ::-1][:, :rank]
 
 
 def _fit_factors(G: np.ndarray, rank: int | None, shrinkage: float) -> tuple[np.ndarray, np.ndarray]:

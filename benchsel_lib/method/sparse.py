@@ -162,8 +162,7 @@ def lasso_cov_path(
     N = R.shape[0]
     if R.shape != (N, N) or c.shape != (N,):
         raise ValueError(f"R must be square and c match it, got shapes {R.shape} and {c.shape}")
-    U = [int(j) for j in unpenalized]
-    F = _feature_index(features, N, U)
+    U, F = _feature_index(features, N, unpenalized)
     lams = _check_lambdas(lambdas)
     penal = np.ones(N, dtype=bool)
     penal[U] = False
@@ -171,7 +170,7 @@ def lasso_cov_path(
         raise ValueError("R needs a positive diagonal on the features")
     out = np.zeros((lams.size, N))
     b = np.zeros(N)
-    active: list[int] = list(dict.fromkeys(U))  # in ascending first-entry order
+    active: list[int] = list(U)  # in ascending first-entry order
     for t, lam in enumerate(lams):
         _solve_strength(R, c, b, active, F, penal, float(lam))
         active = [j for j in active if b[j] != 0.0 or not penal[j]]
@@ -274,16 +273,18 @@ def _solve_pattern(RAA: np.ndarray, cA: np.ndarray, s: np.ndarray, pA: np.ndarra
     return x
 
 
-def _feature_index(features: np.ndarray | Sequence[int] | None, N: int, U: Sequence[int]) -> np.ndarray:
-    """The features as sorted indices, the unpenalized ones included."""
+def _feature_index(features: np.ndarray | Sequence[int] | None, N: int,
+                   unpenalized: Sequence[int]) -> tuple[list[int], np.ndarray]:
+    """The unpenalized benchmarks ``U`` (first occurrences) and the features as sorted indices, ``U`` included."""
+    U = list(dict.fromkeys(int(j) for j in unpenalized))
     if features is None:
         F = np.arange(N)
     else:
         f = np.asarray(features)
         F = np.flatnonzero(f) if f.dtype == bool else np.unique(f.astype(int))
     if set(U) - set(F.tolist()):
-        F = np.union1d(F, np.asarray(list(U), dtype=int))
-    return F
+        F = np.union1d(F, np.asarray(U, dtype=int))
+    return U, F
 
 
 def _selection_features(N: int, initial: Sequence[int], candidates: np.ndarray | None
@@ -341,8 +342,7 @@ def multi_target_lasso_path(
     N = R.shape[0]
     if R.ndim != 2 or R.shape != (N, N):
         raise ValueError(f"R must be square, got shape {R.shape}")
-    U = list(dict.fromkeys(int(j) for j in unpenalized))
-    F = _feature_index(features, N, U)
+    U, F = _feature_index(features, N, unpenalized)
     lams = _check_lambdas(lambdas)
     out = np.zeros((lams.size, N, N))
     if not F.size:
@@ -447,8 +447,7 @@ def lambda_grid(R: np.ndarray, *, unpenalized: Sequence[int] = (),
     """
     R = np.asarray(R, dtype=float)
     N = R.shape[0]
-    U = list(dict.fromkeys(int(j) for j in unpenalized))
-    F = _feature_index(features, N, U)
+    U, F = _feature_index(features, N, unpenalized)
     free = F[~np.isin(F, U)]
     lam_max = 0.0
     if free.size:
