@@ -178,9 +178,6 @@ def conditional_moments(
         raise ValueError(f"query must be (models x {N} benchmarks) like cov, got shape {q.shape}")
     sel = _as_index(columns, N, "columns")
     T = _as_index(targets, N, "targets")
-    v = q.shape[0]
-    if v == 0:
-        return np.zeros((0, T.size)), np.zeros((0, T.size))
     pat = ~np.isnan(q[:, sel])
     keys, inv = pattern_groups(pat)
     W, B = _pattern_weights(cov, sel, keys, T, float(ridge))
@@ -307,8 +304,6 @@ def impute_missing(
     if arr.shape[1] != N:
         raise ValueError(f"X has {arr.shape[1]} columns but cov is {N} x {N}")
     mu = _check_mean(mean, N)
-    if arr.shape[0] == 0:
-        return arr.copy(), np.zeros_like(arr)
     mean_, var = _fill(C, arr - mu[None, :], ridge=float(ridge))
     return np.where(np.isnan(arr), mean_ + mu[None, :], arr), var
 

@@ -426,15 +426,14 @@ def _candidate_mask(
     """The benchmarks the greedy may add (neither mandatory nor removed), those removed (sorted) and why. O(N)."""
     candidates = np.ones(n, dtype=bool)
     excluded: list[int] = []
+    counts = None if observed_counts is None else _check_counts(observed_counts, n)
     if min_observed is not None:
         check_int(min_observed, "min_observed", minimum=0)
-        if observed_counts is None:
+        if counts is None:
             raise ValueError("min_observed needs observed_counts (models observing each benchmark)")
-        thin = too_thin(_check_counts(observed_counts, n), min_observed, mandatory=init)
+        thin = too_thin(counts, min_observed, mandatory=init)
         excluded = np.flatnonzero(thin).tolist()
         candidates &= ~thin
-    elif observed_counts is not None:
-        _check_counts(observed_counts, n)
     out_of_play = resolve_indices(exclude, n, names, role="excluded")
     both = sorted(set(out_of_play) & set(init))
     if both:
