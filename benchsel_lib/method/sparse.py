@@ -531,10 +531,7 @@ def sparse_order(
         path = multi_target_lasso_path(pairwise_correlation(tr[fold.train]), lambdas, **kw)
         return held_out_risk(pairwise_correlation(tr[fold.held]), path)
 
-    risk = np.zeros(n_lambdas)
-    for _, r in cross_fit(InterleavedFolds(n_folds).folds(m), fold_risk):
-        risk += r
-    risk /= n_folds
+    risk = sum(r for _, r in cross_fit(InterleavedFolds(n_folds).folds(m), fold_risk)) / n_folds
     i_star = first_tied(-risk, _RISK_RTOL)
 
     # the order on the full correlation
