@@ -181,6 +181,11 @@ class BasePredictor:
 
     name: str = "predictor"
     rowwise: bool = False
+    #: the parameters that ``repr`` shows, as ``name=value`` in this order
+    _repr_params: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{p}={getattr(self, p)!r}' for p in self._repr_params)})"
 
     def fit(self, train: Any, *, cov: Any = None) -> BasePredictor:
         """Remember the training rows and the correlation (finite, symmetric N x N); return self. O(m N + N^2)."""

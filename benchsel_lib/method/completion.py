@@ -127,6 +127,8 @@ class SoftImpute(BasePredictor):
     Deterministic. Complexity per iteration O((m + v) N min(m + v, N)) at most.
     """
 
+    _repr_params = ("rank", "shrinkage", "max_iter", "tol")
+
     def __init__(self, *, rank: int | None = 3, shrinkage: float = 1.0, max_iter: int = 200, tol: float = 1e-6):
         if rank is not None:
             rank = check_int(rank, "rank")
@@ -143,8 +145,6 @@ class SoftImpute(BasePredictor):
         self.name = f"softimpute(rank={rank}" + (f", shrinkage={shrinkage:g})" if shrinkage else ")")
         self.n_iter_: int | None = None
 
-    def __repr__(self) -> str:
-        return f"SoftImpute(rank={self.rank}, shrinkage={self.shrinkage}, max_iter={self.max_iter}, tol={self.tol})"
 
     def _train_fit(self, tr: np.ndarray) -> np.ndarray:
         """Completion of the training rows alone (memoized on the exact training bytes)."""
@@ -200,6 +200,7 @@ class KNNImputer(BasePredictor):
     """
 
     rowwise = True  # a query row's neighbours are training rows only
+    _repr_params = ("n_neighbors", "weights")
 
     def __init__(self, *, n_neighbors: int = 10, weights: str = "distance"):
         self.n_neighbors = check_int(n_neighbors, "n_neighbors")
@@ -208,8 +209,6 @@ class KNNImputer(BasePredictor):
         self.weights = weights
         self.name = f"knn(k={self.n_neighbors})"
 
-    def __repr__(self) -> str:
-        return f"KNNImputer(n_neighbors={self.n_neighbors}, weights={self.weights!r})"
 
     def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
         """Predict every entry of ``query`` in blocks of at most :data:`KNN_BATCH` distance pairs."""
@@ -335,6 +334,8 @@ class BenchPressBlend(BasePredictor):
     fits with p <= n_predictors.
     """
 
+    _repr_params = ("n_predictors", "ridge", "rank", "blend", "min_rows", "min_overlap")
+
     def __init__(
         self,
         *,
@@ -359,11 +360,6 @@ class BenchPressBlend(BasePredictor):
         self.rank = self._svd.rank
         self.name = "benchpress-blend"
 
-    def __repr__(self) -> str:
-        return (
-            f"BenchPressBlend(n_predictors={self.n_predictors}, ridge={self.ridge}, rank={self.rank}, "
-            f"blend={self.blend}, min_rows={self.min_rows}, min_overlap={self.min_overlap})"
-        )
 
     def _train_state(self, tr: np.ndarray) -> dict[str, Any]:
         """Per-training-matrix state: mask, correlations, ridge fits (memoized on the exact training bytes)."""

@@ -325,12 +325,11 @@ class GaussianPredictor(BasePredictor):
 
     name = "gaussian"
     rowwise = True
+    _repr_params = ("ridge",)
 
     def __init__(self, *, ridge: float = 1e-2) -> None:
         self.ridge = check_nonnegative(ridge, "ridge")
 
-    def __repr__(self) -> str:
-        return f"GaussianPredictor(ridge={self.ridge!r})"
 
     def fit(self, train: Any, *, cov: Any = None) -> GaussianPredictor:
         """Keep the training correlation ``cov`` (estimated from ``train`` when not given); return self.
