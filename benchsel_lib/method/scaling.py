@@ -194,15 +194,8 @@ def logit_transform(
         empty = np.flatnonzero(np.isnan(arr).all(axis=0))
         if empty.size:
             raise ValueError(f"cannot fit smax: column(s) {empty[:10].tolist()} have no observed score")
-        s = np.nanmax(arr, axis=0)
-    else:
-        s = _check_smax(smax, arr.shape[1], "X")
-    bad = np.flatnonzero(~(np.isfinite(s) & (s > 0)))
-    if bad.size:
-        raise ValueError(
-            f"logit transform needs a positive maximum per benchmark; column(s) {bad[:10].tolist()} "
-            f"have maximum {s[bad[:3]].tolist()}"
-        )
+        smax = np.nanmax(arr, axis=0)
+    s = _check_smax(smax, arr.shape[1], "X")
     with np.errstate(invalid="ignore"):
         p = np.clip(arr / s, eps, 1.0 - eps)
         F = np.log(p) - np.log1p(-p)
@@ -211,13 +204,17 @@ def logit_transform(
 
 
 def _check_smax(smax: object, n: int, against: str) -> np.ndarray:
-    """``smax`` as a float vector of length ``n`` (one per column of ``against``); ``ValueError`` otherwise."""
+    """``smax`` as positive finite floats, one per column of ``against`` (``n``); ``ValueError`` otherwise."""
     try:
         s = np.asarray(smax, dtype=float)
     except (TypeError, ValueError):
         raise ValueError("smax must be a numeric vector, one maximum per benchmark") from None
     if s.ndim != 1 or s.shape[0] != n:
         raise ValueError(f"smax must be a vector of length {n} (one per column of {against}), got shape {s.shape}")
+    bad = np.flatnonzero(~(np.isfinite(s) & (s > 0)))
+    if bad.size:
+        raise ValueError(f"logit transform needs a positive maximum per benchmark (smax); column(s) "
+                         f"{bad[:10].tolist()} have maximum {s[bad[:3]].tolist()}")
     return s
 
 
@@ -238,8 +235,6 @@ def inverse_logit_transform(F: object, smax: object) -> np.ndarray:
     """
     arr = check_rows(F, "F")
     s = _check_smax(smax, arr.shape[1], "F")
-    if not np.isfinite(s).all() or (s <= 0).any():
-        raise ValueError("smax must be positive and finite")
     out = np.empty_like(arr)
     pos = arr >= 0
     with np.errstate(invalid="ignore", over="ignore"):
