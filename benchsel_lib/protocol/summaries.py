@@ -75,11 +75,10 @@ class ScoredEntries:
         """
         if self.unreached is None:
             raise ValueError("these scored entries do not keep the unreached models' entries")
-        index = np.concatenate([self.index, self.unreached.index])
+        index, sq_residual, sq_truth = (np.concatenate([getattr(self, f), getattr(self.unreached, f)])
+                                        for f in ("index", "sq_residual", "sq_truth"))
         order = np.argsort(index, kind="stable")
-        return ScoredEntries(index=index[order],
-                             sq_residual=np.concatenate([self.sq_residual, self.unreached.sq_residual])[order],
-                             sq_truth=np.concatenate([self.sq_truth, self.unreached.sq_truth])[order])
+        return ScoredEntries(index=index[order], sq_residual=sq_residual[order], sq_truth=sq_truth[order])
 
     def shared(self, other: ScoredEntries) -> tuple[float, float, float, int]:
         """``(ss_res, other_ss_res, ss_tot, n)`` over the ``n`` entries both score. O(n log n).
