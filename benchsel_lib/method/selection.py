@@ -309,8 +309,7 @@ def _lazy_step(objective: Objective, state: PivotedCholesky, heap: list[tuple[fl
             continue
         if stamp == step:
             break
-        heapq.heappop(heap)
-        heapq.heappush(heap, (-evaluate(j), j, step))
+        heapq.heapreplace(heap, (-evaluate(j), j, step))
     if not heap:
         return None
     thr = tie.threshold(-heap[0][0])
@@ -319,14 +318,11 @@ def _lazy_step(objective: Objective, state: PivotedCholesky, heap: list[tuple[fl
         negk, j, stamp = heapq.heappop(heap)
         if not avail[j]:
             continue
-        if stamp != step:
-            key = evaluate(j)
-            if key < thr:
-                heapq.heappush(heap, (-key, j, step))
-                continue
-            tied.append((j, key))
-        else:
-            tied.append((j, -negk))
+        key = -negk if stamp == step else evaluate(j)  # a fresh key is at least thr (the loop's condition)
+        if key < thr:
+            heapq.heappush(heap, (-key, j, step))
+            continue
+        tied.append((j, key))
     tied.sort()
     tc = np.array([j for j, _ in tied], dtype=int)
     tk = np.array([key for _, key in tied])
