@@ -13,6 +13,7 @@ from ._names import unknown_name_error
 from .data.matrix import ScoreMatrix, check_bool
 
 __all__ = [
+    "as_float_array",
     "check_blocks",
     "check_bool",
     "check_covariance",
@@ -27,12 +28,17 @@ __all__ = [
 ]
 
 
+def as_float_array(value: object, message: str, *, copy: bool = False) -> np.ndarray:
+    """``value`` as a float array (a new one with ``copy``); ``ValueError(message)`` if it is not numeric. O(size)."""
+    try:
+        return (np.array if copy else np.asarray)(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(message) from None
+
+
 def check_covariance(cov: object, *, name: str = "cov", sym_tol: float = 1e-8) -> np.ndarray:
     """Return ``cov`` as a float (N, N) array; raise if not square, symmetric and finite."""
-    try:
-        arr = np.asarray(cov, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a numeric square matrix") from None
+    arr = as_float_array(cov, f"{name} must be a numeric square matrix")
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
         raise ValueError(f"{name} must be a square (N, N) matrix, got shape {arr.shape}")
     if arr.shape[0] == 0:
@@ -57,10 +63,7 @@ def check_data_matrix(X: object, *, name: str = "X", min_rows: int = 2, allow_em
 
     if isinstance(X, ScoreMatrix):
         X = X.scores
-    try:
-        arr = np.array(X, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a numeric (models x benchmarks) array") from None
+    arr = as_float_array(X, f"{name} must be a numeric (models x benchmarks) array", copy=True)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (models x benchmarks), got shape {arr.shape}")
     if arr.shape[0] < min_rows:

@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .._checks import check_covariance, check_data_matrix
+from .._checks import as_float_array, check_covariance, check_data_matrix
 from .lowrank import LowRankCorrelation, as_correlation_matrix
 
 __all__ = ["Component", "Predictor", "BasePredictor", "check_train", "check_train_query", "check_rows", "pass_through",
@@ -140,10 +140,7 @@ def check_rows(X: Any, name: str) -> np.ndarray:
 
     Refused: non-numeric input, more than two dimensions, infinite values (NaN marks a missing entry).
     """
-    try:
-        arr = np.array(X, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a numeric (models x benchmarks) array") from None
+    arr = as_float_array(X, f"{name} must be a numeric (models x benchmarks) array", copy=True)
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .._checks import check_bool, check_data_matrix
+from .._checks import as_float_array, check_bool, check_data_matrix
 from .base import Component, check_rows
 from .covariance import observed_mean
 
@@ -205,10 +205,7 @@ def logit_transform(
 
 def _check_smax(smax: object, n: int, against: str) -> np.ndarray:
     """``smax`` as positive finite floats, one per column of ``against`` (``n``); ``ValueError`` otherwise."""
-    try:
-        s = np.asarray(smax, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("smax must be a numeric vector, one maximum per benchmark") from None
+    s = as_float_array(smax, "smax must be a numeric vector, one maximum per benchmark")
     if s.ndim != 1 or s.shape[0] != n:
         raise ValueError(f"smax must be a vector of length {n} (one per column of {against}), got shape {s.shape}")
     bad = np.flatnonzero(~(np.isfinite(s) & (s > 0)))

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._checks import check_bool, check_covariance, check_int, check_k, check_nonnegative, resolve_indices
+from .._checks import (as_float_array, check_bool, check_covariance, check_int, check_k, check_nonnegative,
+                       resolve_indices)
 from .._random import check_entropy
 from .base import check_train
 from .lowrank import LowRankCorrelation, as_correlation_matrix
@@ -393,10 +394,7 @@ def _check_costs(costs: object, budget: object, n: int) -> tuple[np.ndarray | No
         return None, None
     if costs is None or budget is None:
         raise ValueError("costs and budget must be given together")
-    try:
-        c = np.asarray(costs, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError("costs must be a numeric vector with one cost per benchmark") from None
+    c = as_float_array(costs, "costs must be a numeric vector with one cost per benchmark")
     if c.ndim != 1 or c.shape[0] != n:
         raise ValueError(f"costs must have one entry per benchmark ({n}), got shape {c.shape}")
     if not np.isfinite(c).all():

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._checks import check_covariance, check_int
+from .._checks import as_float_array, check_covariance, check_int
 from ..data import ScoreMatrix
 from ..method.covariance import cov_to_corr
 from ..method.objectives import residual_traces
@@ -357,10 +357,7 @@ def _columns_and_names(X: Any, names: Sequence[str] | None) -> tuple[np.ndarray,
             raise ValueError("X must hold numeric scores") from None
         default = [str(c) for c in X.columns]
     else:
-        try:
-            arr = np.array(X, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError("X must be a numeric (models x benchmarks) array") from None
+        arr = as_float_array(X, "X must be a numeric (models x benchmarks) array", copy=True)
         if arr.ndim != 2:
             raise ValueError(f"X must be 2-D (models x benchmarks), got shape {arr.shape}")
         default = [f"b{j}" for j in range(arr.shape[1])]
