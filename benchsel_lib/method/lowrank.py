@@ -152,14 +152,8 @@ class LowRankCorrelation:
         c, c_scalar = _as_index(index[1], n)
         if c_scalar and isinstance(index[0], slice) and index[0] == slice(None):
             return self.column(int(c[0]))
-        out = self.block(r, c)
-        if r_scalar and c_scalar:
-            return float(out[0, 0])
-        if r_scalar:
-            return out[0]
-        if c_scalar:
-            return out[:, 0]
-        return out
+        out = self.block(r, c)[0 if r_scalar else slice(None), 0 if c_scalar else slice(None)]  # a scalar axis dropped
+        return float(out) if r_scalar and c_scalar else out
 
     def to_dense(self) -> np.ndarray:
         """The dense ``N x N`` matrix. O(N^2 r) time, O(N^2) memory."""
