@@ -51,9 +51,7 @@ def _as_index(index: Any, n: int) -> tuple[np.ndarray, bool]:
     arr = np.asarray(index)
     if arr.dtype == bool:
         return np.flatnonzero(arr.ravel()), False
-    if arr.ndim == 0:
-        return arr.reshape(1).astype(np.intp) % n, True
-    return arr.ravel().astype(np.intp) % n, False
+    return arr.ravel().astype(np.intp) % n, arr.ndim == 0  # a scalar as one index
 
 
 class LowRankCorrelation:
