@@ -293,20 +293,15 @@ def _variance_factor(text: str, words: Sequence[str]) -> str | float:
 
 
 class _Deprecated(argparse.Action):
-    """The action of an old spelling (:class:`_Old`): it stores the value, in the new words where they changed,
-    in the new option's destination and says on stderr what to write instead."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str, renamed: dict[str, str],
-                 **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, **kwargs)
-        self.new, self.renamed = new, renamed
+    """The action of an old spelling (:class:`_Old`, the action's ``const``): it stores the value, in the new words
+    where they changed, in the new option's destination and says on stderr what to write instead."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:  # noqa: D102
         old = option_string or self.option_strings[0]
-        value = self.renamed.get(values, values) if isinstance(values, str) else values
-        _note(f"{old} {values} is deprecated; use {self.new} {value}" if value != values
-              else f"{old} is deprecated; use {self.new}")
+        value = self.const.renamed.get(values, values) if isinstance(values, str) else values
+        _note(f"{old} {values} is deprecated; use {self.const.new} {value}" if value != values
+              else f"{old} is deprecated; use {self.const.new}")
         setattr(namespace, self.dest, value)
 
 
@@ -484,7 +479,7 @@ def _add_options(p: argparse.ArgumentParser, options: Sequence[_Spec | _Old | li
             kwargs = dict(spec.extra)
             if new.choices is not None and "type" not in kwargs:
                 kwargs["choices"] = tuple(dict.fromkeys([*new.choices, *spec.renamed]))
-            p.add_argument(spec.old, dest=new.dest, action=_Deprecated, new=spec.new, renamed=dict(spec.renamed),
+            p.add_argument(spec.old, dest=new.dest, action=_Deprecated, const=spec,
                            default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
             values = ", ".join(f"{a}: {b}" for a, b in spec.renamed.items())
             old.append(f"{spec.old} for {spec.new}" + (f" ({values})" if values else ""))
