@@ -177,7 +177,8 @@ def inflation_factors(
     arrays = {key: np.asarray(o, dtype=int) for key, o in orders.items()}
 
     def fold_sums(fold: Fold) -> dict[Any, np.ndarray] | None:
-        """Per order, the sums (row 0) and counts (row 1) of ``r^2 / var`` by prefix on the fold's rows (None: too few)."""
+        """Per order, the sums (row 0) and counts (row 1) of ``r^2 / var`` by prefix on the fold's rows (None: too
+        few rows)."""
         tr = fold.train
         Xin = values[tr]
         ok = np.flatnonzero((~np.isnan(Xin)).sum(axis=0) >= 2)

@@ -145,7 +145,6 @@ class SoftImpute(BasePredictor):
         self.name = f"softimpute(rank={rank}" + (f", shrinkage={shrinkage:g})" if shrinkage else ")")
         self.n_iter_: int | None = None
 
-
     def _train_fit(self, tr: np.ndarray) -> np.ndarray:
         """Completion of the training rows alone (memoized on the exact training bytes)."""
         key = array_key(tr, self.rank, self.shrinkage, self.max_iter, self.tol)
@@ -208,7 +207,6 @@ class KNNImputer(BasePredictor):
             raise ValueError(f"unknown weights {weights!r}: use 'distance' or 'uniform'")
         self.weights = weights
         self.name = f"knn(k={self.n_neighbors})"
-
 
     def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
         """Predict every entry of ``query`` in blocks of at most :data:`KNN_BATCH` distance pairs."""
@@ -359,7 +357,6 @@ class BenchPressBlend(BasePredictor):
         self._svd = SoftImpute(rank=rank, shrinkage=0.0, max_iter=max_iter, tol=tol)
         self.rank = self._svd.rank
         self.name = "benchpress-blend"
-
 
     def _train_state(self, tr: np.ndarray) -> dict[str, Any]:
         """Per-training-matrix state: mask, correlations, ridge fits (memoized on the exact training bytes)."""

@@ -90,7 +90,8 @@ class PathStep:
 
     k: int
     selected: np.ndarray
-    diagnostics: dict[str, float] = field(default_factory=lambda: dict.fromkeys(["residual_fraction", "logdet", "mi"], np.nan))
+    diagnostics: dict[str, float] = field(
+        default_factory=lambda: dict.fromkeys(["residual_fraction", "logdet", "mi"], np.nan))
     choice: Recommendation | None = None
     inflation: float | None = None
 

@@ -330,7 +330,6 @@ class GaussianPredictor(BasePredictor):
     def __init__(self, *, ridge: float = 1e-2) -> None:
         self.ridge = check_nonnegative(ridge, "ridge")
 
-
     def fit(self, train: Any, *, cov: Any = None) -> GaussianPredictor:
         """Keep the training correlation ``cov`` (estimated from ``train`` when not given); return self.
 

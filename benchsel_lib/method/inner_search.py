@@ -524,7 +524,8 @@ def pipeline_path(
     if fixed is None:  # with fixed, its size is the one k
         k_max = check_int(k_max, "k")
         ks = list(range(1, k_max + 1)) if ks is None else list(check_ks(ks, k_max))
-        cuts = tuple(b for b in settings.blocks if b < ks[-1])  # a block at or above the largest size asked fixes nothing
+        # a block at or above the largest size asked fixes nothing
+        cuts = tuple(b for b in settings.blocks if b < ks[-1])
         if cuts and not all(sel.nested for sel in settings.selectors):  # else no block can be kept
             return _Blocks(train, k_max, settings, ks, cuts, data).run()
     return _search_path(train, k_max, settings, data, ks=ks)  # the one search without blocks
