@@ -38,7 +38,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import numpy as np
@@ -185,11 +185,6 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {' '.join(text.split())}" if text else type(exc).__name__
 
 
-def _seconds(s: float) -> str:
-    """A duration for messages: whole seconds from 10 s, one decimal below."""
-    return f"{s:.0f}" if s >= 10 else f"{s:.1f}"
-
-
 def _trailer(key: str, body: bytes) -> bytes:
     """The digest trailer of an entry whose array file is ``body``."""
     digest = hashlib.sha256(_MAGIC + key.encode() + body).hexdigest()
@@ -266,20 +261,16 @@ def cache_load(path: Path, n: int, *, key: str | None = None) -> np.ndarray | No
 def _acquire(lock: FileLock) -> bool:
     """Acquire ``lock``: announce a wait that lasts :data:`LOCK_NOTE_S`, give up (False) after :data:`LOCK_WAIT_S`."""
     quiet = min(LOCK_NOTE_S, LOCK_WAIT_S)
-    try:
+    seconds = f"{LOCK_WAIT_S:.0f}" if LOCK_WAIT_S >= 10 else f"{LOCK_WAIT_S:.1f}"  # whole seconds from 10 s
+    with suppress(Timeout):
         lock.acquire(timeout=quiet)
         return True
-    except Timeout:
-        pass
     if quiet < LOCK_WAIT_S:
-        _note(f"waiting for {lock.lock_file}: another process is computing this estimate "
-              f"(at most {_seconds(LOCK_WAIT_S)} s in all)")
-        try:
+        _note(f"waiting for {lock.lock_file}: another process is computing this estimate (at most {seconds} s in all)")
+        with suppress(Timeout):
             lock.acquire(timeout=LOCK_WAIT_S - quiet)
             return True
-        except Timeout:
-            pass
-    _note(f"gave up waiting for {lock.lock_file} after {_seconds(LOCK_WAIT_S)} s: computing the estimate here too")
+    _note(f"gave up waiting for {lock.lock_file} after {seconds} s: computing the estimate here too")
     return False
 
 
