@@ -144,11 +144,10 @@ def cached_correlation(
     X = np.ascontiguousarray(X, dtype=float)
     if not _MEMO:
         return _disk_cached(correlation, X)
-    memo = _MEMO[-1]
     key = (X.shape, X.tobytes(), correlation.estimator, correlation.config)
-    if key not in memo:
-        memo[key] = _disk_cached(correlation, X)
-    return memo[key].copy()
+    if key not in _MEMO[-1]:
+        _MEMO[-1][key] = _disk_cached(correlation, X)
+    return _MEMO[-1][key].copy()
 
 
 def _disk_cached(correlation: Correlation, X: np.ndarray) -> np.ndarray:
@@ -326,15 +325,12 @@ def correlation_cache() -> Iterator[dict]:
     dict
         The cache (key -> correlation matrix); memory O(splits * N^2).
     """
-    if _MEMO:
-        yield _MEMO[-1]
-        return
-    _MEMO.append({})
+    _MEMO.append(_MEMO[-1] if _MEMO else {})
     try:
         yield _MEMO[-1]
     finally:
         _MEMO.pop()
 
 
-#: the in-process memo of the innermost :func:`correlation_cache` block (empty: none)
+#: the in-process memo of each open :func:`correlation_cache` block, inner ones sharing the outermost's
 _MEMO: list[dict] = []
