@@ -134,10 +134,8 @@ def cached_correlation(
 
     ``X``: the training rows in the pipeline's space; ``standardized``: the
     same rows standardized (read only by the ``"fast"`` estimator, which is
-    not cached). Inside :func:`correlation_cache` an estimate is memoized in
-    the process; with a cache folder (:func:`active_root`) it is stored there
-    and reused by later runs and other processes, bit for bit. Cost: O(M N)
-    for the key, plus O(N^2) to read a hit or the estimate on a miss.
+    not cached). The caches are the module docstring's, bit for bit. Cost:
+    O(M N) for the key, plus O(N^2) to read a hit or the estimate on a miss.
     """
     if correlation.estimator == "fast":
         return correlation.estimate(X, standardized, context="cv")
@@ -209,10 +207,9 @@ def cache_store(path: Path, R: np.ndarray, key: str) -> None:
             fh.flush()
             os.fsync(fh.fileno())  # the rename must not reach the disk before the data
         os.replace(tmp, path)
-        tmp = None
-    finally:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _read_entry(path: Path, n: int, key: str | None) -> tuple[np.ndarray | None, str | None]:
