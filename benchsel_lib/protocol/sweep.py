@@ -187,15 +187,13 @@ def run_sweep(cells: Sequence[Cell], *, n_jobs: int | None = None, progress: boo
     if n is None:
         n = (1 if cfg_jobs is None else cfg_jobs) if loky else -1
     n = min(n, len(cells))  # never more workers than cells: n_jobs=10_000 must not start 10,000 processes
-    if client is None and loky and (n == 1 or len(cells) == 1):
+    if loky and (n == 1 or len(cells) == 1):
         # serially in this process (no pickling; exceptions keep their traceback)
         for i in _progress(order, total=len(cells), desc=desc, enabled=progress):
             results[i] = _run_cell_args(cells[i].label, cells[i].fn, cells[i].kwargs, *cells[i].args)
         return results
-    if client is not None:
-        stream = _DaskSweep(client, cells, order, arrived).arrivals()
-    else:
-        stream = _pool_arrivals(cells, order, arrived, n_jobs=n, loky=loky)
+    stream = (_DaskSweep(client, cells, order, arrived).arrivals() if client is not None
+              else _pool_arrivals(cells, order, arrived, n_jobs=n, loky=loky))
     registry: dict[Any, Any] = {}  # the warnings of the workers, raised again here: each (text, place) once
     with closing(stream):
         for i, value, said in _progress(stream, total=len(cells), desc=desc, enabled=progress):
