@@ -233,7 +233,7 @@ class _DaskSweep:
         self.client, self.cells, self.order, self.arrived = client, cells, order, arrived
         address = getattr(getattr(client, "scheduler", None), "address", None)
         self.address = str(address) if address else "(unknown address)"
-        self.index: dict[Any, int] = {}  # task key -> cell
+        self.labels: dict[Any, str] = {}  # task key -> label of its cell
         if client.status != "running":
             raise self.error(f"the Dask client is not connected to the scheduler at {self.address} (its status is "
                              f"{client.status!r})")
@@ -254,8 +254,7 @@ class _DaskSweep:
 
     def killed(self, exc: BaseException, key: Any) -> SweepError:
         """Every worker that ran the task ``key`` died (the error chained to ``exc``)."""
-        i = self.index.get(key)
-        label = self.cells[i].label if i is not None else "(unknown)"
+        label = self.labels.get(key, "(unknown)")
         last = getattr(getattr(exc, "last_worker", None), "address", None)
         where = f", the last at {last}" if last else ""
         tries = getattr(exc, "allowed_failures", 0) + 1
@@ -277,7 +276,7 @@ class _DaskSweep:
         """The error of a future that did not finish."""
         from distributed import KilledWorker
 
-        label = self.cells[self.index[future.key]].label
+        label = self.labels[future.key]
         if future.status != "error":  # cancelled: the scheduler was lost, or someone cancelled the task
             if self.client.status != "running":
                 return self.lost(None)
@@ -301,7 +300,7 @@ class _DaskSweep:
             submitted = [client.submit(_run_cell_reporting, i, sent[i].label, sent[i].fn, sent[i].kwargs,
                                        *sent[i].args, pure=False, priority=len(order) - rank)
                          for rank, i in enumerate(order)]
-            self.index.update((f.key, i) for f, i in zip(submitted, order))
+            self.labels.update((f.key, cells[i].label) for f, i in zip(submitted, order))
             pending.update(submitted)
             del submitted, sent  # the queue holds the only references: clearing it releases the tasks
             for batch in pending.batches():
@@ -322,11 +321,7 @@ class _DaskSweep:
 
 def _broadcast_arrays(client: Any, cells: list[Cell]) -> list[Cell]:
     """The cells with their large arrays replaced by futures of copies broadcast to every Dask worker once."""
-    big: dict[int, np.ndarray] = {}
-    for c in cells:
-        for a in c.args:
-            if isinstance(a, np.ndarray) and a.nbytes > (1 << 16):
-                big.setdefault(id(a), a)
+    big = {id(a): a for c in cells for a in c.args if isinstance(a, np.ndarray) and a.nbytes > (1 << 16)}
     if not big:
         return cells
     futures = dict(zip(big, client.scatter(list(big.values()), broadcast=True, hash=False)))
