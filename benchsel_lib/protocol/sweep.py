@@ -387,14 +387,13 @@ def check_address(address: object) -> str:
 def _quiet_logs(name: str) -> Iterator[None]:
     """Silence the logger ``name`` and its children (but for critical records) inside the block."""
     names = [name] + [n for n in list(logging.root.manager.loggerDict) if n.startswith(name + ".")]
-    loggers = [logging.getLogger(n) for n in names]
-    levels = [lg.level for lg in loggers]
-    for lg in loggers:
+    levels = {lg: lg.level for lg in map(logging.getLogger, names)}
+    for lg in levels:
         lg.setLevel(logging.CRITICAL)
     try:
         yield
     finally:
-        for lg, level in zip(loggers, levels):
+        for lg, level in levels.items():
             lg.setLevel(level)
 
 
@@ -443,9 +442,7 @@ def dask_backend(address: str, *, timeout: float = 10.0) -> Iterator[Any]:
     try:
         from distributed import Client
     except ImportError as exc:
-        raise ImportError(
-            "running on a Dask cluster needs dask.distributed: pip install 'benchsel[cluster]'"
-        ) from exc
+        raise ImportError("running on a Dask cluster needs dask.distributed: pip install 'benchsel[cluster]'") from exc
 
     address = check_address(address)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float, np.integer, np.floating)) or not timeout > 0:
@@ -458,15 +455,13 @@ def dask_backend(address: str, *, timeout: float = 10.0) -> Iterator[Any]:
         client.__init__(address, timeout=f"{timeout}s", set_as_default=False)
     except BaseException as exc:
         _close_client(client, timeout)
-        if isinstance(exc, (OSError, TimeoutError)):
-            raise ConnectionError(
-                f"no Dask scheduler answered at {address!r} within {timeout:g} s ({_first_line(exc)})"
-            ) from exc
-        if isinstance(exc, Exception):
-            raise ConnectionError(
-                f"cannot connect to the Dask scheduler at {address!r}: {type(exc).__name__}: {_first_line(exc)}"
-            ) from exc
-        raise
+        if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: as they are
+            raise
+        raise ConnectionError(
+            f"no Dask scheduler answered at {address!r} within {timeout:g} s ({_first_line(exc)})"
+            if isinstance(exc, (OSError, TimeoutError)) else
+            f"cannot connect to the Dask scheduler at {address!r}: {type(exc).__name__}: {_first_line(exc)}"
+        ) from exc
     try:
         with joblib.parallel_config(backend="dask", client=client):
             yield client
@@ -505,6 +500,5 @@ def local_cluster(*, n_workers: int = 2, **kwargs: Any) -> Any:
         raise ImportError("a Dask cluster needs dask.distributed: pip install 'benchsel[cluster]'") from exc
     n = check_n_jobs(n_workers)
     opts = {"threads_per_worker": 1, "processes": True, "host": "127.0.0.1", "dashboard_address": "127.0.0.1:0"}
-    opts.update(kwargs)
     with dask.config.set({_TRIM_KEY: None}):
-        return LocalCluster(n_workers=n, **opts)
+        return LocalCluster(n_workers=n, **{**opts, **kwargs})
