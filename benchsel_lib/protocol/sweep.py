@@ -13,8 +13,7 @@ returns the results in the order of the list, whatever the backend:
   cell on the Dask cluster, every worker used whatever ``n_jobs`` says.
 
 A cell's function must derive every random stream from its arguments, never
-from the worker. Cells are submitted largest ``cost`` first, so a long cell
-does not start last.
+from the worker; cells are submitted largest ``cost`` first (:func:`run_sweep`).
 
 Failures end the sweep with one :class:`SweepError` whose message is one
 line (never a partial result): a cell that raises is named (the error is
@@ -222,12 +221,7 @@ def _pool_arrivals(cells: list[Cell], order: list[int], arrived: list[bool], *, 
 
 
 class _DaskSweep:
-    """One sweep on a Dask cluster: one task per cell, prioritized by its rank in ``order``.
-
-    :meth:`arrivals` gives the results as their tasks finish; the first failure
-    releases the queued tasks and raises :class:`SweepError`, naming the cells
-    that ``arrived`` (the caller's record) does not mark.
-    """
+    """One sweep on a Dask cluster (:meth:`arrivals`): one task per cell, prioritized by its rank in ``order``."""
 
     def __init__(self, client: Any, cells: list[Cell], order: list[int], arrived: list[bool]) -> None:
         self.client, self.cells, self.order, self.arrived = client, cells, order, arrived
