@@ -214,10 +214,8 @@ def _pool_arrivals(cells: list[Cell], order: list[int], arrived: list[bool], *, 
               if loky else nullcontext()):
             yield from joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
     except (BrokenProcessPool, TerminatedWorkerError) as exc:
-        raise SweepError(
-            f"a worker died while running the sweep ({type(exc).__name__}: {_first_line(exc)}); "
-            f"{_unfinished(cells, order, arrived)}"
-        ) from exc
+        raise SweepError(f"a worker died while running the sweep ({type(exc).__name__}: {_first_line(exc)}); "
+                         f"{_unfinished(cells, order, arrived)}") from exc
 
 
 class _DaskSweep:
@@ -319,8 +317,7 @@ def _broadcast_arrays(client: Any, cells: list[Cell]) -> list[Cell]:
     if not big:
         return cells
     futures = dict(zip(big, client.scatter(list(big.values()), broadcast=True, hash=False)))
-    return [replace(c, args=tuple(futures.get(id(a), a) if isinstance(a, np.ndarray) else a for a in c.args))
-            for c in cells]
+    return [replace(c, args=tuple(futures.get(id(a), a) for a in c.args)) for c in cells]
 
 
 #: the schemes a scheduler address may have (those of Dask's connection backends but its websockets)
