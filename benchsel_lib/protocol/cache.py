@@ -274,10 +274,9 @@ def _acquire(lock: FileLock) -> bool:
 def cache_lock(path: Path) -> Iterator[FileLock | None]:
     """Hold the lock of the cache entry ``path`` inside the block, across processes and machines sharing the folder.
 
-    The lock is a :class:`filelock.FileLock` (``flock``) on ``path`` with the
-    suffix ``.lock``, released when the block ends, or by the kernel when the
-    process ends. Waits are announced and bounded as the module docstring
-    says. Cost: one lock attempt per poll (every 0.05 s, filelock's default).
+    The lock, a :class:`filelock.FileLock` on ``path`` with the suffix ``.lock``,
+    is released and its waits bounded as the module docstring says. Cost: one
+    lock attempt per poll (every 0.05 s, filelock's default).
 
     Parameters
     ----------
@@ -288,11 +287,9 @@ def cache_lock(path: Path) -> Iterator[FileLock | None]:
     ------
     FileLock or None
         The held lock (the caller then reads ``path`` again, and computes it
-        if still absent), or None when no lock can be had: the folder is not
-        writable, no lock can be taken there, or another process held it for
-        :data:`LOCK_WAIT_S`. The caller then computes without one; two
-        processes that compute the same entry write identical bytes, renamed
-        atomically.
+        if still absent), or None when no lock can be had (the module
+        docstring's cases): the caller computes without one, and two processes
+        that compute the same entry write identical bytes, renamed atomically.
     """
     path = Path(path)
     lock = FileLock(path.with_suffix(".lock"))
@@ -314,8 +311,7 @@ def correlation_cache() -> Iterator[dict]:
 
     Keyed by the training matrix's bytes, the estimator and the EM
     configuration, so runs on the same splits pay for EM once, with identical
-    results. Re-entrant (an inner block uses the outer cache). This process
-    only; across processes the disk cache shares estimates.
+    results. Re-entrant (an inner block uses the outer cache); this process only.
 
     Yields
     ------
