@@ -111,9 +111,8 @@ def cache_key(X: np.ndarray, correlation: Correlation) -> str:
     estimator, the EM configuration and the fingerprint of the estimation code.
     """
     X = np.ascontiguousarray(X)
-    h = hashlib.sha256()
-    h.update(repr((_FORMAT, X.shape, str(X.dtype), correlation.estimator, correlation.config,
-                   _code_fingerprint())).encode())
+    h = hashlib.sha256(repr((_FORMAT, X.shape, str(X.dtype), correlation.estimator, correlation.config,
+                             _code_fingerprint())).encode())
     h.update(X.tobytes())
     return h.hexdigest()
 
@@ -127,9 +126,8 @@ def disk_cache_path(X: np.ndarray, correlation: Correlation) -> Path | None:
     return Path(root) / f"corr-{cache_key(X, correlation)[:32]}.npy" if root else None
 
 
-def cached_correlation(
-    correlation: Correlation, X: np.ndarray, *, standardized: np.ndarray | None = None
-) -> np.ndarray:
+def cached_correlation(correlation: Correlation, X: np.ndarray, *,
+                       standardized: np.ndarray | None = None) -> np.ndarray:
     """Training correlation of one split (protocol step 4): ``correlation.estimate`` with two caches in front.
 
     ``X``: the training rows in the pipeline's space; ``standardized``: the
@@ -230,7 +228,7 @@ def _read_entry(path: Path, n: int, key: str | None) -> tuple[np.ndarray | None,
         return None, f"truncated or not written by this cache: {len(data)} bytes, no digest trailer"
     body, trailer = data[:-_TRAILER_LEN], data[-_TRAILER_LEN:]
     stored_key = trailer[len(_MAGIC):len(_MAGIC) + 64].decode("ascii", "replace")
-    expected = key if key is not None else Path(path).stem.removeprefix("corr-")
+    expected = key if key is not None else path.stem.removeprefix("corr-")
     if not stored_key.startswith(expected):
         return None, f"written for another key, {stored_key[:12]}..."
     if trailer != _trailer(stored_key, body):
