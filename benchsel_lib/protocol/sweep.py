@@ -186,8 +186,7 @@ def run_sweep(cells: Sequence[Cell], *, n_jobs: int | None = None, progress: boo
     if n is None:
         n = (1 if cfg_jobs is None else cfg_jobs) if loky else -1
     n = min(n, len(cells))  # never more workers than cells: n_jobs=10_000 must not start 10,000 processes
-    if loky and (n == 1 or len(cells) == 1):
-        # serially in this process (no pickling; exceptions keep their traceback)
+    if loky and (n == 1 or len(cells) == 1):  # serially here: no pickling, exceptions keep their traceback
         for i in _progress(order, total=len(cells), desc=desc, enabled=progress):
             results[i] = _run_cell_args(cells[i].label, cells[i].fn, cells[i].kwargs, *cells[i].args)
         return results
