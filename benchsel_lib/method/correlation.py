@@ -78,7 +78,7 @@ def costly_em_note(n_models: int, n_benchmarks: int) -> str:
             f"eigenvalues floored at {EIGEN_FLOOR:g} instead{wide}")
 
 
-def dense_memory(n_benchmarks: int, method: str) -> int:
+def dense_memory(n_benchmarks: int, method: str | None) -> int:
     """Bytes of the N x N arrays that a fit on the dense route ``method`` holds at once (0 for another). O(1)."""
     return _DENSE_ARRAYS.get(method, 0) * 8 * int(n_benchmarks) ** 2
 
@@ -112,9 +112,8 @@ def check_dense_memory(n_models: int, n_benchmarks: int, method: str | None, *,
     -----
     O(1).
     """
-    need = dense_memory(n_benchmarks, method) if method else 0
-    limit = DENSE_MEMORY_LIMIT
-    if need <= limit:
+    need = dense_memory(n_benchmarks, method)
+    if need <= DENSE_MEMORY_LIMIT:
         return
     M, N = int(n_models), int(n_benchmarks)
     name = estimator or str(method)
@@ -127,7 +126,7 @@ def check_dense_memory(n_models: int, n_benchmarks: int, method: str | None, *,
                    "benchsel_lib.method.correlation.DENSE_MEMORY_LIMIT on a machine with that memory")
     raise ValueError(f"the {name!r} correlation estimate on {M:,} models x {N:,} benchmarks would need about "
                      f"{_bytes(need)} ({_DENSE_ARRAYS[method]} arrays of {N:,} x {N:,} floats), above the limit of "
-                     f"{_bytes(limit)}; {instead}")
+                     f"{_bytes(DENSE_MEMORY_LIMIT)}; {instead}")
 
 
 def dense_route(estimator: str, values: np.ndarray, *, standardized: np.ndarray | None = None) -> str | None:
@@ -308,8 +307,7 @@ def inner_correlation(train: np.ndarray) -> np.ndarray:
 
 def _inner_route(tr: np.ndarray) -> str:
     """The route of :func:`inner_correlation`: "paper" (the "auto" estimate), "floored", or "costly" (floored: EM too costly). O(m N)."""
-    obs_cols = (~np.isnan(tr)).sum(axis=0) >= 2
-    if np.isnan(tr).mean() <= EM_MAX_MISSING and obs_cols.all() and tr.shape[0] >= 3:
+    if np.isnan(tr).mean() <= EM_MAX_MISSING and ((~np.isnan(tr)).sum(axis=0) >= 2).all() and tr.shape[0] >= 3:
         return "costly" if _auto_method(tr) == "pairwise-floored" else "paper"
     return "floored"
 
@@ -351,13 +349,11 @@ def floored_pairwise_correlation(train: np.ndarray, *, floor: float = EIGEN_FLOO
         return low_rank_floored_correlation(tr, floor=floor)
     if m < N and N > EM_WIDE_BENCHMARKS and m >= 2 and not np.isnan(tr).any():
         return _floored_low_rank(tr, floor)
-    ok = (~np.isnan(tr)).sum(axis=0) >= 1
+    ok = ~np.isnan(tr).all(axis=0)
     C = np.eye(N)
     if ok.any():
         sub = tr[:, ok]
-        keep = (~np.isnan(sub)).any(axis=1)
-        if keep.sum() >= 1:
-            C[np.ix_(ok, ok)] = cov_to_corr(pairwise_covariance(sub[keep]))
+        C[np.ix_(ok, ok)] = cov_to_corr(pairwise_covariance(sub[~np.isnan(sub).all(axis=1)]))
     return floor_eigenvalues(C, floor)
 
 
@@ -366,7 +362,7 @@ def _floored_low_rank(tr: np.ndarray, floor: float) -> np.ndarray:
     W, const = floored_factor(tr - tr.mean(axis=0), floor)
     C = W @ W.T
     C[np.diag_indices(C.shape[0])] += floor + (1.0 - floor) * const
-    d = np.sqrt(np.diag(C)).copy()
+    d = np.sqrt(np.diag(C))
     C /= d[:, None]
     C /= d[None, :]
     return _clean_correlation(C)
@@ -388,14 +384,10 @@ class Correlation(Component):
     ----------
     estimator : {"auto", "pairwise", "em", "fast"}
         ``"auto"``, ``"pairwise"``, ``"em"``: :func:`estimate_correlation`
-        with that method (Section 5.1's rule for "auto": pairwise on complete
-        data with at least as many models as benchmarks, EM otherwise, the
-        floored pairwise correlation where EM would take too long,
-        :func:`em_too_costly`) on the training scores in the pipeline's
-        space, standardized with the protocol's floor. ``"fast"``:
-        :func:`inner_correlation` of the pipeline's standardized rows (EM up
-        to half the entries missing, floored pairwise beyond or where EM
-        would take too long), the estimate of the recommended pipeline.
+        with that method (Section 5.1's rule for "auto") on the training
+        scores in the pipeline's space, standardized with the protocol's
+        floor. ``"fast"``: :func:`inner_correlation` of the pipeline's
+        standardized rows, the estimate of the recommended pipeline.
     config : {"released", "early"}
         EM configuration (Appendix G; :func:`~benchsel_lib.method.em.em_settings`).
 
@@ -420,9 +412,7 @@ class Correlation(Component):
 
         O(1), or O(M N) for ``"auto"`` (a scan of ``values`` for missing entries).
         """
-        if self.estimator != "auto":
-            return self.estimator
-        return _auto_method(np.asarray(values, dtype=float))
+        return self.estimator if self.estimator != "auto" else _auto_method(np.asarray(values, dtype=float))
 
     def note(self, values: np.ndarray, *, standardized: np.ndarray | None = None) -> str | None:
         """One line when EM would take too long here and the floored pairwise correlation replaces it, else None.
@@ -430,14 +420,10 @@ class Correlation(Component):
         ``values`` as for :meth:`estimate`; ``"fast"`` reads ``standardized``
         (default ``values``). O(M N).
         """
-        if self.estimator == "auto":
-            A = np.asarray(values, dtype=float)
-            costly = _auto_method(A) == "pairwise-floored"
-        elif self.estimator == "fast":
-            A = np.asarray(values if standardized is None else standardized, dtype=float)
-            costly = _inner_route(A) == "costly"
-        else:
+        if self.estimator not in ("auto", "fast"):
             return None
+        A = np.asarray(values if self.estimator == "auto" or standardized is None else standardized, dtype=float)
+        costly = _auto_method(A) == "pairwise-floored" if self.estimator == "auto" else _inner_route(A) == "costly"
         return costly_em_note(*A.shape) if costly else None
 
     def estimate(self, values: np.ndarray, standardized: np.ndarray, *, context: Literal["full", "cv"] = "cv") -> np.ndarray:
@@ -454,10 +440,9 @@ class Correlation(Component):
 
         Notes
         -----
-        Cost: pairwise O(M N^2); EM as :func:`~benchsel_lib.method.em.em_covariance`;
-        floored pairwise as :func:`floored_pairwise_correlation`; memory a few
-        N x N arrays, or O(M N) on a wide matrix, whose floored correlation is
-        returned as a :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`.
+        Cost as the class's Notes; memory a few N x N arrays, or O(M N) on a
+        wide matrix, whose floored correlation is returned as a
+        :class:`~benchsel_lib.method.lowrank.LowRankCorrelation`.
 
         Raises
         ------
