@@ -136,11 +136,8 @@ class SearchPlan:
         if self.full:
             return None
         m, N = self.shape
-        sub = []
-        if self.rows is not None:
-            sub.append(f"{self.rows.size:,} of the {m:,} models")
-        if self.columns is not None:
-            sub.append(f"{self.columns.size:,} of the {N:,} benchmarks")
+        sub = [f"{drawn.size:,} of the {n:,} {what}"
+               for drawn, n, what in ((self.rows, m, "models"), (self.columns, N, "benchmarks")) if drawn is not None]
         parts = []
         if sub:
             parts.append(f"its inner cross-validation runs on a seeded subsample of {' and '.join(sub)} "
@@ -208,7 +205,7 @@ def plan_search(
     kept = [s for s, sel in zip(selectors, sels) if sel is None or sel.label not in costly]
 
     def largest(lo: int, hi: int, fits) -> int:
-        """The largest n in [lo, hi] with fits(n) (lo when none)."""
+        """The largest n in [lo, hi] with fits(n) (lo when none; hi when lo is hi)."""
         if fits(hi):
             return hi
         while hi - lo > 1:
@@ -216,14 +213,10 @@ def plan_search(
             lo, hi = (mid, hi) if fits(mid) else (lo, mid)
         return lo
 
-    n_cols = N
-    if N > SEARCH_MIN_BENCHMARKS:  # the selections and correlations (no predictor) within half the budget
-        no_fits = {**kw, "predictors": ()}
-        n_cols = largest(SEARCH_MIN_BENCHMARKS, N,
-                         lambda n: search_cost(max(m, 2), n, selectors=kept, **no_fits) <= budget / 2.0)
-    n_rows = m
-    if m > SEARCH_MIN_MODELS:
-        n_rows = largest(SEARCH_MIN_MODELS, m, lambda r: search_cost(r, n_cols, selectors=kept, **kw) <= budget)
+    no_fits = {**kw, "predictors": ()}  # the selections and correlations (no predictor) within half the budget
+    n_cols = largest(min(N, SEARCH_MIN_BENCHMARKS), N,
+                     lambda n: search_cost(max(m, 2), n, selectors=kept, **no_fits) <= budget / 2.0)
+    n_rows = largest(min(m, SEARCH_MIN_MODELS), m, lambda r: search_cost(r, n_cols, selectors=kept, **kw) <= budget)
     rows = columns = None
     if n_rows < m:
         rows = np.sort(rng(int(seed), 12).choice(m, n_rows, replace=False))

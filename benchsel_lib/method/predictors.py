@@ -39,8 +39,7 @@ def nnls_weights(columns: Sequence[np.ndarray], target: np.ndarray) -> np.ndarra
     t = np.asarray(target, dtype=float).ravel()
     if C.shape[0] == 0:
         return np.full(C.shape[1], 1.0 / C.shape[1])
-    w, _ = nnls(C, t)
-    return w
+    return nnls(C, t)[0]
 
 
 def _patterns(k: float, v: float) -> float:  # distinct reveal patterns among v query rows
@@ -148,14 +147,11 @@ def reveal_and_predict(
         return fitted.moments(query, sel, targets)
     q = np.full_like(values, np.nan)
     q[:, sel] = query[:, sel]
-    if hasattr(fitted, "predict_distribution"):
-        mean, var = fitted.predict_distribution(q)
-        mean, var = np.asarray(mean, dtype=float), np.asarray(var, dtype=float)
-    else:
-        mean, var = np.asarray(fitted.predict(q), dtype=float), None
+    mean, var = fitted.predict_distribution(q) if hasattr(fitted, "predict_distribution") else (fitted.predict(q), None)
+    mean = np.asarray(mean, dtype=float)
     if mean.shape != values.shape:
         raise ValueError(f"predictor {getattr(fitted, 'name', fitted)!r} returned shape {mean.shape}, expected {values.shape}")
-    return mean[:, targets], (None if var is None else np.maximum(var[:, targets], 1e-12))
+    return mean[:, targets], (None if var is None else np.maximum(np.asarray(var, dtype=float)[:, targets], 1e-12))
 
 
 #: what happens to a model that observes none of the selected benchmarks: not scored, or scored at the mean

@@ -98,9 +98,7 @@ class Selector(Component):
     @property
     def label(self) -> str:
         """The selector's name in tables: ``name`` if given, else the objective (``-obs`` for the 30 % filter). O(1)."""
-        if self.name:
-            return self.name
-        return self.objective + ("-obs" if self.min_observed == OBS_FRACTION else "")
+        return self.name or self.objective + ("-obs" if self.min_observed == OBS_FRACTION else "")
 
     @property
     def nested(self) -> bool:
