@@ -12,7 +12,8 @@
 * :mod:`.selection`, :mod:`.selectors`, :mod:`.medoids`, :mod:`.sparse` -- the
   one selection entry point (the greedy that maximizes an objective, with
   budgets, mandatory benchmarks and ties, Appendix B; random; lasso path;
-  predictive greedy; anchor points by k-medoids; the Lasso selections) and a
+  predictive greedy; anchor points by k-medoids; the Lasso selections), the
+  facts of each objective (nested or not, what it needs, what it costs) and a
   pipeline's selection step;
 * :mod:`.base`, :mod:`.gaussian`, :mod:`.regression`, :mod:`.completion`,
   :mod:`.tabimpute`, :mod:`.predictors` -- the predictor protocol and the
@@ -23,9 +24,8 @@
   :mod:`.plan` -- the inner cross-validation that chooses a pipeline's
   selection and predictor among candidates: the candidate space, the choice
   rule, the search, its out-of-fold predictions and its cost plan;
-* :mod:`.given`, :mod:`.folds`, :mod:`.lowrank`, :mod:`.facts` -- checks of a
-  new model's given scores, the inner folds, low-rank correlations of wide
-  matrices, and the facts of each selection objective (nested or not, what it needs).
+* :mod:`.given`, :mod:`.folds`, :mod:`.lowrank` -- checks of a new model's
+  given scores, the inner folds, and low-rank correlations of wide matrices.
 """
 from __future__ import annotations
 

@@ -15,8 +15,8 @@ import numpy as np
 from .._random import rng
 from .correlation import EM_MAX_MISSING, em_too_costly
 from .candidates import DEFAULT_PREDICTORS, DEFAULT_SELECTORS
-from .facts import OBJECTIVE_FACTS
 from .predictors import predictor_cost
+from .selection import OBJECTIVE_FACTS
 from .selectors import Selector, selector_named
 
 __all__ = ["SearchPlan", "plan_search", "search_cost", "selection_cost", "SEARCH_BUDGET", "SEARCH_MIN_MODELS",
@@ -36,7 +36,7 @@ SELECTION_BUDGET = 1e12
 
 def selection_cost(objective: str, n_benchmarks: int, k: int, *, n_models: int = 0) -> float:
     """Estimated operations of one selection of ``k`` among ``n_benchmarks``, the objective's own estimate
-    (:data:`~benchsel_lib.method.facts.OBJECTIVE_FACTS`). O(1)."""
+    (:data:`~benchsel_lib.method.selection.OBJECTIVE_FACTS`). O(1)."""
     return OBJECTIVE_FACTS[objective].cost(float(n_benchmarks), float(k), float(n_models))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -26,18 +26,67 @@ from .._random import check_entropy
 from .base import check_train
 from .lowrank import LowRankCorrelation, as_correlation_matrix
 from .medoids import anchor_dissimilarity, k_medoids
-from .facts import OBJECTIVE_FACTS
 from .objectives import (EntropyGain, MutualInformationGain, Objective, PivotedCholesky, entropy_gain,
                          entropy_gains_along, first_tied, gains_along, pivot_along, residual_trace_greedy,
                          tie_threshold, trace_order, variance_floor)
 from .regression import RidgePredictor, ridge_loo_batch
 from .sparse import imputed_gram, imputed_lasso_order, mean_lasso_order, sparse_order
 
-__all__ = ["OBJECTIVES", "UNNESTED", "COST_AWARE", "NEEDS_TRAIN", "check_cost_form", "TIE_BREAKS", "check_tie_break",
-           "within_budget", "too_thin", "Selection", "select", "lasso_path_order", "predictive_greedy"]
+__all__ = ["ObjectiveFacts", "OBJECTIVE_FACTS", "OBJECTIVES", "UNNESTED", "COST_AWARE", "NEEDS_TRAIN",
+           "check_cost_form", "TIE_BREAKS", "check_tie_break", "within_budget", "too_thin", "Selection", "select",
+           "lasso_path_order", "predictive_greedy"]
 
 
-#: the objectives of :func:`select` (:data:`~benchsel_lib.method.facts.OBJECTIVE_FACTS` holds their facts)
+@dataclass(frozen=True)
+class ObjectiveFacts:
+    """The facts of one selection objective.
+
+    Attributes
+    ----------
+    nested : bool
+        Whether its selection of ``k`` benchmarks is the first ``k`` of any
+        larger one (a set of ``k`` medoids depends on ``k``, and so does the
+        strength that leaves ``k`` non-zero coefficients: a pipeline selects
+        those once per subset size).
+    needs_train : bool
+        Whether it selects on the training rows themselves, not only on their
+        correlation (``train=`` of :func:`select`).
+    cost_aware : bool
+        Whether it has a budgeted, cost-aware form (gain per unit cost).
+    cost : callable (N, k, m) -> float
+        Estimated operations of one selection of ``k`` among ``N`` benchmarks
+        from ``m`` training rows, the factorization of the ``N x N``
+        correlation that every selection ends with (its diagnostics,
+        ``N^3 / 3``) included; read off timings on one core (about 2e9 a
+        second), they order a search's work (:mod:`~benchsel_lib.method.plan`),
+        they do not promise seconds.
+    """
+
+    cost: Callable[[float, float, float], float]
+    nested: bool = True
+    needs_train: bool = False
+    cost_aware: bool = False
+
+
+#: the objectives by name, with their facts (the costs: the terms of each objective's complexity in
+#: :func:`select`, with the constants of the implementation)
+OBJECTIVE_FACTS: dict[str, ObjectiveFacts] = {
+    "entropy": ObjectiveFacts(lambda N, k, m: N**3 / 3.0 + k * k * N, cost_aware=True),
+    "mi": ObjectiveFacts(lambda N, k, m: N**3 / 3.0 + (k + 1.0) * 2.0 * N**3 / 3.0, cost_aware=True),
+    "random": ObjectiveFacts(lambda N, k, m: N**3 / 3.0 + k * k * N, cost_aware=True),
+    "lasso": ObjectiveFacts(lambda N, k, m: N**3 / 3.0 + k * (200.0 * k * k * N + 2.0 * k * N * N)),
+    "greedy": ObjectiveFacts(lambda N, k, m: N**3 / 3.0 + 20.0 * k**3 * m * N, needs_train=True, cost_aware=True),
+    "anchors": ObjectiveFacts(lambda N, k, m: N**3 / 3.0 + (k + 1.0) * k * N * N, nested=False),
+    "sparse": ObjectiveFacts(lambda N, k, m: N**3 / 3.0 + 6.0 * 20.0 * 60.0 * 2.0 * N**3
+                             + 5.0 * (2.0 * m * N * N + 18.0 * N**3), needs_train=True),
+    "mean-lasso": ObjectiveFacts(lambda N, k, m: N**3 / 3.0 + 9.0 * N**3 + 400.0 * 3.0 * N * N),
+    "imputed-lasso": ObjectiveFacts(lambda N, k, m: N**3 / 3.0 + 2.0 * m * N * N + 600.0 * 3.0 * (k * k + k * N),
+                                    nested=False, needs_train=True),
+    "trace": ObjectiveFacts(lambda N, k, m: N**3 / 3.0 + 3.0 * k * N * N),
+    "imputed-trace": ObjectiveFacts(lambda N, k, m: N**3 / 3.0 + 2.0 * m * N * N + 3.0 * k * N * N, needs_train=True),
+}
+
+#: the objectives of :func:`select`, by name (:data:`OBJECTIVE_FACTS` holds their facts)
 OBJECTIVES = tuple(OBJECTIVE_FACTS)
 #: the objectives that the greedy optimizer maximizes, by name
 _GAINS = {"entropy": EntropyGain, "mi": MutualInformationGain}
