@@ -25,7 +25,7 @@ from .base import Component
 from .covariance import cov_to_corr, floor_eigenvalues, pairwise_covariance, symmetrize_in_place
 from .em import EMResult, em_covariance, em_settings
 from .lowrank import LowRankCorrelation, floored_factor, low_rank_floored_correlation, wide_route
-from .scaling import Standardizer, fit_standardizer
+from .scaling import fit_standardizer
 
 __all__ = [
     "Correlation",
@@ -181,7 +181,7 @@ class CorrelationEstimate:
 
     Notes
     -----
-    Complexity: O(N^2) memory (O(N r) for a low-rank one); :attr:`standardizer` is O(1).
+    Complexity: O(N^2) memory (O(N r) for a low-rank one).
     """
 
     corr: np.ndarray
@@ -190,11 +190,6 @@ class CorrelationEstimate:
     cov: np.ndarray
     method: str
     em: EMResult | None = None
-
-    @property
-    def standardizer(self) -> Standardizer:
-        """The :class:`Standardizer` built from ``mean`` and ``std``. O(1) (it shares the arrays)."""
-        return Standardizer(self.mean, self.std)
 
 
 def estimate_correlation(
@@ -297,7 +292,7 @@ def inner_correlation(train: np.ndarray) -> np.ndarray:
     tr = np.asarray(train, dtype=float)
     if _inner_route(tr) == "paper":
         try:
-            R = np.asarray(estimate_correlation(tr, method="auto", context="cv", std_floor="relative").corr, dtype=float)
+            R = np.asarray(estimate_correlation(tr, context="cv").corr, dtype=float)
             if np.isfinite(R).all():
                 return symmetrize_in_place(R)
         except ValueError:
@@ -453,8 +448,7 @@ class Correlation(Component):
         self.check_memory(values, standardized=standardized)
         if self.estimator == "fast":
             return inner_correlation(standardized)  # type: ignore[return-value]
-        est = estimate_correlation(values, method=self.estimator, config=self.config, context=context,
-                                   std_floor="relative")
+        est = estimate_correlation(values, method=self.estimator, config=self.config, context=context)
         if est.method == "pairwise-floored":  # symmetric already (a wide matrix's: low-rank, kept so)
             return est.corr
         return symmetrize_in_place(np.asarray(est.corr, dtype=float))  # a fresh array: no N x N copy
