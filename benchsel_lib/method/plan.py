@@ -205,7 +205,7 @@ def plan_search(
     kept = [s for s, sel in zip(selectors, sels) if sel is None or sel.label not in costly]
 
     def largest(lo: int, hi: int, fits) -> int:
-        """The largest n in [lo, hi] with fits(n) (lo when none; hi when lo is hi)."""
+        """The largest n in [lo, hi] with fits(n) (lo when none)."""
         if fits(hi):
             return hi
         while hi - lo > 1:
