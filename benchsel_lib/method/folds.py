@@ -65,8 +65,8 @@ def n_rows(X: object) -> int:
 
 
 class Splitter:
-    """Splits rows into folds: a subclass (a frozen dataclass with ``n_folds``) implements ``folds(m)``;
-    scikit-learn's splitter protocol comes on top (``cross_val_score(est, X, y, cv=InnerFolds(5))``)."""
+    """Splits rows into folds: a subclass (a frozen dataclass with ``n_folds``) implements ``held_out(m)`` (or
+    ``folds(m)``); scikit-learn's splitter protocol comes on top (``cross_val_score(est, X, y, cv=InnerFolds(5))``)."""
 
     n_folds: int
 
@@ -74,8 +74,9 @@ class Splitter:
         check_int(self.n_folds, "n_folds", minimum=2)
 
     def folds(self, m: int) -> list[Fold]:
-        """The folds of ``m`` rows (what the library's out-of-fold engine runs on); the subclass's cost."""
-        raise NotImplementedError
+        """The folds of ``m`` rows (what the library's out-of-fold engine runs on): each fold's ``held_out(m)``
+        rows, trained on the others. O(K m log m)."""
+        return [Fold(np.setdiff1d(np.arange(m), rows), rows, f) for f, rows in enumerate(self.held_out(m))]
 
     def split(self, X: object, y: object = None, groups: object = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """The ``(train, test)`` indices of every fold of :meth:`folds` (scikit-learn's splitter protocol).
@@ -139,10 +140,6 @@ class InnerFolds(Splitter):
         draw = np.random.default_rng(self.seed) if self.stream is None else rng(int(self.seed), *self.stream)
         return [np.sort(c) for c in balanced_folds(draw.permutation(m), self.n_folds)]
 
-    def folds(self, m: int) -> list[Fold]:
-        """The folds of ``m`` rows (what the library's out-of-fold engine runs on). O(K m)."""
-        return [Fold(np.setdiff1d(np.arange(m), rows), np.asarray(rows), f) for f, rows in enumerate(self.held_out(m))]
-
 
 @dataclass(frozen=True)
 class InterleavedFolds(Splitter):
@@ -150,10 +147,9 @@ class InterleavedFolds(Splitter):
 
     n_folds: int = 5
 
-    def folds(self, m: int) -> list[Fold]:
-        """The folds of ``m`` rows (what the library's out-of-fold engine runs on). O(K m)."""
-        label = np.arange(m) % self.n_folds
-        return [Fold(np.flatnonzero(label != f), np.flatnonzero(label == f), f) for f in range(self.n_folds)]
+    def held_out(self, m: int) -> list[np.ndarray]:
+        """The held-out rows of every fold of ``m`` rows: ``f, f + n_folds, ...`` in fold ``f``. O(m)."""
+        return [np.arange(f, m, self.n_folds) for f in range(self.n_folds)]
 
 
 def run_folds(jobs: Sequence[Job[T]], *, run: Runner | None = None) -> Iterator[T]:

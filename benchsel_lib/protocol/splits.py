@@ -1,9 +1,7 @@
 """The folds of the cross-validation protocol (Section 5.1): who trains, who is validated.
 
-Random streams are derived from ``seed`` with :class:`numpy.random.SeedSequence`
-and fixed spawn keys: ``(0,)`` fold permutation, ``(1, fold)`` training
-subsample, ``(2, fold)`` random selection. ``scheme="paper"`` replaces them by
-the streams of the paper's code release, so seed 42 gives the paper's own folds.
+Random streams derive from ``seed`` (their spawn keys: :mod:`benchsel_lib._random`); ``scheme="paper"``
+replaces them by the streams of the paper's code release, so seed 42 gives the paper's own folds.
 """
 from __future__ import annotations
 
@@ -113,8 +111,9 @@ def cv_splits(
         if n_tr < 2:
             raise ValueError(f"holdout {h} leaves {n_tr} training model(s); at least 2 are needed")
         if scheme == "paper":
-            pool = np.concatenate([chunks[j] for j in range(k) if j != f])
-            train = pool if n_tr >= pool.size else np.random.default_rng((seed, f, int(h * 10000))).permutation(pool)[:n_tr]
+            train = np.concatenate([chunks[j] for j in range(k) if j != f])  # the pool, kept whole if not larger
+            if n_tr < train.size:
+                train = np.random.default_rng((seed, f, int(h * 10000))).permutation(train)[:n_tr]
         else:
             pool = np.flatnonzero(labels != f)
             train = pool[rng(seed, 1, f).permutation(pool.size)[:n_tr]]
@@ -126,21 +125,16 @@ def cv_splits(
 class CVSplits(Splitter):
     """The splitter of the protocol: every (holdout, fold) split of :func:`cv_splits`.
 
-    :meth:`folds` gives them as :class:`~benchsel_lib.method.folds.Fold`
-    objects for the out-of-fold engine, holdout by holdout, fold by fold (its
-    ``index`` the fold, its ``meta`` the holdout); :meth:`split` and
-    :meth:`get_n_splits` as scikit-learn's splitter protocol (``cv=``).
+    :meth:`folds` gives them holdout by holdout, fold by fold (a fold's ``index``
+    the fold, its ``meta`` the holdout), as every
+    :class:`~benchsel_lib.method.folds.Splitter` does for the out-of-fold engine and scikit-learn.
 
     Parameters
     ----------
-    n_folds : int
-        ``K``.
+    n_folds, seed, scheme
+        As in :func:`cv_splits`.
     holdouts : tuple of float
-        Holdout fractions.
-    seed : int
-        Seed of every stream.
-    scheme : {"nested", "paper"}
-        The layout of the streams (:func:`cv_splits`).
+        Its ``holdout`` fractions, one after the other.
     """
 
     n_folds: int = 10
