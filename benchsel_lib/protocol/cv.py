@@ -1,11 +1,9 @@
 """The paper's cross-validation protocol (Section 5.1, with the settings of its code release), for any pipeline.
 
-1. The ``M`` models are randomly permuted and split into ``K`` balanced folds
-   (:func:`~benchsel_lib.protocol.splits.fold_assignments`). Each fold is the
-   validation set once (~M/K models); the holdout fraction only shrinks the training set.
-2. From the pool (the other folds) a training set of ``round((1 - p) M)``
-   models, capped at the pool size, is drawn by one permutation of the pool
-   per fold, so training sets are nested across holdouts.
+1. The ``M`` models are split into ``K`` balanced folds of a random permutation;
+   each fold is the validation set once (~M/K models).
+2. From the other folds a training set of ``round((1 - p) M)`` models (at most
+   all of them) is drawn, nested across holdouts (:func:`~benchsel_lib.protocol.splits.cv_splits`).
 3. Benchmarks with fewer than ``min_train_observed`` (default 1) observed
    training scores are left out of that split (neither selectable nor
    evaluated) and counted in ``n_dropped``.
@@ -389,14 +387,10 @@ _METRICS = ("r2", "rmse", "residual_fraction", "logdet", "mi", "selected", "n_ev
 
 def _cv_frame(plan: _CVPlan, collected: Sequence[tuple[list, list, dict]]) -> pd.DataFrame:
     """The frame of one plan from its per-split results: keys, other split keys, :data:`_METRICS`, coverage."""
-    rows: list[dict[str, Any]] = []
-    tops: list[dict[str, Any]] = []
     timings: Counter[str] = Counter()
-    for r, t, tm in collected:
-        rows.extend(r)
-        tops.extend(t)
+    for *_, tm in collected:
         timings.update(tm)
-    df = pd.DataFrame(rows)
+    df = pd.DataFrame([row for r, _, _ in collected for row in r])
     scored = set(df["pipeline"]) if len(df) else set()
     for label in plan.attrs["pipelines"]:
         if label not in scored:  # otherwise an empty frame, or a missing pipeline, says nothing of why
@@ -404,14 +398,13 @@ def _cv_frame(plan: _CVPlan, collected: Sequence[tuple[list, list, dict]]) -> pd
                           "filters (min_observed) or exclusions leave none, so it has no rows", UserWarning,
                           stacklevel=5)
     if len(df):
-        present = list(df.columns)
-        cover = [c for c in present if c.startswith("cov_") or c in ("mean_sq_z", "inflation")]
-        meta = [c for c in present if c not in _ORDER and c not in _METRICS and c not in cover]
-        cols = list(_ORDER) + meta + [c for c in _METRICS if c in present] + cover
+        cover = [c for c in df.columns if c.startswith("cov_") or c in ("mean_sq_z", "inflation")]
+        meta = [c for c in df.columns if c not in _ORDER and c not in _METRICS and c not in cover]
+        cols = list(_ORDER) + meta + [c for c in _METRICS if c in df.columns] + cover
         df = df[cols].sort_values(list(_ORDER), kind="stable").reset_index(drop=True)
     df.attrs.update(plan.attrs)
     df.attrs["timings"] = dict(timings)
-    df.attrs["top_residuals"] = Records(tops)
+    df.attrs["top_residuals"] = Records(t for _, ts, _ in collected for t in ts)
     return df
 
 
@@ -465,11 +458,7 @@ def cv_grid(runs: Sequence[dict[str, Any]], *, n_jobs: int | None = None,
     for i, run in enumerate(runs):
         if not isinstance(run, dict) or "matrix" not in run:
             raise ValueError(f"run {i} must be a dict with a 'matrix' and cross_validate options")
-        opts = _renamed_options({k: v for k, v in run.items() if k not in ("matrix", "pipelines")})
-        own = sorted(set(opts) & {"n_jobs", "progress", "return_details"})
-        if own:
-            raise ValueError(f"run {i}: {own[0]!r} is set by cv_grid itself")
-        protocol = _with_options(None, opts, run=i)
+        protocol = _with_options(None, {k: v for k, v in run.items() if k not in ("matrix", "pipelines")}, run=i)
         plans.append(_cv_plan(run["matrix"], run.get("pipelines", ("entropy", "random")), protocol))
     return _run_plans(plans, n_jobs=n_jobs, progress=progress)
 
@@ -607,26 +596,24 @@ def _cv_plan(matrix: ScoreMatrix, pipelines: Any, protocol: CVProtocol) -> _CVPl
                    kw=dict(pipelines=pipes, protocol=protocol, label=str(matrix.source or "matrix")), attrs=attrs)
 
 
-def _renamed_options(options: dict[str, Any]) -> dict[str, Any]:
-    """``options`` with the older ``unconditioned`` as ``unreached`` (a FutureWarning; both at once: TypeError)."""
-    out = dict(options)
-    if "unconditioned" in out:
-        if "unreached" in out:
+def _with_options(protocol: CVProtocol | None, options: dict[str, Any], *, run: int | None = None) -> CVProtocol:
+    """``protocol`` (default ``CVProtocol()``) with the fields in ``options`` replaced, the older ``unconditioned``
+    read as ``unreached`` (a FutureWarning; both at once: TypeError). Unknown ones are a TypeError, or for run
+    ``run`` of :func:`cv_grid` a ValueError naming the run."""
+    options = dict(options)
+    if "unconditioned" in options:
+        if "unreached" in options:
             raise TypeError("got both unreached= and unconditioned=: pass unreached= only")
         warnings.warn("unconditioned= is deprecated and will be removed: use unreached= (it takes the same values)",
                       FutureWarning, stacklevel=3)
-        out["unreached"] = out.pop("unconditioned")
-    return out
-
-
-def _with_options(protocol: CVProtocol | None, options: dict[str, Any], *, run: int | None = None) -> CVProtocol:
-    """``protocol`` (default ``CVProtocol()``) with the fields in ``options`` replaced; unknown ones are a TypeError,
-    or for run ``run`` of :func:`cv_grid` a ValueError naming the run."""
+        options["unreached"] = options.pop("unconditioned")
     if protocol is not None and not isinstance(protocol, CVProtocol):
         raise ValueError(f"protocol must be a CVProtocol, got {type(protocol).__name__}")
     bad = [key for key in options if key not in _FIELDS]
     if bad and run is not None:
-        raise ValueError(f"run {run}: {sorted(bad)[0]!r} is not an option of cross_validate "
+        own = sorted(set(bad) & {"n_jobs", "progress", "return_details"})
+        raise ValueError(f"run {run}: {own[0]!r} is set by cv_grid itself" if own else
+                         f"run {run}: {sorted(bad)[0]!r} is not an option of cross_validate "
                          f"(options: {', '.join(sorted(_FIELDS))})")
     if bad:
         raise TypeError(f"cross_validate() got an unexpected keyword argument {bad[0]!r} (its options are the "
@@ -698,9 +685,8 @@ def cross_validate(matrix: ScoreMatrix, pipelines: Any = ("entropy", "random"), 
     clip : float
         Evaluated validation scores are clipped to ``[-clip, clip]`` (default 10).
     unreached : {"skip", "mean"}
-        For a validation model that observes no selected benchmark: ``"skip"``
-        (default, as the paper's code) does not score it at that ``k``;
-        ``"mean"`` predicts the training mean and scores it.
+        Step 5's rule for a validation model that observes no selected
+        benchmark (default ``"skip"``, as the paper's code).
     min_train_observed : int
         Benchmarks with fewer observed training scores leave a split (default 1).
     keep_entries : bool
@@ -736,8 +722,6 @@ def cross_validate(matrix: ScoreMatrix, pipelines: Any = ("entropy", "random"), 
     check_bool(return_details, "return_details")
     if progress is not None:
         check_bool(progress, "progress")
-    plan = _cv_plan(matrix, pipelines, _with_options(protocol, _renamed_options(options)))
+    plan = _cv_plan(matrix, pipelines, _with_options(protocol, options))
     df = _run_plans([plan], n_jobs=n_jobs, progress=progress)[0]
-    if return_details:
-        return df, top_residuals(df)
-    return df
+    return (df, top_residuals(df)) if return_details else df
