@@ -156,8 +156,7 @@ def summarize_cv(df: pd.DataFrame) -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame) or not {"pipeline", "holdout", "fold", "k"} <= set(df.columns):
         raise ValueError("summarize_cv needs a cross_validate DataFrame (columns pipeline, holdout, fold, k)")
     # rows of several seeds (compare_pipelines) or of the extrapolation check's splits are summarized apart
-    keys = ["pipeline", *(c for c in ("seed",) if c in df.columns), "holdout",
-            *(c for c in ("split",) if c in df.columns), "k"]
+    keys = [c for c in ("pipeline", "seed", "holdout", "split", "k") if c in df.columns]
     twice = df.duplicated([*keys, "fold"])
     if twice.any():
         row = df.loc[twice].iloc[0]
@@ -285,11 +284,10 @@ def _block_sums(entries: ScoredEntries, mask: np.ndarray, *, every: bool) -> dic
     if not isinstance(entries, ScoredEntries):
         raise ValueError("a row keeps no scored entries: run cross_validate with keep_entries=True")
     e = entries.every() if every else entries
-    col = e.index % mask.size
-    ins = mask[col]
-    out: dict[str, float] = {"n": int(e.index.size), "n_inside": int(ins.sum()), "n_outside": int((~ins).sum()),
-                             "ss_res": float(e.sq_residual.sum()), "ss_tot": float(e.sq_truth.sum())}
-    for part, m in (("_inside", ins), ("_outside", ~ins)):
+    ins = mask[e.index % mask.size]
+    out: dict[str, float] = {}
+    for part, m in (("", slice(None)), ("_inside", ins), ("_outside", ~ins)):
+        out[f"n{part}"] = int(e.index[m].size)
         out[f"ss_res{part}"] = float(e.sq_residual[m].sum())
         out[f"ss_tot{part}"] = float(e.sq_truth[m].sum())
     return out
