@@ -1,10 +1,9 @@
 """The out-of-fold engine of the library: splits of the rows and the loop over them.
 
-A split is a :class:`Fold`; a splitter's ``folds(m)`` gives the folds of ``m`` rows (:class:`InnerFolds` for a
-search and a fitted inflation, :class:`InterleavedFolds` for the sparse objective's strength,
-:class:`~benchsel_lib.protocol.splits.CVSplits` for the protocol), and follows scikit-learn's splitter protocol
-(``split(X)``, ``get_n_splits()``), so it can be passed as ``cv=``.  :func:`cross_fit` runs a unit of work on
-every fold, in this process or through a runner (the protocol's sweep).
+A split is a :class:`Fold`; a :class:`Splitter`'s ``folds(m)`` gives the folds of ``m`` rows (:class:`InnerFolds`
+for a search and a fitted inflation, :class:`InterleavedFolds` for the sparse objective's strength,
+:class:`~benchsel_lib.protocol.splits.CVSplits` for the protocol).  :func:`cross_fit` runs a unit of work on every
+fold, in this process or through a runner (the protocol's sweep).
 """
 from __future__ import annotations
 
@@ -79,7 +78,7 @@ class Splitter:
         return [Fold(np.setdiff1d(np.arange(m), rows), rows, f) for f, rows in enumerate(self.held_out(m))]
 
     def split(self, X: object, y: object = None, groups: object = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """The ``(train, test)`` indices of every fold of :meth:`folds` (scikit-learn's splitter protocol).
+        """The ``(train, test)`` indices of every fold of :meth:`folds` (scikit-learn's splitter protocol), at its cost.
 
         Parameters
         ----------
@@ -96,10 +95,6 @@ class Splitter:
         ------
         ValueError
             If ``X`` is a number or not array-like, or has fewer rows than ``n_folds``.
-
-        Notes
-        -----
-        Cost: that of :meth:`folds`.
         """
         n = n_rows(X)
         if n < self.n_folds:  # a fold would hold out no row, refused as scikit-learn's ``KFold`` does
