@@ -69,10 +69,8 @@ def cv_splits(
 
     Parameters
     ----------
-    n_models : int
-        Number of models ``M`` (>= 2).
-    n_folds : int
-        Number of folds ``K``, ``2 <= K <= M`` (default 10, Section 5.1).
+    n_models, n_folds : int
+        As in :func:`fold_assignments` (``n_folds`` default 10, Section 5.1).
     holdout : float
         Holdout fraction ``p`` in ``[0, 1)`` (default 0.1); ``round((1 - p)
         M)`` rounds halves up in ``"nested"``, to even in ``"paper"``.
