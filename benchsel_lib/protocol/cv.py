@@ -332,12 +332,11 @@ class _CVPlan:
 
     def __call__(self, fold: Fold) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, float]]:
         tm: dict[str, float] = {}
-        pr: CVProtocol = self.kw["protocol"]
-        h, f = fold.meta["holdout"], fold.index
-        r, t = split_rows(self.X, self.models, self.benchmarks, fold.train, fold.held, pipelines=self.kw["pipelines"],
-                          protocol=pr, seeds=split_seeds(pr.seed, f, h, pr.scheme), fold=f, meta={"holdout": h},
-                          timings=tm)
-        return r, t, tm
+        pr, h, f = self.kw["protocol"], fold.meta["holdout"], fold.index
+        rows, tops = split_rows(self.X, self.models, self.benchmarks, fold.train, fold.held, protocol=pr, fold=f,
+                                pipelines=self.kw["pipelines"], seeds=split_seeds(pr.seed, f, h, pr.scheme),
+                                meta={"holdout": h}, timings=tm)
+        return rows, tops, tm
 
 
 def _run_split_group(X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str],
@@ -644,10 +643,9 @@ def cross_validate(matrix: ScoreMatrix, pipelines: Any = ("entropy", "random"), 
     protocol : CVProtocol, optional
         The protocol (default ``CVProtocol()``).
     n_jobs : int or None
-        Workers over the (holdout, fold) splits, as in
-        :func:`~benchsel_lib.protocol.sweep.run_sweep`. Results do not depend
-        on the backend or the number of workers, bit for bit. A failing split
-        raises :class:`~benchsel_lib.protocol.sweep.SweepError` naming it.
+        Workers over the (holdout, fold) splits, as in :func:`~benchsel_lib.protocol.sweep.run_sweep`
+        (the results are bit for bit the same); a failing split raises its
+        :class:`~benchsel_lib.protocol.sweep.SweepError`, named.
     progress : bool or None
         Progress bar (None: only in a terminal or notebook; False: silent).
     return_details : bool
@@ -690,9 +688,8 @@ def cross_validate(matrix: ScoreMatrix, pipelines: Any = ("entropy", "random"), 
     min_train_observed : int
         Benchmarks with fewer observed training scores leave a split (default 1).
     keep_entries : bool
-        Add the column ``entries``: each row's
-        :class:`~benchsel_lib.protocol.summaries.ScoredEntries`, to compare
-        methods on the entries both score. Off by default (O(n_eval_all) per row).
+        Add the column ``entries`` (each row's :class:`~benchsel_lib.protocol.summaries.ScoredEntries`).
+        Off by default (O(n_eval_all) per row).
 
     Returns
     -------
