@@ -143,8 +143,7 @@ def split_rows(X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str], 
 
     tm["standardize"] = tm.get("standardize", 0.0) + (time.perf_counter() - t0)
     base = dict(n_train=int(Xtr.shape[0]), n_val=int(len(val)), n_dropped=int(X.shape[1] - cols.size))
-    rows: list[dict[str, Any]] = []
-    tops: list[dict[str, Any]] = []
+    scored: list[tuple[list[dict], list[dict]]] = []  # the rows and top residuals of every pipeline
     where = (np.asarray(val, dtype=np.int64), cols.astype(np.int64), X.shape[1]) if protocol.keep_entries else None
     for pipe in pipelines:
         t1 = time.perf_counter()
@@ -153,12 +152,10 @@ def split_rows(X: np.ndarray, models: Sequence[str], benchmarks: Sequence[str], 
                              correlate=correlate, intervals=bool(protocol.levels), unreached=protocol.unreached)
         t2 = time.perf_counter()
         tm["selection"] = tm.get("selection", 0.0) + (t2 - t1) - (tm["correlation"] - before)
-        r, t = _score_path(pipe.label, path, validation, protocol=protocol, fold=fold, meta=meta, base=base,
-                           where=where)
-        rows.extend(r)
-        tops.extend(t)
+        scored.append(_score_path(pipe.label, path, validation, protocol=protocol, fold=fold, meta=meta, base=base,
+                                  where=where))
         tm["imputation+metrics"] = tm.get("imputation+metrics", 0.0) + (time.perf_counter() - t2)
-    return rows, tops
+    return [row for rows, _ in scored for row in rows], [top for _, tops in scored for top in tops]
 
 
 @dataclass
