@@ -367,11 +367,9 @@ def _sweep(jobs: Sequence[tuple[Fold, _CVPlan]], *, n_jobs: int | None, progress
                  + (f" ({len(members)} runs)" if len(members) > 1 else ""))
         runs = [(jobs[j][0], jobs[j][1].kw) for j in members]
         cells.append(Cell(label, _run_split_group, (unit.X, unit.models, unit.benchmarks, runs, root), cost=cost))
-    out: list[Any] = [None] * len(jobs)
-    for members, res in zip(groups.values(), run_sweep(cells, n_jobs=n_jobs, progress=progress, desc="cv")):
-        for j, r in zip(members, res):
-            out[j] = r
-    return out
+    results = run_sweep(cells, n_jobs=n_jobs, progress=progress, desc="cv")
+    by_job = {j: r for members, res in zip(groups.values(), results) for j, r in zip(members, res)}
+    return [by_job[j] for j in range(len(jobs))]
 
 
 _ORDER = ("pipeline", "holdout", "fold", "k")
