@@ -631,10 +631,9 @@ def cross_validate(matrix: ScoreMatrix, pipelines: Any = ("entropy", "random"), 
         the model-selection dual pass ``matrix.transpose()``.
     pipelines : Pipeline, name, or a sequence of them
         What is evaluated (:class:`~benchsel_lib.method.pipeline.Pipeline`);
-        names: ``"entropy"``, ``"mi"``, ``"random"`` (the paper's Gaussian
-        pipelines), ``"auto"`` (the recommended pipeline),
-        ``"SELECTOR+PREDICTOR"``. A pipeline's own options live in it:
-        ``Pipeline.paper(objective="mi", config="early")``.
+        names as :meth:`~benchsel_lib.method.pipeline.Pipeline.from_name` takes
+        them (``"entropy"``, ``"mi"``, ``"random"``, ``"auto"``, ``"SELECTOR+PREDICTOR"``).
+        A pipeline's own options live in it: ``Pipeline.paper(objective="mi", config="early")``.
     protocol : CVProtocol, optional
         The protocol (default ``CVProtocol()``).
     n_jobs : int or None

@@ -123,9 +123,8 @@ def cv_splits(
 class CVSplits(Splitter):
     """The splitter of the protocol: every (holdout, fold) split of :func:`cv_splits`.
 
-    :meth:`folds` gives them holdout by holdout, fold by fold (a fold's ``index``
-    the fold, its ``meta`` the holdout), as every
-    :class:`~benchsel_lib.method.folds.Splitter` does for the out-of-fold engine and scikit-learn.
+    :meth:`folds` gives them holdout by holdout, fold by fold (a fold's ``index`` the fold, its ``meta`` the
+    holdout) to the out-of-fold engine and, as every :class:`~benchsel_lib.method.folds.Splitter`, to scikit-learn.
 
     Parameters
     ----------
