@@ -726,10 +726,6 @@ def _jsonable(x: Any) -> Any:
     return x
 
 
-def _records(df) -> list[dict[str, Any]]:
-    return [_jsonable(r) for r in df.to_dict(orient="records")]
-
-
 def _emit(df: pd.DataFrame, fmt: str, *, meta: dict[str, Any], header: Sequence[str] = (),
           footer: Sequence[str] = (), key: str = "rows", notes: Sequence[str] = ()) -> None:
     """Write ``df`` on stdout as a table (with header/footer lines), CSV (rows only; the ``notes`` said on stderr)
@@ -739,7 +735,7 @@ def _emit(df: pd.DataFrame, fmt: str, *, meta: dict[str, Any], header: Sequence[
             _note(line)
         df.to_csv(sys.stdout, index=False, lineterminator="\n")
     elif fmt == "json":
-        sys.stdout.write(json.dumps({**_jsonable(meta), key: _records(df)}, indent=2) + "\n")
+        sys.stdout.write(json.dumps(_jsonable({**meta, key: df.to_dict(orient="records")}), indent=2) + "\n")
     else:
         sys.stdout.write("\n".join([*header, _table(df), *footer]) + "\n")
 
@@ -842,7 +838,7 @@ def _recommend_lines(pipe: PipelineSearch) -> tuple[list[str], list[dict[str, An
         lines.append(f"inner-CV R^2 at k={rec.k}: {cands}")
     if rec.note:
         lines.append(f"note: {rec.note}")
-    return lines, _records(at)
+    return lines, _jsonable(at.to_dict(orient="records"))
 
 
 # ------------------------------------------------------------------ select
@@ -1226,11 +1222,14 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         print(f"benchsel: error: {_one_line(exc)}", file=sys.stderr)
         return 1
     status = 0 if out_path is None else _write_out(df, out_path, args.out)
-    summary = summarize_cv(df)
-    if args.format == "table":
-        sys.stdout.write(_cv_text(summary, matrix, args))
-    else:
-        _emit(_beside_r2(summary), args.format, meta=_cv_meta(args, matrix.shape), key="summary")
+    summary = summarize_cv(df)  # as text: R^2 per k and pipeline, and the interval coverage with --levels
+    header = [_describe(matrix, args.data), f"R^2 (mean +- sd over {args.folds} folds), seed {args.seed}",
+              *_EVERY_MODEL_NOTE, ""]
+    footer = ["", "interval coverage (mean over folds; nominal level in the column name"
+              + ("; _cal: after the variance inflation fitted on inner folds of each training set)" if args.inner
+                 else ")"), "", _table(_cv_coverage(summary, args.levels, args.holdouts))] if args.levels else []
+    _emit(_cv_wide(summary, args.holdouts) if args.format == "table" else _beside_r2(summary), args.format,
+          meta=_cv_meta(args, matrix.shape), header=header, footer=footer, key="summary")
     return status
 
 
@@ -1359,7 +1358,7 @@ def _write_out(df: Any, target: Path, out: str) -> int:
     if "selected" in full.columns:
         full["selected"] = [";".join(map(str, s)) if isinstance(s, (tuple, list)) else s for s in full["selected"]]
     if out.lower().endswith(".json"):
-        text = json.dumps(_records(full), indent=1) + "\n"
+        text = json.dumps(_jsonable(full.to_dict(orient="records")), indent=1) + "\n"
     else:
         text = full.to_csv(index=False, lineterminator="\n")
     try:
@@ -1369,19 +1368,6 @@ def _write_out(df: Any, target: Path, out: str) -> int:
         return 1
     _note(f"wrote {len(df)} rows (pipeline, holdout, fold, k) to {out}")
     return 0
-
-
-def _cv_text(summary: Any, matrix: Any, args: argparse.Namespace) -> str:
-    """The summary as text: R^2 per k and pipeline (and the interval coverage with ``--levels``)."""
-    header = [_describe(matrix, args.data), f"R^2 (mean +- sd over {args.folds} folds), seed {args.seed}",
-              *_EVERY_MODEL_NOTE, ""]
-    text = [*header, _table(_cv_wide(summary, args.holdouts))]
-    if args.levels:
-        text += ["", "interval coverage (mean over folds; nominal level in the column name"
-                 + ("; _cal: after the variance inflation fitted on inner folds of each training set)"
-                    if args.inner else ")"), "",
-                 _table(_cv_coverage(summary, args.levels, args.holdouts))]
-    return "\n".join(text) + "\n"
 
 
 def _cv_meta(args: argparse.Namespace, shape: tuple[int, int]) -> dict[str, Any]:
