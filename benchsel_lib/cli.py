@@ -34,10 +34,8 @@ from functools import partial
 #: BLAS thread variables the command sets to 1 unless the user set them.
 BLAS_THREAD_VARS: tuple[str, ...] = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 if "numpy" not in sys.modules:  # the console script / python -m: numpy (BLAS) is not loaded yet
-    # One BLAS thread: every matrix here is small (a few hundred columns at most), and a
-    # multi-threaded OpenBLAS on a busy machine made EM 10-100x slower (select --axis
-    # models on MTEB: 13 s with one thread, 197 s with two). Set the variables
-    # yourself to use more threads. Imported after numpy (tests, notebooks) this does nothing.
+    # One BLAS thread, as _MAIN_EPILOG says why (select --axis models on MTEB: 13 s with one thread, 197 s
+    # with two). Imported after numpy (tests, notebooks) this does nothing.
     for _var in BLAS_THREAD_VARS:
         os.environ.setdefault(_var, "1")
 from collections.abc import Iterable, Iterator, Sequence
@@ -311,7 +309,7 @@ class _Old(NamedTuple):
     old: str
     new: str
     renamed: dict[str, str] = {}  # old values and their new names
-    extra: dict[str, Any] = {}  # more of add_argument's arguments, e.g. the old type
+    extra: dict[str, Any] = {}  # more of add_argument's arguments: the old type
 
 
 #: One option of an option table: ``add_argument``'s flags and keyword arguments.
@@ -385,7 +383,7 @@ _PREDICT_OPTIONS: list[_Spec | _Old | list[_Spec]] = [
     _Old("--method", "--pipeline", {"gaussian": "paper"}),
     _Old("--transform", "--scaling", {"none": "standard"}),
     _Old("--inflate", "--inflation", {"auto": "inner"},
-         {"type": partial(_variance_factor, words=("none", "auto", "inner")), "metavar": "none|auto|F"}),
+         {"type": partial(_variance_factor, words=("none", "auto", "inner"))}),
 ]
 
 _CV_OPTIONS: list[_Spec | _Old] = [
@@ -419,7 +417,7 @@ _CV_OPTIONS: list[_Spec | _Old] = [
          help="local worker processes over the splits (default: 1, serial)"),
     _opt("--scheduler", metavar="ADDRESS",
          help="run the splits on a Dask cluster, e.g. tcp://host:8786 (needs the [cluster] extra)"),
-    _Old("--methods", "--pipelines", extra={"metavar": "LIST"}),
+    _Old("--methods", "--pipelines"),
     _Old("--transform", "--scaling", {"none": "standard"}),
     _Old("--variance-inflation", "--inflation"),
     _Old("--em-config", "--config"),
@@ -1039,11 +1037,11 @@ def _paper_steps(sel: Any, cands: _Candidates, what: str) -> pd.DataFrame:
 def _reach_line(matrix: Any, order: Sequence[int], what: str) -> tuple[str, dict[str, Any]]:
     """The share of the matrix's rows that observe at least one selected ``what`` column, as a line and as JSON."""
     m = matrix.shape[0]
-    ran = int(np.asarray(matrix.observed)[:, list(order)].any(axis=1).sum()) if len(order) else 0
-    pct = f"{100 * ran / m:.0f}%" if m else "-"
+    ran = int(np.asarray(matrix.observed)[:, list(order)].any(axis=1).sum())
+    pct = f"{100 * ran / m:.0f}%"  # m >= 2: _load refuses fewer rows
     line = (f"reach: {ran} of {m} models ({pct}) ran at least one selected benchmark" if what == "benchmark"
             else f"reach: {ran} of {m} benchmarks ({pct}) were run by at least one selected model")
-    return line, {"reached": ran, "of": m, "share": ran / m if m else None}
+    return line, {"reached": ran, "of": m, "share": ran / m}
 
 
 # ----------------------------------------------------------------- predict
