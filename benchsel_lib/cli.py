@@ -668,12 +668,6 @@ def _check_positive(value: float | None, option: str) -> None:
         raise UsageError(f"{option} must be a positive number, got {value:g}")
 
 
-def _check_paper_options(pipeline: str | None, paper_only: bool, options: str) -> None:
-    """``--pipeline auto`` comes without the ``options`` of ``--pipeline paper`` (``paper_only``: one is given)."""
-    if pipeline == "auto" and paper_only:
-        raise UsageError(f"{options} are options of --pipeline paper")
-
-
 def _in_range(option: str, value: int, low: int, high: int, why: str, *, why_first: bool = False) -> int:
     """``value`` of ``option`` if it is in ``low..high``; else a UsageError that says ``why`` the range is so."""
     if not low <= value <= high:
@@ -862,7 +856,8 @@ def _cmd_select(args: argparse.Namespace) -> int:
     paper_only = (args.objective is not None or args.costs is not None or args.budget is not None
                   or args.axis == "models")
     args.pipeline = args.pipeline or ("paper" if paper_only else "auto")
-    _check_paper_options(args.pipeline, paper_only, "--objective, --costs, --budget and --axis models")
+    if args.pipeline == "auto" and paper_only:
+        raise UsageError("--objective, --costs, --budget and --axis models are options of --pipeline paper")
     if args.nested and args.pipeline != "auto":
         raise UsageError("--nested is an option of --pipeline auto (the paper's greedy selections are nested "
                          "already)")
@@ -879,7 +874,6 @@ def _cmd_select(args: argparse.Namespace) -> int:
     _check_positive(args.budget, "--budget")
     args.what = _WHAT[args.axis]
     cands = _candidates(args, matrix)
-    _note_thin(cands, args.what)  # after the checks, so that an error stays one line
     if args.pipeline == "auto":  # its own correlation estimates, inside the inner cross-validation
         return _select_auto(args, cands, matrix)
     return _select_paper(args, cands, matrix)
@@ -915,6 +909,9 @@ def _candidates(args: argparse.Namespace, matrix: Any) -> _Candidates:
         raise UsageError(f"no {what}s are left after --min-observed {min_obs}; lower --min-observed")
     if args.k is None or k > len(require):
         _check_affordable(costs, require, thin, args.budget, what)
+    if thin:  # said after the checks, so that an error stays one line
+        _note(f"excluding {len(thin)} candidate {what}(s) observed for fewer than {min_obs} {_ROWS_OF[what]} "
+              f"(--min-observed): {_first_few([f'{names[j]} ({counts[j]})' for j in thin], 8)}")
     return _Candidates(names=tuple(names), counts=counts, k=min(k, available), require=tuple(require),
                        thin=tuple(thin), min_observed=min_obs, costs=costs)
 
@@ -945,16 +942,6 @@ def _check_affordable(costs: np.ndarray | None, require: list[int], thin: list[i
                          + (f" (cheapest candidate: {costs[cand].min():g})" if cand else ""))
 
 
-def _note_thin(cands: _Candidates, what: str) -> None:
-    """Say which candidates ``--min-observed`` excludes (at most 8 by name)."""
-    thin = cands.thin
-    if not thin:
-        return
-    shown = _first_few([f"{cands.names[j]} ({cands.counts[j]})" for j in thin], 8)
-    _note(f"excluding {len(thin)} candidate {what}(s) observed for fewer than {cands.min_observed} "
-          f"{_ROWS_OF[what]} (--min-observed): {shown}")
-
-
 def _select_auto(args: argparse.Namespace, cands: _Candidates, matrix: Any) -> int:
     """``benchsel select`` with the recommended pipeline (``Pipeline.auto``)."""
     choice = "nested" if args.nested else DEFAULT_RULE
@@ -972,12 +959,8 @@ def _select_auto(args: argparse.Namespace, cands: _Candidates, matrix: Any) -> i
             "seed": args.seed, "scores": scores, "weights": rec.weights, "note": rec.note,
             "min_observed": cands.min_observed, "required": cands.named(cands.require),
             "excluded": cands.named(cands.thin), "reach": reached}
-    steps = pd.DataFrame({"step": np.arange(1, len(order) + 1), "benchmark": cands.named(order),
-                          "n_observed": cands.counts[order].astype(int)})
-    if cands.require:
-        steps.insert(2, "required", [j in cands.require for j in order])
-    _emit(steps, args.format, meta=meta, header=[_describe(matrix, args.data), *lines, ""], key="selection",
-          notes=lines)
+    _emit(_steps(cands, order, "benchmark"), args.format, meta=meta, header=[_describe(matrix, args.data), *lines, ""],
+          key="selection", notes=lines)
     return 0
 
 
@@ -991,7 +974,8 @@ def _select_paper(args: argparse.Namespace, cands: _Candidates, matrix: Any) -> 
                           costs=None if costs is None else dict(zip(cands.names, costs.tolist()))).fit(matrix)
     sel = pipe.selection_
     estimator = pipe.component("correlation").resolved(matrix.scores)
-    df = _paper_steps(sel, cands, what)
+    df = _steps(cands, list(sel.order), what, {"gain": sel.gains, "residual_fraction": sel.residual_fraction,
+                                               "logdet": sel.logdet, "mi": sel.mi})
     reach, reached = _reach_line(matrix, list(sel.order), what)
     meta = {"data": args.data, "axis": args.axis, "shape": list(matrix.shape),
             "observed_fraction": matrix.observed_fraction, "objective": args.objective,
@@ -1017,19 +1001,19 @@ def _select_paper(args: argparse.Namespace, cands: _Candidates, matrix: Any) -> 
     return 0
 
 
-def _paper_steps(sel: Any, cands: _Candidates, what: str) -> pd.DataFrame:
-    """The paper's greedy selection ``sel``, one row per step with its gain, residual fraction, log det (and MI)."""
-    order = list(sel.order)
-    steps = len(order)
-    df = pd.DataFrame({"step": np.arange(1, steps + 1), what: cands.named(order)})
+def _steps(cands: _Candidates, order: Sequence[int], what: str, per_step: dict[str, Any] | None = None
+           ) -> pd.DataFrame:
+    """The selection ``order``, one row per step: the pick, whether it was required, its cost (with costs), the
+    ``per_step`` values (the paper's greedy: gain, residual fraction, log det and, where not None, MI) and the
+    number of rows that observe it."""
+    df = pd.DataFrame({"step": np.arange(1, len(order) + 1), what: cands.named(order)})
     if cands.require:
         df["required"] = [j in cands.require for j in order]
     if cands.costs is not None:
         df["cost"] = cands.costs[order]
-    for column, values in {"gain": sel.gains, "residual_fraction": sel.residual_fraction, "logdet": sel.logdet,
-                           "mi": sel.mi}.items():
-        if column != "mi" or values is not None:
-            df[column] = np.asarray(values, dtype=float)[:steps]
+    for column, values in (per_step or {}).items():
+        if values is not None:
+            df[column] = np.asarray(values, dtype=float)[:len(order)]
     df["n_observed"] = cands.counts[order].astype(int)
     return df
 
@@ -1071,7 +1055,8 @@ def _given_first(args: argparse.Namespace) -> tuple[list[tuple[str, float]] | No
     """The given scores, read first where the recommended predictor (one new model) may take them; (None, None)
     where it may not."""
     paper_only = args.scaling != "standard" or args.inflation != "none" or args.axis == "models"
-    _check_paper_options(args.pipeline, paper_only, "--scaling logit, --inflation and --axis models")
+    if args.pipeline == "auto" and paper_only:
+        raise UsageError("--scaling logit, --inflation and --axis models are options of --pipeline paper")
     if args.pipeline == "paper" or paper_only:
         return None, None
     pairs, frame = _read_given(args, "benchmark")
