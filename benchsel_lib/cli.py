@@ -6,13 +6,11 @@ work, builds from them a :class:`~benchsel_lib.method.pipeline.Pipeline`
 (``cv``: the pipelines and the cross-validation protocol of Section 5.1),
 calls it and prints the result as a table, CSV or JSON. The options speak
 the Python API's words; the older spellings still work, hidden from
-``--help``, each saying in one line on stderr what to write instead
-(:class:`_Old`). Bad input ends with exit status 2 and one line
-``benchsel: error: ...`` on stderr, never a traceback; notes and warnings
-are ``benchsel: ...`` lines, each said once, with any value over 200
-characters cut. :func:`main` returns the exit status, so the command can be
-driven from Python and tests; ``python -m benchsel_lib.cli`` works like the
-console script.
+``--help`` (:class:`_Old`). Bad input is one line on stderr, never a
+traceback; notes and warnings are ``benchsel: ...`` lines, each said once,
+with any value over 200 characters cut. :func:`main` returns the exit
+status (its docstring lists them), so the command can be driven from Python
+and tests; ``python -m benchsel_lib.cli`` works like the console script.
 """
 from __future__ import annotations
 
@@ -41,7 +39,7 @@ if "numpy" not in sys.modules:  # the console script / python -m: numpy (BLAS) i
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, nullcontext, suppress
 from pathlib import Path
-from typing import Any, NamedTuple, NoReturn, TextIO
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 import pandas as pd
@@ -94,12 +92,6 @@ comma, semicolon or tab delimited, detected from the header row; UTF-8 text).
 The command runs BLAS on one thread (the matrices are small, and several BLAS
 threads on a busy machine made EM many times slower); set OPENBLAS_NUM_THREADS
 or OMP_NUM_THREADS to change that.
-"""
-
-_DATASETS_EPILOG = """\
-examples:
-  benchsel datasets
-  benchsel datasets --format json
 """
 
 _SELECT_EPILOG = """\
@@ -426,7 +418,8 @@ _CV_OPTIONS: list[_Spec | _Old] = [
 #: name: (summary, description, epilog, options after --format and --data-dir)
 _COMMANDS: dict[str, tuple[str, str, str, list]] = {
     "datasets": ("list the built-in score matrices",
-                 "List the built-in score matrices with their shape and observed fraction.", _DATASETS_EPILOG, []),
+                 "List the built-in score matrices with their shape and observed fraction.",
+                 "examples:\n  benchsel datasets\n  benchsel datasets --format json\n", []),
     "select": ("select benchmarks (or reference models) greedily",
                "Greedy benchmark selection: entropy (pivoted Cholesky, Algorithm 1), mutual information "
                "(Algorithm 2), random, or the total residual variance (Section 2), with mandatory benchmarks and "
@@ -776,8 +769,7 @@ def _warnings_as_lines() -> Iterator[None]:
     each, ``benchsel: warning: ...`` on stderr, each message once."""
     said: set[str] = set()
 
-    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-             file: TextIO | None = None, line: str | None = None) -> None:
+    def show(message: Warning | str, *_: Any) -> None:  # warnings.showwarning's other arguments: unused
         text = _cut(" ".join(str(message).split()))
         if text not in said:
             said.add(text)
