@@ -401,8 +401,7 @@ _CV_OPTIONS: list[_Spec | _Old] = [
     _opt("--levels", metavar="L1,L2,...",
          help="nominal interval levels in (0, 1) for coverage columns (e.g. 0.5,0.8,0.9,0.95)"),
     _opt("--inflation", choices=("none", "inner"), default="none",
-         help="'inner': fit a variance factor on each fold's training models and report calibrated coverage "
-         "(default: none)"),
+         help="'inner': calibrated coverage, see below (default: none)"),
     _INNER_FOLDS,
     _opt("--out", metavar="FILE", help="write the full per-fold table here (.csv or .json)"),
     _opt("--jobs", type=_int, default=1, metavar="N",
