@@ -768,7 +768,7 @@ def _warnings_as_lines() -> Iterator[None]:
     each, ``benchsel: warning: ...`` on stderr, each message once."""
     said: set[str] = set()
 
-    def show(message: Warning | str, *_: Any) -> None:  # warnings.showwarning's other arguments: unused
+    def show(message: Warning | str, *_: Any, **__: Any) -> None:  # showwarning's other arguments: unused
         text = _cut(" ".join(str(message).split()))
         if text not in said:
             said.add(text)
