@@ -32,8 +32,8 @@ from functools import partial
 #: BLAS thread variables the command sets to 1 unless the user set them.
 BLAS_THREAD_VARS: tuple[str, ...] = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 if "numpy" not in sys.modules:  # the console script / python -m: numpy (BLAS) is not loaded yet
-    # One BLAS thread, as _MAIN_EPILOG says why (select --axis models on MTEB: 13 s with one thread, 197 s
-    # with two). Imported after numpy (tests, notebooks) this does nothing.
+    # One BLAS thread, for the reason _MAIN_EPILOG gives (select --axis models on MTEB: 13 s with one thread,
+    # 197 s with two). Imported after numpy (tests, notebooks) this does nothing.
     for _var in BLAS_THREAD_VARS:
         os.environ.setdefault(_var, "1")
 from collections.abc import Iterable, Iterator, Sequence
