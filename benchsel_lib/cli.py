@@ -1196,13 +1196,14 @@ def _cmd_cv(args: argparse.Namespace) -> int:
         print(f"benchsel: error: {_one_line(exc)}", file=sys.stderr)
         return 1
     status = 0 if out_path is None else _write_out(df, out_path, args.out)
-    summary = summarize_cv(df)  # as text: R^2 per k and pipeline, and the interval coverage with --levels
+    summary, table = summarize_cv(df), args.format == "table"  # text: R^2 per k, coverage with --levels
     header = [_describe(matrix, args.data), f"R^2 (mean +- sd over {args.folds} folds), seed {args.seed}",
               *_EVERY_MODEL_NOTE, ""]
     footer = ["", "interval coverage (mean over folds; nominal level in the column name"
               + ("; _cal: after the variance inflation fitted on inner folds of each training set)" if args.inner
-                 else ")"), "", _table(_cv_coverage(summary, args.levels, args.holdouts))] if args.levels else []
-    _emit(_cv_wide(summary, args.holdouts) if args.format == "table" else _beside_r2(summary), args.format,
+                 else ")"), "", _table(_cv_coverage(summary, args.levels, args.holdouts))
+              ] if args.levels and table else []
+    _emit(_cv_wide(summary, args.holdouts) if table else _beside_r2(summary), args.format,
           meta=_cv_meta(args, matrix.shape), header=header, footer=footer, key="summary")
     return status
 
