@@ -295,7 +295,12 @@ def test_benchpress_blend_ridge_fits_match_one_fit_at_a_time():
     tm = ~np.isnan(train)
     blend = BenchPressBlend(min_rows=6, ridge=0.7)
     keys = [(0, (1, 2, 3)), (4, (5,)), (7, (6, 5, 4, 3, 2)), (3, (0, 1, 2, 4, 5, 6, 7)), (2, (1, 0))]
-    got = blend._ridge_fits(train, tm, keys)
+    use, parts = blend._ridge_fits(train, tm, keys)
+    got = [None] * len(keys)
+    for p, (idx, cols, beta, a_mean, y_mean) in parts.items():
+        for t, i in enumerate(idx.tolist()):
+            assert use[i] == p
+            got[i] = (cols[t], beta[t], a_mean[t], y_mean[t])
     for (j, preds), fit in zip(keys, got):
         cols = list(preds)
         while cols and (tm[:, j] & tm[:, cols].all(axis=1)).sum() < 6:

@@ -259,11 +259,3 @@ def test_imputed_ridge_keeps_every_training_model_and_falls_back_to_the_mean_of_
     beta, b0, _, _ = min(fits, key=lambda f: f[3])
     assert pred[0, 1] == pytest.approx(b0 + 0.7 * beta[0], abs=1e-10)
     assert not make_predictor("imputed-ridge").rowwise  # a row's features are what any row of the call reveals
-
-
-def test_size_runs_cut_consecutive_items_into_runs_within_the_limit():
-    from benchsel_lib.method.base import size_runs
-
-    assert size_runs([3, 1, 5, 2, 2], 4) == [slice(0, 2), slice(2, 3), slice(3, 5)]  # 5 > 4 is a run alone
-    assert size_runs([], 4) == []
-    assert size_runs([1, 1, 1], 10) == [slice(0, 3)]

@@ -4,7 +4,6 @@ space (Section 5.1: predicting 0 is predicting the training mean); :class:`BaseP
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -13,7 +12,7 @@ from .._checks import as_float_array, check_covariance, check_data_matrix
 from .lowrank import LowRankCorrelation, as_correlation_matrix
 
 __all__ = ["Component", "Predictor", "BasePredictor", "check_train", "check_train_query", "check_rows", "pass_through",
-           "size_runs", "NotFittedError"]
+           "NotFittedError"]
 
 
 class NotFittedError(ValueError):
@@ -148,20 +147,6 @@ def check_rows(X: Any, name: str) -> np.ndarray:
     if np.isinf(arr).any():
         raise ValueError(f"{name} contains infinite values (use NaN for missing)")
     return arr
-
-
-def size_runs(sizes: Sequence[int], limit: int) -> list[slice]:
-    """Consecutive runs of items whose sizes sum to at most ``limit`` (a larger item is a run alone). O(len(sizes))."""
-    out: list[slice] = []
-    start = 0
-    while start < len(sizes):
-        stop, n = start, 0
-        while stop < len(sizes) and (stop == start or n + sizes[stop] <= limit):
-            n += sizes[stop]
-            stop += 1
-        out.append(slice(start, stop))
-        start = stop
-    return out
 
 
 def pass_through(pred: np.ndarray, query: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ from scipy.linalg.lapack import dsyevr
 
 from .._checks import check_int, check_nonnegative
 from .._memo import LRUMemo, array_key
-from .base import BasePredictor, pass_through, size_runs
+from .base import BasePredictor, pass_through
 from .covariance import pairwise_pearson
 
 __all__ = [
@@ -288,6 +288,51 @@ def _batches(n: int, per_item: int) -> list[slice]:
     return [slice(int(a), int(b)) for a, b in pairwise(bounds)]
 
 
+#: low bits of a fit's code in :class:`_FitStore`: its row among the fits keeping as many predictors
+_FIT_INDEX = (1 << 32) - 1
+
+
+class _FitStore:
+    """The blend's ridge fits on one training matrix, kept as arrays by the number ``p`` of predictors kept.
+
+    ``code[(j, columns)]`` is ``p << 32 | row`` of the fit's row among the fits keeping ``p`` predictors,
+    -1 where no fit is possible; the arrays grow by doubling.
+    """
+
+    def __init__(self) -> None:
+        self.code: dict[tuple[int, tuple[int, ...]], int] = {}
+        self._arrays: dict[int, list[np.ndarray]] = {}
+        self._size: dict[int, int] = {}
+
+    def add(self, keys: list[tuple[int, tuple[int, ...]]], fit: Any) -> None:
+        """Fit, by ``fit(tr, tm, todo)`` of :meth:`BenchPressBlend._ridge_fits`, the keys not kept yet (first
+        occurrence order). O(the new fits)."""
+        todo = [key for key in dict.fromkeys(keys) if key not in self.code]
+        if not todo:
+            return
+        use, parts = fit(todo)
+        self.code.update((key, -1) for key, p in zip(todo, use.tolist()) if not p)
+        for p, (idx, *arrays) in parts.items():
+            n = self._size.get(p, 0)
+            held = self._arrays.get(p)
+            if held is None or held[0].shape[0] < n + idx.size:
+                cap = max(2 * (n + idx.size), 64)
+                grown = [np.empty((cap,) + a.shape[1:], dtype=a.dtype) for a in arrays]
+                if held is not None:
+                    for g, h in zip(grown, held):
+                        g[:n] = h[:n]
+                held = self._arrays[p] = grown
+            for h, a in zip(held, arrays):
+                h[n : n + idx.size] = a
+            self._size[p] = n + idx.size
+            self.code.update(zip([todo[i] for i in idx.tolist()], range((p << 32) | n, (p << 32) | (n + idx.size))))
+
+    def fits(self, p: int) -> list[np.ndarray]:
+        """Columns (n, p), coefficients (n, p), predictor means (n, p) and target means (n,) of the fits
+        keeping ``p`` predictors. O(1)."""
+        return [a[: self._size[p]] for a in self._arrays[p]]
+
+
 class BenchPressBlend(BasePredictor):
     """BenchPress-style blend: ridge on the most correlated observed benchmarks + rank-2 SVD (Appendix I).
 
@@ -366,7 +411,7 @@ class BenchPressBlend(BasePredictor):
             return state
         tm = ~np.isnan(tr)
         tm.setflags(write=False)
-        return _BLEND_STATES.put(key, {"tm": tm, "fits": {}})
+        return _BLEND_STATES.put(key, {"tm": tm, "fits": _FitStore()})
 
     def _correlations(self, tr: np.ndarray, cov: Any, state: dict[str, Any]) -> np.ndarray:
         if cov is not None:  # checked by fit: finite, symmetric, one row per benchmark
@@ -380,16 +425,21 @@ class BenchPressBlend(BasePredictor):
             state["corr"], state["cnt"] = pairwise_pearson(tr, min_overlap=self.min_overlap)
         return state["corr"]
 
-    def _ridge_fits(self, tr: np.ndarray, tm: np.ndarray, keys: list[tuple[int, tuple[int, ...]]]) -> list:
-        """Ridge fits for many ``(target j, predictor columns)`` keys at once (None: no predictor left). O(F m p^2)."""
-        out: list = [None] * len(keys)
-        if not keys:
-            return out
-        tf = np.where(tm, tr, 0.0)
+    def _ridge_fits(self, tr: np.ndarray, tm: np.ndarray,
+                    keys: list[tuple[int, tuple[int, ...]]]) -> tuple[np.ndarray, dict[int, tuple[np.ndarray, ...]]]:
+        """Ridge fits for many ``(target j, predictor columns)`` keys at once. O(F m p^2).
+
+        Returns the number of predictors each key's fit keeps (0: none left) and, for every such number
+        ``p``, ``(keys, columns, beta, predictor means, target mean)``: arrays of one row per fit.
+        """
         m = tr.shape[0]
-        width = max(len(c) for _, c in keys)
+        width = max((len(c) for _, c in keys), default=0)
+        use = np.zeros(len(keys), dtype=np.int64)
+        if not width:
+            return use, {}
+        tf = np.where(tm, tr, 0.0)
         js = np.array([j for j, _ in keys])
-        cols = np.array([list(c) + [c[-1]] * (width - len(c)) for _, c in keys])  # (F, width), padded
+        cols = np.array([c + (c[-1],) * (width - len(c)) for _, c in keys])  # (F, width), padded
         lens = np.array([len(c) for _, c in keys])
         # rows observing j and the first l predictors, counted for every prefix length l
         counts = np.empty((len(keys), width), dtype=np.int64)
@@ -399,7 +449,8 @@ class BenchPressBlend(BasePredictor):
                 acc &= tm[:, cols[b, l]]
                 counts[b, l] = acc.sum(axis=0)
         enough = (counts >= self.min_rows) & (np.arange(1, width + 1)[None, :] <= lens[:, None])
-        use = np.where(enough.any(axis=1), width - np.argmax(enough[:, ::-1], axis=1), 0)
+        use[:] = np.where(enough.any(axis=1), width - np.argmax(enough[:, ::-1], axis=1), 0)
+        out = {}
         for p in np.unique(use[use > 0]).tolist():
             idx = np.flatnonzero(use == p)
             moments = []  # (a_mean, y_mean, G, rhs) of each batch: the m-sized arrays live one batch at a time
@@ -423,22 +474,24 @@ class BenchPressBlend(BasePredictor):
                 beta = np.linalg.solve(G, rhs[:, :, None])[:, :, 0]
             except np.linalg.LinAlgError:  # ridge = 0 with collinear predictors: minimum-norm solutions
                 beta = np.stack([np.linalg.lstsq(G[t], rhs[t], rcond=None)[0] for t in range(len(idx))])
-            for t, i in enumerate(idx.tolist()):
-                out[i] = (list(cols[i, :p]), beta[t], a_mean[t], float(y_mean[t]))
-        return out
+            out[p] = (idx, cols[idx, :p], beta, a_mean, y_mean)
+        return use, out
 
-    def _plan(self, qm: np.ndarray, corr: np.ndarray) -> list[tuple[list[int], int, tuple[int, ...]]]:
-        """The ridge fits a query needs: ``(rows, target j, predictor columns)`` per observation pattern and target."""
+    def _plan(self, qm: np.ndarray, corr: np.ndarray) -> tuple[list[np.ndarray], list[int], list[tuple]]:
+        """The ridge fits a query needs: the rows of each observation pattern, and per (pattern, target) the
+        pattern's index and the fit's key ``(target j, predictor columns)``."""
         N = qm.shape[1]
         rows_of: dict[bytes, list[int]] = {}
         for i, row in enumerate(qm):
             rows_of.setdefault(row.tobytes(), []).append(i)
-        out: list[tuple[list[int], int, tuple[int, ...]]] = []
+        groups: list[np.ndarray] = []
+        item_group: list[int] = []
+        keys: list[tuple[int, tuple[int, ...]]] = []
         pats = [np.frombuffer(b, dtype=bool) for b in sorted(rows_of)]  # np.unique(qm, axis=0)'s order
         obs = [np.flatnonzero(pat) for pat in pats]
         K = max((o.size for o in obs), default=0)
         if K == 0:
-            return out
+            return groups, item_group, keys
         strength = np.abs(corr)
         ok = np.isfinite(strength)
         # rank key of column c for target j: -|corr| where defined, after those the undefined ones, then padding
@@ -452,14 +505,18 @@ class BenchPressBlend(BasePredictor):
         for a in range(0, len(pats), step):
             at = pad[a : a + step]
             order = np.argsort(key[:, at].transpose(1, 0, 2), axis=2, kind="stable")[:, :, :n]  # (P, N, <= n)
-            top = np.take_along_axis(at[:, None, :], order, axis=2).tolist()
-            n_ok = np.minimum(ok[:, at].sum(axis=2).T, n).tolist()  # defined correlations among the top n
-            for p, pat in enumerate(pats[a : a + step]):
-                if obs[a + p].size in (0, N):  # nothing to predict from, or nothing to predict
-                    continue
-                rows, top_p, n_p = rows_of[pat.tobytes()], top[p], n_ok[p]
-                out.extend((rows, j, tuple(top_p[j][: n_p[j]])) for j in np.flatnonzero(~pat).tolist() if n_p[j])
-        return out
+            n_ok = np.minimum(ok[:, at].sum(axis=2).T, n)  # defined correlations among the top n
+            # the (pattern, target) pairs to fit, pattern by pattern: a missing target with a defined
+            # correlation, in a pattern that observes something and misses something
+            chunk = np.array(pats[a : a + step])
+            used = np.array([0 < o.size < N for o in obs[a : a + step]])
+            pi, js = np.nonzero(~chunk & (n_ok > 0) & used[:, None])
+            top = at[pi[:, None], order[pi, js]].tolist()  # the ranked observed columns of each pair
+            keys += [(j, tuple(t[:c])) for j, t, c in zip(js.tolist(), top, n_ok[pi, js].tolist())]
+            first = len(groups)
+            item_group += (first + np.cumsum(used)[pi] - 1).tolist()
+            groups += [np.array(rows_of[pat.tobytes()]) for pat, u in zip(pats[a : a + step], used) if u]
+        return groups, item_group, keys
 
     def _predict(self, train: np.ndarray, query: np.ndarray, cov: np.ndarray | None) -> np.ndarray:
         """Predict every entry of ``query``; ``cov`` (optional) ranks the predictors."""
@@ -469,27 +526,30 @@ class BenchPressBlend(BasePredictor):
             return svd
         state = self._train_state(tr)
         corr = self._correlations(tr, cov, state)
-        tm, fits = state["tm"], state["fits"]
         pred = svd.copy()
-        plan = self._plan(~np.isnan(qu), corr)
-        todo = list(dict.fromkeys((j, c) for _, j, c in plan if (j, c) not in fits))
-        fits.update(zip(todo, self._ridge_fits(tr, tm, todo)))
-        # the (row, target) entries with a ridge fit, grouped by the number of predictors the fit kept
-        by_width: dict[int, list[tuple[list[int], int, tuple]]] = {}
-        for rows, j, cols in plan:
-            fit = fits[(j, cols)]
-            if fit is not None:
-                by_width.setdefault(len(fit[0]), []).append((rows, j, fit))
-        for everything in by_width.values():
-            for run in size_runs([len(rows) for rows, _, _ in everything], ENTRY_BATCH):  # bounded work arrays
-                rows_g, j_g, fit_g = zip(*everything[run])
-                size = [len(rows) for rows in rows_g]
-                e = np.repeat(np.arange(len(size)), size)  # the fit of each entry
-                R = np.array([i for rows in rows_g for i in rows])
-                J = np.repeat(j_g, size)
-                cols, beta, a_mean, y_mean = (np.array(part) for part in zip(*fit_g))  # cols: (T, p)
+        groups, item_group, keys = self._plan(~np.isnan(qu), corr)
+        if not keys:
+            return pass_through(pred, qu)
+        store: _FitStore = state["fits"]
+        store.add(keys, lambda todo: self._ridge_fits(tr, state["tm"], todo))
+        # one entry per (query row, target): its row, target and fit (the fits' codes, -1 where none is left)
+        code = np.fromiter(map(store.code.__getitem__, keys), dtype=np.int64, count=len(keys))
+        group = np.array(item_group)
+        sizes = np.array([g.size for g in groups])
+        size = sizes[group]
+        item = np.repeat(np.arange(len(keys)), size)
+        within = np.arange(item.size) - np.repeat(np.cumsum(size) - size, size)  # place in the pattern's rows
+        R = np.concatenate(groups)[(np.cumsum(sizes) - sizes)[group][item] + within]
+        J, code = np.array([j for j, _ in keys])[item], code[item]
+        width = code >> 32
+        for p in np.unique(width[width > 0]).tolist():
+            cols, beta, a_mean, y_mean = store.fits(p)
+            at = np.flatnonzero(width == p)
+            for b in range(0, at.size, ENTRY_BATCH):  # bounded work arrays
+                e = at[b : b + ENTRY_BATCH]
+                r, j, f = R[e], J[e], code[e] & _FIT_INDEX
                 # stacked (1, p) @ (p, 1) products: the rounding of predicting each entry alone
-                centred = np.ascontiguousarray(qu[R[:, None], cols[e]] - a_mean[e])  # (entries, p)
-                ridge_pred = y_mean[e] + (centred[:, None, :] @ beta[e][:, :, None])[:, 0, 0]
-                pred[R, J] = self.blend * ridge_pred + (1.0 - self.blend) * svd[R, J]
+                centred = np.ascontiguousarray(qu[r[:, None], cols[f]] - a_mean[f])  # (entries, p)
+                ridge_pred = y_mean[f] + (centred[:, None, :] @ beta[f][:, :, None])[:, 0, 0]
+                pred[r, j] = self.blend * ridge_pred + (1.0 - self.blend) * svd[r, j]
         return pass_through(pred, qu)
