@@ -250,12 +250,17 @@ class KNNImputer(BasePredictor):
                     break
                 width = min(m, 4 * width)
             flat = np.flatnonzero(ob & (rank <= k))  # np.nonzero's order, without its slow n-d path
-            vi, mi, ni = np.unravel_index(flat, rank.shape)
             slot = rank.ravel()[flat] - 1
-            dk = np.full((v, N, k), np.inf)
-            vals = np.zeros((v, N, k))
-            dk[vi, ni, slot] = ds[vi, mi]
-            vals[vi, ni, slot] = tf[order[vi, mi], ni]
+            # flat = (vi * width + mi) * N + ni: the donors' places in (v, m) and in the (v, N, k) results
+            vm, ni = np.divmod(flat, N)
+            vi = vm // width
+            src = vi * m + (vm - vi * width)
+            dst = (vi * N + ni) * k + slot
+            dk = np.full(v * N * k, np.inf)
+            vals = np.zeros(v * N * k)
+            dk[dst] = ds.ravel()[src]
+            vals[dst] = tf.ravel()[order.ravel()[src] * N + ni]
+            dk, vals = dk.reshape(v, N, k), vals.reshape(v, N, k)
             valid = np.isfinite(dk)
             if self.weights == "uniform":
                 w = valid.astype(float)
