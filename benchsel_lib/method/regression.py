@@ -16,6 +16,7 @@ from .._checks import check_int
 from .._memo import LRUMemo, array_key
 from .base import BasePredictor, pass_through
 from .covariance import observed_mean
+from .gaussian import pattern_groups
 
 __all__ = [
     "DEFAULT_ALPHAS",
@@ -175,8 +176,7 @@ class RidgePredictor(BasePredictor):
         st = self._state(train)
         qm = ~np.isnan(query)
         pred = np.zeros_like(query)
-        patterns, inverse = np.unique(qm, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
+        patterns, inverse = pattern_groups(qm)
         for p, pat in enumerate(patterns):
             rows = np.flatnonzero(inverse == p)
             order = self.feature_order(np.flatnonzero(pat), st["count"])  # none revealed: nothing to fit
