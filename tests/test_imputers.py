@@ -199,7 +199,7 @@ def test_benchpress_ranking_and_predicting_in_small_batches_gives_the_same_predi
     train, query = pattern_problem(0, train_missing=0.25)
     whole = BenchPressBlend().fit(train).predict(query)
     monkeypatch.setattr(completion, "RANK_BATCH", 1)  # one observation pattern at a time
-    monkeypatch.setattr(completion, "ENTRY_BATCH", 1)  # one fit's rows at a time
+    monkeypatch.setattr(completion, "ENTRY_BATCH", 1)  # one (row, target) entry at a time
     np.testing.assert_array_equal(BenchPressBlend().fit(train).predict(query), whole)
 
 

@@ -310,8 +310,8 @@ class _FitStore:
         self._size: dict[int, int] = {}
 
     def add(self, keys: list[tuple[int, tuple[int, ...]]], fit: Any) -> None:
-        """Fit, by ``fit(tr, tm, todo)`` of :meth:`BenchPressBlend._ridge_fits`, the keys not kept yet (first
-        occurrence order). O(the new fits)."""
+        """Fit the keys not kept yet, in order of first occurrence: ``fit(todo)`` returns what
+        :meth:`BenchPressBlend._ridge_fits` does for them. O(the new fits)."""
         todo = [key for key in dict.fromkeys(keys) if key not in self.code]
         if not todo:
             return
@@ -518,8 +518,7 @@ class BenchPressBlend(BasePredictor):
             pi, js = np.nonzero(~chunk & (n_ok > 0) & used[:, None])
             top = at[pi[:, None], order[pi, js]].tolist()  # the ranked observed columns of each pair
             keys += [(j, tuple(t[:c])) for j, t, c in zip(js.tolist(), top, n_ok[pi, js].tolist())]
-            first = len(groups)
-            item_group += (first + np.cumsum(used)[pi] - 1).tolist()
+            item_group += (len(groups) + np.cumsum(used)[pi] - 1).tolist()  # the pattern's place in groups
             groups += [np.array(rows_of[pat.tobytes()]) for pat, u in zip(pats[a : a + step], used) if u]
         return groups, item_group, keys
 
@@ -537,14 +536,10 @@ class BenchPressBlend(BasePredictor):
             return pass_through(pred, qu)
         store: _FitStore = state["fits"]
         store.add(keys, lambda todo: self._ridge_fits(tr, state["tm"], todo))
-        # one entry per (query row, target): its row, target and fit (the fits' codes, -1 where none is left)
+        # one entry per (query row, missing target): its row, target and fit's code (-1: no fit left)
         code = np.fromiter(map(store.code.__getitem__, keys), dtype=np.int64, count=len(keys))
-        group = np.array(item_group)
-        sizes = np.array([g.size for g in groups])
-        size = sizes[group]
-        item = np.repeat(np.arange(len(keys)), size)
-        within = np.arange(item.size) - np.repeat(np.cumsum(size) - size, size)  # place in the pattern's rows
-        R = np.concatenate(groups)[(np.cumsum(sizes) - sizes)[group][item] + within]
+        item = np.repeat(np.arange(len(keys)), np.array([g.size for g in groups])[item_group])
+        R = np.concatenate([groups[g] for g in item_group])
         J, code = np.array([j for j, _ in keys])[item], code[item]
         width = code >> 32
         for p in np.unique(width[width > 0]).tolist():
