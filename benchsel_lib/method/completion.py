@@ -253,11 +253,9 @@ class KNNImputer(BasePredictor):
             slot = rank.ravel()[flat] - 1
             # flat = (vi * width + mi) * N + ni: the donors' places in (v, m) and in the (v, N, k) results
             vm, ni = np.divmod(flat, N)
-            vi = vm // width
-            src = vi * m + (vm - vi * width)
-            dst = (vi * N + ni) * k + slot
-            dk = np.full(v * N * k, np.inf)
-            vals = np.zeros(v * N * k)
+            vi, mi = np.divmod(vm, width)
+            src, dst = vi * m + mi, (vi * N + ni) * k + slot
+            dk, vals = np.full(v * N * k, np.inf), np.zeros(v * N * k)
             dk[dst] = ds.ravel()[src]
             vals[dst] = tf.ravel()[order.ravel()[src] * N + ni]
             dk, vals = dk.reshape(v, N, k), vals.reshape(v, N, k)
@@ -293,49 +291,30 @@ def _batches(n: int, per_item: int) -> list[slice]:
     return [slice(int(a), int(b)) for a, b in pairwise(bounds)]
 
 
-#: low bits of a fit's code in :class:`_FitStore`: its row among the fits keeping as many predictors
-_FIT_INDEX = (1 << 32) - 1
-
-
 class _FitStore:
-    """The blend's ridge fits on one training matrix, kept as arrays by the number ``p`` of predictors kept.
+    """The blend's ridge fits on one training matrix, as arrays by the number ``p`` of predictors kept.
 
-    ``code[(j, columns)]`` is ``p << 32 | row`` of the fit's row among the fits keeping ``p`` predictors,
-    -1 where no fit is possible; the arrays grow by doubling.
+    ``code[(j, columns)]`` is ``p << 32 | row``, the fit's row in ``arrays[p]`` (columns, coefficients,
+    predictor means, target means), or -1 where no fit is possible.
     """
 
     def __init__(self) -> None:
         self.code: dict[tuple[int, tuple[int, ...]], int] = {}
-        self._arrays: dict[int, list[np.ndarray]] = {}
-        self._size: dict[int, int] = {}
+        self.arrays: dict[int, list[np.ndarray]] = {}
 
     def add(self, keys: list[tuple[int, tuple[int, ...]]], fit: Any) -> None:
         """Fit the keys not kept yet, in order of first occurrence: ``fit(todo)`` returns what
-        :meth:`BenchPressBlend._ridge_fits` does for them. O(the new fits)."""
+        :meth:`BenchPressBlend._ridge_fits` does for them. O(the fits kept)."""
         todo = [key for key in dict.fromkeys(keys) if key not in self.code]
         if not todo:
             return
         use, parts = fit(todo)
         self.code.update((key, -1) for key, p in zip(todo, use.tolist()) if not p)
         for p, (idx, *arrays) in parts.items():
-            n = self._size.get(p, 0)
-            held = self._arrays.get(p)
-            if held is None or held[0].shape[0] < n + idx.size:
-                cap = max(2 * (n + idx.size), 64)
-                grown = [np.empty((cap,) + a.shape[1:], dtype=a.dtype) for a in arrays]
-                if held is not None:
-                    for g, h in zip(grown, held):
-                        g[:n] = h[:n]
-                held = self._arrays[p] = grown
-            for h, a in zip(held, arrays):
-                h[n : n + idx.size] = a
-            self._size[p] = n + idx.size
+            held = self.arrays.get(p)
+            n = 0 if held is None else held[0].shape[0]
+            self.arrays[p] = arrays if held is None else [np.concatenate(pair) for pair in zip(held, arrays)]
             self.code.update(zip([todo[i] for i in idx.tolist()], range((p << 32) | n, (p << 32) | (n + idx.size))))
-
-    def fits(self, p: int) -> list[np.ndarray]:
-        """Columns (n, p), coefficients (n, p), predictor means (n, p) and target means (n,) of the fits
-        keeping ``p`` predictors. O(1)."""
-        return [a[: self._size[p]] for a in self._arrays[p]]
 
 
 class BenchPressBlend(BasePredictor):
@@ -543,11 +522,11 @@ class BenchPressBlend(BasePredictor):
         J, code = np.array([j for j, _ in keys])[item], code[item]
         width = code >> 32
         for p in np.unique(width[width > 0]).tolist():
-            cols, beta, a_mean, y_mean = store.fits(p)
+            cols, beta, a_mean, y_mean = store.arrays[p]
             at = np.flatnonzero(width == p)
             for b in range(0, at.size, ENTRY_BATCH):  # bounded work arrays
                 e = at[b : b + ENTRY_BATCH]
-                r, j, f = R[e], J[e], code[e] & _FIT_INDEX
+                r, j, f = R[e], J[e], code[e] & 0xFFFFFFFF  # the fits' rows
                 # stacked (1, p) @ (p, 1) products: the rounding of predicting each entry alone
                 centred = np.ascontiguousarray(qu[r[:, None], cols[f]] - a_mean[f])  # (entries, p)
                 ridge_pred = y_mean[f] + (centred[:, None, :] @ beta[f][:, :, None])[:, 0, 0]
