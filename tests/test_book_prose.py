@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from benchsel_lib.book import prose

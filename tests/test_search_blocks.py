@@ -121,7 +121,7 @@ def test_keeping_only_unnested_choices_leaves_a_nested_choice_to_the_path_withou
 
 
 def test_with_only_nested_candidates_blocks_kept_after_unnested_choices_are_the_one_search(monkeypatch):
-    from benchsel_lib.method import inner_search, plan
+    from benchsel_lib.method import inner_search
 
     X = _data(40)
     calls = []
@@ -153,7 +153,7 @@ def test_a_path_searched_in_segments_after_nested_choices_chooses_as_one_search_
 def test_a_path_searched_in_segments_is_planned_as_one_search_of_every_size(monkeypatch):
     # a budget that the search of every size exceeds and that of one segment alone would not: the segments
     # still run on the subsample that the whole path's plan draws
-    from benchsel_lib.method import inner_search, plan
+    from benchsel_lib.method import plan
 
     monkeypatch.setattr(plan, "SEARCH_MIN_MODELS", 40)  # so that an 80-model search can be subsampled
     X = _data(41, m=80)
@@ -185,7 +185,7 @@ def test_after_kept_blocks_a_nested_choice_returns_to_the_path_without_blocks(ch
 def test_above_a_kept_block_the_path_without_blocks_is_not_searched(monkeypatch):
     # anchor points, the only candidate, are chosen (and kept) at 3: the search without blocks stops there,
     # and the sizes above are searched once, from the kept block
-    from benchsel_lib.method import inner_search, plan
+    from benchsel_lib.method import inner_search
 
     calls = []
     inner = inner_search._search_path
