@@ -414,7 +414,7 @@ class BenchPressBlend(BasePredictor):
         """Ridge fits for many ``(target j, predictor columns)`` keys at once. O(F m p^2).
 
         Returns the number of predictors each key's fit keeps (0: none left) and, for every such number
-        ``p``, ``(keys, columns, beta, predictor means, target mean)``: arrays of one row per fit.
+        ``p``, ``(positions in keys, columns, coefficients, predictor means, target means)``: one row per fit.
         """
         m = tr.shape[0]
         width = max((len(c) for _, c in keys), default=0)
