@@ -302,13 +302,13 @@ class _FitStore:
         self.code: dict[tuple[int, tuple[int, ...]], int] = {}
         self.arrays: dict[int, list[np.ndarray]] = {}
 
-    def add(self, keys: list[tuple[int, tuple[int, ...]]], fit: Any) -> None:
-        """Fit the keys not kept yet, in order of first occurrence: ``fit(todo)`` returns what
-        :meth:`BenchPressBlend._ridge_fits` does for them. O(the fits kept)."""
-        todo = [key for key in dict.fromkeys(keys) if key not in self.code]
-        if not todo:
-            return
-        use, parts = fit(todo)
+    def missing(self, keys: list[tuple[int, tuple[int, ...]]]) -> list[tuple[int, tuple[int, ...]]]:
+        """The keys not kept yet, once each, in order of first occurrence. O(len(keys))."""
+        return [key for key in dict.fromkeys(keys) if key not in self.code]
+
+    def add(self, todo: list[tuple[int, tuple[int, ...]]], use: np.ndarray,
+            parts: dict[int, tuple[np.ndarray, ...]]) -> None:
+        """Keep the fits of ``todo`` as :meth:`BenchPressBlend._ridge_fits` returns them. O(the fits kept)."""
         self.code.update((key, -1) for key, p in zip(todo, use.tolist()) if not p)
         for p, (idx, *arrays) in parts.items():
             held = self.arrays.get(p)
@@ -416,11 +416,10 @@ class BenchPressBlend(BasePredictor):
         Returns the number of predictors each key's fit keeps (0: none left) and, for every such number
         ``p``, ``(positions in keys, columns, coefficients, predictor means, target means)``: one row per fit.
         """
+        if not keys:
+            return np.zeros(0, dtype=np.int64), {}
         m = tr.shape[0]
-        width = max((len(c) for _, c in keys), default=0)
-        use = np.zeros(len(keys), dtype=np.int64)
-        if not width:
-            return use, {}
+        width = max(len(c) for _, c in keys)
         tf = np.where(tm, tr, 0.0)
         js = np.array([j for j, _ in keys])
         cols = np.array([c + (c[-1],) * (width - len(c)) for _, c in keys])  # (F, width), padded
@@ -433,7 +432,7 @@ class BenchPressBlend(BasePredictor):
                 acc &= tm[:, cols[b, l]]
                 counts[b, l] = acc.sum(axis=0)
         enough = (counts >= self.min_rows) & (np.arange(1, width + 1)[None, :] <= lens[:, None])
-        use[:] = np.where(enough.any(axis=1), width - np.argmax(enough[:, ::-1], axis=1), 0)
+        use = np.where(enough.any(axis=1), width - np.argmax(enough[:, ::-1], axis=1), 0)
         out = {}
         for p in np.unique(use[use > 0]).tolist():
             idx = np.flatnonzero(use == p)
@@ -514,7 +513,9 @@ class BenchPressBlend(BasePredictor):
         if not keys:
             return pass_through(pred, qu)
         store: _FitStore = state["fits"]
-        store.add(keys, lambda todo: self._ridge_fits(tr, state["tm"], todo))
+        todo = store.missing(keys)
+        if todo:
+            store.add(todo, *self._ridge_fits(tr, state["tm"], todo))
         # one entry per (query row, missing target): its row, target and fit's code (-1: no fit left)
         code = np.fromiter(map(store.code.__getitem__, keys), dtype=np.int64, count=len(keys))
         item = np.repeat(np.arange(len(keys)), np.array([g.size for g in groups])[item_group])
