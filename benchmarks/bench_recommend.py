@@ -14,6 +14,9 @@ Prints, per matrix and k in (5, 10):
 * how far the inner-CV R^2 of ``auto``'s choice exceeds its held-out R^2;
 * wall time of the full CV (10 folds, k = 1..10, seed 42, ``n_jobs`` workers)
   of ``auto`` on all four matrices, and of one ``benchsel predict`` on Merged;
+  and of one ``Pipeline.auto(k=5).fit`` per matrix, the median of
+  :data:`FIT_RUNS` fresh processes (a process's first fit: no memo holds
+  anything of the matrix yet);
 
 * the peers table: auto against re-implementations, with the library, of
   published methods (:data:`benchsel_lib.studies.pipelines.PEERS`), at k = 5 and 10 for seed 42 (and pooled
@@ -733,19 +736,44 @@ def _before(key: str) -> str:
         return "-"
 
 
+#: the fresh processes that time each matrix's fit (the median is the figure, the others show the spread)
+FIT_RUNS = 3
+#: what each of them runs: a process's first fit of the matrix named on its command line, timed
+_FIT_PROGRAM = ("import sys, time\n"
+                "from benchsel_lib import Pipeline, load_matrix\n"
+                "M = load_matrix(sys.argv[1])\n"
+                "t = time.perf_counter()\n"
+                "Pipeline.auto(k=5).fit(M)\n"
+                "print(time.perf_counter() - t)\n")
+
+
+def _fit_seconds(name: str) -> float:
+    """One ``Pipeline.auto(k=5).fit`` on ``name``, timed in a fresh process (one BLAS thread)."""
+    res = subprocess.run([sys.executable, "-c", _FIT_PROGRAM, name], capture_output=True, text=True,
+                         env=dict(os.environ), check=False)
+    if res.returncode != 0:
+        raise RuntimeError(f"the timed fit on {name} failed:\n{res.stderr}")
+    return float(res.stdout.split()[-1])
+
+
 def fit_timing(datasets) -> list[str]:
-    """``Pipeline.auto(k=5).fit`` on each matrix, timed (one process, one BLAS thread), beside the last figures."""
-    out = []
+    """``Pipeline.auto(k=5).fit`` on each matrix: the median of :data:`FIT_RUNS` fresh processes, beside the
+    last figures; the file also keeps every run and which matrices meet the target."""
+    out, met, missed = [], [], []
     for name in datasets:
-        M = load_matrix(name)
-        t = time.perf_counter()
-        Pipeline.auto(k=5).fit(M)
-        wall = time.perf_counter() - t
+        runs = [_fit_seconds(name) for _ in range(FIT_RUNS)]
+        wall = float(np.median(runs))
         before = _before(f"fit_{name}_s")
         RESULTS.put("fit", name, "s", text=f"{wall:.2f}")
-        out.append(_verdict(wall <= FIT_TARGET_S, f"Pipeline.auto(k=5).fit on {name}: {wall:.2f} s (before: "
-                            f"{before} s; target <= {FIT_TARGET_S:g} s)"))
+        RESULTS.put("fit", name, "runs", text=" / ".join(f"{r:.2f}" for r in runs))
+        (met if wall <= FIT_TARGET_S else missed).append(NAMES.get(name, name))
+        out.append(_verdict(wall <= FIT_TARGET_S, f"Pipeline.auto(k=5).fit on {name}: {wall:.2f} s, median of "
+                            f"{FIT_RUNS} fresh processes ({', '.join(f'{r:.2f}' for r in runs)}; before: {before} s; "
+                            f"target <= {FIT_TARGET_S:g} s)"))
     RESULTS.put("fit_target_s", text=f"{FIT_TARGET_S:g}")
+    RESULTS.put("fit_runs", text=FIT_RUNS)
+    RESULTS.put("fit_target", text="; ".join(part for part in (
+        "met on " + ", ".join(met) if met else "", "not met on " + ", ".join(missed) if missed else "") if part))
     return out
 
 
