@@ -748,9 +748,11 @@ _FIT_PROGRAM = ("import sys, time\n"
 
 
 def _fit_seconds(name: str) -> float:
-    """One ``Pipeline.auto(k=5).fit`` on ``name``, timed in a fresh process (one BLAS thread)."""
+    """One ``Pipeline.auto(k=5).fit`` on ``name``, timed in a fresh process (one BLAS thread) that imports the
+    library of this checkout (it starts in the repository's root)."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     res = subprocess.run([sys.executable, "-c", _FIT_PROGRAM, name], capture_output=True, text=True,
-                         env=dict(os.environ), check=False)
+                         env=dict(os.environ), cwd=root, check=False)
     if res.returncode != 0:
         raise RuntimeError(f"the timed fit on {name} failed:\n{res.stderr}")
     return float(res.stdout.split()[-1])
