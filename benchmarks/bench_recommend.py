@@ -737,7 +737,7 @@ def _before(key: str) -> str:
 
 
 #: the fresh processes that time each matrix's fit (the median is the figure, the others show the spread)
-FIT_RUNS = 3
+FIT_RUNS = 5
 #: what each of them runs: a process's first fit of the matrix named on its command line, timed
 _FIT_PROGRAM = ("import sys, time\n"
                 "from benchsel_lib import Pipeline, load_matrix\n"
