@@ -146,6 +146,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from benchsel_lib.book.notebook import and_join  # noqa: E402
 from benchsel_lib.data import load_matrix, load_source  # noqa: E402
 from benchsel_lib.method.candidates import (  # noqa: E402
     DEFAULT_MIN_OBSERVED,
@@ -775,7 +776,7 @@ def fit_timing(datasets) -> list[str]:
     RESULTS.put("fit_target_s", text=f"{FIT_TARGET_S:g}")
     RESULTS.put("fit_runs", text=FIT_RUNS)
     RESULTS.put("fit_target", text="; ".join(part for part in (
-        "met on " + ", ".join(met) if met else "", "not met on " + ", ".join(missed) if missed else "") if part))
+        "met on " + and_join(met) if met else "", "not met on " + and_join(missed) if missed else "") if part))
     return out
 
 
