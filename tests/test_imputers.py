@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from _synthetic import low_rank_scores
 
+from benchsel_lib.method import completion
 from benchsel_lib.method.completion import BenchPressBlend, KNNImputer, SoftImpute
 from benchsel_lib.method.tabimpute import (
     TABIMPUTE_ENV,
@@ -277,18 +278,33 @@ def _reference_knn(train, query, k, weights):
     return out
 
 
+@pytest.mark.parametrize("train_missing", [0.4, 0.0])
 @pytest.mark.parametrize("weights", ["distance", "uniform"])
 @pytest.mark.parametrize("k", [1, 3, 50])
-def test_knn_matches_an_entry_by_entry_reference(k, weights):
+def test_knn_matches_an_entry_by_entry_reference(k, weights, train_missing):
     rng = np.random.default_rng(11)
     # scores on a grid of halves: squared distances are exact, so equal distances are exact ties
     train = np.round(2 * rng.normal(size=(25, 7))) / 2
-    train[rng.random(train.shape) < 0.4] = np.nan
+    train[rng.random(train.shape) < train_missing] = np.nan
     query = np.round(2 * rng.normal(size=(9, 7))) / 2
     query[rng.random(query.shape) < 0.6] = np.nan
     got = KNNImputer(n_neighbors=k, weights=weights).fit(train).predict(query)
     np.testing.assert_allclose(got, _reference_knn(train, query, k, weights), rtol=0, atol=1e-12)
 
+
+def test_knn_donors_of_a_complete_training_matrix_are_the_general_donors_bit_for_bit():
+    rng = np.random.default_rng(5)
+    train = np.round(2 * rng.normal(size=(40, 6))) / 2  # exact ties among the distances
+    dist = np.abs(rng.normal(size=(9, 40)))
+    dist[:, ::7] = dist[:, [3]]  # more ties
+    dist[4] = np.inf  # a query row without a common column
+    tm = np.ones_like(train, dtype=bool)
+    for k in (1, 5, 40):
+        fast = completion._nearest_donors(dist, tm, train, k)
+        general = completion._observing_donors(dist, tm, train, k)
+        for a, b in zip(fast, general):
+            assert a.flags.c_contiguous and a.shape == (9, 6, k)
+            np.testing.assert_array_equal(a, b)
 
 def test_benchpress_blend_ridge_fits_match_one_fit_at_a_time():
     train = low_rank_scores(12, m=30, n=8, noise=0.4, missing=0.45)

@@ -25,11 +25,7 @@ from .._memo import LRUMemo, array_key
 from .base import BasePredictor, pass_through
 from .covariance import pairwise_pearson
 
-__all__ = [
-    "SoftImpute",
-    "KNNImputer",
-    "BenchPressBlend",
-]
+__all__ = ["SoftImpute", "KNNImputer", "BenchPressBlend"]
 
 
 def _top_eigh(G: np.ndarray, rank: int | None) -> tuple[np.ndarray, np.ndarray]:
@@ -232,42 +228,53 @@ class KNNImputer(BasePredictor):
             dist = np.sqrt(np.clip(sq, 0.0, None) * n_obs / common)
         dist[common == 0] = np.inf
         pred = np.zeros_like(qu)
-        m, N = tf.shape
-        k = min(self.n_neighbors, m)
-        # donors of column j: the first k rows in stable distance order that observed j
+        k = min(self.n_neighbors, tf.shape[0])
+        donors = _nearest_donors if tm.all() else _observing_donors
         for a in range(0, qu.shape[0], step):
-            d = dist[a : a + step]
-            v = d.shape[0]
-            order = np.argsort(d, axis=1, kind="stable")
-            ds = np.take_along_axis(d, order, axis=1)
-            width = min(m, 4 * k)
-            while True:
-                ob = tm[order[:, :width]]  # (v, width, N)
-                rank = ob.astype(np.int32)
-                for l in range(1, width):  # running count along axis 1 (np.cumsum is slow on a middle axis)
-                    rank[:, l] += rank[:, l - 1]
-                if width == m or (rank[:, -1, :] >= k).all():
-                    break
-                width = min(m, 4 * width)
-            flat = np.flatnonzero(ob & (rank <= k))  # np.nonzero's order, without its slow n-d path
-            slot = rank.ravel()[flat] - 1
-            # flat = (vi * width + mi) * N + ni: the donors' places in (v, m) and in the (v, N, k) results
-            vm, ni = np.divmod(flat, N)
-            vi, mi = np.divmod(vm, width)
-            src, dst = vi * m + mi, (vi * N + ni) * k + slot
-            dk, vals = np.full(v * N * k, np.inf), np.zeros(v * N * k)
-            dk[dst] = ds.ravel()[src]
-            vals[dst] = tf.ravel()[order.ravel()[src] * N + ni]
-            dk, vals = dk.reshape(v, N, k), vals.reshape(v, N, k)
+            dk, vals = donors(dist[a : a + step], tm, tf, k)
             valid = np.isfinite(dk)
-            if self.weights == "uniform":
-                w = valid.astype(float)
-            else:
-                w = np.where(valid, 1.0 / np.maximum(dk, 1e-6), 0.0)
+            w = valid.astype(float) if self.weights == "uniform" else np.where(valid, 1.0 / np.maximum(dk, 1e-6), 0.0)
             wsum = w.sum(axis=2)
             with np.errstate(invalid="ignore", divide="ignore"):
                 pred[a : a + step] = np.where(wsum > 0, (w * vals).sum(axis=2) / wsum, 0.0)
         return pred
+
+
+def _nearest_donors(d: np.ndarray, tm: np.ndarray, tf: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_observing_donors` where every training row observed every column: the ``k`` nearest rows
+    serve every column. O(v m log m + v N k)."""
+    v, N = d.shape[0], tf.shape[1]
+    order = np.argsort(d, axis=1, kind="stable")[:, :k]
+    dk = np.ascontiguousarray(np.broadcast_to(np.take_along_axis(d, order, axis=1)[:, None, :], (v, N, k)))
+    return dk, np.ascontiguousarray(tf[order].transpose(0, 2, 1))
+
+
+def _observing_donors(d: np.ndarray, tm: np.ndarray, tf: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distances and values (v, N, k) of each query row's donors for column ``j``: the first ``k`` training
+    rows in stable order of the distances ``d`` (v, m) that observed ``j`` (distance inf: no donor).
+    O(v m log m + v w N) for the ``w`` nearest rows that hold ``k`` donors of every column."""
+    (v, m), N = d.shape, tf.shape[1]
+    order = np.argsort(d, axis=1, kind="stable")
+    ds = np.take_along_axis(d, order, axis=1)
+    width = min(m, 4 * k)
+    while True:
+        ob = tm[order[:, :width]]  # (v, width, N)
+        rank = ob.astype(np.int32)
+        for l in range(1, width):  # running count along axis 1 (np.cumsum is slow on a middle axis)
+            rank[:, l] += rank[:, l - 1]
+        if width == m or (rank[:, -1, :] >= k).all():
+            break
+        width = min(m, 4 * width)
+    flat = np.flatnonzero(ob & (rank <= k))  # np.nonzero's order, without its slow n-d path
+    slot = rank.ravel()[flat] - 1
+    # flat = (vi * width + mi) * N + ni: the donors' places in (v, m) and in the (v, N, k) results
+    vm, ni = np.divmod(flat, N)
+    vi, mi = np.divmod(vm, width)
+    src, dst = vi * m + mi, (vi * N + ni) * k + slot
+    dk, vals = np.full(v * N * k, np.inf), np.zeros(v * N * k)
+    dk[dst] = ds.ravel()[src]
+    vals[dst] = tf.ravel()[order.ravel()[src] * N + ni]
+    return dk.reshape(v, N, k), vals.reshape(v, N, k)
 
 
 _BLEND_STATES = LRUMemo(8)  # BenchPressBlend's per-training-matrix state

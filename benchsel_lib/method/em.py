@@ -28,15 +28,7 @@ from scipy.linalg import lapack as _lapack
 from .._checks import check_data_matrix, check_int
 from .covariance import observed_mean, pairwise_covariance
 
-__all__ = [
-    "EMResult",
-    "em_covariance",
-    "em_settings",
-    "CV_TOL",
-    "FULL_TOL",
-    "psd_floor",
-    "shrink",
-]
+__all__ = ["EMResult", "em_covariance", "em_settings", "CV_TOL", "FULL_TOL", "psd_floor", "shrink"]
 
 
 LOG_2PI = float(np.log(2.0 * np.pi))
