@@ -306,6 +306,7 @@ def test_knn_donors_of_a_complete_training_matrix_are_the_general_donors_bit_for
             assert a.flags.c_contiguous and a.shape == (9, 6, k)
             np.testing.assert_array_equal(a, b)
 
+
 def test_benchpress_blend_ridge_fits_match_one_fit_at_a_time():
     train = low_rank_scores(12, m=30, n=8, noise=0.4, missing=0.45)
     tm = ~np.isnan(train)
